@@ -1,0 +1,1 @@
+"""shardscope's application layer: CLI entry, main window, actions and workers."""

@@ -1,0 +1,38 @@
+"""Entry point: ``python main.py <command> [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from backend.errors import ShardscopeError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one subparser per command."""
+    from app.commands import COMMANDS
+
+    parser = argparse.ArgumentParser(
+        prog="python main.py",
+        description="shardscope: see how JAX/XLA shards your program, step by step.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        p = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        command.add_arguments(p)
+        p.set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; with no command, open the GUI on a built-in example."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv or ["gui"])
+    try:
+        return int(args._run(args) or 0)
+    except ShardscopeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

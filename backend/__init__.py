@@ -1,0 +1,1 @@
+"""shardscope's model layer: pure Python, no Qt."""
