@@ -1,0 +1,12 @@
+"""Shared test setup.
+
+JAX fixes the CPU device count when it first initialises, so the flag that gives tests
+64 host devices (enough for real meshes of up to 64 devices) must be set before any
+test module imports jax.
+"""
+
+import os
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=64"
+).strip()
