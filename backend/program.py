@@ -1,0 +1,236 @@
+"""Load a program: a Python file, a StableHLO ``.mlir`` file or a built-in example.
+
+Every kind ends as a lowered StableHLO module (text with debug locations) plus the names,
+defaults and sources the rest of shardscope needs. User code never runs in the calling
+process: a Python program is imported, traced and lowered in a worker process
+(``backend.program_worker``), so one that raises, hangs or crashes becomes a one-line
+``ProgramError`` and the caller carries on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from jaxlib.mlir import ir
+
+from backend.errors import ProgramError
+from backend.graph import ProgramGraph, build_graph
+from backend.locations import parse_location
+from backend.mlir_context import new_context
+from backend.program_worker import load_python_namespace
+
+__all__ = ["Program", "CodeAnnotation", "load_program", "list_examples", "load_python_namespace"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = REPO_ROOT / "assets" / "examples"
+EXAMPLE_PREFIX = "example:"
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CodeAnnotation:
+    """A sharding the program itself wrote (constraint, jit in/out sharding, shard_map)."""
+
+    value: int
+    display_name: str
+    sharding: str
+
+
+@dataclass
+class Program:
+    """A loaded program: its lowered module text and what the user sees of it."""
+
+    name: str
+    source: str
+    kind: str  # "python" | "mlir" | "example"
+    path: str | None
+    mlir_text: str
+    mesh: dict[str, int] | None = None
+    specs: dict[str, list] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+    load_seconds: float = 0.0
+
+    def parse(self, context: ir.Context | None = None) -> ir.Module:
+        """A fresh parsed copy of the lowered module (callers may mutate it)."""
+        context = context or new_context()
+        with context:
+            return ir.Module.parse(self.mlir_text)
+
+    @cached_property
+    def graph(self) -> ProgramGraph:
+        """The program graph of the lowered module, built once."""
+        return build_graph(self.parse())
+
+    @property
+    def arg_names(self) -> list[str]:
+        """Argument names as JAX's key paths (``x``, ``params['w1']``)."""
+        return [v.name or "" for v in self.graph.arguments]
+
+    @property
+    def result_names(self) -> list[str]:
+        """``result[i]`` for each flattened output."""
+        return [f"result[{i}]" for i in range(len(self.graph.results))]
+
+    @property
+    def annotation_kind(self) -> str:
+        """``sdy``, ``gspmd`` or ``none``: which sharding dialect the module carries."""
+        if "sdy.mesh" in self.mlir_text or "#sdy.sharding" in self.mlir_text:
+            return "sdy"
+        if "mhlo.sharding" in self.mlir_text:
+            return "gspmd"
+        return "none"
+
+    @property
+    def code_annotations(self) -> list[CodeAnnotation]:
+        """Values the program's own code sharded, in id order."""
+        return [
+            CodeAnnotation(v.id, v.display_name, v.code_sharding)
+            for v in self.graph.values
+            if v.code_sharding
+        ]
+
+
+def list_examples() -> list[str]:
+    """Names of the built-in examples (``example:NAME``)."""
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def split_source(source: str) -> tuple[str, dict[str, str]]:
+    """Split ``example:transformer?layers=24`` into the source and its parameters."""
+    if "?" in source:
+        base, query = source.rsplit("?", 1)
+        return base, dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    return source, {}
+
+
+def load_program(source: str, *, timeout: float = DEFAULT_TIMEOUT) -> Program:
+    """Load ``source``: a ``.py`` path, a ``.mlir`` path or ``example:NAME``.
+
+    Parameters after ``?`` (``example:transformer?layers=24``) reach a Python program as
+    the global ``SHARDSCOPE_PARAMS``. Raises ``ProgramError`` with a one-line message that
+    names the file (and line, where there is one) and the fix.
+    """
+    base, params = split_source(source)
+    if base.startswith(EXAMPLE_PREFIX):
+        name = base[len(EXAMPLE_PREFIX) :]
+        path = EXAMPLES_DIR / f"{name}.py"
+        if not path.is_file():
+            known = ", ".join(list_examples())
+            raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
+        program = _load_python(path, params, timeout)
+        program.kind, program.name, program.source = "example", name, source
+        return program
+    path = Path(base).expanduser()
+    if not path.exists():
+        raise ProgramError(
+            f"{base}: no such file; give a .py or .mlir path, or example:NAME "
+            f"(one of: {', '.join(list_examples())})"
+        )
+    if path.is_dir():
+        raise ProgramError(f"{base}: is a folder; give a .py or .mlir file inside it")
+    if path.suffix == ".mlir":
+        return _load_mlir(path, source)
+    if path.suffix == ".py":
+        program = _load_python(path, params, timeout)
+        program.source = source
+        return program
+    raise ProgramError(
+        f"{base}: unknown file type {path.suffix or '(none)'!r}; give a .py program or a .mlir module"
+    )
+
+
+def _load_mlir(path: Path, source: str) -> Program:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProgramError(f"{path}: cannot read the file ({exc}); check its permissions and encoding") from exc
+    program = Program(path.stem, source, "mlir", str(path), text)
+    context = new_context()
+    try:
+        with context:
+            module = ir.Module.parse(text)
+    except ir.MLIRError as exc:
+        raise ProgramError(_mlir_error_message(path, exc)) from None
+    try:
+        program.graph = build_graph(module)  # cached_property: store the one we built
+    except ValueError as exc:
+        raise ProgramError(
+            f"{path}: {exc}; a module needs a func.func @main as jax.jit(f).lower(...).as_text() writes"
+        ) from None
+    if program.graph.meshes:
+        program.mesh = dict(next(iter(program.graph.meshes.values())))
+    return program
+
+
+def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
+    diagnostics = getattr(exc, "error_diagnostics", None) or []
+    line, message = None, str(exc).strip().splitlines()[0]
+    if diagnostics:
+        first = diagnostics[0]
+        message = first.message
+        line = parse_location(str(first.location)).line
+    where = f"{path}:{line}" if line else str(path)
+    return (
+        f"{where}: malformed MLIR: {message}; fix the text or export it again with "
+        f"jax.jit(f).lower(...).as_text()"
+    )
+
+
+def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
+    path = path.resolve()
+    with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        env.setdefault("JAX_PLATFORMS", "cpu")
+        try:
+            proc = subprocess.run(
+                cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=str(path.parent)
+            )
+        except subprocess.TimeoutExpired:
+            raise ProgramError(
+                f"{path}: loading did not finish within {timeout:g} s (does the program loop or "
+                f"wait forever?); fix it, or allow more time with --timeout"
+            ) from None
+        if not out.exists():
+            raise ProgramError(_crash_message(path, proc))
+        result = json.loads(out.read_text())
+    if not result["ok"]:
+        raise ProgramError(result["error"])
+    return Program(
+        name=path.stem,
+        source=str(path),
+        kind="python",
+        path=str(path),
+        mlir_text=result["mlir_text"],
+        mesh=result["mesh"],
+        specs=result["specs"],
+        params=params,
+        load_seconds=result["seconds"],
+    )
+
+
+def _crash_message(path: Path, proc: subprocess.CompletedProcess) -> str:
+    if proc.returncode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-proc.returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-proc.returncode}"
+    else:
+        how = f"exited with status {proc.returncode}"
+    tail = [line for line in (proc.stderr or "").strip().splitlines() if line.strip()]
+    detail = f" (last output: {tail[-1][:200]})" if tail else ""
+    return (
+        f"{path}: the worker loading this program {how}{detail}; the program or the compiler "
+        f"crashed: run the file with python directly to see the full error"
+    )
