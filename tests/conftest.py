@@ -2,11 +2,16 @@
 
 JAX fixes the CPU device count when it first initialises, so the flag that gives tests
 64 host devices (enough for real meshes of up to 64 devices) must be set before any
-test module imports jax.
+test module imports jax. The repository root goes first on sys.path so that
+``backend`` names the package, not the ``tests/backend`` folder.
 """
 
 import os
+import sys
+from pathlib import Path
 
 os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=64"
 ).strip()
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
