@@ -59,7 +59,9 @@ def _tile_layout(mesh: Mesh, spec: Spec, ndim: int) -> tuple[list[int], list[int
 
 def _canonical_iota(sizes: Sequence[int], perm: Sequence[int]) -> tuple[list[int], list[int]]:
     """XLA's canonical iota reshape dims and transpose: size-1 dims gone, runs merged."""
-    keep = [p for p in perm if sizes[p] > 1]
+    big = [i for i in range(len(sizes)) if sizes[i] > 1]
+    sizes = [sizes[i] for i in big]
+    keep = [big.index(p) for p in perm if p in big]
     groups: list[list[int]] = []
     for p in keep:
         if groups and groups[-1][-1] + 1 == p:
@@ -102,7 +104,12 @@ def hlo_sharding_text(
     if physical and not mesh.is_iota:
         sizes = mesh.axis_sizes
         full_perm = perm + [i for i in range(len(sizes)) if i not in perm]
-        ids = mesh.device_grid().transpose(full_perm).reshape(-1)
+        ids = mesh.device_grid().transpose(full_perm).reshape(dims)
+        if groups and groups[-1] == "replicated":
+            # XLA sorts the devices inside each replica group when it builds a partial
+            # tile from an explicit list; match its printout.
+            ids = np.sort(ids, axis=-1)
+        ids = ids.reshape(-1)
         return "{devices=[" + dims_text + "]" + ",".join(str(int(i)) for i in ids) + _suffix(groups) + "}"
     reshape, tperm = _canonical_iota(mesh.axis_sizes, perm)
     iota = "<=[" + ",".join(str(r) for r in reshape) + "]"
@@ -231,23 +238,19 @@ def spec_from_hlo_sharding(
         raise SpecError(f"{text} does not list each device once: fix the device list")
     pos = flat.reshape(arr.shape)
     sizes = mesh.axis_sizes
-    dims: list[DimSpec] = []
-    for d in range(rank):
-        index = [0] * arr.ndim
-        line = []
-        for k in range(arr.shape[d]):
-            index[d] = k
-            line.append(np.unravel_index(int(pos[tuple(index)]), sizes))
-        coords = np.asarray(line, dtype=np.int64).reshape(arr.shape[d], len(sizes))
-        changed = [i for i in range(len(sizes)) if np.any(coords[:, i] != coords[0, i])]
-        first = {i: int(np.argmax(coords[:, i] != coords[0, i])) for i in changed}
-        axes = tuple(mesh.axis_names[i] for i in sorted(changed, key=lambda i: -first[i]))
-        dims.append(DimSpec(axes))
-    spec = Spec(tuple(dims))
-    expected = shard_indices(mesh, spec, rank)
     tile_idx = np.indices(arr.shape).reshape(arr.ndim, -1).T[:, :rank]
     actual = np.empty_like(tile_idx)
     actual[pos.reshape(-1)] = tile_idx
+    # Stepping one along mesh axis i moves the tile index of dim d by a stride; the
+    # axes with non-zero strides split that dim, the largest stride being the major.
+    unit = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    dims: list[DimSpec] = []
+    for d in range(rank):
+        stride = {i: int(actual[unit[i], d] - actual[0, d]) for i in range(len(sizes)) if sizes[i] > 1}
+        axes = tuple(mesh.axis_names[i] for i in sorted(stride, key=lambda i: -stride[i]) if stride[i])
+        dims.append(DimSpec(axes))
+    spec = Spec(tuple(dims))
+    expected = shard_indices(mesh, spec, rank)
     tiles_ok = all(
         math.prod(mesh.shape[a] for a in dim.axes) == arr.shape[d] for d, dim in enumerate(dims)
     )
