@@ -173,9 +173,12 @@ class Mesh:
         names = tuple(str(n) for n in mesh.axis_names)
         sizes = tuple(int(s) for s in mesh.axis_sizes)
         types = tuple(AxisType.parse(str(t).split(".")[-1]) for t in mesh.axis_types)
-        devices = getattr(mesh, "devices", None)
         order: tuple[int, ...] = ()
-        if devices is not None and not callable(devices):
+        try:
+            devices = mesh.devices
+        except (AttributeError, ValueError):
+            devices = None  # an AbstractMesh has no devices: keep iota order
+        if devices is not None:
             order = tuple(int(d.id) for d in np.asarray(devices).flat)
         return cls(tuple(MeshAxis(n, s) for n, s in zip(names, sizes, strict=True)), order, types)
 
