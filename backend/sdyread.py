@@ -1,0 +1,221 @@
+"""Reading Shardy's attributes and walking a module by stable op tags.
+
+Every op of the loaded module gets a discardable ``shardscope.op = N`` attribute before any
+pass runs (N = its position in a pre-order walk, the same walk ``backend.graph`` numbers
+ops by). Passes clone, move and insert ops; the tag travels with each op, so what a pass
+writes can be joined back to the program graph. A value is named by a ``ValueKey``:
+
+- ``("res", tag, j)``: result ``j`` of the op tagged ``tag``;
+- ``("arg", tag, r, j)``: argument ``j`` of the entry block of region ``r`` of that op
+  (function arguments are region 0 of the ``func.func``);
+- ``("fres", tag, j)``: result ``j`` of a function (its result attributes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
+
+from backend.timeline import ValueSharding
+
+TAG = "shardscope.op"
+ValueKey = tuple
+
+
+def walk(op: ir.Operation) -> Iterator[ir.Operation]:
+    """Every op nested in ``op`` (not ``op`` itself), pre-order, in block order."""
+    stack = [iter(_children(op))]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        yield child
+        stack.append(iter(_children(child)))
+
+
+def _children(op: ir.Operation) -> Iterator[ir.Operation]:
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child.operation
+
+
+def tag_of(op: ir.Operation) -> int | None:
+    """The ``shardscope.op`` tag of ``op``, or None for an op a pass inserted."""
+    attrs = op.attributes
+    if TAG in attrs:
+        return ir.IntegerAttr(attrs[TAG]).value
+    return None
+
+
+def tag_ops(module: ir.Module) -> list[ir.Operation]:
+    """Tag every op of ``module`` with its pre-order index; returns the ops in that order."""
+    ops = list(walk(module.operation))
+    i64 = ir.IntegerType.get_signless(64, context=module.context)
+    for n, op in enumerate(ops):
+        op.attributes[TAG] = ir.IntegerAttr.get(i64, n)
+    return ops
+
+
+def region_index(block: ir.Block) -> int:
+    """Which region of its parent op ``block`` belongs to."""
+    parent = block.owner
+    for r, region in enumerate(parent.regions):
+        for b in region.blocks:
+            if b == block:
+                return r
+    raise ValueError("block not found in its parent op")
+
+
+def value_key(value: ir.Value) -> ValueKey | None:
+    """The tag-based key of ``value``; None when its defining op has no tag."""
+    if isinstance(value, ir.BlockArgument):
+        block = value.owner
+        tag = tag_of(block.owner)
+        if tag is None:
+            return None
+        return ("arg", tag, region_index(block), value.arg_number)
+    res = ir.OpResult(value)
+    if res.owner.name == "sdy.data_flow_edge":
+        # Uses of a loop/call result read it through its edge op: the value is the owner.
+        return value_key(res.owner.operands[0])
+    tag = tag_of(res.owner)
+    if tag is None:
+        return None
+    return ("res", tag, res.result_number)
+
+
+def axis_name(axis: ir.Attribute) -> str:
+    """``x`` or, for a sub-axis, ``x:(pre)size``."""
+    ref = sdy.AxisRefAttr(axis)
+    info = ref.sub_axis_info
+    if info is None:
+        return ref.name
+    sub = sdy.SubAxisInfoAttr(info)
+    return f"{ref.name}:({sub.pre_size}){sub.size}"
+
+
+def read_sharding(attr: ir.Attribute) -> ValueSharding:
+    """A ``#sdy.sharding<...>`` attribute as a ``ValueSharding``."""
+    sh = sdy.TensorShardingAttr(attr)
+    dims = []
+    closed = []
+    for d in sh.dimension_shardings:
+        dim = sdy.DimensionShardingAttr(d)
+        dims.append(tuple(axis_name(a) for a in dim.axes))
+        closed.append(bool(dim.is_closed))
+    return ValueSharding(
+        tuple(dims),
+        tuple(closed),
+        tuple(axis_name(a) for a in sh.replicated_axes),
+        tuple(axis_name(a) for a in sh.unreduced_axes),
+    )
+
+
+def read_per_value(attr: ir.Attribute) -> list[ValueSharding]:
+    """A ``#sdy.sharding_per_value<[...]>`` attribute, one sharding per result."""
+    return [read_sharding(s) for s in sdy.TensorShardingPerValueAttr(attr).shardings]
+
+
+def dict_of(attr: ir.Attribute) -> dict[str, str]:
+    """A dictionary attribute of strings (``sdy.sharding_origins``) as a dict."""
+    d = ir.DictAttr(attr)
+    out = {}
+    for i in range(len(d)):
+        named = d[i]
+        out[named.name] = ir.StringAttr(named.attr).value
+    return out
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One entry of ``sdy.propagation_edges``: at ``step``, ``axis`` went source -> targets."""
+
+    step: int
+    axis: str
+    source: str
+    targets: tuple[str, ...]
+
+
+_EDGE_TOKENS = re.compile(
+    r'step-(?P<step>\d+)|"(?P<axis>[^"]+)"(?::\((?P<pre>\d+)\)(?P<size>\d+))?'
+    r"|(?P<ref>(?:operand|result)-\d+)|(?P<arrow>->)|(?P<open>\[)|(?P<close>\])"
+)
+
+
+def read_edges(attr: ir.Attribute) -> list[Edge]:
+    """The entries of one ``#sdy.propagation_edges<...>`` attribute.
+
+    The attribute has no Python binding; its grammar is small and fixed
+    (``{step-N = [{"axis" = operand-i -> [result-j, ...]}, ...]}``), so a token scan
+    reads it exactly.
+    """
+    edges: list[Edge] = []
+    step = -1
+    axis = ""
+    source = ""
+    targets: list[str] = []
+    in_targets = False
+    for m in _EDGE_TOKENS.finditer(str(attr)):
+        kind = m.lastgroup
+        if m.group("step") is not None:
+            step = int(m.group("step"))
+        elif m.group("axis") is not None:
+            axis = m.group("axis")
+            if m.group("pre") is not None:
+                axis = f"{axis}:({m.group('pre')}){m.group('size')}"
+        elif kind == "ref":
+            if in_targets:
+                targets.append(m.group("ref"))
+            else:
+                source = m.group("ref")
+        elif kind == "arrow":
+            in_targets = True
+            targets = []
+        elif kind == "close" and in_targets:
+            edges.append(Edge(step, axis, source, tuple(targets)))
+            in_targets = False
+    return edges
+
+
+def func_ops(module: ir.Module) -> list[ir.Operation]:
+    """The ``func.func`` ops at the top of ``module``."""
+    return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def func_name(op: ir.Operation) -> str:
+    """The symbol name of a ``func.func``."""
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def arg_attr(func: ir.Operation, key: str, name: str) -> list[ir.Attribute | None]:
+    """Attribute ``name`` of each argument (``key="arg_attrs"``) or result (``res_attrs``)."""
+    if key not in func.attributes:
+        return []
+    out: list[ir.Attribute | None] = []
+    for d in ir.ArrayAttr(func.attributes[key]):
+        dd = ir.DictAttr(d)
+        out.append(dd[name] if name in dd else None)
+    return out
+
+
+def terminator(block: ir.Block) -> ir.Operation:
+    """The last op of ``block``."""
+    ops = block.operations
+    return ops[len(ops) - 1].operation
+
+
+def first_block(op: ir.Operation, region: int = 0) -> ir.Block:
+    """The entry block of region ``region`` of ``op``."""
+    return op.regions[region].blocks[0]
+
+
+def for_each_op(module: ir.Module, fn: Callable[[ir.Operation], None]) -> None:
+    """Call ``fn`` on every op of ``module`` in pre-order."""
+    for op in walk(module.operation):
+        fn(op)
