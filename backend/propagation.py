@@ -350,6 +350,8 @@ def propagate(
         from backend.collectives import predict_collectives
 
         result.collectives = predict_collectives(module, index, graph, mesh)
+        for c in result.conflicts:
+            c.collectives = [x for x in result.collectives if x.op == c.op]
     return result
 
 
