@@ -1,0 +1,162 @@
+"""Colours shared by every view: one per mesh axis, one per device, and two themes.
+
+Axis colours come from the Okabe-Ito palette, which stays distinguishable under the
+common forms of colour blindness; an axis keeps its colour by its position in the mesh,
+so the same axis looks the same in the mesh editor, the spec palette, the inspector and
+(later) the propagation timeline.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
+
+REPLICATED = "replicated"
+
+# Okabe-Ito without black, ordered so that the first axes get the most distinct hues.
+AXIS_PALETTE: tuple[str, ...] = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+)
+REPLICATED_COLOR = "#8C8C8C"
+UNKNOWN_AXIS_COLOR = "#5A5A5A"
+
+
+def axis_color(mesh_or_axis_names: object, axis: str | None) -> QColor:
+    """The colour of ``axis``, fixed by its position in the mesh.
+
+    ``mesh_or_axis_names`` is a backend Mesh or a sequence of axis names (major to
+    minor). ``None`` or ``"replicated"`` gives the neutral grey; an axis the mesh lacks
+    gives a dark grey so a stale spec stands out instead of borrowing a colour.
+    """
+    if axis is None or axis == REPLICATED:
+        return QColor(REPLICATED_COLOR)
+    names = _axis_names(mesh_or_axis_names)
+    if axis not in names:
+        return QColor(UNKNOWN_AXIS_COLOR)
+    return _palette_color(names.index(axis))
+
+
+def _palette_color(index: int) -> QColor:
+    base = QColor(AXIS_PALETTE[index % len(AXIS_PALETTE)])
+    cycle = index // len(AXIS_PALETTE)
+    if cycle:
+        # Beyond seven axes, repeat the hues darker so they remain distinct from the first round.
+        return base.darker(100 + 35 * cycle)
+    return base
+
+
+def _axis_names(mesh_or_axis_names: object) -> tuple[str, ...]:
+    names = getattr(mesh_or_axis_names, "axis_names", None)
+    if names is not None:
+        return tuple(names)
+    if isinstance(mesh_or_axis_names, str):
+        return (mesh_or_axis_names,)
+    return tuple(str(n) for n in mesh_or_axis_names)  # type: ignore[union-attr]
+
+
+def text_color_on(background: QColor) -> QColor:
+    """Black or white, whichever reads better on ``background`` (WCAG relative luminance)."""
+
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    lum = (
+        0.2126 * channel(background.redF())
+        + 0.7152 * channel(background.greenF())
+        + 0.0722 * channel(background.blueF())
+    )
+    # Contrast against black (lum + 0.05) / 0.05 vs. white 1.05 / (lum + 0.05).
+    return QColor("#000000") if lum > 0.179 else QColor("#FFFFFF")
+
+
+@lru_cache(maxsize=16)
+def _device_rgb(n: int) -> np.ndarray:
+    # Golden-angle hue steps keep neighbouring ids far apart in hue; three lightness and
+    # two saturation levels multiply the distinct colours well past 256.
+    out = np.empty((n, 3), dtype=np.uint8)
+    golden = 0.618033988749895
+    for i in range(n):
+        hue = (0.58 + i * golden) % 1.0
+        light = (0.62, 0.48, 0.72)[i % 3]
+        sat = (0.70, 0.50)[(i // 3) % 2]
+        r, g, b = colorsys.hls_to_rgb(hue, light, sat)
+        out[i] = (round(r * 255), round(g * 255), round(b * 255))
+    out.setflags(write=False)
+    return out
+
+
+def device_lut(n: int) -> np.ndarray:
+    """``(n, 3)`` uint8 RGB, one colour per device id ``0..n-1`` (a pyqtgraph LUT for n <= 256)."""
+    return _device_rgb(max(int(n), 1))
+
+
+def device_colors(n: int) -> list[QColor]:
+    """One distinct colour per device id ``0..n-1``."""
+    return [QColor(int(r), int(g), int(b)) for r, g, b in device_lut(n)]
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours a view draws with besides axis and device colours."""
+
+    name: str
+    background: QColor
+    foreground: QColor
+    muted: QColor
+    grid: QColor
+    highlight: QColor
+    padding: QColor
+    error: QColor
+
+    @property
+    def is_dark(self) -> bool:
+        """The background is dark."""
+        return self.background.lightness() < 128
+
+
+THEMES: dict[str, Theme] = {
+    "dark": Theme(
+        name="dark",
+        background=QColor("#1E1E1E"),
+        foreground=QColor("#F0F0F0"),
+        muted=QColor("#A8A8A8"),
+        grid=QColor("#4A4A4A"),
+        highlight=QColor("#FFD400"),
+        padding=QColor("#2E2E2E"),
+        error=QColor("#FF7B72"),
+    ),
+    "light": Theme(
+        name="light",
+        background=QColor("#FFFFFF"),
+        foreground=QColor("#111111"),
+        muted=QColor("#555555"),
+        grid=QColor("#C4C4C4"),
+        highlight=QColor("#D00000"),
+        padding=QColor("#E6E6E6"),
+        error=QColor("#B00020"),
+    ),
+}
+
+
+def theme_for(widget: QWidget | None) -> Theme:
+    """The theme matching ``widget``'s palette: dark when its window colour is dark."""
+    if widget is None:
+        return THEMES["light"]
+    return THEMES["dark"] if widget.palette().window().color().lightness() < 128 else THEMES["light"]
+
+
+def qcolor_rgb(colors: Sequence[QColor]) -> np.ndarray:
+    """``(n, 3)`` uint8 array of ``colors``."""
+    return np.asarray([(c.red(), c.green(), c.blue()) for c in colors], dtype=np.uint8).reshape(-1, 3)

@@ -1,0 +1,42 @@
+"""Drag-and-drop payloads: a mesh axis (or "replicated") dragged onto a tensor dimension."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData
+
+AXIS_MIME = "application/x-shardscope-axis"
+DEVICE_MIME = "application/x-shardscope-device"
+
+
+def axis_mime_data(axis: str | None) -> QMimeData:
+    """MIME data carrying ``axis`` (UTF-8 name); ``None`` or "replicated" is an empty payload."""
+    data = QMimeData()
+    payload = b"" if axis is None or axis == "replicated" else axis.encode("utf-8")
+    data.setData(AXIS_MIME, payload)
+    data.setText("replicated" if not payload else axis)  # type: ignore[arg-type]
+    return data
+
+
+def axis_from_mime(mime: QMimeData | None) -> tuple[bool, str | None]:
+    """``(is_ours, axis)``: whether ``mime`` carries an axis, and the axis (None = replicated)."""
+    if mime is None or not mime.hasFormat(AXIS_MIME):
+        return False, None
+    payload = bytes(mime.data(AXIS_MIME).data()).decode("utf-8", errors="replace").strip()
+    return True, (payload or None)
+
+
+def device_mime_data(position: int) -> QMimeData:
+    """MIME data carrying a mesh position (a device cell dragged inside the mesh editor)."""
+    data = QMimeData()
+    data.setData(DEVICE_MIME, str(int(position)).encode("ascii"))
+    return data
+
+
+def device_from_mime(mime: QMimeData | None) -> int | None:
+    """The mesh position carried by ``mime``, or None if it carries none."""
+    if mime is None or not mime.hasFormat(DEVICE_MIME):
+        return None
+    try:
+        return int(bytes(mime.data(DEVICE_MIME).data()).decode("ascii"))
+    except ValueError:
+        return None
