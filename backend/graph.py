@@ -9,6 +9,7 @@ other part of shardscope (propagation, views, sessions) refers to values and ops
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -175,6 +176,7 @@ class _Builder:
         self.value_ids: dict[ir.Value, int] = {}
         self.type_cache: dict[ir.Type, tuple[tuple[int, ...] | None, str]] = {}
         self.loc_cache: dict[ir.Attribute, tuple[SourceInfo, str]] = {}
+        self.scope_cache: dict[str | None, str] = {}
         self.asm: ir.AsmState | None = None
 
     # -- small cached readers -------------------------------------------------------------
@@ -195,8 +197,10 @@ class _Builder:
         cached = self.loc_cache.get(attr)
         if cached is None:
             info = parse_location(str(attr))
-            cached = (info, scope_of(info.name))
-            self.loc_cache[attr] = cached
+            scope = self.scope_cache.get(info.name)
+            if scope is None:
+                scope = self.scope_cache[info.name] = scope_of(info.name)
+            cached = self.loc_cache[attr] = (info, scope)
         return cached
 
     def new_value(self, v: ir.Value, role: str, function: str, producer: int | None) -> int:
@@ -252,6 +256,7 @@ class _Builder:
         is_main = name == self.graph.main
         for index, arg in enumerate(block.arguments):
             vid = self.new_value(arg, ARG if is_main else INTERMEDIATE, name, None)
+            fn.arguments.append(vid)
             value = self.graph.values[vid]
             value.arg_index = index
             key = self.source(arg.location)[0].name
@@ -296,7 +301,8 @@ class _Builder:
     def op(self, operation: ir.Operation, name: str, function: str, parent: int | None) -> int:
         oid = len(self.graph.ops)
         src, scope = self.source(operation.location)
-        operands = tuple(self.value_ids[v] for v in operation.operands)
+        value_ids = self.value_ids
+        operands = tuple([value_ids[v] for v in operation.operands])
         record = Op(
             oid,
             name,
@@ -311,22 +317,27 @@ class _Builder:
         )
         self.graph.ops.append(record)
         record.results = tuple(
-            self.new_value(r, INTERMEDIATE, function, oid) for r in operation.results
+            [self.new_value(r, INTERMEDIATE, function, oid) for r in operation.results]
         )
         attrs = operation.attributes
-        if "callee" in attrs:
+        # Most ops carry no attribute; `in` on the map costs more than listing its keys once.
+        keys = set(attrs) if len(attrs) else ()
+        if "callee" in keys:
             record.callee = ir.FlatSymbolRefAttr(attrs["callee"]).value
         if name == "sdy.sharding_constraint":
             record.code_sharding = str(attrs["sharding"])
         else:
             for key in _SHARDING_ATTRS:
-                if key in attrs:
+                if key in keys:
                     record.code_sharding = _attr_text(attrs[key])
                     break
         if record.code_sharding:
             for vid in record.results:
                 self.graph.values[vid].code_sharding = record.code_sharding
-        for index, region in enumerate(operation.regions):
+        regions = operation.regions
+        if not len(regions):
+            return oid
+        for index, region in enumerate(regions):
             if not region.blocks:
                 continue
             block = region.blocks[0]
@@ -376,4 +387,12 @@ def build_graph(module: ir.Module) -> ProgramGraph:
     The module must be parsed in a context with the StableHLO and Shardy dialects loaded
     (``backend.mlir_context.new_context()``). Raises ``ValueError`` if it holds no function.
     """
-    return _Builder().build(module)
+    # Building allocates tens of thousands of small objects and frees none of them;
+    # generational GC passes over them would find nothing to collect.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Builder().build(module)
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -152,7 +152,9 @@ def _load_mlir(path: Path, source: str) -> Program:
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProgramError(f"{path}: cannot read the file ({exc}); check its permissions and encoding") from exc
+        raise ProgramError(
+            f"{path}: cannot read the file ({exc}); check its permissions and encoding"
+        ) from exc
     program = Program(path.stem, source, "mlir", str(path), text)
     context = new_context()
     try:
@@ -189,7 +191,14 @@ def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
     path = path.resolve()
     with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "backend.program_worker",
+            str(path),
+            json.dumps(params),
+            str(out),
+        ]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
         env.setdefault("JAX_PLATFORMS", "cpu")

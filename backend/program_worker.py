@@ -97,7 +97,9 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     try:
         ns = load_python_namespace(path, params)
     except SystemExit as exc:
-        raise _UserError(f"{path}: the program called exit({exc.code}) while being imported; remove the call") from None
+        raise _UserError(
+            f"{path}: the program called exit({exc.code}) while being imported; remove the call"
+        ) from None
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported
         raise _UserError(_describe(path, exc, "importing the program")) from None
     program = ns.get("PROGRAM")
@@ -107,7 +109,9 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
             f"`EXAMPLE_ARGS = (...)` at module level"
         )
     if not callable(program):
-        raise _UserError(f"{path}: PROGRAM is a {type(program).__name__}, not a function; set it to the function to shard")
+        raise _UserError(
+            f"{path}: PROGRAM is a {type(program).__name__}, not a function; set it to the function to shard"
+        )
     args = ns.get("EXAMPLE_ARGS")
     if args is None:
         raise _UserError(
@@ -136,7 +140,9 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
             lowered = jitted.trace(*args, **kwargs).lower(lowering_platforms=("cpu",))
         text = lowered.as_text(debug_info=True)
     except BaseException as exc:  # noqa: BLE001 - tracing runs user code
-        raise _UserError(_describe(path, exc, "tracing and lowering PROGRAM with EXAMPLE_ARGS")) from None
+        raise _UserError(
+            _describe(path, exc, "tracing and lowering PROGRAM with EXAMPLE_ARGS")
+        ) from None
     return {
         "ok": True,
         "mlir_text": text,

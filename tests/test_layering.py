@@ -1,0 +1,49 @@
+"""backend/ is pure Python: importing all of it must not pull in Qt."""
+
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import backend
+
+ROOT = Path(__file__).resolve().parent.parent
+QT_MODULES = ("PySide6", "pyqtgraph", "shiboken6", "viewers", "app")
+
+_PROBE = """
+import importlib, pkgutil, sys
+blocked = {blocked!r}
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ImportError(f"backend imported {{name}}")
+        return None
+
+sys.meta_path.insert(0, Block())
+import backend
+for info in pkgutil.walk_packages(backend.__path__, "backend."):
+    importlib.import_module(info.name)
+print("ok", len(list(pkgutil.walk_packages(backend.__path__, "backend."))))
+"""
+
+
+def test_backend_imports_without_qt():
+    probe = _PROBE.format(blocked=QT_MODULES)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("ok")
+
+
+def test_import_contracts_hold():
+    """import-linter's contracts in pyproject.toml (backend forbids Qt, viewers and app)."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    proc = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_every_backend_module_is_seen():
+    names = [info.name for info in pkgutil.walk_packages(backend.__path__, "backend.")]
+    assert "backend.graph" in names and "backend.program" in names
