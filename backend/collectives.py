@@ -152,7 +152,7 @@ def predict_collectives(module, index, graph, mesh: Mesh) -> list[Collective]:
         out.append(
             Collective(
                 op_id,
-                graph.ops[op_id].name if op_id is not None else "",
+                graph.ops[op_id].name if op_id is not None else "func.return",
                 kind,
                 axes,
                 index.graph_id(sdyread.value_key(source)) if source is not None else None,

@@ -228,6 +228,41 @@ class _Index:
             for op in graph.ops
             if op.callee is not None and op.callee in self.func_tag
         }
+        self.aliases: dict[tuple, list[int]] = {}
+
+    def alias_calls(self) -> None:
+        """Values that inlining removes read another value's state.
+
+        A call's results become the callee's returned values and the callee's arguments
+        become the call's operands; the first call site of a callee stands for all.
+        """
+        graph = self.graph
+        done: set[str] = set()
+        for op in graph.ops:
+            if op.callee is None or op.callee not in graph.functions:
+                continue
+            fn = graph.functions[op.callee]
+            for j, vid in enumerate(op.results):
+                if j < len(fn.results) and self.canonical.get(vid, ("",))[0] == "res":
+                    self.aliases.setdefault(self.canonical[fn.results[j]], []).append(vid)
+            if op.callee in done:
+                continue
+            done.add(op.callee)
+            for j, vid in enumerate(func_args(graph, op.callee)):
+                if j < len(op.operands):
+                    self.aliases.setdefault(self.canonical[op.operands[j]], []).append(vid)
+
+    def ids_for(self, key: tuple | None) -> list[int]:
+        """Canonical graph id of ``key`` (if it is one) plus the ids that alias it."""
+        key = self.resolve(key)
+        if key is None:
+            return []
+        out = []
+        vid = self.key_to_id.get(key)
+        if vid is not None and self.canonical.get(vid) == key:
+            out.append(vid)
+        out.extend(self.aliases.get(key, ()))
+        return out
 
     @staticmethod
     def _ops(func: ir.Operation):
@@ -310,12 +345,15 @@ def propagate(
         module = ir.Module.parse(text, context=ctx)
     except ir.MLIRError as exc:
         raise ProgramError(f"cannot parse the program's StableHLO: {str(exc).splitlines()[0]}") from None
-    graph = build_graph(module)
+    graph = program.__dict__.get("graph") if not isinstance(program, str) else None
+    graph = graph or build_graph(module)
     mesh = _as_mesh(mesh) or _as_mesh(graph.meshes.get(ann.MESH_NAME))
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
     index = _Index(module, graph)
     annotations = _annotate(module, graph, index, mesh, specs, strict)
+    inline_calls(module)
+    index.alias_calls()
     initial = _read_state(module, index, graph, debug=False)[0]
 
     propagate_passes, export = pipeline_stages()
@@ -330,7 +368,10 @@ def propagate(
         steps,
         {v: s for v, s in initial.items() if v in after},
         after,
-        {v: {ax: _describe_origin(o, graph, annotations) for ax, o in d.items()} for v, d in origins.items()},
+        {
+            v: {ax: _describe_origin(o, v, annotations) for ax, o in d.items()}
+            for v, d in origins.items()
+        },
         mesh.shape,
     )
     main_results = graph.functions[graph.main].results
@@ -366,6 +407,38 @@ class ModuleView:
 
     def __str__(self) -> str:
         return str(self.operation)
+
+
+def inline_calls(module: ir.Module) -> int:
+    """Inline every ``func.call`` in place, as XLA's CallInliner does before Shardy runs.
+
+    MLIR's own inliner does not inline StableHLO bodies, so each call gets a fresh copy of
+    its callee's body (ops keep their ``shardscope.op`` tags). Returns how many calls were
+    inlined.
+    """
+    funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
+    count = 0
+    while True:
+        calls = [op for op in sdyread.walk(module.operation) if op.name == "func.call"]
+        if not calls:
+            return count
+        for call in calls:
+            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            copy = funcs[callee].clone(ip=ir.InsertionPoint.at_block_begin(module.body))
+            block = sdyread.first_block(copy)
+            ret = sdyread.terminator(block)
+            for op in list(block.operations):
+                op = op.operation
+                if op == ret:
+                    break
+                op.move_before(call)
+            for arg, operand in zip(block.arguments, call.operands, strict=True):
+                arg.replace_all_uses_with(operand)
+            for res, value in zip(call.results, ret.operands, strict=True):
+                res.replace_all_uses_with(value)
+            call.erase()
+            copy.erase()
+            count += 1
 
 
 def _clone(module: ir.Module | ModuleView) -> ModuleView:
@@ -450,10 +523,16 @@ def _name_constraints(annotations: list[ann.Annotation], names: dict[int, str]) 
             annotations[i] = ann.Annotation(a.target, a.spec, a.source, a.value, names.get(vid, a.origin) if vid is not None else a.origin)
 
 
-def _describe_origin(origin: str, graph: ProgramGraph, annotations: list[ann.Annotation]) -> str:
-    """``input: 0`` -> ``input: 0 (x, user)``: which annotation an origin string means."""
+def _describe_origin(origin: str, value: int, annotations: list[ann.Annotation]) -> str:
+    """``input: 0`` -> ``input: 0 (x, user)``: which annotation an origin string means.
+
+    ``self`` (the value's own annotation) is replaced by that annotation's origin.
+    """
     if origin == "self":
-        return origin
+        own = next((a for a in annotations if a.value == value and a.origin), None)
+        if own is None:
+            return origin
+        origin = own.origin
     for a in annotations:
         if a.origin == origin:
             return f"{origin} ({a.target}, {a.source})"
@@ -528,22 +607,20 @@ def _read_state(module: ir.Module, index: _Index, graph: ProgramGraph, *, debug:
     constraint_names: dict[int, str] = {}
 
     def put(key: tuple | None, sharding: ValueSharding | None, origin: ir.Attribute | None = None) -> None:
-        vid = index.canonical_id(key)
-        if vid is None:
-            return
-        if sharding is not None:
-            state[vid] = sharding
-        if origin is not None:
-            origins[vid] = sdyread.dict_of(origin)
+        for vid in index.ids_for(key):
+            if sharding is not None:
+                state[vid] = sharding
+            if origin is not None:
+                origins[vid] = sdyread.dict_of(origin)
 
     def steps_from(op_id: int | None, op_name: str, attr: ir.Attribute, resolve) -> None:
         for e in sdyread.read_edges(attr):
             values: list[int] = []
             for t in e.targets:
                 for key in resolve(t):
-                    vid = index.canonical_id(key)
-                    if vid is not None and vid not in values:
-                        values.append(vid)
+                    for vid in index.ids_for(key):
+                        if vid not in values:
+                            values.append(vid)
             src = resolve(e.source)
             steps.append(
                 Step(e.step, op_id, op_name, e.axis, e.source, e.targets, tuple(values),
