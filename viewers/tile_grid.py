@@ -509,7 +509,8 @@ class TileGridView(QWidget):
             step = max(1, math.ceil(info.shards / 8))
             # Tick every shown tile boundary inside the tensor, plus its real end (the padding edge).
             ticks = [(k * info.tile, str(k * info.tile))
-                     for k in range(0, info.shards + 1, step) if k * info.tile < info.size]
+                     for k in range(0, info.shards + 1, step)
+                     if k == 0 or info.size - k * info.tile >= info.tile / 2]
             ticks.append((info.size, str(info.size)))
             axis.setTicks([ticks])
 
