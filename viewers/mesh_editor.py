@@ -405,6 +405,7 @@ class MeshEditor(QWidget):
                 self._append_row(a.name, a.size)
         finally:
             self._updating = False
+        self._fit_table_height()
         self.remove_button.setEnabled(mesh is not None and len(mesh.axes) > 1)
         self.summary.setText(
             f"{mesh.size} device{'s' if mesh.size != 1 else ''}" + ("" if mesh.is_iota else " \u00b7 custom order")
@@ -412,6 +413,11 @@ class MeshEditor(QWidget):
         )
         self.grid.set_mesh(mesh)
         self._apply_message("")
+
+    def _fit_table_height(self) -> None:
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        header = self.table.horizontalHeader().sizeHint().height()
+        self.table.setFixedHeight(header + rows + 2 * self.table.frameWidth() + 2)
 
     def highlight_devices(self, devices: list[int]) -> None:
         """Outline the cells of ``devices`` (e.g. those holding a hovered tile)."""

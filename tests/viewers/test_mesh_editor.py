@@ -111,6 +111,7 @@ def test_highlight_and_large_mesh_legible(qtbot, render_dir, count_colors):
     image.save(str(render_dir / "mesh_editor_256.png"))
     assert count_colors(image) > 100
     editor.set_mesh(PRESETS["3-D pipe=4,data=4,model=4"])
+    qtbot.wait(20)
     image = editor.grab()
     image.save(str(render_dir / "mesh_editor_3d.png"))
     assert len(editor.grid._cells) == 64
