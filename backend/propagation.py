@@ -152,12 +152,17 @@ class PropagationResult:
     annotations: list[ann.Annotation]
     values: list[ValueInfo]
     timeline: Timeline
-    module_text: str
+    module: Any
     route: str = ROUTE
     conflicts: list = field(default_factory=list)
     collectives: list = field(default_factory=list)
     gspmd_differences: list | None = None
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def module_text(self) -> str:
+        """The module at the end of the propagation pipeline (``after_propagation``)."""
+        return str(self.module)
 
     def value(self, ref: int | str) -> ValueInfo:
         """A value by graph id or user-visible name."""
@@ -315,23 +320,28 @@ def _program_text(program: Any) -> tuple[str, str]:
     return getattr(program, "name", "program"), program.mlir_text
 
 
-def propagate(
+@dataclass
+class Prepared:
+    """An annotated module ready for Shardy: tags set, user specs applied, calls inlined."""
+
+    name: str
+    module: ir.Module
+    graph: ProgramGraph
+    index: _Index
+    mesh: Mesh
+    annotations: list[ann.Annotation]
+
+
+def prepare(
     program: Any,
     mesh: Mesh | Mapping[str, int] | None = None,
     specs: Mapping[str | int, Any] | None = None,
     *,
     strict: bool | None = None,
-    conflicts: bool = True,
-    collectives: bool = True,
-) -> PropagationResult:
-    """Annotate ``program`` with ``mesh`` and ``specs``, run Shardy, and explain the result.
+) -> Prepared:
+    """Parse ``program``, tag its ops, apply ``mesh`` and ``specs`` and inline its calls.
 
-    ``program`` is a ``backend.program.Program`` (or StableHLO text). Without ``mesh`` /
-    ``specs`` the program's own ``MESH`` / ``SPECS`` apply. ``specs`` maps an argument name
-    (``x``, ``params['w1']``), ``result[i]``, or an intermediate's graph value id or display
-    name to a ``Spec``, JAX PartitionSpec, CLI text or JSON entries. ``strict`` (default:
-    on for user specs, off for the program's) wants one spec entry per dimension.
-    Raises ``SpecError`` / ``MeshError`` for bad input, ``ShardscopeError`` if Shardy fails.
+    Arguments as for ``propagate``; the returned module is what Shardy's pipeline runs on.
     """
     name, text = _program_text(program)
     user_specs = specs is not None
@@ -354,6 +364,36 @@ def propagate(
     annotations = _annotate(module, graph, index, mesh, specs, strict)
     inline_calls(module)
     index.alias_calls()
+    return Prepared(name, module, graph, index, mesh, annotations)
+
+
+def final_state(prep: Prepared) -> dict[int, ValueSharding]:
+    """Shardings (by graph id) in ``prep.module`` as it stands (after whatever passes ran)."""
+    return _read_state(prep.module, prep.index, prep.graph, debug=False)[0]
+
+
+def propagate(
+    program: Any,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, Any] | None = None,
+    *,
+    strict: bool | None = None,
+    conflicts: bool = True,
+    collectives: bool = True,
+) -> PropagationResult:
+    """Annotate ``program`` with ``mesh`` and ``specs``, run Shardy, and explain the result.
+
+    ``program`` is a ``backend.program.Program`` (or StableHLO text). Without ``mesh`` /
+    ``specs`` the program's own ``MESH`` / ``SPECS`` apply. ``specs`` maps an argument name
+    (``x``, ``params['w1']``), ``result[i]``, or an intermediate's graph value id or display
+    name to a ``Spec``, JAX PartitionSpec, CLI text or JSON entries. ``strict`` (default:
+    on for user specs, off for the program's) wants one spec entry per dimension.
+    Raises ``SpecError`` / ``MeshError`` for bad input, ``ShardscopeError`` if Shardy fails.
+    """
+    prep = prepare(program, mesh, specs, strict=strict)
+    module, graph, index, mesh, annotations = (
+        prep.module, prep.graph, prep.index, prep.mesh, prep.annotations
+    )
     initial = _read_state(module, index, graph, debug=False)[0]
 
     propagate_passes, export = pipeline_stages()
@@ -383,7 +423,7 @@ def propagate(
 
     timeline = complete(timeline, describe)
     values = _value_infos(graph, final, mesh)
-    result = PropagationResult(name, mesh, graph, annotations, values, timeline, str(module))
+    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module)
     if conflicts:
         from backend.conflicts import find_conflicts
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
@@ -665,7 +705,7 @@ def _read_state(module: ir.Module, index: _Index, graph: ProgramGraph, *, debug:
         shown = name if op_id is not None else f"{name} (user)"
         if name == "sdy.data_flow_edge":
             continue
-        if name == "sdy.sharding_constraint":
+        if name in ("sdy.sharding_constraint", "sdy.reshard"):
             sh = sdyread.read_sharding(attrs["sharding"])
             put(("res", tag, 0), sh, attrs["sdy.sharding_origins"] if debug and "sdy.sharding_origins" in attrs else None)
             if debug and "sdy.sharding_origin_name" in attrs:

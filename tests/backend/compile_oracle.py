@@ -5,6 +5,7 @@ Imported by tests only; the test process has 64 host devices (tests/conftest.py)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
@@ -46,3 +47,19 @@ def compiled_io_shardings(program: Any) -> tuple[list[str], list[str]]:
         [str(s._to_xla_hlo_sharding(len(shape))) for s, shape in zip(ins, in_shapes, strict=True)],
         [str(s._to_xla_hlo_sharding(len(shape))) for s, shape in zip(outs, out_shapes, strict=True)],
     )
+
+
+@functools.lru_cache(maxsize=None)
+def loaded(source: str):
+    """``load_program(source)``, once per test session (each load starts a worker)."""
+    from backend.program import load_program
+
+    return load_program(source)
+
+
+@functools.lru_cache(maxsize=None)
+def propagated(source: str):
+    """``propagate`` of a loaded program with its own MESH and SPECS, once per session."""
+    from backend.propagation import propagate
+
+    return propagate(loaded(source))

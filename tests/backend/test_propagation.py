@@ -1,0 +1,129 @@
+"""Propagation against the compiler: a real compile, the registered pipeline, the steps."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from backend.errors import SpecError
+from backend.propagation import (
+    final_state,
+    inline_calls,
+    pipeline_stages,
+    prepare,
+    propagate,
+    run_passes,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from compile_oracle import compiled_io_shardings, loaded, propagated  # noqa: E402
+
+EXAMPLES = [f"example:{n}" for n in ("mlp", "attention", "transformer", "scan", "conflict", "matmul6")]
+CORPUS = [f"tests/corpus/{n}.py" for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap")]
+PROGRAMS = EXAMPLES + CORPUS
+
+
+def test_pipeline_is_the_registered_one_with_debug_on():
+    propagate_passes, export = pipeline_stages()
+    assert "sdy-user-priority-propagate{" in propagate_passes
+    assert "debug-propagation-edge-sharding=true debug-sharding-origins=true" in propagate_passes
+    assert "sdy-add-data-flow-edges" in propagate_passes
+    assert export.rstrip(")").endswith("sdy-close-shardings")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", PROGRAMS)
+def test_arguments_and_results_equal_a_real_compile(source):
+    program = loaded(source)
+    result = propagated(source)
+    ins, outs = compiled_io_shardings(program)
+    graph = result.graph
+    ours_in = [v.hlo_sharding for v in result.values if v.role == "arg"]
+    ours_out = [result.values[v].hlo_sharding for v in graph.functions[graph.main].results]
+    assert ours_in == ins
+    assert ours_out == outs
+
+
+@pytest.mark.parametrize("source", PROGRAMS)
+def test_timeline_replays_to_the_final_state(source):
+    tl = propagated(source).timeline
+    assert tl.unexplained() == {}
+    end = tl.state_at(tl.last_index)
+    assert {v: s.dims for v, s in end.items()} == {v: s.dims for v, s in tl.final.items()}
+    start = tl.state_at(-1)
+    for v, s in start.items():
+        assert s.dims == (tl.initial[v].dims if v in tl.initial else tuple(() for _ in s.dims))
+    indices = [s.index for s in tl.steps]
+    assert indices == sorted(indices)
+
+
+@pytest.mark.parametrize("source", ["example:scan", "tests/corpus/cond_call.py", "tests/corpus/shmap.py", "example:mlp"])
+def test_intermediates_equal_the_registered_pipeline(source):
+    result = propagated(source)
+    prep = prepare(loaded(source))
+    run_passes(prep.module, "builtin.module(sdy-propagation-pipeline)")
+    theirs = final_state(prep)
+    ours = {v.id: tuple(tuple(d) for d in v.spec) for v in result.values}
+    for vid, sharding in theirs.items():
+        assert ours[vid] == sharding.dims, result.graph.values[vid].display_name
+
+
+def test_scan_steps_reach_inside_the_loop_body():
+    result = propagated("example:scan")
+    graph = result.graph
+    # The scan body is a while region whose ops call a function: either counts as inside.
+    inside = [
+        s
+        for s in result.timeline.steps
+        if s.op is not None and (graph.ops[s.op].parent is not None or graph.ops[s.op].function != graph.main)
+    ]
+    assert inside, "no step inside the while body"
+    assert any(s.op_name == "stablehlo.while" for s in result.timeline.steps)
+
+
+def test_origins_name_the_user_annotation():
+    result = propagated("example:mlp")
+    hidden = [v for v in result.values if v.role == "result"][0]
+    origins = result.timeline.origins[hidden.id]
+    assert origins["data"].startswith("input: ") and "(x, user)" in origins["data"]
+
+
+def test_calls_are_inlined_like_xla():
+    prep = prepare(loaded("tests/corpus/cond_call.py"))
+    assert "func.call" not in str(prep.module)
+    assert inline_calls(prep.module) == 0
+
+
+def test_code_annotation_is_kept_and_reported():
+    result = propagated("tests/corpus/cond_call.py")
+    code = [a for a in result.annotations if a.source == "code"]
+    assert code and code[0].origin.startswith("constraint_")
+    out = result.value("result[0]")
+    assert out.spec == [[], ["model"]]
+
+
+def test_constraint_on_an_intermediate_open_dims_and_priorities():
+    program = loaded("example:mlp")
+    graph = program.graph
+    dot = next(op for op in graph.ops if op.name == "stablehlo.dot_general")
+    hidden = graph.values[dot.results[0]]
+    specs = {"x": "data?,_", hidden.id: "_,model"}
+    result = propagate(program, None, specs, conflicts=False, collectives=False)
+    assert result.value(hidden.id).spec == [[], ["model"]]
+    x = result.timeline.initial[result.value("x").id]
+    assert x.closed == (False, True)
+    prio = propagate(program, None, {"x": "data@p1,_", "params['w1']": "_,model"}, collectives=False)
+    assert prio.value("x").spec == [["data"], []]
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        ({"nope": "data,_"}, "valid names: "),
+        ({"x": "rows,_"}, "unknown axis 'rows'"),
+        ({"x": "data"}, "rank 2"),
+    ],
+)
+def test_bad_specs_are_clear_errors(specs, message):
+    with pytest.raises(SpecError, match=message):
+        propagate(loaded("example:conflict"), None, specs)
