@@ -49,7 +49,7 @@ def compiled_io_shardings(program: Any) -> tuple[list[str], list[str]]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def loaded(source: str):
     """``load_program(source)``, once per test session (each load starts a worker)."""
     from backend.program import load_program
@@ -57,7 +57,7 @@ def loaded(source: str):
     return load_program(source)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def propagated(source: str):
     """``propagate`` of a loaded program with its own MESH and SPECS, once per session."""
     from backend.propagation import propagate
