@@ -610,3 +610,52 @@ class GraphPanel(QWidget):
             title = frame.title(graph).replace("<", "&lt;")
             parts.append(title if i == len(frames) - 1 else f'<a href="{i}">{title}</a>')
         self.crumbs.setText(" ▸ ".join(parts))
+
+
+MAX_EXPORT_PIXELS = 8000
+
+
+def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool = True) -> None:
+    """Write the whole current frame of ``view`` as PNG (or any raster Qt writes) or SVG."""
+    from pathlib import Path
+
+    from PySide6.QtGui import QImage
+
+    path = Path(path)
+    scene = view.scene()
+    rect = scene.sceneRect()
+    if rect.isEmpty():
+        raise ValueError("the view is empty: open a program first")
+    scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
+    size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
+    target = QRectF(0, 0, size.width(), size.height())
+    selected = scene.selectedItems()
+    scene.clearSelection()
+    try:
+        if path.suffix.lower() == ".svg":
+            from PySide6.QtSvg import QSvgGenerator
+
+            gen = QSvgGenerator()
+            gen.setFileName(str(path))
+            gen.setSize(size)
+            gen.setViewBox(target)
+            gen.setTitle("shardscope program graph")
+            painter = QPainter(gen)
+            if background:
+                painter.fillRect(target, view.style_.theme.background)
+            scene.render(painter, target, rect)
+            painter.end()
+            return
+        image = QImage(size, QImage.Format.Format_ARGB32)
+        image.fill(view.style_.theme.background if background else Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHints(
+            QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
+        )
+        scene.render(painter, target, rect)
+        painter.end()
+        if not image.save(str(path)):
+            raise OSError(f"Qt could not write {path.name}: use a .png, .jpg or .svg name")
+    finally:
+        for item in selected:
+            item.setSelected(True)

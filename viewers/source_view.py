@@ -1,0 +1,83 @@
+"""Source view: the file an op came from, scrolled to its line, the line highlighted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextFormat
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+
+MAX_BYTES = 2_000_000
+
+
+class SourceView(QWidget):
+    """Read-only source with one highlighted line; shows why when there is no source."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.header = QLabel("No op selected")
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(max(font.pointSizeF(), 10.0))
+        self.text.setFont(font)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.text, 1)
+        self.path: str | None = None
+        self.line: int | None = None
+        self._cache: dict[str, str] = {}
+
+    def show_location(self, path: str | None, line: int | None, what: str = "") -> None:
+        """Show ``path`` around ``line`` (1-based); a missing file says so in the header."""
+        if not path:
+            self.path, self.line = None, None
+            self.header.setText(f"{what}: no source location" if what else "No source location")
+            self.text.setPlainText("")
+            return
+        if path != self.path:
+            content = self._read(path)
+            if content is None:
+                self.path, self.line = None, None
+                self.header.setText(f"{path}:{line or ''} (file not readable here)")
+                self.text.setPlainText("")
+                return
+            self.text.setPlainText(content)
+            self.path = path
+        self.line = line
+        name = Path(path).name
+        self.header.setText(f"{name}:{line}" + (f"  —  {what}" if what else ""))
+        self.header.setToolTip(path)
+        self._highlight(line)
+
+    def _read(self, path: str) -> str | None:
+        if path in self._cache:
+            return self._cache[path]
+        try:
+            p = Path(path)
+            if p.stat().st_size > MAX_BYTES:
+                return None
+            content = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        self._cache[path] = content
+        return content
+
+    def _highlight(self, line: int | None) -> None:
+        if not line:
+            self.text.setExtraSelections([])
+            return
+        block = self.text.document().findBlockByLineNumber(line - 1)
+        cursor = QTextCursor(block)
+        sel = QTextEdit.ExtraSelection()
+        dark = self.palette().base().color().lightness() < 128
+        sel.format.setBackground(QColor("#5A4A00") if dark else QColor("#FFF0A0"))
+        sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        sel.cursor = cursor
+        self.text.setExtraSelections([sel])
+        self.text.setTextCursor(cursor)
+        self.text.centerCursor()
