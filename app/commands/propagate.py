@@ -105,5 +105,6 @@ def summary(result) -> str:
     if result.gspmd_differences is not None:
         lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
         for d in result.gspmd_differences:
-            lines.append(f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {d.gspmd_text}")
+            theirs = _spec_text(d.gspmd) if d.gspmd is not None else "(no spec)"
+            lines.append(f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}")
     return "\n".join(lines)
