@@ -21,6 +21,40 @@ def display_problem() -> str | None:
     )
 
 
+def guard_emit_refcount() -> None:
+    """Work around PySide6 builds whose ``SignalInstance.emit`` returns an unowned bool.
+
+    PySide6 6.12.0 drops one reference to ``True`` per Python-side ``emit()``, so a long
+    session would eventually abort in ``bool_dealloc``. The patch is applied only when
+    the leak is measured, so a fixed PySide6 runs unpatched.
+    """
+    import ctypes
+
+    from PySide6.QtCore import QObject, Signal, SignalInstance
+
+    if getattr(SignalInstance.emit, "_shardscope_guard", False):
+        return
+
+    class _Probe(QObject):
+        fired = Signal(int)
+
+    probe = _Probe()
+    before = sys.getrefcount(True)
+    for _ in range(64):
+        probe.fired.emit(0)
+    if before - sys.getrefcount(True) < 32:
+        return
+    original = SignalInstance.emit
+
+    def emit(self, *args):
+        result = original(self, *args)
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(result))
+        return result
+
+    emit._shardscope_guard = True
+    SignalInstance.emit = emit
+
+
 def run_gui(program_source: str | None = "example:mlp") -> int:
     """Open the main window on ``program_source`` and run the event loop; 2 without a display."""
     problem = display_problem()
@@ -34,6 +68,7 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
     from backend.session import read_recovery
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
+    guard_emit_refcount()
     app.setApplicationName("shardscope")
     app.setOrganizationName("shardscope")
     projector_font(app)
