@@ -19,7 +19,7 @@ from jaxlib.mlir.dialects import sdy
 
 from backend import sdyread
 from backend.mesh import Mesh
-from backend.timeline import Timeline, ValueSharding, split_axis
+from backend.timeline import Timeline, ValueSharding, replicated, split_axis
 
 LONGEST_COMMON_PREFIX = "longest common prefix"
 AXIS_USED = "axis already used by another factor"
@@ -227,9 +227,10 @@ def find_conflicts(
         tensors += [(f"result-{j}", v, d) for j, (v, d) in enumerate(zip(rule.results, rule.result_dims, strict=False))]
         per_tensor = []
         for label, v, dims in tensors:
-            sh = timeline.final.get(v) if v is not None else None
-            if sh is None or not dims:
+            if v is None or not dims:
                 continue
+            # A value Shardy left without any sharding is open and replicated.
+            sh = timeline.final.get(v) or replicated(len(dims))
             per_tensor.append((label, v, dims, factor_axes(dims, sh, shape, rule.factor_sizes)))
         if len(per_tensor) < 2:
             continue
