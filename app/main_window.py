@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
         if TensorInspector is not None:
             self.inspector.specDropped.connect(self.on_spec_dropped)
             self.inspector.specMenuAction.connect(self.on_spec_menu)
-        self.qundo.cleanChanged.connect(lambda _clean: self._update_title())
+        self.qundo.cleanChanged.connect(self._on_clean_changed)
 
     # -- intents -> commands ------------------------------------------------------------
     def push(self, command: Command) -> bool:
@@ -500,6 +500,12 @@ class MainWindow(QMainWindow):
         self.graph.set_style_theme(self.theme)
         self.messages.restyle()
 
+    def _on_clean_changed(self, _clean: bool) -> None:
+        try:
+            self._update_title()
+        except RuntimeError:
+            pass  # the undo stack is being destroyed with the window
+
     def _update_title(self) -> None:
         program = self.session.program
         name = program.name if program is not None else (self.loading or "no program")
@@ -515,6 +521,11 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.runner.wait(10_000)
         self.graph.close()
+        ev = self.session.events
+        ev.program.disconnect(self._on_program_change)
+        ev.mesh.disconnect(self._on_mesh_change)
+        ev.specs.disconnect(self._on_specs_change)
+        ev.propagation.disconnect(self._on_propagation_change)
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

@@ -38,6 +38,8 @@ from viewers.graph_items import BadgeItem, EdgeItem, GraphStyle, NodeItem, Scope
 from viewers.mime import axis_from_mime
 
 LAYOUT_CACHE = 32
+# Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
+MIN_FIT_SCALE = 0.6
 BOX_PAD = 14.0
 
 
@@ -478,11 +480,11 @@ class GraphView(QGraphicsView):
         self.resetTransform()
         vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
         scale = min(vw / rect.width(), vh / rect.height(), 1.25)
-        if scale >= 0.35:
+        if scale >= MIN_FIT_SCALE:
             self.scale(scale, scale)
             self.centerOn(rect.center())
         else:
-            scale = max(scale, 0.35)
+            scale = MIN_FIT_SCALE
             self.scale(scale, scale)
             self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
 
@@ -631,6 +633,12 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
     target = QRectF(0, 0, size.width(), size.height())
     selected = scene.selectedItems()
     scene.clearSelection()
+    # Cached items would be pasted as bitmaps: draw them afresh (vector in SVG, sharp
+    # at any scale in PNG).
+    cached = [item for item in scene.items() if item.cacheMode() != item.CacheMode.NoCache]
+    modes = [item.cacheMode() for item in cached]
+    for item in cached:
+        item.setCacheMode(item.CacheMode.NoCache)
     try:
         if path.suffix.lower() == ".svg":
             from PySide6.QtSvg import QSvgGenerator
@@ -657,5 +665,7 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
         if not image.save(str(path)):
             raise OSError(f"Qt could not write {path.name}: use a .png, .jpg or .svg name")
     finally:
+        for item, mode in zip(cached, modes, strict=True):
+            item.setCacheMode(mode)
         for item in selected:
             item.setSelected(True)

@@ -1,0 +1,50 @@
+"""``render`` draws non-blank pictures for every built-in example, offscreen."""
+
+import pytest
+from PySide6.QtGui import QImage
+
+from app.main import main
+from backend.program import list_examples
+
+
+def distinct_colors(path) -> int:
+    import numpy as np
+
+    img = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB32)
+    n = img.bytesPerLine() // 4 * img.height()
+    arr = np.frombuffer(img.constBits(), dtype=np.uint32, count=n)
+    return len(np.unique(arr & 0xFFFFFF))
+
+
+@pytest.mark.parametrize("example", list_examples())
+def test_graph_png_for_every_example(example, tmp_path, qapp):
+    out = tmp_path / f"{example}.png"
+    assert main(["render", f"example:{example}", "--view", "graph", "--out", str(out)]) == 0
+    assert distinct_colors(out) > 20
+    assert QImage(str(out)).width() > 200
+
+
+def test_svg_mesh_and_tiles(tmp_path, qapp):
+    svg = tmp_path / "g.svg"
+    assert main(["render", "example:mlp", "--spec", "x=data,model", "--out", str(svg)]) == 0
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    assert "<image" not in text  # vector items, not cached bitmaps
+    assert text.count("<text") > 20 and "model" in text and "dot_general" in text
+    mesh = tmp_path / "mesh.png"
+    assert (
+        main(["render", "example:mlp", "--view", "mesh", "--mesh", "a=2,b=4", "--out", str(mesh)])
+        == 0
+    )
+    assert distinct_colors(mesh) > 8
+    tiles = tmp_path / "tiles.png"
+    assert main(["render", "example:mlp", "--view", "tiles:x", "--out", str(tiles)]) == 0
+    assert distinct_colors(tiles) > 4
+
+
+def test_render_errors_are_one_line(tmp_path, qapp, capsys):
+    out = tmp_path / "x.png"
+    assert main(["render", "example:mlp", "--view", "tiles:nope", "--out", str(out)]) == 1
+    assert main(["render", "example:mlp", "--spec", "x=data,data", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error:") for line in err)
