@@ -1,0 +1,139 @@
+"""The program graph view: folding, entering regions and callees, finding, drops."""
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt
+from PySide6.QtGui import QDropEvent
+
+from backend.layout import Frame
+from backend.program import load_program
+from backend.session import Session
+from backend.spec import Spec
+from viewers.graph_view import GraphPanel
+from viewers.mime import axis_mime_data
+
+
+@pytest.fixture(scope="module")
+def programs():
+    return {}
+
+
+def program(programs, source):
+    if source not in programs:
+        programs[source] = load_program(source)
+    return programs[source]
+
+
+@pytest.fixture
+def panel_for(qtbot, programs):
+    def make(source):
+        session = Session()
+        panel = GraphPanel(session)
+        qtbot.addWidget(panel)
+        panel.resize(1000, 700)
+        panel.show()
+        session.set_program(program(programs, source))
+        return session, panel
+
+    return make
+
+
+def drop(view, pos, mime):
+    event = QDropEvent(
+        QPointF(pos),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    view.dropEvent(event)
+    return event
+
+
+def test_enter_region_and_callee_and_back(panel_for, qtbot):
+    session, panel = panel_for("example:scan")
+    view = panel.view
+    loop = next(op for op in session.graph.ops if op.short_name == "while")
+    item = view.nodes[view.layout_.node_of_op[loop.id]]
+    view.centerOn(item)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
+    assert view.frame == Frame(session.graph.main, loop.id, 1)
+    assert "while body" in panel.crumbs.text()
+    labels = view.node_labels()
+    assert any(label.startswith("call @") for label in labels)
+    call = next(n for n in view.layout_.nodes if n.kind == "op" and n.label == "call @closed_call")
+    assert view.enter_op(call.op)
+    assert view.frame == Frame("closed_call")
+    assert len(view.frames) == 3
+    view.back(2)
+    assert view.frame == Frame(session.graph.main)
+    assert panel.back_button.isEnabled() is False
+
+
+def test_large_program_opens_folded_and_layouts_are_cached(panel_for):
+    session, panel = panel_for("example:transformer?layers=24")
+    view = panel.view
+    kinds = [n.kind for n in view.layout_.nodes]
+    assert kinds.count("scope") >= 50 and kinds.count("op") < 20
+    assert len(view.layout_.nodes) < 400
+    first = view.layout_
+    view.set_expanded("jvp(layer_3)", True)
+    expanded = view.layout_
+    assert expanded is not first
+    inner = [n for n in expanded.nodes if (n.scope or "").startswith("jvp(layer_3)")]
+    assert len(inner) > 1 and "jvp(layer_3)" in {b.path for b in expanded.boxes}
+    view.set_expanded("jvp(layer_3)", False)
+    assert view.layout_ is first  # cached per expansion state
+    assert view.view_state()["expanded"][session.graph.main] == []
+
+
+def test_find_selects_and_centres(panel_for):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    panel.find_box.setText("maximum")
+    panel.find_box.returnPressed.emit()
+    assert panel.find_status.text() == "no match"  # maximum lives in @relu
+    view.zoom(3.0)  # centring needs room to scroll
+    assert view.find("dot_general")
+    selected = view.scene().selectedItems()
+    assert len(selected) == 1
+    centre = view.mapToScene(view.viewport().rect().center())
+    assert (selected[0].sceneBoundingRect().center() - centre).manhattanLength() < 40
+
+
+def test_badges_follow_specs_without_relayout(panel_for):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    layout = view.layout_
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec.of("data", "model"))
+    assert view.badge_text(x) == "[data, model]"
+    assert view.layout_ is layout
+
+
+def test_drops_emit_intents_only(panel_for, qtbot):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    x = session.graph.value_by_name("x").id
+    badge = view.badge_for(x)
+    view.centerOn(badge)
+    mime = axis_mime_data("model")
+    with qtbot.waitSignal(view.specDropped) as blocker:
+        drop(view, view.mapFromScene(badge.chip_scene_center(1)), mime)
+    assert blocker.args == [x, 1, "model"]
+    assert session.spec(x) == Spec.of("data", None)  # the view never edits the session
+
+    with qtbot.waitSignal(view.dropRejected):
+        drop(view, view.viewport().rect().topLeft(), mime)
+    other = QMimeData()
+    other.setText("model")
+    with qtbot.assertNotEmitted(view.specDropped):
+        drop(view, view.mapFromScene(badge.chip_scene_center(0)), other)
+
+
+def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
+    session, panel = panel_for("example:mlp")
+    for theme in ("dark", "light"):
+        panel.view.set_style_theme(theme)
+        image = panel.grab()
+        image.save(str(tmp_path / f"graph_{theme}.png"))
+        assert count_colors(image) > 30
