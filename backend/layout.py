@@ -183,7 +183,10 @@ def relative_scopes(graph: ProgramGraph, ops: list[int]) -> dict[int, tuple[str,
     parts = {
         i: tuple(split_name_path(graph.ops[i].scope)) if graph.ops[i].scope else () for i in ops
     }
-    values = list(parts.values())
+    # Hidden constants often sit in an outer scope; they must not shorten the prefix.
+    values = [p for i, p in parts.items() if graph.ops[i].name not in HIDDEN_OPS] or list(
+        parts.values()
+    )
     common = 0
     if values and all(values):
         first = values[0]
@@ -191,7 +194,7 @@ def relative_scopes(graph: ProgramGraph, ops: list[int]) -> dict[int, tuple[str,
             len(p) > common and p[common] == first[common] for p in values
         ):
             common += 1
-    return {i: p[common:] for i, p in parts.items()}
+    return {i: p[common:] if p[:common] == values[0][:common] else p for i, p in parts.items()}
 
 
 def all_scopes(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> list[str]:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -32,6 +33,7 @@ from backend.layout import (
     build_layout,
     default_expanded,
     main_region,
+    region_names,
 )
 from viewers.colors import THEMES, theme_for
 from viewers.graph_items import BadgeItem, EdgeItem, GraphStyle, NodeItem, ScopeBoxItem
@@ -459,6 +461,37 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
+
+    def node_menu(self, item: NodeItem) -> QMenu:
+        """Actions on a node: enter each region or the callee, unfold, fold its scopes."""
+        menu = QMenu(self)
+        node = item.node
+        graph = self.session.graph
+        if node.kind == "scope":
+            menu.addAction(f"Expand {node.scope}", lambda: self.set_expanded(node.scope, True))
+        if node.op is not None:
+            op = graph.ops[node.op]
+            if op.callee and op.callee in graph.functions:
+                menu.addAction(f"Enter @{op.callee}", lambda: self.enter_op(op.id))
+            for i, name in enumerate(region_names(op)):
+                menu.addAction(f"Enter {name}", lambda i=i: self.enter_op(op.id, i))
+        if node.scope and node.kind == "op":
+            parts = node.scope.split("/")
+            for k in range(len(parts), 0, -1):
+                path = "/".join(parts[:k])
+                menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
+        if menu.actions():
+            menu.addSeparator()
+        menu.addAction("Collapse all scopes", self.collapse_all)
+        return menu
+
+    def contextMenuEvent(self, event) -> None:
+        item = self.itemAt(event.pos())
+        if isinstance(item, NodeItem):
+            self.node_menu(item).exec(event.globalPos())
+            event.accept()
+            return
+        super().contextMenuEvent(event)
 
     def wheelEvent(self, event) -> None:
         factor = 1.0015 ** event.angleDelta().y()

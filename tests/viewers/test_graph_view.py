@@ -137,3 +137,14 @@ def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
         image = panel.grab()
         image.save(str(tmp_path / f"graph_{theme}.png"))
         assert count_colors(image) > 30
+
+
+def test_node_menu_offers_regions_and_folds(panel_for):
+    session, panel = panel_for("example:scan")
+    view = panel.view
+    loop = next(op for op in session.graph.ops if op.short_name == "while")
+    item = view.nodes[view.layout_.node_of_op[loop.id]]
+    texts = [a.text() for a in view.node_menu(item).actions()]
+    assert "Enter cond" in texts and "Enter body" in texts
+    next(a for a in view.node_menu(item).actions() if a.text() == "Enter cond").trigger()
+    assert view.frame.region == 0
