@@ -128,21 +128,32 @@ def read_rules(module, index) -> list[OpRule]:
         tag = sdyread.tag_of(op)
         if tag is None or tag < 0 or tag >= len(index.graph.ops):
             continue
-        rule = sdy.OpShardingRuleAttr(attrs["sdy.sharding_rule"])
+        operands, results, sizes, reduction, need_rep = sdyread.cached(attrs["sdy.sharding_rule"], _read_rule)
         out.append(
             OpRule(
                 tag,
                 op.name,
-                tuple(_mapping(m) for m in rule.operand_mappings),
-                tuple(_mapping(m) for m in rule.result_mappings),
-                tuple(int(s) for s in rule.factor_sizes),
-                frozenset(int(f) for f in rule.reduction_factors),
-                frozenset(int(f) for f in rule.need_replication_factors),
+                operands,
+                results,
+                sizes,
+                reduction,
+                need_rep,
                 tuple(index.graph_id(sdyread.value_key(v)) for v in op.operands),
                 tuple(index.graph_id(("res", tag, j)) for j in range(len(op.results))),
             )
         )
     return out
+
+
+def _read_rule(attr: ir.Attribute) -> tuple:
+    rule = sdy.OpShardingRuleAttr(attr)
+    return (
+        tuple(_mapping(m) for m in rule.operand_mappings),
+        tuple(_mapping(m) for m in rule.result_mappings),
+        tuple(int(s) for s in rule.factor_sizes),
+        frozenset(int(f) for f in rule.reduction_factors),
+        frozenset(int(f) for f in rule.need_replication_factors),
+    )
 
 
 def _mapping(attr: ir.Attribute) -> tuple[tuple[int, ...], ...]:

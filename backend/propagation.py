@@ -394,14 +394,17 @@ def propagate(
     module, graph, index, mesh, annotations = (
         prep.module, prep.graph, prep.index, prep.mesh, prep.annotations
     )
-    initial = _read_state(module, index, graph, debug=False)[0]
+    initial = _read_state(module, index, graph, debug=False, scope="annotations")[0]
 
     propagate_passes, export = pipeline_stages()
     run_passes(module, propagate_passes)
     after, origins, steps, origin_names = _read_state(module, index, graph, debug=True)
     rules = read_rules(module, index) if conflicts else []
     run_passes(module, export)
-    final = _read_state(module, index, graph, debug=False)[0]
+    # The export passes after propagation change function boundaries (non-divisible
+    # input/output shardings are cut, dims closed) but no op's sharding.
+    final = dict(after)
+    final.update(_read_state(module, index, graph, debug=False, scope="io")[0])
 
     _name_constraints(annotations, origin_names)
     timeline = Timeline(
@@ -639,8 +642,14 @@ def _hlo_text(mesh: Mesh, dims: tuple, rank: int, fmt) -> str:
         return ""
 
 
-def _read_state(module: ir.Module, index: _Index, graph: ProgramGraph, *, debug: bool):
-    """Shardings (canonical graph ids) and, with ``debug``, origins, steps and constraint names."""
+def _read_state(
+    module: ir.Module, index: _Index, graph: ProgramGraph, *, debug: bool, scope: str = "all"
+):
+    """Shardings (canonical graph ids) and, with ``debug``, origins, steps and constraint names.
+
+    ``scope="annotations"`` reads function boundaries and ``sdy`` ops only (all an
+    unpropagated module can hold); ``scope="io"`` reads function boundaries only.
+    """
     state: dict[int, ValueSharding] = {}
     origins: dict[int, dict[str, str]] = {}
     steps: list[Step] = []
@@ -692,7 +701,10 @@ def _read_state(module: ir.Module, index: _Index, graph: ProgramGraph, *, debug:
 
             steps_from(None, "func.return", attr, resolve_fres)
 
-    for op in sdyread.walk(module.operation):
+    ops = () if scope == "io" else sdyread.walk(module.operation)
+    for op in ops:
+        if scope == "annotations" and not op.name.startswith("sdy."):
+            continue
         if op.name == "sdy.data_flow_edge":
             _read_edge_op(op, put, steps_from, index, graph, debug)
             continue
@@ -762,7 +774,9 @@ def _read_edge_op(op: ir.Operation, put, steps_from, index: _Index, graph: Progr
         return
     attrs = op.attributes
     key = sdyread.value_key(owner)
-    sh = sdyread.read_sharding(attrs["sdy.sharding"]) if "sdy.sharding" in attrs else None
+    sh = sdyread.read_sharding(attrs["sharding"]) if "sharding" in attrs else None
+    if sh is not None and kind == "block_arg" and parent.name == "sdy.manual_computation":
+        sh = _with_manual_axes(parent, j, sh)
     origin = attrs["sdy.sharding_origins"] if debug and "sdy.sharding_origins" in attrs else None
     if origin is not None and not isinstance(origin, ir.DictAttr):
         try:
@@ -777,6 +791,20 @@ def _read_edge_op(op: ir.Operation, put, steps_from, index: _Index, graph: Progr
         op_id = tag if 0 <= tag < len(graph.ops) else None
         resolve = functools.partial(_data_flow_ref, parent, tag, kind, j)
         steps_from(op_id, parent.name, attrs["sdy.propagation_edges"], resolve)
+
+
+def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSharding:
+    """A shard_map body argument as the program sees it: the manual axes of its
+    ``in_shardings`` entry (always major) followed by the free axes propagation gave it."""
+    from backend.collectives import axes_in
+
+    manual = set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()
+    outer = sdyread.read_per_value(op.attributes["in_shardings"])[j]
+    dims = tuple(
+        tuple(a for a in od if a in manual) + tuple(ld)
+        for od, ld in zip(outer.dims, local.dims, strict=False)
+    )
+    return local.with_dims(dims)
 
 
 def _data_flow_ref(op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> list[tuple]:

@@ -100,8 +100,26 @@ def axis_name(axis: ir.Attribute) -> str:
     return f"{ref.name}:({sub.pre_size}){sub.size}"
 
 
+_CACHE: dict[ir.Attribute, object] = {}
+
+
+def cached(attr: ir.Attribute, read: Callable[[ir.Attribute], object]) -> object:
+    """``read(attr)``, once per distinct attribute (MLIR uniques attributes, so a
+    transformer's thousands of equal shardings are read once)."""
+    hit = _CACHE.get(attr)
+    if hit is None:
+        if len(_CACHE) > 100_000:
+            _CACHE.clear()
+        hit = _CACHE[attr] = read(attr)
+    return hit
+
+
 def read_sharding(attr: ir.Attribute) -> ValueSharding:
     """A ``#sdy.sharding<...>`` attribute as a ``ValueSharding``."""
+    return cached(attr, _read_sharding)
+
+
+def _read_sharding(attr: ir.Attribute) -> ValueSharding:
     sh = sdy.TensorShardingAttr(attr)
     dims = []
     closed = []
@@ -119,7 +137,7 @@ def read_sharding(attr: ir.Attribute) -> ValueSharding:
 
 def read_per_value(attr: ir.Attribute) -> list[ValueSharding]:
     """A ``#sdy.sharding_per_value<[...]>`` attribute, one sharding per result."""
-    return [read_sharding(s) for s in sdy.TensorShardingPerValueAttr(attr).shardings]
+    return cached(attr, lambda a: [read_sharding(s) for s in sdy.TensorShardingPerValueAttr(a).shardings])
 
 
 def dict_of(attr: ir.Attribute) -> dict[str, str]:
@@ -149,6 +167,11 @@ _EDGE_TOKENS = re.compile(
 
 
 def read_edges(attr: ir.Attribute) -> list[Edge]:
+    """The entries of one ``#sdy.propagation_edges<...>`` attribute (see ``_read_edges``)."""
+    return cached(attr, _read_edges)
+
+
+def _read_edges(attr: ir.Attribute) -> list[Edge]:
     """The entries of one ``#sdy.propagation_edges<...>`` attribute.
 
     The attribute has no Python binding; its grammar is small and fixed

@@ -232,14 +232,17 @@ def complete(timeline: Timeline, describe: Callable[[int], tuple[str, int | None
     replaying the steps always ends in the final state. ``describe(v)`` gives the op name
     and source value to show for value ``v``.
     """
-    missing = timeline.unexplained()
+    missing = {}
+    for v, fin in timeline.final.items():
+        got = timeline.value_at(v, timeline.last_index)
+        if got is not None and got.dims != fin.dims:
+            missing[v] = (got.dims, fin.dims)
     if not missing:
         return timeline
     steps = list(timeline.steps)
     nxt = timeline.last_index + 1
     for v in sorted(missing):
-        have = timeline.replay().get(v, ())
-        held = {a for d in have for a in d}
+        held = {a for d in missing[v][0] for a in d}
         op_name, src = describe(v)
         for dim in timeline.final[v].dims:
             for axis in dim:
@@ -267,6 +270,8 @@ def _merge(dim: Sequence[str]) -> tuple[str, ...]:
 
 def merge_full_axes(dim: Sequence[str], mesh: dict[str, int]) -> tuple[str, ...]:
     """``_merge`` plus turning a sub-axis that spans a whole mesh axis into that axis."""
+    if not any(":(" in a for a in dim):
+        return tuple(dim)
     out = []
     for a in _merge(dim):
         s = split_axis(a)

@@ -1,0 +1,105 @@
+"""Benchmark: ``propagate`` on the transformer example against the bare compiler work.
+
+Run: ``.venv/bin/python tests/benchmarks/bench_propagate.py [--layers 24] [--repeat 3]``
+
+Both sides start from the program file and end with the same Shardy passes run:
+
+- shardscope: ``load_program`` (a worker process imports and lowers the program) then
+  ``propagate`` (annotate, propagation with debug edges, timeline, conflicts, explicit
+  reshards and collectives), on a 16x16 mesh;
+- bare: in this process, ``jax.jit(f).trace(*args).lower()`` under the same abstract mesh
+  with the same shardings on the arguments, parse, then the same pass lists
+  (``pipeline_stages()`` and the explicit-reshard passes).
+
+The best of ``--repeat`` runs is printed for each, with the ratio (target: at most 1.5).
+The bare side also reports its lowering and passes separately, and shardscope its
+``propagate`` alone, so the share of each stage is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+MESH = {"data": 16, "model": 16}
+
+
+def bare(layers: int) -> tuple[float, float, float]:
+    """Lower and run the same passes in this process; (total, lower, passes) seconds."""
+    import jax
+    from jax.sharding import AbstractMesh, AxisType
+    from jaxlib.mlir import ir
+
+    from backend import annotate
+    from backend.collectives import EXPLICIT_RESHARDS
+    from backend.mlir_context import new_context
+    from backend.propagation import pipeline_stages, run_passes
+    from backend.spec import Spec
+
+    stages = pipeline_stages()
+    t0 = time.perf_counter()
+    ns = runpy.run_path(str(ROOT / "assets/examples/transformer.py"), init_globals={"SHARDSCOPE_PARAMS": {"layers": str(layers)}})
+    mesh = AbstractMesh(tuple(MESH.values()), tuple(MESH), axis_types=(AxisType.Auto,) * len(MESH))
+    # JAX refuses argument shardings that do not divide (batch 8 on a 16-way axis) while
+    # Shardy pads them, so the shardings are written onto the lowered module instead.
+    with jax.sharding.use_abstract_mesh(mesh):
+        lowered = jax.jit(ns["PROGRAM"]).trace(*ns["EXAMPLE_ARGS"]).lower(lowering_platforms=("cpu",))
+        text = lowered.as_text(debug_info=True)
+    leaves_with_path, _ = jax.tree_util.tree_flatten_with_path(ns["EXAMPLE_ARGS"])
+    names = ["params", "tokens", "targets"]
+    arg_specs = []
+    for path, leaf in leaves_with_path:
+        spec = ns["SPECS"].get(names[path[0].idx] + jax.tree_util.keystr(path[1:]))
+        arg_specs.append(Spec.from_jax(spec).padded(len(leaf.shape)) if spec is not None else None)
+    t1 = time.perf_counter()
+    module = ir.Module.parse(text, context=new_context())
+    annotate.set_mesh(module, MESH)
+    main_func = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
+    for i, spec in enumerate(arg_specs):
+        if spec is not None:
+            annotate.annotate_arg(main_func, i, spec)
+    for stage in (*stages, EXPLICIT_RESHARDS):
+        run_passes(module, stage)
+    t2 = time.perf_counter()
+    return t2 - t0, t1 - t0, t2 - t1
+
+
+def ours(layers: int) -> tuple[float, float, int, int]:
+    """load_program + propagate; (total, propagate alone, steps, ops) ."""
+    from backend.program import load_program
+    from backend.propagation import propagate
+
+    t0 = time.perf_counter()
+    program = load_program(f"example:transformer?layers={layers}")
+    t1 = time.perf_counter()
+    result = propagate(program, MESH)
+    t2 = time.perf_counter()
+    return t2 - t0, t2 - t1, len(result.timeline.steps), len(result.graph.ops)
+
+
+def main() -> int:
+    """Print both timings and the ratio."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layers", type=int, default=24)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    bare(1)  # warm up jax and the MLIR context in this process
+    b = min((bare(args.layers) for _ in range(args.repeat)), key=lambda r: r[0])
+    o = min((ours(args.layers) for _ in range(args.repeat)), key=lambda r: r[0])
+    print(f"transformer, {args.layers} layers, mesh {MESH}: {o[3]} ops, {o[2]} steps")
+    print(f"bare compiler work (lower + Shardy passes): {b[0]:.2f} s (lower {b[1]:.2f} s, passes {b[2]:.2f} s)")
+    print(f"shardscope propagate (load in a worker + propagate): {o[0]:.2f} s (propagate alone {o[1]:.2f} s)")
+    ratio = o[0] / b[0]
+    print(f"ratio: {ratio:.2f}x (target <= 1.5x)")
+    print(f"propagate alone vs bare passes: {o[1] / b[2]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
