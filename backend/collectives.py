@@ -127,7 +127,8 @@ def predict_collectives(module, index, graph, mesh: Mesh) -> list[Collective]:
     ``module`` is the propagated module (end of the propagation pipeline); it is not
     changed.
     """
-    from backend.propagation import ModuleView, run_passes
+    from backend.propagation import run_passes
+    from backend.readback import ModuleView
 
     view = ModuleView(module.operation.clone())
     run_passes(view, EXPLICIT_RESHARDS)

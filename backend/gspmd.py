@@ -124,7 +124,7 @@ def run_gspmd(program: Any, mesh: dict[str, int], specs: dict[str, list], *, tim
 
 
 def _main_args(program: Any) -> list:
-    from backend.propagation import func_args
+    from backend.readback import func_args
 
     graph = program.graph
     return [graph.values[v] for v in func_args(graph, graph.main)]
@@ -132,7 +132,7 @@ def _main_args(program: Any) -> list:
 
 def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> list[Difference]:
     """Values whose GSPMD sharding differs from Shardy's in ``result`` (a PropagationResult)."""
-    from backend.propagation import func_args
+    from backend.readback import func_args
 
     specs = {}
     for a in result.annotations:
