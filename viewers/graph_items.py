@@ -269,7 +269,6 @@ class BadgeItem(QGraphicsItem):
         painter.setBrush(bg)
         painter.drawRoundedRect(self._rect, 5, 5)
         painter.setFont(st.small)
-        fg = st.theme.foreground
         if not self._chips:
             painter.setPen(st.theme.muted)
             painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self.text)
@@ -305,8 +304,10 @@ class BadgeItem(QGraphicsItem):
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRoundedRect(r.adjusted(-2, -2, 2, 2), 4, 4)
                 painter.restore()
-            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, "+".join(d) if d else "_")
-        del fg
+            # "_" sits on the baseline; lift it so a replicated dim does not look empty.
+            painter.drawText(
+                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, "+".join(d) or "_"
+            )
 
 
 class ScopeBoxItem(QGraphicsItem):
