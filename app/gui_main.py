@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes.util
 import os
+import socket
 import sys
 
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
@@ -13,46 +15,56 @@ def display_problem() -> str | None:
     platform = os.environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
     if platform in HEADLESS_PLATFORMS or not sys.platform.startswith("linux"):
         return None
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+    if os.environ.get("WAYLAND_DISPLAY") and platform in ("", "wayland"):
         return None
-    return (
-        "no display: neither DISPLAY nor WAYLAND_DISPLAY is set; set DISPLAY, use ssh -X, "
-        "or run `python main.py render PROGRAM --view graph --out graph.png` for pictures"
-    )
+    display = os.environ.get("DISPLAY")
+    if not display:
+        return (
+            "no display: neither DISPLAY nor WAYLAND_DISPLAY is set; set DISPLAY, use ssh -X, "
+            "or run `python main.py render PROGRAM --view graph --out graph.png` for pictures"
+        )
+    if not _x_server_answers(display):
+        return (
+            f"no display: nothing answers on DISPLAY={display}; start the X server or "
+            f"reconnect with ssh -X, or use `python main.py render` for pictures"
+        )
+    missing = [lib for lib in _XCB_LIBS if ctypes.util.find_library(lib) is None]
+    if missing:
+        return (
+            f"Qt cannot open an X11 window: missing system libraries ({', '.join(missing)}); "
+            f"install them with: sudo apt-get install {' '.join(_XCB_LIBS[lib] for lib in missing)}"
+        )
+    return None
 
 
-def guard_emit_refcount() -> None:
-    """Work around PySide6 builds whose ``SignalInstance.emit`` returns an unowned bool.
+# Libraries Qt's xcb platform plugin loads that minimal installs lack, with their packages.
+_XCB_LIBS = {
+    "xcb-cursor": "libxcb-cursor0",
+    "xkbcommon-x11": "libxkbcommon-x11-0",
+    "xcb-icccm": "libxcb-icccm4",
+    "EGL": "libegl1",
+    "fontconfig": "libfontconfig1",
+}
 
-    PySide6 6.12.0 drops one reference to ``True`` per Python-side ``emit()``, so a long
-    session would eventually abort in ``bool_dealloc``. The patch is applied only when
-    the leak is measured, so a fixed PySide6 runs unpatched.
-    """
-    import ctypes
 
-    from PySide6.QtCore import QObject, Signal, SignalInstance
-
-    if getattr(SignalInstance.emit, "_shardscope_guard", False):
-        return
-
-    class _Probe(QObject):
-        fired = Signal(int)
-
-    probe = _Probe()
-    before = sys.getrefcount(True)
-    for _ in range(64):
-        probe.fired.emit(0)
-    if before - sys.getrefcount(True) < 32:
-        return
-    original = SignalInstance.emit
-
-    def emit(self, *args):
-        result = original(self, *args)
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(result))
-        return result
-
-    emit._shardscope_guard = True
-    SignalInstance.emit = emit
+def _x_server_answers(display: str) -> bool:
+    """Whether an X server listens where DISPLAY points (local socket or TCP 6000+n)."""
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not number.isdigit():
+        return True  # an unusual DISPLAY form: let Qt judge it
+    try:
+        if host in ("", "unix") or host.startswith("/"):
+            path = f"/tmp/.X11-unix/X{number}"
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                sock.connect(path)
+        else:
+            with socket.create_connection((host, 6000 + int(number)), timeout=2):
+                pass
+    except OSError:
+        return False
+    return True
 
 
 def run_gui(program_source: str | None = "example:mlp") -> int:
@@ -68,7 +80,6 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
     from backend.session import read_recovery
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    guard_emit_refcount()
     app.setApplicationName("shardscope")
     app.setOrganizationName("shardscope")
     projector_font(app)

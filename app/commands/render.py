@@ -91,14 +91,12 @@ def render(args) -> Path:
     """Render what ``args`` asks for and return the file written."""
     from PySide6.QtWidgets import QApplication
 
-    from app.gui_main import guard_emit_refcount
     from app.theme import apply_theme
 
     out = Path(args.out)
     if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg"):
         raise ShardscopeError(f"--out {out} must end in .png or .svg")
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    guard_emit_refcount()
     apply_theme(app, args.theme)
     session = _session(args)
     out.parent.mkdir(parents=True, exist_ok=True)

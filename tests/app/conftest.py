@@ -23,10 +23,8 @@ def make_window(qtbot):
 
     Windows are closed at teardown, which waits for their worker tasks.
     """
-    from app.gui_main import guard_emit_refcount
     from app.main_window import MainWindow
 
-    guard_emit_refcount()
     windows = []
 
     def make(source: str | None = "example:mlp", *, propagate: bool = True, **kwargs):

@@ -43,7 +43,6 @@ class PaintWatch(QObject):
 
 
 def main(source: str = "example:transformer?layers=24") -> None:
-    from app.gui_main import guard_emit_refcount
     from app.main_window import MainWindow
     from backend.program import load_program
 
@@ -53,7 +52,6 @@ def main(source: str = "example:transformer?layers=24") -> None:
     bare = time.perf_counter() - t
 
     app = QApplication.instance() or QApplication([])
-    guard_emit_refcount()
     t0 = time.perf_counter()
     window = MainWindow(auto_propagate=False)
     window.resize(1600, 1000)
