@@ -20,6 +20,7 @@ argument they belong to, and exporting named computations back into calls drops 
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -234,7 +235,12 @@ def prepare(
     except ir.MLIRError as exc:
         raise ProgramError(f"cannot parse the program's StableHLO: {str(exc).splitlines()[0]}") from None
     graph = program.__dict__.get("graph") if not isinstance(program, str) else None
-    graph = graph or build_graph(module)
+    if graph is None:
+        graph = build_graph(module)
+        if not isinstance(program, str):
+            # Each edit re-propagates the same program: its graph (built from the same
+            # text, so with the same ids) is built once.
+            program.__dict__["graph"] = graph
     mesh = _as_mesh(mesh) or _as_mesh(graph.meshes.get(ann.MESH_NAME))
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
@@ -268,6 +274,26 @@ def propagate(
     on for user specs, off for the program's) wants one spec entry per dimension.
     Raises ``SpecError`` / ``MeshError`` for bad input, ``ShardscopeError`` if Shardy fails.
     """
+    # Tens of thousands of small acyclic objects are made here; the cyclic collector
+    # would walk them many times over for nothing.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _propagate(program, mesh, specs, strict=strict, conflicts=conflicts, collectives=collectives)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _propagate(
+    program: Any,
+    mesh: Mesh | Mapping[str, int] | None,
+    specs: Mapping[str | int, Any] | None,
+    *,
+    strict: bool | None,
+    conflicts: bool,
+    collectives: bool,
+) -> PropagationResult:
     prep = prepare(program, mesh, specs, strict=strict)
     module, graph, index, mesh, annotations = (
         prep.module, prep.graph, prep.index, prep.mesh, prep.annotations
