@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         p = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(p)
-        p.set_defaults(_run=command.run)
+        p.set_defaults(_run=command.run, _loads=getattr(command, "LOADS_PROGRAM", False))
     return parser
 
 
@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv or ["gui"])
+    if args._loads:
+        # The loader's worker imports jax while this process does the same: on two or
+        # more cores the first load no longer waits for a cold interpreter.
+        from backend.forkserver import warm_up
+
+        warm_up()
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:

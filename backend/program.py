@@ -23,6 +23,7 @@ from pathlib import Path
 from jaxlib.mlir import ir
 
 from backend.errors import ProgramError
+from backend.forkserver import ForkServerError, shared_server
 from backend.graph import ProgramGraph, build_graph
 from backend.locations import parse_location
 from backend.mlir_context import new_context
@@ -190,29 +191,13 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
 def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
     path = path.resolve()
     with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
-        out = Path(tmp) / "result.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "backend.program_worker",
-            str(path),
-            json.dumps(params),
-            str(out),
-        ]
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        env.setdefault("JAX_PLATFORMS", "cpu")
-        try:
-            proc = subprocess.run(
-                cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=str(path.parent)
-            )
-        except subprocess.TimeoutExpired:
-            raise ProgramError(
-                f"{path}: loading did not finish within {timeout:g} s (does the program loop or "
-                f"wait forever?); fix it, or allow more time with --timeout"
-            ) from None
+        out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
+        returncode = _run_in_fork_server(path, params, out, err, timeout)
+        if returncode is None:
+            returncode = _run_fresh_worker(path, params, out, err, timeout)
         if not out.exists():
-            raise ProgramError(_crash_message(path, proc))
+            stderr = err.read_text(errors="replace") if err.exists() else ""
+            raise ProgramError(_crash_message(path, returncode, stderr))
         result = json.loads(out.read_text())
     if not result["ok"]:
         raise ProgramError(result["error"])
@@ -229,15 +214,66 @@ def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
     )
 
 
-def _crash_message(path: Path, proc: subprocess.CompletedProcess) -> str:
-    if proc.returncode < 0:
+def _run_in_fork_server(
+    path: Path, params: dict[str, str], out: Path, err: Path, timeout: float
+) -> int | None:
+    """Load through the warm fork server; the worker's exit code, or None when the server
+    is busy with another load or broken (the caller then starts a fresh worker)."""
+    server = shared_server()
+    if not server.try_acquire():
+        return None
+    request = {
+        "path": str(path),
+        "params": params,
+        "out": str(out),
+        "err": str(err),
+        "cwd": str(path.parent),
+    }
+    try:
+        status = server.run(request, timeout)
+    except ForkServerError:
+        return None
+    finally:
+        server.release()
+    if status is None:
+        raise ProgramError(_timeout_message(path, timeout))
+    return os.waitstatus_to_exitcode(status)
+
+
+def _run_fresh_worker(
+    path: Path, params: dict[str, str], out: Path, err: Path, timeout: float
+) -> int:
+    """Load in a new process; its exit code."""
+    cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    with err.open("w") as stderr:
         try:
-            how = f"was killed by {signal.Signals(-proc.returncode).name}"
+            proc = subprocess.run(
+                cmd, env=env, stdout=stderr, stderr=stderr, timeout=timeout, cwd=str(path.parent)
+            )
+        except subprocess.TimeoutExpired:
+            raise ProgramError(_timeout_message(path, timeout)) from None
+    return proc.returncode
+
+
+def _timeout_message(path: Path, timeout: float) -> str:
+    return (
+        f"{path}: loading did not finish within {timeout:g} s (does the program loop or "
+        f"wait forever?); fix it, or allow more time with --timeout"
+    )
+
+
+def _crash_message(path: Path, returncode: int, stderr: str) -> str:
+    if returncode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-returncode).name}"
         except ValueError:
-            how = f"was killed by signal {-proc.returncode}"
+            how = f"was killed by signal {-returncode}"
     else:
-        how = f"exited with status {proc.returncode}"
-    tail = [line for line in (proc.stderr or "").strip().splitlines() if line.strip()]
+        how = f"exited with status {returncode}"
+    tail = [line for line in stderr.strip().splitlines() if line.strip()]
     detail = f" (last output: {tail[-1][:200]})" if tail else ""
     return (
         f"{path}: the worker loading this program {how}{detail}; the program or the compiler "

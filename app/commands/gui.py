@@ -4,6 +4,7 @@ from __future__ import annotations
 
 NAME = "gui"
 HELP = "open the shardscope window (default: on example:mlp)"
+LOADS_PROGRAM = True
 
 
 def add_arguments(parser) -> None:

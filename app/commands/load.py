@@ -8,6 +8,7 @@ from backend.program import DEFAULT_TIMEOUT, Program, load_program
 
 NAME = "load"
 HELP = "load a program (.py, .mlir or example:NAME) and list its tensors and scopes"
+LOADS_PROGRAM = True
 
 
 def add_arguments(parser) -> None:

@@ -11,6 +11,7 @@ from backend.spec import parse_spec
 
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
+LOADS_PROGRAM = True
 
 
 def add_arguments(parser) -> None:

@@ -11,6 +11,7 @@ from backend.program import DEFAULT_TIMEOUT
 
 NAME = "render"
 HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
+LOADS_PROGRAM = True
 
 
 def add_arguments(parser) -> None:
