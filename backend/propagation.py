@@ -311,12 +311,13 @@ def _propagate(
     final.update(read_state(module, index, graph, debug=False, scope="io")[0])
 
     _name_constraints(annotations, origin_names)
+    describe_origin = _origin_describer(annotations)
     timeline = Timeline(
         steps,
         {v: s for v, s in initial.items() if v in after},
         after,
         {
-            v: {ax: _describe_origin(o, v, annotations) for ax, o in d.items()}
+            v: {ax: describe_origin(o, v) for ax, o in d.items()}
             for v, d in origins.items()
         },
         mesh.shape,
@@ -357,7 +358,7 @@ def _annotate(
     main = funcs[graph.main]
     main_fn = graph.functions[graph.main]
     out: list[ann.Annotation] = []
-    tagged = {sdyread.tag_of(op): op for op in sdyread.walk(module.operation) if sdyread.tag_of(op) is not None}
+    tagged: dict[int, ir.Operation] = {}
     for target, raw in specs.items():
         spec = ann.as_spec(raw)
         label = str(target)
@@ -382,6 +383,8 @@ def _annotate(
             out.append(ann.Annotation(value.name or label, spec, "user", value.id, f"input: {value.arg_index}"))
             continue
         key = next((k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None)
+        if not tagged:
+            tagged = {t: op for op in sdyread.walk(module.operation) if (t := sdyread.tag_of(op)) is not None}
         ir_value = _ir_value(key, tagged, funcs, index)
         if ir_value is None:
             raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
@@ -421,20 +424,29 @@ def _name_constraints(annotations: list[ann.Annotation], names: dict[int, str]) 
             annotations[i] = ann.Annotation(a.target, a.spec, a.source, a.value, names.get(vid, a.origin) if vid is not None else a.origin)
 
 
-def _describe_origin(origin: str, value: int, annotations: list[ann.Annotation]) -> str:
-    """``input: 0`` -> ``input: 0 (x, user)``: which annotation an origin string means.
+def _origin_describer(annotations: list[ann.Annotation]):
+    """``describe(origin, value)``: ``input: 0`` -> ``input: 0 (x, user)``, which annotation
+    an origin string means.
 
-    ``self`` (the value's own annotation) is replaced by that annotation's origin.
+    ``self`` (the value's own annotation) is replaced by that annotation's origin. Thousands
+    of values are described per run, so the annotations are indexed once (the first match
+    wins, as in a scan of the list).
     """
-    if origin == "self":
-        own = next((a for a in annotations if a.value == value and a.origin), None)
-        if own is None:
-            return origin
-        origin = own.origin
+    own: dict[int, str] = {}
+    by_origin: dict[str, str] = {}
     for a in annotations:
-        if a.origin == origin:
-            return f"{origin} ({a.target}, {a.source})"
-    return origin
+        if a.origin and a.value is not None:
+            own.setdefault(a.value, a.origin)
+        by_origin.setdefault(a.origin, f"{a.origin} ({a.target}, {a.source})")
+
+    def describe(origin: str, value: int) -> str:
+        if origin == "self":
+            if value not in own:
+                return origin
+            origin = own[value]
+        return by_origin.get(origin, origin)
+
+    return describe
 
 
 def _unknown(target: Any, graph: ProgramGraph) -> str:

@@ -14,7 +14,7 @@ writes can be joined back to the program graph. A value is named by a ``ValueKey
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -26,23 +26,23 @@ TAG = "shardscope.op"
 ValueKey = tuple
 
 
-def walk(op: ir.Operation) -> Iterator[ir.Operation]:
+def walk(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in ``op`` (not ``op`` itself), pre-order, in block order."""
-    stack = [iter(_children(op))]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-            continue
-        yield child
-        stack.append(iter(_children(child)))
+    out: list[ir.Operation] = []
+    _walk_into(op, out)
+    return out
 
 
-def _children(op: ir.Operation) -> Iterator[ir.Operation]:
+def _walk_into(op: ir.Operation, out: list[ir.Operation]) -> None:
+    # Most ops have no region; asking ``len`` first skips building region and block
+    # objects for them, which dominates the cost of a walk in these bindings.
     for region in op.regions:
         for block in region.blocks:
             for child in block.operations:
-                yield child.operation
+                child = child.operation
+                out.append(child)
+                if len(child.regions):
+                    _walk_into(child, out)
 
 
 def tag_of(op: ir.Operation) -> int | None:
@@ -160,10 +160,10 @@ class Edge:
     targets: tuple[str, ...]
 
 
-_EDGE_TOKENS = re.compile(
-    r'step-(?P<step>\d+)|"(?P<axis>[^"]+)"(?::\((?P<pre>\d+)\)(?P<size>\d+))?'
-    r"|(?P<ref>(?:operand|result)-\d+)|(?P<arrow>->)|(?P<open>\[)|(?P<close>\])"
+_EDGE_ENTRY = re.compile(
+    r'step-(\d+)|"([^"]+)"(?::\((\d+)\)(\d+))? = ((?:operand|result)-\d+) -> \[([^\]]*)\]'
 )
+_EDGE_REF = re.compile(r"(?:operand|result)-\d+")
 
 
 def read_edges(attr: ir.Attribute) -> list[Edge]:
@@ -175,34 +175,18 @@ def _read_edges(attr: ir.Attribute) -> list[Edge]:
     """The entries of one ``#sdy.propagation_edges<...>`` attribute.
 
     The attribute has no Python binding; its grammar is small and fixed
-    (``{step-N = [{"axis" = operand-i -> [result-j, ...]}, ...]}``), so a token scan
-    reads it exactly.
+    (``{step-N = [{"axis" = operand-i -> [result-j, ...]}, ...]}``), so a scan for step
+    headers and whole entries reads it exactly.
     """
     edges: list[Edge] = []
     step = -1
-    axis = ""
-    source = ""
-    targets: list[str] = []
-    in_targets = False
-    for m in _EDGE_TOKENS.finditer(str(attr)):
-        kind = m.lastgroup
-        if m.group("step") is not None:
-            step = int(m.group("step"))
-        elif m.group("axis") is not None:
-            axis = m.group("axis")
-            if m.group("pre") is not None:
-                axis = f"{axis}:({m.group('pre')}){m.group('size')}"
-        elif kind == "ref":
-            if in_targets:
-                targets.append(m.group("ref"))
-            else:
-                source = m.group("ref")
-        elif kind == "arrow":
-            in_targets = True
-            targets = []
-        elif kind == "close" and in_targets:
-            edges.append(Edge(step, axis, source, tuple(targets)))
-            in_targets = False
+    for step_no, axis, pre, size, source, targets in _EDGE_ENTRY.findall(str(attr)):
+        if step_no:
+            step = int(step_no)
+            continue
+        if pre:
+            axis = f"{axis}:({pre}){size}"
+        edges.append(Edge(step, axis, source, tuple(_EDGE_REF.findall(targets))))
     return edges
 
 
