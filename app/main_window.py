@@ -45,6 +45,7 @@ from backend.session import Session, recovery_path
 from viewers.graph_view import GraphPanel, export_view
 from viewers.mesh_editor import MeshEditor
 from viewers.messages import MessagesView
+from viewers.outline import ProgramOutline
 from viewers.source_view import SourceView
 from viewers.spec_palette import SpecPalette
 
@@ -132,14 +133,18 @@ class MainWindow(QMainWindow):
         self.messages = MessagesView()
         self.history = QUndoView(self.qundo)
         self.history.setEmptyLabel("<loaded>")
+        self.outline = ProgramOutline()
         self.mesh_dock = self._dock("Mesh", "dock_mesh", self.mesh_editor, left)
         self.palette_dock = self._dock("Spec palette", "dock_palette", self.palette_widget, left)
         self.history_dock = self._dock("History", "dock_history", self.history, left)
+        self.outline_dock = self._dock("Program", "dock_program", self.outline, left)
         self.inspector_dock = self._dock("Tensor", "dock_tensor", self.inspector, right)
         self.source_dock = self._dock("Source", "dock_source", self.source_view, right)
         self.messages_dock = self._dock("Messages", "dock_messages", self.messages, bottom)
         self.splitDockWidget(self.mesh_dock, self.palette_dock, Qt.Orientation.Vertical)
         self.splitDockWidget(self.palette_dock, self.history_dock, Qt.Orientation.Vertical)
+        self.tabifyDockWidget(self.history_dock, self.outline_dock)
+        self.outline_dock.raise_()
         self.splitDockWidget(self.inspector_dock, self.source_dock, Qt.Orientation.Vertical)
         self.resizeDocks(
             [self.mesh_dock, self.inspector_dock], [300, 420], Qt.Orientation.Horizontal
@@ -229,6 +234,8 @@ class MainWindow(QMainWindow):
         self.graph.dropRejected.connect(lambda msg: self.messages.add(msg, "warning"))
         self.graph.valueSelected.connect(self.select_value)
         self.graph.opSelected.connect(self.select_op)
+        self.outline.valueSelected.connect(self._outline_value)
+        self.outline.opSelected.connect(self._outline_op)
         self.graph.viewStateChanged.connect(lambda state: self.session.update_view(**state))
         self.mesh_editor.meshEdited.connect(self.on_mesh_edited)
         if hasattr(self.mesh_editor, "validationMessage"):
@@ -258,8 +265,9 @@ class MainWindow(QMainWindow):
         return self.push(SetDimSpec(value_id, dim, axis))
 
     def on_spec_menu(self, value_id: int, dim: int, action: str, arg) -> bool:
-        if action == "open":
-            return self.push(SetDimOpen(value_id, dim, bool(arg)))
+        """A dimension's context menu: ``open`` / ``closed``, ``priority`` (arg), ``clear``."""
+        if action in ("open", "closed"):
+            return self.push(SetDimOpen(value_id, dim, action == "open"))
         if action == "priority":
             return self.push(SetDimPriority(value_id, dim, arg))
         if action == "clear":
@@ -278,6 +286,7 @@ class MainWindow(QMainWindow):
             return
         graph = program.graph
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors")
+        self.outline.set_graph(graph, self.session.spec_text)
         self.selected_value = None
         self._show_inspector(None)
         self.source_view.show_location(None, None)
@@ -291,11 +300,13 @@ class MainWindow(QMainWindow):
         self._schedule_propagation()
 
     def _on_specs_change(self, ids) -> None:
+        self.outline.specs_changed()
         if self.selected_value in ids:
             self._refresh_inspector()
         self._schedule_propagation()
 
     def _on_propagation_change(self, result) -> None:
+        self.outline.specs_changed()
         self._refresh_inspector()
 
     # -- selection ------------------------------------------------------------------------
@@ -307,6 +318,14 @@ class MainWindow(QMainWindow):
         value = graph.values[value_id]
         if value.producer is not None:
             self.select_op(value.producer)
+
+    def _outline_value(self, value_id: int) -> None:
+        self.graph.select_value(value_id, center=True)
+        self.select_value(value_id)
+
+    def _outline_op(self, op_id: int) -> None:
+        self.graph.select_op(op_id, center=True)
+        self.select_op(op_id)
 
     def select_op(self, op_id: int) -> None:
         op = self.session.graph.ops[op_id]

@@ -64,4 +64,6 @@ class MessagesView(QListWidget):
         elif level == "warning":
             item.setForeground(QColor("#E0A030") if theme.is_dark else QColor("#8A5A00"))
         else:
-            item.setForeground(theme.foreground)
+            # No stored colour: plain messages follow the palette, so a theme switch (or a
+            # message added before the window is polished) never leaves dark-on-dark text.
+            item.setData(Qt.ItemDataRole.ForegroundRole, None)

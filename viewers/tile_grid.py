@@ -43,12 +43,14 @@ def _lut_for(n_devices: int) -> np.ndarray:
 
 
 def tile_label(devices: tuple[int, ...]) -> str:
-    """Short label of the devices holding a tile: ``5``, ``0,4`` or ``0…\u00d78``."""
-    if len(devices) == 1:
-        return str(devices[0])
-    if len(devices) == 2:
-        return f"{devices[0]},{devices[1]}"
-    return f"{devices[0]}\u2026\u00d7{len(devices)}"
+    """Short label of the devices holding a tile: ``5``, ``0,4,8,12``, ``0-7`` for a run of
+    consecutive ids, or ``0,2,…(8)`` when the list is long."""
+    devs = list(devices)
+    if len(devs) <= 4:
+        return ",".join(map(str, devs))
+    if devs == list(range(devs[0], devs[0] + len(devs))):
+        return f"{devs[0]}-{devs[-1]}"
+    return f"{devs[0]},{devs[1]},\u2026({len(devs)})"
 
 
 def describe_devices(devices: tuple[int, ...] | list[int], limit: int = 16) -> str:
@@ -75,7 +77,9 @@ class _TileLabelsItem(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresParentOpacity)
 
     def set_cells(
-        self, rect: QRectF, cells: list[tuple[QRectF, str, QColor]],
+        self,
+        rect: QRectF,
+        cells: list[tuple[QRectF, str, QColor]],
         notes: list[tuple[QRectF, str, QColor]],
     ) -> None:
         self.prepareGeometryChange()
@@ -212,7 +216,8 @@ class TileGridView(QWidget):
         """Show the tiles of a ``shape`` tensor sharded by ``spec`` over ``mesh``."""
         shape = tuple(int(s) for s in shape) if shape is not None else ()
         same_layout = (
-            shape == self._shape and self.tile_map is not None
+            shape == self._shape
+            and self.tile_map is not None
             and [d.shards for d in self.tile_map.dims] == self._shards_of(shape, mesh, spec)
         )
         self._shape, self._mesh, self._spec = shape, mesh, spec
@@ -232,8 +237,11 @@ class TileGridView(QWidget):
         rank = len(shape)
         if not same_layout or self._row_dim is None and self._col_dim is None:
             self._choose_default_dims(rank)
-        self._fixed = {d: min(self._fixed.get(d, 0), self.tile_map.dims[d].shards - 1)
-                       for d in range(rank) if d not in (self._row_dim, self._col_dim)}
+        self._fixed = {
+            d: min(self._fixed.get(d, 0), self.tile_map.dims[d].shards - 1)
+            for d in range(rank)
+            if d not in (self._row_dim, self._col_dim)
+        }
         self._rebuild_controls()
         self._redraw(refit=True)
 
@@ -456,8 +464,7 @@ class TileGridView(QWidget):
                 if i in empty_rows or j in empty_cols:
                     notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
         if notes:
-            label_cells = [c for c in label_cells
-                           if not any(c[0] == n[0] for n in notes)]
+            label_cells = [c for c in label_cells if not any(c[0] == n[0] for n in notes)]
         self._labels.set_cells(full, label_cells, notes)
 
         self._update_summary(rows, cols)
@@ -476,7 +483,9 @@ class TileGridView(QWidget):
         parts = [f"{tm.num_tiles} tile{'s' if tm.num_tiles != 1 else ''}"]
         if tm.replication > 1:
             parts.append(f"each on {tm.replication} devices")
-        uneven = [f"dim {d} pads {info.padding}" for d, info in enumerate(tm.dims) if info.is_uneven]
+        uneven = [
+            f"dim {d} pads {info.padding}" for d, info in enumerate(tm.dims) if info.is_uneven
+        ]
         if uneven:
             parts.append("uneven: " + ", ".join(uneven))
         empty = self._empty_shard_count()
@@ -484,10 +493,16 @@ class TileGridView(QWidget):
             parts.append(f"{empty} empty shard{'s' if empty != 1 else ''}")
         self.summary.setText(" \u00b7 ".join(parts))
         self.plot.getPlotItem().setLabel(
-            "bottom", f"dim {self._col_dim} ({self._shape[self._col_dim]})" if self._col_dim is not None else ""
+            "bottom",
+            f"dim {self._col_dim} ({self._shape[self._col_dim]})"
+            if self._col_dim is not None
+            else "",
         )
         self.plot.getPlotItem().setLabel(
-            "left", f"dim {self._row_dim} ({self._shape[self._row_dim]})" if self._row_dim is not None else ""
+            "left",
+            f"dim {self._row_dim} ({self._shape[self._row_dim]})"
+            if self._row_dim is not None
+            else "",
         )
         self._set_ticks()
 
@@ -508,9 +523,11 @@ class TileGridView(QWidget):
             info = self.tile_map.dims[dim]
             step = max(1, math.ceil(info.shards / 8))
             # Tick every shown tile boundary inside the tensor, plus its real end (the padding edge).
-            ticks = [(k * info.tile, str(k * info.tile))
-                     for k in range(0, info.shards + 1, step)
-                     if k == 0 or info.size - k * info.tile >= info.tile / 2]
+            ticks = [
+                (k * info.tile, str(k * info.tile))
+                for k in range(0, info.shards + 1, step)
+                if k == 0 or info.size - k * info.tile >= info.tile / 2
+            ]
             ticks.append((info.size, str(info.size)))
             axis.setTicks([ticks])
 
@@ -518,8 +535,14 @@ class TileGridView(QWidget):
         self._image = np.zeros((1, 1), dtype=np.uint8)
         self._keys = np.zeros((1, 1), dtype=object)
         self.image_item.clear()
-        for item in (self._lines, self._padding, self._hatch, self._edge, self._highlight_item,
-                     self._hover_item):
+        for item in (
+            self._lines,
+            self._padding,
+            self._hatch,
+            self._edge,
+            self._highlight_item,
+            self._hover_item,
+        ):
             item.setPath(QPainterPath())
         self._labels.set_cells(QRectF(), [], [])
         self._hover_key = None
@@ -574,7 +597,9 @@ class TileGridView(QWidget):
         rng = " ".join(
             f"d{d}[{a}:{b})" + (" empty" if a == b else "") for d, (a, b) in enumerate(ranges)
         )
-        return f"tile ({', '.join(str(k) for k in key)}) \u00b7 {describe_devices(devs)} \u00b7 {rng}"
+        return (
+            f"tile ({', '.join(str(k) for k in key)}) \u00b7 {describe_devices(devs)} \u00b7 {rng}"
+        )
 
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Leave and self._hover_key is not None:

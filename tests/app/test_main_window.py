@@ -158,3 +158,28 @@ def test_export_png_and_svg(make_window, tmp_path, qtbot):
     assert window.export(tmp_path / "g.svg")
     assert (tmp_path / "g.png").stat().st_size > 5000
     assert "<svg" in (tmp_path / "g.svg").read_text()[:2000]
+
+
+def test_outline_lists_scopes_and_selects_tensors(make_window):
+    window = make_window("example:mlp")
+    assert window.outline.scope_rows() == {"layer1": 5, "layer2": 4}
+    x = window.session.graph.value_by_name("x").id
+    window.outline.valueSelected.emit(x)
+    assert window.selected_value == x
+
+
+def test_dimension_menu_sets_open_priority_and_clears(make_window):
+    window = make_window("example:mlp", propagate=False)
+    session = window.session
+    x = session.graph.value_by_name("x").id
+    menu = window.inspector.specMenuAction
+    menu.emit(x, 0, "open", None)
+    assert session.spec(x).dims[0].is_open
+    menu.emit(x, 0, "closed", None)
+    assert not session.spec(x).dims[0].is_open
+    menu.emit(x, 0, "priority", 1)
+    assert session.spec(x).dims[0].priority == 1
+    menu.emit(x, 0, "clear", None)
+    assert session.spec(x).dims[0].axes == ()
+    window.qundo.undo()
+    assert session.spec(x).dims[0].axes == ("data",)

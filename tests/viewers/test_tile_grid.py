@@ -90,3 +90,12 @@ def test_renders_256_devices(qtbot, render_dir, count_colors):
     image = uneven.grab()
     image.save(str(render_dir / "tile_grid_uneven.png"))
     assert count_colors(image) > 8
+
+
+def test_tile_labels_stay_short_and_exact():
+    from viewers.tile_grid import tile_label
+
+    assert tile_label((5,)) == "5"
+    assert tile_label((0, 2, 4, 6)) == "0,2,4,6"
+    assert tile_label(tuple(range(8))) == "0-7"
+    assert tile_label((0, 2, 4, 6, 8, 10)) == "0,2,\u2026(6)"
