@@ -245,6 +245,8 @@ class MainWindow(QMainWindow):
         if TensorInspector is not None:
             self.inspector.specDropped.connect(self.on_spec_dropped)
             self.inspector.specMenuAction.connect(self.on_spec_menu)
+            # hovering a tile outlines the devices that hold it on the mesh editor's grid
+            self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
         self.qundo.cleanChanged.connect(self._on_clean_changed)
 
     # -- intents -> commands ------------------------------------------------------------

@@ -183,3 +183,13 @@ def test_dimension_menu_sets_open_priority_and_clears(make_window):
     assert session.spec(x).dims[0].axes == ()
     window.qundo.undo()
     assert session.spec(x).dims[0].axes == ("data",)
+
+
+def test_hovering_a_tile_outlines_its_devices_on_the_mesh(make_window):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    window.select_value(x)
+    window.inspector.tile_grid.tileHovered.emit([2, 3])
+    assert window.mesh_editor.grid._highlight == {2, 3}
+    window.inspector.tile_grid.tileHovered.emit([])
+    assert window.mesh_editor.grid._highlight == set()
