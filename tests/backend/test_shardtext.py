@@ -1,18 +1,14 @@
 """HloSharding and Shardy text against JAX's own conversions, round trips and kinds."""
 
-import math
 
-import jax
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax._src.lib import xla_client as xc
-from jax.sharding import Mesh as JaxMesh
 from jax.sharding import NamedSharding
 
 from backend.errors import MeshError, SpecError
-from backend.mesh import AxisType, Mesh, MeshAxis, parse_mesh
+from backend.mesh import Mesh, parse_mesh
 from backend.shardtext import (
     hlo_kind,
     hlo_sharding_text,
@@ -25,42 +21,17 @@ from backend.shardtext import (
     spec_from_hlo_sharding,
 )
 from backend.spec import DimSpec, Spec, parse_spec
-
-DEVICES = {d.id: d for d in jax.devices()}
-TYPES = [AxisType.AUTO, AxisType.EXPLICIT, AxisType.MANUAL]
+from tests.backend.sharding_cases import jax_mesh, mesh_spec_rank
 
 
 @st.composite
 def cases(draw, max_devices: int = 64, manual: bool = False):
-    """A random mesh (1-4 axes, device order, axis types), spec with tuples, and rank."""
-    n_axes = draw(st.integers(1, 4))
-    sizes, budget = [], max_devices
-    for _ in range(n_axes):
-        size = draw(st.sampled_from([s for s in (1, 2, 3, 4, 8) if s <= budget]))
-        sizes.append(size)
-        budget //= size
-    names = draw(st.permutations(["a", "b", "c", "d"]))[:n_axes]
-    n = math.prod(sizes)
-    order = draw(st.one_of(st.just(list(range(n))), st.permutations(range(n))))
-    rank = draw(st.integers(0, 4))
-    used = draw(st.permutations(names))
-    where = [draw(st.integers(-1, rank - 1)) if rank else -1 for _ in used]
-    dims = [tuple(a for a, w in zip(used, where, strict=True) if w == i) for i in range(rank)]
-    last = max([i + 1 for i, d in enumerate(dims) if d] or [0])
-    spec = Spec.of(*dims[: draw(st.integers(last, rank))])
-    pool = TYPES if manual else TYPES[:2]
-    # JAX rejects a manual axis inside a spec, so only untouched axes may be manual.
-    types = tuple(
-        draw(st.sampled_from(pool)) if nm not in spec.used_axes else AxisType.AUTO for nm in names
-    )
-    mesh = Mesh(tuple(MeshAxis(nm, s) for nm, s in zip(names, sizes, strict=True)), tuple(order), types)
-    return mesh, spec, rank
+    """A random mesh, spec and rank (see ``sharding_cases.mesh_spec_rank``)."""
+    return draw(mesh_spec_rank(max_devices, manual))
 
 
 def jax_sharding(mesh: Mesh, spec: Spec) -> NamedSharding:
-    devs = np.array([DEVICES[i] for i in mesh.device_order], dtype=object)
-    jm = JaxMesh(devs.reshape(mesh.axis_sizes), mesh.axis_names, axis_types=mesh._jax_types())
-    return NamedSharding(jm, spec.to_jax())
+    return NamedSharding(jax_mesh(mesh), spec.to_jax())
 
 
 def jax_physical_text(mesh: Mesh, spec: Spec, rank: int) -> str:

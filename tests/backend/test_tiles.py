@@ -2,48 +2,25 @@
 
 import math
 
-import jax
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax.sharding import Mesh as JaxMesh
 from jax.sharding import NamedSharding
 
 from backend.errors import SpecError
-from backend.mesh import Mesh, MeshAxis, parse_mesh
+from backend.mesh import Mesh, parse_mesh
 from backend.spec import DimSpec, Spec, parse_spec
 from backend.tiles import TileMap, torch_xla_tile_assignment
-
-DEVICES = {d.id: d for d in jax.devices()}
+from tests.backend.sharding_cases import jax_mesh, mesh_spec_rank
 
 
 @st.composite
 def cases(draw, max_devices: int = 64):
     """A random mesh (1-4 axes, device order), a spec with tuples and a shape."""
-    n_axes = draw(st.integers(1, 4))
-    sizes, budget = [], max_devices
-    for _ in range(n_axes):
-        size = draw(st.sampled_from([s for s in (1, 2, 3, 4, 8) if s <= budget]))
-        sizes.append(size)
-        budget //= size
-    names = draw(st.permutations(["a", "b", "c", "d"]))[:n_axes]
-    n = math.prod(sizes)
-    order = draw(st.one_of(st.just(list(range(n))), st.permutations(range(n))))
-    mesh = Mesh(tuple(MeshAxis(nm, s) for nm, s in zip(names, sizes, strict=True)), tuple(order))
-    rank = draw(st.integers(0, 4))
-    used = draw(st.permutations(names))
-    where = [draw(st.integers(-1, rank - 1)) if rank else -1 for _ in used]
-    dims = [tuple(a for a, w in zip(used, where, strict=True) if w == i) for i in range(rank)]
-    last = max([i + 1 for i, d in enumerate(dims) if d] or [0])
-    spec = Spec.of(*dims[: draw(st.integers(last, rank))])
+    mesh, spec, rank = draw(mesh_spec_rank(max_devices))
     shape = tuple(draw(st.integers(1, 13)) for _ in range(rank))
     return mesh, spec, shape
-
-
-def jax_mesh(mesh: Mesh) -> JaxMesh:
-    devs = np.array([DEVICES[i] for i in mesh.device_order], dtype=object)
-    return JaxMesh(devs.reshape(mesh.axis_sizes), mesh.axis_names)
 
 
 def jax_ranges(mesh: Mesh, spec: Spec, shape: tuple[int, ...]) -> dict[int, list[list[int]]]:
