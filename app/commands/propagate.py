@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from backend.errors import SpecError
+from app.commands.options import add_program_options, parse_spec_args
 from backend.mesh import parse_mesh
-from backend.program import DEFAULT_TIMEOUT, load_program
-from backend.spec import parse_spec
+from backend.program import load_program
 
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
@@ -16,31 +15,13 @@ LOADS_PROGRAM = True
 
 def add_arguments(parser) -> None:
     """Options of ``propagate``."""
-    parser.add_argument("program", help="a .py file, a .mlir file or example:NAME")
-    parser.add_argument("--mesh", help="mesh axes, e.g. data=4,model=2 (default: the program's MESH)")
+    add_program_options(parser, timeout_help="seconds allowed for loading or compiling")
     parser.add_argument(
-        "--spec",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="shard a value: NAME is an argument (x, params['w1']), result[i] or a value id; "
-        "SPEC is dims separated by commas (_ replicated, data+model, trailing ? open, @pN "
-        "priority). Replaces the program's SPECS; repeat for several values",
+        "--gspmd",
+        action="store_true",
+        help="also run GSPMD and list the values it shards differently",
     )
-    parser.add_argument("--gspmd", action="store_true", help="also run GSPMD and list the values it shards differently")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed for loading or compiling")
-
-
-def parse_spec_args(items: list[str]) -> dict[str, object]:
-    """``["x=data,_", ...]`` -> ``{"x": Spec}``; a malformed item raises ``SpecError``."""
-    out: dict[str, object] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name.strip():
-            raise SpecError(f"--spec {item!r} is not NAME=SPEC; write e.g. --spec \"x=data,_\"")
-        out[name.strip()] = parse_spec(text)
-    return out
 
 
 def run(args) -> int:
@@ -80,14 +61,18 @@ def summary(result) -> str:
     lines += ["", "arguments and results:"]
     for v in result.values:
         if v.role != "intermediate":
-            lines.append(f"  {v.name:24} {str(list(v.shape or [])):16} {_spec_text(v.spec):20} {v.hlo_sharding}")
+            lines.append(
+                f"  {v.name:24} {str(list(v.shape or [])):16} {_spec_text(v.spec):20} {v.hlo_sharding}"
+            )
     steps = result.timeline.steps
     lines += ["", f"steps: {len(steps)}"]
     graph = result.graph
     for s in steps[:40]:
         names = ", ".join(graph.values[v].display_name for v in s.values)
         flag = "" if s.recorded else " (not recorded by Shardy)"
-        lines.append(f"  {s.index:4} {s.axis:8} {s.op_name} {s.source} -> {', '.join(s.targets)}: {names}{flag}")
+        lines.append(
+            f"  {s.index:4} {s.axis:8} {s.op_name} {s.source} -> {', '.join(s.targets)}: {names}{flag}"
+        )
     if len(steps) > 40:
         lines.append(f"  ... {len(steps) - 40} more (use --json)")
     lines += ["", f"conflicts: {len(result.conflicts)}"]
@@ -96,7 +81,9 @@ def summary(result) -> str:
         lines.append(f"  op {c.op} {c.op_name} factor {c.factor}: {props}")
         lines.append(f"    kept [{'+'.join(c.kept) or '_'}] by {c.rule}")
         for r in c.reshards:
-            lines.append(f"    reshard {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> [{'+'.join(r.to_axes) or '_'}]: {r.kind}")
+            lines.append(
+                f"    reshard {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> [{'+'.join(r.to_axes) or '_'}]: {r.kind}"
+            )
     lines += ["", f"collectives: {len(result.collectives)}"]
     for c in result.collectives:
         what = graph.values[c.value].display_name if c.value is not None else "?"
@@ -107,5 +94,7 @@ def summary(result) -> str:
         lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
         for d in result.gspmd_differences:
             theirs = _spec_text(d.gspmd) if d.gspmd is not None else "(no spec)"
-            lines.append(f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}")
+            lines.append(
+                f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
+            )
     return "\n".join(lines)

@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from app.commands.options import add_program_options, parse_spec_args
 from backend.errors import ShardscopeError
-from backend.program import DEFAULT_TIMEOUT
 
 NAME = "render"
 HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
@@ -16,15 +16,7 @@ LOADS_PROGRAM = True
 
 def add_arguments(parser) -> None:
     """Options of ``render``."""
-    parser.add_argument("program", help="a .py file, a .mlir file or example:NAME")
-    parser.add_argument("--mesh", help="mesh such as data=4,model=2 (default: the program's)")
-    parser.add_argument(
-        "--spec",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="shard a tensor, e.g. \"params['w1']=_,model\" (repeatable)",
-    )
+    add_program_options(parser)
     parser.add_argument(
         "--view",
         default="graph",
@@ -37,29 +29,24 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--propagate", action="store_true", help="show propagated shardings on the graph's badges"
     )
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
 
 
 def _session(args):
     from backend.mesh import parse_mesh
     from backend.program import load_program
     from backend.session import Session
-    from backend.spec import parse_spec
 
     program = load_program(args.program, timeout=args.timeout)
     session = Session()
     session.set_program(program)
     if args.mesh:
         session.set_mesh(parse_mesh(args.mesh), prune=True)
-    for item in args.spec:
-        name, sep, text = item.partition("=")
-        if not sep:
-            raise ShardscopeError(f"--spec {item!r} has no '=': write NAME=SPEC, e.g. x=data,_")
-        value = program.graph.value_by_name(name.strip())
+    for name, spec in parse_spec_args(args.spec).items():
+        value = program.graph.value_by_name(name)
         if value is None:
             names = ", ".join(program.arg_names[:6])
             raise ShardscopeError(f"--spec names unknown tensor {name!r}: use one of {names}")
-        session.set_spec(value.id, parse_spec(text))
+        session.set_spec(value.id, spec)
     if args.propagate:
         from backend.propagation import propagate
 
