@@ -69,7 +69,9 @@ class DimSlot(QWidget):
         self.setAcceptDrops(True)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.DefaultContextMenu)
-        self.setToolTip(f"dim {dim}: drop a mesh axis here; right-click for open/closed and priority")
+        self.setToolTip(
+            f"dim {dim}: drop a mesh axis here; right-click for open/closed and priority"
+        )
 
     def set_dim_spec(self, spec: DimSpec, mesh) -> None:
         self.spec = spec
@@ -92,7 +94,9 @@ class DimSlot(QWidget):
 
     def sizeHint(self) -> QSize:
         fm = QFontMetrics(self.font())
-        chips_w = sum(fm.horizontalAdvance(t) + 18 for t, _ in self._chips()) + 6 * len(self._chips())
+        chips_w = sum(fm.horizontalAdvance(t) + 18 for t, _ in self._chips()) + 6 * len(
+            self._chips()
+        )
         width = max(fm.horizontalAdvance(self._header()) + 16, chips_w + 12, 90)
         return QSize(width, fm.height() * 2 + 22)
 
@@ -112,15 +116,24 @@ class DimSlot(QWidget):
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRoundedRect(frame, 6, 6)
         p.setPen(theme.muted)
-        p.drawText(QRectF(8, 3, frame.width() - 12, fm.height() + 2),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self._header())
+        p.drawText(
+            QRectF(8, 3, frame.width() - 12, fm.height() + 2),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            self._header(),
+        )
         x = 6.0
         y = fm.height() + 8
         for text, axis in self._chips():
             w = fm.horizontalAdvance(text) + 18
             color = axis_color(self.mesh if self.mesh is not None else (), axis)
-            paint_chip(p, QRectF(x, y, w, fm.height() + 6), text, color,
-                       dashed=axis is None, outline=theme.foreground)
+            paint_chip(
+                p,
+                QRectF(x, y, w, fm.height() + 6),
+                text,
+                color,
+                dashed=axis is None,
+                outline=theme.foreground,
+            )
             x += w + 6
         p.end()
 
@@ -231,7 +244,8 @@ class TensorInspector(QWidget):
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.text_labels: dict[str, QLabel] = {}
-        form = QFormLayout()
+        self.details = QWidget()
+        form = QFormLayout(self.details)
         form.setContentsMargins(0, 0, 0, 0)
         for key, caption in (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind")):
             label = QLabel()
@@ -248,7 +262,12 @@ class TensorInspector(QWidget):
         layout.addWidget(self.facts)
         layout.addWidget(slot_box)
         layout.addWidget(self.tile_grid, 1)
-        layout.addLayout(form)
+        layout.addWidget(self.details)
+        self.hint = QLabel("Select a tensor in the graph or the Program dock to see its tiles.")
+        self.hint.setWordWrap(True)
+        layout.addWidget(self.hint)
+        layout.addStretch(0)
+        self._show_details(False)
 
     def set_value(self, value, mesh, spec: Spec | None, texts: dict | None = None) -> None:
         """Show ``value`` (a graph Value) sharded by ``spec`` over ``mesh``.
@@ -264,10 +283,14 @@ class TensorInspector(QWidget):
             self._build_slots(())
             self.texts = {}
             self._show_texts(self.texts, None)
+            self._show_details(False)
             return
+        self._show_details(True)
         shape = tuple(value.shape or ())
         self.title.setText(value.display_name or f"value {value.id}")
-        shape_text = "[" + ", ".join(str(s) for s in shape) + "]" if value.shape is not None else "n/a"
+        shape_text = (
+            "[" + ", ".join(str(s) for s in shape) + "]" if value.shape is not None else "n/a"
+        )
         self.facts.setText(f"{value.role} \u00b7 {value.dtype}{shape_text}")
         error = None
         if texts is None and mesh is not None:
@@ -284,12 +307,20 @@ class TensorInspector(QWidget):
         if mesh is not None and value.shape is not None:
             self.tile_grid.set_tensor(shape, mesh, self.spec)
 
+    def _show_details(self, shown: bool) -> None:
+        # an empty tile grid draws bare axes around nothing: show a hint instead
+        self.tile_grid.setVisible(shown)
+        self.details.setVisible(shown)
+        self.hint.setVisible(not shown)
+
     def slot(self, dim: int) -> DimSlot:
         """The slot of tensor dim ``dim``."""
         return self.slots[dim]
 
     def _build_slots(self, shape: tuple[int, ...]) -> None:
-        if len(self.slots) == len(shape) and all(s.size == n for s, n in zip(self.slots, shape, strict=True)):
+        if len(self.slots) == len(shape) and all(
+            s.size == n for s, n in zip(self.slots, shape, strict=True)
+        ):
             return
         for slot in self.slots:
             self._slot_row.removeWidget(slot)
