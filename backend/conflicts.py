@@ -118,15 +118,19 @@ def factor_name(i: int) -> str:
     return _FACTOR_NAMES[i] if i < len(_FACTOR_NAMES) else f"z_{i - len(_FACTOR_NAMES) + 1}"
 
 
-def read_rules(module, index) -> list[OpRule]:
-    """The ``sdy.sharding_rule`` of every program op of a propagated module."""
+def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
+    """The ``sdy.sharding_rule`` of every program op of a propagated module.
+
+    ``scan``: a ``sdyread.Scan`` of ``module`` as it stands, if the caller has one.
+    """
+    scan = scan or sdyread.Scan(module.operation)
     out = []
-    for op in sdyread.walk(module.operation):
+    n_ops = len(index.graph.ops)
+    for op, tag in zip(scan.ops, scan.tags, strict=True):
+        if tag is None or tag < 0 or tag >= n_ops:
+            continue
         attrs = op.attributes
         if "sdy.sharding_rule" not in attrs:
-            continue
-        tag = sdyread.tag_of(op)
-        if tag is None or tag < 0 or tag >= len(index.graph.ops):
             continue
         operands, results, sizes, reduction, need_rep = sdyread.cached(attrs["sdy.sharding_rule"], _read_rule)
         out.append(
@@ -138,7 +142,7 @@ def read_rules(module, index) -> list[OpRule]:
                 sizes,
                 reduction,
                 need_rep,
-                tuple(index.graph_id(sdyread.value_key(v)) for v in op.operands),
+                tuple(index.graph_id(scan.value_key(v)) for v in op.operands),
                 tuple(index.graph_id(("res", tag, j)) for j in range(len(op.results))),
             )
         )

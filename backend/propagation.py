@@ -302,8 +302,10 @@ def _propagate(
 
     propagate_passes, export = pipeline_stages()
     run_passes(module, propagate_passes)
-    after, origins, steps, origin_names = read_state(module, index, graph, debug=True)
-    rules = read_rules(module, index) if conflicts else []
+    scan = sdyread.Scan(module.operation)
+    after, origins, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
+    rules = read_rules(module, index, scan) if conflicts else []
+    del scan
     run_passes(module, export)
     # The export passes after propagation change function boundaries (non-divisible
     # input/output shardings are cut, dims closed) but no op's sharding.

@@ -196,13 +196,31 @@ def clone(module: ir.Module | ModuleView) -> ModuleView:
 
 
 def read_state(
-    module: ir.Module, index: ProgramIndex, graph: ProgramGraph, *, debug: bool, scope: str = "all"
+    module: ir.Module,
+    index: ProgramIndex,
+    graph: ProgramGraph,
+    *,
+    debug: bool,
+    scope: str = "all",
+    scan: sdyread.Scan | None = None,
 ):
     """Shardings (canonical graph ids) and, with ``debug``, origins, steps and constraint names.
 
     ``scope="annotations"`` reads function boundaries and ``sdy`` ops only (all an
     unpropagated module can hold); ``scope="io"`` reads function boundaries only.
+    ``scan``: a ``sdyread.Scan`` of ``module`` as it stands, if the caller has one.
     """
+    if scope == "io":
+        ops: list[ir.Operation] = []
+        tags: list[int | None] = []
+        key_of = sdyread.value_key
+    elif scope == "annotations" and scan is None:
+        ops = [op for op in sdyread.walk(module.operation) if op.name.startswith("sdy.")]
+        tags = [sdyread.tag_of(op) for op in ops]
+        key_of = sdyread.value_key
+    else:
+        scan = scan or sdyread.Scan(module.operation)
+        ops, tags, key_of = scan.ops, scan.tags, scan.value_key
     state: dict[int, ValueSharding] = {}
     origins: dict[int, dict[str, str]] = {}
     steps: list[Step] = []
@@ -234,8 +252,9 @@ def read_state(
         if tag is None:
             continue
         block = sdyread.first_block(func)
+        arg_or = sdyread.arg_attr(func, "arg_attrs", "sdy.sharding_origins") if debug else []
         for j, attr in enumerate(sdyread.arg_attr(func, "arg_attrs", "sdy.sharding")):
-            origin = sdyread.arg_attr(func, "arg_attrs", "sdy.sharding_origins")[j] if debug else None
+            origin = arg_or[j] if debug else None
             put(("arg", tag, 0, j), sdyread.read_sharding(attr) if attr is not None else None, origin)
         ret = sdyread.terminator(block)
         res_sh = sdyread.arg_attr(func, "res_attrs", "sdy.sharding")
@@ -250,22 +269,20 @@ def read_state(
             operand = ret.operands[j]
 
             def resolve_fres(ref: str, j=j, operand=operand, tag=tag) -> list[tuple]:
-                return [sdyread.value_key(operand)] if ref.startswith("operand") else [("fres", tag, j)]
+                return [key_of(operand)] if ref.startswith("operand") else [("fres", tag, j)]
 
             steps_from(None, "func.return", attr, resolve_fres)
 
-    ops = () if scope == "io" else sdyread.walk(module.operation)
-    for op in ops:
-        if scope == "annotations" and not op.name.startswith("sdy."):
+    for op, tag in zip(ops, tags, strict=True):
+        name = op.name
+        if scope == "annotations" and not name.startswith("sdy."):
             continue
-        if op.name == "sdy.data_flow_edge":
-            _read_edge_op(op, put, steps_from, index, graph, debug)
+        if name == "sdy.data_flow_edge":
+            _read_edge_op(op, put, steps_from, index, graph, debug, key_of)
             continue
-        tag = sdyread.tag_of(op)
         if tag is None or tag < 0:
             continue
         attrs = op.attributes
-        name = op.name
         op_id = tag if tag < len(graph.ops) else None
         shown = name if op_id is not None else f"{name} (user)"
         if name == "sdy.data_flow_edge":
@@ -298,7 +315,7 @@ def read_state(
             def resolve_op(ref: str, op=op, tag=tag) -> list[tuple]:
                 kind, i = ref.rsplit("-", 1)
                 if kind == "operand":
-                    return [sdyread.value_key(op.operands[int(i)])]
+                    return [key_of(op.operands[int(i)])]
                 return [("res", tag, int(i))]
 
             steps_from(op_id, shown, attrs["sdy.propagation_edges"], resolve_op)
@@ -307,13 +324,15 @@ def read_state(
                 if attr_name not in attrs:
                     continue
                 for j, edges in enumerate(ir.ArrayAttr(attrs[attr_name])):
-                    resolve = functools.partial(_data_flow_ref, op, tag, owner, j)
+                    resolve = functools.partial(_data_flow_ref, key_of, op, tag, owner, j)
                     steps_from(op_id, shown, edges, resolve)
     steps.sort(key=lambda s: (s.index, s.axis, s.source))
     return state, origins, steps, constraint_names
 
 
-def _read_edge_op(op: ir.Operation, put, steps_from, index: ProgramIndex, graph: ProgramGraph, debug: bool) -> None:
+def _read_edge_op(
+    op: ir.Operation, put, steps_from, index: ProgramIndex, graph: ProgramGraph, debug: bool, key_of
+) -> None:
     """One ``sdy.data_flow_edge``: the sharding, origins and steps of its owner value."""
     owner = op.operands[0]
     if isinstance(owner, ir.BlockArgument):
@@ -326,7 +345,7 @@ def _read_edge_op(op: ir.Operation, put, steps_from, index: ProgramIndex, graph:
     if tag is None:
         return
     attrs = op.attributes
-    key = sdyread.value_key(owner)
+    key = key_of(owner)
     sh = sdyread.read_sharding(attrs["sharding"]) if "sharding" in attrs else None
     if sh is not None and kind == "block_arg" and parent.name == "sdy.manual_computation":
         sh = _with_manual_axes(parent, j, sh)
@@ -342,7 +361,7 @@ def _read_edge_op(op: ir.Operation, put, steps_from, index: ProgramIndex, graph:
         put(("arg", tag, 1, j), sh)
     if debug and "sdy.propagation_edges" in attrs:
         op_id = tag if 0 <= tag < len(graph.ops) else None
-        resolve = functools.partial(_data_flow_ref, parent, tag, kind, j)
+        resolve = functools.partial(_data_flow_ref, key_of, parent, tag, kind, j)
         steps_from(op_id, parent.name, attrs["sdy.propagation_edges"], resolve)
 
 
@@ -360,7 +379,7 @@ def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSh
     return local.with_dims(dims)
 
 
-def _data_flow_ref(op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> list[tuple]:
+def _data_flow_ref(key_of, op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> list[tuple]:
     """Keys a data-flow edge's ``operand-i`` / ``result-0`` stand for.
 
     On an edge owned by result ``j`` the sources (operands) are what flows into it: the
@@ -379,7 +398,7 @@ def _data_flow_ref(op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> 
             keys += [("arg", tag, 0, j), ("arg", tag, 1, j)]
         return keys
     if owner == "block_arg":
-        return [sdyread.value_key(op.operands[j])]
+        return [key_of(op.operands[j])]
     sources: list[ir.Value] = []
     if name == "stablehlo.while":
         sources = [op.operands[j], sdyread.terminator(sdyread.first_block(op, 1)).operands[j]]
@@ -388,5 +407,5 @@ def _data_flow_ref(op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> 
     else:
         sources = [sdyread.terminator(r.blocks[0]).operands[j] for r in op.regions if len(r.blocks)]
     if k < len(sources):
-        return [sdyread.value_key(sources[k])]
+        return [key_of(sources[k])]
     return []

@@ -90,6 +90,36 @@ def value_key(value: ir.Value) -> ValueKey | None:
     return ("res", tag, res.result_number)
 
 
+class Scan:
+    """The ops of a module as it stands (pre-order) with their tags, and value keys.
+
+    Valid until the module changes. Readers that visit the same module share one scan: a
+    walk, a tag read per op and a ``value_key`` per operand each cost microseconds in
+    these bindings, and a propagated transformer has thousands of ops. Keys of tagged ops'
+    results are listed up front; other values (block arguments, results of inserted ops)
+    are keyed on first use.
+    """
+
+    def __init__(self, root: ir.Operation) -> None:
+        self.ops = walk(root)
+        self.tags = [tag_of(op) for op in self.ops]
+        keys: dict[ir.Value, ValueKey | None] = {}
+        for op, tag in zip(self.ops, self.tags, strict=True):
+            if tag is None or op.name == "sdy.data_flow_edge":
+                continue
+            for j, res in enumerate(op.results):
+                keys[res] = ("res", tag, j)
+        self._keys = keys
+
+    def value_key(self, value: ir.Value) -> ValueKey | None:
+        """``value_key(value)``, remembered for the life of the scan."""
+        keys = self._keys
+        if value in keys:
+            return keys[value]
+        key = keys[value] = value_key(value)
+        return key
+
+
 def axis_name(axis: ir.Attribute) -> str:
     """``x`` or, for a sub-axis, ``x:(pre)size``."""
     ref = sdy.AxisRefAttr(axis)
@@ -142,12 +172,16 @@ def read_per_value(attr: ir.Attribute) -> list[ValueSharding]:
 
 def dict_of(attr: ir.Attribute) -> dict[str, str]:
     """A dictionary attribute of strings (``sdy.sharding_origins``) as a dict."""
+    return dict(cached(attr, _dict_items))
+
+
+def _dict_items(attr: ir.Attribute) -> tuple[tuple[str, str], ...]:
     d = ir.DictAttr(attr)
-    out = {}
+    out = []
     for i in range(len(d)):
         named = d[i]
-        out[named.name] = ir.StringAttr(named.attr).value
-    return out
+        out.append((named.name, ir.StringAttr(named.attr).value))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
