@@ -237,18 +237,33 @@ def find_conflicts(
     shape = mesh.shape
     priorities = _priorities(annotations)
     out: list[Conflict] = []
+    # Whether an op conflicts depends only on its rule and its tensors' shardings, and a
+    # layered model repeats the same few combinations thousands of times: each is
+    # projected onto factors once, and combinations found clean are not looked at again.
+    projected: dict[tuple, dict] = {}
+    clean: set[tuple] = set()
     for rule in rules:
         tensors = [(f"operand-{i}", v, d) for i, (v, d) in enumerate(zip(rule.operands, rule.operand_dims, strict=False))]
         tensors += [(f"result-{j}", v, d) for j, (v, d) in enumerate(zip(rule.results, rule.result_dims, strict=False))]
         per_tensor = []
+        key: list = [rule.factor_sizes]
         for label, v, dims in tensors:
             if v is None or not dims:
                 continue
             # A value Shardy left without any sharding is open and replicated.
             sh = timeline.final.get(v) or replicated(len(dims))
-            per_tensor.append((label, v, dims, factor_axes(dims, sh, shape, rule.factor_sizes)))
+            fkey = (dims, sh, rule.factor_sizes)
+            fa = projected.get(fkey)
+            if fa is None:
+                fa = projected[fkey] = factor_axes(dims, sh, shape, rule.factor_sizes)
+            per_tensor.append((label, v, dims, fa))
+            key.append((label, fkey))
         if len(per_tensor) < 2:
             continue
+        combo = tuple(key)
+        if combo in clean:
+            continue
+        found = len(out)
         seen: set[int] = set()
         for f in range(len(rule.factor_sizes)):
             holders = [(label, v, fa[f]) for label, v, _, fa in per_tensor if f in fa]
@@ -262,6 +277,8 @@ def find_conflicts(
             out.append(_explain(rule, f, holders, props, per_tensor, timeline, shape, priorities))
             seen.add(f)
         out.extend(_cross_factor(rule, per_tensor, seen, timeline, shape, priorities))
+        if len(out) == found:
+            clean.add(combo)
     return out
 
 

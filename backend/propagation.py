@@ -487,15 +487,17 @@ def _value_infos(graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mes
     from backend.shardtext import hlo_sharding_text
 
     out = []
-    cache: dict[tuple, str] = {}
+    shape = mesh.shape
+    # Few distinct shardings among thousands of values: each is merged and printed once.
+    cache: dict[tuple, tuple[tuple, str]] = {}
     for v in graph.values:
         s = final.get(v.id) or replicated(v.rank)
-        dims = tuple(merge_full_axes(d, mesh.shape) for d in s.dims)
-        key = (dims, v.rank)
-        hlo = cache.get(key)
-        if hlo is None:
-            hlo = _hlo_text(mesh, dims, v.rank, hlo_sharding_text)
-            cache[key] = hlo
+        key = (s.dims, v.rank)
+        hit = cache.get(key)
+        if hit is None:
+            dims = tuple(merge_full_axes(d, shape) for d in s.dims)
+            hit = cache[key] = (dims, _hlo_text(mesh, dims, v.rank, hlo_sharding_text))
+        dims, hlo = hit
         out.append(
             ValueInfo(v.id, v.name, v.display_name, v.role, v.shape, v.dtype, [list(d) for d in dims], hlo, s.closed)
         )
