@@ -171,8 +171,12 @@ def inline_calls(module: ir.Module) -> int:
         calls = [op for op in sdyread.walk(module.operation) if op.name == "func.call"]
         if not calls:
             return count
-        for call in calls:
-            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        callees = [ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in calls]
+        # Only a callee that itself calls can leave calls behind in the copies; without
+        # one, this round inlines every call there is and another walk would find none.
+        calling = {_top_func_name(call) for call in calls}
+        again = any(c in calling for c in callees)
+        for call, callee in zip(calls, callees, strict=True):
             copy = funcs[callee].clone(ip=ir.InsertionPoint.at_block_begin(module.body))
             block = sdyread.first_block(copy)
             ret = sdyread.terminator(block)
@@ -188,6 +192,15 @@ def inline_calls(module: ir.Module) -> int:
             call.erase()
             copy.erase()
             count += 1
+        if not again:
+            return count
+
+
+def _top_func_name(op: ir.Operation) -> str | None:
+    """The symbol name of the top-level ``func.func`` that holds ``op``."""
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return sdyread.func_name(op) if op is not None else None
 
 
 def clone(module: ir.Module | ModuleView) -> ModuleView:
