@@ -126,6 +126,7 @@ def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
     scan = scan or sdyread.Scan(module.operation)
     out = []
     n_ops = len(index.graph.ops)
+    graph_id, key_of, key_to_id = index.graph_id, scan.value_key, index.key_to_id
     for op, tag in zip(scan.ops, scan.tags, strict=True):
         if tag is None or tag < 0 or tag >= n_ops:
             continue
@@ -142,8 +143,9 @@ def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
                 sizes,
                 reduction,
                 need_rep,
-                tuple(index.graph_id(scan.value_key(v)) for v in op.operands),
-                tuple(index.graph_id(("res", tag, j)) for j in range(len(op.results))),
+                tuple([graph_id(key_of(v)) for v in op.operands]),
+                # ``resolve`` only renames block-argument keys, so results look up directly.
+                tuple([key_to_id.get(("res", tag, j)) for j in range(len(op.results))]),
             )
         )
     return out

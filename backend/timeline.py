@@ -233,8 +233,20 @@ def complete(timeline: Timeline, describe: Callable[[int], tuple[str, int | None
     and source value to show for value ``v``.
     """
     missing = {}
+    last = timeline.last_index
+    initial, changes = timeline.initial, timeline._changes
     for v, fin in timeline.final.items():
-        got = timeline.value_at(v, timeline.last_index)
+        # A value that holds every final axis by the last step is explained; that is most
+        # of them, and checking it is cheaper than rebuilding the sharding.
+        start = initial.get(v)
+        added = changes.get(v)
+        if all(
+            (start is not None and a in start.axes) or (added is not None and a in added[1])
+            for d in fin.dims
+            for a in d
+        ):
+            continue
+        got = timeline.value_at(v, last)
         if got is not None and got.dims != fin.dims:
             missing[v] = (got.dims, fin.dims)
     if not missing:
