@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
+import threading
 
 from backend.errors import ShardscopeError
 
@@ -24,9 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _import_jax() -> None:
+    import jax._src.interpreters.mlir  # noqa: F401
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; with no command, open the GUI on a built-in example."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    # shardscope allocates in bursts of ~100k small objects (graphs, timelines, JSON) that
+    # live on; with CPython's default threshold of 700 the collector rescans them dozens of
+    # times per burst, which cost more than building them.
+    gc.set_threshold(50_000, 20, 20)
     parser = build_parser()
     args = parser.parse_args(argv or ["gui"])
     if args._loads:
@@ -35,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         from backend.forkserver import warm_up
 
         warm_up()
+        # While the worker lowers the program this process would sit idle, then import jax
+        # for the MLIR context: import it meanwhile (the load waits on a pipe, not the GIL).
+        threading.Thread(target=_import_jax, name="import-jax", daemon=True).start()
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
