@@ -44,8 +44,12 @@ class PaintWatch(QObject):
 
 def main(source: str = "example:transformer?layers=24") -> None:
     from app.main_window import MainWindow
+    from backend.forkserver import warm_up
     from backend.program import load_program
 
+    # Both sides load through a warm worker, as the app does after its start-up.
+    warm_up()
+    load_program("example:conflict")
     t = time.perf_counter()
     program = load_program(source)
     _ = program.graph
