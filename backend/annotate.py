@@ -122,10 +122,14 @@ def set_mesh(module: ir.Module, mesh: Mapping[str, int], mesh_name: str = MESH_N
         sdy.MeshOp(mesh_name, attr, ip=ip)
 
 
-def _set_func_attr(func: ir.Operation, key: str, index: int, name: str, value: ir.Attribute) -> None:
-    count = len(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
-                if key == "arg_attrs" else
-                ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results)
+def _set_func_attr(
+    func: ir.Operation, key: str, index: int, name: str, value: ir.Attribute
+) -> None:
+    count = len(
+        ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
+        if key == "arg_attrs"
+        else ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
+    )
     old = list(ir.ArrayAttr(func.attributes[key])) if key in func.attributes else []
     old += [ir.DictAttr.get({})] * (count - len(old))
     entries = {}

@@ -56,7 +56,12 @@ class Proposal:
 
     def to_json(self) -> dict:
         """JSON form."""
-        return {"tensor": self.tensor, "value": self.value, "axes": list(self.axes), "origin": self.origin}
+        return {
+            "tensor": self.tensor,
+            "value": self.value,
+            "axes": list(self.axes),
+            "origin": self.origin,
+        }
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,9 @@ def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
         attrs = op.attributes
         if "sdy.sharding_rule" not in attrs:
             continue
-        operands, results, sizes, reduction, need_rep = sdyread.cached(attrs["sdy.sharding_rule"], _read_rule)
+        operands, results, sizes, reduction, need_rep = sdyread.cached(
+            attrs["sdy.sharding_rule"], _read_rule
+        )
         out.append(
             OpRule(
                 tag,
@@ -164,7 +171,9 @@ def _read_rule(attr: ir.Attribute) -> tuple:
 
 def _mapping(attr: ir.Attribute) -> tuple[tuple[int, ...], ...]:
     tm = sdy.TensorMappingAttr(attr)
-    return tuple(tuple(int(f) for f in sdy.DimMappingAttr(d).factor_indices) for d in tm.dim_mappings)
+    return tuple(
+        tuple(int(f) for f in sdy.DimMappingAttr(d).factor_indices) for d in tm.dim_mappings
+    )
 
 
 def _axis_size(axis: str, mesh: dict[str, int]) -> int:
@@ -245,8 +254,14 @@ def find_conflicts(
     projected: dict[tuple, dict] = {}
     clean: set[tuple] = set()
     for rule in rules:
-        tensors = [(f"operand-{i}", v, d) for i, (v, d) in enumerate(zip(rule.operands, rule.operand_dims, strict=False))]
-        tensors += [(f"result-{j}", v, d) for j, (v, d) in enumerate(zip(rule.results, rule.result_dims, strict=False))]
+        tensors = [
+            (f"operand-{i}", v, d)
+            for i, (v, d) in enumerate(zip(rule.operands, rule.operand_dims, strict=False))
+        ]
+        tensors += [
+            (f"result-{j}", v, d)
+            for j, (v, d) in enumerate(zip(rule.results, rule.result_dims, strict=False))
+        ]
         per_tensor = []
         key: list = [rule.factor_sizes]
         for label, v, dims in tensors:
@@ -284,7 +299,14 @@ def find_conflicts(
     return out
 
 
-def _cross_factor(rule: OpRule, per_tensor, seen: set[int], timeline: Timeline, mesh: dict[str, int], priorities: dict[int, int]) -> list[Conflict]:
+def _cross_factor(
+    rule: OpRule,
+    per_tensor,
+    seen: set[int],
+    timeline: Timeline,
+    mesh: dict[str, int],
+    priorities: dict[int, int],
+) -> list[Conflict]:
     """One axis held on two different factors by two tensors: the factor that lost it."""
     where: dict[str, set[int]] = {}
     for _, _, _, fa in per_tensor:
@@ -296,8 +318,11 @@ def _cross_factor(rule: OpRule, per_tensor, seen: set[int], timeline: Timeline, 
         if len(factors) < 2:
             continue
         kept_by = {
-            g for label, _, _, fa in per_tensor if label.startswith("result")
-            for g, info in fa.items() if axis in info[0]
+            g
+            for label, _, _, fa in per_tensor
+            if label.startswith("result")
+            for g, info in fa.items()
+            if axis in info[0]
         }
         for f in sorted(factors - kept_by):
             if f in seen:
@@ -378,9 +403,13 @@ def _explain(
         if info[0] == kept:
             continue
         moved = bool((set(info[0]) - set(kept)) & target_other)
-        reshards.append(Reshard(label, v, info[1], info[0], kept, _reshard_kind(info[0], kept, moved)))
+        reshards.append(
+            Reshard(label, v, info[1], info[0], kept, _reshard_kind(info[0], kept, moved))
+        )
     dims = {label: list(info[1]) for label, _, info in holders}
-    return Conflict(rule.op, rule.op_name, factor_name(f), size, dims, proposals, kept, rule_name, reshards)
+    return Conflict(
+        rule.op, rule.op_name, factor_name(f), size, dims, proposals, kept, rule_name, reshards
+    )
 
 
 def _factors_of(per_tensor, label: str) -> dict:

@@ -69,7 +69,9 @@ class Difference:
         }
 
 
-def run_gspmd(program: Any, mesh: dict[str, int], specs: dict[str, list], *, timeout: float = 300.0) -> dict:
+def run_gspmd(
+    program: Any, mesh: dict[str, int], specs: dict[str, list], *, timeout: float = 300.0
+) -> dict:
     """Compile ``program`` with GSPMD in a worker; the worker's JSON report.
 
     ``specs`` maps argument names to JSON spec entries. Raises ``ShardscopeError`` if the
@@ -77,7 +79,9 @@ def run_gspmd(program: Any, mesh: dict[str, int], specs: dict[str, list], *, tim
     """
     path = getattr(program, "path", None)
     if not path or not str(path).endswith(".py"):
-        raise ShardscopeError("--gspmd needs a Python program (.py or example:NAME); a .mlir module cannot be recompiled with GSPMD")
+        raise ShardscopeError(
+            "--gspmd needs a Python program (.py or example:NAME); a .mlir module cannot be recompiled with GSPMD"
+        )
     with tempfile.TemporaryDirectory(prefix="shardscope-gspmd-") as tmp:
         job = Path(tmp) / "job.json"
         out = Path(tmp) / "out.json"
@@ -94,7 +98,11 @@ def run_gspmd(program: Any, mesh: dict[str, int], specs: dict[str, list], *, tim
             )
         )
         env = dict(os.environ)
-        flags = [f for f in env.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
+        flags = [
+            f
+            for f in env.get("XLA_FLAGS", "").split()
+            if "xla_force_host_platform_device_count" not in f
+        ]
         n = 1
         for size in mesh.values():
             n *= int(size)
@@ -112,7 +120,9 @@ def run_gspmd(program: Any, mesh: dict[str, int], specs: dict[str, list], *, tim
                 cwd=str(Path(path).parent),
             )
         except subprocess.TimeoutExpired:
-            raise ShardscopeError(f"the GSPMD compile did not finish within {timeout:g} s; allow more with --timeout") from None
+            raise ShardscopeError(
+                f"the GSPMD compile did not finish within {timeout:g} s; allow more with --timeout"
+            ) from None
         if not out.exists():
             tail = [line for line in (proc.stderr or "").splitlines() if line.strip()]
             detail = tail[-1][:200] if tail else f"exit status {proc.returncode}"
@@ -152,7 +162,18 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
         theirs = _spec_of(text, result.mesh, len(ours.spec))
         if theirs == ours.spec:
             continue
-        out.append(Difference(vid, ours.name, ours.display_name, ours.role, ours.spec, ours.hlo_sharding, theirs, text))
+        out.append(
+            Difference(
+                vid,
+                ours.name,
+                ours.display_name,
+                ours.role,
+                ours.spec,
+                ours.hlo_sharding,
+                theirs,
+                text,
+            )
+        )
     return out
 
 
@@ -218,7 +239,10 @@ def _worker(job_path: str, out_path: str) -> None:
     try:
         report = _compile(job)
     except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
-        report = {"ok": False, "error": f"GSPMD compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+        report = {
+            "ok": False,
+            "error": f"GSPMD compile failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        }
     Path(out_path).write_text(json.dumps(report))
 
 
@@ -233,7 +257,9 @@ def _compile(job: dict) -> dict:
     jax.config.update("jax_use_shardy_partitioner", False)
     ns = load_python_namespace(job["path"], job["params"])
     mesh = job["mesh"]
-    jmesh = jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
+    jmesh = jax.make_mesh(
+        tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+    )
     leaves, treedef = jax.tree.flatten(ns["EXAMPLE_ARGS"])
     new = []
     for leaf, name in zip(leaves, job["arg_names"], strict=True):
@@ -265,8 +291,14 @@ def _compile(job: dict) -> dict:
     out_shapes = [o.shape for o in jax.tree.leaves(compiled.out_info)]
     return {
         "ok": True,
-        "inputs": [str(s._to_xla_hlo_sharding(len(leaf.shape))) for s, leaf in zip(in_leaves, leaves, strict=True)],
-        "outputs": [str(s._to_xla_hlo_sharding(len(shape))) for s, shape in zip(out_leaves, out_shapes, strict=True)],
+        "inputs": [
+            str(s._to_xla_hlo_sharding(len(leaf.shape)))
+            for s, leaf in zip(in_leaves, leaves, strict=True)
+        ],
+        "outputs": [
+            str(s._to_xla_hlo_sharding(len(shape)))
+            for s, shape in zip(out_leaves, out_shapes, strict=True)
+        ],
         "instructions": instructions,
     }
 

@@ -37,9 +37,7 @@ class AxisType(enum.Enum):
         for member in cls:
             if text.lower() in (member.value.lower(), member.name.lower()):
                 return member
-        raise MeshError(
-            f"unknown axis type {value!r}: use one of Auto, Explicit, Manual"
-        )
+        raise MeshError(f"unknown axis type {value!r}: use one of Auto, Explicit, Manual")
 
 
 @dataclass(frozen=True)
@@ -64,9 +62,7 @@ class Mesh:
     _grid: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        axes = tuple(
-            a if isinstance(a, MeshAxis) else MeshAxis(str(a[0]), a[1]) for a in self.axes
-        )
+        axes = tuple(a if isinstance(a, MeshAxis) else MeshAxis(str(a[0]), a[1]) for a in self.axes)
         object.__setattr__(self, "axes", axes)
         _check_axes(axes)
         size = math.prod(a.size for a in axes)
@@ -214,7 +210,9 @@ class Mesh:
     def from_json(cls, data: Mapping[str, Any]) -> Mesh:
         """Read ``to_json`` output; device order and axis types may be left out."""
         try:
-            axes = tuple(MeshAxis(str(a["name"]), _as_size(a["name"], a["size"])) for a in data["axes"])
+            axes = tuple(
+                MeshAxis(str(a["name"]), _as_size(a["name"], a["size"])) for a in data["axes"]
+            )
         except (KeyError, TypeError) as exc:
             raise MeshError(
                 f"mesh JSON lacks {exc}: give axes as [{{'name': ..., 'size': ...}}, ...]"
@@ -250,9 +248,7 @@ def _check_axes(axes: tuple[MeshAxis, ...]) -> None:
                 f"mesh axis name {a.name!r} is not an identifier: use letters, digits and _"
             )
         if a.name in seen:
-            raise MeshError(
-                f"mesh axis {a.name!r} appears twice: give each axis a distinct name"
-            )
+            raise MeshError(f"mesh axis {a.name!r} appears twice: give each axis a distinct name")
         seen.add(a.name)
         if not isinstance(a.size, int | np.integer) or a.size < 1:
             raise MeshError(f"mesh axis {a.name!r} has size {a.size}: give a size >= 1")
@@ -267,9 +263,7 @@ def _check_order(order: tuple[int, ...], size: int) -> None:
     if sorted(order) != list(range(size)):
         dupes = sorted({d for d in order if order.count(d) > 1}) if size <= 4096 else []
         what = f"repeats {dupes[:8]}" if dupes else "is not 0..N-1"
-        raise MeshError(
-            f"device order {what}: give a permutation of 0..{size - 1}, each id once"
-        )
+        raise MeshError(f"device order {what}: give a permutation of 0..{size - 1}, each id once")
 
 
 def parse_mesh(
@@ -289,9 +283,7 @@ def parse_mesh(
     for item in items:
         name, sep, size = item.partition("=")
         if not sep:
-            raise MeshError(
-                f"mesh axis {item!r} has no size: write it as name=size, e.g. {item}=4"
-            )
+            raise MeshError(f"mesh axis {item!r} has no size: write it as name=size, e.g. {item}=4")
         axes.append(MeshAxis(name.strip(), _as_size(name.strip(), size.strip())))
     return Mesh(tuple(axes), parse_ints(device_order, "device order"), _parse_types(axis_types))
 

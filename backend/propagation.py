@@ -64,7 +64,9 @@ def pipeline_stages() -> tuple[str, str]:
     (``sdy-save-module``, not registered on its own) are dropped.
     """
     ctx = new_context()
-    text = str(passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)", context=ctx))
+    text = str(
+        passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)", context=ctx)
+    )
     body = text[len("builtin.module(") : -1]
     passes = _split_top(body)
     passes = [p for p in passes if p != "sdy-save-module"]
@@ -233,7 +235,9 @@ def prepare(
     try:
         module = ir.Module.parse(text, context=ctx)
     except ir.MLIRError as exc:
-        raise ProgramError(f"cannot parse the program's StableHLO: {str(exc).splitlines()[0]}") from None
+        raise ProgramError(
+            f"cannot parse the program's StableHLO: {str(exc).splitlines()[0]}"
+        ) from None
     graph = program.__dict__.get("graph") if not isinstance(program, str) else None
     if graph is None:
         graph = build_graph(module)
@@ -279,7 +283,9 @@ def propagate(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _propagate(program, mesh, specs, strict=strict, conflicts=conflicts, collectives=collectives)
+        return _propagate(
+            program, mesh, specs, strict=strict, conflicts=conflicts, collectives=collectives
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -296,7 +302,11 @@ def _propagate(
 ) -> PropagationResult:
     prep = prepare(program, mesh, specs, strict=strict)
     module, graph, index, mesh, annotations = (
-        prep.module, prep.graph, prep.index, prep.mesh, prep.annotations
+        prep.module,
+        prep.graph,
+        prep.index,
+        prep.mesh,
+        prep.annotations,
     )
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
@@ -318,10 +328,7 @@ def _propagate(
         steps,
         {v: s for v, s in initial.items() if v in after},
         after,
-        {
-            v: {ax: describe_origin(o, v) for ax, o in d.items()}
-            for v, d in origins.items()
-        },
+        {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins.items()},
         mesh.shape,
     )
     main_results = graph.functions[graph.main].results
@@ -336,6 +343,7 @@ def _propagate(
     result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module)
     if conflicts:
         from backend.conflicts import find_conflicts
+
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
     if collectives:
         from backend.collectives import predict_collectives
@@ -379,14 +387,31 @@ def _annotate(
         value = _find_value(graph, target)
         if value is None:
             raise SpecError(_unknown(target, graph))
-        spec = ann.check_annotation(value.name or value.display_name, spec, value.shape or (), mesh, strict=strict)
-        if value.function == graph.main and value.arg_index is not None and value.producer is None and value.id in func_args(graph, graph.main):
+        spec = ann.check_annotation(
+            value.name or value.display_name, spec, value.shape or (), mesh, strict=strict
+        )
+        if (
+            value.function == graph.main
+            and value.arg_index is not None
+            and value.producer is None
+            and value.id in func_args(graph, graph.main)
+        ):
             ann.annotate_arg(main, value.arg_index, spec)
-            out.append(ann.Annotation(value.name or label, spec, "user", value.id, f"input: {value.arg_index}"))
+            out.append(
+                ann.Annotation(
+                    value.name or label, spec, "user", value.id, f"input: {value.arg_index}"
+                )
+            )
             continue
-        key = next((k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None)
+        key = next(
+            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
+        )
         if not tagged:
-            tagged = {t: op for op in sdyread.walk(module.operation) if (t := sdyread.tag_of(op)) is not None}
+            tagged = {
+                t: op
+                for op in sdyread.walk(module.operation)
+                if (t := sdyread.tag_of(op)) is not None
+            }
         ir_value = _ir_value(key, tagged, funcs, index)
         if ir_value is None:
             raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
@@ -408,9 +433,20 @@ def _code_annotations(graph: ProgramGraph) -> list[ann.Annotation]:
     for i, vid in enumerate(func_args(graph, graph.main)):
         v = graph.values[vid]
         if v.code_sharding:
-            out.append(ann.Annotation(v.name or v.display_name, Spec(), "code", vid, f"input: {i}", ))
+            out.append(
+                ann.Annotation(
+                    v.name or v.display_name,
+                    Spec(),
+                    "code",
+                    vid,
+                    f"input: {i}",
+                )
+            )
     for op in graph.ops:
-        if op.name in ("sdy.sharding_constraint", "sdy.manual_computation") and op.code_sharding is not None:
+        if (
+            op.name in ("sdy.sharding_constraint", "sdy.manual_computation")
+            and op.code_sharding is not None
+        ):
             vid = op.results[0] if op.results else None
             label = graph.values[vid].display_name if vid is not None else op.name
             out.append(ann.Annotation(label, Spec(), "code", vid, f"op:{op.id}"))
@@ -420,10 +456,18 @@ def _code_annotations(graph: ProgramGraph) -> list[ann.Annotation]:
 def _name_constraints(annotations: list[ann.Annotation], names: dict[int, str]) -> None:
     for i, a in enumerate(annotations):
         if not a.origin and a.value is not None:
-            annotations[i] = ann.Annotation(a.target, a.spec, a.source, a.value, names.get(a.value, ""))
+            annotations[i] = ann.Annotation(
+                a.target, a.spec, a.source, a.value, names.get(a.value, "")
+            )
         elif a.origin.startswith("op:"):
             vid = a.value
-            annotations[i] = ann.Annotation(a.target, a.spec, a.source, a.value, names.get(vid, a.origin) if vid is not None else a.origin)
+            annotations[i] = ann.Annotation(
+                a.target,
+                a.spec,
+                a.source,
+                a.value,
+                names.get(vid, a.origin) if vid is not None else a.origin,
+            )
 
 
 def _origin_describer(annotations: list[ann.Annotation]):
@@ -483,7 +527,9 @@ def _ir_value(key: tuple | None, tagged: dict, funcs: dict, index: ProgramIndex)
     return None
 
 
-def _value_infos(graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mesh) -> list[ValueInfo]:
+def _value_infos(
+    graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mesh
+) -> list[ValueInfo]:
     from backend.shardtext import hlo_sharding_text
 
     out = []
@@ -499,7 +545,17 @@ def _value_infos(graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mes
             hit = cache[key] = (dims, _hlo_text(mesh, dims, v.rank, hlo_sharding_text))
         dims, hlo = hit
         out.append(
-            ValueInfo(v.id, v.name, v.display_name, v.role, v.shape, v.dtype, [list(d) for d in dims], hlo, s.closed)
+            ValueInfo(
+                v.id,
+                v.name,
+                v.display_name,
+                v.role,
+                v.shape,
+                v.dtype,
+                [list(d) for d in dims],
+                hlo,
+                s.closed,
+            )
         )
     return out
 
@@ -511,4 +567,3 @@ def _hlo_text(mesh: Mesh, dims: tuple, rank: int, fmt) -> str:
         return fmt(mesh, Spec.of(*[tuple(d) for d in dims]), rank)
     except ShardscopeError:
         return ""
-

@@ -25,6 +25,7 @@ _DATA_FLOW_OPS = {
     "sdy.manual_computation",
 }
 
+
 class ProgramIndex:
     """Tags the module like the graph numbers it and maps tag keys to graph value ids."""
 
@@ -140,7 +141,9 @@ def func_args(graph: ProgramGraph, name: str) -> list[int]:
     if listed:
         return list(listed)
     args = [
-        v for v in graph.values if v.function == name and v.producer is None and v.arg_index is not None
+        v
+        for v in graph.values
+        if v.function == name and v.producer is None and v.arg_index is not None
     ]
     return [v.id for v in sorted(args, key=lambda v: v.arg_index)]
 
@@ -207,7 +210,6 @@ def clone(module: ir.Module | ModuleView) -> ModuleView:
     return ModuleView(module.operation.clone())
 
 
-
 def read_state(
     module: ir.Module,
     index: ProgramIndex,
@@ -239,7 +241,9 @@ def read_state(
     steps: list[Step] = []
     constraint_names: dict[int, str] = {}
 
-    def put(key: tuple | None, sharding: ValueSharding | None, origin: ir.Attribute | None = None) -> None:
+    def put(
+        key: tuple | None, sharding: ValueSharding | None, origin: ir.Attribute | None = None
+    ) -> None:
         for vid in index.ids_for(key):
             if sharding is not None:
                 state[vid] = sharding
@@ -256,8 +260,16 @@ def read_state(
                             values.append(vid)
             src = resolve(e.source)
             steps.append(
-                Step(e.step, op_id, op_name, e.axis, e.source, e.targets, tuple(values),
-                     index.graph_id(src[0]) if src else None)
+                Step(
+                    e.step,
+                    op_id,
+                    op_name,
+                    e.axis,
+                    e.source,
+                    e.targets,
+                    tuple(values),
+                    index.graph_id(src[0]) if src else None,
+                )
             )
 
     for func in sdyread.func_ops(module):
@@ -268,14 +280,21 @@ def read_state(
         arg_or = sdyread.arg_attr(func, "arg_attrs", "sdy.sharding_origins") if debug else []
         for j, attr in enumerate(sdyread.arg_attr(func, "arg_attrs", "sdy.sharding")):
             origin = arg_or[j] if debug else None
-            put(("arg", tag, 0, j), sdyread.read_sharding(attr) if attr is not None else None, origin)
+            put(
+                ("arg", tag, 0, j),
+                sdyread.read_sharding(attr) if attr is not None else None,
+                origin,
+            )
         ret = sdyread.terminator(block)
         res_sh = sdyread.arg_attr(func, "res_attrs", "sdy.sharding")
         res_or = sdyread.arg_attr(func, "res_attrs", "sdy.sharding_origins") if debug else []
         res_edges = sdyread.arg_attr(func, "res_attrs", "sdy.propagation_edges") if debug else []
         for j, attr in enumerate(res_sh):
-            put(("fres", tag, j), sdyread.read_sharding(attr) if attr is not None else None,
-                res_or[j] if j < len(res_or) else None)
+            put(
+                ("fres", tag, j),
+                sdyread.read_sharding(attr) if attr is not None else None,
+                res_or[j] if j < len(res_or) else None,
+            )
         for j, attr in enumerate(res_edges):
             if attr is None:
                 continue
@@ -302,14 +321,24 @@ def read_state(
             continue
         if name in ("sdy.sharding_constraint", "sdy.reshard"):
             sh = sdyread.read_sharding(attrs["sharding"])
-            put(("res", tag, 0), sh, attrs["sdy.sharding_origins"] if debug and "sdy.sharding_origins" in attrs else None)
+            put(
+                ("res", tag, 0),
+                sh,
+                attrs["sdy.sharding_origins"]
+                if debug and "sdy.sharding_origins" in attrs
+                else None,
+            )
             if debug and "sdy.sharding_origin_name" in attrs:
                 vid = index.graph_id(("res", tag, 0))
                 if vid is not None:
                     constraint_names[vid] = ir.StringAttr(attrs["sdy.sharding_origin_name"]).value
         elif "sdy.sharding" in attrs:
             per = sdyread.read_per_value(attrs["sdy.sharding"])
-            ors = list(ir.ArrayAttr(attrs["sdy.sharding_origins"])) if debug and "sdy.sharding_origins" in attrs else []
+            ors = (
+                list(ir.ArrayAttr(attrs["sdy.sharding_origins"]))
+                if debug and "sdy.sharding_origins" in attrs
+                else []
+            )
             if debug and "sdy.result_sharding_origins" in attrs:
                 ors = list(ir.ArrayAttr(attrs["sdy.result_sharding_origins"]))
             for j, sh in enumerate(per):
@@ -325,6 +354,7 @@ def read_state(
         if not debug:
             continue
         if "sdy.propagation_edges" in attrs:
+
             def resolve_op(ref: str, op=op, tag=tag) -> list[tuple]:
                 kind, i = ref.rsplit("-", 1)
                 if kind == "operand":
@@ -333,7 +363,10 @@ def read_state(
 
             steps_from(op_id, shown, attrs["sdy.propagation_edges"], resolve_op)
         if name in _DATA_FLOW_OPS:
-            for attr_name, owner in (("sdy.result_propagation_edges", "result"), ("sdy.block_arg_propagation_edges", "block_arg")):
+            for attr_name, owner in (
+                ("sdy.result_propagation_edges", "result"),
+                ("sdy.block_arg_propagation_edges", "block_arg"),
+            ):
                 if attr_name not in attrs:
                     continue
                 for j, edges in enumerate(ir.ArrayAttr(attrs[attr_name])):
@@ -383,7 +416,9 @@ def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSh
     ``in_shardings`` entry (always major) followed by the free axes propagation gave it."""
     from backend.collectives import axes_in
 
-    manual = set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()
+    manual = (
+        set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()
+    )
     outer = sdyread.read_per_value(op.attributes["in_shardings"])[j]
     dims = tuple(
         tuple(a for a in od if a in manual) + tuple(ld)

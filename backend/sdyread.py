@@ -167,7 +167,9 @@ def _read_sharding(attr: ir.Attribute) -> ValueSharding:
 
 def read_per_value(attr: ir.Attribute) -> list[ValueSharding]:
     """A ``#sdy.sharding_per_value<[...]>`` attribute, one sharding per result."""
-    return cached(attr, lambda a: [read_sharding(s) for s in sdy.TensorShardingPerValueAttr(a).shardings])
+    return cached(
+        attr, lambda a: [read_sharding(s) for s in sdy.TensorShardingPerValueAttr(a).shardings]
+    )
 
 
 def dict_of(attr: ir.Attribute) -> dict[str, str]:

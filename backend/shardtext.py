@@ -110,7 +110,14 @@ def hlo_sharding_text(
             # tile from an explicit list; match its printout.
             ids = np.sort(ids, axis=-1)
         ids = ids.reshape(-1)
-        return "{devices=[" + dims_text + "]" + ",".join(str(int(i)) for i in ids) + _suffix(groups) + "}"
+        return (
+            "{devices=["
+            + dims_text
+            + "]"
+            + ",".join(str(int(i)) for i in ids)
+            + _suffix(groups)
+            + "}"
+        )
     reshape, tperm = _canonical_iota(mesh.axis_sizes, perm)
     iota = "<=[" + ",".join(str(r) for r in reshape) + "]"
     if tperm != sorted(tperm):
@@ -232,7 +239,9 @@ def spec_from_hlo_sharding(
         pos_of = np.empty(mesh.size, dtype=np.int64)
         pos_of[np.asarray(mesh.device_order)] = np.arange(mesh.size)
         if flat.min() < 0 or flat.max() >= mesh.size:
-            raise MeshError(f"{text} names devices outside 0..{mesh.size - 1}: use this mesh's device ids")
+            raise MeshError(
+                f"{text} names devices outside 0..{mesh.size - 1}: use this mesh's device ids"
+            )
         flat = pos_of[flat]
     if sorted(flat.tolist()) != list(range(mesh.size)):
         raise SpecError(f"{text} does not list each device once: fix the device list")
@@ -243,11 +252,15 @@ def spec_from_hlo_sharding(
     actual[pos.reshape(-1)] = tile_idx
     # Stepping one along mesh axis i moves the tile index of dim d by a stride; the
     # axes with non-zero strides split that dim, the largest stride being the major.
-    unit = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    unit = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
     dims: list[DimSpec] = []
     for d in range(rank):
-        stride = {i: int(actual[unit[i], d] - actual[0, d]) for i in range(len(sizes)) if sizes[i] > 1}
-        axes = tuple(mesh.axis_names[i] for i in sorted(stride, key=lambda i: -stride[i]) if stride[i])
+        stride = {
+            i: int(actual[unit[i], d] - actual[0, d]) for i in range(len(sizes)) if sizes[i] > 1
+        }
+        axes = tuple(
+            mesh.axis_names[i] for i in sorted(stride, key=lambda i: -stride[i]) if stride[i]
+        )
         dims.append(DimSpec(axes))
     spec = Spec(tuple(dims))
     expected = shard_indices(mesh, spec, rank)
@@ -295,7 +308,9 @@ def sharding_kind(mesh: Mesh, spec: Spec, ndim: int | None = None) -> ShardingKi
     """
     ndim = len(spec.dims) if ndim is None else ndim
     validate_spec(spec, mesh)
-    return ShardingKind(hlo_kind(hlo_sharding_text(mesh, spec, ndim)), _torch_kind(mesh, spec.padded(ndim)))
+    return ShardingKind(
+        hlo_kind(hlo_sharding_text(mesh, spec, ndim)), _torch_kind(mesh, spec.padded(ndim))
+    )
 
 
 def _torch_kind(mesh: Mesh, spec: Spec) -> str:
@@ -331,7 +346,12 @@ def _dim_sdy(dim: DimSpec) -> str:
 
 
 def sdy_sharding_text(
-    mesh: Mesh, spec: Spec, ndim: int | None = None, *, mesh_name: str = "mesh", inline: bool = False
+    mesh: Mesh,
+    spec: Spec,
+    ndim: int | None = None,
+    *,
+    mesh_name: str = "mesh",
+    inline: bool = False,
 ) -> str:
     """Shardy attribute text, e.g. ``#sdy.sharding<@mesh, [{"data"}, {"model", ?}p1]>``.
 

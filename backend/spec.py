@@ -18,7 +18,9 @@ from typing import Any
 from backend.errors import SpecError
 from backend.mesh import Mesh
 
-_DIM_RE = re.compile(r"^(?P<axes>[^?@]*?)\s*(?P<open>\?)?\s*(?:@\s*p(?P<prio>\d+))?\s*(?P<open2>\?)?$")
+_DIM_RE = re.compile(
+    r"^(?P<axes>[^?@]*?)\s*(?P<open>\?)?\s*(?:@\s*p(?P<prio>\d+))?\s*(?P<open2>\?)?$"
+)
 _AXIS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REPLICATED_WORDS = ("", "_", "None", "none")
 
@@ -189,9 +191,7 @@ def parse_spec(text: str) -> Spec:
         axes_text = m["axes"].strip()
         if axes_text in _REPLICATED_WORDS:
             if axes_text == "" and not (m["open"] or m["open2"]):
-                raise SpecError(
-                    f"spec dim {i} is empty: write _ for a replicated dim"
-                )
+                raise SpecError(f"spec dim {i} is empty: write _ for a replicated dim")
             axes: tuple[str, ...] = ()
         else:
             axes = tuple(a.strip() for a in axes_text.split("+"))

@@ -93,7 +93,9 @@ class TileMap:
     ) -> None:
         self.shape = tuple(int(s) for s in shape)
         self.device_ids = np.asarray(device_ids, dtype=np.int64)
-        self.tile_index = np.asarray(tile_index, dtype=np.int64).reshape(len(self.device_ids), len(self.shape))
+        self.tile_index = np.asarray(tile_index, dtype=np.int64).reshape(
+            len(self.device_ids), len(self.shape)
+        )
         sizes = np.asarray(self.shape, dtype=np.int64)
         counts = np.asarray(shards, dtype=np.int64)
         tile = -(-sizes // np.maximum(counts, 1))
@@ -165,7 +167,10 @@ class TileMap:
 
     def device_ranges(self) -> dict[int, tuple[tuple[int, int], ...]]:
         """Every device id (ascending) to its per-dim [start, stop) ranges."""
-        return {int(self.device_ids[r]): self.ranges(int(self.device_ids[r])) for r in np.argsort(self.device_ids)}
+        return {
+            int(self.device_ids[r]): self.ranges(int(self.device_ids[r]))
+            for r in np.argsort(self.device_ids)
+        }
 
     def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
         if self._groups is None:
@@ -201,7 +206,7 @@ class TileMap:
         for k, key in enumerate(keys):
             start = np.minimum(key * tile_len, sizes)
             stop = np.minimum((key + 1) * tile_len, sizes)
-            devs = tuple(int(d) for d in self.device_ids[order[bounds[k]:bounds[k + 1]]])
+            devs = tuple(int(d) for d in self.device_ids[order[bounds[k] : bounds[k + 1]]])
             rng = tuple((int(a), int(b)) for a, b in zip(start, stop, strict=True))
             out.append((tuple(int(i) for i in key), rng, devs))
         return out
@@ -221,8 +226,13 @@ class TileMap:
         return {
             "shape": list(self.shape),
             "dims": [
-                {"size": d.size, "shards": d.shards, "tile": d.tile, "padding": d.padding,
-                 "uneven": d.is_uneven}
+                {
+                    "size": d.size,
+                    "shards": d.shards,
+                    "tile": d.tile,
+                    "padding": d.padding,
+                    "uneven": d.is_uneven,
+                }
                 for d in self.dims
             ],
             "devices": self.devices_json(),
@@ -237,11 +247,13 @@ class TileMap:
         tiles = self.tiles()
         rows = [("tile", "ranges", "devices")]
         for key, rng, devs in tiles[:max_rows]:
-            rows.append((
-                "(" + ",".join(str(k) for k in key) + ")",
-                "[" + ", ".join(f"{a}:{b}" for a, b in rng) + "]",
-                ",".join(str(d) for d in devs),
-            ))
+            rows.append(
+                (
+                    "(" + ",".join(str(k) for k in key) + ")",
+                    "[" + ", ".join(f"{a}:{b}" for a, b in rng) + "]",
+                    ",".join(str(d) for d in devs),
+                )
+            )
         widths = [max(len(r[c]) for r in rows) for c in range(2)]
         lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]}" for r in rows]
         if len(tiles) > max_rows:

@@ -209,9 +209,7 @@ class Timeline:
                 if dim is None:
                     continue
                 state[v][dim].append(step.axis)
-        return {
-            v: tuple(merge_full_axes(d, self.mesh) for d in dims) for v, dims in state.items()
-        }
+        return {v: tuple(merge_full_axes(d, self.mesh) for d in dims) for v, dims in state.items()}
 
     def unexplained(self) -> dict[int, tuple[Spec, Spec]]:
         """Values whose replayed end state differs from the final one: ``{v: (replayed, final)}``."""

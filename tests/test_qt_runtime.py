@@ -29,6 +29,8 @@ print(before - sys.getrefcount(True))
 
 
 def test_signal_emits_keep_refcounts():
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, f"Qt binding corrupts refcounts: {proc.stderr[-500:]}"
     assert abs(int(proc.stdout.strip())) < 10

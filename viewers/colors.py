@@ -154,9 +154,13 @@ def theme_for(widget: QWidget | None) -> Theme:
     """The theme matching ``widget``'s palette: dark when its window colour is dark."""
     if widget is None:
         return THEMES["light"]
-    return THEMES["dark"] if widget.palette().window().color().lightness() < 128 else THEMES["light"]
+    return (
+        THEMES["dark"] if widget.palette().window().color().lightness() < 128 else THEMES["light"]
+    )
 
 
 def qcolor_rgb(colors: Sequence[QColor]) -> np.ndarray:
     """``(n, 3)`` uint8 array of ``colors``."""
-    return np.asarray([(c.red(), c.green(), c.blue()) for c in colors], dtype=np.uint8).reshape(-1, 3)
+    return np.asarray([(c.red(), c.green(), c.blue()) for c in colors], dtype=np.uint8).reshape(
+        -1, 3
+    )

@@ -150,25 +150,43 @@ class DeviceGridView(QWidget):
             if blocks > 1:
                 coords = _unravel(b, sizes[:-2])
                 text = ", ".join(f"{n}={c}" for n, c in zip(names[:-2], coords, strict=True))
-                self._captions.append((QRect(bx, y0, block_w - block_gap, caption_h), text,
-                                       theme.foreground, left))
+                self._captions.append(
+                    (QRect(bx, y0, block_w - block_gap, caption_h), text, theme.foreground, left)
+                )
                 y0 += caption_h
             if len(sizes) >= 2:
                 row_text = f"{names[-2]} \u2193"
                 row_w = fm.horizontalAdvance(row_text) + 12
-                self._captions.append((QRect(bx, y0, row_w, caption_h), row_text,
-                                       axis_color(mesh, names[-2]), left))
-                self._captions.append((QRect(bx + row_w, y0, block_w, caption_h),
-                                       f"{names[-1]} \u2192", axis_color(mesh, names[-1]), left))
+                self._captions.append(
+                    (QRect(bx, y0, row_w, caption_h), row_text, axis_color(mesh, names[-2]), left)
+                )
+                self._captions.append(
+                    (
+                        QRect(bx + row_w, y0, block_w, caption_h),
+                        f"{names[-1]} \u2192",
+                        axis_color(mesh, names[-1]),
+                        left,
+                    )
+                )
             else:
-                text = f"{names[0]} \u2192" + (f"  (wrapped every {WRAP_1D})" if sizes[0] > WRAP_1D else "")
-                self._captions.append((QRect(bx, y0, max(block_w, 240), caption_h), text,
-                                       axis_color(mesh, names[0]), left))
+                text = f"{names[0]} \u2192" + (
+                    f"  (wrapped every {WRAP_1D})" if sizes[0] > WRAP_1D else ""
+                )
+                self._captions.append(
+                    (
+                        QRect(bx, y0, max(block_w, 240), caption_h),
+                        text,
+                        axis_color(mesh, names[0]),
+                        left,
+                    )
+                )
             y0 += caption_h
             for r in range(rows):
                 row_label = str(r) if len(sizes) >= 2 else str(r * WRAP_1D)
                 color = axis_color(mesh, names[-2]) if len(sizes) >= 2 else theme.muted
-                self._captions.append((QRect(bx, y0 + r * step, label_w - 4, cell), row_label, color, right))
+                self._captions.append(
+                    (QRect(bx, y0 + r * step, label_w - 4, cell), row_label, color, right)
+                )
             for r in range(rows):
                 for c in range(cols):
                     pos = b * positions_per_block + r * cols + c
@@ -203,8 +221,11 @@ class DeviceGridView(QWidget):
             return
         if mesh.size > MAX_DRAWN_DEVICES:
             p.setPen(theme.muted)
-            p.drawText(self.rect().adjusted(8, 8, -8, -8), Qt.AlignmentFlag.AlignLeft,
-                       f"{mesh.size} devices: too many to draw one cell each")
+            p.drawText(
+                self.rect().adjusted(8, 8, -8, -8),
+                Qt.AlignmentFlag.AlignLeft,
+                f"{mesh.size} devices: too many to draw one cell each",
+            )
             p.end()
             return
         p.setFont(self.font())
@@ -257,7 +278,9 @@ class DeviceGridView(QWidget):
     def mouseMoveEvent(self, event) -> None:
         if self._press is None or self._press_pos is None:
             return
-        if (event.position().toPoint() - self._press).manhattanLength() < QApplication.startDragDistance():
+        if (
+            event.position().toPoint() - self._press
+        ).manhattanLength() < QApplication.startDragDistance():
             return
         source = self._press_pos
         self._press = None
@@ -296,7 +319,9 @@ class DeviceGridView(QWidget):
             event.ignore()
             return
         event.acceptProposedAction()
-        self.drop_device(device_from_mime(event.mimeData()), self.position_at(event.position().toPoint()))
+        self.drop_device(
+            device_from_mime(event.mimeData()), self.position_at(event.position().toPoint())
+        )
 
     def drop_device(self, source: int | None, target: int | None) -> None:
         """Handle a device cell at ``source`` dropped on the cell at ``target``."""
@@ -339,7 +364,9 @@ class MeshEditor(QWidget):
         self.preset_combo.addItem(PRESET_PROMPT)
         for name in PRESETS:
             self.preset_combo.addItem(name)
-        self.preset_combo.setToolTip("Replace the mesh with a preset (1-D, 2-D, 3-D, TPU topologies)")
+        self.preset_combo.setToolTip(
+            "Replace the mesh with a preset (1-D, 2-D, 3-D, TPU topologies)"
+        )
         self.preset_combo.activated.connect(self._on_preset_chosen)
         self.summary = QLabel()
 
@@ -347,7 +374,9 @@ class MeshEditor(QWidget):
         self.table.setHorizontalHeaderLabels(["axis", "size"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(
+            1, QHeaderView.ResizeMode.ResizeToContents
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setSizeAdjustPolicy(QAbstractItemView.SizeAdjustPolicy.AdjustToContents)
@@ -408,8 +437,10 @@ class MeshEditor(QWidget):
         self._fit_table_height()
         self.remove_button.setEnabled(mesh is not None and len(mesh.axes) > 1)
         self.summary.setText(
-            f"{mesh.size} device{'s' if mesh.size != 1 else ''}" + ("" if mesh.is_iota else " \u00b7 custom order")
-            if mesh is not None else ""
+            f"{mesh.size} device{'s' if mesh.size != 1 else ''}"
+            + ("" if mesh.is_iota else " \u00b7 custom order")
+            if mesh is not None
+            else ""
         )
         self.grid.set_mesh(mesh)
         self._apply_message("")
@@ -447,8 +478,10 @@ class MeshEditor(QWidget):
         item = self.table.item(row, self.NAME_COL)
         if item is None or self._mesh is None:
             return
-        color = axis_color(self._mesh, name) if name in self._mesh.axis_names else axis_color(
-            [f"_{i}" for i in range(row)] + [name], name
+        color = (
+            axis_color(self._mesh, name)
+            if name in self._mesh.axis_names
+            else axis_color([f"_{i}" for i in range(row)] + [name], name)
         )
         item.setData(Qt.ItemDataRole.DecorationRole, color)
 

@@ -35,8 +35,14 @@ class AxisChip(QWidget):
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        paint_chip(p, QRectF(self.rect()).adjusted(1, 1, -1, -1), self.label, self.color,
-                   dashed=self.axis is None, outline=theme_for(self).foreground)
+        paint_chip(
+            p,
+            QRectF(self.rect()).adjusted(1, 1, -1, -1),
+            self.label,
+            self.color,
+            dashed=self.axis is None,
+            outline=theme_for(self).foreground,
+        )
         p.end()
 
     def mime_data(self):
@@ -55,7 +61,9 @@ class AxisChip(QWidget):
     def mouseMoveEvent(self, event) -> None:
         if self._press is None or not (event.buttons() & Qt.MouseButton.LeftButton):
             return
-        if (event.position().toPoint() - self._press).manhattanLength() < QApplication.startDragDistance():
+        if (
+            event.position().toPoint() - self._press
+        ).manhattanLength() < QApplication.startDragDistance():
             return
         self._press = None
         drag = QDrag(self)
@@ -70,7 +78,12 @@ class AxisChip(QWidget):
 
 
 def paint_chip(
-    p: QPainter, rect: QRectF, label: str, color: QColor, *, dashed: bool = False,
+    p: QPainter,
+    rect: QRectF,
+    label: str,
+    color: QColor,
+    *,
+    dashed: bool = False,
     outline: QColor | None = None,
 ) -> None:
     """Draw one chip: filled rounded rect with contrasting text (dashed edge for replicated)."""
@@ -116,7 +129,9 @@ class SpecPalette(QWidget):
         self.chips = []
         axes = list(mesh.axes) if mesh is not None else []
         for a in axes:
-            self.chips.append(AxisChip(a.name, axis_label(a.name, a.size), axis_color(mesh, a.name), self))
+            self.chips.append(
+                AxisChip(a.name, axis_label(a.name, a.size), axis_color(mesh, a.name), self)
+            )
         self.chips.append(AxisChip(None, REPLICATED, axis_color(mesh or (), None), self))
         for i, chip in enumerate(self.chips):
             self._layout.insertWidget(1 + i, chip)

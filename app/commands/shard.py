@@ -19,7 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register ``--mesh``, ``--device-order``, ``--axis-types``, ``--shape``, ``--spec``, ``--json``."""
     parser.add_argument("--mesh", required=True, help="axes as name=size, e.g. data=4,model=2")
     parser.add_argument("--device-order", help="device ids filling the mesh, e.g. 0,2,4,6,1,3,5,7")
-    parser.add_argument("--axis-types", help="one of Auto/Explicit/Manual per axis, e.g. Auto,Explicit")
+    parser.add_argument(
+        "--axis-types", help="one of Auto/Explicit/Manual per axis, e.g. Auto,Explicit"
+    )
     parser.add_argument("--shape", required=True, help="tensor shape, e.g. 16,32")
     parser.add_argument(
         "--spec",
@@ -27,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="one entry per dim: _ (replicated), an axis, or axes joined by + (major first); "
         "a trailing ? marks a dim open, @pN gives a priority. E.g. data,_",
     )
-    parser.add_argument("--strict", action="store_true", help="require one spec entry per dim (PyTorch/XLA rule)")
+    parser.add_argument(
+        "--strict", action="store_true", help="require one spec entry per dim (PyTorch/XLA rule)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -55,18 +59,22 @@ def run(args: argparse.Namespace) -> int:
     hlo_logical = hlo_sharding_text(mesh, spec, rank)
     sdy = sdy_sharding_text(mesh, spec, rank)
     if args.json:
-        print(json.dumps({
-            "kind": kind.hlo,
-            "torch_xla_kind": kind.torch_xla,
-            "hlo_sharding": hlo,
-            "hlo_sharding_logical": hlo_logical,
-            "sdy_sharding": sdy,
-            "sdy_mesh": mesh.sdy_text(),
-            "tiles": tiles.devices_json(),
-            "replicas": [list(devs) for _, _, devs in tiles.tiles()],
-            "padding": list(tiles.padding),
-            "warnings": warnings,
-        }))
+        print(
+            json.dumps(
+                {
+                    "kind": kind.hlo,
+                    "torch_xla_kind": kind.torch_xla,
+                    "hlo_sharding": hlo,
+                    "hlo_sharding_logical": hlo_logical,
+                    "sdy_sharding": sdy,
+                    "sdy_mesh": mesh.sdy_text(),
+                    "tiles": tiles.devices_json(),
+                    "replicas": [list(devs) for _, _, devs in tiles.tiles()],
+                    "padding": list(tiles.padding),
+                    "warnings": warnings,
+                }
+            )
+        )
         return 0
     kind_text = kind.hlo if not kind.differs else f"{kind.hlo} (PyTorch/XLA: {kind.torch_xla})"
     print(f"mesh:          {mesh.describe()}  ({mesh.size} devices)")

@@ -25,7 +25,10 @@ def test_json_has_every_section(conflict_json):
     assert values["x"]["spec"] == [["data"], []] and values["x"]["role"] == "arg"
     assert values["y"]["hlo_sharding"].startswith("{devices=[2,1,4]")
     assert values["result[0]"]["role"] == "result"
-    assert all(set(v) >= {"id", "name", "role", "shape", "dtype", "spec", "hlo_sharding"} for v in data["values"])
+    assert all(
+        set(v) >= {"id", "name", "role", "shape", "dtype", "spec", "hlo_sharding"}
+        for v in data["values"]
+    )
     step = data["steps"][0]
     assert set(step) >= {"index", "op", "op_name", "axis", "source", "targets", "values"}
     conflict = data["conflicts"][0]
@@ -34,7 +37,10 @@ def test_json_has_every_section(conflict_json):
 
 
 def test_mesh_and_spec_options_replace_the_programs(capsys):
-    assert main(["propagate", "example:conflict", "--mesh", "a=2,b=4", "--spec", "x=a,b", "--json"]) == 0
+    assert (
+        main(["propagate", "example:conflict", "--mesh", "a=2,b=4", "--spec", "x=a,b", "--json"])
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     values = {v["name"]: v for v in data["values"] if v["name"]}
     assert values["x"]["spec"] == [["a"], ["b"]]

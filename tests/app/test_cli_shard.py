@@ -14,8 +14,15 @@ def run_json(capsys, *args: str) -> dict:
 
 def test_issue_example_json(capsys):
     out = run_json(
-        capsys, "--mesh", "data=4,model=2", "--device-order", "0,2,4,6,1,3,5,7",
-        "--shape", "16,32", "--spec", "data,_",
+        capsys,
+        "--mesh",
+        "data=4,model=2",
+        "--device-order",
+        "0,2,4,6,1,3,5,7",
+        "--shape",
+        "16,32",
+        "--spec",
+        "data,_",
     )
     assert {"kind", "hlo_sharding", "sdy_sharding", "tiles"} <= set(out)
     assert out["kind"] == "partially replicated"
@@ -24,10 +31,14 @@ def test_issue_example_json(capsys):
     assert out["hlo_sharding_logical"] == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
     assert out["sdy_sharding"] == '#sdy.sharding<@mesh, [{"data"}, {}]>'
     assert out["tiles"] == {
-        "0": [[0, 4], [0, 32]], "2": [[0, 4], [0, 32]],
-        "4": [[4, 8], [0, 32]], "6": [[4, 8], [0, 32]],
-        "1": [[8, 12], [0, 32]], "3": [[8, 12], [0, 32]],
-        "5": [[12, 16], [0, 32]], "7": [[12, 16], [0, 32]],
+        "0": [[0, 4], [0, 32]],
+        "2": [[0, 4], [0, 32]],
+        "4": [[4, 8], [0, 32]],
+        "6": [[4, 8], [0, 32]],
+        "1": [[8, 12], [0, 32]],
+        "3": [[8, 12], [0, 32]],
+        "5": [[12, 16], [0, 32]],
+        "7": [[12, 16], [0, 32]],
     }
     assert out["warnings"] == []
 
@@ -52,10 +63,16 @@ def test_human_table(capsys):
 @pytest.mark.parametrize(
     ("args", "fix"),
     [
-        (["--mesh", "data=4,data=2", "--shape", "8", "--spec", "data"], "give each axis a distinct name"),
+        (
+            ["--mesh", "data=4,data=2", "--shape", "8", "--spec", "data"],
+            "give each axis a distinct name",
+        ),
         (["--mesh", "data=4", "--shape", "8", "--spec", "model"], "use one of data"),
         (["--mesh", "data=4", "--shape", "8,8", "--spec", "data", "--strict"], "one entry per dim"),
-        (["--mesh", "data=4", "--device-order", "0,1,1,2", "--shape", "8", "--spec", "data"], "permutation"),
+        (
+            ["--mesh", "data=4", "--device-order", "0,1,1,2", "--shape", "8", "--spec", "data"],
+            "permutation",
+        ),
         (["--mesh", "data=4", "--shape", "8,x", "--spec", "data"], "write it like 16,32"),
     ],
 )

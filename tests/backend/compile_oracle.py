@@ -45,7 +45,10 @@ def compiled_io_shardings(program: Any) -> tuple[list[str], list[str]]:
     out_shapes = [o.shape for o in jax.tree.leaves(compiled.out_info)]
     return (
         [str(s._to_xla_hlo_sharding(len(shape))) for s, shape in zip(ins, in_shapes, strict=True)],
-        [str(s._to_xla_hlo_sharding(len(shape))) for s, shape in zip(outs, out_shapes, strict=True)],
+        [
+            str(s._to_xla_hlo_sharding(len(shape)))
+            for s, shape in zip(outs, out_shapes, strict=True)
+        ],
     )
 
 

@@ -39,4 +39,7 @@ def test_bytes_per_device_formulas():
 
 
 def test_axes_in_reads_sub_axes():
-    assert axes_in('#sdy<list_of_axis_ref_lists[{"data":(1)2}, {"model"}]>') == ("data:(1)2", "model")
+    assert axes_in('#sdy<list_of_axis_ref_lists[{"data":(1)2}, {"model"}]>') == (
+        "data:(1)2",
+        "model",
+    )

@@ -38,6 +38,8 @@ def test_matmul6_rows_rows_is_an_axis_used_by_another_factor():
 
 def test_factor_axes_split_a_compound_dimension():
     # [ij] with i=4, j=8 holding data(4) then model(2): data goes to i, model to j.
-    got = factor_axes(((0, 1),), ValueSharding((("data", "model"),), (True,)), {"data": 4, "model": 2}, (4, 8))
+    got = factor_axes(
+        ((0, 1),), ValueSharding((("data", "model"),), (True,)), {"data": 4, "model": 2}, (4, 8)
+    )
     assert got[0][0] == ("data",) and got[1][0] == ("model",)
     assert factor_name(0) == "i" and factor_name(18) == "z_1"

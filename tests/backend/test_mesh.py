@@ -76,7 +76,9 @@ def test_validation_messages_name_the_fix(build, fix):
 def test_validate_for_devices():
     mesh = parse_mesh("data=4,model=2")
     validate_for_devices(mesh, 8)
-    with pytest.raises(MeshError, match="has 8 devices but 4 are attached: use axis sizes whose product is 4"):
+    with pytest.raises(
+        MeshError, match="has 8 devices but 4 are attached: use axis sizes whose product is 4"
+    ):
         validate_for_devices(mesh, 4)
     with pytest.raises(MeshError, match="product is 4"):
         mesh.to_jax(jax.devices()[:4])

@@ -18,8 +18,13 @@ from backend.propagation import (
 sys.path.insert(0, str(Path(__file__).parent))
 from compile_oracle import compiled_io_shardings, loaded, propagated  # noqa: E402
 
-EXAMPLES = [f"example:{n}" for n in ("mlp", "attention", "transformer", "scan", "conflict", "matmul6")]
-CORPUS = [f"tests/corpus/{n}.py" for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap")]
+EXAMPLES = [
+    f"example:{n}" for n in ("mlp", "attention", "transformer", "scan", "conflict", "matmul6")
+]
+CORPUS = [
+    f"tests/corpus/{n}.py"
+    for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap")
+]
 PROGRAMS = EXAMPLES + CORPUS
 
 
@@ -57,7 +62,9 @@ def test_timeline_replays_to_the_final_state(source):
     assert indices == sorted(indices)
 
 
-@pytest.mark.parametrize("source", ["example:scan", "tests/corpus/cond_call.py", "tests/corpus/shmap.py", "example:mlp"])
+@pytest.mark.parametrize(
+    "source", ["example:scan", "tests/corpus/cond_call.py", "tests/corpus/shmap.py", "example:mlp"]
+)
 def test_intermediates_equal_the_registered_pipeline(source):
     result = propagated(source)
     prep = prepare(loaded(source))
@@ -75,7 +82,8 @@ def test_scan_steps_reach_inside_the_loop_body():
     inside = [
         s
         for s in result.timeline.steps
-        if s.op is not None and (graph.ops[s.op].parent is not None or graph.ops[s.op].function != graph.main)
+        if s.op is not None
+        and (graph.ops[s.op].parent is not None or graph.ops[s.op].function != graph.main)
     ]
     assert inside, "no step inside the while body"
     assert any(s.op_name == "stablehlo.while" for s in result.timeline.steps)
@@ -112,7 +120,9 @@ def test_constraint_on_an_intermediate_open_dims_and_priorities():
     assert result.value(hidden.id).spec == [[], ["model"]]
     x = result.timeline.initial[result.value("x").id]
     assert x.closed == (False, True)
-    prio = propagate(program, None, {"x": "data@p1,_", "params['w1']": "_,model"}, collectives=False)
+    prio = propagate(
+        program, None, {"x": "data@p1,_", "params['w1']": "_,model"}, collectives=False
+    )
     assert prio.value("x").spec == [["data"], []]
 
 

@@ -1,6 +1,5 @@
 """HloSharding and Shardy text against JAX's own conversions, round trips and kinds."""
 
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,7 +62,11 @@ def test_physical_hlo_text_equals_xla_explicit_form(case):
 
 def _size1_free(mesh: Mesh, spec: Spec, rank: int) -> Spec:
     """The spec HLO can express: axes of size 1 split nothing, so they drop out."""
-    return Spec(tuple(DimSpec(tuple(a for a in d.axes if mesh.shape[a] > 1)) for d in spec.padded(rank).dims))
+    return Spec(
+        tuple(
+            DimSpec(tuple(a for a in d.axes if mesh.shape[a] > 1)) for d in spec.padded(rank).dims
+        )
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -71,7 +74,9 @@ def _size1_free(mesh: Mesh, spec: Spec, rank: int) -> Spec:
 def test_spec_hlo_spec_round_trip(case, physical):
     mesh, spec, rank = case
     text = hlo_sharding_text(mesh, spec, rank, physical=physical)
-    assert spec_from_hlo_sharding(text, mesh, rank, physical=physical) == _size1_free(mesh, spec, rank)
+    assert spec_from_hlo_sharding(text, mesh, rank, physical=physical) == _size1_free(
+        mesh, spec, rank
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -83,7 +88,9 @@ def test_spec_sdy_spec_round_trip(case, data):
         for d in spec.padded(rank).dims
     )
     unused = [a for a in mesh.axis_names if a not in spec.used_axes]
-    full = Spec(dims, tuple(data.draw(st.lists(st.sampled_from(unused), unique=True)) if unused else ()))
+    full = Spec(
+        dims, tuple(data.draw(st.lists(st.sampled_from(unused), unique=True)) if unused else ())
+    )
     inline = data.draw(st.booleans())
     parsed = parse_sdy_sharding(sdy_sharding_text(mesh, full, inline=inline))
     assert parsed.spec == full
@@ -119,8 +126,14 @@ def test_issue_example_texts():
     assert hlo_sharding_text(mesh, parse_spec("data,model"), physical=True) == (
         "{devices=[4,2]0,2,4,6,1,3,5,7}"
     )
-    assert hlo_sharding_text(parse_mesh("x=4,y=2"), parse_spec("y+x,_")) == "{devices=[8,1]<=[4,2]T(1,0)}"
-    assert sdy_sharding_text(mesh, parse_spec("data,model?")) == '#sdy.sharding<@mesh, [{"data"}, {"model", ?}]>'
+    assert (
+        hlo_sharding_text(parse_mesh("x=4,y=2"), parse_spec("y+x,_"))
+        == "{devices=[8,1]<=[4,2]T(1,0)}"
+    )
+    assert (
+        sdy_sharding_text(mesh, parse_spec("data,model?"))
+        == '#sdy.sharding<@mesh, [{"data"}, {"model", ?}]>'
+    )
 
 
 def test_parse_sdy_priorities_and_replicated():

@@ -17,7 +17,12 @@ def test_state_at_each_step():
         Step(0, 1, "stablehlo.add", "a", "operand-0", ("result-0",), (2,)),
         Step(1, 2, "stablehlo.tanh", "b", "result-0", ("operand-0",), (2, 3)),
     ]
-    tl = Timeline(steps, {1: _vs(["a"], [])}, {1: _vs(["a"], []), 2: _vs(["a"], ["b"]), 3: _vs([], ["b"])}, mesh=MESH)
+    tl = Timeline(
+        steps,
+        {1: _vs(["a"], [])},
+        {1: _vs(["a"], []), 2: _vs(["a"], ["b"]), 3: _vs([], ["b"])},
+        mesh=MESH,
+    )
     assert tl.value_at(2, -1).dims == ((), ())
     assert tl.value_at(2, 0).dims == (("a",), ())
     assert tl.value_at(2, 1).dims == (("a",), ("b",))
@@ -85,4 +90,6 @@ def test_state_at_equals_naive_replay(case):
             have = set(initial[v].axes) | {s.axis for s in steps if s.index <= k and v in s.values}
             naive = tuple(tuple(a for a in d if a in have) for d in fin.dims)
             assert state[v].dims == naive
-    assert {v: s.dims for v, s in tl.state_at(last).items()} == {v: f.dims for v, f in finals.items()}
+    assert {v: s.dims for v, s in tl.state_at(last).items()} == {
+        v: f.dims for v, f in finals.items()
+    }

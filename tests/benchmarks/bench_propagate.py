@@ -45,12 +45,17 @@ def bare(layers: int) -> tuple[float, float, float]:
 
     stages = pipeline_stages()
     t0 = time.perf_counter()
-    ns = runpy.run_path(str(ROOT / "assets/examples/transformer.py"), init_globals={"SHARDSCOPE_PARAMS": {"layers": str(layers)}})
+    ns = runpy.run_path(
+        str(ROOT / "assets/examples/transformer.py"),
+        init_globals={"SHARDSCOPE_PARAMS": {"layers": str(layers)}},
+    )
     mesh = AbstractMesh(tuple(MESH.values()), tuple(MESH), axis_types=(AxisType.Auto,) * len(MESH))
     # JAX refuses argument shardings that do not divide (batch 8 on a 16-way axis) while
     # Shardy pads them, so the shardings are written onto the lowered module instead.
     with jax.sharding.use_abstract_mesh(mesh):
-        lowered = jax.jit(ns["PROGRAM"]).trace(*ns["EXAMPLE_ARGS"]).lower(lowering_platforms=("cpu",))
+        lowered = (
+            jax.jit(ns["PROGRAM"]).trace(*ns["EXAMPLE_ARGS"]).lower(lowering_platforms=("cpu",))
+        )
         text = lowered.as_text(debug_info=True)
     leaves_with_path, _ = jax.tree_util.tree_flatten_with_path(ns["EXAMPLE_ARGS"])
     names = ["params", "tokens", "targets"]
@@ -61,7 +66,9 @@ def bare(layers: int) -> tuple[float, float, float]:
     t1 = time.perf_counter()
     module = ir.Module.parse(text, context=new_context())
     annotate.set_mesh(module, MESH)
-    main_func = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
+    main_func = next(
+        op.operation for op in module.body.operations if op.operation.name == "func.func"
+    )
     for i, spec in enumerate(arg_specs):
         if spec is not None:
             annotate.annotate_arg(main_func, i, spec)
@@ -90,7 +97,15 @@ def end_to_end(layers: int) -> tuple[float, float]:
     mesh = ",".join(f"{k}={v}" for k, v in MESH.items())
     runs = {
         "bare": [sys.executable, __file__, "--bare-once", "--layers", str(layers)],
-        "ours": [sys.executable, str(ROOT / "main.py"), "propagate", source, "--mesh", mesh, "--json"],
+        "ours": [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "propagate",
+            source,
+            "--mesh",
+            mesh,
+            "--json",
+        ],
     }
     times = {}
     for name, cmd in runs.items():
@@ -115,9 +130,15 @@ def main() -> int:
     o = min((ours(args.layers) for _ in range(args.repeat)), key=lambda r: r[0])
     print(f"transformer, {args.layers} layers, mesh {MESH}: {o[3]} ops, {o[2]} steps")
     print("in one process (jax already imported):")
-    print(f"  bare compiler work (lower + Shardy passes): {b[0]:.2f} s (lower {b[1]:.2f} s, passes {b[2]:.2f} s)")
-    print(f"  shardscope (load in a worker + propagate):  {o[0]:.2f} s (propagate alone {o[1]:.2f} s)")
-    print(f"  ratio: {o[0] / b[0]:.2f}x (target <= 1.5x); propagate alone vs bare passes: {o[1] / b[2]:.2f}x")
+    print(
+        f"  bare compiler work (lower + Shardy passes): {b[0]:.2f} s (lower {b[1]:.2f} s, passes {b[2]:.2f} s)"
+    )
+    print(
+        f"  shardscope (load in a worker + propagate):  {o[0]:.2f} s (propagate alone {o[1]:.2f} s)"
+    )
+    print(
+        f"  ratio: {o[0] / b[0]:.2f}x (target <= 1.5x); propagate alone vs bare passes: {o[1] / b[2]:.2f}x"
+    )
     e = min((end_to_end(args.layers) for _ in range(args.repeat)), key=lambda r: r[1])
     print("end to end, fresh processes (python start and imports included):")
     print(f"  bare script: {e[0]:.2f} s   python main.py propagate --json: {e[1]:.2f} s")

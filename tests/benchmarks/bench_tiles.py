@@ -52,9 +52,13 @@ def main() -> None:
     t_base = best_of(lambda: baseline(mesh.size, shape))
     t_build = best_of(build_only)
     t_full = best_of(full)
-    print(f"mesh {mesh.describe()} ({mesh.size} devices, shuffled order), shape {shape}, spec {spec}")
+    print(
+        f"mesh {mesh.describe()} ({mesh.size} devices, shuffled order), shape {shape}, spec {spec}"
+    )
     print(f"baseline numpy pass:       {t_base * 1e3:8.2f} ms")
-    print(f"TileMap.build:             {t_build * 1e3:8.2f} ms  ({t_build / t_base:6.1f}x baseline)")
+    print(
+        f"TileMap.build:             {t_build * 1e3:8.2f} ms  ({t_build / t_base:6.1f}x baseline)"
+    )
     print(f"build + JSON + replicas:   {t_full * 1e3:8.2f} ms  ({t_full / t_base:6.1f}x baseline)")
     print("target: well under 1 s:", "ok" if t_full < 1.0 else "TOO SLOW")
 

@@ -20,11 +20,17 @@ PROGRAM = step
 EXAMPLE_ARGS = (
     {
         "layers": [
-            {"w": jax.ShapeDtypeStruct((32, 64), jnp.float32), "b": jax.ShapeDtypeStruct((64,), jnp.float32)},
+            {
+                "w": jax.ShapeDtypeStruct((32, 64), jnp.float32),
+                "b": jax.ShapeDtypeStruct((64,), jnp.float32),
+            },
             {"w": jax.ShapeDtypeStruct((64, 16), jnp.float32)},
         ]
     },
-    {"x": jax.ShapeDtypeStruct((16, 32), jnp.float32), "y": jax.ShapeDtypeStruct((16, 16), jnp.float32)},
+    {
+        "x": jax.ShapeDtypeStruct((16, 32), jnp.float32),
+        "y": jax.ShapeDtypeStruct((16, 16), jnp.float32),
+    },
 )
 MESH = {"data": 4, "model": 2}
 SPECS = {

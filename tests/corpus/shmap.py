@@ -8,7 +8,12 @@ from jax.sharding import PartitionSpec as P
 
 
 def shmap(x, w):
-    @partial(jax.shard_map, in_specs=(P("data", None), P()), out_specs=P("data", None), axis_names={"data"})
+    @partial(
+        jax.shard_map,
+        in_specs=(P("data", None), P()),
+        out_specs=P("data", None),
+        axis_names={"data"},
+    )
     def local(a, b):
         return jnp.tanh(a @ b)
 

@@ -18,8 +18,14 @@ PROGRAM = step
 EXAMPLE_ARGS = (
     {
         "layers": [
-            {"w": jax.ShapeDtypeStruct((8, 8), jnp.float32), "b": jax.ShapeDtypeStruct((8,), jnp.float32)},
-            {"w": jax.ShapeDtypeStruct((8, 8), jnp.float32), "b": jax.ShapeDtypeStruct((8,), jnp.float32)},
+            {
+                "w": jax.ShapeDtypeStruct((8, 8), jnp.float32),
+                "b": jax.ShapeDtypeStruct((8,), jnp.float32),
+            },
+            {
+                "w": jax.ShapeDtypeStruct((8, 8), jnp.float32),
+                "b": jax.ShapeDtypeStruct((8,), jnp.float32),
+            },
         ]
     },
     {"x": jax.ShapeDtypeStruct((4, 8), jnp.float32)},

@@ -25,7 +25,9 @@ def _distinct_colors(image) -> int:
     from PySide6.QtGui import QImage
 
     img = image.convertToFormat(QImage.Format.Format_RGB32)
-    arr = np.frombuffer(img.constBits(), dtype=np.uint32, count=img.bytesPerLine() // 4 * img.height())
+    arr = np.frombuffer(
+        img.constBits(), dtype=np.uint32, count=img.bytesPerLine() // 4 * img.height()
+    )
     return len(np.unique(arr & 0xFFFFFF))
 
 

@@ -11,8 +11,15 @@ MESH = parse_mesh("data=4,model=2")
 
 
 def value(shape=(16, 32), vid=7):
-    return Value(id=vid, ssa="%arg0", shape=shape, dtype="f32", role="argument",
-                 function="main", display_name="params['w1']")
+    return Value(
+        id=vid,
+        ssa="%arg0",
+        shape=shape,
+        dtype="f32",
+        role="argument",
+        function="main",
+        display_name="params['w1']",
+    )
 
 
 def make(qtbot, spec="data,_", shape=(16, 32)):
@@ -24,8 +31,13 @@ def make(qtbot, spec="data,_", shape=(16, 32)):
 
 
 def drop(widget, mime):
-    event = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime,
-                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     widget.dropEvent(event)
     return event
 

@@ -85,8 +85,10 @@ def test_reorder_with_mouse_drag(qtbot, monkeypatch):
 
     def fake_exec(drag, *args):
         captured["mime"] = drag.mimeData()
-        grid.drop_device(int(bytes(drag.mimeData().data("application/x-shardscope-device").data())),
-                         grid.position_at(target))
+        grid.drop_device(
+            int(bytes(drag.mimeData().data("application/x-shardscope-device").data())),
+            grid.position_at(target),
+        )
         return Qt.DropAction.MoveAction
 
     from PySide6.QtGui import QDrag
