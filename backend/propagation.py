@@ -232,6 +232,7 @@ def prepare(
         specs = getattr(program, "specs", None) or {}
     strict = user_specs if strict is None else strict
     ctx = new_context()
+    sdyread.clear_cache()
     try:
         module = ir.Module.parse(text, context=ctx)
     except ir.MLIRError as exc:
@@ -429,7 +430,6 @@ def _annotate(
 
 def _code_annotations(graph: ProgramGraph) -> list[ann.Annotation]:
     out = []
-    graph.functions[graph.main]
     for i, vid in enumerate(func_args(graph, graph.main)):
         v = graph.values[vid]
         if v.code_sharding:

@@ -317,8 +317,6 @@ def read_state(
         attrs = op.attributes
         op_id = tag if tag < len(graph.ops) else None
         shown = name if op_id is not None else f"{name} (user)"
-        if name == "sdy.data_flow_edge":
-            continue
         if name in ("sdy.sharding_constraint", "sdy.reshard"):
             sh = sdyread.read_sharding(attrs["sharding"])
             put(

@@ -130,7 +130,14 @@ def axis_name(axis: ir.Attribute) -> str:
     return f"{ref.name}:({sub.pre_size}){sub.size}"
 
 
+# Attributes are uniqued per context and keep their context alive; the cache is emptied
+# whenever a propagation starts in a fresh context, so old contexts are not kept around.
 _CACHE: dict[ir.Attribute, object] = {}
+
+
+def clear_cache() -> None:
+    """Forget every attribute read so far (call when a new MLIR context takes over)."""
+    _CACHE.clear()
 
 
 def cached(attr: ir.Attribute, read: Callable[[ir.Attribute], object]) -> object:
