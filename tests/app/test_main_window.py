@@ -2,12 +2,10 @@
 
 import json
 
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QDropEvent
-
 from backend.session import Session
 from backend.spec import Spec
 from tests.app.conftest import wait_idle
+from tests.qt_events import drop
 from viewers.mime import axis_mime_data
 
 
@@ -18,15 +16,7 @@ def drop_axis(window, value_id: int, dim: int, axis):
     view.centerOn(badge)
     pos = view.mapFromScene(badge.chip_scene_center(dim))
     mime = axis_mime_data(axis)  # QDropEvent does not own its data: keep it alive
-    event = QDropEvent(
-        QPointF(pos),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    view.dropEvent(event)
-    return event, mime
+    return drop(view, pos, mime), mime
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):

@@ -1,13 +1,13 @@
 """The program graph view: folding, entering regions and callees, finding, drops."""
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt
-from PySide6.QtGui import QDropEvent
+from PySide6.QtCore import QMimeData, Qt
 
 from backend.layout import Frame
 from backend.program import load_program
 from backend.session import Session
 from backend.spec import Spec
+from tests.qt_events import drop
 from viewers.graph_view import GraphPanel
 from viewers.mime import axis_mime_data
 
@@ -35,18 +35,6 @@ def panel_for(qtbot, programs):
         return session, panel
 
     return make
-
-
-def drop(view, pos, mime):
-    event = QDropEvent(
-        QPointF(pos),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    view.dropEvent(event)
-    return event
 
 
 def test_enter_region_and_callee_and_back(panel_for, qtbot):
