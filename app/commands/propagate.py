@@ -82,8 +82,13 @@ def summary(result) -> str:
         lines.append(f"    kept [{'+'.join(c.kept) or '_'}] by {c.rule}")
         for r in c.reshards:
             lines.append(
-                f"    reshard {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> [{'+'.join(r.to_axes) or '_'}]: {r.kind}"
+                f"    to reach it: {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> "
+                f"[{'+'.join(r.to_axes) or '_'}] ({r.kind})"
             )
+        # Shardy's explicit-reshard pass may settle the op another way (e.g. reduce over a
+        # contracting factor instead of gathering it): show what it really inserts.
+        inserted = ", ".join(f"{x.kind} {'+'.join(x.axes)}" for x in c.collectives)
+        lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
     lines += ["", f"collectives: {len(result.collectives)}"]
     for c in result.collectives:
         what = graph.values[c.value].display_name if c.value is not None else "?"
