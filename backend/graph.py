@@ -320,15 +320,13 @@ class _Builder:
             [self.new_value(r, INTERMEDIATE, function, oid) for r in operation.results]
         )
         attrs = operation.attributes
-        # Most ops carry no attribute; `in` on the map costs more than listing its keys once.
-        keys = set(attrs) if len(attrs) else ()
-        if "callee" in keys:
+        if "callee" in attrs:
             record.callee = ir.FlatSymbolRefAttr(attrs["callee"]).value
         if name == "sdy.sharding_constraint":
             record.code_sharding = str(attrs["sharding"])
         else:
             for key in _SHARDING_ATTRS:
-                if key in keys:
+                if key in attrs:
                     record.code_sharding = _attr_text(attrs[key])
                     break
         if record.code_sharding:
