@@ -9,7 +9,7 @@ EXAMPLE ?= example:mlp
 .PHONY: run test lint bench clean
 
 $(PY):
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "shardscope needs Python 3.11 (jax 0.10.2); found " + sys.version.split()[0] + ": install python3.11 and run make PYTHON=python3.11")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] <= (3, 13) else "shardscope needs Python 3.11 to 3.13 (jax 0.10.2); found " + sys.version.split()[0] + ": install python3.11 and run make PYTHON=python3.11")'
 	@$(PYTHON) -m venv $(VENV) || { echo "make: could not create $(VENV): on Debian/Ubuntu run 'sudo apt-get install python3-venv' and try again" >&2; rm -rf $(VENV); exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 
