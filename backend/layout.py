@@ -289,7 +289,15 @@ def build_layout(
             n.enterable = True
 
     results = index.frame_results(frame)
-    out = add(Node("out", "output", "return", f"{len(results)} values")) if results else None
+    out = (
+        add(
+            Node(
+                "out", "output", "return", f"{len(results)} value{'s' if len(results) != 1 else ''}"
+            )
+        )
+        if results
+        else None
+    )
 
     inputs = set(index.frame_inputs(frame))
     flows: dict[tuple[int, int], list[int]] = defaultdict(list)

@@ -300,8 +300,8 @@ class GraphView(QGraphicsView):
 
     def _add_boxes(self, layout: GraphLayout) -> None:
         """Frames around expanded scopes. The layered layout does not keep a scope's ops
-        together, so a frame that would overlap a sibling scope's frame is left out (the
-        nodes still name their scope)."""
+        together, so a frame that would overlap a sibling scope's frame, or enclose a node
+        outside the scope, is left out (the nodes still name their scope)."""
         rects = []
         for box in layout.boxes:
             rect = QRectF()
@@ -315,7 +315,12 @@ class GraphView(QGraphicsView):
                 j != i and other.depth == box.depth and rects[i].intersects(rects[j])
                 for j, other in enumerate(layout.boxes)
             )
-            if not clash:
+            members = set(box.nodes)
+            intruder = any(
+                k not in members and rects[i].contains(QPointF(n.x, n.y))
+                for k, n in enumerate(layout.nodes)
+            )
+            if not clash and not intruder:
                 self.scene().addItem(ScopeBoxItem(box, rects[i], self.style_))
 
     def _add_badge(self, badge: BadgeItem) -> None:
