@@ -33,4 +33,6 @@ def test_signal_emits_keep_refcounts():
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, f"Qt binding corrupts refcounts: {proc.stderr[-500:]}"
-    assert abs(int(proc.stdout.strip())) < 10
+    if sys.version_info < (3, 12):
+        # From 3.12 True is immortal: its count is not tracked, and a stray decref is harmless.
+        assert abs(int(proc.stdout.strip())) < 10
