@@ -69,6 +69,10 @@ def check_annotation(
     ``strict`` wants one entry per dimension (the CLI's rule); otherwise a short spec is
     padded with replicated dims, as JAX does for a PartitionSpec.
     """
+    try:
+        validate_spec(spec, mesh)  # axis names first: `x=foo` is an unknown axis, not a rank slip
+    except SpecError as exc:
+        raise SpecError(f"{name}: {exc}") from None
     if len(spec.dims) > len(shape) or (strict and len(spec.dims) != len(shape)):
         raise SpecError(
             f"spec {spec.format()!r} for {name} has {len(spec.dims)} dimension(s) but {name} "

@@ -66,3 +66,9 @@ def test_summary_is_readable(capsys):
     assert main(["propagate", "example:conflict"]) == 0
     out = capsys.readouterr().out
     assert "conflicts: 1" in out and "longest common prefix" in out and "collectives:" in out
+
+
+def test_unknown_axis_is_named_before_the_rank(capsys):
+    assert main(["propagate", "example:conflict", "--spec", "x=foo"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "error: x: spec dim 0 uses unknown axis 'foo': use one of data, model"
