@@ -42,7 +42,7 @@ from backend.commands import (
 from backend.errors import ShardscopeError
 from backend.program import DEFAULT_TIMEOUT
 from backend.session import Session, recovery_path
-from viewers.graph_view import GraphPanel, export_view
+from viewers.graph_panel import GraphPanel, export_view
 from viewers.mesh_editor import MeshEditor
 from viewers.messages import MessagesView
 from viewers.outline import ProgramOutline

@@ -90,7 +90,8 @@ def render(args) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     view = args.view
     if view == "graph":
-        from viewers.graph_view import GraphView, export_view
+        from viewers.graph_panel import export_view
+        from viewers.graph_view import GraphView
 
         graph = GraphView(session)
         graph.set_style_theme(args.theme)

@@ -8,7 +8,7 @@ from backend.program import load_program
 from backend.session import Session
 from backend.spec import Spec
 from tests.qt_events import drop
-from viewers.graph_view import GraphPanel
+from viewers.graph_panel import GraphPanel
 from viewers.mime import axis_mime_data
 
 

@@ -93,7 +93,7 @@ def test_renders_256_devices(qtbot, render_dir, count_colors):
 
 
 def test_tile_labels_stay_short_and_exact():
-    from viewers.tile_grid import tile_label
+    from viewers.tile_labels import tile_label
 
     assert tile_label((5,)) == "5"
     assert tile_label((0, 2, 4, 6)) == "0,2,4,6"
