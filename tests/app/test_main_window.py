@@ -183,3 +183,18 @@ def test_hovering_a_tile_outlines_its_devices_on_the_mesh(make_window):
     assert window.mesh_editor.grid._highlight == {2, 3}
     window.inspector.tile_grid.tileHovered.emit([])
     assert window.mesh_editor.grid._highlight == set()
+
+
+def test_no_opengl_anywhere(make_window):
+    """The app must stay usable over X11 forwarding: nothing may draw through OpenGL."""
+    import pyqtgraph as pg
+
+    window = make_window("example:mlp", propagate=False)
+    window.select_value(window.session.graph.value_by_name("x").id)
+    window.grab()
+    from PySide6.QtWidgets import QApplication
+
+    # pyqtgraph imports Qt's OpenGL bindings, but no widget may be an OpenGL surface
+    assert not pg.getConfigOption("useOpenGL")
+    gl = [w for w in QApplication.allWidgets() if w.inherits("QOpenGLWidget")]
+    assert not gl, gl
