@@ -198,3 +198,30 @@ def test_no_opengl_anywhere(make_window):
     assert not pg.getConfigOption("useOpenGL")
     gl = [w for w in QApplication.allWidgets() if w.inherits("QOpenGLWidget")]
     assert not gl, gl
+
+
+def test_an_idle_window_does_not_repaint(make_window, qtbot):
+    """Over X11 forwarding every repaint crosses the network: idle means no paint events."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Count(QObject):
+        paints = 0
+
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                Count.paints += 1
+            return False
+
+    window = make_window("example:mlp")
+    wait_idle(qtbot, window)
+    qtbot.wait(300)
+    counter = Count()
+    from PySide6.QtWidgets import QWidget
+
+    widgets = [window, *window.findChildren(QWidget)]
+    for widget in widgets:
+        widget.installEventFilter(counter)
+    qtbot.wait(1000)
+    for widget in widgets:
+        widget.removeEventFilter(counter)
+    assert Count.paints == 0
