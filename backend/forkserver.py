@@ -153,15 +153,33 @@ def _serve() -> int:
             _child(request, program_worker)
         out.write(json.dumps({"pid": pid}).encode() + b"\n")
         out.flush()
-        _, status = os.waitpid(pid, 0)
+        status = _wait_or_orphaned(pid)
+        if status is None:
+            return 0
         out.write(json.dumps({"pid": pid, "status": status}).encode() + b"\n")
         out.flush()
     return 0
 
 
+def _wait_or_orphaned(pid: int) -> int | None:
+    """Wait for the worker; if the client goes away meanwhile (stdin closes), kill the
+    worker and return None, so a hung program never outlives the app that loaded it."""
+    stdin = sys.stdin.buffer.fileno()
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        readable, _, _ = select.select([stdin], [], [], 0.1)
+        if readable and not os.read(stdin, 1):
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return None
+
+
 def _child(request: dict, program_worker) -> None:
     code = 1
     try:
+        _die_with_parent()
         fd = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -174,6 +192,15 @@ def _child(request: dict, program_worker) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker if the server dies (the server kills it otherwise)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, 9)
 
 
 if __name__ == "__main__":

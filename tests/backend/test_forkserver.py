@@ -65,3 +65,34 @@ def test_two_loads_at_once_both_finish(tmp_path):
     finally:
         worker.join(60)
     assert results["slow"].name == "slow"
+
+
+def test_a_hung_worker_dies_with_its_client(tmp_path):
+    import json
+    import time
+
+    from backend.forkserver import ForkServer
+
+    hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    server = ForkServer()
+    server.start()
+    request = {
+        "path": hang,
+        "params": {},
+        "out": str(tmp_path / "out.json"),
+        "err": str(tmp_path / "err.txt"),
+        "cwd": str(tmp_path),
+    }
+    server._proc.stdin.write((json.dumps(request) + "\n").encode())
+    server._proc.stdin.flush()
+    pid = server._read(timeout=120)["pid"]
+    os.kill(pid, 0)  # running
+    server.close()  # the app goes away while the program hangs
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"worker {pid} outlived its client")
