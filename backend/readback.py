@@ -137,15 +137,7 @@ class ProgramIndex:
 
 def func_args(graph: ProgramGraph, name: str) -> list[int]:
     """Value ids of the arguments of function ``name``, in order."""
-    listed = graph.functions[name].arguments
-    if listed:
-        return list(listed)
-    args = [
-        v
-        for v in graph.values
-        if v.function == name and v.producer is None and v.arg_index is not None
-    ]
-    return [v.id for v in sorted(args, key=lambda v: v.arg_index)]
+    return list(graph.functions[name].arguments)
 
 
 class ModuleView:
