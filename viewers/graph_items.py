@@ -104,10 +104,12 @@ class NodeItem(QGraphicsItem):
         fm = QFontMetricsF(st.font)
         text_rect = rect.adjusted(10, 4, -10, -NODE_H / 2 + 2)
         painter.setFont(st.font)
+        # Key paths keep their most specific part at the end (params['layers'][3]['w_in']).
+        elide = Qt.TextElideMode.ElideLeft if kind == "input" else Qt.TextElideMode.ElideMiddle
         painter.drawText(
             text_rect,
             Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
-            fm.elidedText(label, Qt.TextElideMode.ElideMiddle, text_rect.width()),
+            fm.elidedText(label, elide, text_rect.width()),
         )
         if self.node.detail:
             painter.setFont(st.small)
