@@ -140,6 +140,8 @@ class ProgramOutline(QWidget):
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        # long key paths keep their distinctive end: …['layers'][3]['w_in']
+        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
