@@ -21,9 +21,8 @@ import select
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from backend.program_worker import REPO_ROOT, worker_env
 
 
 class ForkServerError(RuntimeError):
@@ -42,16 +41,13 @@ class ForkServer:
         """Start the server process if it is not running (returns at once)."""
         if self._proc is not None and self._proc.poll() is None:
             return
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        env.setdefault("JAX_PLATFORMS", "cpu")
         self._buffer = b""
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "backend.forkserver"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=worker_env(),
             cwd=str(REPO_ROOT),
         )
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from backend.errors import ShardscopeError, SpecError
+from backend.program_worker import worker_env
 
-_REPO = Path(__file__).resolve().parent.parent
 _INSTR = re.compile(
     r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>[a-z0-9]+\[[0-9,]*\])\S*\s+"
     r"(?P<opcode>[a-z][\w\-]*)\((?P<args>[^)]*)\)(?P<rest>.*)$"
@@ -97,7 +97,7 @@ def run_gspmd(
                 }
             )
         )
-        env = dict(os.environ)
+        env = worker_env()
         flags = [
             f
             for f in env.get("XLA_FLAGS", "").split()
@@ -109,7 +109,6 @@ def run_gspmd(
         env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={n}"])
         env["JAX_PLATFORMS"] = "cpu"
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH")]))
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", "backend.gspmd", str(job), str(out)],

@@ -27,11 +27,10 @@ from backend.forkserver import ForkServerError, shared_server
 from backend.graph import ProgramGraph, build_graph
 from backend.locations import parse_location
 from backend.mlir_context import new_context
-from backend.program_worker import load_python_namespace
+from backend.program_worker import REPO_ROOT, load_python_namespace, worker_env
 
 __all__ = ["Program", "CodeAnnotation", "load_program", "list_examples", "load_python_namespace"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "assets" / "examples"
 EXAMPLE_PREFIX = "example:"
 DEFAULT_TIMEOUT = 120.0
@@ -245,9 +244,7 @@ def _run_fresh_worker(
 ) -> int:
     """Load in a new process; its exit code."""
     cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    env.setdefault("JAX_PLATFORMS", "cpu")
+    env = worker_env()
     with err.open("w") as stderr:
         try:
             proc = subprocess.run(

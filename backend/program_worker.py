@@ -9,12 +9,24 @@ leaves no file; the parent turns that into its own message.
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_env() -> dict[str, str]:
+    """The environment for a shardscope worker process: this one's, with the repository
+    importable and jax on the CPU unless the caller chose a platform."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    return env
 
 
 class _UserError(Exception):
