@@ -22,7 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         p = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(p)
-        p.set_defaults(_run=command.run, _loads=getattr(command, "LOADS_PROGRAM", False))
+        p.set_defaults(
+            _run=command.run,
+            _loads=getattr(command, "LOADS_PROGRAM", False),
+            _preflight=getattr(command, "preflight", None),
+        )
     return parser
 
 
@@ -39,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(50_000, 20, 20)
     parser = build_parser()
     args = parser.parse_args(argv or ["gui"])
+    if args._preflight is not None:
+        problem = args._preflight(args)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+    importer = None
     if args._loads:
         # The loader's worker imports jax while this process does the same: on two or
         # more cores the first load no longer waits for a cold interpreter.
@@ -47,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         warm_up()
         # While the worker lowers the program this process would sit idle, then import jax
         # for the MLIR context: import it meanwhile (the load waits on a pipe, not the GIL).
-        threading.Thread(target=_import_jax, name="import-jax", daemon=True).start()
+        importer = threading.Thread(target=_import_jax, name="import-jax", daemon=True)
+        importer.start()
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
@@ -55,3 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    finally:
+        # Interpreter shutdown while jaxlib's extension is half imported aborts the process
+        # (a C++ exception escapes during finalization): let the import finish first.
+        if importer is not None:
+            importer.join()

@@ -12,6 +12,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("program", nargs="?", default="example:mlp", help="program to open")
 
 
+def preflight(args) -> str | None:
+    """Why no window can open here, checked before anything starts loading."""
+    from app.gui_main import display_problem
+
+    return display_problem()
+
+
 def run(args) -> int:
     """Start Qt and run the event loop."""
     from app.gui_main import run_gui
