@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
-from backend.locations import SourceInfo, parse_location, scope_of, split_name_path
+from backend.locations import LocationReader, SourceInfo, scope_of, split_name_path
 
 ARG, RESULT, INTERMEDIATE = "arg", "result", "intermediate"
 
@@ -177,6 +177,7 @@ class _Builder:
         self.type_cache: dict[ir.Type, tuple[tuple[int, ...] | None, str]] = {}
         self.loc_cache: dict[ir.Attribute, tuple[SourceInfo, str]] = {}
         self.scope_cache: dict[str | None, str] = {}
+        self.locations = LocationReader()
         self.asm: ir.AsmState | None = None
 
     # -- small cached readers -------------------------------------------------------------
@@ -196,7 +197,7 @@ class _Builder:
         attr = location.attr
         cached = self.loc_cache.get(attr)
         if cached is None:
-            info = parse_location(str(attr))
+            info = self.locations.read(location)
             scope = self.scope_cache.get(info.name)
             if scope is None:
                 scope = self.scope_cache[info.name] = scope_of(info.name)

@@ -1,20 +1,17 @@
-"""Read MLIR location text: the op's name path and the user's source line.
-
-jaxlib's Python bindings can build locations but cannot take them apart, so we read the
-printed form of one location attribute. Its grammar is small and closed:
-
-    loc ::= 'unknown' | STRING | STRING '(' loc ')' | STRING ':' INT ':' INT [range]
-          | 'callsite' '(' loc 'at' loc ')' | 'fused' ['<' ... '>'] '[' loc (',' loc)* ']'
-
-and only strings carry what we need, so we read strings in order instead of building a tree.
+"""Read MLIR locations: the op's name path and the user's source line.
 
 JAX writes the op's name stack as the outermost name (``"jit(f)/block/add"``) and the user
-frames as call sites whose innermost callee is the line that built the op.
+frames as call sites whose innermost callee is the line that built the op. Locations are
+taken apart with the bindings' location classes (``NameLoc``, ``CallSiteLoc``,
+``FileLineColLoc``, ``FusedLoc``), never by printing them: a transformer's call-site
+chains print to hundreds of characters each, while their parts are shared and read once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from jaxlib.mlir import ir
 
 
 @dataclass(frozen=True)
@@ -26,65 +23,78 @@ class SourceInfo:
     line: int | None
 
 
-def _read_string(text: str, start: int) -> tuple[str, int]:
-    """Read the quoted string at ``text[start] == '"'``; return it and the index after it."""
-    i = start + 1
-    pieces = []
-    while True:
-        quote = text.find('"', i)
-        slash = text.find("\\", i, quote if quote >= 0 else len(text))
-        if quote < 0:
-            raise ValueError("unterminated string")
-        if slash < 0:
-            pieces.append(text[i:quote])
-            return "".join(pieces), quote + 1
-        pieces.append(text[i:slash])
-        escaped = text[slash + 1 : slash + 2]
-        pieces.append({"n": "\n", "t": "\t"}.get(escaped, escaped))
-        i = slash + 2
+_NO_FILE: tuple[str | None, int | None] = (None, None)
+_KINDS = (ir.FileLineColLoc, ir.NameLoc, ir.CallSiteLoc, ir.FusedLoc)
 
 
-def _read_int(text: str, start: int) -> int:
-    end = start
-    while end < len(text) and text[end].isdigit():
-        end += 1
-    return int(text[start:end])
+def _concrete(location: ir.Location) -> ir.Location:
+    """``location`` as its own class: ops' locations come typed, diagnostics' do not."""
+    if type(location) is ir.Location:
+        typeid = location.typeid
+        for kind in _KINDS:
+            if typeid == kind.static_typeid:
+                return kind(location)
+    return location
 
 
-def parse_location(text: str) -> SourceInfo:
-    """Parse a printed location such as ``loc("jit(f)/add"("f.py":3:4))``.
+class LocationReader:
+    """Reads locations of one context; parts shared between locations are read once."""
 
-    Returns the outermost name (JAX's name stack for ops, the key path for arguments)
-    and the first file:line in the location. Call sites print the callee before the
-    caller, so the first file in reading order is the innermost user frame: the line
-    that created the op. Unreadable text gives an empty ``SourceInfo`` rather than an
-    error: a location is decoration, never a reason to refuse a module.
-    """
-    body = text.strip()
-    if body.startswith("loc(") and body.endswith(")"):
-        body = body[4:-1]
-    if body.startswith("fused"):
-        bracket = body.find("[")
-        body = body[bracket + 1 :] if bracket >= 0 else ""
-    name = file = line = None
-    try:
-        if body.startswith('"'):
-            value, end = _read_string(body, 0)
-            if not (body.startswith(":", end) and body[end + 1 : end + 2].isdigit()):
-                name = value
-        pos = 0
-        while True:
-            quote = body.find('"', pos)
-            if quote < 0:
-                break
-            value, end = _read_string(body, quote)
-            if body.startswith(":", end) and body[end + 1 : end + 2].isdigit():
-                file, line = value, _read_int(body, end + 1)
-                break
-            pos = end
-    except ValueError:
-        return SourceInfo(None, None, None)
-    return SourceInfo(name, file, line)
+    def __init__(self) -> None:
+        self._files: dict[ir.Attribute, tuple[str | None, int | None]] = {}
+        self._infos: dict[ir.Attribute, SourceInfo] = {}
+
+    def read(self, location: ir.Location) -> SourceInfo:
+        """The outermost name (JAX's name stack for ops, the key path for arguments) and
+        the first file:line in reading order. Call sites list the callee before the
+        caller, so that is the innermost user frame: the line that created the op."""
+        attr = location.attr
+        info = self._infos.get(attr)
+        if info is None:
+            location = _concrete(location)
+            info = self._infos[attr] = SourceInfo(_name_of(location), *self._file_of(location))
+        return info
+
+    def _file_of(self, location: ir.Location) -> tuple[str | None, int | None]:
+        attr = location.attr
+        hit = self._files.get(attr)
+        if hit is not None:
+            return hit
+        location = _concrete(location)
+        kind = type(location)
+        if kind is ir.FileLineColLoc:
+            hit = (location.filename, location.start_line)
+        elif kind is ir.NameLoc:
+            hit = self._file_of(location.child_loc)
+        elif kind is ir.CallSiteLoc:
+            hit = self._file_of(location.callee)
+            if hit[0] is None:
+                hit = self._file_of(location.caller)
+        elif kind is ir.FusedLoc:
+            hit = _NO_FILE
+            for part in location.locations:
+                hit = self._file_of(part)
+                if hit[0] is not None:
+                    break
+        else:
+            hit = _NO_FILE
+        self._files[attr] = hit
+        return hit
+
+
+def _name_of(location: ir.Location) -> str | None:
+    kind = type(location)
+    if kind is ir.NameLoc:
+        return location.name_str
+    if kind is ir.FusedLoc:
+        parts = location.locations
+        return _name_of(parts[0]) if parts else None
+    return None
+
+
+def read_location(location: ir.Location) -> SourceInfo:
+    """Name path and first file:line of one location (see ``LocationReader.read``)."""
+    return LocationReader().read(location)
 
 
 def split_name_path(name: str) -> list[str]:

@@ -25,7 +25,7 @@ from jaxlib.mlir import ir
 from backend.errors import ProgramError
 from backend.forkserver import ForkServerError, shared_server
 from backend.graph import ProgramGraph, build_graph
-from backend.locations import parse_location
+from backend.locations import read_location
 from backend.mlir_context import new_context
 from backend.program_worker import REPO_ROOT, load_python_namespace, worker_env
 
@@ -179,7 +179,7 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     if diagnostics:
         first = diagnostics[0]
         message = first.message
-        line = parse_location(str(first.location)).line
+        line = read_location(first.location).line
     where = f"{path}:{line}" if line else str(path)
     return (
         f"{where}: malformed MLIR: {message}; fix the text or export it again with "
