@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-import threading
 
 from backend.errors import ShardscopeError
 
@@ -30,10 +29,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _import_jax() -> None:
-    import jax._src.interpreters.mlir  # noqa: F401
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one command; with no command, open the GUI on a built-in example."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -56,9 +51,11 @@ def main(argv: list[str] | None = None) -> int:
 
         warm_up()
         # While the worker lowers the program this process would sit idle, then import jax
-        # for the MLIR context: import it meanwhile (the load waits on a pipe, not the GIL).
-        importer = threading.Thread(target=_import_jax, name="import-jax", daemon=True)
-        importer.start()
+        # and register MLIR's dialects and passes for its first context: do both meanwhile
+        # (the load waits on a pipe, not on the GIL).
+        from backend.mlir_context import warm_up as warm_up_mlir
+
+        importer = warm_up_mlir()
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
@@ -68,6 +65,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         # Interpreter shutdown while jaxlib's extension is half imported aborts the process
-        # (a C++ exception escapes during finalization): let the import finish first.
+        # (a C++ exception escapes during finalization): let the warm-up finish first.
         if importer is not None:
             importer.join()

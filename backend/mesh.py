@@ -12,11 +12,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from backend.errors import MeshError
+
+if TYPE_CHECKING:  # numpy is imported where arrays are made: the CLI starts without it
+    import numpy as np
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -131,6 +132,8 @@ class Mesh:
     def device_grid(self) -> np.ndarray:
         """Device ids as an integer array shaped like the mesh."""
         if self._grid is None:
+            import numpy as np
+
             grid = np.asarray(self.device_order, dtype=np.int64).reshape(self.axis_sizes)
             grid.setflags(write=False)
             object.__setattr__(self, "_grid", grid)
@@ -158,6 +161,8 @@ class Mesh:
                 f"device ids {missing[:8]} are not attached: use a device order over ids "
                 f"{sorted(by_id)[:8]}..."
             )
+        import numpy as np
+
         arr = np.empty(self.size, dtype=object)
         for i, dev_id in enumerate(self.device_order):
             arr[i] = by_id[dev_id]
@@ -175,6 +180,8 @@ class Mesh:
         except (AttributeError, ValueError):
             devices = None  # an AbstractMesh has no devices: keep iota order
         if devices is not None:
+            import numpy as np
+
             order = tuple(int(d.id) for d in np.asarray(devices).flat)
         return cls(tuple(MeshAxis(n, s) for n, s in zip(names, sizes, strict=True)), order, types)
 
@@ -250,7 +257,7 @@ def _check_axes(axes: tuple[MeshAxis, ...]) -> None:
         if a.name in seen:
             raise MeshError(f"mesh axis {a.name!r} appears twice: give each axis a distinct name")
         seen.add(a.name)
-        if not isinstance(a.size, int | np.integer) or a.size < 1:
+        if not hasattr(a.size, "__index__") or isinstance(a.size, bool) or a.size < 1:
             raise MeshError(f"mesh axis {a.name!r} has size {a.size}: give a size >= 1")
 
 

@@ -19,15 +19,19 @@ import urllib.parse
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from jaxlib.mlir import ir
+from typing import TYPE_CHECKING
 
 from backend.errors import ProgramError
 from backend.forkserver import ForkServerError, shared_server
-from backend.graph import ProgramGraph, build_graph
-from backend.locations import read_location
-from backend.mlir_context import new_context
 from backend.program_worker import REPO_ROOT, load_python_namespace, worker_env
+
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
+
+    from backend.graph import ProgramGraph
+
+# jaxlib (and with it MLIR and numpy) is imported where a module is parsed, not here: the
+# CLI imports this module before it starts the loader's worker, and should not wait.
 
 __all__ = ["Program", "CodeAnnotation", "load_program", "list_examples", "load_python_namespace"]
 
@@ -61,6 +65,10 @@ class Program:
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
+        from jaxlib.mlir import ir
+
+        from backend.mlir_context import new_context
+
         context = context or new_context()
         with context:
             return ir.Module.parse(self.mlir_text)
@@ -68,6 +76,8 @@ class Program:
     @cached_property
     def graph(self) -> ProgramGraph:
         """The program graph of the lowered module, built once."""
+        from backend.graph import build_graph
+
         return build_graph(self.parse())
 
     @property
@@ -155,6 +165,11 @@ def _load_mlir(path: Path, source: str) -> Program:
         raise ProgramError(
             f"{path}: cannot read the file ({exc}); check its permissions and encoding"
         ) from exc
+    from jaxlib.mlir import ir
+
+    from backend.graph import build_graph
+    from backend.mlir_context import new_context
+
     program = Program(path.stem, source, "mlir", str(path), text)
     context = new_context()
     try:
@@ -179,6 +194,8 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     if diagnostics:
         first = diagnostics[0]
         message = first.message
+        from backend.locations import read_location
+
         line = read_location(first.location).line
     where = f"{path}:{line}" if line else str(path)
     return (

@@ -47,3 +47,21 @@ def test_import_contracts_hold():
 def test_every_backend_module_is_seen():
     names = [info.name for info in pkgutil.walk_packages(backend.__path__, "backend.")]
     assert "backend.graph" in names and "backend.program" in names
+
+
+def test_the_cli_parser_starts_without_jax_numpy_or_qt():
+    # The loading commands start their worker right after the parser is built; anything
+    # heavy imported to build it would delay every load.
+    probe = (
+        "import sys\n"
+        "from app.main import build_parser\n"
+        "build_parser()\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'jax', 'jaxlib', 'numpy', 'PySide6', 'pyqtgraph', 'igraph'})\n"
+        "print(','.join(heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == ""

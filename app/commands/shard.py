@@ -6,10 +6,6 @@ import argparse
 import json
 
 from backend.errors import SpecError
-from backend.mesh import parse_mesh
-from backend.shardtext import hlo_sharding_text, sdy_sharding_text, sharding_kind
-from backend.spec import parse_spec, validate_spec
-from backend.tiles import TileMap
 
 NAME = "shard"
 HELP = "Show the tiles, kind and HLO/Shardy text of one tensor under a partition spec."
@@ -48,6 +44,13 @@ def _shape(text: str) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the sharding of ``--shape`` under ``--spec`` over ``--mesh``."""
+    # Imported here: every command's module is imported to build the parser, and the
+    # loading commands should not wait for numpy before their worker starts.
+    from backend.mesh import parse_mesh
+    from backend.shardtext import hlo_sharding_text, sdy_sharding_text, sharding_kind
+    from backend.spec import parse_spec, validate_spec
+    from backend.tiles import TileMap
+
     mesh = parse_mesh(args.mesh, args.device_order, args.axis_types)
     shape = _shape(args.shape)
     spec = parse_spec(args.spec)

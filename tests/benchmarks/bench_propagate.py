@@ -44,6 +44,9 @@ def bare(layers: int) -> tuple[float, float, float]:
     from backend.spec import Spec
 
     stages = pipeline_stages()
+    # JAX keeps traces and lowerings from earlier repeats; a plain script lowers once,
+    # cold, as shardscope's worker does: start from empty caches.
+    jax.clear_caches()
     t0 = time.perf_counter()
     ns = runpy.run_path(
         str(ROOT / "assets/examples/transformer.py"),
