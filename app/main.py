@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         if problem:
             print(problem, file=sys.stderr)
             return 2
-    importer = None
+    args.while_loading = None
     if args._loads:
         # The loader's worker imports jax while this process does the same: on two or
         # more cores the first load no longer waits for a cold interpreter.
@@ -51,11 +51,12 @@ def main(argv: list[str] | None = None) -> int:
 
         warm_up()
         # While the worker lowers the program this process would sit idle, then import jax
-        # and register MLIR's dialects and passes for its first context: do both meanwhile
-        # (the load waits on a pipe, not on the GIL).
+        # and register MLIR's dialects and passes for its first context: the load does that
+        # while it waits. (Not in a thread: two threads importing numpy or jaxlib at once
+        # can each see the other's half-initialised module.)
         from backend.mlir_context import warm_up as warm_up_mlir
 
-        importer = warm_up_mlir()
+        args.while_loading = warm_up_mlir
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
@@ -63,8 +64,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    finally:
-        # Interpreter shutdown while jaxlib's extension is half imported aborts the process
-        # (a C++ exception escapes during finalization): let the warm-up finish first.
-        if importer is not None:
-            importer.join()

@@ -87,9 +87,10 @@ def load_task(source: str, timeout: float) -> Callable[[], Any]:
     """The function a load task runs: load and build the graph (both off the GUI thread)."""
 
     def run():
+        from backend.mlir_context import warm_up
         from backend.program import load_program
 
-        program = load_program(source, timeout=timeout)
+        program = load_program(source, timeout=timeout, while_waiting=warm_up)
         _ = program.graph
         return program
 

@@ -135,12 +135,10 @@ def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
     for op, tag in zip(scan.ops, scan.tags, strict=True):
         if tag is None or tag < 0 or tag >= n_ops:
             continue
-        attrs = op.attributes
-        if "sdy.sharding_rule" not in attrs:
+        rule_attr = op.attributes.get("sdy.sharding_rule")
+        if rule_attr is None:
             continue
-        operands, results, sizes, reduction, need_rep = sdyread.cached(
-            attrs["sdy.sharding_rule"], _read_rule
-        )
+        operands, results, sizes, reduction, need_rep = sdyread.cached(rule_attr, _read_rule)
         out.append(
             OpRule(
                 tag,

@@ -21,6 +21,7 @@ import select
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 
 from backend.program_worker import REPO_ROOT, worker_env
 
@@ -69,9 +70,12 @@ class ForkServer:
         """Give the server back after ``run``."""
         self._lock.release()
 
-    def run(self, request: dict, timeout: float) -> int | None:
+    def run(
+        self, request: dict, timeout: float, while_waiting: Callable[[], object] | None = None
+    ) -> int | None:
         """Run one load; the grandchild's wait status, or None when it timed out (killed).
 
+        ``while_waiting`` runs once the request is sent, while the server works on it.
         Call between ``try_acquire`` and ``release``. Raises ``ForkServerError`` when the
         server cannot start or dies; the caller then loads in a fresh process instead.
         """
@@ -83,6 +87,12 @@ class ForkServer:
         except OSError as exc:
             self.close()
             raise ForkServerError(f"fork server is gone: {exc}") from None
+        if while_waiting is not None:
+            try:
+                while_waiting()
+            except BaseException:
+                self.close()  # the server kills the worker when its stdin closes
+                raise
         # Starting the server (importing jax) is not the program's time: wait for it apart.
         started = self._read(timeout=120.0)
         if started is None or "pid" not in started:

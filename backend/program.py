@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -122,13 +123,22 @@ def split_source(source: str) -> tuple[str, dict[str, str]]:
     return source, {}
 
 
-def load_program(source: str, *, timeout: float = DEFAULT_TIMEOUT) -> Program:
+def load_program(
+    source: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    while_waiting: Callable[[], object] | None = None,
+) -> Program:
     """Load ``source``: a ``.py`` path, a ``.mlir`` path or ``example:NAME``.
 
     Parameters after ``?`` (``example:transformer?layers=24``) reach a Python program as
-    the global ``SHARDSCOPE_PARAMS``. Raises ``ProgramError`` with a one-line message that
-    names the file (and line, where there is one) and the fix.
+    the global ``SHARDSCOPE_PARAMS``. ``while_waiting`` runs in this thread once a worker
+    has the program, while it lowers (at most once; not for ``.mlir`` files). Raises
+    ``ProgramError`` with a one-line message that names the file (and line, where there
+    is one) and the fix.
     """
+    if while_waiting is not None:
+        while_waiting = _once(while_waiting)
     base, params = split_source(source)
     if base.startswith(EXAMPLE_PREFIX):
         name = base[len(EXAMPLE_PREFIX) :]
@@ -136,7 +146,7 @@ def load_program(source: str, *, timeout: float = DEFAULT_TIMEOUT) -> Program:
         if not path.is_file():
             known = ", ".join(list_examples())
             raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
-        program = _load_python(path, params, timeout)
+        program = _load_python(path, params, timeout, while_waiting)
         program.kind, program.name, program.source = "example", name, source
         return program
     path = Path(base).expanduser()
@@ -150,7 +160,7 @@ def load_program(source: str, *, timeout: float = DEFAULT_TIMEOUT) -> Program:
     if path.suffix == ".mlir":
         return _load_mlir(path, source)
     if path.suffix == ".py":
-        program = _load_python(path, params, timeout)
+        program = _load_python(path, params, timeout, while_waiting)
         program.source = source
         return program
     raise ProgramError(
@@ -204,13 +214,26 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     )
 
 
-def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
+def _once(fn: Callable[[], object]) -> Callable[[], None]:
+    done = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            fn()
+
+    return run
+
+
+def _load_python(
+    path: Path, params: dict[str, str], timeout: float, while_waiting: Callable[[], object] | None
+) -> Program:
     path = path.resolve()
     with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
         out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
-        returncode = _run_in_fork_server(path, params, out, err, timeout)
+        returncode = _run_in_fork_server(path, params, out, err, timeout, while_waiting)
         if returncode is None:
-            returncode = _run_fresh_worker(path, params, out, err, timeout)
+            returncode = _run_fresh_worker(path, params, out, err, timeout, while_waiting)
         if not out.exists():
             stderr = err.read_text(errors="replace") if err.exists() else ""
             raise ProgramError(_crash_message(path, returncode, stderr))
@@ -231,7 +254,12 @@ def _load_python(path: Path, params: dict[str, str], timeout: float) -> Program:
 
 
 def _run_in_fork_server(
-    path: Path, params: dict[str, str], out: Path, err: Path, timeout: float
+    path: Path,
+    params: dict[str, str],
+    out: Path,
+    err: Path,
+    timeout: float,
+    while_waiting: Callable[[], object] | None,
 ) -> int | None:
     """Load through the warm fork server; the worker's exit code, or None when the server
     is busy with another load or broken (the caller then starts a fresh worker)."""
@@ -246,7 +274,7 @@ def _run_in_fork_server(
         "cwd": str(path.parent),
     }
     try:
-        status = server.run(request, timeout)
+        status = server.run(request, timeout, while_waiting)
     except ForkServerError:
         return None
     finally:
@@ -257,19 +285,28 @@ def _run_in_fork_server(
 
 
 def _run_fresh_worker(
-    path: Path, params: dict[str, str], out: Path, err: Path, timeout: float
+    path: Path,
+    params: dict[str, str],
+    out: Path,
+    err: Path,
+    timeout: float,
+    while_waiting: Callable[[], object] | None,
 ) -> int:
     """Load in a new process; its exit code."""
     cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
     env = worker_env()
     with err.open("w") as stderr:
+        proc = subprocess.Popen(cmd, env=env, stdout=stderr, stderr=stderr, cwd=str(path.parent))
         try:
-            proc = subprocess.run(
-                cmd, env=env, stdout=stderr, stderr=stderr, timeout=timeout, cwd=str(path.parent)
-            )
+            if while_waiting is not None:
+                while_waiting()
+            return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             raise ProgramError(_timeout_message(path, timeout)) from None
-    return proc.returncode
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def _timeout_message(path: Path, timeout: float) -> str:

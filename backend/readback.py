@@ -309,28 +309,24 @@ def read_state(
         attrs = op.attributes
         op_id = tag if tag < len(graph.ops) else None
         shown = name if op_id is not None else f"{name} (user)"
+        get = attrs.get
         if name in ("sdy.sharding_constraint", "sdy.reshard"):
             sh = sdyread.read_sharding(attrs["sharding"])
-            put(
-                ("res", tag, 0),
-                sh,
-                attrs["sdy.sharding_origins"]
-                if debug and "sdy.sharding_origins" in attrs
-                else None,
-            )
-            if debug and "sdy.sharding_origin_name" in attrs:
+            put(("res", tag, 0), sh, get("sdy.sharding_origins") if debug else None)
+            origin_name = get("sdy.sharding_origin_name") if debug else None
+            if origin_name is not None:
                 vid = index.graph_id(("res", tag, 0))
                 if vid is not None:
-                    constraint_names[vid] = ir.StringAttr(attrs["sdy.sharding_origin_name"]).value
-        elif "sdy.sharding" in attrs:
-            per = sdyread.read_per_value(attrs["sdy.sharding"])
-            ors = (
-                list(ir.ArrayAttr(attrs["sdy.sharding_origins"]))
-                if debug and "sdy.sharding_origins" in attrs
-                else []
-            )
-            if debug and "sdy.result_sharding_origins" in attrs:
-                ors = list(ir.ArrayAttr(attrs["sdy.result_sharding_origins"]))
+                    constraint_names[vid] = ir.StringAttr(origin_name).value
+        elif (sharding := get("sdy.sharding")) is not None:
+            per = sdyread.read_per_value(sharding)
+            ors = []
+            if debug:
+                origins_attr = get("sdy.result_sharding_origins")
+                if origins_attr is None:
+                    origins_attr = get("sdy.sharding_origins")
+                if origins_attr is not None:
+                    ors = list(ir.ArrayAttr(origins_attr))
             for j, sh in enumerate(per):
                 put(("res", tag, j), sh, ors[j] if j < len(ors) else None)
                 if name == "stablehlo.while":
@@ -343,7 +339,8 @@ def read_state(
                         put(("arg", tag, 0, j) if attr_name == "arg" else ("res", tag, j), sh)
         if not debug:
             continue
-        if "sdy.propagation_edges" in attrs:
+        edges_attr = get("sdy.propagation_edges")
+        if edges_attr is not None:
 
             def resolve_op(ref: str, op=op, tag=tag) -> list[tuple]:
                 kind, i = ref.rsplit("-", 1)
@@ -351,7 +348,7 @@ def read_state(
                     return [key_of(op.operands[int(i)])]
                 return [("res", tag, int(i))]
 
-            steps_from(op_id, shown, attrs["sdy.propagation_edges"], resolve_op)
+            steps_from(op_id, shown, edges_attr, resolve_op)
         if name in _DATA_FLOW_OPS:
             for attr_name, owner in (
                 ("sdy.result_propagation_edges", "result"),

@@ -47,10 +47,8 @@ def _walk_into(op: ir.Operation, out: list[ir.Operation]) -> None:
 
 def tag_of(op: ir.Operation) -> int | None:
     """The ``shardscope.op`` tag of ``op``, or None for an op a pass inserted."""
-    attrs = op.attributes
-    if TAG in attrs:
-        return ir.IntegerAttr(attrs[TAG]).value
-    return None
+    tag = op.attributes.get(TAG)
+    return None if tag is None else ir.IntegerAttr(tag).value
 
 
 def tag_ops(module: ir.Module) -> list[ir.Operation]:

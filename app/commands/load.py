@@ -56,7 +56,7 @@ def describe(program: Program) -> dict:
 
 def run(args) -> int:
     """Load and print."""
-    program = load_program(args.program, timeout=args.timeout)
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     info = describe(program)
     if args.json:
         print(json.dumps(info, indent=1))

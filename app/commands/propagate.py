@@ -30,7 +30,7 @@ def run(args) -> int:
 
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
-    program = load_program(args.program, timeout=args.timeout)
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     result = propagate(program, mesh, specs)
     if args.gspmd:
         from backend.gspmd import gspmd_differences

@@ -36,7 +36,9 @@ def _session(args):
     from backend.program import load_program
     from backend.session import Session
 
-    program = load_program(args.program, timeout=args.timeout)
+    program = load_program(
+        args.program, timeout=args.timeout, while_waiting=getattr(args, "while_loading", None)
+    )
     session = Session()
     session.set_program(program)
     if args.mesh:

@@ -96,3 +96,38 @@ def test_a_hung_worker_dies_with_its_client(tmp_path):
             return
         time.sleep(0.1)
     raise AssertionError(f"worker {pid} outlived its client")
+
+
+def test_work_done_while_waiting_runs_once_in_the_loading_thread():
+    calls = []
+    program = load_program(
+        "example:conflict", while_waiting=lambda: calls.append(threading.current_thread())
+    )
+    assert program.name == "conflict"
+    assert calls == [threading.current_thread()]
+
+
+def test_work_that_fails_while_waiting_leaves_the_next_load_clean():
+    def fail():
+        raise RuntimeError("interrupted")
+
+    try:
+        load_program("example:mlp", while_waiting=fail)
+    except RuntimeError as exc:
+        assert str(exc) == "interrupted"
+    else:
+        raise AssertionError("the failure was swallowed")
+    # The abandoned load's answer must not be read as the next one's.
+    assert load_program("example:conflict").name == "conflict"
+    assert load_program("example:mlp").name == "mlp"
+
+
+def test_the_fresh_worker_fallback_also_waits_usefully(tmp_path, monkeypatch):
+    server = shared_server()
+    assert server.try_acquire()  # busy: the next load starts a fresh worker
+    try:
+        calls = []
+        program = load_program("example:conflict", while_waiting=lambda: calls.append(1))
+    finally:
+        server.release()
+    assert program.name == "conflict" and calls == [1]
