@@ -9,7 +9,8 @@ frame and the expansion state, so views cache it per expansion state.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+import itertools
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import igraph as ig
@@ -387,34 +388,56 @@ def _boxes(nodes: list[Node], expanded: frozenset[str]) -> list[ScopeBox]:
 
 
 def _layers(n: int, edges: list[tuple[int, int]]) -> list[int] | None:
-    """Longest-path layers, with sources pulled down next to their first consumer.
+    """Longest-path layers, with feeders pulled down next to their first consumer.
 
-    Returns None when the visible graph has a cycle (folded scopes can make one); igraph
-    then breaks the cycle itself.
+    A feeder is a node all of whose predecessors are feeders (inputs and constants are,
+    and so is a chain such as bias -> broadcast -> broadcast): it exists to feed later
+    ops, so it sits one layer above the first op that reads it instead of at the top of
+    the drawing. Returns None when the visible graph has a cycle (folded scopes can make
+    one); igraph then breaks the cycle itself.
     """
     succ: list[list[int]] = [[] for _ in range(n)]
-    indeg = [0] * n
+    pred: list[list[int]] = [[] for _ in range(n)]
     for s, d in edges:
         succ[s].append(d)
-        indeg[d] += 1
+        pred[d].append(s)
     layer = [0] * n
-    queue = deque(i for i in range(n) if indeg[i] == 0)
-    done = 0
-    remaining = list(indeg)
-    while queue:
-        i = queue.popleft()
-        done += 1
+    remaining = [len(p) for p in pred]
+    order = [i for i in range(n) if not remaining[i]]
+    for i in order:  # grows while it is read: a topological order
         for j in succ[i]:
             layer[j] = max(layer[j], layer[i] + 1)
             remaining[j] -= 1
             if remaining[j] == 0:
-                queue.append(j)
-    if done != n:
+                order.append(j)
+    if len(order) != n:
         return None
-    for i in range(n):
-        if indeg[i] == 0 and succ[i]:
+    feeder = [False] * n
+    for i in order:
+        feeder[i] = all(feeder[p] for p in pred[i])
+    for i in reversed(order):
+        if feeder[i] and succ[i]:
             layer[i] = max(0, min(layer[j] for j in succ[i]) - 1)
     return layer
+
+
+def _spread(coords: list[list[float]]) -> list[list[float]]:
+    """Keep igraph's order within each layer but at least one unit apart.
+
+    igraph places the components of a disconnected graph independently, and leaving
+    long edges out of the layering disconnects it (a parameter read only far below), so
+    vertices of different components can land on the same spot. A left-to-right sweep
+    per layer pushes each vertex clear of the one before it.
+    """
+    rows: dict[float, list[int]] = defaultdict(list)
+    for i, (_, y) in enumerate(coords):
+        rows[y].append(i)
+    out = [list(c) for c in coords]
+    for members in rows.values():
+        members.sort(key=lambda i: coords[i][0])
+        for prev, cur in itertools.pairwise(members):
+            out[cur][0] = max(out[cur][0], out[prev][0] + 1.0)
+    return out
 
 
 def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
@@ -457,7 +480,7 @@ def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
         chains[i] = chain
     g = ig.Graph(n=n, edges=ext_edges, directed=True)
     layout = g.layout_sugiyama(layers=ext_layers, hgap=1, vgap=1, maxiter=40)
-    coords = layout.coords
+    coords = _spread(layout.coords)
     xs = [c[0] for c in coords[: len(nodes)]]
     x0 = min(c[0] for c in coords)
     for node, (x, y) in zip(nodes, coords[: len(nodes)], strict=True):

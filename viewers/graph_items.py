@@ -102,7 +102,8 @@ class NodeItem(QGraphicsItem):
         elif self.node.enterable:
             label = f"{label}  ⤵"
         fm = QFontMetricsF(st.font)
-        text_rect = rect.adjusted(10, 4, -10, -NODE_H / 2 + 2)
+        # The title's descenders (an underscore) must end above the detail line's capitals.
+        text_rect = rect.adjusted(10, 2, -10, -NODE_H / 2 - 1)
         painter.setFont(st.font)
         # Key paths keep their most specific part at the end (params['layers'][3]['w_in']).
         elide = Qt.TextElideMode.ElideLeft if kind == "input" else Qt.TextElideMode.ElideMiddle
@@ -115,7 +116,7 @@ class NodeItem(QGraphicsItem):
             painter.setFont(st.small)
             painter.setPen(st.theme.muted)
             sm = QFontMetricsF(st.small)
-            detail_rect = rect.adjusted(10, NODE_H / 2 + 1, -10, -3)
+            detail_rect = rect.adjusted(10, NODE_H / 2 + 2, -10, -2)
             painter.drawText(
                 detail_rect,
                 Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop,
