@@ -8,8 +8,9 @@ the compiled input and output shardings. Back here, instructions are matched to 
 values (parameters by number, results by position, other instructions by opcode, shape and
 name scope) and every value whose GSPMD sharding differs from Shardy's is listed.
 
-Only argument specs can be given to GSPMD this way (through the arguments' shardings);
-constraints the user put on intermediates and result specs are Shardy-only here.
+Argument specs reach GSPMD as the arguments' shardings and result specs as sharding
+constraints on the returned values; constraints the user put on intermediates have no
+place in the Python program and stay Shardy-only.
 """
 
 from __future__ import annotations
@@ -70,12 +71,18 @@ class Difference:
 
 
 def run_gspmd(
-    program: Any, mesh: dict[str, int], specs: dict[str, list], *, timeout: float = 300.0
+    program: Any,
+    mesh: dict[str, int],
+    specs: dict[str, list],
+    *,
+    result_specs: dict[int, str] | None = None,
+    timeout: float = 300.0,
 ) -> dict:
     """Compile ``program`` with GSPMD in a worker; the worker's JSON report.
 
-    ``specs`` maps argument names to JSON spec entries. Raises ``ShardscopeError`` if the
-    program is not Python, or the worker fails, hangs or crashes.
+    ``specs`` maps argument names to spec text, ``result_specs`` flat result indices to
+    spec text. Raises ``ShardscopeError`` if the program is not Python, or the worker
+    fails, hangs or crashes.
     """
     path = getattr(program, "path", None)
     if not path or not str(path).endswith(".py"):
@@ -92,6 +99,7 @@ def run_gspmd(
                     "params": getattr(program, "params", {}) or {},
                     "mesh": mesh,
                     "specs": specs,
+                    "result_specs": {str(k): v for k, v in (result_specs or {}).items()},
                     "arg_names": [v.name for v in _main_args(program)],
                     "dump": str(Path(tmp) / "dump"),
                 }
@@ -143,11 +151,18 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
     """Values whose GSPMD sharding differs from Shardy's in ``result`` (a PropagationResult)."""
     from backend.readback import func_args
 
-    specs = {}
+    specs: dict[str, str] = {}
+    result_specs: dict[int, str] = {}
     for a in result.annotations:
-        if a.source == "user" and a.origin.startswith("input: "):
+        if a.source != "user":
+            continue
+        if a.origin.startswith("input: "):
             specs[a.target] = a.spec.format()
-    report = run_gspmd(program, result.mesh.shape, specs, timeout=timeout)
+        elif a.origin.startswith("output: "):
+            result_specs[int(a.origin.split(": ", 1)[1])] = a.spec.format()
+    report = run_gspmd(
+        program, result.mesh.shape, specs, result_specs=result_specs, timeout=timeout
+    )
     graph = result.graph
     gspmd: dict[int, str] = {}
     for vid, text in zip(func_args(graph, graph.main), report["inputs"], strict=False):
@@ -269,9 +284,13 @@ def _compile(job: dict) -> dict:
         new.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
     args = jax.tree.unflatten(treedef, new)
     kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    program = ns["PROGRAM"]
+    result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
+    if result_specs:
+        program = _constrain_results(program, result_specs, jmesh)
     with jax.set_mesh(jmesh):
         compiled = (
-            jax.jit(ns["PROGRAM"])
+            jax.jit(program)
             .lower(*args, **kwargs)
             .compile(
                 compiler_options={
@@ -300,6 +319,26 @@ def _compile(job: dict) -> dict:
         ],
         "instructions": instructions,
     }
+
+
+def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: Any) -> Any:
+    """``program`` with a sharding constraint on each flat result that has a spec."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    from backend.spec import parse_spec
+
+    def constrained(*args, **kwargs):
+        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
+        for i, text in result_specs.items():
+            if i < len(leaves):
+                spec = parse_spec(text).padded(leaves[i].ndim)
+                leaves[i] = jax.lax.with_sharding_constraint(
+                    leaves[i], NamedSharding(jmesh, spec.to_jax())
+                )
+        return jax.tree.unflatten(tree, leaves)
+
+    return constrained
 
 
 if __name__ == "__main__":

@@ -45,3 +45,19 @@ def test_mlir_programs_cannot_be_recompiled(tmp_path):
 
     with pytest.raises(ShardscopeError, match="needs a Python program"):
         gspmd_differences(Fake(), propagated("example:conflict"))
+
+
+@pytest.mark.slow
+def test_result_specs_reach_gspmd_too():
+    from backend.propagation import propagate
+
+    program = loaded("example:conflict")
+    specs = {"x": "data,_", "y": "model,_", "result[0]": "_,model"}
+    result = propagate(program, None, specs)
+    assert result.values[result.graph.functions[result.graph.main].results[0]].spec == [
+        [],
+        ["model"],
+    ]
+    diffs = gspmd_differences(program, result)
+    # Both compilers honour the result spec, so the result no longer differs.
+    assert "result[0]" not in {d.display_name for d in diffs}
