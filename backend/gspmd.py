@@ -1,22 +1,26 @@
 """GSPMD side by side: the same annotated program through XLA's older propagation.
 
-A worker process (``python -m backend.gspmd``) imports the program, gives it as many fake
-CPU devices as the mesh has, switches JAX to GSPMD (``jax_use_shardy_partitioner=False``),
-compiles with the persistent cache off and the HLO dumped after the
-``sharding-propagation`` pass, and reports the sharding of every instruction there plus
-the compiled input and output shardings. Back here, instructions are matched to program
-values (parameters by number, results by position, other instructions by opcode, shape and
-name scope) and every value whose GSPMD sharding differs from Shardy's is listed.
+The module Shardy starts from (the program with the user's and the code's shardings,
+calls inlined) is rewritten in GSPMD's vocabulary: ``sdy.sharding`` on arguments and
+results becomes ``mhlo.sharding`` HloSharding text, each ``sdy.sharding_constraint``
+becomes the ``custom_call @Sharding`` JAX emits for ``with_sharding_constraint`` under
+GSPMD, and every op's location is renamed ``shardscope.op.N`` after its graph id. A worker
+process (``python -m backend.gspmd``) with as many fake CPU devices as the mesh has
+compiles that module with ``use_shardy_partitioner`` off and the HLO dumped after the
+``sharding-propagation`` pass; each instruction's ``op_name`` names the program op it came
+from, so its sharding is joined back exactly. ``.mlir`` programs work the same way.
 
-Argument specs reach GSPMD as the arguments' shardings and result specs as sharding
-constraints on the returned values; constraints the user put on intermediates have no
-place in the Python program and stay Shardy-only.
+Programs with ``shard_map`` (``sdy.manual_computation``) have no GSPMD form here; for
+those, a Python program is traced again with JAX's GSPMD lowering instead, which carries
+argument and result specs (constraints on intermediates cannot be placed in the user's
+code) and matches instructions by opcode, shape and name scope.
 """
 
 from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import re
 import subprocess
@@ -78,7 +82,7 @@ def run_gspmd(
     result_specs: dict[int, str] | None = None,
     timeout: float = 300.0,
 ) -> dict:
-    """Compile ``program`` with GSPMD in a worker; the worker's JSON report.
+    """Trace and compile a Python ``program`` with GSPMD in a worker; its JSON report.
 
     ``specs`` maps argument names to spec text, ``result_specs`` flat result indices to
     spec text. Raises ``ShardscopeError`` if the program is not Python, or the worker
@@ -87,44 +91,51 @@ def run_gspmd(
     path = getattr(program, "path", None)
     if not path or not str(path).endswith(".py"):
         raise ShardscopeError(
-            "--gspmd needs a Python program (.py or example:NAME); a .mlir module cannot be recompiled with GSPMD"
+            "--gspmd needs a Python program (.py or example:NAME) for this module; "
+            "a .mlir module with shard_map cannot be recompiled with GSPMD"
         )
+    job = {
+        "kind": "python",
+        "path": str(path),
+        "params": getattr(program, "params", {}) or {},
+        "mesh": mesh,
+        "specs": specs,
+        "result_specs": {str(k): v for k, v in (result_specs or {}).items()},
+        "arg_names": [v.name for v in _main_args(program)],
+    }
+    return _run_worker(
+        job, math.prod(int(n) for n in mesh.values()), str(Path(path).parent), timeout
+    )
+
+
+def compile_module(module_text: str, devices: int, *, timeout: float = 300.0) -> dict:
+    """Compile a GSPMD-annotated module on ``devices`` fake CPU devices in a worker."""
+    job = {"kind": "module", "module": module_text}
+    return _run_worker(job, devices, str(Path.cwd()), timeout)
+
+
+def _run_worker(job: dict, devices: int, cwd: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="shardscope-gspmd-") as tmp:
-        job = Path(tmp) / "job.json"
+        job_path = Path(tmp) / "job.json"
         out = Path(tmp) / "out.json"
-        job.write_text(
-            json.dumps(
-                {
-                    "path": str(path),
-                    "params": getattr(program, "params", {}) or {},
-                    "mesh": mesh,
-                    "specs": specs,
-                    "result_specs": {str(k): v for k, v in (result_specs or {}).items()},
-                    "arg_names": [v.name for v in _main_args(program)],
-                    "dump": str(Path(tmp) / "dump"),
-                }
-            )
-        )
+        job_path.write_text(json.dumps({**job, "dump": str(Path(tmp) / "dump")}))
         env = worker_env()
         flags = [
             f
             for f in env.get("XLA_FLAGS", "").split()
             if "xla_force_host_platform_device_count" not in f
         ]
-        n = 1
-        for size in mesh.values():
-            n *= int(size)
-        env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={n}"])
+        env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={devices}"])
         env["JAX_PLATFORMS"] = "cpu"
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "backend.gspmd", str(job), str(out)],
+                [sys.executable, "-m", "backend.gspmd", str(job_path), str(out)],
                 env=env,
                 capture_output=True,
                 text=True,
                 timeout=timeout,
-                cwd=str(Path(path).parent),
+                cwd=cwd,
             )
         except subprocess.TimeoutExpired:
             raise ShardscopeError(
@@ -147,33 +158,151 @@ def _main_args(program: Any) -> list:
     return [graph.values[v] for v in func_args(graph, graph.main)]
 
 
-def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> list[Difference]:
-    """Values whose GSPMD sharding differs from Shardy's in ``result`` (a PropagationResult)."""
-    from backend.readback import func_args
+_OP_LOC = "shardscope.op."
 
-    specs: dict[str, str] = {}
-    result_specs: dict[int, str] = {}
+
+class _NoGspmdForm(ShardscopeError):
+    """The annotated module holds something GSPMD has no annotation for."""
+
+
+def gspmd_module(program: Any, result: Any) -> str:
+    """The annotated program of ``result`` with GSPMD's annotations instead of Shardy's.
+
+    Raises ``_NoGspmdForm`` for a module with ``shard_map`` bodies or other Shardy ops
+    without a GSPMD counterpart.
+    """
+    from jaxlib.mlir import ir
+
+    from backend import sdyread
+    from backend.propagation import prepare
+    from backend.shardtext import hlo_sharding_text
+    from backend.spec import Spec
+
+    specs: dict[Any, Any] = {}
     for a in result.annotations:
         if a.source != "user":
             continue
-        if a.origin.startswith("input: "):
-            specs[a.target] = a.spec.format()
-        elif a.origin.startswith("output: "):
-            result_specs[int(a.origin.split(": ", 1)[1])] = a.spec.format()
-    report = run_gspmd(
-        program, result.mesh.shape, specs, result_specs=result_specs, timeout=timeout
-    )
+        if a.origin.startswith("output: "):
+            specs[f"result[{a.origin.split(': ', 1)[1]}]"] = a.spec
+        elif a.value is not None:
+            specs[a.value] = a.spec
+    prep = prepare(program, result.mesh, specs, strict=False)
+    module, mesh = prep.module, prep.mesh
+    texts: dict[tuple, str] = {}
+
+    def hlo_text(attr: ir.Attribute, rank: int) -> str:
+        sharding = sdyread.read_sharding(attr)
+        key = (sharding.dims, rank)
+        if key not in texts:
+            if any(":(" in axis for dim in sharding.dims for axis in dim):
+                raise _NoGspmdForm("a sharding uses a sub-axis, which GSPMD text cannot name")
+            spec = Spec.of(*[tuple(d) for d in sharding.dims])
+            texts[key] = hlo_sharding_text(mesh, spec, rank, physical=True)
+        return texts[key]
+
+    def rank_of(value_type: ir.Type) -> int:
+        try:
+            return ir.RankedTensorType(value_type).rank
+        except ValueError:
+            return 0
+
+    with module.context, ir.Location.unknown():
+        for op in list(module.body.operations):
+            if op.operation.name == "sdy.mesh":
+                op.operation.erase()
+        for func in sdyread.func_ops(module):
+            block = sdyread.first_block(func)
+            types = {
+                "arg_attrs": [a.type for a in block.arguments],
+                "res_attrs": [v.type for v in sdyread.terminator(block).operands],
+            }
+            for key, value_types in types.items():
+                if key not in func.attributes:
+                    continue
+                entries = []
+                for j, entry in enumerate(ir.ArrayAttr(func.attributes[key])):
+                    d = ir.DictAttr(entry)
+                    items = {d[i].name: d[i].attr for i in range(len(d))}
+                    sharding = items.pop("sdy.sharding", None)
+                    if sharding is not None:
+                        items["mhlo.sharding"] = ir.StringAttr.get(
+                            hlo_text(sharding, rank_of(value_types[j]))
+                        )
+                    entries.append(ir.DictAttr.get(items))
+                func.attributes[key] = ir.ArrayAttr.get(entries)
+        for op in sdyread.walk(module.operation):
+            name = op.name
+            tag = sdyread.tag_of(op)
+            if tag is not None:
+                del op.attributes[sdyread.TAG]
+                if 0 <= tag < len(prep.graph.ops):
+                    op.location = ir.Location.name(f"{_OP_LOC}{tag}", childLoc=op.location)
+            if name in ("sdy.sharding_constraint", "sdy.reshard"):
+                operand = op.operands[0]
+                text = hlo_text(op.attributes["sharding"], rank_of(operand.type))
+                with ir.InsertionPoint(op):
+                    custom = ir.Operation.create(
+                        "stablehlo.custom_call",
+                        results=[op.results[0].type],
+                        operands=[operand],
+                        attributes={
+                            "call_target_name": ir.StringAttr.get("Sharding"),
+                            "mhlo.sharding": ir.StringAttr.get(text),
+                        },
+                        loc=op.location,
+                    )
+                op.results[0].replace_all_uses_with(custom.results[0])
+                op.erase()
+            elif name.startswith("sdy."):
+                what = "shard_map" if name == "sdy.manual_computation" else name
+                raise _NoGspmdForm(f"the program uses {what}, which has no GSPMD form here")
+            elif "sdy.sharding" in op.attributes:
+                per = sdyread.read_per_value(op.attributes["sdy.sharding"])
+                parts = [
+                    hlo_sharding_text(
+                        mesh, Spec.of(*[tuple(d) for d in sh.dims]), rank_of(r.type), physical=True
+                    )
+                    for sh, r in zip(per, op.results, strict=False)
+                ]
+                text = parts[0] if len(parts) == 1 else "{" + ", ".join(parts) + "}"
+                del op.attributes["sdy.sharding"]
+                op.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, mesh.size)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        return module.operation.get_asm(enable_debug_info=True)
+
+
+def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> list[Difference]:
+    """Values whose GSPMD sharding differs from Shardy's in ``result`` (a PropagationResult).
+
+    A program ``gspmd_module`` cannot rewrite is traced again with GSPMD instead (Python
+    programs only), and ``result.warnings`` says what that route leaves out.
+    """
+    from backend.readback import func_args
+
     graph = result.graph
     gspmd: dict[int, str] = {}
-    for vid, text in zip(func_args(graph, graph.main), report["inputs"], strict=False):
-        gspmd[vid] = text
-    for vid, text in zip(graph.functions[graph.main].results, report["outputs"], strict=False):
-        gspmd.setdefault(vid, text)
-    _match_instructions(graph, report["instructions"], gspmd)
+    try:
+        text = gspmd_module(program, result)
+    except _NoGspmdForm as exc:
+        report = _python_route(program, result, timeout)
+        result.warnings.append(
+            f"GSPMD comparison: {exc}; the program was traced again with GSPMD, which "
+            f"received the argument and result specs but not constraints on intermediates"
+        )
+        _match_instructions(graph, report["instructions"], gspmd)
+    else:
+        report = compile_module(text, result.mesh.size, timeout=timeout)
+        _match_by_op(graph, report["instructions"], gspmd)
+    for vid, sharding in zip(func_args(graph, graph.main), report["inputs"], strict=False):
+        gspmd[vid] = sharding
+    for vid, sharding in zip(graph.functions[graph.main].results, report["outputs"], strict=False):
+        gspmd[vid] = sharding
     out = []
-    for vid, text in sorted(gspmd.items()):
+    for vid, sharding in sorted(gspmd.items()):
         ours = result.values[vid]
-        theirs = _spec_of(text, result.mesh, len(ours.spec))
+        theirs = _spec_of(sharding, result.mesh, len(ours.spec))
         if theirs == ours.spec:
             continue
         out.append(
@@ -185,10 +314,41 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
                 ours.spec,
                 ours.hlo_sharding,
                 theirs,
-                text,
+                sharding,
             )
         )
     return out
+
+
+def _python_route(program: Any, result: Any, timeout: float) -> dict:
+    specs: dict[str, str] = {}
+    result_specs: dict[int, str] = {}
+    for a in result.annotations:
+        if a.source != "user":
+            continue
+        if a.origin.startswith("input: "):
+            specs[a.target] = a.spec.format()
+        elif a.origin.startswith("output: "):
+            result_specs[int(a.origin.split(": ", 1)[1])] = a.spec.format()
+    return run_gspmd(program, result.mesh.shape, specs, result_specs=result_specs, timeout=timeout)
+
+
+def _match_by_op(graph: Any, instructions: list[dict], out: dict[int, str]) -> None:
+    """Each single-result program op's sharding, from the instruction its location names
+    (the first of its shape: an op may lower to several instructions)."""
+    for ins in instructions:
+        name = ins["op_name"]
+        if not name.startswith(_OP_LOC):
+            continue
+        try:
+            op = graph.ops[int(name[len(_OP_LOC) :])]
+        except (ValueError, IndexError):
+            continue
+        if len(op.results) != 1:
+            continue
+        value = graph.values[op.results[0]]
+        if value.id not in out and list(value.shape or ()) == ins["shape"]:
+            out[value.id] = ins["sharding"]
 
 
 def _spec_of(text: str, mesh: Any, rank: int) -> list[list[str]] | None:
@@ -261,6 +421,78 @@ def _worker(job_path: str, out_path: str) -> None:
 
 
 def _compile(job: dict) -> dict:
+    if job.get("kind") == "module":
+        return _compile_module(job)
+    return _compile_python(job)
+
+
+def _compile_module(job: dict) -> dict:
+    import jax
+    import numpy as np
+    from jax._src import compiler, xla_bridge
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib import xla_client as xc
+    from jaxlib.mlir import ir
+
+    jax.config.update("jax_enable_compilation_cache", False)
+    jax.config.update("jax_use_shardy_partitioner", False)
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(job["module"])
+        n = ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"]).value
+        backend = xla_bridge.get_backend("cpu")
+        devices = backend.devices()[:n]
+        options = compiler.get_compile_options(
+            num_replicas=1,
+            num_partitions=n,
+            device_assignment=np.array(devices).reshape(1, n),
+            env_options_overrides={
+                "xla_dump_to": job["dump"],
+                "xla_dump_hlo_pass_re": "sharding-propagation",
+                "xla_dump_hlo_as_text": True,
+            },
+            backend=backend,
+        )
+        # As jax.jit does: values without a sharding take what propagation gives them
+        # (otherwise XLA would replicate every unannotated argument and result).
+        main = next(
+            op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"
+        )
+        build = options.executable_build_options
+        build.allow_spmd_sharding_propagation_to_parameters = _unannotated(main, "arg_attrs")
+        build.allow_spmd_sharding_propagation_to_output = _unannotated(main, "res_attrs")
+        executable = compiler.backend_compile_and_load(
+            backend, module, xc.DeviceList(tuple(devices)), options, []
+        )
+    return {
+        "ok": True,
+        "inputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_parameter_shardings()],
+        "outputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_output_shardings()],
+        "instructions": _dumped_instructions(job["dump"]),
+    }
+
+
+def _unannotated(func: Any, key: str) -> list[bool]:
+    from jaxlib.mlir import ir
+
+    func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    count = len(func_type.inputs if key == "arg_attrs" else func_type.results)
+    if key not in func.attributes:
+        return [True] * count
+    entries = [ir.DictAttr(e) for e in ir.ArrayAttr(func.attributes[key])]
+    return [i >= len(entries) or "mhlo.sharding" not in entries[i] for i in range(count)]
+
+
+def _dumped_instructions(dump: str) -> list[dict]:
+    files = sorted(glob.glob(os.path.join(dump, "*after_sharding-propagation*.txt")))
+    if not files:
+        raise RuntimeError("XLA wrote no module after sharding-propagation")
+    return read_hlo_instructions(Path(files[-1]).read_text())
+
+
+def _compile_python(job: dict) -> dict:
     import jax
     from jax.sharding import AxisType, NamedSharding
 
@@ -300,10 +532,7 @@ def _compile(job: dict) -> dict:
                 }
             )
         )
-    files = sorted(glob.glob(os.path.join(job["dump"], "*after_sharding-propagation*.txt")))
-    if not files:
-        raise RuntimeError("XLA wrote no module after sharding-propagation")
-    instructions = read_hlo_instructions(Path(files[-1]).read_text())
+    instructions = _dumped_instructions(job["dump"])
     in_leaves = jax.tree.leaves(compiled.input_shardings[0])
     out_leaves = jax.tree.leaves(compiled.output_shardings)
     out_shapes = [o.shape for o in jax.tree.leaves(compiled.out_info)]

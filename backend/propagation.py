@@ -186,6 +186,7 @@ class PropagationResult:
         }
         if self.gspmd_differences is not None:
             out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]
+        out["warnings"] = list(self.warnings)
         return out
 
 

@@ -102,4 +102,6 @@ def summary(result) -> str:
             lines.append(
                 f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
             )
+    if result.warnings:
+        lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
     return "\n".join(lines)

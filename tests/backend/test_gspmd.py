@@ -39,14 +39,6 @@ def test_conflict_example_differs_on_the_add():
     assert add.shardy == [[], []] and add.gspmd == [["data"], []]
 
 
-def test_mlir_programs_cannot_be_recompiled(tmp_path):
-    class Fake:
-        path = str(tmp_path / "m.mlir")
-
-    with pytest.raises(ShardscopeError, match="needs a Python program"):
-        gspmd_differences(Fake(), propagated("example:conflict"))
-
-
 @pytest.mark.slow
 def test_result_specs_reach_gspmd_too():
     from backend.propagation import propagate
@@ -61,3 +53,60 @@ def test_result_specs_reach_gspmd_too():
     diffs = gspmd_differences(program, result)
     # Both compilers honour the result spec, so the result no longer differs.
     assert "result[0]" not in {d.display_name for d in diffs}
+
+
+@pytest.mark.slow
+def test_constraints_on_intermediates_reach_gspmd():
+    from backend.propagation import propagate
+
+    program = loaded("example:conflict")
+    graph = program.graph
+    sine = next(op for op in graph.ops if op.name == "stablehlo.sine")
+    # x arrives on data, y on model: constraining sin(x) to model settles the add.
+    specs = {"x": "data,_", "y": "model,_", sine.results[0]: "model,_"}
+    result = propagate(program, None, specs)
+    out = graph.functions[graph.main].results[0]
+    assert result.values[out].spec == [["model"], []]
+    diffs = {d.display_name: d for d in gspmd_differences(program, result)}
+    # Traced again from Python, GSPMD would not see the constraint and keep data.
+    assert "result[0]" not in diffs
+    assert result.warnings == []
+
+
+@pytest.mark.slow
+def test_mlir_programs_are_compared_too():
+    from backend.propagation import propagate
+
+    path = Path(__file__).parents[1] / "data" / "sdy.mlir"
+    program = loaded(str(path))
+    result = propagate(program)
+    diffs = gspmd_differences(program, result)
+    assert result.warnings == []
+    graph = result.graph
+    # Every value GSPMD reported on has a program id; the arguments keep their specs.
+    assert all(0 <= d.id < len(graph.values) for d in diffs)
+    assert not {d.name for d in diffs} & {"x", "w"}
+
+
+@pytest.mark.slow
+def test_shard_map_programs_fall_back_to_tracing_with_a_warning():
+    from backend.propagation import propagate
+
+    path = Path(__file__).parents[1] / "corpus" / "shmap.py"
+    program = loaded(str(path))
+    result = propagate(program)
+    gspmd_differences(program, result)
+    assert len(result.warnings) == 1
+    assert "shard_map" in result.warnings[0] and "traced again" in result.warnings[0]
+
+
+@pytest.mark.slow
+def test_an_mlir_module_with_shard_map_cannot_be_compared(tmp_path):
+    from backend.propagation import propagate
+
+    text = loaded(str(Path(__file__).parents[1] / "corpus" / "shmap.py")).mlir_text
+    path = tmp_path / "shmap.mlir"
+    path.write_text(text)
+    program = loaded(str(path))
+    with pytest.raises(ShardscopeError, match="shard_map cannot be recompiled with GSPMD"):
+        gspmd_differences(program, propagate(program, {"data": 4, "model": 2}))
