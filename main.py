@@ -1,6 +1,6 @@
 import sys
 
-from app.main import main
+from app.main import run
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(sys.argv[1:])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 
 from backend.errors import ShardscopeError
@@ -64,3 +65,23 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def run(argv: list[str]) -> None:
+    """``python main.py``: run ``main`` and exit with its code.
+
+    Headless commands leave a large heap behind (a propagated transformer's graph,
+    timeline and MLIR contexts); tearing it down object by object takes longer than some
+    commands and achieves nothing at exit, so they end with ``os._exit`` once their
+    output is flushed. The GUI exits normally: Qt and QSettings finish their work in
+    destructors.
+    """
+    code = main(argv)
+    if not argv or argv[0] == "gui":
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+        pass
+    os._exit(code)
