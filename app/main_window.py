@@ -18,10 +18,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QUndoView,
     QWidget,
 )
@@ -138,7 +140,14 @@ class MainWindow(QMainWindow):
         self.palette_dock = self._dock("Spec palette", "dock_palette", self.palette_widget, left)
         self.history_dock = self._dock("History", "dock_history", self.history, left)
         self.outline_dock = self._dock("Program", "dock_program", self.outline, left)
-        self.inspector_dock = self._dock("Tensor", "dock_tensor", self.inspector, right)
+        # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
+        # sharding texts need more height at narrow widths than the dock first reserved.
+        inspector_scroll = QScrollArea()
+        inspector_scroll.setWidget(self.inspector)
+        inspector_scroll.setWidgetResizable(True)
+        inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inspector_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.inspector_dock = self._dock("Tensor", "dock_tensor", inspector_scroll, right)
         self.source_dock = self._dock("Source", "dock_source", self.source_view, right)
         self.messages_dock = self._dock("Messages", "dock_messages", self.messages, bottom)
         self.splitDockWidget(self.mesh_dock, self.palette_dock, Qt.Orientation.Vertical)
@@ -150,6 +159,9 @@ class MainWindow(QMainWindow):
             [self.mesh_dock, self.inspector_dock], [300, 420], Qt.Orientation.Horizontal
         )
         self.resizeDocks([self.messages_dock], [120], Qt.Orientation.Vertical)
+        self.resizeDocks(
+            [self.inspector_dock, self.source_dock], [620, 220], Qt.Orientation.Vertical
+        )
 
     def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
         act = QAction(text, self)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -38,6 +38,13 @@ from viewers.tile_labels import (
     lut_for,
     tile_label,
 )
+
+
+class _GridPlot(pg.PlotWidget):
+    """A plot that asks for little and grows into whatever room its dock has."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(240, 180)
 
 
 class TileGridView(QWidget):
@@ -68,12 +75,16 @@ class TileGridView(QWidget):
 
         self.row_combo = QComboBox()
         self.col_combo = QComboBox()
+        for combo in (self.row_combo, self.col_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.row_combo.setToolTip("Tensor dimension drawn down the rows")
         self.col_combo.setToolTip("Tensor dimension drawn across the columns")
         self.row_combo.activated.connect(self._on_row_dim_change)
         self.col_combo.activated.connect(self._on_col_dim_change)
         self.summary = QLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wraps rather than squeezing the dimension pickers beside it in a narrow dock.
+        self.summary.setWordWrap(True)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -90,7 +101,7 @@ class TileGridView(QWidget):
         self.sliders: dict[int, QSlider] = {}
         self._slider_labels: dict[int, QLabel] = {}
 
-        self.plot = pg.PlotWidget()
+        self.plot = _GridPlot()
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=True, y=True)

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from backend.session import Session
 from backend.spec import Spec
 from tests.app.conftest import wait_idle
@@ -183,6 +185,19 @@ def test_hovering_a_tile_outlines_its_devices_on_the_mesh(make_window):
     assert window.mesh_editor.grid._highlight == {2, 3}
     window.inspector.tile_grid.tileHovered.emit([])
     assert window.mesh_editor.grid._highlight == set()
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1100, 640)])
+def test_the_inspector_never_squeezes_its_tile_grid(make_window, qtbot, size):
+    # Wrapped sharding texts need more height in a narrow dock than its layout first
+    # reserved; the tile grid's own widgets must still sit one below the other.
+    window = make_window("example:attention", propagate=False)
+    window.resize(*size)
+    window.select_value(window.session.graph.value_by_name("params['wk']").id)
+    qtbot.wait(50)
+    grid = window.inspector.tile_grid
+    assert grid.height() >= grid.minimumSizeHint().height()
+    assert grid.plot.geometry().bottom() < grid.status.geometry().top()
 
 
 def test_no_opengl_anywhere(make_window):
