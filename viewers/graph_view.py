@@ -278,6 +278,7 @@ class GraphView(QGraphicsView):
             badge = BadgeItem(edge.values, st)
             badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
             self._add_badge(badge)
+        _spread(self.badges)
         self._add_boxes(layout)
         bounds = scene.itemsBoundingRect().adjusted(-60, -60, 60, 60)
         scene.setSceneRect(bounds)
@@ -585,3 +586,34 @@ class GraphView(QGraphicsView):
 
     def sizeHint(self) -> QSize:
         return QSize(900, 700)
+
+
+def _spread(badges: list, gap: float = 6.0) -> None:
+    """Move badges of one row apart where they overlap (two edges converging on one op
+    put their badges side by side), keeping each cluster centred where it was."""
+    rows: dict[int, list] = {}
+    for badge in badges:
+        rows.setdefault(round(badge.y()), []).append(badge)
+    for row in rows.values():
+        row.sort(key=lambda b: b.x())
+        cluster = [row[0]]
+        wanted = [row[0].x()]
+        for badge in row[1:]:
+            prev = cluster[-1]
+            left = prev.x() + prev.boundingRect().right() + gap - badge.boundingRect().left()
+            if badge.x() < left:
+                cluster.append(badge)
+                wanted.append(badge.x())
+                badge.setX(left)
+                continue
+            _recentre(cluster, wanted)
+            cluster, wanted = [badge], [badge.x()]
+        _recentre(cluster, wanted)
+
+
+def _recentre(cluster: list, wanted: list[float]) -> None:
+    if len(cluster) < 2:
+        return
+    shift = sum(wanted) / len(wanted) - sum(b.x() for b in cluster) / len(cluster)
+    for badge in cluster:
+        badge.setX(badge.x() + shift)

@@ -136,3 +136,16 @@ def test_node_menu_offers_regions_and_folds(panel_for):
     assert "Enter cond" in texts and "Enter body" in texts
     next(a for a in view.node_menu(item).actions() if a.text() == "Enter cond").trigger()
     assert view.frame.region == 0
+
+
+@pytest.mark.parametrize("source", ["example:attention", "example:transformer"])
+def test_badges_of_one_row_do_not_overlap(panel_for, source):
+    session, panel = panel_for(source)
+    view = panel.view
+    rows = {}
+    for badge in view.badges:
+        rows.setdefault(round(badge.y()), []).append(badge.sceneBoundingRect())
+    for rects in rows.values():
+        rects.sort(key=lambda r: r.left())
+        for a, b in zip(rects, rects[1:], strict=False):
+            assert a.right() <= b.left() + 1e-6, (a, b)
