@@ -138,14 +138,22 @@ def test_node_menu_offers_regions_and_folds(panel_for):
     assert view.frame.region == 0
 
 
-@pytest.mark.parametrize("source", ["example:attention", "example:transformer"])
-def test_badges_of_one_row_do_not_overlap(panel_for, source):
-    session, panel = panel_for(source)
-    view = panel.view
-    rows = {}
-    for badge in view.badges:
-        rows.setdefault(round(badge.y()), []).append(badge.sceneBoundingRect())
-    for rects in rows.values():
-        rects.sort(key=lambda r: r.left())
-        for a, b in zip(rects, rects[1:], strict=False):
-            assert a.right() <= b.left() + 1e-6, (a, b)
+def test_converging_badges_move_apart_around_their_centre(panel_for):
+    from viewers.graph_items import BadgeItem
+    from viewers.graph_view import _spread
+
+    session, panel = panel_for("example:mlp")
+    style = panel.view.style_
+    axes = ("data", "model")
+    badges = []
+    for x in (470.0, 570.0, 1400.0):  # two edges into one op, and one far away
+        badge = BadgeItem((len(badges),), style)
+        badge.set_spec([("data",), (), ("model",), ()], "user", axes, "")
+        badge.setPos(x, 300.0)
+        badges.append(badge)
+    assert badges[0].sceneBoundingRect().right() > badges[1].sceneBoundingRect().left()
+    _spread(badges)
+    a, b, c = (badge.sceneBoundingRect() for badge in badges)
+    assert a.right() <= b.left()
+    assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
+    assert badges[2].x() == 1400.0
