@@ -231,9 +231,10 @@ def _load_python(
     path = path.resolve()
     with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
         out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
-        returncode = _run_in_fork_server(path, params, out, err, timeout, while_waiting)
+        job = _LoadJob(path, params, out, err, timeout, while_waiting)
+        returncode = _run_in_fork_server(job)
         if returncode is None:
-            returncode = _run_fresh_worker(path, params, out, err, timeout, while_waiting)
+            returncode = _run_fresh_worker(job)
         if not out.exists():
             stderr = err.read_text(errors="replace") if err.exists() else ""
             raise ProgramError(_crash_message(path, returncode, stderr))
@@ -253,56 +254,62 @@ def _load_python(
     )
 
 
-def _run_in_fork_server(
-    path: Path,
-    params: dict[str, str],
-    out: Path,
-    err: Path,
-    timeout: float,
-    while_waiting: Callable[[], object] | None,
-) -> int | None:
+@dataclass(frozen=True)
+class _LoadJob:
+    """One Python program to lower in a worker, and where the worker reports."""
+
+    path: Path
+    params: dict[str, str]
+    out: Path
+    err: Path
+    timeout: float
+    while_waiting: Callable[[], object] | None
+
+
+def _run_in_fork_server(job: _LoadJob) -> int | None:
     """Load through the warm fork server; the worker's exit code, or None when the server
     is busy with another load or broken (the caller then starts a fresh worker)."""
     server = shared_server()
     if not server.try_acquire():
         return None
     request = {
-        "path": str(path),
-        "params": params,
-        "out": str(out),
-        "err": str(err),
-        "cwd": str(path.parent),
+        "path": str(job.path),
+        "params": job.params,
+        "out": str(job.out),
+        "err": str(job.err),
+        "cwd": str(job.path.parent),
     }
     try:
-        status = server.run(request, timeout, while_waiting)
+        status = server.run(request, job.timeout, job.while_waiting)
     except ForkServerError:
         return None
     finally:
         server.release()
     if status is None:
-        raise ProgramError(_timeout_message(path, timeout))
+        raise ProgramError(_timeout_message(job.path, job.timeout))
     return os.waitstatus_to_exitcode(status)
 
 
-def _run_fresh_worker(
-    path: Path,
-    params: dict[str, str],
-    out: Path,
-    err: Path,
-    timeout: float,
-    while_waiting: Callable[[], object] | None,
-) -> int:
+def _run_fresh_worker(job: _LoadJob) -> int:
     """Load in a new process; its exit code."""
-    cmd = [sys.executable, "-m", "backend.program_worker", str(path), json.dumps(params), str(out)]
-    env = worker_env()
-    with err.open("w") as stderr:
-        proc = subprocess.Popen(cmd, env=env, stdout=stderr, stderr=stderr, cwd=str(path.parent))
+    cmd = [
+        sys.executable,
+        "-m",
+        "backend.program_worker",
+        str(job.path),
+        json.dumps(job.params),
+        str(job.out),
+    ]
+    with job.err.open("w") as stderr:
+        proc = subprocess.Popen(
+            cmd, env=worker_env(), stdout=stderr, stderr=stderr, cwd=str(job.path.parent)
+        )
         try:
-            if while_waiting is not None:
-                while_waiting()
-            return proc.wait(timeout=timeout)
+            if job.while_waiting is not None:
+                job.while_waiting()
+            return proc.wait(timeout=job.timeout)
         except subprocess.TimeoutExpired:
-            raise ProgramError(_timeout_message(path, timeout)) from None
+            raise ProgramError(_timeout_message(job.path, job.timeout)) from None
         finally:
             if proc.poll() is None:
                 proc.kill()
