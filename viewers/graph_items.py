@@ -314,27 +314,41 @@ class BadgeItem(QGraphicsItem):
 
 
 class ScopeBoxItem(QGraphicsItem):
-    """The frame of an expanded scope, with its name; double-click folds it."""
+    """The region of an expanded scope, with its name on each separate piece of it;
+    double-click a name to fold the scope."""
 
-    HEADER = 20.0
+    HEADER = 18.0
 
-    def __init__(self, box: ScopeBox, rect: QRectF, style: GraphStyle) -> None:
+    def __init__(self, box: ScopeBox, outline: QPainterPath, style: GraphStyle) -> None:
         super().__init__()
         self.box = box
         self.style = style
-        self._rect = rect
+        self._outline = outline
+        self._bounds = outline.boundingRect()
         self.setZValue(-1 - box.depth * 0.01)
-        self.setToolTip(f"scope {box.path}\ndouble-click the title to fold")
+        self.setToolTip(f"scope {box.path}\ndouble-click the name to fold")
+        width = QFontMetricsF(style.small).horizontalAdvance(f"▾ {box.label}") + 16
+        # One name per piece, inside its topmost edge at the left end.
+        self._headers = []
+        for polygon in outline.toSubpathPolygons():
+            top = min(p.y() for p in polygon)
+            left = min((p.x() for p in polygon if p.y() <= top + 0.5), default=0.0)
+            self._headers.append(QRectF(left + 4, top + 2, width, self.HEADER))
 
     def boundingRect(self) -> QRectF:
-        return self._rect.adjusted(-1, -1, 1, 1)
+        rect = QRectF(self._bounds)
+        for header in self._headers:
+            rect = rect.united(header)
+        return rect.adjusted(-1, -1, 1, 1)
 
     def header_rect(self) -> QRectF:
-        return QRectF(self._rect.left(), self._rect.top(), self._rect.width(), self.HEADER)
+        """The name on the topmost piece."""
+        return QRectF(min(self._headers, key=lambda r: (r.top(), r.left())))
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
-        path.addRect(self.header_rect())
+        for header in self._headers:
+            path.addRect(header)
         return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
@@ -342,11 +356,12 @@ class ScopeBoxItem(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(QPen(st.box_border, 1.0, Qt.PenStyle.DashLine))
         painter.setBrush(st.box_fill)
-        painter.drawRoundedRect(self._rect, 8, 8)
+        painter.drawPath(self._outline)
         painter.setFont(st.small)
         painter.setPen(st.theme.muted)
-        painter.drawText(
-            self.header_rect().adjusted(8, 0, -8, 0),
-            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-            f"▾ {self.box.label}",
-        )
+        for header in self._headers:
+            painter.drawText(
+                header.adjusted(6, 0, 0, 0),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                f"▾ {self.box.label}",
+            )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QPainter
+from PySide6.QtGui import QFont, QPainter, QPainterPath
 from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsView,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from backend.layout import (
     NODE_H,
+    NODE_W,
     Frame,
     FrameIndex,
     GraphLayout,
@@ -37,7 +38,12 @@ from viewers.mime import axis_from_mime
 LAYOUT_CACHE = 32
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
 MIN_FIT_SCALE = 0.6
-BOX_PAD = 14.0
+# Regions of expanded scopes: padding around each node card (rows are 72 px apart and
+# columns 32 px, so a row's padding meets the next row's; columns stay apart) and the
+# extra padding per level of nesting.
+BOX_PAD_X = 14.0
+BOX_PAD_Y = 37.0
+BOX_STEP = 5.0
 
 
 class GraphView(QGraphicsView):
@@ -295,29 +301,33 @@ class GraphView(QGraphicsView):
                     break
 
     def _add_boxes(self, layout: GraphLayout) -> None:
-        """Frames around expanded scopes. The layered layout does not keep a scope's ops
-        together, so a frame that would overlap a sibling scope's frame, or enclose a node
-        outside the scope, is left out (the nodes still name their scope)."""
-        rects = []
+        """A region around each expanded scope: the union of its nodes' cards, padded so
+        that nodes of one scope in neighbouring rows and columns join up. The layered
+        layout interleaves scopes (a parameter sits beside the op that reads it), so a
+        rectangle would take in other scopes' nodes; the union never does. Outer scopes
+        get more padding, so a region encloses the regions of the scopes inside it."""
+        if not layout.boxes:
+            return
+        deepest = max(box.depth for box in layout.boxes)
         for box in layout.boxes:
-            rect = QRectF()
+            outer = deepest - box.depth
+            pad_x = BOX_PAD_X + BOX_STEP * outer
+            pad_y = BOX_PAD_Y + BOX_STEP * outer
+            path = QPainterPath()
+            path.setFillRule(Qt.FillRule.WindingFill)
             for i in box.nodes:
                 n = layout.nodes[i]
-                rect = rect.united(QRectF(n.x - 90, n.y - NODE_H / 2 - 8, 180, NODE_H + 16))
-            pad = BOX_PAD * (1 + 0.5 * max(0, 3 - box.depth))
-            rects.append(rect.adjusted(-pad, -pad - ScopeBoxItem.HEADER, pad, pad))
-        for i, box in enumerate(layout.boxes):
-            clash = any(
-                j != i and other.depth == box.depth and rects[i].intersects(rects[j])
-                for j, other in enumerate(layout.boxes)
-            )
-            members = set(box.nodes)
-            intruder = any(
-                k not in members and rects[i].contains(QPointF(n.x, n.y))
-                for k, n in enumerate(layout.nodes)
-            )
-            if not clash and not intruder:
-                self.scene().addItem(ScopeBoxItem(box, rects[i], self.style_))
+                path.addRoundedRect(
+                    QRectF(
+                        n.x - NODE_W / 2 - pad_x,
+                        n.y - NODE_H / 2 - pad_y,
+                        NODE_W + 2 * pad_x,
+                        NODE_H + 2 * pad_y,
+                    ),
+                    10,
+                    10,
+                )
+            self.scene().addItem(ScopeBoxItem(box, path.simplified(), self.style_))
 
     def _add_badge(self, badge: BadgeItem) -> None:
         self.scene().addItem(badge)

@@ -157,3 +157,34 @@ def test_converging_badges_move_apart_around_their_centre(panel_for):
     assert a.right() <= b.left()
     assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
     assert badges[2].x() == 1400.0
+
+
+@pytest.mark.parametrize("source", ["example:mlp", "example:attention"])
+def test_every_expanded_scope_gets_a_region_holding_just_its_nodes(panel_for, source):
+    from PySide6.QtCore import QPointF
+
+    from viewers.graph_items import ScopeBoxItem
+
+    session, panel = panel_for(source)
+    view = panel.view
+    layout = view.layout_
+    regions = {i.box.path: i for i in view.scene().items() if isinstance(i, ScopeBoxItem)}
+    assert set(regions) == {b.path for b in layout.boxes} and regions
+    for path, region in regions.items():
+        members = set(region.box.nodes)
+        for k, node in enumerate(layout.nodes):
+            inside = region._outline.contains(QPointF(node.x, node.y))
+            assert inside == (k in members), (path, node.label, node.scope)
+
+
+def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
+    from viewers.graph_items import ScopeBoxItem
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    region = next(i for i in view.scene().items() if isinstance(i, ScopeBoxItem))
+    path = region.box.path
+    point = view.mapFromScene(region.header_rect().center())
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert path not in view.expanded()
+    assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)
