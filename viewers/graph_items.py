@@ -319,7 +319,13 @@ class ScopeBoxItem(QGraphicsItem):
 
     HEADER = 18.0
 
-    def __init__(self, box: ScopeBox, outline: QPainterPath, style: GraphStyle) -> None:
+    def __init__(
+        self,
+        box: ScopeBox,
+        outline: QPainterPath,
+        style: GraphStyle,
+        avoid: list[QRectF] | None = None,
+    ) -> None:
         super().__init__()
         self.box = box
         self.style = style
@@ -328,12 +334,21 @@ class ScopeBoxItem(QGraphicsItem):
         self.setZValue(-1 - box.depth * 0.01)
         self.setToolTip(f"scope {box.path}\ndouble-click the name to fold")
         width = QFontMetricsF(style.small).horizontalAdvance(f"▾ {box.label}") + 16
-        # One name per piece, inside its topmost edge at the left end.
+        # One name per piece, inside its top edge at the left end, or at another corner
+        # when a badge (``avoid``) covers that spot.
         self._headers = []
         for polygon in outline.toSubpathPolygons():
             top = min(p.y() for p in polygon)
-            left = min((p.x() for p in polygon if p.y() <= top + 0.5), default=0.0)
-            self._headers.append(QRectF(left + 4, top + 2, width, self.HEADER))
+            bottom = max(p.y() for p in polygon)
+            top_xs = [p.x() for p in polygon if p.y() <= top + 0.5]
+            bottom_xs = [p.x() for p in polygon if p.y() >= bottom - 0.5]
+            spots = [
+                QRectF(min(top_xs) + 4, top + 2, width, self.HEADER),
+                QRectF(max(top_xs) - 4 - width, top + 2, width, self.HEADER),
+                QRectF(min(bottom_xs) + 4, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(max(bottom_xs) - 4 - width, bottom - 2 - self.HEADER, width, self.HEADER),
+            ]
+            self._headers.append(min(spots, key=lambda r: _covered(r, avoid or [])))
 
     def boundingRect(self) -> QRectF:
         rect = QRectF(self._bounds)
@@ -365,3 +380,12 @@ class ScopeBoxItem(QGraphicsItem):
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                 f"▾ {self.box.label}",
             )
+
+
+def _covered(rect: QRectF, others: list[QRectF]) -> float:
+    """How much of ``rect`` the ``others`` cover (overlaps added up)."""
+    total = 0.0
+    for other in others:
+        overlap = rect.intersected(other)
+        total += max(0.0, overlap.width()) * max(0.0, overlap.height())
+    return total

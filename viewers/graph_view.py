@@ -309,6 +309,7 @@ class GraphView(QGraphicsView):
         if not layout.boxes:
             return
         deepest = max(box.depth for box in layout.boxes)
+        badges = [badge.sceneBoundingRect() for badge in self.badges]
         for box in layout.boxes:
             outer = deepest - box.depth
             pad_x = BOX_PAD_X + BOX_STEP * outer
@@ -327,7 +328,7 @@ class GraphView(QGraphicsView):
                     10,
                     10,
                 )
-            self.scene().addItem(ScopeBoxItem(box, path.simplified(), self.style_))
+            self.scene().addItem(ScopeBoxItem(box, path.simplified(), self.style_, badges))
 
     def _add_badge(self, badge: BadgeItem) -> None:
         self.scene().addItem(badge)
