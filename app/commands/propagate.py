@@ -92,8 +92,9 @@ def summary(result) -> str:
     lines += ["", f"collectives: {len(result.collectives)}"]
     for c in result.collectives:
         what = graph.values[c.value].display_name if c.value is not None else "?"
+        where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name
         lines.append(
-            f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for op {c.op} {c.op_name}: {c.bytes_per_device} B/device"
+            f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: {c.bytes_per_device} B/device"
         )
     if result.gspmd_differences is not None:
         lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
