@@ -283,10 +283,14 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
 
     graph = result.graph
     gspmd: dict[int, str] = {}
+    # The module is compiled with device ids as the mesh orders them; the traced route
+    # builds an iota mesh, so its device numbers are mesh positions.
+    physical = True
     try:
         text = gspmd_module(program, result)
     except _NoGspmdForm as exc:
         report = _python_route(program, result, timeout)
+        physical = False
         result.warnings.append(
             f"GSPMD comparison: {exc}; the program was traced again with GSPMD, which "
             f"received the argument and result specs but not constraints on intermediates"
@@ -302,9 +306,17 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
     out = []
     for vid, sharding in sorted(gspmd.items()):
         ours = result.values[vid]
-        theirs = _spec_of(sharding, result.mesh, len(ours.spec))
+        theirs = _spec_of(sharding, result.mesh, len(ours.spec), physical=physical)
         if theirs == ours.spec:
             continue
+        shardy_text = ours.hlo_sharding
+        if physical and ours.hlo_sharding:
+            # Both sides in device ids, as the compiled module numbers them.
+            from backend.shardtext import hlo_sharding_text
+            from backend.spec import Spec
+
+            spec = Spec.of(*[tuple(d) for d in ours.spec])
+            shardy_text = hlo_sharding_text(result.mesh, spec, len(ours.spec), physical=True)
         out.append(
             Difference(
                 vid,
@@ -312,7 +324,7 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
                 ours.display_name,
                 ours.role,
                 ours.spec,
-                ours.hlo_sharding,
+                shardy_text,
                 theirs,
                 sharding,
             )
@@ -351,11 +363,11 @@ def _match_by_op(graph: Any, instructions: list[dict], out: dict[int, str]) -> N
             out[value.id] = ins["sharding"]
 
 
-def _spec_of(text: str, mesh: Any, rank: int) -> list[list[str]] | None:
+def _spec_of(text: str, mesh: Any, rank: int, *, physical: bool) -> list[list[str]] | None:
     from backend.shardtext import spec_from_hlo_sharding
 
     try:
-        spec = spec_from_hlo_sharding(text, mesh, rank)
+        spec = spec_from_hlo_sharding(text, mesh, rank, physical=physical)
     except (SpecError, ValueError):
         return None
     return [list(d.axes) for d in spec.padded(rank).dims]

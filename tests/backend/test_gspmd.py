@@ -110,3 +110,17 @@ def test_an_mlir_module_with_shard_map_cannot_be_compared(tmp_path):
     program = loaded(str(path))
     with pytest.raises(ShardscopeError, match="shard_map cannot be recompiled with GSPMD"):
         gspmd_differences(program, propagate(program, {"data": 4, "model": 2}))
+
+
+@pytest.mark.slow
+def test_a_permuted_device_order_compares_device_for_device():
+    from backend.mesh import parse_mesh
+    from backend.propagation import propagate
+
+    program = loaded("example:conflict")
+    mesh = parse_mesh("data=4,model=2", "0,2,4,6,1,3,5,7")
+    diffs = gspmd_differences(program, propagate(program, mesh))
+    # As with the iota order: only the add's result differs, and both sides name devices.
+    assert [d.display_name for d in diffs] == ["result[0]"]
+    assert diffs[0].gspmd == [["data"], []]
+    assert diffs[0].gspmd_text == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
