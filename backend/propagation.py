@@ -364,13 +364,51 @@ def _annotate(
     specs: Mapping[str | int, Any],
     strict: bool,
 ) -> list[ann.Annotation]:
-    """Write the mesh and the user's specs onto ``module``; list user and code annotations."""
+    """Write the mesh and the user's specs onto ``module``; list user and code annotations.
+
+    Shardings the program carries in GSPMD's form (``mhlo.sharding`` on arguments and
+    results, ``custom_call @Sharding`` for ``with_sharding_constraint``) are written in
+    Shardy's form first, as XLA's import does before Shardy runs; the user's specs then
+    override them.
+    """
     ann.set_mesh(module, mesh.shape)
     funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
     main = funcs[graph.main]
     main_fn = graph.functions[graph.main]
     out: list[ann.Annotation] = []
     tagged: dict[int, ir.Operation] = {}
+
+    def constrain_value(value, spec: Spec, label: str) -> None:
+        nonlocal tagged
+        key = next(
+            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
+        )
+        if not tagged:
+            tagged = {
+                t: op
+                for op in sdyread.walk(module.operation)
+                if (t := sdyread.tag_of(op)) is not None
+            }
+        ir_value = _ir_value(key, tagged, funcs, index)
+        if ir_value is None:
+            raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
+        tag = index.next_tag
+        index.next_tag += 1
+        ann.constrain(ir_value, spec, tag)
+        ckey = ("res", tag, 0)
+        index.key_to_id[ckey] = value.id
+        if index.canonical.get(value.id, ("",))[0] != "fres":
+            index.canonical[value.id] = ckey
+
+    gspmd = _import_gspmd_shardings(module, main, graph, mesh)
+    for kind, i, vid, spec in gspmd:
+        if kind == "arg":
+            ann.annotate_arg(main, i, spec)
+        elif kind == "result":
+            ann.annotate_result(main, i, spec)
+        else:
+            value = graph.values[vid]
+            constrain_value(value, spec, value.display_name)
     for target, raw in specs.items():
         spec = ann.as_spec(raw)
         label = str(target)
@@ -405,27 +443,70 @@ def _annotate(
                 )
             )
             continue
-        key = next(
-            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
-        )
-        if not tagged:
-            tagged = {
-                t: op
-                for op in sdyread.walk(module.operation)
-                if (t := sdyread.tag_of(op)) is not None
-            }
-        ir_value = _ir_value(key, tagged, funcs, index)
-        if ir_value is None:
-            raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
-        tag = index.next_tag
-        index.next_tag += 1
-        ann.constrain(ir_value, spec, tag)
-        ckey = ("res", tag, 0)
-        index.key_to_id[ckey] = value.id
-        if index.canonical.get(value.id, ("",))[0] != "fres":
-            index.canonical[value.id] = ckey
+        constrain_value(value, spec, label)
         out.append(ann.Annotation(value.display_name or label, spec, "user", value.id, ""))
-    out.extend(_code_annotations(graph))
+    imported = {vid: spec for kind, _, vid, spec in gspmd if kind == "arg"}
+    for a in _code_annotations(graph):
+        spec = imported.get(a.value) if a.origin.startswith("input: ") else None
+        out.append(ann.Annotation(a.target, spec or a.spec, a.source, a.value, a.origin))
+    for kind, i, vid, spec in gspmd:
+        if kind == "op":
+            label = graph.values[vid].display_name
+            out.append(ann.Annotation(label, spec, "code", vid, f"op:{i}"))
+    return out
+
+
+def _import_gspmd_shardings(
+    module: ir.Module, main: ir.Operation, graph: ProgramGraph, mesh: Mesh
+) -> list[tuple[str, int, int | None, Spec]]:
+    """The program's GSPMD shardings as specs over ``mesh``: ``(kind, index, value id,
+    spec)`` for arguments and results of main (kind ``arg``/``result``) and for each
+    ``custom_call @Sharding`` (kind ``op``, index = its op id)."""
+    from backend.shardtext import spec_from_hlo_sharding
+
+    def spec_of(text: str, rank: int, what: str) -> Spec:
+        try:
+            return spec_from_hlo_sharding(text, mesh, rank)
+        except ShardscopeError as exc:
+            raise SpecError(f"the program's sharding of {what}: {exc}") from None
+
+    out: list[tuple[str, int, int | None, Spec]] = []
+    main_fn = graph.functions[graph.main]
+    for key, kind, ids in (
+        ("arg_attrs", "arg", func_args(graph, graph.main)),
+        ("res_attrs", "result", main_fn.results),
+    ):
+        if key not in main.attributes:
+            continue
+        for i, entry in enumerate(ir.ArrayAttr(main.attributes[key])):
+            d = ir.DictAttr(entry)
+            if "mhlo.sharding" not in d or "sdy.sharding" in d or i >= len(ids):
+                continue
+            value = graph.values[ids[i]]
+            text = ir.StringAttr(d["mhlo.sharding"]).value
+            what = value.name or value.display_name
+            out.append((kind, i, value.id, spec_of(text, value.rank, what)))
+    constraints = [
+        op
+        for op in graph.ops
+        if op.name == "stablehlo.custom_call" and op.code_sharding and len(op.results) == 1
+    ]
+    if constraints:
+        targets = {
+            tag: ir.StringAttr(op.attributes["call_target_name"]).value
+            for op in sdyread.walk(module.operation)
+            if op.name == "stablehlo.custom_call"
+            and "call_target_name" in op.attributes
+            and (tag := sdyread.tag_of(op)) is not None
+        }
+        for op in constraints:
+            value = graph.values[op.results[0]]
+            # Only with_sharding_constraint's call: shard_map's SPMDFullToShardShape and
+            # ShardToFull calls carry shardings that are not constraints.
+            if targets.get(op.id) != "Sharding" or value.function != graph.main:
+                continue
+            spec = spec_of(op.code_sharding, value.rank, value.display_name)
+            out.append(("op", op.id, value.id, spec))
     return out
 
 

@@ -137,3 +137,23 @@ def test_constraint_on_an_intermediate_open_dims_and_priorities():
 def test_bad_specs_are_clear_errors(specs, message):
     with pytest.raises(SpecError, match=message):
         propagate(loaded("example:conflict"), None, specs)
+
+
+@pytest.mark.parametrize("kind", ["", "_constraint"])
+def test_gspmd_annotated_modules_propagate_like_their_shardy_twins(kind):
+    # The same function lowered once with Shardy and once with GSPMD (tests/data/make_mlir.py):
+    # mhlo.sharding on arguments and custom_call @Sharding must act as sdy annotations do.
+    data = Path(__file__).parents[1] / "data"
+    mesh = {"data": 4, "model": 2}
+    shardy = propagate(loaded(str(data / f"sdy{kind}.mlir")), mesh)
+    gspmd = propagate(loaded(str(data / f"gspmd{kind}.mlir")), mesh)
+    assert [(v.name, v.spec) for v in gspmd.values if v.role != "intermediate"] == [
+        (v.name, v.spec) for v in shardy.values if v.role != "intermediate"
+    ]
+    code = {a.target: a.spec.format() for a in gspmd.annotations if a.source == "code"}
+    assert code["x"] == "data,_" and code["w"] == "_,model"
+    if kind:
+        graph = gspmd.graph
+        call = next(op for op in graph.ops if op.name == "stablehlo.custom_call")
+        assert gspmd.values[call.results[0]].spec == [["model"], []]
+        assert any(a.spec.format() == "model,_" for a in gspmd.annotations if a.source == "code")

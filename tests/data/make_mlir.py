@@ -1,4 +1,8 @@
-"""Regenerate the .mlir fixtures: python tests/data/make_mlir.py plain|sdy|gspmd > tests/data/KIND.mlir"""
+"""Regenerate the .mlir fixtures: python tests/data/make_mlir.py KIND > tests/data/KIND.mlir
+
+KIND: plain, sdy, gspmd (annotated arguments), sdy_constraint, gspmd_constraint (a
+``with_sharding_constraint`` in the body too).
+"""
 
 import os
 import sys
@@ -24,12 +28,20 @@ ARGS = (jax.ShapeDtypeStruct((16, 32), jnp.float32), jax.ShapeDtypeStruct((32, 8
 def main(mode: str) -> str:
     if mode == "plain":
         return jax.jit(f).trace(*ARGS).lower(lowering_platforms=("cpu",)).as_text(debug_info=True)
-    if mode == "gspmd":
+    if mode.startswith("gspmd"):
         jax.config.update("jax_use_shardy_partitioner", False)
     devices = np.array(jax.devices()).reshape(4, 2)
     mesh = Mesh(devices, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     shardings = (NamedSharding(mesh, P("data", None)), NamedSharding(mesh, P(None, "model")))
-    return jax.jit(f, in_shardings=shardings).trace(*ARGS).lower().as_text(debug_info=True)
+    program = f
+    if mode.endswith("_constraint"):
+
+        def program(x, w):
+            h = jnp.tanh(x @ w)
+            h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh, P("model", None)))
+            return jnp.exp(h)
+
+    return jax.jit(program, in_shardings=shardings).trace(*ARGS).lower().as_text(debug_info=True)
 
 
 if __name__ == "__main__":
