@@ -48,3 +48,28 @@ def test_render_errors_are_one_line(tmp_path, qapp, capsys):
     assert main(["render", "example:mlp", "--spec", "x=data,data", "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("error:") for line in err)
+
+
+def test_render_in_a_fresh_process_writes_complete_files(tmp_path):
+    # ``python main.py`` ends headless commands with os._exit: whatever they wrote must
+    # be complete on disk by then.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    svg, png = tmp_path / "g.svg", tmp_path / "m.png"
+    for out, view in ((svg, "graph"), (png, "mesh")):
+        proc = subprocess.run(
+            [sys.executable, "main.py", "render", "example:mlp", "--view", view, "--out", str(out)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert svg.read_text().rstrip().endswith("</svg>")
+    assert not QImage(str(png)).isNull()
