@@ -190,8 +190,7 @@ def gspmd_module(program: Any, result: Any) -> str:
     module, mesh = prep.module, prep.mesh
     texts: dict[tuple, str] = {}
 
-    def hlo_text(attr: ir.Attribute, rank: int) -> str:
-        sharding = sdyread.read_sharding(attr)
+    def hlo_text(sharding: Any, rank: int) -> str:
         key = (sharding.dims, rank)
         if key not in texts:
             if any(":(" in axis for dim in sharding.dims for axis in dim):
@@ -199,6 +198,14 @@ def gspmd_module(program: Any, result: Any) -> str:
             spec = Spec.of(*[tuple(d) for d in sharding.dims])
             texts[key] = hlo_sharding_text(mesh, spec, rank, physical=True)
         return texts[key]
+
+    def free(sharding: Any) -> list[int]:
+        """Open dims without axes: GSPMD's ``unspecified_dims``, free for propagation."""
+        return [
+            d
+            for d, (axes, closed) in enumerate(zip(sharding.dims, sharding.closed, strict=False))
+            if not closed and not axes
+        ]
 
     def rank_of(value_type: ir.Type) -> int:
         try:
@@ -223,11 +230,13 @@ def gspmd_module(program: Any, result: Any) -> str:
                 for j, entry in enumerate(ir.ArrayAttr(func.attributes[key])):
                     d = ir.DictAttr(entry)
                     items = {d[i].name: d[i].attr for i in range(len(d))}
-                    sharding = items.pop("sdy.sharding", None)
-                    if sharding is not None:
-                        items["mhlo.sharding"] = ir.StringAttr.get(
-                            hlo_text(sharding, rank_of(value_types[j]))
-                        )
+                    attr = items.pop("sdy.sharding", None)
+                    rank = rank_of(value_types[j])
+                    sharding = sdyread.read_sharding(attr) if attr is not None else None
+                    # A wholly open sharding leaves the value to propagation, as an
+                    # unannotated one is under GSPMD.
+                    if sharding is not None and len(free(sharding)) < rank:
+                        items["mhlo.sharding"] = ir.StringAttr.get(hlo_text(sharding, rank))
                     entries.append(ir.DictAttr.get(items))
                 func.attributes[key] = ir.ArrayAttr.get(entries)
         for op in sdyread.walk(module.operation):
@@ -239,16 +248,21 @@ def gspmd_module(program: Any, result: Any) -> str:
                     op.location = ir.Location.name(f"{_OP_LOC}{tag}", childLoc=op.location)
             if name in ("sdy.sharding_constraint", "sdy.reshard"):
                 operand = op.operands[0]
-                text = hlo_text(op.attributes["sharding"], rank_of(operand.type))
+                sharding = sdyread.read_sharding(op.attributes["sharding"])
+                attributes = {
+                    "call_target_name": ir.StringAttr.get("Sharding"),
+                    "mhlo.sharding": ir.StringAttr.get(hlo_text(sharding, rank_of(operand.type))),
+                }
+                if free(sharding):
+                    # How JAX writes P.UNCONSTRAINED dims of a constraint for GSPMD.
+                    dims = ",".join(str(d) for d in free(sharding))
+                    attributes["backend_config"] = ir.StringAttr.get(f"unspecified_dims=[{dims}]")
                 with ir.InsertionPoint(op):
                     custom = ir.Operation.create(
                         "stablehlo.custom_call",
                         results=[op.results[0].type],
                         operands=[operand],
-                        attributes={
-                            "call_target_name": ir.StringAttr.get("Sharding"),
-                            "mhlo.sharding": ir.StringAttr.get(text),
-                        },
+                        attributes=attributes,
                         loc=op.location,
                     )
                 op.results[0].replace_all_uses_with(custom.results[0])
@@ -259,10 +273,7 @@ def gspmd_module(program: Any, result: Any) -> str:
             elif "sdy.sharding" in op.attributes:
                 per = sdyread.read_per_value(op.attributes["sdy.sharding"])
                 parts = [
-                    hlo_sharding_text(
-                        mesh, Spec.of(*[tuple(d) for d in sh.dims]), rank_of(r.type), physical=True
-                    )
-                    for sh, r in zip(per, op.results, strict=False)
+                    hlo_text(sh, rank_of(r.type)) for sh, r in zip(per, op.results, strict=False)
                 ]
                 text = parts[0] if len(parts) == 1 else "{" + ", ".join(parts) + "}"
                 del op.attributes["sdy.sharding"]

@@ -124,3 +124,20 @@ def test_a_permuted_device_order_compares_device_for_device():
     assert [d.display_name for d in diffs] == ["result[0]"]
     assert diffs[0].gspmd == [["data"], []]
     assert diffs[0].gspmd_text == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+
+
+@pytest.mark.slow
+def test_open_dims_stay_free_for_gspmd_as_jax_writes_them():
+    from backend.gspmd import gspmd_module
+    from backend.propagation import propagate
+
+    program = loaded("example:conflict")
+    sine = next(op for op in program.graph.ops if op.name == "stablehlo.sine")
+    specs = {"x": "?,?", "y": "model,_", sine.results[0]: "model,?"}
+    result = propagate(program, None, specs)
+    text = gspmd_module(program, result)
+    # x is wholly open: unannotated for GSPMD; the constraint's open dim is unspecified.
+    assert 'unspecified_dims=[1]' in text
+    main = next(line for line in text.splitlines() if "func.func public @main" in line)
+    assert main.count("mhlo.sharding") == 1  # y only
+    gspmd_differences(program, result)  # compiles
