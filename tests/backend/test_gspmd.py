@@ -137,7 +137,7 @@ def test_open_dims_stay_free_for_gspmd_as_jax_writes_them():
     result = propagate(program, None, specs)
     text = gspmd_module(program, result)
     # x is wholly open: unannotated for GSPMD; the constraint's open dim is unspecified.
-    assert 'unspecified_dims=[1]' in text
+    assert "unspecified_dims=[1]" in text
     main = next(line for line in text.splitlines() if "func.func public @main" in line)
     assert main.count("mhlo.sharding") == 1  # y only
     gspmd_differences(program, result)  # compiles
