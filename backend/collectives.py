@@ -149,7 +149,7 @@ def predict_collectives(module, index, graph, mesh: Mesh) -> list[Collective]:
             group = 2 if axes else 1
         local = _local_bytes(op.results[0], out_sh.dims, shape)
         served, source = _served_op(op, kind)
-        op_id = served if served is not None and 0 <= served < len(graph.ops) else None
+        op_id = index.graph_op(served)
         out.append(
             Collective(
                 op_id,

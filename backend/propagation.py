@@ -252,7 +252,7 @@ def prepare(
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
     index = ProgramIndex(module, graph)
     annotations = _annotate(module, graph, index, mesh, specs, strict)
-    inline_calls(module)
+    inline_calls(module, index)
     index.alias_calls()
     return Prepared(name, module, graph, index, mesh, annotations)
 

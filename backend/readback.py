@@ -72,28 +72,61 @@ class ProgramIndex:
             if op.callee is not None and op.callee in self.func_tag
         }
         self.aliases: dict[tuple, list[int]] = {}
+        # Filled by ``inline_calls``: the program op each later inlined copy of an op
+        # stands for, and for each call op the keys of the values that replaced its results.
+        self.copy_of: dict[int, int] = {}
+        self.call_results: dict[int, list[tuple | None]] = {}
+
+    def graph_op(self, tag: int | None) -> int | None:
+        """The program op id of a tagged op: itself, or the op an inlined copy copies."""
+        if tag is None or tag < 0:
+            return None
+        if tag < len(self.graph.ops):
+            return tag
+        return self.copy_of.get(tag)
+
+    def is_copy(self, tag: int | None) -> bool:
+        """Whether ``tag`` marks a later call site's inlined copy of a callee op."""
+        return tag is not None and tag >= len(self.graph.ops) and tag in self.copy_of
 
     def alias_calls(self) -> None:
         """Values that inlining removes read another value's state.
 
-        A call's results become the callee's returned values and the callee's arguments
-        become the call's operands; the first call site of a callee stands for all.
+        Each call's results read the values its own inlined copy returns. The callee's
+        body is drawn once: its values (arguments included) read the first call site's
+        copy, the one that kept the program's tags.
         """
         graph = self.graph
         done: set[str] = set()
+        # The key a value reads: its own, or the one it was made an alias of (a callee's
+        # argument passed on to a nested call reads the outer call's operand).
+        read_from: dict[int, tuple] = {}
+
+        def alias(key: tuple, vid: int) -> None:
+            self.aliases.setdefault(key, []).append(vid)
+            read_from[vid] = key
+
         for op in graph.ops:
             if op.callee is None or op.callee not in graph.functions:
                 continue
             fn = graph.functions[op.callee]
+            replaced = self.call_results.get(op.id)
             for j, vid in enumerate(op.results):
-                if j < len(fn.results) and self.canonical.get(vid, ("",))[0] == "res":
-                    self.aliases.setdefault(self.canonical[fn.results[j]], []).append(vid)
+                if self.canonical.get(vid, ("",))[0] != "res":
+                    continue
+                if replaced is not None:
+                    key = replaced[j] if j < len(replaced) else None
+                    if key is not None:
+                        alias(key, vid)
+                elif j < len(fn.results):
+                    alias(self.canonical[fn.results[j]], vid)
             if op.callee in done:
                 continue
             done.add(op.callee)
             for j, vid in enumerate(func_args(graph, op.callee)):
                 if j < len(op.operands):
-                    self.aliases.setdefault(self.canonical[op.operands[j]], []).append(vid)
+                    operand = op.operands[j]
+                    alias(read_from.get(operand, self.canonical[operand]), vid)
 
     def ids_for(self, key: tuple | None) -> list[int]:
         """Canonical graph id of ``key`` (if it is one) plus the ids that alias it."""
@@ -153,37 +186,69 @@ class ModuleView:
         return str(self.operation)
 
 
-def inline_calls(module: ir.Module) -> int:
+def inline_calls(module: ir.Module, index: ProgramIndex | None = None) -> int:
     """Inline every ``func.call`` in place, as XLA's CallInliner does before Shardy runs.
 
     MLIR's own inliner does not inline StableHLO bodies, so each call gets a fresh copy of
-    its callee's body (ops keep their ``shardscope.op`` tags). Returns how many calls were
-    inlined.
+    its callee's body. The first call of a callee (in program order) keeps the ops'
+    ``shardscope.op`` tags; with ``index``, later copies get fresh tags (recorded in
+    ``index.copy_of``) so that each call site keeps its own shardings, and
+    ``index.call_results`` records which values replaced each call's results. Returns
+    how many calls were inlined.
     """
     funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
+    # Only what the entry function runs: a callee's own body is dead once its calls are
+    # inlined, and copies made into it would take the program's tags with them.
+    entry = funcs[index.graph.main] if index is not None else _entry(funcs)
+    calling = {
+        name for name, f in funcs.items() if any(op.name == "func.call" for op in sdyread.walk(f))
+    }
+    i64 = ir.IntegerType.get_signless(64, context=module.context)
+    first_done: set[str] = set()
     count = 0
     while True:
-        calls = [op for op in sdyread.walk(module.operation) if op.name == "func.call"]
+        calls = [op for op in sdyread.walk(entry) if op.name == "func.call"]
         if not calls:
             return count
+        # Program order: real call ops (small tags) before calls inside later copies.
+        calls.sort(key=lambda call: _order_key(sdyread.tag_of(call)))
         callees = [ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in calls]
         # Only a callee that itself calls can leave calls behind in the copies; without
         # one, this round inlines every call there is and another walk would find none.
-        calling = {_top_func_name(call) for call in calls}
         again = any(c in calling for c in callees)
         for call, callee in zip(calls, callees, strict=True):
+            call_tag = sdyread.tag_of(call)
             copy = funcs[callee].clone(ip=ir.InsertionPoint.at_block_begin(module.body))
             block = sdyread.first_block(copy)
             ret = sdyread.terminator(block)
+            moved = []
             for op in list(block.operations):
                 op = op.operation
                 if op == ret:
                     break
                 op.move_before(call)
+                moved.append(op)
+            keep_tags = callee not in first_done and (
+                index is None or index.graph_op(call_tag) == call_tag
+            )
+            first_done.add(callee)
+            if index is not None and not keep_tags:
+                for top in moved:
+                    for op in [top, *sdyread.walk(top)]:
+                        tag = sdyread.tag_of(op)
+                        if tag is None or tag < 0:
+                            continue
+                        fresh = index.next_tag
+                        index.next_tag += 1
+                        index.copy_of[fresh] = index.graph_op(tag)
+                        op.attributes[sdyread.TAG] = ir.IntegerAttr.get(i64, fresh)
             for arg, operand in zip(block.arguments, call.operands, strict=True):
                 arg.replace_all_uses_with(operand)
-            for res, value in zip(call.results, ret.operands, strict=True):
+            replaced = list(ret.operands)
+            for res, value in zip(call.results, replaced, strict=True):
                 res.replace_all_uses_with(value)
+            if index is not None and call_tag is not None and index.graph_op(call_tag) == call_tag:
+                index.call_results[call_tag] = [sdyread.value_key(v) for v in replaced]
             call.erase()
             copy.erase()
             count += 1
@@ -191,11 +256,22 @@ def inline_calls(module: ir.Module) -> int:
             return count
 
 
-def _top_func_name(op: ir.Operation) -> str | None:
-    """The symbol name of the top-level ``func.func`` that holds ``op``."""
-    while op is not None and op.name != "func.func":
-        op = op.parent
-    return sdyread.func_name(op) if op is not None else None
+def _entry(funcs: dict[str, ir.Operation]) -> ir.Operation:
+    if "main" in funcs:
+        return funcs["main"]
+    return next(
+        (
+            f
+            for f in funcs.values()
+            if "sym_visibility" not in f.attributes
+            or ir.StringAttr(f.attributes["sym_visibility"]).value == "public"
+        ),
+        next(iter(funcs.values())),
+    )
+
+
+def _order_key(tag: int | None) -> tuple[int, int]:
+    return (1, 0) if tag is None else (0, tag)
 
 
 def clone(module: ir.Module | ModuleView) -> ModuleView:
@@ -242,7 +318,9 @@ def read_state(
             if origin is not None:
                 origins[vid] = sdyread.dict_of(origin)
 
-    def steps_from(op_id: int | None, op_name: str, attr: ir.Attribute, resolve) -> None:
+    def steps_from(
+        op_id: int | None, op_name: str, attr: ir.Attribute, resolve, *, copy: bool = False
+    ) -> None:
         for e in sdyread.read_edges(attr):
             values: list[int] = []
             for t in e.targets:
@@ -250,6 +328,8 @@ def read_state(
                     for vid in index.ids_for(key):
                         if vid not in values:
                             values.append(vid)
+            if copy and not values:
+                continue  # inside a later call site's copy of a callee: no value drawn
             src = resolve(e.source)
             steps.append(
                 Step(
@@ -307,7 +387,7 @@ def read_state(
         if tag is None or tag < 0:
             continue
         attrs = op.attributes
-        op_id = tag if tag < len(graph.ops) else None
+        op_id = index.graph_op(tag)
         shown = name if op_id is not None else f"{name} (user)"
         get = attrs.get
         if name in ("sdy.sharding_constraint", "sdy.reshard"):
@@ -348,7 +428,7 @@ def read_state(
                     return [key_of(op.operands[int(i)])]
                 return [("res", tag, int(i))]
 
-            steps_from(op_id, shown, edges_attr, resolve_op)
+            steps_from(op_id, shown, edges_attr, resolve_op, copy=index.is_copy(tag))
         if name in _DATA_FLOW_OPS:
             for attr_name, owner in (
                 ("sdy.result_propagation_edges", "result"),
@@ -358,7 +438,7 @@ def read_state(
                     continue
                 for j, edges in enumerate(ir.ArrayAttr(attrs[attr_name])):
                     resolve = functools.partial(_data_flow_ref, key_of, op, tag, owner, j)
-                    steps_from(op_id, shown, edges, resolve)
+                    steps_from(op_id, shown, edges, resolve, copy=index.is_copy(tag))
     steps.sort(key=lambda s: (s.index, s.axis, s.source))
     return state, origins, steps, constraint_names
 
@@ -393,9 +473,11 @@ def _read_edge_op(
         put(("arg", tag, 0, j), sh)
         put(("arg", tag, 1, j), sh)
     if debug and "sdy.propagation_edges" in attrs:
-        op_id = tag if 0 <= tag < len(graph.ops) else None
+        op_id = index.graph_op(tag)
         resolve = functools.partial(_data_flow_ref, key_of, parent, tag, kind, j)
-        steps_from(op_id, parent.name, attrs["sdy.propagation_edges"], resolve)
+        steps_from(
+            op_id, parent.name, attrs["sdy.propagation_edges"], resolve, copy=index.is_copy(tag)
+        )
 
 
 def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSharding:

@@ -23,7 +23,7 @@ EXAMPLES = [
 ]
 CORPUS = [
     f"tests/corpus/{n}.py"
-    for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap")
+    for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap", "two_calls")
 ]
 PROGRAMS = EXAMPLES + CORPUS
 
@@ -157,3 +157,22 @@ def test_gspmd_annotated_modules_propagate_like_their_shardy_twins(kind):
         call = next(op for op in graph.ops if op.name == "stablehlo.custom_call")
         assert gspmd.values[call.results[0]].spec == [["model"], []]
         assert any(a.spec.format() == "model,_" for a in gspmd.annotations if a.source == "code")
+
+
+def test_each_call_site_keeps_its_own_shardings():
+    result = propagated("tests/corpus/two_calls.py")
+    graph = result.graph
+    spec = {v.id: v.spec for v in result.values}
+    calls = [op for op in graph.ops if op.function == graph.main and op.name == "func.call"]
+    scale_call, twice_call = calls
+    # scale(a) with a on data, twice(b) with b on model: each call's result its own.
+    assert spec[scale_call.results[0]] == [["data"], []]
+    assert spec[twice_call.results[0]] == [[], ["model"]]
+    # A callee's body reads one call site throughout, arguments and ops alike, and a
+    # nested callee's argument reads through the outer call.
+    for name in ("scale", "scale_0", "scale_1"):
+        fn = graph.functions[name]
+        arg = spec[fn.arguments[0]]
+        tanh = next(op for op in graph.ops if op.function == name and op.short_name == "tanh")
+        assert spec[tanh.results[0]] == arg, name
+    assert spec[graph.functions["scale_0"].arguments[0]] == [[], ["model"]]
