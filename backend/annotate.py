@@ -17,7 +17,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from backend import sdyread
-from backend.errors import MeshError, SpecError
+from backend.errors import MeshError, ShardscopeError, SpecError
+from backend.graph import ProgramGraph
 from backend.mesh import Mesh
 from backend.spec import DimSpec, Spec, parse_spec, validate_spec
 
@@ -174,3 +175,58 @@ def constrain(value: ir.Value, spec: Spec, tag: int) -> ir.Operation:
         op.attributes[sdyread.TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tag)
         value.replace_all_uses_except(op.results[0], op)
     return op
+
+
+def gspmd_shardings(
+    module: ir.Module, main: ir.Operation, graph: ProgramGraph, mesh: Mesh
+) -> list[tuple[str, int, int | None, Spec]]:
+    """The program's GSPMD shardings as specs over ``mesh``: ``(kind, index, value id,
+    spec)`` for arguments and results of main (kind ``arg``/``result``) and for each
+    ``custom_call @Sharding`` (kind ``op``, index = its op id)."""
+    from backend.readback import func_args
+    from backend.shardtext import spec_from_hlo_sharding
+
+    def spec_of(text: str, rank: int, what: str) -> Spec:
+        try:
+            return spec_from_hlo_sharding(text, mesh, rank)
+        except ShardscopeError as exc:
+            raise SpecError(f"the program's sharding of {what}: {exc}") from None
+
+    out: list[tuple[str, int, int | None, Spec]] = []
+    main_fn = graph.functions[graph.main]
+    for key, kind, ids in (
+        ("arg_attrs", "arg", func_args(graph, graph.main)),
+        ("res_attrs", "result", main_fn.results),
+    ):
+        if key not in main.attributes:
+            continue
+        for i, entry in enumerate(ir.ArrayAttr(main.attributes[key])):
+            d = ir.DictAttr(entry)
+            if "mhlo.sharding" not in d or "sdy.sharding" in d or i >= len(ids):
+                continue
+            value = graph.values[ids[i]]
+            text = ir.StringAttr(d["mhlo.sharding"]).value
+            what = value.name or value.display_name
+            out.append((kind, i, value.id, spec_of(text, value.rank, what)))
+    constraints = [
+        op
+        for op in graph.ops
+        if op.name == "stablehlo.custom_call" and op.code_sharding and len(op.results) == 1
+    ]
+    if constraints:
+        targets = {
+            tag: ir.StringAttr(op.attributes["call_target_name"]).value
+            for op in sdyread.walk(module.operation)
+            if op.name == "stablehlo.custom_call"
+            and "call_target_name" in op.attributes
+            and (tag := sdyread.tag_of(op)) is not None
+        }
+        for op in constraints:
+            value = graph.values[op.results[0]]
+            # Only with_sharding_constraint's call: shard_map's SPMDFullToShardShape and
+            # ShardToFull calls carry shardings that are not constraints.
+            if targets.get(op.id) != "Sharding" or value.function != graph.main:
+                continue
+            spec = spec_of(op.code_sharding, value.rank, value.display_name)
+            out.append(("op", op.id, value.id, spec))
+    return out

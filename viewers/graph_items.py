@@ -318,6 +318,33 @@ class ScopeBoxItem(QGraphicsItem):
     double-click a name to fold the scope."""
 
     HEADER = 18.0
+    # Padding around each node card: rows are 72 px apart and columns 32 px, so a row's
+    # padding meets the next row's while columns stay apart; outer scopes add STEP per
+    # level of nesting, so a region encloses the regions of the scopes inside it.
+    PAD_X = 14.0
+    PAD_Y = 37.0
+    STEP = 5.0
+
+    @classmethod
+    def around(
+        cls,
+        box: ScopeBox,
+        nodes: list[Node],
+        outer_levels: int,
+        style: GraphStyle,
+        avoid: list[QRectF],
+    ) -> ScopeBoxItem:
+        """The region of ``box``: the union of its ``nodes``' padded cards. The layered
+        layout interleaves scopes (a parameter sits beside the op that reads it), so a
+        rectangle would take in other scopes' nodes; the union never does."""
+        pad_x = cls.PAD_X + cls.STEP * outer_levels
+        pad_y = cls.PAD_Y + cls.STEP * outer_levels
+        path = QPainterPath()
+        path.setFillRule(Qt.FillRule.WindingFill)
+        for n in nodes:
+            card = QRectF(n.x - NODE_W / 2, n.y - NODE_H / 2, NODE_W, NODE_H)
+            path.addRoundedRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y), 10, 10)
+        return cls(box, path.simplified(), style, avoid)
 
     def __init__(
         self,
@@ -389,3 +416,34 @@ def _covered(rect: QRectF, others: list[QRectF]) -> float:
         overlap = rect.intersected(other)
         total += max(0.0, overlap.width()) * max(0.0, overlap.height())
     return total
+
+
+def spread_badges(badges: list[BadgeItem], gap: float = 6.0) -> None:
+    """Move badges of one row apart where they overlap (two edges converging on one op
+    put their badges side by side), keeping each cluster centred where it was."""
+    rows: dict[int, list] = {}
+    for badge in badges:
+        rows.setdefault(round(badge.y()), []).append(badge)
+    for row in rows.values():
+        row.sort(key=lambda b: b.x())
+        cluster = [row[0]]
+        wanted = [row[0].x()]
+        for badge in row[1:]:
+            prev = cluster[-1]
+            left = prev.x() + prev.boundingRect().right() + gap - badge.boundingRect().left()
+            if badge.x() < left:
+                cluster.append(badge)
+                wanted.append(badge.x())
+                badge.setX(left)
+                continue
+            _recentre(cluster, wanted)
+            cluster, wanted = [badge], [badge.x()]
+        _recentre(cluster, wanted)
+
+
+def _recentre(cluster: list[BadgeItem], wanted: list[float]) -> None:
+    if len(cluster) < 2:
+        return
+    shift = sum(wanted) / len(wanted) - sum(b.x() for b in cluster) / len(cluster)
+    for badge in cluster:
+        badge.setX(badge.x() + shift)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QPainter, QPainterPath
+from PySide6.QtCore import QPointF, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsView,
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
 
 from backend.layout import (
     NODE_H,
-    NODE_W,
     Frame,
     FrameIndex,
     GraphLayout,
@@ -32,18 +31,19 @@ from backend.layout import (
     region_names,
 )
 from viewers.colors import THEMES, theme_for
-from viewers.graph_items import BadgeItem, EdgeItem, GraphStyle, NodeItem, ScopeBoxItem
+from viewers.graph_items import (
+    BadgeItem,
+    EdgeItem,
+    GraphStyle,
+    NodeItem,
+    ScopeBoxItem,
+    spread_badges,
+)
 from viewers.mime import axis_from_mime
 
 LAYOUT_CACHE = 32
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
 MIN_FIT_SCALE = 0.6
-# Regions of expanded scopes: padding around each node card (rows are 72 px apart and
-# columns 32 px, so a row's padding meets the next row's; columns stay apart) and the
-# extra padding per level of nesting.
-BOX_PAD_X = 14.0
-BOX_PAD_Y = 37.0
-BOX_STEP = 5.0
 
 
 class GraphView(QGraphicsView):
@@ -284,7 +284,7 @@ class GraphView(QGraphicsView):
             badge = BadgeItem(edge.values, st)
             badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
             self._add_badge(badge)
-        _spread(self.badges)
+        spread_badges(self.badges)
         self._add_boxes(layout)
         bounds = scene.itemsBoundingRect().adjusted(-60, -60, 60, 60)
         scene.setSceneRect(bounds)
@@ -301,34 +301,15 @@ class GraphView(QGraphicsView):
                     break
 
     def _add_boxes(self, layout: GraphLayout) -> None:
-        """A region around each expanded scope: the union of its nodes' cards, padded so
-        that nodes of one scope in neighbouring rows and columns join up. The layered
-        layout interleaves scopes (a parameter sits beside the op that reads it), so a
-        rectangle would take in other scopes' nodes; the union never does. Outer scopes
-        get more padding, so a region encloses the regions of the scopes inside it."""
+        """A region around each expanded scope (see ``ScopeBoxItem.around``)."""
         if not layout.boxes:
             return
         deepest = max(box.depth for box in layout.boxes)
         badges = [badge.sceneBoundingRect() for badge in self.badges]
         for box in layout.boxes:
-            outer = deepest - box.depth
-            pad_x = BOX_PAD_X + BOX_STEP * outer
-            pad_y = BOX_PAD_Y + BOX_STEP * outer
-            path = QPainterPath()
-            path.setFillRule(Qt.FillRule.WindingFill)
-            for i in box.nodes:
-                n = layout.nodes[i]
-                path.addRoundedRect(
-                    QRectF(
-                        n.x - NODE_W / 2 - pad_x,
-                        n.y - NODE_H / 2 - pad_y,
-                        NODE_W + 2 * pad_x,
-                        NODE_H + 2 * pad_y,
-                    ),
-                    10,
-                    10,
-                )
-            self.scene().addItem(ScopeBoxItem(box, path.simplified(), self.style_, badges))
+            nodes = [layout.nodes[i] for i in box.nodes]
+            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, self.style_, badges)
+            self.scene().addItem(item)
 
     def _add_badge(self, badge: BadgeItem) -> None:
         self.scene().addItem(badge)
@@ -597,34 +578,3 @@ class GraphView(QGraphicsView):
 
     def sizeHint(self) -> QSize:
         return QSize(900, 700)
-
-
-def _spread(badges: list, gap: float = 6.0) -> None:
-    """Move badges of one row apart where they overlap (two edges converging on one op
-    put their badges side by side), keeping each cluster centred where it was."""
-    rows: dict[int, list] = {}
-    for badge in badges:
-        rows.setdefault(round(badge.y()), []).append(badge)
-    for row in rows.values():
-        row.sort(key=lambda b: b.x())
-        cluster = [row[0]]
-        wanted = [row[0].x()]
-        for badge in row[1:]:
-            prev = cluster[-1]
-            left = prev.x() + prev.boundingRect().right() + gap - badge.boundingRect().left()
-            if badge.x() < left:
-                cluster.append(badge)
-                wanted.append(badge.x())
-                badge.setX(left)
-                continue
-            _recentre(cluster, wanted)
-            cluster, wanted = [badge], [badge.x()]
-        _recentre(cluster, wanted)
-
-
-def _recentre(cluster: list, wanted: list[float]) -> None:
-    if len(cluster) < 2:
-        return
-    shift = sum(wanted) / len(wanted) - sum(b.x() for b in cluster) / len(cluster)
-    for badge in cluster:
-        badge.setX(badge.x() + shift)

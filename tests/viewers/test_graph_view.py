@@ -139,8 +139,7 @@ def test_node_menu_offers_regions_and_folds(panel_for):
 
 
 def test_converging_badges_move_apart_around_their_centre(panel_for):
-    from viewers.graph_items import BadgeItem
-    from viewers.graph_view import _spread
+    from viewers.graph_items import BadgeItem, spread_badges
 
     session, panel = panel_for("example:mlp")
     style = panel.view.style_
@@ -152,7 +151,7 @@ def test_converging_badges_move_apart_around_their_centre(panel_for):
         badge.setPos(x, 300.0)
         badges.append(badge)
     assert badges[0].sceneBoundingRect().right() > badges[1].sceneBoundingRect().left()
-    _spread(badges)
+    spread_badges(badges)
     a, b, c = (badge.sceneBoundingRect() for badge in badges)
     assert a.right() <= b.left()
     assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
