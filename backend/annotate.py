@@ -198,14 +198,12 @@ def gspmd_shardings(
         ("arg_attrs", "arg", func_args(graph, graph.main)),
         ("res_attrs", "result", main_fn.results),
     ):
-        if key not in main.attributes:
-            continue
-        for i, entry in enumerate(ir.ArrayAttr(main.attributes[key])):
-            d = ir.DictAttr(entry)
-            if "mhlo.sharding" not in d or "sdy.sharding" in d or i >= len(ids):
+        shardy = sdyread.arg_attr(main, key, "sdy.sharding")
+        for i, gspmd in enumerate(sdyread.arg_attr(main, key, "mhlo.sharding")):
+            if gspmd is None or shardy[i] is not None or i >= len(ids):
                 continue
             value = graph.values[ids[i]]
-            text = ir.StringAttr(d["mhlo.sharding"]).value
+            text = ir.StringAttr(gspmd).value
             what = value.name or value.display_name
             out.append((kind, i, value.id, spec_of(text, value.rank, what)))
     constraints = [

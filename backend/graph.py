@@ -175,7 +175,6 @@ class _Builder:
         self.graph = ProgramGraph()
         self.value_ids: dict[ir.Value, int] = {}
         self.type_cache: dict[ir.Type, tuple[tuple[int, ...] | None, str]] = {}
-        self.loc_cache: dict[ir.Attribute, tuple[SourceInfo, str]] = {}
         self.scope_cache: dict[str | None, str] = {}
         self.locations = LocationReader()
         self.asm: ir.AsmState | None = None
@@ -193,16 +192,12 @@ class _Builder:
         return info
 
     def source(self, location: ir.Location) -> tuple[SourceInfo, str]:
-        """The location's source info and name scope, parsed once per distinct location."""
-        attr = location.attr
-        cached = self.loc_cache.get(attr)
-        if cached is None:
-            info = self.locations.read(location)
-            scope = self.scope_cache.get(info.name)
-            if scope is None:
-                scope = self.scope_cache[info.name] = scope_of(info.name)
-            cached = self.loc_cache[attr] = (info, scope)
-        return cached
+        """The location's source info and name scope, each read once per distinct value."""
+        info = self.locations.read(location)
+        scope = self.scope_cache.get(info.name)
+        if scope is None:
+            scope = self.scope_cache[info.name] = scope_of(info.name)
+        return info, scope
 
     def new_value(self, v: ir.Value, role: str, function: str, producer: int | None) -> int:
         shape, dtype = self.type_info(v.type)

@@ -500,12 +500,12 @@ def _compile_module(job: dict) -> dict:
 def _unannotated(func: Any, key: str) -> list[bool]:
     from jaxlib.mlir import ir
 
+    from backend import sdyread
+
     func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     count = len(func_type.inputs if key == "arg_attrs" else func_type.results)
-    if key not in func.attributes:
-        return [True] * count
-    entries = [ir.DictAttr(e) for e in ir.ArrayAttr(func.attributes[key])]
-    return [i >= len(entries) or "mhlo.sharding" not in entries[i] for i in range(count)]
+    shardings = sdyread.arg_attr(func, key, "mhlo.sharding")
+    return [i >= len(shardings) or shardings[i] is None for i in range(count)]
 
 
 def _dumped_instructions(dump: str) -> list[dict]:

@@ -186,20 +186,19 @@ class ModuleView:
         return str(self.operation)
 
 
-def inline_calls(module: ir.Module, index: ProgramIndex | None = None) -> int:
+def inline_calls(module: ir.Module, index: ProgramIndex) -> int:
     """Inline every ``func.call`` in place, as XLA's CallInliner does before Shardy runs.
 
     MLIR's own inliner does not inline StableHLO bodies, so each call gets a fresh copy of
     its callee's body. The first call of a callee (in program order) keeps the ops'
-    ``shardscope.op`` tags; with ``index``, later copies get fresh tags (recorded in
-    ``index.copy_of``) so that each call site keeps its own shardings, and
-    ``index.call_results`` records which values replaced each call's results. Returns
-    how many calls were inlined.
+    ``shardscope.op`` tags; later copies get fresh tags (recorded in ``index.copy_of``)
+    so that each call site keeps its own shardings, and ``index.call_results`` records
+    which values replaced each call's results. Returns how many calls were inlined.
     """
     funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
     # Only what the entry function runs: a callee's own body is dead once its calls are
     # inlined, and copies made into it would take the program's tags with them.
-    entry = funcs[index.graph.main] if index is not None else _entry(funcs)
+    entry = funcs[index.graph.main]
     calling = {
         name for name, f in funcs.items() if any(op.name == "func.call" for op in sdyread.walk(f))
     }
@@ -218,6 +217,7 @@ def inline_calls(module: ir.Module, index: ProgramIndex | None = None) -> int:
         again = any(c in calling for c in callees)
         for call, callee in zip(calls, callees, strict=True):
             call_tag = sdyread.tag_of(call)
+            program_call = call_tag is not None and index.graph_op(call_tag) == call_tag
             copy = funcs[callee].clone(ip=ir.InsertionPoint.at_block_begin(module.body))
             block = sdyread.first_block(copy)
             ret = sdyread.terminator(block)
@@ -228,11 +228,9 @@ def inline_calls(module: ir.Module, index: ProgramIndex | None = None) -> int:
                     break
                 op.move_before(call)
                 moved.append(op)
-            keep_tags = callee not in first_done and (
-                index is None or index.graph_op(call_tag) == call_tag
-            )
+            keep_tags = program_call and callee not in first_done
             first_done.add(callee)
-            if index is not None and not keep_tags:
+            if not keep_tags:
                 for top in moved:
                     for op in [top, *sdyread.walk(top)]:
                         tag = sdyread.tag_of(op)
@@ -247,27 +245,13 @@ def inline_calls(module: ir.Module, index: ProgramIndex | None = None) -> int:
             replaced = list(ret.operands)
             for res, value in zip(call.results, replaced, strict=True):
                 res.replace_all_uses_with(value)
-            if index is not None and call_tag is not None and index.graph_op(call_tag) == call_tag:
+            if program_call:
                 index.call_results[call_tag] = [sdyread.value_key(v) for v in replaced]
             call.erase()
             copy.erase()
             count += 1
         if not again:
             return count
-
-
-def _entry(funcs: dict[str, ir.Operation]) -> ir.Operation:
-    if "main" in funcs:
-        return funcs["main"]
-    return next(
-        (
-            f
-            for f in funcs.values()
-            if "sym_visibility" not in f.attributes
-            or ir.StringAttr(f.attributes["sym_visibility"]).value == "public"
-        ),
-        next(iter(funcs.values())),
-    )
 
 
 def _order_key(tag: int | None) -> tuple[int, int]:

@@ -99,7 +99,7 @@ def test_origins_name_the_user_annotation():
 def test_calls_are_inlined_like_xla():
     prep = prepare(loaded("tests/corpus/cond_call.py"))
     assert "func.call" not in str(prep.module)
-    assert inline_calls(prep.module) == 0
+    assert inline_calls(prep.module, prep.index) == 0
 
 
 def test_code_annotation_is_kept_and_reported():
