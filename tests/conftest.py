@@ -2,8 +2,9 @@
 
 JAX fixes the CPU device count when it first initialises, so the flag that gives tests
 64 host devices (enough for real meshes of up to 64 devices) must be set before any
-test module imports jax. The repository root goes first on sys.path so that
-``backend`` names the package, not the ``tests/backend`` folder.
+test module imports jax. shardscope itself is imported as installed (``make test``
+installs the checkout in editable mode); the repository root goes on sys.path so tests
+share helpers as ``tests.support.*``.
 """
 
 import os

@@ -5,10 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import backend
+import shardscope.backend as backend
 
 ROOT = Path(__file__).resolve().parent.parent
-QT_MODULES = ("PySide6", "pyqtgraph", "shiboken6", "viewers", "app")
+BLOCKED = ("PySide6", "pyqtgraph", "shiboken6", "shardscope.viewers", "shardscope.app")
 
 _PROBE = """
 import importlib, pkgutil, sys
@@ -16,20 +16,20 @@ blocked = {blocked!r}
 
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
+        if any(name == b or name.startswith(b + ".") for b in blocked):
             raise ImportError(f"backend imported {{name}}")
         return None
 
 sys.meta_path.insert(0, Block())
-import backend
-for info in pkgutil.walk_packages(backend.__path__, "backend."):
+import shardscope.backend as backend
+for info in pkgutil.walk_packages(backend.__path__, "shardscope.backend."):
     importlib.import_module(info.name)
-print("ok", len(list(pkgutil.walk_packages(backend.__path__, "backend."))))
+print("ok", len(list(pkgutil.walk_packages(backend.__path__, "shardscope.backend."))))
 """
 
 
 def test_backend_imports_without_qt():
-    probe = _PROBE.format(blocked=QT_MODULES)
+    probe = _PROBE.format(blocked=BLOCKED)
     proc = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
@@ -45,8 +45,10 @@ def test_import_contracts_hold():
 
 
 def test_every_backend_module_is_seen():
-    names = [info.name for info in pkgutil.walk_packages(backend.__path__, "backend.")]
-    assert "backend.graph" in names and "backend.program" in names
+    names = [info.name for info in pkgutil.walk_packages(backend.__path__, "shardscope.backend.")]
+    assert (
+        "shardscope.backend.program.graph" in names and "shardscope.backend.program.load" in names
+    )
 
 
 def test_the_cli_parser_starts_without_jax_numpy_or_qt():
@@ -54,7 +56,7 @@ def test_the_cli_parser_starts_without_jax_numpy_or_qt():
     # heavy imported to build it would delay every load.
     probe = (
         "import sys\n"
-        "from app.main import build_parser\n"
+        "from shardscope.app.cli.main import build_parser\n"
         "build_parser()\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
         "{'jax', 'jaxlib', 'numpy', 'PySide6', 'pyqtgraph', 'igraph'})\n"

@@ -23,7 +23,7 @@ def make_window(qtbot):
 
     Windows are closed at teardown, which waits for their worker tasks.
     """
-    from app.main_window import MainWindow
+    from shardscope.app.window.main_window import MainWindow
 
     windows = []
 

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from backend.graph import build_graph  # noqa: E402
-from backend.mlir_context import new_context  # noqa: E402
-from backend.program_worker import load_python_namespace  # noqa: E402
+from shardscope.backend.program.graph import build_graph  # noqa: E402
+from shardscope.backend.program.lower import load_python_namespace  # noqa: E402
+from shardscope.backend.program.mlir import new_context  # noqa: E402
 
 
 def main() -> int:

@@ -43,9 +43,9 @@ class PaintWatch(QObject):
 
 
 def main(source: str = "example:transformer?layers=24") -> None:
-    from app.main_window import MainWindow
-    from backend.forkserver import warm_up
-    from backend.program import load_program
+    from shardscope.app.window.main_window import MainWindow
+    from shardscope.backend.isolation.forkserver import warm_up
+    from shardscope.backend.program.load import load_program
 
     # Both sides load through a warm worker, as the app does after its start-up.
     warm_up()

@@ -38,12 +38,11 @@ def bare(layers: int) -> tuple[float, float, float]:
     import jax
     from jax.sharding import AbstractMesh, AxisType
     from jaxlib.mlir import ir
-
-    from backend import annotate
-    from backend.collectives import EXPLICIT_RESHARDS
-    from backend.mlir_context import new_context
-    from backend.propagation import pipeline_stages, run_passes
-    from backend.spec import Spec
+    from shardscope.backend.program.mlir import new_context
+    from shardscope.backend.propagation import annotate
+    from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS
+    from shardscope.backend.propagation.propagate import pipeline_stages, run_passes
+    from shardscope.backend.sharding.spec import Spec
 
     stages = pipeline_stages()
     # JAX keeps traces and lowerings from earlier repeats; a plain script lowers once,
@@ -85,8 +84,8 @@ def bare(layers: int) -> tuple[float, float, float]:
 
 def ours(layers: int) -> tuple[float, float, int, int]:
     """load_program + propagate; (total, propagate alone, steps, ops) ."""
-    from backend.program import load_program
-    from backend.propagation import propagate
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.propagation.propagate import propagate
 
     t0 = time.perf_counter()
     program = load_program(f"example:transformer?layers={layers}")

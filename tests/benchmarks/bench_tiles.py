@@ -15,9 +15,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from backend.mesh import parse_mesh  # noqa: E402
-from backend.spec import parse_spec  # noqa: E402
-from backend.tiles import TileMap  # noqa: E402
+from shardscope.backend.sharding.mesh import parse_mesh  # noqa: E402
+from shardscope.backend.sharding.spec import parse_spec  # noqa: E402
+from shardscope.backend.sharding.tiles import TileMap  # noqa: E402
 
 
 def best_of(fn, repeat: int = 5) -> float:

@@ -1,0 +1,26 @@
+"""``gui``: open the main window."""
+
+from __future__ import annotations
+
+NAME = "gui"
+HELP = "open the shardscope window (default: on example:mlp)"
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``gui``."""
+    parser.add_argument("program", nargs="?", default="example:mlp", help="program to open")
+
+
+def preflight(args) -> str | None:
+    """Why no window can open here, checked before anything starts loading."""
+    from shardscope.app.window.launch import display_problem
+
+    return display_problem()
+
+
+def run(args) -> int:
+    """Start Qt and run the event loop."""
+    from shardscope.app.window.launch import run_gui
+
+    return run_gui(args.program)

@@ -1,0 +1,73 @@
+"""``load``: load a program and print its arguments, results, scopes and sources."""
+
+from __future__ import annotations
+
+import json
+
+from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program, load_program
+
+NAME = "load"
+HELP = "load a program (.py, .mlir or example:NAME) and list its tensors and scopes"
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``load``."""
+    parser.add_argument("program", help="a .py file, a .mlir file or example:NAME")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed to import and lower"
+    )
+
+
+def describe(program: Program) -> dict:
+    """The JSON-able summary ``load --json`` prints."""
+    graph = program.graph
+    scopes: dict[str, int] = {}
+    for op in graph.walk_ops(graph.main):
+        top = op.scope.split("/", 1)[0] if op.scope else ""
+        scopes[top] = scopes.get(top, 0) + 1
+    return {
+        "name": program.name,
+        "kind": program.kind,
+        "source": program.source,
+        "annotations": program.annotation_kind,
+        "mesh": program.mesh,
+        "specs": program.specs,
+        "ops": len(graph.ops),
+        "functions": list(graph.functions),
+        "scopes": scopes,
+        "values": [
+            {
+                "id": v.id,
+                "name": v.name,
+                "display_name": v.display_name,
+                "role": v.role,
+                "shape": list(v.shape) if v.shape is not None else None,
+                "dtype": v.dtype,
+                "code_sharding": v.code_sharding,
+            }
+            for v in graph.values
+            if v.role != "intermediate" or v.code_sharding
+        ],
+        "sources": graph.source_files(),
+    }
+
+
+def run(args) -> int:
+    """Load and print."""
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    info = describe(program)
+    if args.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    print(f"{info['name']} ({info['kind']}, {info['ops']} ops, annotations: {info['annotations']})")
+    if info["mesh"]:
+        print("mesh: " + ", ".join(f"{k}={v}" for k, v in info["mesh"].items()))
+    print("tensors:")
+    for v in info["values"]:
+        shape = "x".join(map(str, v["shape"])) if v["shape"] else "scalar"
+        extra = f"  code sharding {v['code_sharding']}" if v["code_sharding"] else ""
+        print(f"  {v['role']:<12} {v['display_name']:<40} {v['dtype']}[{shape}]{extra}")
+    print("scopes: " + ", ".join(f"{k or '(top)'}: {n}" for k, n in info["scopes"].items()))
+    return 0

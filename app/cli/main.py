@@ -1,0 +1,92 @@
+"""Entry point: ``python main.py <command> [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+
+from shardscope.app.cli import gui, load, propagate, render, shard
+from shardscope.backend.errors import ShardscopeError
+
+# The subcommands, in the order --help lists them. Each module defines NAME, HELP,
+# add_arguments(parser) and run(args) -> int; LOADS_PROGRAM = True when it loads a program
+# (the loader's worker then starts at once); optionally preflight(args), which returns a
+# one-line problem (exit 2) before anything starts, or None.
+COMMANDS = [gui, load, shard, propagate, render]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one subparser per command."""
+    parser = argparse.ArgumentParser(
+        prog="python main.py",
+        description="shardscope: see how JAX/XLA shards your program, step by step.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        p = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
+        command.add_arguments(p)
+        p.set_defaults(
+            _run=command.run,
+            _loads=getattr(command, "LOADS_PROGRAM", False),
+            _preflight=getattr(command, "preflight", None),
+        )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; with no command, open the GUI on a built-in example."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # shardscope allocates in bursts of ~100k small objects (graphs, timelines, JSON) that
+    # live on; with CPython's default threshold of 700 the collector rescans them dozens of
+    # times per burst, which cost more than building them.
+    gc.set_threshold(50_000, 20, 20)
+    parser = build_parser()
+    args = parser.parse_args(argv or ["gui"])
+    if args._preflight is not None:
+        problem = args._preflight(args)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+    args.while_loading = None
+    if args._loads:
+        # The loader's worker imports jax while this process does the same: on two or
+        # more cores the first load no longer waits for a cold interpreter.
+        from shardscope.backend.isolation.forkserver import warm_up
+
+        warm_up()
+        # While the worker lowers the program this process would sit idle, then import jax
+        # and register MLIR's dialects and passes for its first context: the load does that
+        # while it waits. (Not in a thread: two threads importing numpy or jaxlib at once
+        # can each see the other's half-initialised module.)
+        from shardscope.backend.program.mlir import warm_up as warm_up_mlir
+
+        args.while_loading = warm_up_mlir
+    try:
+        return int(args._run(args) or 0)
+    except ShardscopeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def run(argv: list[str]) -> None:
+    """``python main.py``: run ``main`` and exit with its code.
+
+    Headless commands leave a large heap behind (a propagated transformer's graph,
+    timeline and MLIR contexts); tearing it down object by object takes longer than some
+    commands and achieves nothing at exit, so they end with ``os._exit`` once their
+    output is flushed. The GUI exits normally: Qt and QSettings finish their work in
+    destructors.
+    """
+    code = main(argv)
+    if not argv or argv[0] == "gui":
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): nothing left to say
+        pass
+    os._exit(code)

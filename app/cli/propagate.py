@@ -1,0 +1,108 @@
+"""``propagate``: run Shardy on a program with a mesh and specs; show steps, conflicts, collectives."""
+
+from __future__ import annotations
+
+import json
+
+from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.backend.program.load import load_program
+from shardscope.backend.sharding.mesh import parse_mesh
+
+NAME = "propagate"
+HELP = "propagate shardings through a program with Shardy and explain every step"
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``propagate``."""
+    add_program_options(parser, timeout_help="seconds allowed for loading or compiling")
+    parser.add_argument(
+        "--gspmd",
+        action="store_true",
+        help="also run GSPMD and list the values it shards differently",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args) -> int:
+    """Load, propagate, print."""
+    from shardscope.backend.propagation.propagate import propagate
+
+    mesh = parse_mesh(args.mesh) if args.mesh else None
+    specs = parse_spec_args(args.spec) if args.spec else None
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    result = propagate(program, mesh, specs)
+    if args.gspmd:
+        from shardscope.backend.gspmd.compare import gspmd_differences
+
+        result.gspmd_differences = gspmd_differences(program, result, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(summary(result))
+    return 0
+
+
+def _spec_text(spec: list[list[str]]) -> str:
+    return "[" + ", ".join("+".join(d) if d else "_" for d in spec) + "]"
+
+
+def summary(result) -> str:
+    """The readable report ``propagate`` prints without ``--json``."""
+    lines = [
+        f"{result.program}: mesh {', '.join(f'{k}={v}' for k, v in result.mesh.shape.items())}",
+        f"route: {result.route}",
+        "",
+        "annotations:",
+    ]
+    for a in result.annotations:
+        spec = a.spec.format() if a.spec.dims else "(in code)"
+        lines.append(f"  {a.source:4} {a.target} = {spec}  [{a.origin}]")
+    lines += ["", "arguments and results:"]
+    for v in result.values:
+        if v.role != "intermediate":
+            lines.append(
+                f"  {v.name:24} {str(list(v.shape or [])):16} {_spec_text(v.spec):20} {v.hlo_sharding}"
+            )
+    steps = result.timeline.steps
+    lines += ["", f"steps: {len(steps)}"]
+    graph = result.graph
+    for s in steps[:40]:
+        names = ", ".join(graph.values[v].display_name for v in s.values)
+        flag = "" if s.recorded else " (not recorded by Shardy)"
+        lines.append(
+            f"  {s.index:4} {s.axis:8} {s.op_name} {s.source} -> {', '.join(s.targets)}: {names}{flag}"
+        )
+    if len(steps) > 40:
+        lines.append(f"  ... {len(steps) - 40} more (use --json)")
+    lines += ["", f"conflicts: {len(result.conflicts)}"]
+    for c in result.conflicts:
+        props = "; ".join(f"{p.tensor} {'+'.join(p.axes)} ({p.origin})" for p in c.proposals)
+        lines.append(f"  op {c.op} {c.op_name} factor {c.factor}: {props}")
+        lines.append(f"    kept [{'+'.join(c.kept) or '_'}] by {c.rule}")
+        for r in c.reshards:
+            lines.append(
+                f"    to reach it: {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> "
+                f"[{'+'.join(r.to_axes) or '_'}] ({r.kind})"
+            )
+        # Shardy's explicit-reshard pass may settle the op another way (e.g. reduce over a
+        # contracting factor instead of gathering it): show what it really inserts.
+        inserted = ", ".join(f"{x.kind} {'+'.join(x.axes)}" for x in c.collectives)
+        lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
+    lines += ["", f"collectives: {len(result.collectives)}"]
+    for c in result.collectives:
+        what = graph.values[c.value].display_name if c.value is not None else "?"
+        where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name
+        lines.append(
+            f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: {c.bytes_per_device} B/device"
+        )
+    if result.gspmd_differences is not None:
+        lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
+        for d in result.gspmd_differences:
+            theirs = _spec_text(d.gspmd) if d.gspmd is not None else "(no spec)"
+            lines.append(
+                f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
+            )
+    if result.warnings:
+        lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
+    return "\n".join(lines)

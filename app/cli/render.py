@@ -1,0 +1,138 @@
+"""``render``: draw a view of a program to a PNG or SVG file, without a window."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.backend.errors import ShardscopeError
+
+NAME = "render"
+HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``render``."""
+    add_program_options(parser)
+    parser.add_argument(
+        "--view",
+        default="graph",
+        help="graph, mesh, or tiles:NAME for one tensor's tile map (default: graph)",
+    )
+    parser.add_argument("--out", required=True, help="output file: .png or .svg")
+    parser.add_argument("--theme", choices=("dark", "light"), default="light")
+    parser.add_argument("--scale", type=float, default=1.5, help="pixels per unit of the graph")
+    parser.add_argument("--width", type=int, default=1200, help="width of mesh/tiles pictures")
+    parser.add_argument(
+        "--propagate", action="store_true", help="show propagated shardings on the graph's badges"
+    )
+
+
+def _session(args):
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    program = load_program(
+        args.program, timeout=args.timeout, while_waiting=getattr(args, "while_loading", None)
+    )
+    session = Session()
+    session.set_program(program)
+    if args.mesh:
+        session.set_mesh(parse_mesh(args.mesh), prune=True)
+    for name, spec in parse_spec_args(args.spec).items():
+        value = program.graph.value_by_name(name)
+        if value is None:
+            names = ", ".join(program.arg_names[:6])
+            raise ShardscopeError(f"--spec names unknown tensor {name!r}: use one of {names}")
+        session.set_spec(value.id, spec)
+    if args.propagate:
+        from shardscope.backend.propagation.propagate import propagate
+
+        session.set_propagation(
+            propagate(program, session.mesh, session.specs_for_propagation(), strict=False)
+        )
+    return session
+
+
+def _save_widget(widget, path: Path) -> None:
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtGui import QPainter
+
+    if path.suffix.lower() == ".svg":
+        from PySide6.QtSvg import QSvgGenerator
+
+        gen = QSvgGenerator()
+        gen.setFileName(str(path))
+        gen.setSize(widget.size())
+        gen.setViewBox(QRect(0, 0, widget.width(), widget.height()))
+        painter = QPainter(gen)
+        widget.render(painter, QPoint(0, 0))
+        painter.end()
+        return
+    if not widget.grab().save(str(path)):
+        raise ShardscopeError(f"cannot write {path}: use a .png or .svg name in a writable folder")
+
+
+def render(args) -> Path:
+    """Render what ``args`` asks for and return the file written."""
+    from PySide6.QtWidgets import QApplication
+    from shardscope.app.window.theme import apply_theme
+
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg"):
+        raise ShardscopeError(f"--out {out} must end in .png or .svg")
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    apply_theme(app, args.theme)
+    session = _session(args)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    view = args.view
+    if view == "graph":
+        from shardscope.viewers.graph.panel import export_view
+        from shardscope.viewers.graph.view import GraphView
+
+        graph = GraphView(session)
+        graph.set_style_theme(args.theme)
+        export_view(graph, out, scale=args.scale)
+        graph.close()
+    elif view == "mesh":
+        from shardscope.viewers.mesh.editor import MeshEditor
+
+        editor = MeshEditor()
+        editor.set_mesh(session.mesh)
+        editor.resize(max(360, args.width // 2), max(360, args.width // 2))
+        app.processEvents()
+        _save_widget(editor, out)
+    elif view.startswith("tiles:"):
+        from shardscope.viewers.tensor.tile_grid import TileGridView
+
+        name = view.split(":", 1)[1]
+        value = session.graph.value_by_name(name)
+        if value is None or value.shape is None:
+            names = ", ".join(session.program.arg_names[:6])
+            raise ShardscopeError(f"--view tiles:{name}: no such tensor; use one of {names}")
+        spec = session.display_spec(value.id)
+        from shardscope.backend.sharding.spec import Spec
+
+        grid = TileGridView()
+        grid.set_tensor(value.shape, session.mesh, spec if spec is not None else Spec())
+        grid.resize(args.width, int(args.width * 0.7))
+        app.processEvents()
+        _save_widget(grid, out)
+    else:
+        raise ShardscopeError(f"--view {view!r} is unknown: use graph, mesh or tiles:NAME")
+    return out
+
+
+def run(args) -> int:
+    """Render offscreen (no display needed)."""
+    from shardscope.app.window.launch import display_problem
+
+    if display_problem() or not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    out = render(args)
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,95 @@
+"""``shard``: show how one tensor is split over a mesh (kind, HLO and Shardy text, tiles)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from shardscope.backend.errors import SpecError
+
+NAME = "shard"
+HELP = "Show the tiles, kind and HLO/Shardy text of one tensor under a partition spec."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register ``--mesh``, ``--device-order``, ``--axis-types``, ``--shape``, ``--spec``, ``--json``."""
+    parser.add_argument("--mesh", required=True, help="axes as name=size, e.g. data=4,model=2")
+    parser.add_argument("--device-order", help="device ids filling the mesh, e.g. 0,2,4,6,1,3,5,7")
+    parser.add_argument(
+        "--axis-types", help="one of Auto/Explicit/Manual per axis, e.g. Auto,Explicit"
+    )
+    parser.add_argument("--shape", required=True, help="tensor shape, e.g. 16,32")
+    parser.add_argument(
+        "--spec",
+        default="",
+        help="one entry per dim: _ (replicated), an axis, or axes joined by + (major first); "
+        "a trailing ? marks a dim open, @pN gives a priority. E.g. data,_",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="require one spec entry per dim (PyTorch/XLA rule)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    text = text.strip().strip("()[]")
+    try:
+        shape = tuple(int(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise SpecError(f"shape {text!r} is not a list of integers: write it like 16,32") from None
+    if any(n < 0 for n in shape):
+        raise SpecError(f"shape {text!r} has a negative size: give sizes >= 0")
+    return shape
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the sharding of ``--shape`` under ``--spec`` over ``--mesh``."""
+    # Imported here: every command's module is imported to build the parser, and the
+    # loading commands should not wait for numpy before their worker starts.
+    from shardscope.backend.sharding.mesh import parse_mesh
+    from shardscope.backend.sharding.spec import parse_spec, validate_spec
+    from shardscope.backend.sharding.text import hlo_sharding_text, sdy_sharding_text, sharding_kind
+    from shardscope.backend.sharding.tiles import TileMap
+
+    mesh = parse_mesh(args.mesh, args.device_order, args.axis_types)
+    shape = _shape(args.shape)
+    spec = parse_spec(args.spec)
+    warnings = validate_spec(spec, mesh, shape, strict=args.strict)
+    rank = len(shape)
+    tiles = TileMap.build(mesh, spec, shape)
+    kind = sharding_kind(mesh, spec, rank)
+    hlo = hlo_sharding_text(mesh, spec, rank, physical=True)
+    hlo_logical = hlo_sharding_text(mesh, spec, rank)
+    sdy = sdy_sharding_text(mesh, spec, rank)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "kind": kind.hlo,
+                    "torch_xla_kind": kind.torch_xla,
+                    "hlo_sharding": hlo,
+                    "hlo_sharding_logical": hlo_logical,
+                    "sdy_sharding": sdy,
+                    "sdy_mesh": mesh.sdy_text(),
+                    "tiles": tiles.devices_json(),
+                    "replicas": [list(devs) for _, _, devs in tiles.tiles()],
+                    "padding": list(tiles.padding),
+                    "warnings": warnings,
+                }
+            )
+        )
+        return 0
+    kind_text = kind.hlo if not kind.differs else f"{kind.hlo} (PyTorch/XLA: {kind.torch_xla})"
+    print(f"mesh:          {mesh.describe()}  ({mesh.size} devices)")
+    print(f"spec:          {spec.padded(rank).format() or '(rank 0)'}  on shape {shape}")
+    print(f"kind:          {kind_text}")
+    print(f"hlo_sharding:  {hlo}")
+    if hlo_logical != hlo:
+        print(f"  (by mesh position, as JAX prints it: {hlo_logical})")
+    print(f"sdy_sharding:  {sdy}")
+    print(f"sdy_mesh:      {mesh.sdy_text()}")
+    for w in warnings:
+        print(f"warning: {w}")
+    print()
+    print(tiles.table())
+    return 0

@@ -1,0 +1,116 @@
+"""Work off the GUI thread: loading programs and propagation run in a thread pool.
+
+``load_program`` itself runs user code in a worker process; the thread here only waits
+for it and builds the graph, so the window stays responsive. Each task reports back on
+the GUI thread through queued signals; a task that raises reports the one-line message.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from shardscope.backend.errors import ShardscopeError
+
+
+class _Signals(QObject):
+    done = Signal(object, float)
+    failed = Signal(str)
+
+
+class Task(QRunnable):
+    """Run ``fn()`` in the pool; emit ``done(result, seconds)`` or ``failed(message)``."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__()
+        self.fn = fn
+        self.signals = _Signals()
+        self.setAutoDelete(False)
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        try:
+            result = self.fn()
+        except ShardscopeError as exc:
+            self.signals.failed.emit(str(exc))
+            return
+        except Exception as exc:  # a bug must not take the window down
+            last = traceback.extract_tb(exc.__traceback__)[-1:]
+            where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}{where}")
+            return
+        self.signals.done.emit(result, time.perf_counter() - start)
+
+
+class TaskRunner(QObject):
+    """Starts tasks and keeps them alive until they report; counts those in flight."""
+
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
+        super().__init__(parent)
+        self.pool = pool or QThreadPool.globalInstance()
+        self._tasks: set[Task] = set()
+
+    def start(
+        self,
+        fn: Callable[[], Any],
+        on_done: Callable[[Any, float], None],
+        on_error: Callable[[str], None],
+    ) -> Task:
+        task = Task(fn)
+        self._tasks.add(task)
+
+        def finish(*_args, task=task) -> None:
+            self._tasks.discard(task)
+
+        task.signals.done.connect(on_done)
+        task.signals.failed.connect(on_error)
+        task.signals.done.connect(finish)
+        task.signals.failed.connect(finish)
+        self.pool.start(task)
+        return task
+
+    @property
+    def busy(self) -> int:
+        """Tasks started and not yet reported."""
+        return len(self._tasks)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the pool is idle (used on exit and in tests)."""
+        return self.pool.waitForDone(msecs)
+
+
+def load_task(source: str, timeout: float) -> Callable[[], Any]:
+    """The function a load task runs: load and build the graph (both off the GUI thread)."""
+
+    def run():
+        from shardscope.backend.program.load import load_program
+        from shardscope.backend.program.mlir import warm_up
+
+        program = load_program(source, timeout=timeout, while_waiting=warm_up)
+        _ = program.graph
+        return program
+
+    return run
+
+
+def propagate_task(program: Any, mesh: Any, specs: dict) -> Callable[[], Any]:
+    """The function a propagation task runs (imported lazily: the engine is optional)."""
+
+    def run():
+        from shardscope.backend.propagation.propagate import propagate
+
+        return propagate(program, mesh, specs, strict=False)
+
+    return run
+
+
+def propagation_available() -> bool:
+    """Whether the propagation engine is installed in this checkout."""
+    try:
+        import shardscope.backend.propagation.propagate  # noqa: F401
+    except ImportError:
+        return False
+    return True

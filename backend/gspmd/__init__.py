@@ -1,0 +1,1 @@
+"""The same program under XLA's GSPMD propagation, for comparison with Shardy."""

@@ -1,0 +1,1 @@
+"""Running code we do not trust in other processes: the fork server and worker plumbing."""

@@ -1,0 +1,500 @@
+"""What the program graph view shows, and where: visible nodes, edges and a layered layout.
+
+A ``Frame`` is what the view has entered: a function, or one region of an op (a loop body,
+a case branch, a shard_map body). Within a frame, name scopes that are not expanded fold
+into one node each, so a large program opens as a handful of scope nodes. Only what is
+visible is laid out (igraph's Sugiyama layout), and a layout is a pure function of the
+frame and the expansion state, so views cache it per expansion state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import igraph as ig
+from shardscope.backend.program.graph import Op, ProgramGraph
+from shardscope.backend.program.locations import split_name_path
+
+NODE_W = 168.0
+NODE_H = 46.0
+X_PITCH = 200.0
+Y_PITCH = 118.0
+HIDDEN_OPS = frozenset({"stablehlo.constant"})
+# A frame with at most this many ops opens fully expanded; larger ones open collapsed.
+EXPAND_ALL_BELOW = 80
+# Edges spanning more layers than this are drawn as curves outside the crossing reduction.
+MAX_SPAN = 3
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A function (``op is None``) or region ``region`` of op ``op``."""
+
+    function: str
+    op: int | None = None
+    region: int = 0
+
+    def key(self) -> str:
+        """A stable JSON-able key: ``main`` or ``main/op12.r1``."""
+        return self.function if self.op is None else f"{self.function}/op{self.op}.r{self.region}"
+
+    @classmethod
+    def from_key(cls, key: str) -> Frame:
+        """Inverse of ``key``."""
+        if "/op" not in key:
+            return cls(key)
+        function, rest = key.rsplit("/op", 1)
+        op, region = rest.split(".r")
+        return cls(function, int(op), int(region))
+
+    def title(self, graph: ProgramGraph) -> str:
+        """What a breadcrumb shows for this frame."""
+        if self.op is None:
+            return f"@{self.function}"
+        op = graph.ops[self.op]
+        names = region_names(op)
+        return f"{op.short_name} {names[self.region] if self.region < len(names) else self.region}"
+
+
+def region_names(op: Op) -> list[str]:
+    """Human names of an op's regions (``cond``/``body`` for a while loop)."""
+    if op.short_name == "while" and len(op.regions) == 2:
+        return ["cond", "body"]
+    if op.short_name == "case":
+        return [f"branch {i}" for i in range(len(op.regions))]
+    if op.short_name == "if" and len(op.regions) == 2:
+        return ["then", "else"]
+    return [f"region {i}" if len(op.regions) > 1 else "body" for i in range(len(op.regions))]
+
+
+def main_region(op: Op) -> int:
+    """The region a double-click enters: a loop's body, else the first."""
+    return 1 if op.short_name == "while" and len(op.regions) == 2 else 0
+
+
+@dataclass
+class Node:
+    """One visible box: an op, a folded scope, an input or the frame's return."""
+
+    key: str
+    kind: str  # "op" | "scope" | "input" | "output"
+    label: str
+    detail: str = ""
+    op: int | None = None
+    scope: str | None = None
+    value: int | None = None
+    count: int = 1
+    enterable: bool = False
+    x: float = 0.0
+    y: float = 0.0
+    layer: int = 0
+
+
+@dataclass
+class Edge:
+    """Values flowing from one visible node to another, with the route's points."""
+
+    src: int
+    dst: int
+    values: tuple[int, ...]
+    points: list[tuple[float, float]] = field(default_factory=list)
+    long: bool = False
+
+
+@dataclass
+class ScopeBox:
+    """An expanded scope: the nodes it holds (for a group rectangle)."""
+
+    path: str
+    label: str
+    nodes: list[int]
+    depth: int
+
+
+@dataclass
+class GraphLayout:
+    """The laid-out visible graph of one frame under one expansion state."""
+
+    frame: Frame
+    expanded: frozenset[str]
+    nodes: list[Node]
+    edges: list[Edge]
+    boxes: list[ScopeBox]
+    node_of_op: dict[int, int]
+    width: float
+    height: float
+    frame_ops: int
+
+    def node_by_key(self, key: str) -> int | None:
+        """Index of the node with ``key``, or None."""
+        for i, node in enumerate(self.nodes):
+            if node.key == key:
+                return i
+        return None
+
+
+class FrameIndex:
+    """Per-graph lookups the layout needs (built once per graph)."""
+
+    def __init__(self, graph: ProgramGraph) -> None:
+        self.graph = graph
+        self.region_arg_owner: dict[int, int] = {}
+        for op in graph.ops:
+            for region in op.regions:
+                for vid in region.arguments:
+                    self.region_arg_owner[vid] = op.id
+
+    def frame_ops(self, frame: Frame) -> list[int]:
+        """Direct ops of a frame, in program order."""
+        if frame.op is None:
+            return [
+                op.id
+                for op in self.graph.ops
+                if op.function == frame.function and op.parent is None
+            ]
+        op = self.graph.ops[frame.op]
+        return list(op.regions[frame.region].ops) if frame.region < len(op.regions) else []
+
+    def ancestor_in(self, op_id: int, frame: Frame, members: set[int]) -> int | None:
+        """The op of the frame that is or contains ``op_id``, or None."""
+        seen = 0
+        while op_id is not None and seen < 10_000:
+            if op_id in members:
+                return op_id
+            op_id = self.graph.ops[op_id].parent
+            seen += 1
+        return None
+
+    def frame_inputs(self, frame: Frame) -> list[int]:
+        if frame.op is None:
+            return list(self.graph.functions[frame.function].arguments)
+        return list(self.graph.ops[frame.op].regions[frame.region].arguments)
+
+    def frame_results(self, frame: Frame) -> list[int]:
+        if frame.op is None:
+            return list(self.graph.functions[frame.function].results)
+        return list(self.graph.ops[frame.op].regions[frame.region].results)
+
+
+def relative_scopes(graph: ProgramGraph, ops: list[int]) -> dict[int, tuple[str, ...]]:
+    """Each op's scope parts with the prefix common to all ops of the frame removed."""
+    parts = {
+        i: tuple(split_name_path(graph.ops[i].scope)) if graph.ops[i].scope else () for i in ops
+    }
+    # Hidden constants often sit in an outer scope; they must not shorten the prefix.
+    values = [p for i, p in parts.items() if graph.ops[i].name not in HIDDEN_OPS] or list(
+        parts.values()
+    )
+    common = 0
+    if values and all(values):
+        first = values[0]
+        while common < len(first) and all(
+            len(p) > common and p[common] == first[common] for p in values
+        ):
+            common += 1
+    return {i: p[common:] if p[:common] == values[0][:common] else p for i, p in parts.items()}
+
+
+def all_scopes(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> list[str]:
+    """Every scope path of a frame (relative, ``/``-joined), parents first."""
+    ops = index.frame_ops(frame)
+    paths: set[str] = set()
+    for parts in relative_scopes(graph, ops).values():
+        for k in range(1, len(parts) + 1):
+            paths.add("/".join(parts[:k]))
+    return sorted(paths, key=lambda p: (p.count("/"), p))
+
+
+def default_expanded(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> frozenset[str]:
+    """Small frames open fully expanded; large ones open folded to top-level scopes."""
+    ops = index.frame_ops(frame)
+    if len(ops) <= EXPAND_ALL_BELOW:
+        return frozenset(all_scopes(graph, index, frame))
+    return frozenset()
+
+
+def build_layout(
+    graph: ProgramGraph,
+    frame: Frame,
+    expanded: frozenset[str] | set[str],
+    *,
+    index: FrameIndex | None = None,
+    show_constants: bool = False,
+) -> GraphLayout:
+    """Visible nodes and edges of ``frame`` with ``expanded`` scopes open, laid out."""
+    index = index or FrameIndex(graph)
+    expanded = frozenset(expanded)
+    ops = index.frame_ops(frame)
+    members = set(ops)
+    scopes = relative_scopes(graph, ops)
+    nodes: list[Node] = []
+    node_index: dict[str, int] = {}
+    node_of_op: dict[int, int] = {}
+    scope_counts: dict[str, int] = defaultdict(int)
+
+    def add(node: Node) -> int:
+        if node.key not in node_index:
+            node_index[node.key] = len(nodes)
+            nodes.append(node)
+        return node_index[node.key]
+
+    for vid in index.frame_inputs(frame):
+        value = graph.values[vid]
+        add(
+            Node(
+                f"in:{vid}", "input", value.display_name or value.ssa, _shape_text(value), value=vid
+            )
+        )
+
+    hidden: set[int] = set()
+    for op_id in ops:
+        op = graph.ops[op_id]
+        parts = scopes[op_id]
+        folded = None
+        for k in range(1, len(parts) + 1):
+            path = "/".join(parts[:k])
+            if path not in expanded:
+                folded = path
+                break
+        if folded is not None:
+            scope_counts[folded] += 1
+            n = add(Node(f"scope:{folded}", "scope", folded.rsplit("/", 1)[-1], scope=folded))
+            node_of_op[op_id] = n
+            continue
+        if op.name in HIDDEN_OPS and not show_constants:
+            hidden.add(op_id)
+            continue
+        enterable = bool(op.regions) or bool(op.callee and op.callee in graph.functions)
+        detail = _op_detail(graph, op)
+        if parts:
+            detail = f"{parts[-1]} · {detail}" if detail else parts[-1]
+        label = f"call @{op.callee}" if op.callee else op.short_name
+        node_of_op[op_id] = add(
+            Node(
+                f"op:{op_id}",
+                "op",
+                label,
+                detail,
+                op=op_id,
+                scope="/".join(parts),
+                enterable=enterable,
+            )
+        )
+    for n in nodes:
+        if n.kind == "scope":
+            n.count = scope_counts[n.scope]
+            n.detail = f"{n.count} ops"
+            n.enterable = True
+
+    results = index.frame_results(frame)
+    out = (
+        add(
+            Node(
+                "out", "output", "return", f"{len(results)} value{'s' if len(results) != 1 else ''}"
+            )
+        )
+        if results
+        else None
+    )
+
+    inputs = set(index.frame_inputs(frame))
+    flows: dict[tuple[int, int], list[int]] = defaultdict(list)
+
+    def source_of(vid: int) -> int | None:
+        if vid in inputs:
+            return node_index[f"in:{vid}"]
+        value = graph.values[vid]
+        producer = value.producer
+        if producer is None:
+            producer = index.region_arg_owner.get(vid)
+        if producer is not None:
+            top = index.ancestor_in(producer, frame, members)
+            if top is not None:
+                if top in hidden:
+                    return None
+                return node_of_op[top]
+        # A value from outside the frame that the region captures.
+        return add(
+            Node(
+                f"in:{vid}", "input", value.display_name or value.ssa, _shape_text(value), value=vid
+            )
+        )
+
+    def add_flow(src: int | None, dst: int | None, vid: int) -> None:
+        if src is None or dst is None or src == dst:
+            return
+        lst = flows[(src, dst)]
+        if vid not in lst:
+            lst.append(vid)
+
+    for op_id in ops:
+        dst = node_of_op.get(op_id)
+        if dst is None:
+            continue
+        for sub in _subtree(graph, op_id):
+            for vid in graph.ops[sub].operands:
+                add_flow(source_of(vid), dst, vid)
+    for vid in results:
+        add_flow(source_of(vid), out, vid)
+
+    edges = [Edge(s, d, tuple(v)) for (s, d), v in flows.items()]
+    boxes = _boxes(nodes, expanded)
+    width, height = _place(nodes, edges)
+    return GraphLayout(frame, expanded, nodes, edges, boxes, node_of_op, width, height, len(ops))
+
+
+def _subtree(graph: ProgramGraph, op_id: int) -> list[int]:
+    out = [op_id]
+    stack = [op_id]
+    while stack:
+        op = graph.ops[stack.pop()]
+        for region in op.regions:
+            out.extend(region.ops)
+            stack.extend(region.ops)
+    return out
+
+
+def _shape_text(value) -> str:
+    if value.shape is None:
+        return value.dtype
+    return f"{value.dtype}[{'x'.join(map(str, value.shape))}]" if value.shape else value.dtype
+
+
+def _op_detail(graph: ProgramGraph, op: Op) -> str:
+    if op.regions:
+        names = region_names(op)
+        return " · ".join(names)
+    if op.results:
+        return _shape_text(graph.values[op.results[0]])
+    return ""
+
+
+def _boxes(nodes: list[Node], expanded: frozenset[str]) -> list[ScopeBox]:
+    boxes = []
+    for path in sorted(expanded, key=lambda p: (p.count("/"), p)):
+        members = [
+            i
+            for i, n in enumerate(nodes)
+            if n.kind in ("op", "scope")
+            and n.scope
+            and (n.scope == path or n.scope.startswith(path + "/"))
+        ]
+        if members:
+            boxes.append(ScopeBox(path, path.rsplit("/", 1)[-1], members, path.count("/")))
+    return boxes
+
+
+def _layers(n: int, edges: list[tuple[int, int]]) -> list[int] | None:
+    """Longest-path layers, with feeders pulled down next to their first consumer.
+
+    A feeder is a node all of whose predecessors are feeders (inputs and constants are,
+    and so is a chain such as bias -> broadcast -> broadcast): it exists to feed later
+    ops, so it sits one layer above the first op that reads it instead of at the top of
+    the drawing. Returns None when the visible graph has a cycle (folded scopes can make
+    one); igraph then breaks the cycle itself.
+    """
+    succ: list[list[int]] = [[] for _ in range(n)]
+    pred: list[list[int]] = [[] for _ in range(n)]
+    for s, d in edges:
+        succ[s].append(d)
+        pred[d].append(s)
+    layer = [0] * n
+    remaining = [len(p) for p in pred]
+    order = [i for i in range(n) if not remaining[i]]
+    for i in order:  # grows while it is read: a topological order
+        for j in succ[i]:
+            layer[j] = max(layer[j], layer[i] + 1)
+            remaining[j] -= 1
+            if remaining[j] == 0:
+                order.append(j)
+    if len(order) != n:
+        return None
+    feeder = [False] * n
+    for i in order:
+        feeder[i] = all(feeder[p] for p in pred[i])
+    for i in reversed(order):
+        if feeder[i] and succ[i]:
+            layer[i] = max(0, min(layer[j] for j in succ[i]) - 1)
+    return layer
+
+
+def _spread(coords: list[list[float]]) -> list[list[float]]:
+    """Keep igraph's order within each layer but at least one unit apart.
+
+    igraph places the components of a disconnected graph independently, and leaving
+    long edges out of the layering disconnects it (a parameter read only far below), so
+    vertices of different components can land on the same spot. A left-to-right sweep
+    per layer pushes each vertex clear of the one before it.
+    """
+    rows: dict[float, list[int]] = defaultdict(list)
+    for i, (_, y) in enumerate(coords):
+        rows[y].append(i)
+    out = [list(c) for c in coords]
+    for members in rows.values():
+        members.sort(key=lambda i: coords[i][0])
+        for prev, cur in itertools.pairwise(members):
+            out[cur][0] = max(out[cur][0], out[prev][0] + 1.0)
+    return out
+
+
+def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
+    """Sugiyama placement. Edges that skip many layers (a parameter read again by the
+    optimizer, residuals kept for the backward pass) are left out of the crossing
+    reduction, which would otherwise widen every layer they cross; they are drawn as
+    curves between their end nodes (``Edge.points`` has just the two ends)."""
+    if not nodes:
+        return 0.0, 0.0
+    pairs = [(e.src, e.dst) for e in edges]
+    # Nodes are listed in program order, so an edge pointing back up the list closes a
+    # cycle that folding scopes made; it does not constrain the layering.
+    order = [-1 if n.kind == "input" else i for i, n in enumerate(nodes)]
+    forward = [i for i, (s, d) in enumerate(pairs) if order[s] < order[d]]
+    layers = _layers(len(nodes), [pairs[i] for i in forward])
+    if layers is not None:
+        short = [i for i in forward if layers[pairs[i][1]] - layers[pairs[i][0]] <= MAX_SPAN]
+    else:
+        short = forward
+    # Long-ish edges get one dummy vertex per layer they cross, added here rather than
+    # by igraph so that each bend is known to belong to its edge.
+    n = len(nodes)
+    ext_edges: list[tuple[int, int]] = []
+    ext_layers = list(layers) if layers is not None else None
+    chains: dict[int, list[int]] = {}
+    for i in short:
+        s, d = pairs[i]
+        if ext_layers is None or layers[d] - layers[s] <= 1:
+            ext_edges.append((s, d))
+            continue
+        chain = []
+        prev = s
+        for lay in range(layers[s] + 1, layers[d]):
+            ext_layers.append(lay)
+            chain.append(n)
+            ext_edges.append((prev, n))
+            prev = n
+            n += 1
+        ext_edges.append((prev, d))
+        chains[i] = chain
+    g = ig.Graph(n=n, edges=ext_edges, directed=True)
+    layout = g.layout_sugiyama(layers=ext_layers, hgap=1, vgap=1, maxiter=40)
+    coords = _spread(layout.coords)
+    xs = [c[0] for c in coords[: len(nodes)]]
+    x0 = min(c[0] for c in coords)
+    for node, (x, y) in zip(nodes, coords[: len(nodes)], strict=True):
+        node.x = (x - x0) * X_PITCH
+        node.y = y * Y_PITCH
+        node.layer = int(round(y))
+    on_layout = set(short)
+    for i, edge in enumerate(edges):
+        a, b = nodes[edge.src], nodes[edge.dst]
+        pts = [(a.x, a.y + NODE_H / 2)]
+        pts += [((coords[k][0] - x0) * X_PITCH, coords[k][1] * Y_PITCH) for k in chains.get(i, [])]
+        pts.append((b.x, b.y - NODE_H / 2))
+        edge.points = pts
+        edge.long = i not in on_layout
+    xs = [nd.x / X_PITCH + x0 for nd in nodes]
+    width = (max(xs) - x0) * X_PITCH + NODE_W
+    height = max(n.y for n in nodes) + NODE_H
+    return width, height

@@ -1,0 +1,336 @@
+"""Load a program: a Python file, a StableHLO ``.mlir`` file or a built-in example.
+
+Every kind ends as a lowered StableHLO module (text with debug locations) plus the names,
+defaults and sources the rest of shardscope needs. User code never runs in the calling
+process: a Python program is imported, traced and lowered in a worker process
+(``shardscope.backend.program.lower``), so one that raises, hangs or crashes becomes a one-line
+``ProgramError`` and the caller carries on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
+from shardscope.backend.program.lower import PACKAGE_ROOT, load_python_namespace, worker_env
+
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
+    from shardscope.backend.program.graph import ProgramGraph
+
+# jaxlib (and with it MLIR and numpy) is imported where a module is parsed, not here: the
+# CLI imports this module before it starts the loader's worker, and should not wait.
+
+__all__ = ["Program", "CodeAnnotation", "load_program", "list_examples", "load_python_namespace"]
+
+EXAMPLES_DIR = PACKAGE_ROOT / "assets" / "examples"
+EXAMPLE_PREFIX = "example:"
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CodeAnnotation:
+    """A sharding the program itself wrote (constraint, jit in/out sharding, shard_map)."""
+
+    value: int
+    display_name: str
+    sharding: str
+
+
+@dataclass
+class Program:
+    """A loaded program: its lowered module text and what the user sees of it."""
+
+    name: str
+    source: str
+    kind: str  # "python" | "mlir" | "example"
+    path: str | None
+    mlir_text: str
+    mesh: dict[str, int] | None = None
+    specs: dict[str, list] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+    load_seconds: float = 0.0
+
+    def parse(self, context: ir.Context | None = None) -> ir.Module:
+        """A fresh parsed copy of the lowered module (callers may mutate it)."""
+        from jaxlib.mlir import ir
+        from shardscope.backend.program.mlir import new_context
+
+        context = context or new_context()
+        with context:
+            return ir.Module.parse(self.mlir_text)
+
+    @cached_property
+    def graph(self) -> ProgramGraph:
+        """The program graph of the lowered module, built once."""
+        from shardscope.backend.program.graph import build_graph
+
+        return build_graph(self.parse())
+
+    @property
+    def arg_names(self) -> list[str]:
+        """Argument names as JAX's key paths (``x``, ``params['w1']``)."""
+        return [v.name or "" for v in self.graph.arguments]
+
+    @property
+    def result_names(self) -> list[str]:
+        """``result[i]`` for each flattened output."""
+        return [f"result[{i}]" for i in range(len(self.graph.results))]
+
+    @property
+    def annotation_kind(self) -> str:
+        """``sdy``, ``gspmd`` or ``none``: which sharding dialect the module carries."""
+        if "sdy.mesh" in self.mlir_text or "#sdy.sharding" in self.mlir_text:
+            return "sdy"
+        if "mhlo.sharding" in self.mlir_text:
+            return "gspmd"
+        return "none"
+
+    @property
+    def code_annotations(self) -> list[CodeAnnotation]:
+        """Values the program's own code sharded, in id order."""
+        return [
+            CodeAnnotation(v.id, v.display_name, v.code_sharding)
+            for v in self.graph.values
+            if v.code_sharding
+        ]
+
+
+def list_examples() -> list[str]:
+    """Names of the built-in examples (``example:NAME``)."""
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def split_source(source: str) -> tuple[str, dict[str, str]]:
+    """Split ``example:transformer?layers=24`` into the source and its parameters."""
+    if "?" in source:
+        base, query = source.rsplit("?", 1)
+        return base, dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    return source, {}
+
+
+def load_program(
+    source: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    while_waiting: Callable[[], object] | None = None,
+) -> Program:
+    """Load ``source``: a ``.py`` path, a ``.mlir`` path or ``example:NAME``.
+
+    Parameters after ``?`` (``example:transformer?layers=24``) reach a Python program as
+    the global ``SHARDSCOPE_PARAMS``. ``while_waiting`` runs in this thread once a worker
+    has the program, while it lowers (at most once; not for ``.mlir`` files). Raises
+    ``ProgramError`` with a one-line message that names the file (and line, where there
+    is one) and the fix.
+    """
+    if while_waiting is not None:
+        while_waiting = _once(while_waiting)
+    base, params = split_source(source)
+    if base.startswith(EXAMPLE_PREFIX):
+        name = base[len(EXAMPLE_PREFIX) :]
+        path = EXAMPLES_DIR / f"{name}.py"
+        if not path.is_file():
+            known = ", ".join(list_examples())
+            raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
+        program = _load_python(path, params, timeout, while_waiting)
+        program.kind, program.name, program.source = "example", name, source
+        return program
+    path = Path(base).expanduser()
+    if not path.exists():
+        raise ProgramError(
+            f"{base}: no such file; give a .py or .mlir path, or example:NAME "
+            f"(one of: {', '.join(list_examples())})"
+        )
+    if path.is_dir():
+        raise ProgramError(f"{base}: is a folder; give a .py or .mlir file inside it")
+    if path.suffix == ".mlir":
+        return _load_mlir(path, source)
+    if path.suffix == ".py":
+        program = _load_python(path, params, timeout, while_waiting)
+        program.source = source
+        return program
+    raise ProgramError(
+        f"{base}: unknown file type {path.suffix or '(none)'!r}; give a .py program or a .mlir module"
+    )
+
+
+def _load_mlir(path: Path, source: str) -> Program:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProgramError(
+            f"{path}: cannot read the file ({exc}); check its permissions and encoding"
+        ) from exc
+    from jaxlib.mlir import ir
+    from shardscope.backend.program.graph import build_graph
+    from shardscope.backend.program.mlir import new_context
+
+    program = Program(path.stem, source, "mlir", str(path), text)
+    context = new_context()
+    try:
+        with context:
+            module = ir.Module.parse(text)
+    except ir.MLIRError as exc:
+        raise ProgramError(_mlir_error_message(path, exc)) from None
+    try:
+        program.graph = build_graph(module)  # cached_property: store the one we built
+    except ValueError as exc:
+        raise ProgramError(
+            f"{path}: {exc}; a module needs a func.func @main as jax.jit(f).lower(...).as_text() writes"
+        ) from None
+    if program.graph.meshes:
+        program.mesh = dict(next(iter(program.graph.meshes.values())))
+    return program
+
+
+def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
+    diagnostics = getattr(exc, "error_diagnostics", None) or []
+    line, message = None, str(exc).strip().splitlines()[0]
+    if diagnostics:
+        first = diagnostics[0]
+        message = first.message
+        from shardscope.backend.program.locations import read_location
+
+        line = read_location(first.location).line
+    where = f"{path}:{line}" if line else str(path)
+    return (
+        f"{where}: malformed MLIR: {message}; fix the text or export it again with "
+        f"jax.jit(f).lower(...).as_text()"
+    )
+
+
+def _once(fn: Callable[[], object]) -> Callable[[], None]:
+    done = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            fn()
+
+    return run
+
+
+def _load_python(
+    path: Path, params: dict[str, str], timeout: float, while_waiting: Callable[[], object] | None
+) -> Program:
+    path = path.resolve()
+    with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
+        out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
+        job = _LoadJob(path, params, out, err, timeout, while_waiting)
+        returncode = _run_in_fork_server(job)
+        if returncode is None:
+            returncode = _run_fresh_worker(job)
+        if not out.exists():
+            stderr = err.read_text(errors="replace") if err.exists() else ""
+            raise ProgramError(_crash_message(path, returncode, stderr))
+        result = json.loads(out.read_text())
+    if not result["ok"]:
+        raise ProgramError(result["error"])
+    return Program(
+        name=path.stem,
+        source=str(path),
+        kind="python",
+        path=str(path),
+        mlir_text=result["mlir_text"],
+        mesh=result["mesh"],
+        specs=result["specs"],
+        params=params,
+        load_seconds=result["seconds"],
+    )
+
+
+@dataclass(frozen=True)
+class _LoadJob:
+    """One Python program to lower in a worker, and where the worker reports."""
+
+    path: Path
+    params: dict[str, str]
+    out: Path
+    err: Path
+    timeout: float
+    while_waiting: Callable[[], object] | None
+
+
+def _run_in_fork_server(job: _LoadJob) -> int | None:
+    """Load through the warm fork server; the worker's exit code, or None when the server
+    is busy with another load or broken (the caller then starts a fresh worker)."""
+    server = shared_server()
+    if not server.try_acquire():
+        return None
+    request = {
+        "path": str(job.path),
+        "params": job.params,
+        "out": str(job.out),
+        "err": str(job.err),
+        "cwd": str(job.path.parent),
+    }
+    try:
+        status = server.run(request, job.timeout, job.while_waiting)
+    except ForkServerError:
+        return None
+    finally:
+        server.release()
+    if status is None:
+        raise ProgramError(_timeout_message(job.path, job.timeout))
+    return os.waitstatus_to_exitcode(status)
+
+
+def _run_fresh_worker(job: _LoadJob) -> int:
+    """Load in a new process; its exit code."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "shardscope.backend.program.lower",
+        str(job.path),
+        json.dumps(job.params),
+        str(job.out),
+    ]
+    with job.err.open("w") as stderr:
+        proc = subprocess.Popen(
+            cmd, env=worker_env(), stdout=stderr, stderr=stderr, cwd=str(job.path.parent)
+        )
+        try:
+            if job.while_waiting is not None:
+                job.while_waiting()
+            return proc.wait(timeout=job.timeout)
+        except subprocess.TimeoutExpired:
+            raise ProgramError(_timeout_message(job.path, job.timeout)) from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _timeout_message(path: Path, timeout: float) -> str:
+    return (
+        f"{path}: loading did not finish within {timeout:g} s (does the program loop or "
+        f"wait forever?); fix it, or allow more time with --timeout"
+    )
+
+
+def _crash_message(path: Path, returncode: int, stderr: str) -> str:
+    if returncode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            how = f"was killed by signal {-returncode}"
+    else:
+        how = f"exited with status {returncode}"
+    tail = [line for line in stderr.strip().splitlines() if line.strip()]
+    detail = f" (last output: {tail[-1][:200]})" if tail else ""
+    return (
+        f"{path}: the worker loading this program {how}{detail}; the program or the compiler "
+        f"crashed: run the file with python directly to see the full error"
+    )

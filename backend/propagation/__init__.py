@@ -1,0 +1,1 @@
+"""Shardy's propagation, read back: annotation, timeline, conflicts, predicted collectives."""

@@ -1,0 +1,1 @@
+"""The session document, its undoable edits, and saving and recovering it."""

@@ -1,0 +1,229 @@
+"""Undoable edits of a ``Session``: plain-Python commands and a command stack.
+
+Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
+``Command`` with ``do``/``undo``/``label``. ``do`` validates before it changes anything,
+so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
+The Qt side (``app/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from psygnal import Signal
+from shardscope.backend.errors import SpecError
+from shardscope.backend.session.document import Session
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import DimSpec, Spec
+
+
+class Command:
+    """One undoable edit of a session."""
+
+    label: str = "edit"
+
+    def do(self, session: Session) -> None:
+        """Apply the edit; raise (changing nothing) if it is invalid."""
+        raise NotImplementedError
+
+    def undo(self, session: Session) -> None:
+        """Revert exactly what ``do`` changed."""
+        raise NotImplementedError
+
+
+class _SpecCommand(Command):
+    """Base for edits of one tensor's spec: remembers the old spec for undo."""
+
+    def __init__(self, value_id: int) -> None:
+        self.value_id = int(value_id)
+        self._old: Spec | None = None
+        self._named = False
+
+    def new_spec(self, session: Session) -> Spec | None:
+        raise NotImplementedError
+
+    def do(self, session: Session) -> None:
+        old = session.spec(self.value_id)
+        new = self.new_spec(session)
+        session.set_spec(self.value_id, new)  # validates before changing anything
+        if not self._named:
+            self.label = f"{self.label} ({session.value(self.value_id).display_name})"
+            self._named = True
+        self._old = old
+
+    def undo(self, session: Session) -> None:
+        session.set_spec(self.value_id, self._old, validate=False)
+
+    def _dims(self, session: Session, dim: int) -> list[DimSpec]:
+        value = session.value(self.value_id)
+        rank = value.rank
+        if not 0 <= dim < rank:
+            raise SpecError(f"{value.display_name} has rank {rank}: there is no dim {dim} to shard")
+        current = session.spec(self.value_id) or Spec()
+        return list(current.padded(rank).dims)
+
+
+class SetDimSpec(_SpecCommand):
+    """Shard dimension ``dim`` of a tensor on ``axis``.
+
+    A dim that already has axes gets ``axis`` appended (minor), making a tuple such as
+    ``data+model``; ``axis=None`` makes the dim replicated.
+    """
+
+    def __init__(self, value_id: int, dim: int, axis: str | None, *, replace_axes: bool = False):
+        super().__init__(value_id)
+        self.dim = int(dim)
+        self.axis = axis
+        self.replace_axes = replace_axes
+        where = f"dim {self.dim}"
+        self.label = f"shard {where} on {axis}" if axis else f"replicate {where}"
+
+    def new_spec(self, session: Session) -> Spec:
+        dims = self._dims(session, self.dim)
+        if self.axis is None:
+            dims[self.dim] = replace(dims[self.dim], axes=())
+            return Spec(tuple(dims))
+        mesh = session.mesh
+        if mesh is None:
+            raise SpecError("there is no mesh yet: draw a mesh before sharding tensors")
+        if self.axis not in mesh.axis_names:
+            raise SpecError(
+                f"axis {self.axis!r} is not in the mesh: use one of {', '.join(mesh.axis_names)}"
+            )
+        for i, d in enumerate(dims):
+            if self.axis in d.axes and not (i == self.dim and self.replace_axes):
+                raise SpecError(
+                    f"axis {self.axis!r} already shards dim {i} of "
+                    f"{session.value(self.value_id).display_name}: each axis splits a tensor once"
+                )
+        old = dims[self.dim]
+        axes = (self.axis,) if self.replace_axes else old.axes + (self.axis,)
+        dims[self.dim] = replace(old, axes=axes)
+        return Spec(tuple(dims))
+
+
+class ClearDim(SetDimSpec):
+    """Make one dimension replicated."""
+
+    def __init__(self, value_id: int, dim: int) -> None:
+        super().__init__(value_id, dim, None)
+
+
+class SetDimOpen(_SpecCommand):
+    """Mark a dimension open (propagation may shard it further) or closed."""
+
+    def __init__(self, value_id: int, dim: int, is_open: bool) -> None:
+        super().__init__(value_id)
+        self.dim = int(dim)
+        self.is_open = bool(is_open)
+        self.label = f"{'open' if is_open else 'close'} dim {dim}"
+
+    def new_spec(self, session: Session) -> Spec:
+        dims = self._dims(session, self.dim)
+        dims[self.dim] = replace(dims[self.dim], is_open=self.is_open)
+        return Spec(tuple(dims))
+
+
+class SetDimPriority(_SpecCommand):
+    """Give a dimension a user priority (``p0`` strongest) or none."""
+
+    def __init__(self, value_id: int, dim: int, priority: int | None) -> None:
+        super().__init__(value_id)
+        self.dim = int(dim)
+        if priority is not None and int(priority) < 0:
+            raise SpecError(f"priority {priority} is negative: use p0 (strongest) or higher")
+        self.priority = None if priority is None else int(priority)
+        self.label = f"priority p{priority} on dim {dim}" if priority is not None else "no priority"
+
+    def new_spec(self, session: Session) -> Spec:
+        dims = self._dims(session, self.dim)
+        dims[self.dim] = replace(dims[self.dim], priority=self.priority)
+        return Spec(tuple(dims))
+
+
+class SetSpec(_SpecCommand):
+    """Replace a tensor's whole spec (``None`` removes the user's spec)."""
+
+    def __init__(self, value_id: int, spec: Spec | None) -> None:
+        super().__init__(value_id)
+        self.spec = spec
+        self.label = f"set spec [{spec.format()}]" if spec is not None else "remove spec"
+
+    def new_spec(self, session: Session) -> Spec | None:
+        return self.spec
+
+
+class SetMesh(Command):
+    """Replace the mesh; specs lose axes the new mesh lacks (undo restores them)."""
+
+    def __init__(self, mesh: Mesh) -> None:
+        self.mesh = mesh
+        self.label = f"mesh {mesh.describe()}"
+        self._old_mesh: Mesh | None = None
+        self._old_specs: dict[int, Spec] = {}
+
+    def do(self, session: Session) -> None:
+        self._old_mesh = session.mesh
+        self._old_specs = dict(session.specs)
+        session.set_mesh(self.mesh, prune=True)
+
+    def undo(self, session: Session) -> None:
+        session.restore_mesh_and_specs(self._old_mesh, self._old_specs)
+
+
+class CommandStack:
+    """A linear undo/redo history of commands applied to one session."""
+
+    changed = Signal()
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._undo: list[Command] = []
+        self._redo: list[Command] = []
+
+    def push(self, command: Command) -> Command:
+        """Apply ``command``; on success record it (and drop the redo history)."""
+        command.do(self.session)
+        self._undo.append(command)
+        self._redo.clear()
+        self.changed.emit()
+        return command
+
+    def undo(self) -> Command | None:
+        """Revert the last applied command, if any."""
+        if not self._undo:
+            return None
+        command = self._undo.pop()
+        command.undo(self.session)
+        self._redo.append(command)
+        self.changed.emit()
+        return command
+
+    def redo(self) -> Command | None:
+        """Re-apply the last undone command, if any."""
+        if not self._redo:
+            return None
+        command = self._redo.pop()
+        command.do(self.session)
+        self._undo.append(command)
+        self.changed.emit()
+        return command
+
+    def clear(self) -> None:
+        """Forget the history (after opening another program or session)."""
+        self._undo.clear()
+        self._redo.clear()
+        self.changed.emit()
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    @property
+    def undo_labels(self) -> list[str]:
+        """Labels of the applied commands, oldest first."""
+        return [c.label for c in self._undo]

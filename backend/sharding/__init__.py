@@ -1,0 +1,1 @@
+"""The sharding vocabulary: meshes, partition specs, tile maps, value shardings, text forms."""

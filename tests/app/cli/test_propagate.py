@@ -1,0 +1,73 @@
+"""``python main.py propagate``: JSON shape, readable summary, clear errors."""
+
+import json
+
+import pytest
+from shardscope.app.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def conflict_json():
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["propagate", "example:conflict", "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_json_has_every_section(conflict_json):
+    data = conflict_json
+    assert {"values", "steps", "conflicts", "collectives", "route"} <= set(data)
+    values = {v["name"]: v for v in data["values"] if v["name"]}
+    assert values["x"]["spec"] == [["data"], []] and values["x"]["role"] == "arg"
+    assert values["y"]["hlo_sharding"].startswith("{devices=[2,1,4]")
+    assert values["result[0]"]["role"] == "result"
+    assert all(
+        set(v) >= {"id", "name", "role", "shape", "dtype", "spec", "hlo_sharding"}
+        for v in data["values"]
+    )
+    step = data["steps"][0]
+    assert set(step) >= {"index", "op", "op_name", "axis", "source", "targets", "values"}
+    conflict = data["conflicts"][0]
+    assert conflict["op_name"] == "stablehlo.add" and conflict["rule"] == "longest common prefix"
+    assert set(data["collectives"][0]) >= {"op", "kind", "axes", "value", "bytes_per_device"}
+
+
+def test_mesh_and_spec_options_replace_the_programs(capsys):
+    assert (
+        main(["propagate", "example:conflict", "--mesh", "a=2,b=4", "--spec", "x=a,b", "--json"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    values = {v["name"]: v for v in data["values"] if v["name"]}
+    assert values["x"]["spec"] == [["a"], ["b"]]
+    assert values["result[0]"]["spec"] == [["a"], ["b"]]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--spec", "z=data,_"], "valid names: x, y, result[0]"),
+        (["--spec", "x=rows,_"], "use one of data, model"),
+        (["--spec", "x=data"], "rank 2"),
+        (["--spec", "x"], "NAME=SPEC"),
+    ],
+)
+def test_bad_specs_exit_non_zero_with_one_line(capsys, argv, message):
+    assert main(["propagate", "example:conflict", *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_summary_is_readable(capsys):
+    assert main(["propagate", "example:conflict"]) == 0
+    out = capsys.readouterr().out
+    assert "conflicts: 1" in out and "longest common prefix" in out and "collectives:" in out
+
+
+def test_unknown_axis_is_named_before_the_rank(capsys):
+    assert main(["propagate", "example:conflict", "--spec", "x=foo"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "error: x: spec dim 0 uses unknown axis 'foo': use one of data, model"

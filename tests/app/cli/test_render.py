@@ -1,0 +1,75 @@
+"""``render`` draws non-blank pictures for every built-in example, offscreen."""
+
+import pytest
+from PySide6.QtGui import QImage
+from shardscope.app.cli.main import main
+from shardscope.backend.program.load import list_examples
+
+from tests.support.inputs import REPO
+
+
+def distinct_colors(path) -> int:
+    import numpy as np
+
+    img = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB32)
+    n = img.bytesPerLine() // 4 * img.height()
+    arr = np.frombuffer(img.constBits(), dtype=np.uint32, count=n)
+    return len(np.unique(arr & 0xFFFFFF))
+
+
+@pytest.mark.parametrize("example", list_examples())
+def test_graph_png_for_every_example(example, tmp_path, qapp):
+    out = tmp_path / f"{example}.png"
+    assert main(["render", f"example:{example}", "--view", "graph", "--out", str(out)]) == 0
+    assert distinct_colors(out) > 20
+    assert QImage(str(out)).width() > 200
+
+
+def test_svg_mesh_and_tiles(tmp_path, qapp):
+    svg = tmp_path / "g.svg"
+    assert main(["render", "example:mlp", "--spec", "x=data,model", "--out", str(svg)]) == 0
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    assert "<image" not in text  # vector items, not cached bitmaps
+    assert text.count("<text") > 20 and "model" in text and "dot_general" in text
+    mesh = tmp_path / "mesh.png"
+    assert (
+        main(["render", "example:mlp", "--view", "mesh", "--mesh", "a=2,b=4", "--out", str(mesh)])
+        == 0
+    )
+    assert distinct_colors(mesh) > 8
+    tiles = tmp_path / "tiles.png"
+    assert main(["render", "example:mlp", "--view", "tiles:x", "--out", str(tiles)]) == 0
+    assert distinct_colors(tiles) > 4
+
+
+def test_render_errors_are_one_line(tmp_path, qapp, capsys):
+    out = tmp_path / "x.png"
+    assert main(["render", "example:mlp", "--view", "tiles:nope", "--out", str(out)]) == 1
+    assert main(["render", "example:mlp", "--spec", "x=data,data", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error:") for line in err)
+
+
+def test_render_in_a_fresh_process_writes_complete_files(tmp_path):
+    # ``python main.py`` ends headless commands with os._exit: whatever they wrote must
+    # be complete on disk by then.
+    import os
+    import subprocess
+    import sys
+
+    root = REPO
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    svg, png = tmp_path / "g.svg", tmp_path / "m.png"
+    for out, view in ((svg, "graph"), (png, "mesh")):
+        proc = subprocess.run(
+            [sys.executable, "main.py", "render", "example:mlp", "--view", view, "--out", str(out)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert svg.read_text().rstrip().endswith("</svg>")
+    assert not QImage(str(png)).isNull()

@@ -1,0 +1,139 @@
+"""GSPMD side by side: the conflict example's add is sharded by GSPMD, not by Shardy."""
+
+import pytest
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.gspmd.compare import gspmd_differences, read_hlo_instructions
+
+from tests.support.compile_oracle import loaded, propagated
+from tests.support.inputs import CORPUS, MLIR
+
+HLO = """
+ENTRY %main.1 (x.1: f32[16,32], y.1: f32[16,32]) -> f32[16,32] {
+  %x.1 = f32[16,32]{1,0} parameter(0), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}, metadata={op_name="x"}
+  %sin.1 = f32[16,32]{1,0} sine(%x.1), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}, metadata={op_name="jit(f)/sin" stack_frame_id=2}
+  ROOT %add.1 = f32[16,32]{1,0} add(%sin.1, %x.1), sharding={replicated}, metadata={op_name="jit(f)/add"}
+}
+"""
+
+
+def test_read_hlo_instructions():
+    got = read_hlo_instructions(HLO)
+    assert [(i["opcode"], i["shape"], i["op_name"]) for i in got] == [
+        ("sine", [16, 32], "jit(f)/sin"),
+        ("add", [16, 32], "jit(f)/add"),
+    ]
+    assert got[1]["sharding"] == "{replicated}"
+
+
+@pytest.mark.slow
+def test_conflict_example_differs_on_the_add():
+    result = propagated("example:conflict")
+    diffs = gspmd_differences(loaded("example:conflict"), result)
+    by_name = {d.display_name: d for d in diffs}
+    assert "result[0]" in by_name
+    add = by_name["result[0]"]
+    assert add.shardy == [[], []] and add.gspmd == [["data"], []]
+
+
+@pytest.mark.slow
+def test_result_specs_reach_gspmd_too():
+    from shardscope.backend.propagation.propagate import propagate
+
+    program = loaded("example:conflict")
+    specs = {"x": "data,_", "y": "model,_", "result[0]": "_,model"}
+    result = propagate(program, None, specs)
+    assert result.values[result.graph.functions[result.graph.main].results[0]].spec == [
+        [],
+        ["model"],
+    ]
+    diffs = gspmd_differences(program, result)
+    # Both compilers honour the result spec, so the result no longer differs.
+    assert "result[0]" not in {d.display_name for d in diffs}
+
+
+@pytest.mark.slow
+def test_constraints_on_intermediates_reach_gspmd():
+    from shardscope.backend.propagation.propagate import propagate
+
+    program = loaded("example:conflict")
+    graph = program.graph
+    sine = next(op for op in graph.ops if op.name == "stablehlo.sine")
+    # x arrives on data, y on model: constraining sin(x) to model settles the add.
+    specs = {"x": "data,_", "y": "model,_", sine.results[0]: "model,_"}
+    result = propagate(program, None, specs)
+    out = graph.functions[graph.main].results[0]
+    assert result.values[out].spec == [["model"], []]
+    diffs = {d.display_name: d for d in gspmd_differences(program, result)}
+    # Traced again from Python, GSPMD would not see the constraint and keep data.
+    assert "result[0]" not in diffs
+    assert result.warnings == []
+
+
+@pytest.mark.slow
+def test_mlir_programs_are_compared_too():
+    from shardscope.backend.propagation.propagate import propagate
+
+    path = MLIR / "sdy.mlir"
+    program = loaded(str(path))
+    result = propagate(program)
+    diffs = gspmd_differences(program, result)
+    assert result.warnings == []
+    graph = result.graph
+    # Every value GSPMD reported on has a program id; the arguments keep their specs.
+    assert all(0 <= d.id < len(graph.values) for d in diffs)
+    assert not {d.name for d in diffs} & {"x", "w"}
+
+
+@pytest.mark.slow
+def test_shard_map_programs_fall_back_to_tracing_with_a_warning():
+    from shardscope.backend.propagation.propagate import propagate
+
+    path = CORPUS / "shmap.py"
+    program = loaded(str(path))
+    result = propagate(program)
+    gspmd_differences(program, result)
+    assert len(result.warnings) == 1
+    assert "shard_map" in result.warnings[0] and "traced again" in result.warnings[0]
+
+
+@pytest.mark.slow
+def test_an_mlir_module_with_shard_map_cannot_be_compared(tmp_path):
+    from shardscope.backend.propagation.propagate import propagate
+
+    text = loaded(str(CORPUS / "shmap.py")).mlir_text
+    path = tmp_path / "shmap.mlir"
+    path.write_text(text)
+    program = loaded(str(path))
+    with pytest.raises(ShardscopeError, match="shard_map cannot be recompiled with GSPMD"):
+        gspmd_differences(program, propagate(program, {"data": 4, "model": 2}))
+
+
+@pytest.mark.slow
+def test_a_permuted_device_order_compares_device_for_device():
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    program = loaded("example:conflict")
+    mesh = parse_mesh("data=4,model=2", "0,2,4,6,1,3,5,7")
+    diffs = gspmd_differences(program, propagate(program, mesh))
+    # As with the iota order: only the add's result differs, and both sides name devices.
+    assert [d.display_name for d in diffs] == ["result[0]"]
+    assert diffs[0].gspmd == [["data"], []]
+    assert diffs[0].gspmd_text == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+
+
+@pytest.mark.slow
+def test_open_dims_stay_free_for_gspmd_as_jax_writes_them():
+    from shardscope.backend.gspmd.compare import gspmd_module
+    from shardscope.backend.propagation.propagate import propagate
+
+    program = loaded("example:conflict")
+    sine = next(op for op in program.graph.ops if op.name == "stablehlo.sine")
+    specs = {"x": "?,?", "y": "model,_", sine.results[0]: "model,?"}
+    result = propagate(program, None, specs)
+    text = gspmd_module(program, result)
+    # x is wholly open: unannotated for GSPMD; the constraint's open dim is unspecified.
+    assert "unspecified_dims=[1]" in text
+    main = next(line for line in text.splitlines() if "func.func public @main" in line)
+    assert main.count("mhlo.sharding") == 1  # y only
+    gspmd_differences(program, result)  # compiles

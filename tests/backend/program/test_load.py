@@ -1,0 +1,266 @@
+"""Loading programs: built-in examples, Python files, .mlir files, and bad input."""
+
+from pathlib import Path
+
+import pytest
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.load import EXAMPLES_DIR, list_examples, load_program, split_source
+
+from tests.support.inputs import MLIR, PROGRAMS
+
+DATA = MLIR
+
+
+@pytest.fixture(scope="module")
+def examples():
+    return {name: load_program(f"example:{name}") for name in list_examples()}
+
+
+def test_builtin_examples_are_all_there():
+    assert {"mlp", "attention", "transformer", "scan", "conflict", "matmul6"} <= set(
+        list_examples()
+    )
+
+
+def test_every_example_loads_with_names_shapes_and_defaults(examples):
+    for name, program in examples.items():
+        assert program.kind == "example" and program.name == name
+        assert program.path == str(EXAMPLES_DIR / f"{name}.py")
+        assert program.mesh, f"{name} has no default MESH"
+        graph = program.graph
+        assert graph.ops, name
+        args = graph.arguments
+        assert all(v.role == "arg" and v.name for v in args)
+        # every default spec names a real argument
+        assert set(program.specs) <= set(program.arg_names), name
+        assert program.result_names == [f"result[{i}]" for i in range(len(graph.results))]
+        # every op of the entry function points at a line of the example file
+        main_ops = [op for op in graph.ops if op.function == graph.main]
+        assert any(op.source_file == program.path for op in main_ops), name
+
+
+def test_mlp_names_shapes_roles_scopes_and_lines(examples):
+    program = examples["mlp"]
+    graph = program.graph
+    assert program.arg_names == [
+        "params['b1']",
+        "params['b2']",
+        "params['w1']",
+        "params['w2']",
+        "x",
+    ]
+    w1 = graph.value_by_name("params['w1']")
+    assert w1.shape == (64, 256) and w1.dtype == "f32" and w1.role == "arg"
+    out = graph.value_by_name("result[0]")
+    assert out.role == "result" and out.shape == (32, 16)
+    dots = [op for op in graph.ops if op.name == "stablehlo.dot_general"]
+    assert [op.scope for op in dots] == ["layer1", "layer2"]
+    source = Path(program.path).read_text().splitlines()
+    for op in dots:
+        assert "@" in source[op.source_line - 1], source[op.source_line - 1]
+    tree = graph.scope_tree()
+    assert set(tree.children) == {"layer1", "layer2"}
+    assert program.specs["x"] == ["data", None]
+    assert program.mesh == {"data": 4, "model": 2}
+
+
+def test_attention_splits_heads_with_reshapes(examples):
+    graph = examples["attention"].graph
+    reshapes = [op for op in graph.ops if op.name == "stablehlo.reshape"]
+    shapes = {graph.values[op.results[0]].shape for op in reshapes}
+    assert (8, 64, 8, 16) in shapes  # batch, seq, heads, head_dim
+    assert {"qkv", "scores", "mix", "out_proj"} <= set(graph.scope_tree().children)
+
+
+def test_scan_has_a_while_with_cond_and_body_regions(examples):
+    graph = examples["scan"].graph
+    (loop,) = [op for op in graph.ops if op.name == "stablehlo.while"]
+    assert len(loop.regions) == 2
+    cond, body = loop.regions
+    assert cond.arguments and body.arguments
+    assert all(graph.ops[i].parent == loop.id for i in cond.ops + body.ops)
+    assert graph.ops[body.ops[0]].scope.startswith("rnn/while/body")
+    calls = [graph.ops[i] for i in body.ops if graph.ops[i].name == "func.call"]
+    assert calls and all(c.callee in graph.functions for c in calls)
+
+
+def test_transformer_layers_parameter_and_value_and_grad(examples):
+    two = examples["transformer"]
+    # JAX's name stack: forward ops under jvp(...), gradients under transpose(jvp(...))
+    scopes = set(two.graph.scope_tree().children)
+    assert {"jvp(layer_0)", "jvp(layer_1)", "transpose(jvp(layer_0))", "sgd"} <= scopes
+    assert "jvp(layer_2)" not in scopes
+    four = load_program("example:transformer?layers=4")
+    assert four.params == {"layers": "4"}
+    assert "params['layers'][3]['w_in']" in four.arg_names
+    assert "transpose(jvp(layer_3))" in four.graph.scope_tree().children
+
+
+def test_conflict_and_matmul6(examples):
+    assert examples["conflict"].specs == {"x": ["data", None], "y": ["model", None]}
+    m6 = examples["matmul6"]
+    dots = [op for op in m6.graph.ops if op.name == "stablehlo.dot_general"]
+    assert len(dots) == 6
+    assert {op.scope for op in dots} == {
+        "rows_cols",
+        "contract",
+        "contract_lhs",
+        "rows_rows",
+        "mismatch",
+        "replicated",
+    }
+
+
+def test_pytree_program_with_kwargs_and_code_annotation():
+    program = load_program(str(PROGRAMS / "pytree.py"))
+    assert program.kind == "python"
+    assert program.arg_names == [
+        "params['layers'][0]['b']",
+        "params['layers'][0]['w']",
+        "params['layers'][1]['b']",
+        "params['layers'][1]['w']",
+        "batch['x']",
+        "scale['s']",
+    ]
+    assert program.graph.value_by_name("scale['s']").shape == ()
+    assert program.specs == {"batch['x']": ["data"]}
+    (note,) = program.code_annotations
+    assert note.sharding == '#sdy.sharding<@mesh, [{"data"}, {}]>'
+    assert program.graph.values[note.value].shape == (4, 8)
+    assert program.annotation_kind == "sdy"
+    assert {"layer_0", "layer_1"} <= set(program.graph.scope_tree().children)
+
+
+def test_split_source():
+    assert split_source("example:transformer?layers=24") == (
+        "example:transformer",
+        {"layers": "24"},
+    )
+    assert split_source("a.py") == ("a.py", {})
+
+
+@pytest.mark.parametrize("kind", ["plain", "sdy", "gspmd"])
+def test_mlir_files_of_each_annotation_kind(kind):
+    program = load_program(str(DATA / f"{kind}.mlir"))
+    assert program.kind == "mlir"
+    assert program.annotation_kind == {"plain": "none", "sdy": "sdy", "gspmd": "gspmd"}[kind]
+    graph = program.graph
+    assert program.arg_names == ["x", "w"]
+    x = graph.value_by_name("x")
+    assert x.shape == (16, 32) and x.role == "arg"
+    assert [v.shape for v in graph.results] == [(16,), (16, 8)]
+    (dot,) = [op for op in graph.ops if op.name == "stablehlo.dot_general"]
+    assert dot.scope == "proj" and dot.source_line == 17
+    assert dot.source_file.endswith("make_mlir.py")
+    if kind == "sdy":
+        assert program.mesh == {"data": 4, "model": 2}
+        assert x.code_sharding == '#sdy.sharding<@mesh, [{"data"}, {}]>'
+    elif kind == "gspmd":
+        assert x.code_sharding == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
+    else:
+        assert x.code_sharding is None and not program.code_annotations
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_missing_file_names_the_fix(tmp_path):
+    with pytest.raises(ProgramError, match=r"no such file; give a \.py or \.mlir path"):
+        load_program(str(tmp_path / "missing.py"))
+
+
+def test_unknown_example_lists_the_examples():
+    with pytest.raises(ProgramError, match="choose one of: attention"):
+        load_program("example:nope")
+
+
+def test_syntax_error_names_file_and_line(tmp_path):
+    path = _write(tmp_path, "bad.py", "import jax\n\ndef f(x:\n    return x\n")
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    assert str(info.value).startswith(f"{path}:3: SyntaxError")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_program_names_the_fix(tmp_path):
+    path = _write(tmp_path, "empty.py", "X = 1\n")
+    with pytest.raises(ProgramError, match=r"defines no PROGRAM; add `PROGRAM = <your function>`"):
+        load_program(path)
+
+
+def test_missing_example_args(tmp_path):
+    path = _write(tmp_path, "noargs.py", "PROGRAM = lambda x: x\n")
+    with pytest.raises(ProgramError, match="defines no EXAMPLE_ARGS"):
+        load_program(path)
+
+
+def test_program_that_raises_names_the_line(tmp_path):
+    path = _write(
+        tmp_path,
+        "raises.py",
+        "import jax.numpy as jnp\n\ndef f(x):\n    y = x + 1\n    raise ValueError('bad shape')\n\n"
+        "PROGRAM = f\nEXAMPLE_ARGS = (jnp.ones(3),)\n",
+    )
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    assert str(info.value).startswith(f"{path}:5: ValueError: bad shape")
+
+
+def test_program_that_raises_at_import(tmp_path):
+    path = _write(tmp_path, "boom.py", "x = 1\nraise RuntimeError('no config')\n")
+    with pytest.raises(ProgramError, match=r"boom\.py:2: RuntimeError: no config"):
+        load_program(path)
+
+
+def test_program_that_hangs_times_out(tmp_path):
+    path = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    with pytest.raises(ProgramError, match=r"did not finish within 3 s.*--timeout"):
+        load_program(path, timeout=3)
+
+
+def test_program_that_crashes_the_worker(tmp_path):
+    path = _write(tmp_path, "crash.py", "import os\nos.abort()\n")
+    with pytest.raises(ProgramError, match="killed by SIGABRT"):
+        load_program(path)
+
+
+def test_bad_mesh_default(tmp_path):
+    path = _write(
+        tmp_path,
+        "mesh.py",
+        "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\nMESH = {'data': 0}\n",
+    )
+    with pytest.raises(ProgramError, match="MESH must be a dict of axis name -> size >= 1"):
+        load_program(path)
+
+
+def test_malformed_mlir_names_line_and_fix(tmp_path):
+    path = _write(
+        tmp_path,
+        "bad.mlir",
+        "module {\n  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "    %0 = stablehlo.addd %a, %a : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n",
+    )
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: malformed MLIR:") and "stablehlo.addd" in message
+    assert "as_text()" in message
+
+
+def test_mlir_without_function(tmp_path):
+    path = _write(tmp_path, "empty.mlir", "module {\n}\n")
+    with pytest.raises(ProgramError, match="no func.func"):
+        load_program(path)
+
+
+def test_unknown_file_type(tmp_path):
+    path = _write(tmp_path, "prog.txt", "hello")
+    with pytest.raises(ProgramError, match="unknown file type '.txt'"):
+        load_program(path)

@@ -1,0 +1,114 @@
+"""Undoable commands on a session: valid edits change it, invalid ones change nothing."""
+
+import pytest
+from shardscope.backend.errors import SpecError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.session.document import Session
+from shardscope.backend.session.edits import (
+    ClearDim,
+    CommandStack,
+    SetDimOpen,
+    SetDimPriority,
+    SetDimSpec,
+    SetMesh,
+    SetSpec,
+)
+from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import Spec, parse_spec
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return load_program("example:mlp")
+
+
+@pytest.fixture
+def session(mlp):
+    s = Session()
+    s.set_program(mlp)
+    return s
+
+
+def vid(session, name):
+    return session.graph.value_by_name(name).id
+
+
+def test_set_dim_and_tuple_and_undo(session):
+    stack = CommandStack(session)
+    x = vid(session, "x")
+    assert session.spec(x) == Spec.of("data", None)
+    seen = []
+    session.events.specs.connect(seen.append)
+    stack.push(SetDimSpec(x, 1, "model"))
+    assert session.spec(x) == Spec.of("data", "model")
+    assert seen == [(x,)]
+    stack.undo()
+    assert session.spec(x) == Spec.of("data", None)
+    stack.redo()
+    stack.push(ClearDim(x, 1))
+    stack.push(SetDimSpec(x, 0, "model"))  # second axis on a dim: a tuple, major first
+    assert session.spec(x) == Spec.of(("data", "model"), None)
+    assert "x" in stack.undo_labels[-1]
+    while stack.can_undo:
+        stack.undo()
+    assert session.spec(x) == Spec.of("data", None)
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        (lambda x: SetDimSpec(x, 1, "data"), "already shards dim 0"),
+        (lambda x: SetDimSpec(x, 0, "nope"), "not in the mesh"),
+        (lambda x: SetDimSpec(x, 5, "model"), "no dim 5"),
+    ],
+)
+def test_invalid_edit_changes_nothing(session, command, message):
+    stack = CommandStack(session)
+    x = vid(session, "x")
+    before = dict(session.specs)
+    fired = []
+    session.events.specs.connect(fired.append)
+    with pytest.raises(SpecError, match=message):
+        stack.push(command(x))
+    assert dict(session.specs) == before
+    assert not stack.can_undo and not fired
+
+
+def test_open_priority_and_whole_spec(session):
+    stack = CommandStack(session)
+    w1 = vid(session, "params['w1']")
+    stack.push(SetDimOpen(w1, 0, True))
+    stack.push(SetDimPriority(w1, 1, 1))
+    assert session.spec(w1) == parse_spec("?,model@p1")
+    stack.push(SetSpec(w1, None))
+    assert session.spec(w1) is None
+    stack.undo()
+    stack.undo()
+    assert session.spec(w1) == parse_spec("?,model")
+    with pytest.raises(SpecError):
+        stack.push(SetSpec(w1, parse_spec("data,data")))
+
+
+def test_set_mesh_prunes_and_undo_restores(session):
+    stack = CommandStack(session)
+    w1 = vid(session, "params['w1']")
+    meshes = []
+    session.events.mesh.connect(meshes.append)
+    stack.push(SetMesh(parse_mesh("data=8")))
+    assert session.mesh.axis_names == ("data",)
+    assert session.spec(w1) == Spec.of(None, None)
+    stack.undo()
+    assert session.mesh.axis_names == ("data", "model")
+    assert session.spec(w1) == Spec.of(None, "model")
+    assert len(meshes) == 2
+
+
+def test_events_fire_only_on_real_change(session):
+    x = vid(session, "x")
+    fired = []
+    session.events.specs.connect(fired.append)
+    session.events.view.connect(fired.append)
+    assert not session.set_spec(x, Spec.of("data", None))
+    session.update_view(function="main")
+    assert not session.update_view(function="main")
+    assert len(fired) == 1

@@ -1,0 +1,188 @@
+"""The program graph view: folding, entering regions and callees, finding, drops."""
+
+import pytest
+from PySide6.QtCore import QMimeData, Qt
+from shardscope.backend.program.layout import Frame
+from shardscope.backend.program.load import load_program
+from shardscope.backend.session.document import Session
+from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.graph.panel import GraphPanel
+
+from tests.support.qt_events import drop
+
+
+@pytest.fixture(scope="module")
+def programs():
+    return {}
+
+
+def program(programs, source):
+    if source not in programs:
+        programs[source] = load_program(source)
+    return programs[source]
+
+
+@pytest.fixture
+def panel_for(qtbot, programs):
+    def make(source):
+        session = Session()
+        panel = GraphPanel(session)
+        qtbot.addWidget(panel)
+        panel.resize(1000, 700)
+        panel.show()
+        session.set_program(program(programs, source))
+        return session, panel
+
+    return make
+
+
+def test_enter_region_and_callee_and_back(panel_for, qtbot):
+    session, panel = panel_for("example:scan")
+    view = panel.view
+    loop = next(op for op in session.graph.ops if op.short_name == "while")
+    item = view.nodes[view.layout_.node_of_op[loop.id]]
+    view.centerOn(item)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
+    assert view.frame == Frame(session.graph.main, loop.id, 1)
+    assert "while body" in panel.crumbs.text()
+    labels = view.node_labels()
+    assert any(label.startswith("call @") for label in labels)
+    call = next(n for n in view.layout_.nodes if n.kind == "op" and n.label == "call @closed_call")
+    assert view.enter_op(call.op)
+    assert view.frame == Frame("closed_call")
+    assert len(view.frames) == 3
+    view.back(2)
+    assert view.frame == Frame(session.graph.main)
+    assert panel.back_button.isEnabled() is False
+
+
+def test_large_program_opens_folded_and_layouts_are_cached(panel_for):
+    session, panel = panel_for("example:transformer?layers=24")
+    view = panel.view
+    kinds = [n.kind for n in view.layout_.nodes]
+    assert kinds.count("scope") >= 50 and kinds.count("op") < 20
+    assert len(view.layout_.nodes) < 400
+    first = view.layout_
+    view.set_expanded("jvp(layer_3)", True)
+    expanded = view.layout_
+    assert expanded is not first
+    inner = [n for n in expanded.nodes if (n.scope or "").startswith("jvp(layer_3)")]
+    assert len(inner) > 1 and "jvp(layer_3)" in {b.path for b in expanded.boxes}
+    view.set_expanded("jvp(layer_3)", False)
+    assert view.layout_ is first  # cached per expansion state
+    assert view.view_state()["expanded"][session.graph.main] == []
+
+
+def test_find_selects_and_centres(panel_for):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    panel.find_box.setText("maximum")
+    panel.find_box.returnPressed.emit()
+    assert panel.find_status.text() == "no match"  # maximum lives in @relu
+    view.zoom(3.0)  # centring needs room to scroll
+    assert view.find("dot_general")
+    selected = view.scene().selectedItems()
+    assert len(selected) == 1
+    centre = view.mapToScene(view.viewport().rect().center())
+    assert (selected[0].sceneBoundingRect().center() - centre).manhattanLength() < 40
+
+
+def test_badges_follow_specs_without_relayout(panel_for):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    layout = view.layout_
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec.of("data", "model"))
+    assert view.badge_text(x) == "[data, model]"
+    assert view.layout_ is layout
+
+
+def test_drops_emit_intents_only(panel_for, qtbot):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    x = session.graph.value_by_name("x").id
+    badge = view.badge_for(x)
+    view.centerOn(badge)
+    mime = axis_mime_data("model")
+    with qtbot.waitSignal(view.specDropped) as blocker:
+        drop(view, view.mapFromScene(badge.chip_scene_center(1)), mime)
+    assert blocker.args == [x, 1, "model"]
+    assert session.spec(x) == Spec.of("data", None)  # the view never edits the session
+
+    with qtbot.waitSignal(view.dropRejected):
+        drop(view, view.viewport().rect().topLeft(), mime)
+    other = QMimeData()
+    other.setText("model")
+    with qtbot.assertNotEmitted(view.specDropped):
+        drop(view, view.mapFromScene(badge.chip_scene_center(0)), other)
+
+
+def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
+    session, panel = panel_for("example:mlp")
+    for theme in ("dark", "light"):
+        panel.view.set_style_theme(theme)
+        image = panel.grab()
+        image.save(str(tmp_path / f"graph_{theme}.png"))
+        assert count_colors(image) > 30
+
+
+def test_node_menu_offers_regions_and_folds(panel_for):
+    session, panel = panel_for("example:scan")
+    view = panel.view
+    loop = next(op for op in session.graph.ops if op.short_name == "while")
+    item = view.nodes[view.layout_.node_of_op[loop.id]]
+    texts = [a.text() for a in view.node_menu(item).actions()]
+    assert "Enter cond" in texts and "Enter body" in texts
+    next(a for a in view.node_menu(item).actions() if a.text() == "Enter cond").trigger()
+    assert view.frame.region == 0
+
+
+def test_converging_badges_move_apart_around_their_centre(panel_for):
+    from shardscope.viewers.graph.items import BadgeItem, spread_badges
+
+    session, panel = panel_for("example:mlp")
+    style = panel.view.style_
+    axes = ("data", "model")
+    badges = []
+    for x in (470.0, 570.0, 1400.0):  # two edges into one op, and one far away
+        badge = BadgeItem((len(badges),), style)
+        badge.set_spec([("data",), (), ("model",), ()], "user", axes, "")
+        badge.setPos(x, 300.0)
+        badges.append(badge)
+    assert badges[0].sceneBoundingRect().right() > badges[1].sceneBoundingRect().left()
+    spread_badges(badges)
+    a, b, c = (badge.sceneBoundingRect() for badge in badges)
+    assert a.right() <= b.left()
+    assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
+    assert badges[2].x() == 1400.0
+
+
+@pytest.mark.parametrize("source", ["example:mlp", "example:attention"])
+def test_every_expanded_scope_gets_a_region_holding_just_its_nodes(panel_for, source):
+    from PySide6.QtCore import QPointF
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for(source)
+    view = panel.view
+    layout = view.layout_
+    regions = {i.box.path: i for i in view.scene().items() if isinstance(i, ScopeBoxItem)}
+    assert set(regions) == {b.path for b in layout.boxes} and regions
+    for path, region in regions.items():
+        members = set(region.box.nodes)
+        for k, node in enumerate(layout.nodes):
+            inside = region._outline.contains(QPointF(node.x, node.y))
+            assert inside == (k in members), (path, node.label, node.scope)
+
+
+def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    region = next(i for i in view.scene().items() if isinstance(i, ScopeBoxItem))
+    path = region.box.path
+    point = view.mapFromScene(region.header_rect().center())
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert path not in view.expanded()
+    assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)

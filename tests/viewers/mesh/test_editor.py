@@ -1,0 +1,118 @@
+from PySide6.QtCore import QPoint, Qt
+from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
+from shardscope.viewers.mesh.editor import MeshEditor
+
+
+def make(qtbot, mesh):
+    editor = MeshEditor()
+    qtbot.addWidget(editor)
+    editor.resize(460, 520)
+    editor.set_mesh(mesh)
+    edits, messages = [], []
+    editor.meshEdited.connect(edits.append)
+    editor.validationMessage.connect(messages.append)
+    return editor, edits, messages
+
+
+def test_rename_emits_new_mesh_and_keeps_shown_mesh(qtbot):
+    mesh = parse_mesh("data=4,model=2", device_order="1,0,2,3,4,5,6,7")
+    editor, edits, _ = make(qtbot, mesh)
+    editor.table.item(1, 0).setText("tensor")
+    assert len(edits) == 1
+    assert edits[0].axis_names == ("data", "tensor")
+    assert edits[0].device_order == mesh.device_order
+    assert editor.mesh is mesh
+
+
+def test_resize_with_spin_box(qtbot):
+    editor, edits, _ = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.size_spin(0).setValue(8)
+    assert edits[-1].describe() == "data=8,model=2"
+    assert edits[-1].is_iota
+
+
+def test_duplicate_name_shows_message_and_emits_nothing(qtbot):
+    editor, edits, messages = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.table.item(1, 0).setText("data")
+    assert edits == []
+    assert "appears twice" in messages[-1]
+    assert editor.message.isVisibleTo(editor) and "appears twice" in editor.message.text()
+    editor.size_spin(0).setValue(0)
+    assert edits == []
+
+
+def test_size_zero_is_rejected(qtbot):
+    editor, edits, messages = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.size_spin(1).setValue(0)
+    assert edits == [] and "size" in messages[-1]
+    editor.set_mesh(parse_mesh("data=4,model=2"))
+    assert not editor.message.isVisibleTo(editor)
+
+
+def test_add_and_remove_axis(qtbot):
+    editor, edits, _ = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.add_button.click()
+    assert edits[-1].axis_names == ("data", "model", "axis_2")
+    editor.table.setCurrentCell(0, 0)
+    editor.remove_button.click()
+    assert edits[-1].axis_names == ("model",)
+
+
+def test_preset(qtbot):
+    editor, edits, _ = make(qtbot, parse_mesh("data=8"))
+    name = "TPU 4x4 (v5e-16)"
+    index = editor.preset_combo.findText(name)
+    editor.preset_combo.activated.emit(index)
+    assert edits == [PRESETS[name]]
+    assert editor.preset_combo.currentIndex() == 0
+
+
+def test_reorder_by_dropping_one_cell_on_another(qtbot):
+    editor, edits, _ = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.grid.drop_device(0, 5)
+    assert edits[-1].device_order == (5, 1, 2, 3, 4, 0, 6, 7)
+    assert editor.mesh.is_iota
+
+
+def test_reorder_with_mouse_drag(qtbot, monkeypatch):
+    editor, edits, _ = make(qtbot, parse_mesh("data=4,model=2"))
+    editor.show()
+    qtbot.waitExposed(editor)
+    grid = editor.grid
+    source, target = grid.cell_rect(1).center(), grid.cell_rect(6).center()
+    captured = {}
+
+    def fake_exec(drag, *args):
+        captured["mime"] = drag.mimeData()
+        grid.drop_device(
+            int(bytes(drag.mimeData().data("application/x-shardscope-device").data())),
+            grid.position_at(target),
+        )
+        return Qt.DropAction.MoveAction
+
+    from PySide6.QtGui import QDrag
+
+    monkeypatch.setattr(QDrag, "exec", fake_exec)
+    qtbot.mousePress(grid, Qt.MouseButton.LeftButton, pos=source)
+    qtbot.mouseMove(grid, source + QPoint(30, 30))
+    assert "mime" in captured
+    assert edits[-1].device_order == (0, 6, 2, 3, 4, 5, 1, 7)
+
+
+def test_highlight_and_large_mesh_legible(qtbot, render_dir, count_colors):
+    editor, _, _ = make(qtbot, PRESETS["TPU 16x16 (v5e-256)"])
+    editor.resize(700, 700)
+    editor.highlight_devices([17, 200])
+    editor.show()
+    qtbot.waitExposed(editor)
+    assert editor.grid.font().pointSizeF() >= 8
+    cell = editor.grid.cell_rect(255)
+    assert cell.width() >= editor.grid.fontMetrics().horizontalAdvance("255") + 4
+    image = editor.grab()
+    image.save(str(render_dir / "mesh_editor_256.png"))
+    assert count_colors(image) > 100
+    editor.set_mesh(PRESETS["3-D pipe=4,data=4,model=4"])
+    qtbot.wait(20)
+    image = editor.grab()
+    image.save(str(render_dir / "mesh_editor_3d.png"))
+    assert len(editor.grid._cells) == 64

@@ -1,0 +1,34 @@
+from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
+from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.common.mime import axis_from_mime
+from shardscope.viewers.mesh.palette import SpecPalette
+
+
+def test_chips_match_mesh_axes(qtbot):
+    palette = SpecPalette()
+    qtbot.addWidget(palette)
+    mesh = parse_mesh("data=4,model=2")
+    palette.set_mesh(mesh)
+    assert [c.axis for c in palette.chips] == ["data", "model", None]
+    assert [c.label for c in palette.chips] == ["data \u00d74", "model \u00d72", "replicated"]
+    assert palette.chip("model").color == axis_color(mesh, "model")
+    palette.set_mesh(parse_mesh("x=2,y=2,z=2"))
+    assert [c.axis for c in palette.chips] == ["x", "y", "z", None]
+
+
+def test_chip_mime_round_trips(qtbot):
+    palette = SpecPalette()
+    qtbot.addWidget(palette)
+    palette.set_mesh(parse_mesh("data=4,model=2"))
+    assert axis_from_mime(palette.chip("data").mime_data()) == (True, "data")
+    assert axis_from_mime(palette.chip(None).mime_data()) == (True, None)
+
+
+def test_palette_renders(qtbot, render_dir, count_colors):
+    palette = SpecPalette()
+    qtbot.addWidget(palette)
+    palette.set_mesh(PRESETS["3-D pipe=4,data=4,model=4"])
+    palette.resize(palette.sizeHint())
+    image = palette.grab()
+    image.save(str(render_dir / "spec_palette.png"))
+    assert count_colors(image) > 6

@@ -1,0 +1,63 @@
+"""Program outline: scopes with op counts, lazy scope rows, the tensor table and its filter."""
+
+import pytest
+from shardscope.backend.program.load import load_program
+from shardscope.viewers.program.outline import VALUE_ROLE, ProgramOutline
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return load_program("example:mlp")
+
+
+def test_scopes_with_counts_and_lazy_rows(qtbot, mlp):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.set_graph(mlp.graph, lambda vid: "[data, _]")
+    assert outline.scope_rows() == {"layer1": 5, "layer2": 4}
+    rows = outline.expand_scope("layer1")
+    assert rows[0].startswith("dot_general %0")
+    assert any(r.startswith("call %") and "@relu" in r for r in rows)
+
+
+def test_tensor_table_filter_and_selection(qtbot, mlp):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.set_graph(mlp.graph, lambda vid: "[data, _]" if vid == 4 else "[_]")
+    model = outline.proxy
+    names = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert names[:5] == ["params['b1']", "params['b2']", "params['w1']", "params['w2']", "x"]
+    assert "result[0]" in names
+    outline.filter.setText("w1")
+    assert [model.index(r, 0).data() for r in range(model.rowCount())] == ["params['w1']"]
+    outline.filter.setText("")
+    x_row = names.index("x")
+    assert model.index(x_row, 2).data() == "f32[32x64]"
+    assert model.index(x_row, 3).data() == "[data, _]"
+    with qtbot.waitSignal(outline.valueSelected) as signal:
+        outline._table_clicked(model.index(x_row, 0))
+    assert signal.args == [model.index(x_row, 0).data(VALUE_ROLE)] == [4]
+
+
+def test_clicking_an_op_emits_its_id(qtbot, mlp):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.set_graph(mlp.graph)
+    outline.expand_scope("layer2")
+    layer2 = outline.tree_model.findItems("layer2")[0]
+    first = layer2.child(0, 0)
+    with qtbot.waitSignal(outline.opSelected) as signal:
+        outline._tree_clicked(first.index())
+    assert mlp.graph.ops[signal.args[0]].scope == "layer2"
+
+
+def test_renders(qtbot, mlp, render_dir, count_colors):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.resize(360, 420)
+    outline.set_graph(mlp.graph, lambda vid: "[data, _]")
+    outline.expand_scope("layer1")
+    outline.show()
+    image = outline.grab()
+    image.save(str(render_dir / "outline.png"))
+    assert count_colors(image) > 3

@@ -1,0 +1,101 @@
+from PySide6.QtCore import QMimeData, QPointF, Qt
+from PySide6.QtGui import QDropEvent
+from shardscope.backend.program.graph import Value
+from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import parse_spec
+from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.tensor.inspector import TensorInspector, jax_spec_text
+
+MESH = parse_mesh("data=4,model=2")
+
+
+def value(shape=(16, 32), vid=7):
+    return Value(
+        id=vid,
+        ssa="%arg0",
+        shape=shape,
+        dtype="f32",
+        role="argument",
+        function="main",
+        display_name="params['w1']",
+    )
+
+
+def make(qtbot, spec="data,_", shape=(16, 32)):
+    ins = TensorInspector()
+    qtbot.addWidget(ins)
+    ins.resize(600, 620)
+    ins.set_value(value(shape), MESH, parse_spec(spec), None)
+    return ins
+
+
+def drop(widget, mime):
+    event = QDropEvent(
+        QPointF(5, 5),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    widget.dropEvent(event)
+    return event
+
+
+def test_axis_drop_on_dim1_emits(qtbot):
+    ins = make(qtbot)
+    seen = []
+    ins.specDropped.connect(lambda *a: seen.append(a))
+    event = drop(ins.slot(1), axis_mime_data("model"))
+    assert seen == [(7, 1, "model")] and event.isAccepted()
+    drop(ins.slot(0), axis_mime_data(None))
+    assert seen[-1] == (7, 0, None)
+    assert ins.spec.format() == "data,_"
+
+
+def test_foreign_drop_is_ignored(qtbot):
+    ins = make(qtbot)
+    seen = []
+    ins.specDropped.connect(lambda *a: seen.append(a))
+    foreign = QMimeData()
+    foreign.setText("model")
+    event = drop(ins.slot(1), foreign)
+    assert seen == [] and not event.isAccepted()
+
+
+def test_context_menu_emits_actions(qtbot):
+    ins = make(qtbot, "data?@p2,_")
+    seen = []
+    ins.specMenuAction.connect(lambda *a: seen.append(a))
+    menu = ins.slot(0).build_menu()
+    actions = {a.text(): a for a in menu.actions()}
+    assert actions["Open (?)"].isChecked()
+    actions["Closed"].trigger()
+    prio = {a.text(): a for a in actions["Priority"].menu().actions()}
+    assert prio["p2"].isChecked()
+    prio["p0"].trigger()
+    actions["Clear (replicate)"].trigger()
+    assert seen == [(7, 0, "closed", None), (7, 0, "priority", 0), (7, 0, "clear", None)]
+
+
+def test_texts_computed_from_mesh_and_spec(qtbot):
+    ins = make(qtbot, "data,model")
+    assert ins.text_labels["jax"].text() == "P('data', 'model')"
+    assert ins.text_labels["sdy"].text() == '#sdy.sharding<@mesh, [{"data"}, {"model"}]>'
+    assert ins.text_labels["hlo"].text().startswith("{devices=[4,2]")
+    assert ins.text_labels["kind"].text() == "tiled"
+    assert ins.tile_grid.image_data().shape == (4, 2)
+    given = {"jax": "J", "sdy": "S", "hlo": "H", "kind": "K"}
+    ins.set_value(value(), MESH, parse_spec("data,model"), given)
+    assert ins.text_labels["hlo"].text() == "H"
+    assert jax_spec_text(parse_spec("data+model,?")) == "P(('data', 'model'), P.UNCONSTRAINED)"
+
+
+def test_slots_follow_rank_and_render(qtbot, render_dir, count_colors):
+    ins = make(qtbot, "data,_?,model@p1", shape=(10, 64, 30))
+    assert len(ins.slots) == 3
+    assert ins.slot(2).spec.priority == 1
+    ins.show()
+    qtbot.waitExposed(ins)
+    image = ins.grab()
+    image.save(str(render_dir / "inspector.png"))
+    assert count_colors(image) > 10

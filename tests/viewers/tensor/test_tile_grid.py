@@ -1,0 +1,100 @@
+import numpy as np
+from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
+from shardscope.backend.sharding.spec import parse_spec
+from shardscope.viewers.tensor.tile_grid import TileGridView
+
+
+def make(qtbot, shape, mesh, spec, size=(520, 420)):
+    view = TileGridView()
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.set_tensor(shape, parse_mesh(mesh) if isinstance(mesh, str) else mesh, parse_spec(spec))
+    return view
+
+
+def test_2d_on_4x2_has_one_block_per_device(qtbot):
+    view = make(qtbot, (64, 32), "data=4,model=2", "data,model")
+    img = view.image_data()
+    assert img.shape == (4, 2) and img.dtype == np.uint8 and img.flags.c_contiguous
+    assert img.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert view.tile_at(2, 1) == (((32, 48), (16, 32)), (5,))
+    assert view.image_item.levels is not None
+
+
+def test_replicated_tiles_list_their_devices(qtbot):
+    view = make(qtbot, (64, 32), "data=4,model=2", "_,model")
+    assert view.image_data().shape == (1, 2)
+    assert view.tile_at(0, 0)[1] == (0, 2, 4, 6)
+    assert "each on 4 devices" in view.summary.text()
+
+
+def test_rank3_slider_changes_slice_without_rerange(qtbot):
+    view = make(qtbot, (16, 8, 4), "data=4,model=2", "data,_,model")
+    assert view.display_dims == (0, 2)
+    view.set_display_dims(0, 1)
+    assert view.display_dims == (0, 1)
+    assert set(view.sliders) == {2}
+    before = view.image_data().copy()
+    range_before = view.view_box.viewRange()
+    view.set_slice(2, 1)
+    after = view.image_data()
+    assert before.tolist() == [[0], [2], [4], [6]]
+    assert after.tolist() == [[1], [3], [5], [7]]
+    assert view.view_box.viewRange() == range_before
+
+
+def test_uneven_shape_marks_padding(qtbot):
+    view = make(qtbot, (10, 30), "data=4,model=8", "data,model")
+    assert not view._padding.path().isEmpty()
+    assert "dim 0 pads 2" in view.summary.text()
+    even = make(qtbot, (16, 32), "data=4,model=8", "data,model")
+    assert even._padding.path().isEmpty()
+
+
+def test_empty_shards_are_noted(qtbot):
+    view = make(qtbot, (3, 8), "data=4,model=2", "data,model")
+    assert "empty shard" in view.summary.text()
+    assert view.tile_at(3, 0)[0][0] == (3, 3)
+
+
+def test_hover_emits_once_per_tile_change(qtbot):
+    view = make(qtbot, (64, 32), "data=4,model=2", "data,model")
+    view.show()
+    qtbot.waitExposed(view)
+    seen = []
+    view.tileHovered.connect(seen.append)
+    view.hover_view_point(4, 4)
+    view.hover_view_point(6, 10)
+    view.hover_view_point(20, 40)
+    view.hover_view_point(21, 41)
+    assert seen == [[0], [5]]
+    assert "device 5" in view.status.text()
+
+
+def test_invalid_spec_shows_message(qtbot):
+    view = make(qtbot, (8, 8), "data=4,model=2", "nope,_")
+    assert view.tile_map is None and "nope" in view.status.text()
+
+
+def test_renders_256_devices(qtbot, render_dir, count_colors):
+    view = make(qtbot, (1024, 1024), PRESETS["TPU 16x16 (v5e-256)"], "x,y", size=(700, 620))
+    view.show()
+    qtbot.waitExposed(view)
+    image = view.grab()
+    image.save(str(render_dir / "tile_grid_256.png"))
+    assert count_colors(image) > 100
+    uneven = make(qtbot, (10, 30, 7), "data=4,model=2", "data,model")
+    uneven.show()
+    qtbot.waitExposed(uneven)
+    image = uneven.grab()
+    image.save(str(render_dir / "tile_grid_uneven.png"))
+    assert count_colors(image) > 8
+
+
+def test_tile_labels_stay_short_and_exact():
+    from shardscope.viewers.tensor.tile_labels import tile_label
+
+    assert tile_label((5,)) == "5"
+    assert tile_label((0, 2, 4, 6)) == "0,2,4,6"
+    assert tile_label(tuple(range(8))) == "0-7"
+    assert tile_label((0, 2, 4, 6, 8, 10)) == "0,2,\u2026(6)"

@@ -1,0 +1,1 @@
+"""What every view shares: colours, drag-and-drop payloads, the messages view."""

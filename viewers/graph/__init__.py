@@ -1,0 +1,1 @@
+"""The program graph: the view, its graphics items and its panel."""

@@ -1,0 +1,448 @@
+"""Graphics items of the program graph: op and scope nodes, value edges, spec badges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
+from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
+
+
+@dataclass
+class GraphStyle:
+    """Colours and fonts shared by the items of one view (rebuilt on a theme change)."""
+
+    theme: Theme
+    font: QFont
+    small: QFont
+
+    @property
+    def dark(self) -> bool:
+        return self.theme.is_dark
+
+    def node_fill(self, kind: str) -> QColor:
+        if kind == "scope":
+            return QColor("#2F3B4C") if self.dark else QColor("#E3ECF7")
+        if kind in ("input", "output"):
+            return QColor("#2B3A2F") if self.dark else QColor("#E6F2E8")
+        return QColor("#2A2A2E") if self.dark else QColor("#F7F7F7")
+
+    def node_border(self, kind: str) -> QColor:
+        if kind == "scope":
+            return QColor("#6D8CB3") if self.dark else QColor("#5A7FAE")
+        if kind in ("input", "output"):
+            return QColor("#6FA27A") if self.dark else QColor("#5E9469")
+        return QColor("#707074") if self.dark else QColor("#8A8A8A")
+
+    @property
+    def edge(self) -> QColor:
+        return QColor("#8A8F98") if self.dark else QColor("#7A7F88")
+
+    @property
+    def box_fill(self) -> QColor:
+        return QColor(120, 150, 200, 22) if self.dark else QColor(70, 110, 170, 16)
+
+    @property
+    def box_border(self) -> QColor:
+        return QColor(120, 150, 200, 110) if self.dark else QColor(70, 110, 170, 90)
+
+
+class NodeItem(QGraphicsItem):
+    """One visible node: an op, a folded scope (with its op count), an input or the return."""
+
+    def __init__(self, index: int, node: Node, style: GraphStyle) -> None:
+        super().__init__()
+        self.index = index
+        self.node = node
+        self.style = style
+        self.highlight = False
+        self.setPos(node.x, node.y)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setZValue(2)
+        tip = [node.label, node.detail]
+        if node.scope:
+            tip.append(f"scope {node.scope}")
+        if node.kind == "scope":
+            tip.append("double-click to expand")
+        elif node.enterable:
+            tip.append("double-click to enter")
+        self.setToolTip("\n".join(t for t in tip if t))
+
+    def boundingRect(self) -> QRectF:
+        extra = 6.0 if self.node.kind == "scope" else 0.0
+        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 3, NODE_W + 6 + extra, NODE_H + 6 + extra)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        st = self.style
+        kind = self.node.kind
+        rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        border = st.node_border(kind)
+        selected = self.isSelected() or self.highlight
+        pen = QPen(st.theme.highlight if selected else border, 2.5 if selected else 1.2)
+        radius = NODE_H / 2 if kind in ("input", "output") else 6.0
+        if kind == "scope":
+            # A second card behind the first: this node stands for many ops.
+            painter.setPen(QPen(border, 1.0))
+            painter.setBrush(QBrush(st.node_fill(kind).darker(115)))
+            painter.drawRoundedRect(rect.translated(5, 5), radius, radius)
+        painter.setPen(pen)
+        painter.setBrush(QBrush(st.node_fill(kind)))
+        painter.drawRoundedRect(rect, radius, radius)
+        fg = st.theme.foreground
+        painter.setPen(fg)
+        label = self.node.label
+        if kind == "scope":
+            label = f"▸ {label}"
+        elif self.node.enterable:
+            label = f"{label}  ⤵"
+        fm = QFontMetricsF(st.font)
+        # The title's descenders (an underscore) must end above the detail line's capitals.
+        text_rect = rect.adjusted(10, 2, -10, -NODE_H / 2 - 1)
+        painter.setFont(st.font)
+        # Key paths keep their most specific part at the end (params['layers'][3]['w_in']).
+        elide = Qt.TextElideMode.ElideLeft if kind == "input" else Qt.TextElideMode.ElideMiddle
+        painter.drawText(
+            text_rect,
+            Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
+            fm.elidedText(label, elide, text_rect.width()),
+        )
+        if self.node.detail:
+            painter.setFont(st.small)
+            painter.setPen(st.theme.muted)
+            sm = QFontMetricsF(st.small)
+            detail_rect = rect.adjusted(10, NODE_H / 2 + 2, -10, -2)
+            painter.drawText(
+                detail_rect,
+                Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop,
+                sm.elidedText(self.node.detail, Qt.TextElideMode.ElideRight, detail_rect.width()),
+            )
+
+    def itemChange(self, change, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self.update()
+        return super().itemChange(change, value)
+
+
+class EdgeItem(QGraphicsPathItem):
+    """Values flowing between two nodes: a routed polyline, or a faint curve for long edges."""
+
+    def __init__(self, edge: Edge, style: GraphStyle) -> None:
+        super().__init__()
+        self.edge = edge
+        self.style = style
+        self.setZValue(0)
+        self.setPath(self._path())
+        self.apply_style()
+
+    def apply_style(self) -> None:
+        color = QColor(self.style.edge)
+        if self.edge.long:
+            color.setAlpha(70)
+        pen = QPen(color, 1.0 if self.edge.long else 1.4)
+        pen.setCosmetic(True)
+        self.setPen(pen)
+
+    def _path(self) -> QPainterPath:
+        pts = [QPointF(x, y) for x, y in self.edge.points]
+        path = QPainterPath(pts[0])
+        if len(pts) == 2:
+            a, b = pts
+            dy = max(40.0, abs(b.y() - a.y()) / 3)
+            path.cubicTo(QPointF(a.x(), a.y() + dy), QPointF(b.x(), b.y() - dy), b)
+        else:
+            for p in pts[1:]:
+                path.lineTo(p)
+        # Arrowhead at the consumer.
+        end = pts[-1]
+        path.moveTo(end)
+        path.lineTo(end + QPointF(-4, -7))
+        path.moveTo(end)
+        path.lineTo(end + QPointF(4, -7))
+        return path
+
+    def shape(self) -> QPainterPath:
+        from PySide6.QtGui import QPainterPathStroker
+
+        stroker = QPainterPathStroker()
+        stroker.setWidth(8)
+        return stroker.createStroke(self.path())
+
+
+class BadgeItem(QGraphicsItem):
+    """A value's current sharding: one chip per dimension, coloured by mesh axis.
+
+    Chips are drop targets (the view maps a drop position to ``dim_at``).
+    """
+
+    PAD = 4.0
+    GAP = 3.0
+    H = 20.0
+
+    def __init__(self, value_ids: tuple[int, ...], style: GraphStyle) -> None:
+        super().__init__()
+        self.value_ids = value_ids
+        self.style = style
+        self.axes_names: tuple[str, ...] = ()
+        self.dims: list[tuple[str, ...]] = []
+        self.text = ""
+        self.origin = "none"
+        self.hover_dim: int | None = None
+        self._chips: list[QRectF] = []
+        self._rect = QRectF()
+        self.setZValue(3)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+
+    @property
+    def value_id(self) -> int | None:
+        """The one value this badge edits, or None when it stands for several."""
+        return self.value_ids[0] if len(self.value_ids) == 1 else None
+
+    def set_spec(self, dims, origin: str, mesh_axes: tuple[str, ...], tooltip: str) -> None:
+        """Show ``dims`` (a list of axis tuples per dim, or None if unknown)."""
+        self.prepareGeometryChange()
+        self.axes_names = mesh_axes
+        self.origin = origin
+        self.dims = list(dims) if dims is not None else []
+        fm = QFontMetricsF(self.style.small)
+        chips: list[QRectF] = []
+        if self.value_id is None:
+            self.text = f"{len(self.value_ids)} tensors"
+            w = fm.horizontalAdvance(self.text) + 2 * self.PAD
+            chips = []
+            total = w
+        elif dims is None:
+            self.text = "?"
+            total = fm.horizontalAdvance("[ ? ]") + 2 * self.PAD
+        elif not self.dims:
+            self.text = "scalar"
+            total = fm.horizontalAdvance("scalar") + 2 * self.PAD
+        else:
+            x = self.PAD + fm.horizontalAdvance("[")
+            for d in self.dims:
+                label = "+".join(d) if d else "_"
+                w = max(fm.horizontalAdvance(label) + 8, 16)
+                chips.append(QRectF(x, 3, w, self.H - 6))
+                x += w + self.GAP
+            total = x - self.GAP + fm.horizontalAdvance("]") + self.PAD
+        self._chips = chips
+        self._rect = QRectF(-total / 2, -self.H / 2, total, self.H)
+        self.setToolTip(tooltip)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-2, -2, 2, 2)
+
+    def dim_at(self, scene_pos: QPointF) -> int | None:
+        """The dimension chip under ``scene_pos`` (nearest chip inside the badge)."""
+        if self.value_id is None or not self._chips:
+            return None
+        p = self.mapFromScene(scene_pos) - self._rect.topLeft()
+        if (
+            not QRectF(0, 0, self._rect.width(), self._rect.height())
+            .adjusted(-4, -6, 4, 6)
+            .contains(p)
+        ):
+            return None
+        best = min(range(len(self._chips)), key=lambda i: abs(self._chips[i].center().x() - p.x()))
+        return best
+
+    def chip_scene_center(self, dim: int) -> QPointF:
+        """Where dim ``dim``'s chip is (for tests and drop previews)."""
+        return self.mapToScene(self._chips[dim].center() + self._rect.topLeft())
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        st = self.style
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        bg = QColor("#232326") if st.dark else QColor("#FFFFFF")
+        border = st.theme.highlight if self.isSelected() else st.theme.grid
+        pen = QPen(border, 1.5 if self.isSelected() else 1.0)
+        if self.origin == "user":
+            pen.setWidthF(1.8)
+            pen.setColor(st.theme.foreground if not self.isSelected() else st.theme.highlight)
+        elif self.origin == "code":
+            pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(bg)
+        painter.drawRoundedRect(self._rect, 5, 5)
+        painter.setFont(st.small)
+        if not self._chips:
+            painter.setPen(st.theme.muted)
+            painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self.text)
+            return
+        origin = self._rect.topLeft()
+        painter.setPen(st.theme.muted)
+        painter.drawText(
+            QRectF(origin.x() + self.PAD - 1, origin.y(), 10, self.H),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+            "[",
+        )
+        painter.drawText(
+            QRectF(self._rect.right() - self.PAD - 8, origin.y(), 9, self.H),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+            "]",
+        )
+        for i, (chip, d) in enumerate(zip(self._chips, self.dims, strict=False)):
+            r = chip.translated(origin)
+            if d:
+                color = axis_color(self.axes_names, d[0])
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(color)
+                painter.drawRoundedRect(r, 3, 3)
+                painter.setPen(text_color_on(color))
+            else:
+                painter.setPen(QPen(st.theme.grid, 1.0))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRoundedRect(r, 3, 3)
+                painter.setPen(st.theme.muted)
+            if self.hover_dim == i:
+                painter.save()
+                painter.setPen(QPen(st.theme.highlight, 2.0))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRoundedRect(r.adjusted(-2, -2, 2, 2), 4, 4)
+                painter.restore()
+            # "_" sits on the baseline; lift it so a replicated dim does not look empty.
+            painter.drawText(
+                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, "+".join(d) or "_"
+            )
+
+
+class ScopeBoxItem(QGraphicsItem):
+    """The region of an expanded scope, with its name on each separate piece of it;
+    double-click a name to fold the scope."""
+
+    HEADER = 18.0
+    # Padding around each node card: rows are 72 px apart and columns 32 px, so a row's
+    # padding meets the next row's while columns stay apart; outer scopes add STEP per
+    # level of nesting, so a region encloses the regions of the scopes inside it.
+    PAD_X = 14.0
+    PAD_Y = 37.0
+    STEP = 5.0
+
+    @classmethod
+    def around(
+        cls,
+        box: ScopeBox,
+        nodes: list[Node],
+        outer_levels: int,
+        style: GraphStyle,
+        avoid: list[QRectF],
+    ) -> ScopeBoxItem:
+        """The region of ``box``: the union of its ``nodes``' padded cards. The layered
+        layout interleaves scopes (a parameter sits beside the op that reads it), so a
+        rectangle would take in other scopes' nodes; the union never does."""
+        pad_x = cls.PAD_X + cls.STEP * outer_levels
+        pad_y = cls.PAD_Y + cls.STEP * outer_levels
+        path = QPainterPath()
+        path.setFillRule(Qt.FillRule.WindingFill)
+        for n in nodes:
+            card = QRectF(n.x - NODE_W / 2, n.y - NODE_H / 2, NODE_W, NODE_H)
+            path.addRoundedRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y), 10, 10)
+        return cls(box, path.simplified(), style, avoid)
+
+    def __init__(
+        self,
+        box: ScopeBox,
+        outline: QPainterPath,
+        style: GraphStyle,
+        avoid: list[QRectF] | None = None,
+    ) -> None:
+        super().__init__()
+        self.box = box
+        self.style = style
+        self._outline = outline
+        self._bounds = outline.boundingRect()
+        self.setZValue(-1 - box.depth * 0.01)
+        self.setToolTip(f"scope {box.path}\ndouble-click the name to fold")
+        width = QFontMetricsF(style.small).horizontalAdvance(f"▾ {box.label}") + 16
+        # One name per piece, inside its top edge at the left end, or at another corner
+        # when a badge (``avoid``) covers that spot.
+        self._headers = []
+        for polygon in outline.toSubpathPolygons():
+            top = min(p.y() for p in polygon)
+            bottom = max(p.y() for p in polygon)
+            top_xs = [p.x() for p in polygon if p.y() <= top + 0.5]
+            bottom_xs = [p.x() for p in polygon if p.y() >= bottom - 0.5]
+            spots = [
+                QRectF(min(top_xs) + 4, top + 2, width, self.HEADER),
+                QRectF(max(top_xs) - 4 - width, top + 2, width, self.HEADER),
+                QRectF(min(bottom_xs) + 4, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(max(bottom_xs) - 4 - width, bottom - 2 - self.HEADER, width, self.HEADER),
+            ]
+            self._headers.append(min(spots, key=lambda r: _covered(r, avoid or [])))
+
+    def boundingRect(self) -> QRectF:
+        rect = QRectF(self._bounds)
+        for header in self._headers:
+            rect = rect.united(header)
+        return rect.adjusted(-1, -1, 1, 1)
+
+    def header_rect(self) -> QRectF:
+        """The name on the topmost piece."""
+        return QRectF(min(self._headers, key=lambda r: (r.top(), r.left())))
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        for header in self._headers:
+            path.addRect(header)
+        return path
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        st = self.style
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(st.box_border, 1.0, Qt.PenStyle.DashLine))
+        painter.setBrush(st.box_fill)
+        painter.drawPath(self._outline)
+        painter.setFont(st.small)
+        painter.setPen(st.theme.muted)
+        for header in self._headers:
+            painter.drawText(
+                header.adjusted(6, 0, 0, 0),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                f"▾ {self.box.label}",
+            )
+
+
+def _covered(rect: QRectF, others: list[QRectF]) -> float:
+    """How much of ``rect`` the ``others`` cover (overlaps added up)."""
+    total = 0.0
+    for other in others:
+        overlap = rect.intersected(other)
+        total += max(0.0, overlap.width()) * max(0.0, overlap.height())
+    return total
+
+
+def spread_badges(badges: list[BadgeItem], gap: float = 6.0) -> None:
+    """Move badges of one row apart where they overlap (two edges converging on one op
+    put their badges side by side), keeping each cluster centred where it was."""
+    rows: dict[int, list] = {}
+    for badge in badges:
+        rows.setdefault(round(badge.y()), []).append(badge)
+    for row in rows.values():
+        row.sort(key=lambda b: b.x())
+        cluster = [row[0]]
+        wanted = [row[0].x()]
+        for badge in row[1:]:
+            prev = cluster[-1]
+            left = prev.x() + prev.boundingRect().right() + gap - badge.boundingRect().left()
+            if badge.x() < left:
+                cluster.append(badge)
+                wanted.append(badge.x())
+                badge.setX(left)
+                continue
+            _recentre(cluster, wanted)
+            cluster, wanted = [badge], [badge.x()]
+        _recentre(cluster, wanted)
+
+
+def _recentre(cluster: list[BadgeItem], wanted: list[float]) -> None:
+    if len(cluster) < 2:
+        return
+    shift = sum(wanted) / len(wanted) - sum(b.x() for b in cluster) / len(cluster)
+    for badge in cluster:
+        badge.setX(badge.x() + shift)

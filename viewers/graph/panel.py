@@ -1,0 +1,123 @@
+"""The graph view's frame: breadcrumb, back button and find box; and export to PNG or SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
+from shardscope.viewers.graph.view import GraphView
+
+
+class GraphPanel(QWidget):
+    """The graph view with a breadcrumb (back, frames) and a find box above it."""
+
+    def __init__(self, session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.view = GraphView(session, self)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 4)
+        self.back_button = QToolButton(self)
+        self.back_button.setText("◂ Back")
+        self.back_button.setToolTip("Leave the region or function (Alt+Left)")
+        self.back_button.clicked.connect(lambda: self.view.back())
+        self.crumbs = QLabel(self)
+        self.crumbs.setTextFormat(Qt.TextFormat.RichText)
+        self.crumbs.linkActivated.connect(self._on_crumb)
+        self.find_box = QLineEdit(self)
+        self.find_box.setPlaceholderText("Find op, scope or tensor (Ctrl+F, Enter for next)")
+        self.find_box.setClearButtonEnabled(True)
+        self.find_box.setMaximumWidth(340)
+        self.find_box.returnPressed.connect(self._on_find)
+        self.find_status = QLabel(self)
+        bar.addWidget(self.back_button)
+        bar.addWidget(self.crumbs, 1)
+        bar.addWidget(self.find_status)
+        bar.addWidget(self.find_box)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+        self.view.frameChanged.connect(self._update_crumbs)
+        session.events.program.connect(lambda _p: self._update_crumbs())
+        back = QAction("Back", self)
+        back.setShortcut(QKeySequence("Alt+Left"))
+        back.triggered.connect(lambda: self.view.back())
+        self.addAction(back)
+        self._update_crumbs()
+
+    def _on_find(self) -> None:
+        found = self.view.find(self.find_box.text())
+        self.find_status.setText("" if found else "no match")
+
+    def _on_crumb(self, link: str) -> None:
+        target = int(link)
+        self.view.back(len(self.view.frames) - 1 - target)
+
+    def _update_crumbs(self, *_args) -> None:
+        graph = self.view.session.graph
+        frames = self.view.frames
+        self.back_button.setEnabled(len(frames) > 1)
+        if graph is None or not frames:
+            self.crumbs.setText("")
+            return
+        parts = []
+        for i, frame in enumerate(frames):
+            title = frame.title(graph).replace("<", "&lt;")
+            parts.append(title if i == len(frames) - 1 else f'<a href="{i}">{title}</a>')
+        self.crumbs.setText(" ▸ ".join(parts))
+
+
+MAX_EXPORT_PIXELS = 8000
+
+
+def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool = True) -> None:
+    """Write the whole current frame of ``view`` as PNG (or any raster Qt writes) or SVG."""
+    path = Path(path)
+    scene = view.scene()
+    rect = scene.sceneRect()
+    if rect.isEmpty():
+        raise ValueError("the view is empty: open a program first")
+    scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
+    size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
+    target = QRectF(0, 0, size.width(), size.height())
+    selected = scene.selectedItems()
+    scene.clearSelection()
+    # Cached items would be pasted as bitmaps: draw them afresh (vector in SVG, sharp
+    # at any scale in PNG).
+    cached = [item for item in scene.items() if item.cacheMode() != item.CacheMode.NoCache]
+    modes = [item.cacheMode() for item in cached]
+    for item in cached:
+        item.setCacheMode(item.CacheMode.NoCache)
+    try:
+        if path.suffix.lower() == ".svg":
+            from PySide6.QtSvg import QSvgGenerator
+
+            gen = QSvgGenerator()
+            gen.setFileName(str(path))
+            gen.setSize(size)
+            gen.setViewBox(target)
+            gen.setTitle("shardscope program graph")
+            painter = QPainter(gen)
+            if background:
+                painter.fillRect(target, view.style_.theme.background)
+            scene.render(painter, target, rect)
+            painter.end()
+            return
+        image = QImage(size, QImage.Format.Format_ARGB32)
+        image.fill(view.style_.theme.background if background else Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHints(
+            QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
+        )
+        scene.render(painter, target, rect)
+        painter.end()
+        if not image.save(str(path)):
+            raise OSError(f"Qt could not write {path.name}: use a .png, .jpg or .svg name")
+    finally:
+        for item, mode in zip(cached, modes, strict=True):
+            item.setCacheMode(mode)
+        for item in selected:
+            item.setSelected(True)

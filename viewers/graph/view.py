@@ -1,0 +1,579 @@
+"""The program graph: a layered drawing of one function or region, with spec badges.
+
+``GraphView`` observes a ``shardscope.backend.session.document.Session`` and never edits it: selections,
+drops of mesh axes on badge dimensions, entering regions and folding scopes are emitted
+as signals; the app turns edits into undoable commands. Only the visible part of the
+program (one frame, folded to its expanded scopes) is laid out, once per expansion
+state, and spec changes repaint just the badges of the tensors that changed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from PySide6.QtCore import QPointF, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QPainter
+from PySide6.QtWidgets import (
+    QGraphicsScene,
+    QGraphicsView,
+    QMenu,
+    QWidget,
+)
+from shardscope.backend.program.layout import (
+    NODE_H,
+    Frame,
+    FrameIndex,
+    GraphLayout,
+    build_layout,
+    default_expanded,
+    main_region,
+    region_names,
+)
+from shardscope.viewers.common.colors import THEMES, theme_for
+from shardscope.viewers.common.mime import axis_from_mime
+from shardscope.viewers.graph.items import (
+    BadgeItem,
+    EdgeItem,
+    GraphStyle,
+    NodeItem,
+    ScopeBoxItem,
+    spread_badges,
+)
+
+LAYOUT_CACHE = 32
+# Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
+MIN_FIT_SCALE = 0.6
+
+
+class GraphView(QGraphicsView):
+    """Layered view of the session's program; see the module docstring."""
+
+    opSelected = Signal(int)
+    valueSelected = Signal(int)
+    specDropped = Signal(int, int, object)  # value id, dim, axis (None = replicated)
+    dropRejected = Signal(str)
+    frameChanged = Signal(str)
+    viewStateChanged = Signal(dict)
+
+    def __init__(self, session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setAcceptDrops(True)
+        self._make_style(None)
+        self._index: FrameIndex | None = None
+        self._frames: list[Frame] = []
+        self._expanded: dict[str, frozenset[str]] = {}
+        self._cache: OrderedDict[tuple, GraphLayout] = OrderedDict()
+        self.layout_: GraphLayout | None = None
+        self.nodes: list[NodeItem] = []
+        self.badges: list[BadgeItem] = []
+        self.edges: list[EdgeItem] = []
+        self._badges_by_value: dict[int, list[BadgeItem]] = {}
+        self._hover_badge: BadgeItem | None = None
+        self.layout_seconds = 0.0
+        self.scene().selectionChanged.connect(self._on_selection)
+        session.events.program.connect(self._on_program_change)
+        session.events.specs.connect(self._on_specs_change)
+        session.events.mesh.connect(self._on_mesh_change)
+        session.events.propagation.connect(self._on_propagation_change)
+        if session.program is not None:
+            self._on_program_change(session.program)
+
+    # -- model events -----------------------------------------------------------------
+    def close(self) -> bool:
+        ev = self.session.events
+        ev.program.disconnect(self._on_program_change)
+        ev.specs.disconnect(self._on_specs_change)
+        ev.mesh.disconnect(self._on_mesh_change)
+        ev.propagation.disconnect(self._on_propagation_change)
+        return super().close()
+
+    def _on_program_change(self, program) -> None:
+        self._cache.clear()
+        self._expanded.clear()
+        if program is None:
+            self._index = None
+            self._frames = []
+            self.scene().clear()
+            return
+        graph = program.graph
+        self._index = FrameIndex(graph)
+        view = dict(self.session.view)
+        frames = [Frame.from_key(k) for k in view.get("frames", [])] or [Frame(graph.main)]
+        self._expanded = {k: frozenset(v) for k, v in (view.get("expanded") or {}).items()}
+        try:
+            self._frames = frames
+            self._rebuild(fit=True)
+        except (KeyError, IndexError, ValueError):
+            self._frames = [Frame(graph.main)]
+            self._expanded = {}
+            self._rebuild(fit=True)
+
+    def _on_specs_change(self, ids) -> None:
+        for vid in ids:
+            for badge in self._badges_by_value.get(vid, ()):
+                self._refresh_badge(badge)
+
+    def _on_mesh_change(self, mesh) -> None:
+        for badge in self.badges:
+            self._refresh_badge(badge)
+
+    def _on_propagation_change(self, result) -> None:
+        for badge in self.badges:
+            self._refresh_badge(badge)
+
+    # -- state ------------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame | None:
+        return self._frames[-1] if self._frames else None
+
+    @property
+    def frames(self) -> list[Frame]:
+        return list(self._frames)
+
+    def expanded(self) -> frozenset[str]:
+        """Expanded scopes of the current frame."""
+        frame = self.frame
+        if frame is None:
+            return frozenset()
+        key = frame.key()
+        if key not in self._expanded:
+            self._expanded[key] = default_expanded(self.session.graph, self._index, frame)
+        return self._expanded[key]
+
+    def view_state(self) -> dict:
+        """JSON-able view state: the frame stack and the expanded scopes per frame."""
+        return {
+            "frames": [f.key() for f in self._frames],
+            "expanded": {k: sorted(v) for k, v in self._expanded.items()},
+        }
+
+    def set_style_theme(self, name: str | None) -> None:
+        """Redraw with the ``dark`` or ``light`` theme (None: follow the palette)."""
+        self._make_style(name)
+        self.setBackgroundBrush(self.style_.theme.background)
+        for item in self.nodes + self.badges:
+            item.style = self.style_
+            item.update()
+        for edge in self.edges:
+            edge.style = self.style_
+            edge.apply_style()
+        for badge in self.badges:
+            self._refresh_badge(badge)
+        self.scene().update()
+
+    def _make_style(self, name: str | None) -> None:
+        theme = THEMES[name] if name in THEMES else theme_for(self)
+        font = QFont(self.font())
+        font.setPointSizeF(10.5)
+        small = QFont(self.font())
+        small.setPointSizeF(9.0)
+        self.style_ = GraphStyle(theme, font, small)
+        self.setBackgroundBrush(theme.background)
+
+    # -- navigation ---------------------------------------------------------------------
+    def enter(self, frame: Frame) -> None:
+        """Show a function or a region (pushes it on the breadcrumb)."""
+        self._frames.append(frame)
+        self._rebuild(fit=True)
+        self._emit_state()
+
+    def enter_op(self, op_id: int, region: int | None = None) -> bool:
+        """Enter an op's region, or the callee of a ``func.call``; False if neither."""
+        graph = self.session.graph
+        op = graph.ops[op_id]
+        if op.callee and op.callee in graph.functions:
+            self.enter(Frame(op.callee))
+            return True
+        if op.regions:
+            self.enter(
+                Frame(self.frame.function, op_id, main_region(op) if region is None else region)
+            )
+            return True
+        return False
+
+    def back(self, levels: int = 1) -> None:
+        """Leave ``levels`` frames (never the outermost)."""
+        if len(self._frames) <= 1:
+            return
+        del self._frames[max(1, len(self._frames) - levels) :]
+        self._rebuild(fit=True)
+        self._emit_state()
+
+    def set_expanded(self, path: str, expanded: bool) -> None:
+        """Unfold (or fold) one scope of the current frame."""
+        current = set(self.expanded())
+        if expanded:
+            current.add(path)
+            parts = path.split("/")
+            current.update("/".join(parts[:k]) for k in range(1, len(parts)))
+        else:
+            current = {p for p in current if p != path and not p.startswith(path + "/")}
+        if frozenset(current) == self.expanded():
+            return
+        self._expanded[self.frame.key()] = frozenset(current)
+        anchor = self._anchor_scene_point(path)
+        self._rebuild(fit=False, keep=anchor)
+        self._emit_state()
+
+    def collapse_all(self) -> None:
+        self._expanded[self.frame.key()] = frozenset()
+        self._rebuild(fit=True)
+        self._emit_state()
+
+    def _emit_state(self) -> None:
+        self.frameChanged.emit(self.frame.key() if self.frame else "")
+        self.viewStateChanged.emit(self.view_state())
+
+    def _anchor_scene_point(self, path: str):
+        for item in self.nodes:
+            if item.node.scope == path or (item.node.scope or "").startswith(path + "/"):
+                return path, self.mapFromScene(item.pos())
+        return None
+
+    # -- building ---------------------------------------------------------------------
+    def _layout(self) -> GraphLayout:
+        frame = self.frame
+        key = (frame.key(), self.expanded())
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        import time
+
+        t = time.perf_counter()
+        layout = build_layout(self.session.graph, frame, self.expanded(), index=self._index)
+        self.layout_seconds = time.perf_counter() - t
+        self._cache[key] = layout
+        while len(self._cache) > LAYOUT_CACHE:
+            self._cache.popitem(last=False)
+        return layout
+
+    def _rebuild(self, *, fit: bool, keep=None) -> None:
+        scene = self.scene()
+        scene.clearSelection()
+        scene.clear()
+        self.nodes, self.badges, self.edges = [], [], []
+        self._badges_by_value = {}
+        self._hover_badge = None
+        layout = self._layout()
+        self.layout_ = layout
+        st = self.style_
+        for i, node in enumerate(layout.nodes):
+            item = NodeItem(i, node, st)
+            scene.addItem(item)
+            self.nodes.append(item)
+            if node.kind == "input" and node.value is not None:
+                badge = BadgeItem((node.value,), st)
+                badge.setPos(node.x, node.y + NODE_H / 2 + 14)
+                self._add_badge(badge)
+        for edge in layout.edges:
+            item = EdgeItem(edge, st)
+            scene.addItem(item)
+            self.edges.append(item)
+            src = layout.nodes[edge.src]
+            if edge.long or src.kind == "input":
+                continue
+            (x0, y0), (x1, y1) = edge.points[0], edge.points[1]
+            badge = BadgeItem(edge.values, st)
+            badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
+            self._add_badge(badge)
+        spread_badges(self.badges)
+        self._add_boxes(layout)
+        bounds = scene.itemsBoundingRect().adjusted(-60, -60, 60, 60)
+        scene.setSceneRect(bounds)
+        if fit:
+            self.fit()
+        elif keep is not None:
+            path, view_point = keep
+            for item in self.nodes:
+                if item.node.scope == path or (item.node.scope or "").startswith(path + "/"):
+                    delta = self.mapToScene(view_point) - self.mapToScene(
+                        self.mapFromScene(item.pos())
+                    )
+                    self.centerOn(self.mapToScene(self.viewport().rect().center()) - delta)
+                    break
+
+    def _add_boxes(self, layout: GraphLayout) -> None:
+        """A region around each expanded scope (see ``ScopeBoxItem.around``)."""
+        if not layout.boxes:
+            return
+        deepest = max(box.depth for box in layout.boxes)
+        badges = [badge.sceneBoundingRect() for badge in self.badges]
+        for box in layout.boxes:
+            nodes = [layout.nodes[i] for i in box.nodes]
+            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, self.style_, badges)
+            self.scene().addItem(item)
+
+    def _add_badge(self, badge: BadgeItem) -> None:
+        self.scene().addItem(badge)
+        self.badges.append(badge)
+        for vid in badge.value_ids:
+            self._badges_by_value.setdefault(vid, []).append(badge)
+        self._refresh_badge(badge)
+
+    def _refresh_badge(self, badge: BadgeItem) -> None:
+        session = self.session
+        graph = session.graph
+        mesh_axes = session.mesh.axis_names if session.mesh is not None else ()
+        if badge.value_id is None:
+            names = [graph.values[v].display_name for v in badge.value_ids]
+            badge.set_spec(None, "none", mesh_axes, "\n".join(names[:20]))
+            return
+        vid = badge.value_id
+        value = graph.values[vid]
+        spec = session.display_spec(vid)
+        origin = session.origin(vid)
+        dims = [d.axes for d in spec.dims] if spec is not None else None
+        if spec is None and value.rank == 0:
+            dims = []
+        shape = "x".join(map(str, value.shape)) if value.shape else "scalar"
+        text = spec.format() if spec is not None else "unknown until propagation"
+        tip = f"{value.display_name}  {value.dtype}[{shape}]\n{text}  ({origin})"
+        if value.rank:
+            tip += "\ndrop a mesh axis on a dimension to shard it"
+        badge.set_spec(dims, origin, mesh_axes, tip)
+
+    # -- queries used by the app and tests --------------------------------------------------
+    def node_labels(self) -> list[str]:
+        return [item.node.label for item in self.nodes]
+
+    def badge_for(self, value_id: int) -> BadgeItem | None:
+        badges = self._badges_by_value.get(value_id)
+        return badges[0] if badges else None
+
+    def badge_text(self, value_id: int) -> str | None:
+        badge = self.badge_for(value_id)
+        if badge is None:
+            return None
+        return "[" + ", ".join("+".join(d) or "_" for d in badge.dims) + "]"
+
+    def find(self, text: str) -> bool:
+        """Select and centre the first op, scope or tensor whose name contains ``text``;
+        unfolds the scope that holds it. Repeated calls cycle through the matches."""
+        text = text.strip().lower()
+        graph = self.session.graph
+        if not text or graph is None:
+            return False
+        matches: list[tuple[str, int]] = []
+        for v in graph.values:
+            name = (v.display_name or "").lower()
+            if text in name and (v.producer is not None or v.role == "arg"):
+                matches.append(("value", v.id))
+        frame_ops = set(self._index.frame_ops(self.frame))
+        for op in graph.ops:
+            if op.id in frame_ops and (text in op.short_name.lower() or text in op.scope.lower()):
+                matches.append(("op", op.id))
+        if not matches:
+            return False
+        last = getattr(self, "_find_state", (None, -1))
+        i = last[1] + 1 if last[0] == text else 0
+        kind, ident = matches[i % len(matches)]
+        self._find_state = (text, i % len(matches))
+        if kind == "value":
+            return self.select_value(ident, center=True)
+        return self.select_op(ident, center=True)
+
+    def select_op(self, op_id: int, *, center: bool = False) -> bool:
+        """Select an op's node (unfolding its scope if needed)."""
+        layout = self.layout_
+        if layout is None:
+            return False
+        top = self._index.ancestor_in(op_id, self.frame, set(self._index.frame_ops(self.frame)))
+        if top is None:
+            return False
+        n = layout.node_of_op.get(top)
+        if n is not None and self.nodes[n].node.kind == "scope":
+            self.set_expanded(self.nodes[n].node.scope, True)
+            return self.select_op(op_id, center=center)
+        if n is None:
+            return False
+        item = self.nodes[n]
+        self.scene().clearSelection()
+        item.setSelected(True)
+        if center:
+            self.centerOn(item)
+        return True
+
+    def select_value(self, value_id: int, *, center: bool = False) -> bool:
+        """Select a value's badge (or its producer) and centre it."""
+        badge = self.badge_for(value_id)
+        if badge is None:
+            producer = self.session.graph.values[value_id].producer
+            if producer is not None and self.select_op(producer, center=center):
+                badge = self.badge_for(value_id)
+                if badge is None:
+                    return True
+            else:
+                return False
+        self.scene().clearSelection()
+        badge.setSelected(True)
+        if center:
+            self.centerOn(badge)
+        return True
+
+    # -- interaction --------------------------------------------------------------------
+    def _on_selection(self) -> None:
+        try:
+            items = self.scene().selectedItems()
+        except RuntimeError:
+            return
+        for item in items:
+            if isinstance(item, BadgeItem) and item.value_id is not None:
+                self.valueSelected.emit(item.value_id)
+                return
+            if isinstance(item, NodeItem):
+                node = item.node
+                if node.kind == "input" and node.value is not None:
+                    self.valueSelected.emit(node.value)
+                elif node.op is not None:
+                    self.opSelected.emit(node.op)
+                    op = self.session.graph.ops[node.op]
+                    if op.results:
+                        self.valueSelected.emit(op.results[0])
+                return
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        item = self.itemAt(event.position().toPoint())
+        if isinstance(item, NodeItem):
+            node = item.node
+            if node.kind == "scope":
+                self.set_expanded(node.scope, True)
+            elif node.op is not None:
+                self.enter_op(node.op)
+            event.accept()
+            return
+        if isinstance(item, ScopeBoxItem):
+            self.set_expanded(item.box.path, False)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
+
+    def node_menu(self, item: NodeItem) -> QMenu:
+        """Actions on a node: enter each region or the callee, unfold, fold its scopes."""
+        menu = QMenu(self)
+        node = item.node
+        graph = self.session.graph
+        if node.kind == "scope":
+            menu.addAction(f"Expand {node.scope}", lambda: self.set_expanded(node.scope, True))
+        if node.op is not None:
+            op = graph.ops[node.op]
+            if op.callee and op.callee in graph.functions:
+                menu.addAction(f"Enter @{op.callee}", lambda: self.enter_op(op.id))
+            for i, name in enumerate(region_names(op)):
+                menu.addAction(f"Enter {name}", lambda i=i: self.enter_op(op.id, i))
+        if node.scope and node.kind == "op":
+            parts = node.scope.split("/")
+            for k in range(len(parts), 0, -1):
+                path = "/".join(parts[:k])
+                menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
+        if menu.actions():
+            menu.addSeparator()
+        menu.addAction("Collapse all scopes", self.collapse_all)
+        return menu
+
+    def contextMenuEvent(self, event) -> None:
+        item = self.itemAt(event.pos())
+        if isinstance(item, NodeItem):
+            self.node_menu(item).exec(event.globalPos())
+            event.accept()
+            return
+        super().contextMenuEvent(event)
+
+    def wheelEvent(self, event) -> None:
+        factor = 1.0015 ** event.angleDelta().y()
+        self.zoom(factor)
+        event.accept()
+
+    def zoom(self, factor: float) -> None:
+        """Scale the view by ``factor`` (kept between 2% and 400%)."""
+        scale = self.transform().m11()
+        factor = max(0.02 / scale, min(4.0 / scale, factor))
+        self.scale(factor, factor)
+
+    def fit(self) -> None:
+        """Fit the drawing, but never shrink text below legibility on large graphs:
+        very wide frames start at a readable zoom at their top instead."""
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
+        scale = min(vw / rect.width(), vh / rect.height(), 1.25)
+        if scale >= MIN_FIT_SCALE:
+            self.scale(scale, scale)
+            self.centerOn(rect.center())
+        else:
+            scale = MIN_FIT_SCALE
+            self.scale(scale, scale)
+            self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
+
+    def fit_all(self) -> None:
+        """Fit everything regardless of legibility."""
+        self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+
+    # -- drag and drop of mesh axes ---------------------------------------------------------
+    def _badge_dim_at(self, pos) -> tuple[BadgeItem | None, int | None]:
+        scene_pos = self.mapToScene(pos)
+        for item in self.scene().items(scene_pos):
+            if isinstance(item, BadgeItem):
+                return item, item.dim_at(scene_pos)
+        # Forgiving: the nearest badge within a few pixels.
+        for item in self.items(pos.x() - 6, pos.y() - 6, 12, 12):
+            if isinstance(item, BadgeItem):
+                return item, item.dim_at(scene_pos)
+        return None, None
+
+    def _set_hover(self, badge: BadgeItem | None, dim: int | None) -> None:
+        if self._hover_badge is not None and self._hover_badge is not badge:
+            self._hover_badge.hover_dim = None
+            self._hover_badge.update()
+        self._hover_badge = badge
+        if badge is not None and badge.hover_dim != dim:
+            badge.hover_dim = dim
+            badge.update()
+
+    def dragEnterEvent(self, event) -> None:
+        ours, _ = axis_from_mime(event.mimeData())
+        if ours:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        ours, _ = axis_from_mime(event.mimeData())
+        if not ours:
+            event.ignore()
+            return
+        badge, dim = self._badge_dim_at(event.position().toPoint())
+        self._set_hover(badge, dim)
+        if badge is not None and dim is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:
+        self._set_hover(None, None)
+        super().dragLeaveEvent(event)
+
+    def dropEvent(self, event) -> None:
+        ours, axis = axis_from_mime(event.mimeData())
+        self._set_hover(None, None)
+        if not ours:
+            event.ignore()
+            return
+        badge, dim = self._badge_dim_at(event.position().toPoint())
+        if badge is None or dim is None:
+            self.dropRejected.emit("drop a mesh axis on a dimension of a tensor's badge")
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.specDropped.emit(badge.value_id, dim, axis)
+
+    def sizeHint(self) -> QSize:
+        return QSize(900, 700)

@@ -1,0 +1,1 @@
+"""The device mesh: the mesh editor and the palette of axis chips."""

@@ -1,0 +1,1 @@
+"""One tensor: the inspector, its tile grid and tile labels."""

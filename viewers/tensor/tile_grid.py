@@ -1,0 +1,564 @@
+"""Tile grid: which device holds which block of a tensor, drawn at shard granularity.
+
+One pyqtgraph ImageItem holds a uint8 image with one pixel per tile of the two displayed
+dims, mapped onto the tensor's element coordinates (padded extent, so every tile block
+has the tile's length and XLA's padding shows as a hatched band past the real edge).
+Pixel values index a 256-colour device LUT with fixed levels, so redraws stay on
+pyqtgraph's fast path. Labels are painted by one item in screen space and hide
+themselves when a tile is too small to hold them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGraphicsPathItem,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.tiles import TileMap
+from shardscope.viewers.common.colors import text_color_on, theme_for
+from shardscope.viewers.tensor.tile_labels import (
+    LUT_SIZE,
+    MAX_LABELLED_TILES,
+    TileLabelsItem,
+    describe_devices,
+    lut_for,
+    tile_label,
+)
+
+
+class _GridPlot(pg.PlotWidget):
+    """A plot that asks for little and grows into whatever room its dock has."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(240, 180)
+
+
+class TileGridView(QWidget):
+    """The tiles of a tensor under a mesh and spec, coloured by the device holding them.
+
+    ``set_tensor(shape, mesh, spec)`` redraws; hovering a tile emits ``tileHovered`` with
+    its devices (once per change of tile; ``[]`` when leaving the tiles).
+    """
+
+    tileHovered = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.tile_map: TileMap | None = None
+        self.error: str | None = None
+        self._shape: tuple[int, ...] = ()
+        self._mesh = None
+        self._spec = None
+        self._tiles: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
+        self._row_dim: int | None = None
+        self._col_dim: int | None = None
+        self._fixed: dict[int, int] = {}
+        self._hover_key: tuple[int, ...] | None = None
+        self._fitted_extent: tuple[float, float] | None = None
+        self._highlight: set[int] = set()
+        self._image = np.zeros((1, 1), dtype=np.uint8)
+        self._keys = np.zeros((1, 1), dtype=object)
+
+        self.row_combo = QComboBox()
+        self.col_combo = QComboBox()
+        for combo in (self.row_combo, self.col_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.row_combo.setToolTip("Tensor dimension drawn down the rows")
+        self.col_combo.setToolTip("Tensor dimension drawn across the columns")
+        self.row_combo.activated.connect(self._on_row_dim_change)
+        self.col_combo.activated.connect(self._on_col_dim_change)
+        self.summary = QLabel()
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wraps rather than squeezing the dimension pickers beside it in a narrow dock.
+        self.summary.setWordWrap(True)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(QLabel("rows"))
+        top.addWidget(self.row_combo)
+        top.addWidget(QLabel("cols"))
+        top.addWidget(self.col_combo)
+        top.addSpacing(12)
+        top.addWidget(self.summary, 1)
+
+        self._slider_box = QWidget()
+        self._slider_layout = QGridLayout(self._slider_box)
+        self._slider_layout.setContentsMargins(0, 0, 0, 0)
+        self.sliders: dict[int, QSlider] = {}
+        self._slider_labels: dict[int, QLabel] = {}
+
+        self.plot = _GridPlot()
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=True, y=True)
+        self.plot.invertY(True)
+        self.plot.setMinimumSize(160, 120)
+        self.view_box = self.plot.getPlotItem().getViewBox()
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.image_item.setAutoDownsample(False)
+        self.plot.addItem(self.image_item)
+        self._lines = QGraphicsPathItem()
+        self._lines.setZValue(5)
+        self.plot.addItem(self._lines)
+        self._padding = QGraphicsPathItem()
+        self._padding.setZValue(6)
+        self.plot.addItem(self._padding)
+        self._hatch = QGraphicsPathItem()
+        self._hatch.setZValue(6.5)
+        self._hatch.setPen(QPen(Qt.PenStyle.NoPen))
+        self.plot.addItem(self._hatch)
+        self._edge = QGraphicsPathItem()
+        self._edge.setZValue(7)
+        self.plot.addItem(self._edge)
+        self._highlight_item = QGraphicsPathItem()
+        self._highlight_item.setZValue(9)
+        self.plot.addItem(self._highlight_item)
+        self._hover_item = QGraphicsPathItem()
+        self._hover_item.setZValue(10)
+        self.plot.addItem(self._hover_item)
+        self._labels = TileLabelsItem()
+        self._labels.setZValue(8)
+        self.plot.addItem(self._labels)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.plot.viewport().installEventFilter(self)
+
+        self.status = QLabel("")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setWordWrap(True)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self._slider_box)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.status)
+        self._apply_theme()
+        self._set_status_idle()
+
+    # ------------------------------------------------------------------ setters
+
+    def set_tensor(self, shape, mesh, spec) -> None:
+        """Show the tiles of a ``shape`` tensor sharded by ``spec`` over ``mesh``."""
+        shape = tuple(int(s) for s in shape) if shape is not None else ()
+        same_layout = (
+            shape == self._shape
+            and self.tile_map is not None
+            and [d.shards for d in self.tile_map.dims] == self._shards_of(shape, mesh, spec)
+        )
+        self._shape, self._mesh, self._spec = shape, mesh, spec
+        self.error = None
+        try:
+            self.tile_map = TileMap.build(mesh, spec, shape)
+        except ShardscopeError as exc:
+            self.tile_map = None
+            self.error = str(exc)
+        if self.tile_map is None:
+            self._tiles = {}
+            self._clear_drawing()
+            self.summary.setText("")
+            self.status.setText(self.error or "")
+            return
+        self._tiles = {key: (rng, devs) for key, rng, devs in self.tile_map.tiles()}
+        rank = len(shape)
+        if not same_layout or self._row_dim is None and self._col_dim is None:
+            self._choose_default_dims(rank)
+        self._fixed = {
+            d: min(self._fixed.get(d, 0), self.tile_map.dims[d].shards - 1)
+            for d in range(rank)
+            if d not in (self._row_dim, self._col_dim)
+        }
+        self._rebuild_controls()
+        self._redraw(refit=True)
+
+    def set_display_dims(self, row_dim: int | None, col_dim: int) -> None:
+        """Draw tensor dim ``row_dim`` down the rows and ``col_dim`` across."""
+        rank = len(self._shape)
+        if not (0 <= col_dim < rank) or (row_dim is not None and not 0 <= row_dim < rank):
+            raise ValueError(f"display dims ({row_dim}, {col_dim}) out of range for rank {rank}")
+        if row_dim == col_dim:
+            row_dim, col_dim = self._col_dim, self._row_dim
+            if col_dim is None:
+                return
+        self._row_dim, self._col_dim = row_dim, col_dim
+        self._fixed = {d: self._fixed.get(d, 0) for d in range(rank) if d not in (row_dim, col_dim)}
+        self._rebuild_controls()
+        self._redraw(refit=True)
+
+    def set_slice(self, dim: int, tile_index: int) -> None:
+        """Show tile ``tile_index`` of a dim that is not displayed."""
+        slider = self.sliders[dim]
+        slider.setValue(int(tile_index))
+
+    def highlight_devices(self, devices: list[int]) -> None:
+        """Outline the tiles held by any of ``devices``."""
+        new = {int(d) for d in devices}
+        if new == self._highlight:
+            return
+        self._highlight = new
+        self._draw_highlight()
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def display_dims(self) -> tuple[int | None, int | None]:
+        """(rows dim, cols dim) currently drawn."""
+        return self._row_dim, self._col_dim
+
+    def image_data(self) -> np.ndarray:
+        """The uint8 image (one pixel per displayed tile; values index the device LUT)."""
+        return self._image
+
+    def tile_at(self, row: int, col: int) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
+        """(ranges, devices) of the displayed tile at grid position (row, col)."""
+        return self._tiles[self._keys[row, col]]
+
+    def hover_view_point(self, x: float, y: float) -> None:
+        """Act as if the mouse were at view coordinates (x = col element, y = row element)."""
+        self._on_mouse_moved(self.view_box.mapViewToScene(QPointF(x, y)))
+
+    # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _shards_of(shape, mesh, spec) -> list[int] | None:
+        try:
+            return [d.shards for d in TileMap.build(mesh, spec, shape).dims]
+        except ShardscopeError:
+            return None
+
+    def _choose_default_dims(self, rank: int) -> None:
+        if rank == 0:
+            self._row_dim, self._col_dim = None, None
+            return
+        if rank == 1:
+            self._row_dim, self._col_dim = None, 0
+            return
+        # Prefer the two most-split dims so the grid shows as much of the sharding as it can.
+        shards = [d.shards for d in self.tile_map.dims]
+        order = sorted(range(rank), key=lambda d: (-shards[d], d))
+        a, b = sorted(order[:2])
+        self._row_dim, self._col_dim = a, b
+
+    def _rebuild_controls(self) -> None:
+        rank = len(self._shape)
+        names = [f"dim {d} ({n})" for d, n in enumerate(self._shape)]
+        for combo, current in ((self.row_combo, self._row_dim), (self.col_combo, self._col_dim)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(names)
+            if current is not None:
+                combo.setCurrentIndex(current)
+            combo.setEnabled(rank >= 2)
+            combo.blockSignals(False)
+        while self._slider_layout.count():
+            item = self._slider_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.sliders = {}
+        self._slider_labels = {}
+        for row, d in enumerate(sorted(self._fixed)):
+            shards = self.tile_map.dims[d].shards
+            slider = QSlider(Qt.Orientation.Horizontal)
+            slider.setRange(0, shards - 1)
+            slider.setValue(self._fixed[d])
+            slider.setPageStep(1)
+            slider.setEnabled(shards > 1)
+            slider.valueChanged.connect(lambda v, dim=d: self._on_slice_change(dim, v))
+            label = QLabel()
+            self._slider_layout.addWidget(label, row, 0)
+            self._slider_layout.addWidget(slider, row, 1)
+            self.sliders[d] = slider
+            self._slider_labels[d] = label
+            self._update_slider_label(d)
+        self._slider_box.setVisible(bool(self._fixed))
+
+    def _update_slider_label(self, d: int) -> None:
+        info = self.tile_map.dims[d]
+        k = self._fixed[d]
+        a, b = min(k * info.tile, info.size), min((k + 1) * info.tile, info.size)
+        self._slider_labels[d].setText(f"dim {d}: tile {k + 1}/{info.shards}  [{a}:{b})")
+
+    def _on_row_dim_change(self, index: int) -> None:
+        if index != self._row_dim and self._col_dim is not None:
+            self.set_display_dims(index, self._col_dim if index != self._col_dim else self._row_dim)
+
+    def _on_col_dim_change(self, index: int) -> None:
+        if index != self._col_dim:
+            row = self._row_dim if index != self._row_dim else self._col_dim
+            self.set_display_dims(row, index)
+
+    def _on_slice_change(self, dim: int, value: int) -> None:
+        if self._fixed.get(dim) == value:
+            return
+        self._fixed[dim] = value
+        self._update_slider_label(dim)
+        self._redraw(refit=False)
+
+    def _grid_shape(self) -> tuple[int, int, float, float, int, int]:
+        """(rows, cols, row tile length, col tile length, row size, col size)."""
+        dims = self.tile_map.dims
+        if self._row_dim is None:
+            rows, tr, nr = 1, 1.0, 1
+        else:
+            info = dims[self._row_dim]
+            rows, tr, nr = info.shards, float(max(info.tile, 1)), info.size
+        if self._col_dim is None:
+            cols, tc, nc = 1, 1.0, 1
+        else:
+            info = dims[self._col_dim]
+            cols, tc, nc = info.shards, float(max(info.tile, 1)), info.size
+        return rows, cols, tr, tc, nr, nc
+
+    def _redraw(self, refit: bool) -> None:
+        if self.tile_map is None:
+            return
+        rank = len(self._shape)
+        rows, cols, tr, tc, nr, nc = self._grid_shape()
+        image = np.zeros((rows, cols), dtype=np.uint8)
+        keys = np.empty((rows, cols), dtype=object)
+        n_dev = len(self.tile_map.device_ids)
+        lut = lut_for(n_dev)
+        theme = theme_for(self)
+        label_cells: list[tuple[QRectF, str, QColor]] = []
+        notes: list[tuple[QRectF, str, QColor]] = []
+        show_labels = rows * cols <= MAX_LABELLED_TILES
+        for i in range(rows):
+            for j in range(cols):
+                key = [0] * rank
+                for d, k in self._fixed.items():
+                    key[d] = k
+                if self._row_dim is not None:
+                    key[self._row_dim] = i
+                if self._col_dim is not None:
+                    key[self._col_dim] = j
+                k = tuple(key)
+                keys[i, j] = k
+                _, devs = self._tiles[k]
+                idx = devs[0] % LUT_SIZE
+                image[i, j] = idx
+                if show_labels:
+                    cell = QRectF(j * tc, i * tr, tc, tr)
+                    bg = QColor(*(int(v) for v in lut[idx]))
+                    label_cells.append((cell, tile_label(devs), text_color_on(bg)))
+        self._image = np.ascontiguousarray(image)
+        self._keys = keys
+        self.image_item.setImage(self._image, autoLevels=False, levels=(0, LUT_SIZE - 1), lut=lut)
+        full = QRectF(0, 0, cols * tc, rows * tr)
+        self.image_item.setRect(full)
+
+        lines = QPainterPath()
+        for j in range(1, cols):
+            lines.moveTo(j * tc, 0)
+            lines.lineTo(j * tc, rows * tr)
+        for i in range(1, rows):
+            lines.moveTo(0, i * tr)
+            lines.lineTo(cols * tc, i * tr)
+        pen = QPen(theme.background, 1.5)
+        pen.setCosmetic(True)
+        self._lines.setPen(pen)
+        self._lines.setPath(lines)
+
+        pad = QPainterPath()
+        edge = QPainterPath()
+        if cols * tc > nc:
+            pad.addRect(QRectF(nc, 0, cols * tc - nc, rows * tr))
+            edge.moveTo(nc, 0)
+            edge.lineTo(nc, rows * tr)
+        if rows * tr > nr:
+            pad.addRect(QRectF(0, nr, min(nc, cols * tc), rows * tr - nr))
+            edge.moveTo(0, nr)
+            edge.lineTo(cols * tc, nr)
+        self._padding.setPath(pad)
+        pad_color = QColor(theme.padding)
+        pad_color.setAlpha(170)
+        self._padding.setBrush(QBrush(pad_color))
+        self._padding.setPen(QPen(Qt.PenStyle.NoPen))
+        hatch = QColor(theme.foreground)
+        hatch.setAlpha(120)
+        self._hatch.setBrush(QBrush(hatch, Qt.BrushStyle.BDiagPattern))
+        self._hatch.setPath(pad)
+        edge_pen = QPen(theme.foreground, 2, Qt.PenStyle.DashLine)
+        edge_pen.setCosmetic(True)
+        self._edge.setPen(edge_pen)
+        self._edge.setPath(edge)
+        self._edge.setBrush(Qt.BrushStyle.NoBrush)
+
+        empty_rows = [i for i in range(rows) if self._row_dim is not None and i * tr >= nr]
+        empty_cols = [j for j in range(cols) if self._col_dim is not None and j * tc >= nc]
+        for i in range(rows):
+            for j in range(cols):
+                if i in empty_rows or j in empty_cols:
+                    notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
+        if notes:
+            label_cells = [c for c in label_cells if not any(c[0] == n[0] for n in notes)]
+        self._labels.set_cells(full, label_cells, notes)
+
+        self._update_summary(rows, cols)
+        self._draw_highlight()
+        self._hover_key = None
+        self._hover_item.setPath(QPainterPath())
+        if refit:
+            extent = (full.width(), full.height())
+            if extent != self._fitted_extent:
+                self.view_box.setRange(rect=full, padding=0.02)
+                self.view_box.disableAutoRange()
+                self._fitted_extent = extent
+
+    def _update_summary(self, rows: int, cols: int) -> None:
+        tm = self.tile_map
+        parts = [f"{tm.num_tiles} tile{'s' if tm.num_tiles != 1 else ''}"]
+        if tm.replication > 1:
+            parts.append(f"each on {tm.replication} devices")
+        uneven = [
+            f"dim {d} pads {info.padding}" for d, info in enumerate(tm.dims) if info.is_uneven
+        ]
+        if uneven:
+            parts.append("uneven: " + ", ".join(uneven))
+        empty = self._empty_shard_count()
+        if empty:
+            parts.append(f"{empty} empty shard{'s' if empty != 1 else ''}")
+        self.summary.setText(" \u00b7 ".join(parts))
+        self.plot.getPlotItem().setLabel(
+            "bottom",
+            f"dim {self._col_dim} ({self._shape[self._col_dim]})"
+            if self._col_dim is not None
+            else "",
+        )
+        self.plot.getPlotItem().setLabel(
+            "left",
+            f"dim {self._row_dim} ({self._shape[self._row_dim]})"
+            if self._row_dim is not None
+            else "",
+        )
+        self._set_ticks()
+
+    def _empty_shard_count(self) -> int:
+        tm = self.tile_map
+        if tm is None or tm.rank == 0:
+            return 0
+        sizes = np.asarray(tm.stops - tm.starts)
+        return int(np.count_nonzero((sizes == 0).any(axis=1)))
+
+    def _set_ticks(self) -> None:
+        pi = self.plot.getPlotItem()
+        for axis_name, dim in (("bottom", self._col_dim), ("left", self._row_dim)):
+            axis = pi.getAxis(axis_name)
+            if dim is None:
+                axis.setTicks([[]])
+                continue
+            info = self.tile_map.dims[dim]
+            step = max(1, math.ceil(info.shards / 8))
+            # Tick every shown tile boundary inside the tensor, plus its real end (the padding edge).
+            ticks = [
+                (k * info.tile, str(k * info.tile))
+                for k in range(0, info.shards + 1, step)
+                if k == 0 or info.size - k * info.tile >= info.tile / 2
+            ]
+            ticks.append((info.size, str(info.size)))
+            axis.setTicks([ticks])
+
+    def _clear_drawing(self) -> None:
+        self._image = np.zeros((1, 1), dtype=np.uint8)
+        self._keys = np.zeros((1, 1), dtype=object)
+        self.image_item.clear()
+        for item in (
+            self._lines,
+            self._padding,
+            self._hatch,
+            self._edge,
+            self._highlight_item,
+            self._hover_item,
+        ):
+            item.setPath(QPainterPath())
+        self._labels.set_cells(QRectF(), [], [])
+        self._hover_key = None
+
+    def _draw_highlight(self) -> None:
+        path = QPainterPath()
+        if self._highlight and self.tile_map is not None:
+            rows, cols, tr, tc, _, _ = self._grid_shape()
+            for i in range(rows):
+                for j in range(cols):
+                    _, devs = self._tiles[self._keys[i, j]]
+                    if self._highlight.intersection(devs):
+                        path.addRect(QRectF(j * tc, i * tr, tc, tr))
+        pen = QPen(theme_for(self).highlight, 3)
+        pen.setCosmetic(True)
+        self._highlight_item.setPen(pen)
+        self._highlight_item.setPath(path)
+
+    def _set_status_idle(self) -> None:
+        self.status.setText(self.error or "Hover a tile to see its devices and index ranges.")
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        if self.tile_map is None:
+            return
+        p = self.view_box.mapSceneToView(scene_pos)
+        rows, cols, tr, tc, _, _ = self._grid_shape()
+        i, j = math.floor(p.y() / tr), math.floor(p.x() / tc)
+        inside = self.view_box.sceneBoundingRect().contains(scene_pos)
+        key = self._keys[i, j] if inside and 0 <= i < rows and 0 <= j < cols else None
+        if key == self._hover_key:
+            return
+        self._hover_key = key
+        path = QPainterPath()
+        if key is None:
+            self._set_status_idle()
+            self.plot.setToolTip("")
+            self._hover_item.setPath(path)
+            self.tileHovered.emit([])
+            return
+        ranges, devs = self._tiles[key]
+        text = self._describe_tile(key, ranges, devs)
+        self.status.setText(text)
+        self.plot.setToolTip(text.replace(" \u00b7 ", "\n"))
+        path.addRect(QRectF(j * tc, i * tr, tc, tr))
+        pen = QPen(theme_for(self).foreground, 2.5)
+        pen.setCosmetic(True)
+        self._hover_item.setPen(pen)
+        self._hover_item.setPath(path)
+        self.tileHovered.emit(list(devs))
+
+    def _describe_tile(self, key, ranges, devs) -> str:
+        rng = " ".join(
+            f"d{d}[{a}:{b})" + (" empty" if a == b else "") for d, (a, b) in enumerate(ranges)
+        )
+        return (
+            f"tile ({', '.join(str(k) for k in key)}) \u00b7 {describe_devices(devs)} \u00b7 {rng}"
+        )
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Leave and self._hover_key is not None:
+            self._hover_key = None
+            self._hover_item.setPath(QPainterPath())
+            self._set_status_idle()
+            self.tileHovered.emit([])
+        return super().eventFilter(obj, event)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_theme()
+            self._redraw(refit=False)
+        super().changeEvent(event)
+
+    def _apply_theme(self) -> None:
+        theme = theme_for(self)
+        self.plot.setBackground(theme.background)
+        pi = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            axis = pi.getAxis(name)
+            axis.setPen(theme.grid)
+            axis.setTextPen(theme.foreground)
