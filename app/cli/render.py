@@ -80,6 +80,7 @@ def _save_widget(widget, path: Path) -> None:
 def render(args) -> Path:
     """Render what ``args`` asks for and return the file written."""
     from PySide6.QtWidgets import QApplication
+
     from shardscope.app.window.theme import apply_theme
 
     out = Path(args.out)

@@ -46,9 +46,11 @@ def run(args: argparse.Namespace) -> int:
     """Print the sharding of ``--shape`` under ``--spec`` over ``--mesh``."""
     # Imported here: every command's module is imported to build the parser, and the
     # loading commands should not wait for numpy before their worker starts.
+    from shardscope.backend.sharding.hlo_text import hlo_sharding_text
+    from shardscope.backend.sharding.kinds import sharding_kind
     from shardscope.backend.sharding.mesh import parse_mesh
+    from shardscope.backend.sharding.sdy_text import sdy_sharding_text
     from shardscope.backend.sharding.spec import parse_spec, validate_spec
-    from shardscope.backend.sharding.text import hlo_sharding_text, sdy_sharding_text, sharding_kind
     from shardscope.backend.sharding.tiles import TileMap
 
     mesh = parse_mesh(args.mesh, args.device_order, args.axis_types)

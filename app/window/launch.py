@@ -74,6 +74,7 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
         print(problem, file=sys.stderr)
         return 2
     from PySide6.QtWidgets import QApplication
+
     from shardscope.app.window.main_window import MainWindow, ask_restore
     from shardscope.app.window.theme import projector_font
     from shardscope.backend.session.document import read_recovery

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QUndoView,
     QWidget,
 )
+
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, load_task, propagate_task, propagation_available
 from shardscope.app.window.theme import apply_theme

@@ -8,6 +8,7 @@ Ctrl+Shift+Z, the Edit menu and a QUndoView history all work.
 from __future__ import annotations
 
 from PySide6.QtGui import QUndoCommand, QUndoStack
+
 from shardscope.backend.session.edits import Command, CommandStack
 
 

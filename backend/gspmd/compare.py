@@ -172,10 +172,11 @@ def gspmd_module(program: Any, result: Any) -> str:
     without a GSPMD counterpart.
     """
     from jaxlib.mlir import ir
+
     from shardscope.backend.propagation import sdyread
     from shardscope.backend.propagation.propagate import prepare
+    from shardscope.backend.sharding.hlo_text import hlo_sharding_text
     from shardscope.backend.sharding.spec import Spec
-    from shardscope.backend.sharding.text import hlo_sharding_text
 
     specs: dict[Any, Any] = {}
     for a in result.annotations:
@@ -322,8 +323,8 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
         shardy_text = ours.hlo_sharding
         if physical and ours.hlo_sharding:
             # Both sides in device ids, as the compiled module numbers them.
+            from shardscope.backend.sharding.hlo_text import hlo_sharding_text
             from shardscope.backend.sharding.spec import Spec
-            from shardscope.backend.sharding.text import hlo_sharding_text
 
             spec = Spec.of(*[tuple(d) for d in ours.spec])
             shardy_text = hlo_sharding_text(result.mesh, spec, len(ours.spec), physical=True)
@@ -374,7 +375,7 @@ def _match_by_op(graph: Any, instructions: list[dict], out: dict[int, str]) -> N
 
 
 def _spec_of(text: str, mesh: Any, rank: int, *, physical: bool) -> list[list[str]] | None:
-    from shardscope.backend.sharding.text import spec_from_hlo_sharding
+    from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 
     try:
         spec = spec_from_hlo_sharding(text, mesh, rank, physical=physical)
@@ -498,6 +499,7 @@ def _compile_module(job: dict) -> dict:
 
 def _unannotated(func: Any, key: str) -> list[bool]:
     from jaxlib.mlir import ir
+
     from shardscope.backend.propagation import sdyread
 
     func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -516,6 +518,7 @@ def _dumped_instructions(dump: str) -> list[dict]:
 def _compile_python(job: dict) -> dict:
     import jax
     from jax.sharding import AxisType, NamedSharding
+
     from shardscope.backend.program.load import load_python_namespace
     from shardscope.backend.sharding.spec import parse_spec
 
@@ -574,6 +577,7 @@ def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: Any) -
     """``program`` with a sharding constraint on each flat result that has a spec."""
     import jax
     from jax.sharding import NamedSharding
+
     from shardscope.backend.sharding.spec import parse_spec
 
     def constrained(*args, **kwargs):

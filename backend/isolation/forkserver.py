@@ -145,6 +145,7 @@ def _serve() -> int:
     import jax  # noqa: F401 - the point of the server: import once, fork many
     import jax.numpy  # noqa: F401
     from jax.sharding import AbstractMesh  # noqa: F401
+
     from shardscope.backend.program import lower as program_worker
 
     out = sys.stdout.buffer

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
+
 from shardscope.backend.program.locations import (
     LocationReader,
     SourceInfo,

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import igraph as ig
+
 from shardscope.backend.program.graph import Op, ProgramGraph
 from shardscope.backend.program.locations import split_name_path
 

@@ -28,6 +28,7 @@ from shardscope.backend.program.lower import PACKAGE_ROOT, load_python_namespace
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
+
     from shardscope.backend.program.graph import ProgramGraph
 
 # jaxlib (and with it MLIR and numpy) is imported where a module is parsed, not here: the
@@ -66,6 +67,7 @@ class Program:
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
         from jaxlib.mlir import ir
+
         from shardscope.backend.program.mlir import new_context
 
         context = context or new_context()
@@ -174,6 +176,7 @@ def _load_mlir(path: Path, source: str) -> Program:
             f"{path}: cannot read the file ({exc}); check its permissions and encoding"
         ) from exc
     from jaxlib.mlir import ir
+
     from shardscope.backend.program.graph import build_graph
     from shardscope.backend.program.mlir import new_context
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
+
 from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.propagation import sdyread
@@ -183,7 +184,7 @@ def gspmd_shardings(
     spec)`` for arguments and results of main (kind ``arg``/``result``) and for each
     ``custom_call @Sharding`` (kind ``op``, index = its op id)."""
     from shardscope.backend.propagation.readback import func_args
-    from shardscope.backend.sharding.text import spec_from_hlo_sharding
+    from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 
     def spec_of(text: str, rank: int, what: str) -> Spec:
         try:

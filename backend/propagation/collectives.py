@@ -22,14 +22,15 @@ number of devices in one group, the product of the sizes of the collective's axe
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
+
 from shardscope.backend.propagation import sdyread
-from shardscope.backend.propagation.timeline import split_axis
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.sdy_text import axes_in
+from shardscope.backend.sharding.values import split_axis
 
 EXPLICIT_RESHARDS = (
     "builtin.module(func.func(sdy-populate-op-sharding-rules),"
@@ -44,7 +45,6 @@ KINDS = {
     "sdy.all_to_all": ("all_to_all", "params"),
     "sdy.collective_permute": ("collective_permute", ""),
 }
-_AXIS = re.compile(r'"([^"]+)"(?::\((\d+)\)(\d+))?')
 
 
 @dataclass(frozen=True)
@@ -72,14 +72,6 @@ class Collective:
             "bytes_per_device": self.bytes_per_device,
             "group_size": self.group_size,
         }
-
-
-def axes_in(text: str) -> tuple[str, ...]:
-    """Axis names (``x`` or ``x:(pre)size``) in a Shardy attribute's text, in order."""
-    out = []
-    for m in _AXIS.finditer(text):
-        out.append(f"{m.group(1)}:({m.group(2)}){m.group(3)}" if m.group(2) else m.group(1))
-    return tuple(dict.fromkeys(out))
 
 
 def _axis_size(axis: str, mesh: dict[str, int]) -> int:

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
+
 from shardscope.backend.propagation import sdyread
-from shardscope.backend.propagation.timeline import Timeline, ValueSharding, replicated, split_axis
+from shardscope.backend.propagation.timeline import Timeline
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.values import ValueSharding, replicated, split_axis
 
 LONGEST_COMMON_PREFIX = "longest common prefix"
 AXIS_USED = "axis already used by another factor"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxlib.mlir import ir, passmanager
+
 from shardscope.backend.errors import ProgramError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph, build_graph
 from shardscope.backend.program.mlir import new_context
@@ -38,15 +39,10 @@ from shardscope.backend.propagation.readback import (
     inline_calls,
     read_state,
 )
-from shardscope.backend.propagation.timeline import (
-    Timeline,
-    ValueSharding,
-    complete,
-    merge_full_axes,
-    replicated,
-)
+from shardscope.backend.propagation.timeline import Timeline, complete
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.values import ValueSharding, merge_full_axes, replicated
 
 ROUTE = "in-process sdy-propagation-pipeline (debug edges and origins on)"
 _DEBUG = "debug-propagation-edge-sharding=true debug-sharding-origins=true"
@@ -557,7 +553,7 @@ def _ir_value(key: tuple | None, tagged: dict, funcs: dict, index: ProgramIndex)
 def _value_infos(
     graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mesh
 ) -> list[ValueInfo]:
-    from shardscope.backend.sharding.text import hlo_sharding_text
+    from shardscope.backend.sharding.hlo_text import hlo_sharding_text
 
     out = []
     shape = mesh.shape

@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 
 from jaxlib.mlir import ir
+
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.propagation import sdyread
-from shardscope.backend.propagation.timeline import Step, ValueSharding
+from shardscope.backend.propagation.timeline import Step
+from shardscope.backend.sharding.values import ValueSharding
 
 _DATA_FLOW_OPS = {
     "stablehlo.while",
@@ -466,7 +468,7 @@ def _read_edge_op(
 def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSharding:
     """A shard_map body argument as the program sees it: the manual axes of its
     ``in_shardings`` entry (always major) followed by the free axes propagation gave it."""
-    from shardscope.backend.propagation.collectives import axes_in
+    from shardscope.backend.sharding.sdy_text import axes_in
 
     manual = (
         set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
-from shardscope.backend.propagation.timeline import ValueSharding
+
+from shardscope.backend.sharding.values import ValueSharding
 
 TAG = "shardscope.op"
 ValueKey = tuple

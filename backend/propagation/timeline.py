@@ -15,44 +15,12 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-Spec = tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class ValueSharding:
-    """One value's sharding: axes per dimension (major first) and which dims are closed."""
-
-    dims: Spec
-    closed: tuple[bool, ...] = ()
-    replicated: tuple[str, ...] = ()
-    unreduced: tuple[str, ...] = ()
-
-    @property
-    def axes(self) -> set[str]:
-        """Every axis (or sub-axis) used by a dimension."""
-        return {a for d in self.dims for a in d}
-
-    def spec(self) -> list[list[str]]:
-        """JSON form: one list of axis names per dimension, ``[]`` when replicated."""
-        return [list(d) for d in self.dims]
-
-    def with_dims(self, dims: Spec) -> ValueSharding:
-        """The same sharding with other axes per dimension."""
-        return ValueSharding(dims, self.closed, self.replicated, self.unreduced)
-
-
-def replicated(rank: int) -> ValueSharding:
-    """A fully replicated, fully open sharding of a tensor of ``rank`` dims."""
-    return ValueSharding(tuple(() for _ in range(rank)), tuple(False for _ in range(rank)))
-
-
-def split_axis(axis: str) -> tuple[str, int, int] | None:
-    """``"x:(2)4"`` -> ``("x", 2, 4)``; a full axis gives None."""
-    if ":(" not in axis:
-        return None
-    name, rest = axis.split(":(", 1)
-    pre, size = rest.split(")", 1)
-    return name, int(pre), int(size)
+from shardscope.backend.sharding.values import (
+    AxesPerDim,
+    ValueSharding,
+    merge_full_axes,
+    split_axis,
+)
 
 
 def _restrict(final_dim: Sequence[str], have: set[str]) -> tuple[str, ...]:
@@ -179,7 +147,7 @@ class Timeline:
         idx = set(self._changes.get(value, ([], []))[0])
         return [s for s in self.steps if s.index in idx and value in s.values]
 
-    def replay(self) -> dict[int, Spec]:
+    def replay(self) -> dict[int, AxesPerDim]:
         """Apply every step to the initial state, one axis at a time, and return the end state.
 
         Independent of ``value_at``: each added axis is appended to the dimension that holds
@@ -211,7 +179,7 @@ class Timeline:
                 state[v][dim].append(step.axis)
         return {v: tuple(merge_full_axes(d, self.mesh) for d in dims) for v, dims in state.items()}
 
-    def unexplained(self) -> dict[int, tuple[Spec, Spec]]:
+    def unexplained(self) -> dict[int, tuple[AxesPerDim, AxesPerDim]]:
         """Values whose replayed end state differs from the final one: ``{v: (replayed, final)}``."""
         got = self.replay()
         out = {}
@@ -263,27 +231,3 @@ def complete(timeline: Timeline, describe: Callable[[int], tuple[str, int | None
                 )
                 nxt += 1
     return Timeline(steps, timeline.initial, timeline.final, timeline.origins, timeline.mesh)
-
-
-def _merge(dim: Sequence[str]) -> tuple[str, ...]:
-    """Merge adjacent sub-axes of one axis that together form a larger (or the full) axis."""
-    out: list[str] = []
-    for a in dim:
-        s = split_axis(a)
-        prev = split_axis(out[-1]) if out else None
-        if s and prev and prev[0] == s[0] and prev[1] * prev[2] == s[1]:
-            out[-1] = f"{s[0]}:({prev[1]}){prev[2] * s[2]}"
-        else:
-            out.append(a)
-    return tuple(out)
-
-
-def merge_full_axes(dim: Sequence[str], mesh: dict[str, int]) -> tuple[str, ...]:
-    """``_merge`` plus turning a sub-axis that spans a whole mesh axis into that axis."""
-    if not any(":(" in a for a in dim):
-        return tuple(dim)
-    out = []
-    for a in _merge(dim):
-        s = split_axis(a)
-        out.append(s[0] if s and s[1] == 1 and mesh.get(s[0]) == s[2] else a)
-    return tuple(out)

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from psygnal import Signal, SignalGroup
+
 from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.sharding.mesh import Mesh, MeshAxis
 from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
@@ -416,7 +417,7 @@ def _propagated_spec(result: Any, value_id: int) -> Spec | None:
 def _code_spec(text: str) -> Spec | None:
     """A Spec from a code annotation (``#sdy.sharding<@mesh, [{"data"}, {}]>``), if readable."""
     try:
-        from shardscope.backend.sharding.text import parse_sdy_sharding
+        from shardscope.backend.sharding.sdy_text import parse_sdy_sharding
     except ImportError:
         return None
     try:

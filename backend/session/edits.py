@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from psygnal import Signal
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.mesh import Mesh

@@ -38,6 +38,7 @@ def bare(layers: int) -> tuple[float, float, float]:
     import jax
     from jax.sharding import AbstractMesh, AxisType
     from jaxlib.mlir import ir
+
     from shardscope.backend.program.mlir import new_context
     from shardscope.backend.propagation import annotate
     from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS

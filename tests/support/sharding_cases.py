@@ -6,6 +6,7 @@ import jax
 import numpy as np
 from hypothesis import strategies as st
 from jax.sharding import Mesh as JaxMesh
+
 from shardscope.backend.sharding.mesh import AxisType, Mesh, MeshAxis
 from shardscope.backend.sharding.spec import Spec
 

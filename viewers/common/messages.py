@@ -7,6 +7,7 @@ import time
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
+
 from shardscope.viewers.common.colors import theme_for
 
 LEVELS = ("info", "warning", "error")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QWidget,
 )
+
 from shardscope.backend.program.layout import (
     NODE_H,
     Frame,

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
 from shardscope.backend.errors import MeshError
 from shardscope.backend.sharding.mesh import PRESETS, Mesh, MeshAxis
 from shardscope.viewers.common.colors import axis_color, device_colors, text_color_on, theme_for

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QWidget
+
 from shardscope.viewers.common.colors import REPLICATED, axis_color, text_color_on, theme_for
 from shardscope.viewers.common.mime import axis_mime_data
 

@@ -13,9 +13,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.hlo_text import hlo_sharding_text
+from shardscope.backend.sharding.kinds import sharding_kind
+from shardscope.backend.sharding.sdy_text import sdy_sharding_text
 from shardscope.backend.sharding.spec import DimSpec, Spec
-from shardscope.backend.sharding.text import hlo_sharding_text, sdy_sharding_text, sharding_kind
 from shardscope.viewers.common.colors import axis_color, theme_for
 from shardscope.viewers.common.mime import axis_from_mime
 from shardscope.viewers.mesh.palette import paint_chip

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import text_color_on, theme_for

@@ -6,6 +6,7 @@ import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QGraphicsItem
+
 from shardscope.viewers.common.colors import device_lut
 
 LUT_SIZE = 256

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from shardscope.app.cli.main import main
 
 

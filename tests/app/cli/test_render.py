@@ -2,9 +2,9 @@
 
 import pytest
 from PySide6.QtGui import QImage
+
 from shardscope.app.cli.main import main
 from shardscope.backend.program.load import list_examples
-
 from tests.support.inputs import REPO
 
 

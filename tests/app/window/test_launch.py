@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from shardscope.app.window.launch import display_problem, run_gui
 
+from shardscope.app.window.launch import display_problem, run_gui
 from tests.support.inputs import REPO
 
 ROOT = REPO

@@ -3,10 +3,10 @@
 import json
 
 import pytest
+
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
-
 from tests.app.conftest import wait_idle
 from tests.support.qt_events import drop
 

@@ -1,9 +1,9 @@
 """GSPMD side by side: the conflict example's add is sharded by GSPMD, not by Shardy."""
 
 import pytest
+
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import gspmd_differences, read_hlo_instructions
-
 from tests.support.compile_oracle import loaded, propagated
 from tests.support.inputs import CORPUS, MLIR
 

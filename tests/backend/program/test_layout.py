@@ -4,6 +4,7 @@ import itertools
 from collections import defaultdict
 
 import pytest
+
 from shardscope.backend.program.layout import (
     NODE_W,
     Frame,

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
+
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.load import EXAMPLES_DIR, list_examples, load_program, split_source
-
 from tests.support.inputs import MLIR, PROGRAMS
 
 DATA = MLIR

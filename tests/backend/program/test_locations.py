@@ -2,6 +2,7 @@
 
 import pytest
 from jaxlib.mlir import ir
+
 from shardscope.backend.program.locations import (
     LocationReader,
     read_location,

@@ -1,6 +1,7 @@
 """Annotating a module: mesh, argument/result shardings, constraints, validation."""
 
 import pytest
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.program.mlir import parse_module
 from shardscope.backend.propagation import annotate as ann

@@ -1,7 +1,7 @@
 """Collectives from Shardy's explicit reshards, attached to the ops they serve."""
 
-from shardscope.backend.propagation.collectives import axes_in, bytes_per_device
-
+from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.sharding.sdy_text import axes_in
 from tests.support.compile_oracle import propagated
 
 

@@ -6,8 +6,7 @@ from shardscope.backend.propagation.conflicts import (
     factor_axes,
     factor_name,
 )
-from shardscope.backend.propagation.timeline import ValueSharding
-
+from shardscope.backend.sharding.values import ValueSharding
 from tests.support.compile_oracle import propagated
 
 

@@ -1,6 +1,7 @@
 """Propagation against the compiler: a real compile, the registered pipeline, the steps."""
 
 import pytest
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.propagation.propagate import (
     final_state,
@@ -10,7 +11,6 @@ from shardscope.backend.propagation.propagate import (
     propagate,
     run_passes,
 )
-
 from tests.support.compile_oracle import compiled_io_shardings, loaded, propagated
 from tests.support.inputs import MLIR
 

@@ -2,13 +2,9 @@
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shardscope.backend.propagation.timeline import (
-    Step,
-    Timeline,
-    ValueSharding,
-    complete,
-    merge_full_axes,
-)
+
+from shardscope.backend.propagation.timeline import Step, Timeline, complete
+from shardscope.backend.sharding.values import ValueSharding, merge_full_axes
 
 MESH = {"a": 2, "b": 2, "c": 2, "d": 2}
 

@@ -8,12 +8,12 @@ import sys
 import textwrap
 
 import pytest
+
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session, read_recovery
 from shardscope.backend.session.edits import CommandStack, SetDimSpec
 from shardscope.backend.sharding.spec import Spec
-
 from tests.support.inputs import REPO
 
 ROOT = REPO

@@ -1,6 +1,7 @@
 """Undoable commands on a session: valid edits change it, invalid ones change nothing."""
 
 import pytest
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session

@@ -4,6 +4,7 @@ import jax
 import numpy as np
 import pytest
 from jax.sharding import AbstractMesh
+
 from shardscope.backend.errors import MeshError
 from shardscope.backend.sharding.mesh import (
     PRESETS,

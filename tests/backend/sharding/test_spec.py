@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.sharding import PartitionSpec as P
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec, format_spec, parse_spec, validate_spec

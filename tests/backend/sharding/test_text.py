@@ -5,21 +5,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax._src.lib import xla_client as xc
 from jax.sharding import NamedSharding
+
 from shardscope.backend.errors import MeshError, SpecError
-from shardscope.backend.sharding.mesh import Mesh, parse_mesh
-from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
-from shardscope.backend.sharding.text import (
-    hlo_kind,
+from shardscope.backend.sharding.hlo_text import (
     hlo_sharding_text,
     maximal_text,
     parse_hlo_sharding,
+    spec_from_hlo_sharding,
+)
+from shardscope.backend.sharding.kinds import hlo_kind, sharding_kind
+from shardscope.backend.sharding.mesh import Mesh, parse_mesh
+from shardscope.backend.sharding.sdy_text import (
     parse_sdy_mesh,
     parse_sdy_sharding,
     sdy_sharding_text,
-    sharding_kind,
-    spec_from_hlo_sharding,
 )
-
+from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from tests.support.sharding_cases import jax_mesh, mesh_spec_rank
 
 

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.sharding import NamedSharding
+
 from shardscope.backend.errors import SpecError
 from shardscope.backend.sharding.mesh import Mesh, parse_mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from shardscope.backend.sharding.tiles import TileMap, torch_xla_tile_assignment
-
 from tests.support.sharding_cases import jax_mesh, mesh_spec_rank
 
 

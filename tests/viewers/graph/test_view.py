@@ -2,13 +2,13 @@
 
 import pytest
 from PySide6.QtCore import QMimeData, Qt
+
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.panel import GraphPanel
-
 from tests.support.qt_events import drop
 
 
@@ -161,6 +161,7 @@ def test_converging_badges_move_apart_around_their_centre(panel_for):
 @pytest.mark.parametrize("source", ["example:mlp", "example:attention"])
 def test_every_expanded_scope_gets_a_region_holding_just_its_nodes(panel_for, source):
     from PySide6.QtCore import QPointF
+
     from shardscope.viewers.graph.items import ScopeBoxItem
 
     session, panel = panel_for(source)

@@ -1,4 +1,5 @@
 from PySide6.QtCore import QPoint, Qt
+
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 

@@ -1,6 +1,7 @@
 """Program outline: scopes with op counts, lazy scope rows, the tensor table and its filter."""
 
 import pytest
+
 from shardscope.backend.program.load import load_program
 from shardscope.viewers.program.outline import VALUE_ROLE, ProgramOutline
 

@@ -1,5 +1,6 @@
 from PySide6.QtCore import QMimeData, QPointF, Qt
 from PySide6.QtGui import QDropEvent
+
 from shardscope.backend.program.graph import Value
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import parse_spec

@@ -1,4 +1,5 @@
 import numpy as np
+
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.backend.sharding.spec import parse_spec
 from shardscope.viewers.tensor.tile_grid import TileGridView
