@@ -3,7 +3,7 @@
 Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
 ``Command`` with ``do``/``undo``/``label``. ``do`` validates before it changes anything,
 so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
-The Qt side (``app/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
+The Qt side (``app/window/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
 """
 
 from __future__ import annotations
