@@ -73,7 +73,6 @@ def shown_origin(
     """Where ``shown_spec`` comes from: ``user``, ``propagated``, ``code`` or ``none``."""
     if value_id in user:
         return "user"
-    # A propagated spec of rank 0 is empty, and so falls through to the code's annotation.
     if propagated is not None and propagated.get(value_id):
         return "propagated"
     if graph is not None and graph.values[value_id].code_sharding:
