@@ -77,7 +77,7 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
 
     from shardscope.app.window.main_window import MainWindow, ask_restore
     from shardscope.app.window.theme import projector_font
-    from shardscope.backend.session.document import read_recovery
+    from shardscope.backend.session.persistence import read_recovery
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("shardscope")

@@ -34,7 +34,7 @@ from shardscope.app.window.theme import apply_theme
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
-from shardscope.backend.session.document import Session, recovery_path
+from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import (
     ClearDim,
     Command,
@@ -44,6 +44,7 @@ from shardscope.backend.session.edits import (
     SetDimSpec,
     SetMesh,
 )
+from shardscope.backend.session.persistence import recovery_path
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.graph.panel import GraphPanel, export_view
 from shardscope.viewers.mesh.editor import MeshEditor

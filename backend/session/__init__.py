@@ -1,1 +1,1 @@
-"""The session document, its undoable edits, and saving and recovering it."""
+"""The session document, its undoable edits, what views show of it, and saving it."""

@@ -3,7 +3,7 @@
 Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
 ``Command`` with ``do``/``undo``/``label``. ``do`` validates before it changes anything,
 so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
-The Qt side (``app/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
+The Qt side (``app/window/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class _SpecCommand(Command):
         self._named = False
 
     def new_spec(self, session: Session) -> Spec | None:
+        """The spec the value gets; raise SpecError if the edit does not fit it."""
         raise NotImplementedError
 
     def do(self, session: Session) -> None:
@@ -71,7 +72,9 @@ class SetDimSpec(_SpecCommand):
     ``data+model``; ``axis=None`` makes the dim replicated.
     """
 
-    def __init__(self, value_id: int, dim: int, axis: str | None, *, replace_axes: bool = False):
+    def __init__(
+        self, value_id: int, dim: int, axis: str | None, *, replace_axes: bool = False
+    ) -> None:
         super().__init__(value_id)
         self.dim = int(dim)
         self.axis = axis
@@ -218,10 +221,12 @@ class CommandStack:
 
     @property
     def can_undo(self) -> bool:
+        """Whether there is an applied command to undo."""
         return bool(self._undo)
 
     @property
     def can_redo(self) -> bool:
+        """Whether there is an undone command to redo."""
         return bool(self._redo)
 
     @property

@@ -1,22 +1,24 @@
-"""Session documents: JSON round trip, recovery after a kill, no Qt in the backend."""
+"""The session document: program defaults, events on real changes, no Qt, cheap to import."""
 
-import json
-import os
-import signal
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.errors import SpecError
 from shardscope.backend.program.load import load_program
-from shardscope.backend.session.document import Session, read_recovery
-from shardscope.backend.session.edits import CommandStack, SetDimSpec
-from shardscope.backend.sharding.spec import Spec
-from tests.support.inputs import REPO
+from shardscope.backend.session.document import DEFAULT_MESH, Session
+from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import Spec, parse_spec
+from tests.support.inputs import MLIR, REPO
 
 ROOT = REPO
+SESSION_MODULES = (
+    "shardscope.backend.session.document",
+    "shardscope.backend.session.edits",
+    "shardscope.backend.session.display",
+    "shardscope.backend.session.persistence",
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,86 +26,95 @@ def mlp():
     return load_program("example:mlp")
 
 
-def test_save_open_round_trip(mlp, tmp_path):
+def test_program_brings_its_mesh_and_specs(mlp):
+    s = Session()
+    fired = {name: [] for name in ("source", "program", "mesh", "specs", "view", "propagation")}
+    for name, seen in fired.items():
+        getattr(s.events, name).connect(seen.append)
+    s.set_program(mlp)
+    assert s.source == "example:mlp" and s.program is mlp and s.graph is mlp.graph
+    assert s.mesh == parse_mesh("data=4,model=2")
+    x = mlp.graph.value_by_name("x").id
+    assert s.spec(x) == Spec.of("data", None) and len(s.specs) == 3
+    assert fired["source"] == ["example:mlp"] and fired["program"] == [mlp]
+    assert fired["specs"] == [tuple(sorted(s.specs))]
+    assert fired["view"] == [{}] and fired["propagation"] == [None]
+
+
+def test_a_program_without_a_mesh_gets_the_default():
+    s = Session()
+    s.set_program(load_program(str(MLIR / "plain.mlir")))
+    assert s.mesh == DEFAULT_MESH and not s.specs
+
+
+def test_values_and_specs_need_a_program(mlp):
+    s = Session()
+    assert s.graph is None and s.program is None and s.propagation is None
+    with pytest.raises(SpecError, match="no program is loaded"):
+        s.value(0)
+    s.set_program(mlp)
+    with pytest.raises(SpecError, match="no tensor with id 999 in mlp"):
+        s.value(999)
+    assert s.value(3) is mlp.graph.values[3]
+
+
+def test_specs_and_view_are_read_only(mlp):
+    s = Session()
+    s.set_program(mlp)
+    with pytest.raises(TypeError):
+        s.specs[0] = Spec()
+    with pytest.raises(TypeError):
+        s.view["frames"] = []
+
+
+def test_set_mesh_without_prune_refuses_to_drop_axes(mlp):
+    s = Session()
+    s.set_program(mlp)
+    before = (s.mesh, dict(s.specs))
+    with pytest.raises(SpecError, match="uses axis 'model'"):
+        s.set_mesh(parse_mesh("data=8"))
+    assert (s.mesh, dict(s.specs)) == before
+    assert not s.set_mesh(s.mesh)
+    assert s.set_mesh(parse_mesh("data=2,model=4"))
+
+
+def test_prune_keeps_openness_and_priority(mlp):
     s = Session()
     s.set_program(mlp)
     x = mlp.graph.value_by_name("x").id
-    CommandStack(s).push(SetDimSpec(x, 1, "model"))
-    mid = mlp.graph.values[8].id  # an intermediate: saved by id
-    s.set_spec(mid, Spec.of(None, "model"))
-    s.update_view(expanded=["layer1"], function="main")
-    path = tmp_path / "s.json"
-    s.save(path)
-    data = json.loads(path.read_text())
-    assert data["source"] == "example:mlp"
-    assert {"value": x, "name": "x", "spec": "data,model"} in data["specs"]
-
-    t = Session()
-    t.restore(Session.read(path))
-    assert t.source == "example:mlp" and t.program is None
-    t.set_program(mlp)
-    assert dict(t.specs) == dict(s.specs)
-    assert t.mesh == s.mesh
-    assert t.view["expanded"] == ["layer1"]
+    s.set_spec(x, parse_spec("data+model?@p1,_"))
+    s.set_mesh(parse_mesh("data=8"), prune=True)
+    assert s.spec(x) == parse_spec("data?@p1,_")
 
 
-def test_bad_session_file(tmp_path):
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    with pytest.raises(ShardscopeError, match="not JSON"):
-        Session.read(bad)
-    bad.write_text("[1, 2]")
-    with pytest.raises(ShardscopeError, match="not a shardscope session"):
-        Session.read(bad)
-
-
-def test_display_spec_prefers_user_then_code(mlp):
+def test_specs_for_propagation_name_arguments(mlp):
     s = Session()
     s.set_program(mlp)
-    x = mlp.graph.value_by_name("x").id
-    assert s.spec_text(x) == "[data, _]"
-    assert s.origin(x) == "user"
-    assert s.spec_text(mlp.graph.values[8].id) == "?"
-
-
-def test_killed_process_edits_are_recovered(tmp_path):
-    recovery = tmp_path / "recovery.json"
-    script = textwrap.dedent(
-        f"""
-        import sys, time
-        sys.path.insert(0, {str(ROOT)!r})
-        from shardscope.backend.session.edits import CommandStack, SetDimSpec
-        from shardscope.backend.program.load import load_program
-        from shardscope.backend.session.document import Session
-        s = Session(recovery={str(recovery)!r})
-        p = load_program("example:mlp")
-        s.set_program(p)
-        CommandStack(s).push(SetDimSpec(p.graph.value_by_name("x").id, 1, "model"))
-        print("edited", flush=True)
-        time.sleep(60)
-        """
-    )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "edited"
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
-    state = read_recovery(recovery)
-    assert state is not None
-    s = Session()
-    s.restore(state)
-    s.set_program(load_program("example:mlp"))
-    assert s.spec(s.graph.value_by_name("x").id) == Spec.of("data", "model")
+    s.set_spec(8, Spec.of(None, "model"))
+    out = s.specs_for_propagation()
+    assert out["x"] == Spec.of("data", None) and out[8] == Spec.of(None, "model")
 
 
 def test_backend_imports_no_qt():
     code = (
         "import sys, importlib, pkgutil, backend\n"
-        "for m in ('shardscope.backend.session.document', 'shardscope.backend.session.edits'):\n"
+        f"for m in {SESSION_MODULES!r}:\n"
         "    importlib.import_module(m)\n"
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6', 'pyqtgraph'))]\n"
         "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_importing_the_session_is_cheap():
+    """The program, graph and propagation types are annotations only: no jaxlib, no numpy."""
+    code = (
+        "import sys, importlib\n"
+        f"for m in {SESSION_MODULES!r}:\n"
+        "    importlib.import_module(m)\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'numpy')]\n"
+        "rooms = ('program', 'propagation', 'gspmd')\n"
+        "heavy += [m for m in sys.modules if m.split('.')[2:3] in ([r] for r in rooms)]\n"
+        "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,0 +1,87 @@
+"""Which sharding a view shows for a value, and where that sharding comes from.
+
+The user's spec wins; else the latest propagation result's; else the annotation the
+program's own code wrote; else the sharding is unknown (``?``) until propagation runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+from shardscope.backend.errors import ShardscopeError, SpecError
+from shardscope.backend.sharding.sdy_text import parse_sdy_sharding
+from shardscope.backend.sharding.spec import Spec
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.propagation.propagate import PropagationResult, ValueInfo
+
+Origin = Literal["user", "propagated", "code", "none"]
+
+
+class PropagatedSpecs:
+    """The final spec of each value of one propagation result, looked up by value id."""
+
+    def __init__(self, result: PropagationResult) -> None:
+        self.result = result
+        self._by_id: dict[int, ValueInfo] = {v.id: v for v in result.values}
+
+    def get(self, value_id: int) -> Spec | None:
+        """The value's spec after propagation, or None if the result does not list it."""
+        info = self._by_id.get(value_id)
+        if info is None:
+            return None
+        return Spec.of(*[tuple(d) if d else None for d in info.spec])
+
+
+def code_spec(text: str) -> Spec | None:
+    """A Spec from a code annotation (``#sdy.sharding<@mesh, [{"data"}, {}]>``), if readable."""
+    try:
+        return parse_sdy_sharding(text).spec
+    except ShardscopeError:
+        return None
+
+
+def shown_spec(
+    value_id: int,
+    user: Mapping[int, Spec],
+    propagated: PropagatedSpecs | None,
+    graph: ProgramGraph | None,
+) -> Spec | None:
+    """The Spec a view shows for a value, padded to the value's rank where it fits."""
+    value = graph.values[value_id] if graph is not None else None
+    spec = user.get(value_id)
+    if spec is None and propagated is not None:
+        spec = propagated.get(value_id)
+    if spec is None and value is not None and value.code_sharding:
+        spec = code_spec(value.code_sharding)
+    if spec is None or value is None:
+        return spec
+    try:
+        return spec.padded(value.rank)
+    except SpecError:
+        return spec
+
+
+def shown_origin(
+    value_id: int,
+    user: Mapping[int, Spec],
+    propagated: PropagatedSpecs | None,
+    graph: ProgramGraph | None,
+) -> Origin:
+    """Where ``shown_spec`` comes from: ``user``, ``propagated``, ``code`` or ``none``."""
+    if value_id in user:
+        return "user"
+    if propagated is not None and propagated.get(value_id):
+        return "propagated"
+    if graph is not None and graph.values[value_id].code_sharding:
+        return "code"
+    return "none"
+
+
+def spec_label(spec: Spec | None) -> str:
+    """A badge's text: ``[data+model, _]``, or ``?`` when the sharding is unknown."""
+    if spec is None:
+        return "?"
+    return "[" + ", ".join("+".join(d.axes) or "_" for d in spec.dims) + "]"

@@ -1,0 +1,240 @@
+"""Saving sessions: the JSON form, checked reading, atomic writes, recovery after a kill."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.session.document import Session
+from shardscope.backend.session.edits import CommandStack, SetDimSpec
+from shardscope.backend.session.persistence import (
+    FORMAT_VERSION,
+    build_state,
+    read_recovery,
+    read_state,
+    recovery_path,
+    state_dir,
+    unpack_state,
+    write_json,
+)
+from shardscope.backend.sharding.mesh import Mesh, MeshAxis
+from shardscope.backend.sharding.spec import Spec, parse_spec
+from tests.support.inputs import REPO
+
+ROOT = REPO
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    return load_program("example:mlp")
+
+
+def test_save_open_round_trip(mlp, tmp_path):
+    s = Session()
+    s.set_program(mlp)
+    x = mlp.graph.value_by_name("x").id
+    CommandStack(s).push(SetDimSpec(x, 1, "model"))
+    mid = mlp.graph.values[8].id  # an intermediate: saved by id
+    s.set_spec(mid, Spec.of(None, "model"))
+    s.update_view(expanded=["layer1"], function="main")
+    path = tmp_path / "s.json"
+    s.save(path)
+    data = json.loads(path.read_text())
+    assert data["source"] == "example:mlp"
+    assert {"value": x, "name": "x", "spec": "data,model"} in data["specs"]
+
+    t = Session()
+    t.restore(Session.read(path))
+    assert t.source == "example:mlp" and t.program is None
+    t.set_program(mlp)
+    assert dict(t.specs) == dict(s.specs)
+    assert t.mesh == s.mesh
+    assert t.view["expanded"] == ["layer1"]
+
+
+def _edited(mlp):
+    """A session whose every saved field differs from a fresh one's."""
+    s = Session()
+    s.set_program(mlp)
+    mesh = Mesh((MeshAxis("model", 2), MeshAxis("data", 4)), (7, 6, 5, 4, 3, 2, 1, 0))
+    s.set_mesh(mesh, prune=True)
+    x = mlp.graph.value_by_name("x").id
+    s.set_spec(x, parse_spec("data+model?@p1,_"))
+    s.set_spec(mlp.graph.values[8].id, parse_spec("_,model@p0"))
+    s.update_view(frames=["main"], expanded={"main": ["layer1", "layer2"]}, zoom=1.5)
+    return s
+
+
+def test_every_field_survives_save_and_open(mlp, tmp_path):
+    s = _edited(mlp)
+    path = tmp_path / "s.json"
+    s.save(path)
+
+    t = Session()
+    t.restore(read_state(path))
+    t.set_program(mlp)
+    assert t.source == s.source == "example:mlp"
+    assert t.mesh == s.mesh and t.mesh.device_order == (7, 6, 5, 4, 3, 2, 1, 0)
+    assert dict(t.specs) == dict(s.specs)
+    assert dict(t.view) == dict(s.view)
+    assert t.to_json() == s.to_json()
+    t.save(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
+
+
+def test_saved_file_is_indented_json_in_field_order(mlp, tmp_path):
+    s = _edited(mlp)
+    path = tmp_path / "s.json"
+    s.save(path)
+    data = json.loads(path.read_text())
+    assert list(data) == ["format", "version", "source", "mesh", "specs", "view"]
+    assert data["format"] == "shardscope-session" and data["version"] == FORMAT_VERSION == 1
+    assert len(data["specs"]) == len(s.specs) > 1
+    assert all(list(e) == ["value", "name", "spec"] for e in data["specs"])
+    assert path.read_text() == json.dumps(s.to_json(), indent=1)
+
+
+def test_restored_state_waits_for_its_program(mlp, tmp_path):
+    s = _edited(mlp)
+    saved = s.to_json()
+    t = Session()
+    t.restore(saved)
+    # before the program arrives, saving again writes the entries as they were read
+    assert t.to_json()["specs"] == saved["specs"]
+    assert t.mesh is None and not t.specs
+    t.set_program(mlp)
+    assert dict(t.specs) == dict(s.specs)
+
+
+def test_specs_are_matched_by_name_then_id(mlp):
+    graph = mlp.graph
+    x = graph.value_by_name("x")
+    state = Session().to_json()
+    state["specs"] = [
+        {"value": 999_999, "name": "x", "spec": "data"},  # a stale id: the name wins
+        {"value": 8, "name": None, "spec": [None, "model"]},  # JSON entries are read too
+        {"value": 999_999, "name": "no such name", "spec": "model"},  # neither: dropped
+    ]
+    mesh, specs, view = unpack_state(state, graph)
+    assert mesh is None and view == {}
+    assert specs == {x.id: Spec.of("data"), 8: Spec.of(None, "model")}
+
+
+def test_build_state_before_any_program():
+    state = build_state(source=None, mesh=None, specs={}, view={}, graph=None)
+    assert state == {
+        "format": "shardscope-session",
+        "version": 1,
+        "source": None,
+        "mesh": None,
+        "specs": [],
+        "view": {},
+    }
+
+
+def test_bad_session_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ShardscopeError, match="not JSON"):
+        Session.read(bad)
+    bad.write_text("[1, 2]")
+    with pytest.raises(ShardscopeError, match="not a shardscope session"):
+        Session.read(bad)
+
+
+def test_unreadable_or_sourceless_session_file(tmp_path):
+    with pytest.raises(ShardscopeError, match="cannot read session"):
+        read_state(tmp_path / "missing.json")
+    path = tmp_path / "nosource.json"
+    path.write_text(json.dumps({"format": "shardscope-session", "source": ""}))
+    with pytest.raises(ShardscopeError, match="names no program source"):
+        read_state(path)
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "deep" / "s.json"
+    write_json(path, {"a": 1})
+    write_json(path, {"a": 2})
+    assert json.loads(path.read_text()) == {"a": 2}
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s.json"]
+
+
+def test_failed_write_keeps_the_old_file(tmp_path):
+    path = tmp_path / "s.json"
+    write_json(path, {"a": 1})
+    with pytest.raises(TypeError):
+        write_json(path, {"a": object()})
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+def test_state_dir_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_dir() == tmp_path / "mine"
+    assert recovery_path() == tmp_path / "mine" / "recovery.json"
+    monkeypatch.delenv("SHARDSCOPE_STATE_DIR")
+    assert state_dir() == tmp_path / "xdg" / "shardscope"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert state_dir() == tmp_path / "home" / ".local" / "state" / "shardscope"
+
+
+def test_read_recovery_ignores_missing_and_bad_files(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
+    assert read_recovery() is None
+    recovery_path().write_text("{not json")
+    assert read_recovery() is None
+    write_json(recovery_path(), {"format": "shardscope-session", "source": "example:mlp"})
+    assert read_recovery() == {"format": "shardscope-session", "source": "example:mlp"}
+
+
+def test_edits_write_the_recovery_file_and_clean_exit_removes_it(mlp, tmp_path):
+    recovery = tmp_path / "state" / "recovery.json"
+    s = Session(recovery=recovery)
+    assert not recovery.exists()
+    s.set_program(mlp)
+    x = mlp.graph.value_by_name("x").id
+    s.set_spec(x, Spec.of(None, "model"))
+    assert read_recovery(recovery) == s.to_json()
+    s.discard_recovery()
+    assert not recovery.exists()
+    s.discard_recovery()
+
+
+def test_killed_process_edits_are_recovered(tmp_path):
+    recovery = tmp_path / "recovery.json"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from shardscope.backend.session.edits import CommandStack, SetDimSpec
+        from shardscope.backend.program.load import load_program
+        from shardscope.backend.session.document import Session
+        s = Session(recovery={str(recovery)!r})
+        p = load_program("example:mlp")
+        s.set_program(p)
+        CommandStack(s).push(SetDimSpec(p.graph.value_by_name("x").id, 1, "model"))
+        print("edited", flush=True)
+        time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "edited"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    state = read_recovery(recovery)
+    assert state is not None
+    s = Session()
+    s.restore(state)
+    s.set_program(load_program("example:mlp"))
+    assert s.spec(s.graph.value_by_name("x").id) == Spec.of("data", "model")
