@@ -16,6 +16,7 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.propagation.timeline import Step
+from shardscope.backend.sharding.sdy_text import axes_in
 from shardscope.backend.sharding.values import ValueSharding
 
 _DATA_FLOW_OPS = {
@@ -43,7 +44,7 @@ class ProgramIndex:
             tag = -(k + 1)
             self.func_tag[name] = tag
             func.attributes[sdyread.TAG] = ir.IntegerAttr.get(i64, tag)
-            for j, vid in enumerate(func_args(graph, name)):
+            for j, vid in enumerate(sdyread.func_args(graph, name)):
                 self.key_to_id[("arg", tag, 0, j)] = vid
             for op in self._ops(func):
                 gop = graph.ops[next_id]
@@ -124,7 +125,7 @@ class ProgramIndex:
             if op.callee in done:
                 continue
             done.add(op.callee)
-            for j, vid in enumerate(func_args(graph, op.callee)):
+            for j, vid in enumerate(sdyread.func_args(graph, op.callee)):
                 if j < len(op.operands):
                     operand = op.operands[j]
                     alias(read_from.get(operand, self.canonical[operand]), vid)
@@ -167,24 +168,6 @@ class ProgramIndex:
         if vid is None or self.canonical.get(vid) != key:
             return None
         return vid
-
-
-def func_args(graph: ProgramGraph, name: str) -> list[int]:
-    """Value ids of the arguments of function ``name``, in order."""
-    return list(graph.functions[name].arguments)
-
-
-class ModuleView:
-    """A detached copy of a module: what the readers need of ``ir.Module`` (the bindings
-    cannot wrap a cloned ``builtin.module`` op back into a Module)."""
-
-    def __init__(self, operation: ir.Operation) -> None:
-        self.operation = operation
-        self.context = operation.context
-        self.body = operation.regions[0].blocks[0]
-
-    def __str__(self) -> str:
-        return str(self.operation)
 
 
 def inline_calls(module: ir.Module, index: ProgramIndex) -> int:
@@ -257,10 +240,6 @@ def inline_calls(module: ir.Module, index: ProgramIndex) -> int:
 
 def _order_key(tag: int | None) -> tuple[int, int]:
     return (1, 0) if tag is None else (0, tag)
-
-
-def clone(module: ir.Module | ModuleView) -> ModuleView:
-    return ModuleView(module.operation.clone())
 
 
 def read_state(
@@ -468,8 +447,6 @@ def _read_edge_op(
 def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSharding:
     """A shard_map body argument as the program sees it: the manual axes of its
     ``in_shardings`` entry (always major) followed by the free axes propagation gave it."""
-    from shardscope.backend.sharding.sdy_text import axes_in
-
     manual = (
         set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()
     )
