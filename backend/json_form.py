@@ -63,10 +63,12 @@ def json_field(
     return dataclasses.field(metadata={_META: _Entry(key, omit, convert)}, **field_options)
 
 
-_PLANS: dict[type, tuple[tuple[str, str, Callable[[Any], Any] | None], ...]] = {}
+_Plan = tuple[tuple[str, str, Callable[[Any], Any] | None], ...]
+_PLANS: dict[type, _Plan] = {}
+_SCALARS = frozenset(_PLAIN)
 
 
-def _plan(cls: type) -> tuple[tuple[str, str, Callable[[Any], Any] | None], ...]:
+def _plan(cls: type) -> _Plan:
     """``(attribute, key, convert)`` per JSON entry of ``cls``, worked out once per class."""
     plan = _PLANS.get(cls)
     if plan is None:
@@ -86,7 +88,13 @@ def json_form(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for attr, key, convert in _plan(type(obj)):
         value = getattr(obj, attr)
-        out[key] = convert(value) if convert is not None else plain(value)
+        if convert is not None:
+            out[key] = convert(value)
+        elif type(value) in _SCALARS:
+            # Results hold thousands of these objects: scalars, the common case, skip ``plain``.
+            out[key] = value
+        else:
+            out[key] = plain(value)
     return out
 
 
