@@ -152,7 +152,7 @@ def _run_worker(job: dict, devices: int, cwd: str, timeout: float) -> dict:
 
 
 def _main_args(program: Any) -> list:
-    from shardscope.backend.propagation.readback import func_args
+    from shardscope.backend.propagation.sdyread import func_args
 
     graph = program.graph
     return [graph.values[v] for v in func_args(graph, graph.main)]
@@ -290,7 +290,7 @@ def gspmd_differences(program: Any, result: Any, *, timeout: float = 300.0) -> l
     A program ``gspmd_module`` cannot rewrite is traced again with GSPMD instead (Python
     programs only), and ``result.warnings`` says what that route leaves out.
     """
-    from shardscope.backend.propagation.readback import func_args
+    from shardscope.backend.propagation.sdyread import func_args
 
     graph = result.graph
     gspmd: dict[int, str] = {}

@@ -1,10 +1,16 @@
-"""MLIR contexts with the dialects and passes shardscope reads and runs."""
+"""MLIR contexts with the dialects and passes shardscope reads, and running passes on modules.
+
+jaxlib is imported on first use, not by importing this module: commands that never touch
+MLIR (building the CLI parser, ``shard``) must not pay for importing jax.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # jaxlib is imported on first use, not by importing this module
+from shardscope.backend.errors import ShardscopeError
+
+if TYPE_CHECKING:
     from jaxlib.mlir import ir
 
 
@@ -23,6 +29,7 @@ def new_context() -> ir.Context:
     JAX's own factory registers exactly the dialects (and Shardy's passes) that a lowered
     module uses; modules from different contexts must not be mixed.
     """
+    # Lazy: importing jax costs seconds (module docstring).
     from jax._src.interpreters import mlir as jax_mlir
 
     return jax_mlir.make_ir_context()
@@ -30,8 +37,46 @@ def new_context() -> ir.Context:
 
 def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
     """Parse StableHLO text into a module; raises ``ir.MLIRError`` on malformed text."""
+    # Lazy: importing jaxlib's MLIR bindings is not free (module docstring).
     from jaxlib.mlir import ir
 
     context = context or new_context()
     with context:
         return ir.Module.parse(text)
+
+
+class ModuleView:
+    """A detached copy of a module: what the readers need of ``ir.Module`` (the bindings
+    cannot wrap a cloned ``builtin.module`` op back into a Module)."""
+
+    def __init__(self, operation: ir.Operation) -> None:
+        self.operation = operation
+        self.context = operation.context
+        self.body = operation.regions[0].blocks[0]
+
+    def __str__(self) -> str:
+        return str(self.operation)
+
+
+def detached_copy(module: ir.Module | ModuleView) -> ModuleView:
+    """A copy of ``module`` that passes can change while ``module`` stays as it is."""
+    return ModuleView(module.operation.clone())
+
+
+def run_passes(module: ir.Module | ModuleView, pipeline: str) -> None:
+    """Run a textual pass pipeline on ``module``; a compiler error becomes a ShardscopeError.
+
+    The verifier is off: Shardy's own verifier rejects the debug attributes it writes on
+    ``sdy.data_flow_edge`` ops.
+    """
+    # Lazy like the rest of this module; a caller with a module has jaxlib loaded anyway.
+    from jaxlib.mlir import ir, passmanager
+
+    pm = passmanager.PassManager.parse(pipeline, context=module.context)
+    pm.enable_verifier(False)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as exc:
+        first = str(exc).strip().splitlines()
+        detail = " ".join(line.strip() for line in first[:3])
+        raise ShardscopeError(f"Shardy rejected the annotated program: {detail}") from None

@@ -1,57 +1,57 @@
-"""Apply a mesh and user shardings to a lowered module, the way ``jax.jit`` would.
+"""Which shardings a propagation run starts from, and how Shardy names them back.
 
-Arguments and results get ``sdy.sharding`` attributes (like ``in_shardings`` /
-``out_shardings``); an intermediate value gets an ``sdy.sharding_constraint`` right after
-its definition that every later use reads (like ``with_sharding_constraint``). A dimension
-is closed unless marked open; a dimension may carry a Shardy user priority (``p0`` is the
-highest). Annotations already written in the program stay and are reported as code
-annotations.
+``annotate`` writes onto a loaded module, with ``sdywrite``'s primitives, the way
+``jax.jit`` would: the mesh, the program's own GSPMD shardings in Shardy's form, then the
+user's specs, each resolved to a program value by name, ``result[i]`` or value id
+(arguments and results of the entry function get ``sdy.sharding``, an intermediate a
+constraint). It lists every annotation, the user's and those the program's code carries.
+After propagation ``name_constraints`` and ``origin_describer`` map the origin names Shardy
+records (``input: 0``, ``constraint_3``) back to those annotations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import sdy
 
-from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
-from shardscope.backend.program.graph import ProgramGraph
-from shardscope.backend.propagation import sdyread
+from shardscope.backend.errors import ShardscopeError, SpecError
+from shardscope.backend.json_form import JsonForm, json_field
+from shardscope.backend.program.graph import ProgramGraph, Value
+from shardscope.backend.propagation import sdyread, sdywrite
+from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec, validate_spec
+from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 
-MESH_NAME = "mesh"
+if TYPE_CHECKING:
+    from jax.sharding import PartitionSpec
+
+    from shardscope.backend.propagation.readback import ProgramIndex
+
+# A spec as callers give one: a Spec, a JAX PartitionSpec, CLI text or JSON entries.
+SpecLike: TypeAlias = "Spec | PartitionSpec | str | Sequence[str | Sequence[str] | None]"
 
 
 @dataclass(frozen=True)
-class Annotation:
+class Annotation(JsonForm):
     """One sharding put on a value, by the user (``source="user"``) or by the code itself.
 
     ``value`` is the graph value id (None for a result that is not a separate value);
     ``origin`` is the name Shardy's ``sdy.sharding_origins`` uses for it (``input: 0``,
-    ``output: 1``, ``constraint_3``).
+    ``output: 1``, ``constraint_3``). Its JSON form (an ``annotations[]`` entry of
+    ``propagate --json``) gives ``spec`` as text.
     """
 
     target: str
-    spec: Spec
+    spec: Spec = json_field(convert=Spec.format)
     source: str = "user"
     value: int | None = None
     origin: str = ""
 
-    def to_json(self) -> dict:
-        """JSON form for ``propagate --json``."""
-        return {
-            "target": self.target,
-            "spec": self.spec.format(),
-            "source": self.source,
-            "value": self.value,
-            "origin": self.origin,
-        }
 
-
-def as_spec(spec: Spec | Sequence | object) -> Spec:
+def as_spec(spec: SpecLike) -> Spec:
     """A ``Spec`` from a Spec, a JAX PartitionSpec or JSON entries (None | str | [str])."""
     if isinstance(spec, Spec):
         return spec
@@ -86,105 +86,12 @@ def check_annotation(
     return spec.padded(len(shape))
 
 
-def _axis_ref(axis: str) -> ir.Attribute:
-    if ":(" in axis:
-        name, rest = axis.split(":(", 1)
-        pre, size = rest.split(")", 1)
-        return sdy.AxisRefAttr.get(name, sdy.SubAxisInfoAttr.get(int(pre), int(size)))
-    return sdy.AxisRefAttr.get(axis)
-
-
-def sharding_attr(spec: Spec, mesh_name: str = MESH_NAME) -> ir.Attribute:
-    """The ``#sdy.sharding`` attribute for ``spec`` on mesh ``@mesh_name`` (needs a context)."""
-    return sdy.TensorShardingAttr.get(
-        mesh_name,
-        [_dim_attr(d) for d in spec.dims],
-        [_axis_ref(a) for a in spec.replicated],
-    )
-
-
-def _dim_attr(d: DimSpec) -> ir.Attribute:
-    # Shardy rejects a priority on a closed empty dim, which means nothing anyway.
-    prio = d.priority if (d.axes or d.is_open) else None
-    return sdy.DimensionShardingAttr.get([_axis_ref(a) for a in d.axes], not d.is_open, prio)
-
-
-def set_mesh(module: ir.Module, mesh: Mapping[str, int], mesh_name: str = MESH_NAME) -> None:
-    """Make ``@mesh_name`` in ``module`` the given mesh, replacing one already there."""
-    if any(size < 1 for size in mesh.values()):
-        raise MeshError(f"mesh axis sizes must be positive: {dict(mesh)}")
-    with module.context, ir.Location.unknown():
-        attr = ir.Attribute.parse(
-            "#sdy.mesh<[" + ", ".join(f'"{k}"={v}' for k, v in mesh.items()) + "]>"
-        )
-        for op in module.body.operations:
-            if op.operation.name == "sdy.mesh":
-                if ir.StringAttr(op.operation.attributes["sym_name"]).value == mesh_name:
-                    op.operation.attributes["mesh"] = attr
-                    return
-        first = module.body.operations[0] if len(module.body.operations) else None
-        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(module.body)
-        sdy.MeshOp(mesh_name, attr, ip=ip)
-
-
-def _set_func_attr(
-    func: ir.Operation, key: str, index: int, name: str, value: ir.Attribute
-) -> None:
-    count = len(
-        ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).inputs
-        if key == "arg_attrs"
-        else ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
-    )
-    old = list(ir.ArrayAttr(func.attributes[key])) if key in func.attributes else []
-    old += [ir.DictAttr.get({})] * (count - len(old))
-    entries = {}
-    d = ir.DictAttr(old[index])
-    for i in range(len(d)):
-        entries[d[i].name] = d[i].attr
-    entries[name] = value
-    old[index] = ir.DictAttr.get(entries)
-    func.attributes[key] = ir.ArrayAttr.get(old)
-
-
-def annotate_arg(func: ir.Operation, index: int, spec: Spec) -> None:
-    """Put ``spec`` on argument ``index`` of ``func`` (like ``in_shardings``)."""
-    with func.context:
-        _set_func_attr(func, "arg_attrs", index, "sdy.sharding", sharding_attr(spec))
-
-
-def annotate_result(func: ir.Operation, index: int, spec: Spec) -> None:
-    """Put ``spec`` on result ``index`` of ``func`` (like ``out_shardings``)."""
-    with func.context:
-        _set_func_attr(func, "res_attrs", index, "sdy.sharding", sharding_attr(spec))
-
-
-def constrain(value: ir.Value, spec: Spec, tag: int) -> ir.Operation:
-    """Insert ``sdy.sharding_constraint`` on ``value`` and route every other use through it.
-
-    The new op carries ``shardscope.op = tag`` so later passes can be joined back.
-    """
-    with value.context, value.location:
-        if isinstance(value, ir.BlockArgument):
-            block = value.owner
-            ops = block.operations
-            ip = ir.InsertionPoint(ops[0]) if len(ops) else ir.InsertionPoint(block)
-        else:
-            owner = ir.OpResult(value).owner
-            ip = ir.InsertionPoint.after(owner)
-        op = sdy.ShardingConstraintOp(value, sharding_attr(spec), ip=ip).operation
-        op.attributes[sdyread.TAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), tag)
-        value.replace_all_uses_except(op.results[0], op)
-    return op
-
-
 def gspmd_shardings(
     module: ir.Module, main: ir.Operation, graph: ProgramGraph, mesh: Mesh
 ) -> list[tuple[str, int, int | None, Spec]]:
     """The program's GSPMD shardings as specs over ``mesh``: ``(kind, index, value id,
     spec)`` for arguments and results of main (kind ``arg``/``result``) and for each
     ``custom_call @Sharding`` (kind ``op``, index = its op id)."""
-    from shardscope.backend.propagation.readback import func_args
-    from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 
     def spec_of(text: str, rank: int, what: str) -> Spec:
         try:
@@ -195,7 +102,7 @@ def gspmd_shardings(
     out: list[tuple[str, int, int | None, Spec]] = []
     main_fn = graph.functions[graph.main]
     for key, kind, ids in (
-        ("arg_attrs", "arg", func_args(graph, graph.main)),
+        ("arg_attrs", "arg", sdyread.func_args(graph, graph.main)),
         ("res_attrs", "result", main_fn.results),
     ):
         shardy = sdyread.arg_attr(main, key, "sdy.sharding")
@@ -228,3 +135,208 @@ def gspmd_shardings(
             spec = spec_of(op.code_sharding, value.rank, value.display_name)
             out.append(("op", op.id, value.id, spec))
     return out
+
+
+def annotate(
+    module: ir.Module,
+    graph: ProgramGraph,
+    index: ProgramIndex,
+    mesh: Mesh,
+    specs: Mapping[str | int, SpecLike],
+    strict: bool,
+) -> list[Annotation]:
+    """Write the mesh and the user's specs onto ``module``; list user and code annotations.
+
+    Shardings the program carries in GSPMD's form (``mhlo.sharding`` on arguments and
+    results, ``custom_call @Sharding`` for ``with_sharding_constraint``) are written in
+    Shardy's form first, as XLA's import does before Shardy runs; the user's specs then
+    override them.
+    """
+    sdywrite.set_mesh(module, mesh.shape)
+    funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
+    main = funcs[graph.main]
+    main_fn = graph.functions[graph.main]
+    out: list[Annotation] = []
+    tagged: dict[int, ir.Operation] = {}
+
+    def constrain_value(value: Value, spec: Spec, label: str) -> None:
+        nonlocal tagged
+        key = next(
+            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
+        )
+        if not tagged:
+            tagged = {
+                t: op
+                for op in sdyread.walk(module.operation)
+                if (t := sdyread.tag_of(op)) is not None
+            }
+        ir_value = _ir_value(key, tagged, funcs, index)
+        if ir_value is None:
+            raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
+        tag = index.next_tag
+        index.next_tag += 1
+        sdywrite.constrain(ir_value, spec, tag)
+        ckey = ("res", tag, 0)
+        index.key_to_id[ckey] = value.id
+        if index.canonical.get(value.id, ("",))[0] != "fres":
+            index.canonical[value.id] = ckey
+
+    gspmd = gspmd_shardings(module, main, graph, mesh)
+    for kind, i, vid, spec in gspmd:
+        if kind == "arg":
+            sdywrite.annotate_arg(main, i, spec)
+        elif kind == "result":
+            sdywrite.annotate_result(main, i, spec)
+        else:
+            value = graph.values[vid]
+            constrain_value(value, spec, value.display_name)
+    for target, raw in specs.items():
+        spec = as_spec(raw)
+        label = str(target)
+        if isinstance(target, str) and target.startswith("result[") and target.endswith("]"):
+            try:
+                i = int(target[7:-1])
+            except ValueError:
+                i = -1
+            if not 0 <= i < len(main_fn.results):
+                raise SpecError(_unknown(target, graph))
+            value = graph.values[main_fn.results[i]]
+            spec = check_annotation(label, spec, value.shape or (), mesh, strict=strict)
+            sdywrite.annotate_result(main, i, spec)
+            out.append(Annotation(label, spec, "user", value.id, f"output: {i}"))
+            continue
+        value = _find_value(graph, target)
+        if value is None:
+            raise SpecError(_unknown(target, graph))
+        spec = check_annotation(
+            value.name or value.display_name, spec, value.shape or (), mesh, strict=strict
+        )
+        if (
+            value.function == graph.main
+            and value.arg_index is not None
+            and value.producer is None
+            and value.id in sdyread.func_args(graph, graph.main)
+        ):
+            sdywrite.annotate_arg(main, value.arg_index, spec)
+            out.append(
+                Annotation(value.name or label, spec, "user", value.id, f"input: {value.arg_index}")
+            )
+            continue
+        constrain_value(value, spec, label)
+        out.append(Annotation(value.display_name or label, spec, "user", value.id, ""))
+    imported = {vid: spec for kind, _, vid, spec in gspmd if kind == "arg"}
+    for a in code_annotations(graph):
+        spec = imported.get(a.value) if a.origin.startswith("input: ") else None
+        out.append(Annotation(a.target, spec or a.spec, a.source, a.value, a.origin))
+    for kind, i, vid, spec in gspmd:
+        if kind == "op":
+            label = graph.values[vid].display_name
+            out.append(Annotation(label, spec, "code", vid, f"op:{i}"))
+    return out
+
+
+def code_annotations(graph: ProgramGraph) -> list[Annotation]:
+    """The shardings the program's code carries, on entry arguments and on
+    ``sdy.sharding_constraint`` / ``sdy.manual_computation`` ops: each with its origin
+    name and an empty ``Spec``."""
+    out = []
+    for i, vid in enumerate(sdyread.func_args(graph, graph.main)):
+        v = graph.values[vid]
+        if v.code_sharding:
+            out.append(
+                Annotation(
+                    v.name or v.display_name,
+                    Spec(),
+                    "code",
+                    vid,
+                    f"input: {i}",
+                )
+            )
+    for op in graph.ops:
+        if (
+            op.name in ("sdy.sharding_constraint", "sdy.manual_computation")
+            and op.code_sharding is not None
+        ):
+            vid = op.results[0] if op.results else None
+            label = graph.values[vid].display_name if vid is not None else op.name
+            out.append(Annotation(label, Spec(), "code", vid, f"op:{op.id}"))
+    return out
+
+
+def name_constraints(annotations: list[Annotation], names: dict[int, str]) -> None:
+    """Give the annotations that are constraints (in place) the origin names Shardy
+    recorded for their values (``names``: value id -> ``constraint_N``)."""
+    for i, a in enumerate(annotations):
+        if not a.origin and a.value is not None:
+            annotations[i] = Annotation(a.target, a.spec, a.source, a.value, names.get(a.value, ""))
+        elif a.origin.startswith("op:"):
+            vid = a.value
+            annotations[i] = Annotation(
+                a.target,
+                a.spec,
+                a.source,
+                a.value,
+                names.get(vid, a.origin) if vid is not None else a.origin,
+            )
+
+
+def origin_describer(annotations: list[Annotation]) -> Callable[[str, int], str]:
+    """``describe(origin, value)``: ``input: 0`` -> ``input: 0 (x, user)``, which annotation
+    an origin string means.
+
+    ``self`` (the value's own annotation) is replaced by that annotation's origin. Thousands
+    of values are described per run, so the annotations are indexed once (the first match
+    wins, as in a scan of the list).
+    """
+    own: dict[int, str] = {}
+    by_origin: dict[str, str] = {}
+    for a in annotations:
+        if a.origin and a.value is not None:
+            own.setdefault(a.value, a.origin)
+        by_origin.setdefault(a.origin, f"{a.origin} ({a.target}, {a.source})")
+
+    def describe(origin: str, value: int) -> str:
+        if origin == "self":
+            if value not in own:
+                return origin
+            origin = own[value]
+        return by_origin.get(origin, origin)
+
+    return describe
+
+
+def _unknown(target: str | int, graph: ProgramGraph) -> str:
+    names = [graph.values[v].name for v in sdyread.func_args(graph, graph.main)]
+    names += [f"result[{i}]" for i in range(len(graph.functions[graph.main].results))]
+    return f"unknown value {target!r} in spec; valid names: {', '.join(str(n) for n in names)} (or an intermediate's value id)"
+
+
+def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:
+    if isinstance(target, int) or (isinstance(target, str) and target.isdigit()):
+        i = int(target)
+        return graph.values[i] if 0 <= i < len(graph.values) else None
+    v = graph.value_by_name(str(target))
+    if v is not None:
+        return v
+    for v in graph.values:
+        if v.display_name == target:
+            return v
+    return None
+
+
+def _ir_value(
+    key: tuple | None,
+    tagged: dict[int, ir.Operation],
+    funcs: dict[str, ir.Operation],
+    index: ProgramIndex,
+) -> ir.Value | None:
+    if key is None:
+        return None
+    if key[0] == "res":
+        return tagged[key[1]].results[key[2]]
+    if key[0] == "arg":
+        if key[1] < 0:
+            name = next(n for n, t in index.func_tag.items() if t == key[1])
+            return funcs[name].regions[0].blocks[0].arguments[key[3]]
+        return tagged[key[1]].regions[key[2]].blocks[0].arguments[key[3]]
+    return None

@@ -23,14 +23,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from jaxlib.mlir import ir
 
+from shardscope.backend.json_form import JsonForm
+from shardscope.backend.program.mlir import detached_copy, run_passes
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.sdy_text import axes_in
-from shardscope.backend.sharding.values import split_axis
+from shardscope.backend.sharding.values import axis_size
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.program.mlir import ModuleView
+    from shardscope.backend.propagation.readback import ProgramIndex
 
 EXPLICIT_RESHARDS = (
     "builtin.module(func.func(sdy-populate-op-sharding-rules),"
@@ -48,8 +56,11 @@ KINDS = {
 
 
 @dataclass(frozen=True)
-class Collective:
-    """One collective Shardy inserts, attached to the program op it serves."""
+class Collective(JsonForm):
+    """One collective Shardy inserts, attached to the program op it serves.
+
+    Its JSON form is a ``collectives[]`` entry of ``propagate --json``.
+    """
 
     op: int | None
     op_name: str
@@ -59,24 +70,6 @@ class Collective:
     out_spec: tuple[tuple[str, ...], ...]
     bytes_per_device: int
     group_size: int
-
-    def to_json(self) -> dict:
-        """The ``collectives[]`` entry of ``propagate --json``."""
-        return {
-            "op": self.op,
-            "op_name": self.op_name,
-            "kind": self.kind,
-            "axes": list(self.axes),
-            "value": self.value,
-            "out_spec": [list(d) for d in self.out_spec],
-            "bytes_per_device": self.bytes_per_device,
-            "group_size": self.group_size,
-        }
-
-
-def _axis_size(axis: str, mesh: dict[str, int]) -> int:
-    sub = split_axis(axis)
-    return sub[2] if sub else mesh.get(axis, 1)
 
 
 def bytes_per_device(kind: str, local_bytes: int, group: int) -> int:
@@ -98,7 +91,7 @@ def _local_bytes(value: ir.Value, dims: tuple[tuple[str, ...], ...], mesh: dict[
     width = max(1, _elem_bits(t.element_type) // 8)
     for d, axes in enumerate(dims):
         if d < len(shape):
-            n = math.prod(_axis_size(a, mesh) for a in axes)
+            n = math.prod(axis_size(a, mesh) for a in axes)
             shape[d] = -(-shape[d] // n)
     return int(np.prod(shape, dtype=np.int64)) * width
 
@@ -112,16 +105,15 @@ def _elem_bits(t: ir.Type) -> int:
     return 32
 
 
-def predict_collectives(module, index, graph, mesh: Mesh) -> list[Collective]:
+def predict_collectives(
+    module: ir.Module | ModuleView, index: ProgramIndex, graph: ProgramGraph, mesh: Mesh
+) -> list[Collective]:
     """Run Shardy's explicit-reshard passes on a copy of ``module``; list its collectives.
 
     ``module`` is the propagated module (end of the propagation pipeline); it is not
     changed.
     """
-    from shardscope.backend.propagation.propagate import run_passes
-    from shardscope.backend.propagation.readback import ModuleView
-
-    view = ModuleView(module.operation.clone())
+    view = detached_copy(module)
     run_passes(view, EXPLICIT_RESHARDS)
     shape = mesh.shape
     out = []
@@ -135,7 +127,7 @@ def predict_collectives(module, index, graph, mesh: Mesh) -> list[Collective]:
         axes = axes_in(str(attrs[attr_name])) if attr_name and attr_name in attrs else ()
         if not axes and kind == "collective_permute":
             axes = tuple(a for d in out_sh.dims for a in d)
-        group = math.prod(_axis_size(a, shape) for a in axes) if axes else 1
+        group = math.prod(axis_size(a, shape) for a in axes) if axes else 1
         if kind == "collective_permute":
             group = 2 if axes else 1
         local = _local_bytes(op.results[0], out_sh.dims, shape)

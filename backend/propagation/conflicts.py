@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
+from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.propagation.timeline import Timeline
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.values import ValueSharding, replicated, split_axis
+from shardscope.backend.sharding.values import ValueSharding, axis_size, replicated
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.program.mlir import ModuleView
+    from shardscope.backend.propagation.annotate import Annotation
+    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.readback import ProgramIndex
 
 LONGEST_COMMON_PREFIX = "longest common prefix"
 AXIS_USED = "axis already used by another factor"
@@ -47,7 +56,7 @@ class OpRule:
 
 
 @dataclass(frozen=True)
-class Proposal:
+class Proposal(JsonForm):
     """What one tensor of the op holds for the factor, and where those axes came from."""
 
     tensor: str
@@ -55,42 +64,26 @@ class Proposal:
     axes: tuple[str, ...]
     origin: str
 
-    def to_json(self) -> dict:
-        """JSON form."""
-        return {
-            "tensor": self.tensor,
-            "value": self.value,
-            "axes": list(self.axes),
-            "origin": self.origin,
-        }
-
 
 @dataclass(frozen=True)
-class Reshard:
-    """A tensor the partitioner must reshard: its axes for the factor become ``to_axes``."""
+class Reshard(JsonForm):
+    """A tensor the partitioner must reshard: its axes for the factor become ``to_axes``.
+
+    In JSON ``from_axes`` and ``to_axes`` are ``from`` and ``to``.
+    """
 
     tensor: str
     value: int | None
     dims: tuple[int, ...]
-    from_axes: tuple[str, ...]
-    to_axes: tuple[str, ...]
+    from_axes: tuple[str, ...] = json_field(key="from")
+    to_axes: tuple[str, ...] = json_field(key="to")
     kind: str
-
-    def to_json(self) -> dict:
-        """JSON form."""
-        return {
-            "tensor": self.tensor,
-            "value": self.value,
-            "dims": list(self.dims),
-            "from": list(self.from_axes),
-            "to": list(self.to_axes),
-            "kind": self.kind,
-        }
 
 
 @dataclass
-class Conflict:
-    """One conflicting factor of one op."""
+class Conflict(JsonForm):
+    """One conflicting factor of one op; its JSON form is a ``conflicts[]`` entry of
+    ``propagate --json``."""
 
     op: int
     op_name: str
@@ -101,22 +94,7 @@ class Conflict:
     kept: tuple[str, ...]
     rule: str
     reshards: list[Reshard] = field(default_factory=list)
-    collectives: list = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        """The ``conflicts[]`` entry of ``propagate --json``."""
-        return {
-            "op": self.op,
-            "op_name": self.op_name,
-            "factor": self.factor,
-            "factor_size": self.factor_size,
-            "dims": self.dims,
-            "proposals": [p.to_json() for p in self.proposals],
-            "kept": list(self.kept),
-            "rule": self.rule,
-            "reshards": [r.to_json() for r in self.reshards],
-            "collectives": [c.to_json() for c in self.collectives],
-        }
+    collectives: list[Collective] = field(default_factory=list)
 
 
 def factor_name(i: int) -> str:
@@ -124,7 +102,9 @@ def factor_name(i: int) -> str:
     return _FACTOR_NAMES[i] if i < len(_FACTOR_NAMES) else f"z_{i - len(_FACTOR_NAMES) + 1}"
 
 
-def read_rules(module, index, scan: sdyread.Scan | None = None) -> list[OpRule]:
+def read_rules(
+    module: ir.Module | ModuleView, index: ProgramIndex, scan: sdyread.Scan | None = None
+) -> list[OpRule]:
     """The ``sdy.sharding_rule`` of every program op of a propagated module.
 
     ``scan``: a ``sdyread.Scan`` of ``module`` as it stands, if the caller has one.
@@ -175,11 +155,6 @@ def _mapping(attr: ir.Attribute) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def _axis_size(axis: str, mesh: dict[str, int]) -> int:
-    sub = split_axis(axis)
-    return sub[2] if sub else mesh.get(axis, 1)
-
-
 def factor_axes(
     dims: tuple[tuple[int, ...], ...],
     sharding: ValueSharding,
@@ -203,8 +178,8 @@ def factor_axes(
             else:
                 size = sizes[f]
                 prod = 1
-                while axes and size % (prod * _axis_size(axes[0], mesh)) == 0:
-                    prod *= _axis_size(axes[0], mesh)
+                while axes and size % (prod * axis_size(axes[0], mesh)) == 0:
+                    prod *= axis_size(axes[0], mesh)
                     taken.append(axes.pop(0))
             prev = out.get(f, ((), (), False))
             out[f] = (prev[0] + tuple(taken), prev[1] + (d,), prev[2] or closed)
@@ -237,12 +212,12 @@ def _reshard_kind(src: tuple[str, ...], dst: tuple[str, ...], moved_elsewhere: b
 
 def find_conflicts(
     rules: list[OpRule],
-    index,
-    graph,
+    index: ProgramIndex,
+    graph: ProgramGraph,
     timeline: Timeline,
     mesh: Mesh,
-    annotations: list,
-) -> list:
+    annotations: list[Annotation],
+) -> list[Conflict]:
     """Every factor of every op where the op's tensors hold incompatible axes."""
     shape = mesh.shape
     priorities = _priorities(annotations)
@@ -338,7 +313,7 @@ def _cross_factor(
     return out
 
 
-def _priorities(annotations: list) -> dict[int, int]:
+def _priorities(annotations: list[Annotation]) -> dict[int, int]:
     out = {}
     for a in annotations:
         prios = [d.priority for d in a.spec.dims if d.priority is not None]
@@ -386,7 +361,7 @@ def _explain(
         rule_name = CLOSED
     elif any(set(info[0]) & used_elsewhere for _, _, info in props if info[0] != kept):
         rule_name = AXIS_USED
-    elif any(size % math.prod(_axis_size(a, mesh) for a in info[0]) for _, _, info in props):
+    elif any(size % math.prod(axis_size(a, mesh) for a in info[0]) for _, _, info in props):
         rule_name = NON_DIVISIBLE
     elif kept == lcp:
         rule_name = LONGEST_COMMON_PREFIX

@@ -1,21 +1,25 @@
 """Reading a module through Shardy's passes back onto the program graph.
 
 ``ProgramIndex`` tags every op of the loaded module with its graph op id (ops keep the tag
-through every pass) and maps value keys (``shardscope.backend.propagation.sdyread``) to graph value ids;
-``read_state`` reads shardings, origins and the recorded propagation steps back by those
-ids; ``inline_calls`` inlines calls the way XLA does before Shardy runs.
+through every pass) and maps value keys (``sdyread``) to graph value ids; ``read_state``
+reads shardings, origins and the recorded propagation steps back by those ids;
+``inline_calls`` inlines calls the way XLA does before Shardy runs.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
+from typing import Protocol, TypeAlias
 
 from jaxlib.mlir import ir
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.propagation import sdyread
+from shardscope.backend.propagation.sdyread import ValueKey
 from shardscope.backend.propagation.timeline import Step
+from shardscope.backend.sharding.sdy_text import axes_in
 from shardscope.backend.sharding.values import ValueSharding
 
 _DATA_FLOW_OPS = {
@@ -25,6 +29,32 @@ _DATA_FLOW_OPS = {
     "sdy.named_computation",
     "sdy.manual_computation",
 }
+
+# The keys an edge's ``operand-i`` / ``result-j`` stands for.
+Resolve: TypeAlias = Callable[[str], list[ValueKey | None]]
+# ``sdyread.value_key``, or a ``Scan``'s that remembers what it found.
+KeyOf: TypeAlias = Callable[[ir.Value], ValueKey | None]
+
+
+class _Put(Protocol):
+    def __call__(
+        self,
+        key: ValueKey | None,
+        sharding: ValueSharding | None,
+        origin: ir.Attribute | None = None,
+    ) -> None: ...
+
+
+class _StepsFrom(Protocol):
+    def __call__(
+        self,
+        op_id: int | None,
+        op_name: str,
+        attr: ir.Attribute,
+        resolve: Resolve,
+        *,
+        copy: bool = False,
+    ) -> None: ...
 
 
 class ProgramIndex:
@@ -43,7 +73,7 @@ class ProgramIndex:
             tag = -(k + 1)
             self.func_tag[name] = tag
             func.attributes[sdyread.TAG] = ir.IntegerAttr.get(i64, tag)
-            for j, vid in enumerate(func_args(graph, name)):
+            for j, vid in enumerate(sdyread.func_args(graph, name)):
                 self.key_to_id[("arg", tag, 0, j)] = vid
             for op in self._ops(func):
                 gop = graph.ops[next_id]
@@ -124,7 +154,7 @@ class ProgramIndex:
             if op.callee in done:
                 continue
             done.add(op.callee)
-            for j, vid in enumerate(func_args(graph, op.callee)):
+            for j, vid in enumerate(sdyread.func_args(graph, op.callee)):
                 if j < len(op.operands):
                     operand = op.operands[j]
                     alias(read_from.get(operand, self.canonical[operand]), vid)
@@ -142,7 +172,7 @@ class ProgramIndex:
         return out
 
     @staticmethod
-    def _ops(func: ir.Operation):
+    def _ops(func: ir.Operation) -> Iterator[ir.Operation]:
         for op in sdyread.walk(func):
             if op.name not in ("func.return", "stablehlo.return", "sdy.return", "mhlo.return"):
                 yield op
@@ -167,24 +197,6 @@ class ProgramIndex:
         if vid is None or self.canonical.get(vid) != key:
             return None
         return vid
-
-
-def func_args(graph: ProgramGraph, name: str) -> list[int]:
-    """Value ids of the arguments of function ``name``, in order."""
-    return list(graph.functions[name].arguments)
-
-
-class ModuleView:
-    """A detached copy of a module: what the readers need of ``ir.Module`` (the bindings
-    cannot wrap a cloned ``builtin.module`` op back into a Module)."""
-
-    def __init__(self, operation: ir.Operation) -> None:
-        self.operation = operation
-        self.context = operation.context
-        self.body = operation.regions[0].blocks[0]
-
-    def __str__(self) -> str:
-        return str(self.operation)
 
 
 def inline_calls(module: ir.Module, index: ProgramIndex) -> int:
@@ -259,10 +271,6 @@ def _order_key(tag: int | None) -> tuple[int, int]:
     return (1, 0) if tag is None else (0, tag)
 
 
-def clone(module: ir.Module | ModuleView) -> ModuleView:
-    return ModuleView(module.operation.clone())
-
-
 def read_state(
     module: ir.Module,
     index: ProgramIndex,
@@ -271,13 +279,14 @@ def read_state(
     debug: bool,
     scope: str = "all",
     scan: sdyread.Scan | None = None,
-):
+) -> tuple[dict[int, ValueSharding], dict[int, dict[str, str]], list[Step], dict[int, str]]:
     """Shardings (canonical graph ids) and, with ``debug``, origins, steps and constraint names.
 
     ``scope="annotations"`` reads function boundaries and ``sdy`` ops only (all an
     unpropagated module can hold); ``scope="io"`` reads function boundaries only.
     ``scan``: a ``sdyread.Scan`` of ``module`` as it stands, if the caller has one.
     """
+    key_of: KeyOf
     if scope == "io":
         ops: list[ir.Operation] = []
         tags: list[int | None] = []
@@ -295,7 +304,7 @@ def read_state(
     constraint_names: dict[int, str] = {}
 
     def put(
-        key: tuple | None, sharding: ValueSharding | None, origin: ir.Attribute | None = None
+        key: ValueKey | None, sharding: ValueSharding | None, origin: ir.Attribute | None = None
     ) -> None:
         for vid in index.ids_for(key):
             if sharding is not None:
@@ -304,7 +313,7 @@ def read_state(
                 origins[vid] = sdyread.dict_of(origin)
 
     def steps_from(
-        op_id: int | None, op_name: str, attr: ir.Attribute, resolve, *, copy: bool = False
+        op_id: int | None, op_name: str, attr: ir.Attribute, resolve: Resolve, *, copy: bool = False
     ) -> None:
         for e in sdyread.read_edges(attr):
             values: list[int] = []
@@ -429,7 +438,13 @@ def read_state(
 
 
 def _read_edge_op(
-    op: ir.Operation, put, steps_from, index: ProgramIndex, graph: ProgramGraph, debug: bool, key_of
+    op: ir.Operation,
+    put: _Put,
+    steps_from: _StepsFrom,
+    index: ProgramIndex,
+    graph: ProgramGraph,
+    debug: bool,
+    key_of: KeyOf,
 ) -> None:
     """One ``sdy.data_flow_edge``: the sharding, origins and steps of its owner value."""
     owner = op.operands[0]
@@ -468,8 +483,6 @@ def _read_edge_op(
 def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSharding:
     """A shard_map body argument as the program sees it: the manual axes of its
     ``in_shardings`` entry (always major) followed by the free axes propagation gave it."""
-    from shardscope.backend.sharding.sdy_text import axes_in
-
     manual = (
         set(axes_in(str(op.attributes["manual_axes"]))) if "manual_axes" in op.attributes else set()
     )
@@ -481,7 +494,9 @@ def _with_manual_axes(op: ir.Operation, j: int, local: ValueSharding) -> ValueSh
     return local.with_dims(dims)
 
 
-def _data_flow_ref(key_of, op: ir.Operation, tag: int, owner: str, j: int, ref: str) -> list[tuple]:
+def _data_flow_ref(
+    key_of: KeyOf, op: ir.Operation, tag: int, owner: str, j: int, ref: str
+) -> list[ValueKey | None]:
     """Keys a data-flow edge's ``operand-i`` / ``result-0`` stand for.
 
     On an edge owned by result ``j`` the sources (operands) are what flows into it: the

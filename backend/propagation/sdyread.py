@@ -16,11 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy
 
 from shardscope.backend.sharding.values import ValueSharding
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.program.mlir import ModuleView
 
 TAG = "shardscope.op"
 ValueKey = tuple
@@ -46,15 +51,6 @@ def tag_of(op: ir.Operation) -> int | None:
     """The ``shardscope.op`` tag of ``op``, or None for an op a pass inserted."""
     tag = op.attributes.get(TAG)
     return None if tag is None else ir.IntegerAttr(tag).value
-
-
-def tag_ops(module: ir.Module) -> list[ir.Operation]:
-    """Tag every op of ``module`` with its pre-order index; returns the ops in that order."""
-    ops = list(walk(module.operation))
-    i64 = ir.IntegerType.get_signless(64, context=module.context)
-    for n, op in enumerate(ops):
-        op.attributes[TAG] = ir.IntegerAttr.get(i64, n)
-    return ops
 
 
 def region_index(block: ir.Block) -> int:
@@ -228,7 +224,7 @@ def _read_edges(attr: ir.Attribute) -> list[Edge]:
     return edges
 
 
-def func_ops(module: ir.Module) -> list[ir.Operation]:
+def func_ops(module: ir.Module | ModuleView) -> list[ir.Operation]:
     """The ``func.func`` ops at the top of ``module``."""
     return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
 
@@ -236,6 +232,12 @@ def func_ops(module: ir.Module) -> list[ir.Operation]:
 def func_name(op: ir.Operation) -> str:
     """The symbol name of a ``func.func``."""
     return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def func_args(graph: ProgramGraph, name: str) -> list[int]:
+    """Graph value ids of the arguments of function ``name``, in order: the values that
+    the keys ``("arg", tag, 0, j)`` of its ``func.func`` stand for."""
+    return list(graph.functions[name].arguments)
 
 
 def arg_attr(func: ir.Operation, key: str, name: str) -> list[ir.Attribute | None]:
@@ -258,9 +260,3 @@ def terminator(block: ir.Block) -> ir.Operation:
 def first_block(op: ir.Operation, region: int = 0) -> ir.Block:
     """The entry block of region ``region`` of ``op``."""
     return op.regions[region].blocks[0]
-
-
-def for_each_op(module: ir.Module, fn: Callable[[ir.Operation], None]) -> None:
-    """Call ``fn`` on every op of ``module`` in pre-order."""
-    for op in walk(module.operation):
-        fn(op)

@@ -15,6 +15,7 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from shardscope.backend.json_form import JsonForm
 from shardscope.backend.sharding.values import (
     AxesPerDim,
     ValueSharding,
@@ -44,12 +45,13 @@ def _restrict(final_dim: Sequence[str], have: set[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(JsonForm):
     """One propagation step: an axis moved from ``source`` to ``targets`` across ``op``.
 
     ``source`` and ``targets`` use Shardy's words (``operand-i`` / ``result-j``) relative to
     the op; ``values`` are the graph value ids of the targets, ``source_value`` that of the
-    source (None when the program graph has no such value).
+    source (None when the program graph has no such value). Its JSON form is a
+    ``steps[]`` entry of ``propagate --json``.
     """
 
     index: int
@@ -61,20 +63,6 @@ class Step:
     values: tuple[int, ...]
     source_value: int | None = None
     recorded: bool = True
-
-    def to_json(self) -> dict:
-        """The ``steps[]`` entry of ``propagate --json``."""
-        return {
-            "index": self.index,
-            "op": self.op,
-            "op_name": self.op_name,
-            "axis": self.axis,
-            "source": self.source,
-            "targets": list(self.targets),
-            "values": list(self.values),
-            "source_value": self.source_value,
-            "recorded": self.recorded,
-        }
 
 
 @dataclass

@@ -5,7 +5,7 @@ Axis names are strings; a sub-axis is written ``"name:(pre)size"`` as in Shardy'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # Axes per dimension, major first: (("data",), (), ("model", "x:(2)2")).
@@ -47,6 +47,13 @@ def split_axis(axis: str) -> tuple[str, int, int] | None:
     name, rest = axis.split(":(", 1)
     pre, size = rest.split(")", 1)
     return name, int(pre), int(size)
+
+
+def axis_size(axis: str, mesh: Mapping[str, int]) -> int:
+    """How many devices ``axis`` spans: a sub-axis its own size, a full axis its mesh size
+    (1 for an axis not in ``mesh``)."""
+    sub = split_axis(axis)
+    return sub[2] if sub else mesh.get(axis, 1)
 
 
 def _merge(dim: Sequence[str]) -> tuple[str, ...]:

@@ -39,10 +39,10 @@ def bare(layers: int) -> tuple[float, float, float]:
     from jax.sharding import AbstractMesh, AxisType
     from jaxlib.mlir import ir
 
-    from shardscope.backend.program.mlir import new_context
-    from shardscope.backend.propagation import annotate
+    from shardscope.backend.program.mlir import new_context, run_passes
+    from shardscope.backend.propagation import sdywrite as annotate
     from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS
-    from shardscope.backend.propagation.propagate import pipeline_stages, run_passes
+    from shardscope.backend.propagation.pipeline import pipeline_stages
     from shardscope.backend.sharding.spec import Spec
 
     stages = pipeline_stages()

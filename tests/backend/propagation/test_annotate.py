@@ -1,41 +1,11 @@
-"""Annotating a module: mesh, argument/result shardings, constraints, validation."""
+"""Annotation policy: validating specs, code annotations, and naming origins back."""
 
 import pytest
 
 from shardscope.backend.errors import SpecError
-from shardscope.backend.program.mlir import parse_module
 from shardscope.backend.propagation import annotate as ann
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.spec import parse_spec
-
-TEXT = """
-module @m {
-  func.func public @main(%arg0: tensor<8x4xf32>) -> (tensor<8x4xf32>) {
-    %0 = stablehlo.sine %arg0 : tensor<8x4xf32>
-    %1 = stablehlo.cosine %0 : tensor<8x4xf32>
-    return %1 : tensor<8x4xf32>
-  }
-}
-"""
-
-
-def test_mesh_args_results_and_constraints_are_written():
-    module = parse_module(TEXT)
-    ann.set_mesh(module, {"a": 2, "b": 4})
-    func = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
-    ann.annotate_arg(func, 0, parse_spec("a?,_"))
-    ann.annotate_result(func, 0, parse_spec("_,b@p1"))
-    sine = func.regions[0].blocks[0].operations[0].operation
-    ann.constrain(sine.results[0], parse_spec("a,b"), 99)
-    text = str(module)
-    assert 'sdy.mesh @mesh = <["a"=2, "b"=4]>' in text
-    assert '#sdy.sharding<@mesh, [{"a", ?}, {}]>' in text
-    assert '#sdy.sharding<@mesh, [{}, {"b"}p1]>' in text
-    assert 'sdy.sharding_constraint %0 <@mesh, [{"a"}, {"b"}]>' in text
-    assert "stablehlo.cosine %1" in text  # the later use reads the constrained value
-    ann.set_mesh(module, {"a": 2, "b": 4, "c": 2})
-    again = str(module)
-    assert again.count("sdy.mesh @") == 1 and '"c"=2' in again
+from shardscope.backend.sharding.spec import Spec, parse_spec
 
 
 def test_check_annotation_errors_name_the_fix():
@@ -46,3 +16,40 @@ def test_check_annotation_errors_name_the_fix():
     with pytest.raises(SpecError, match="use one of data, model"):
         ann.check_annotation("x", parse_spec("rows,_"), (8, 4), mesh)
     assert ann.as_spec(["data", None]).format() == "data,_"
+
+
+def test_annotation_json_gives_the_spec_as_text():
+    a = ann.Annotation("x", parse_spec("data,_"), "user", 3, "input: 0")
+    assert a.to_json() == {
+        "target": "x",
+        "spec": "data,_",
+        "source": "user",
+        "value": 3,
+        "origin": "input: 0",
+    }
+    assert list(a.to_json()) == ["target", "spec", "source", "value", "origin"]
+
+
+def test_constraints_take_the_names_shardy_recorded():
+    annotations = [
+        ann.Annotation("x", Spec(), "user", 0, "input: 0"),
+        ann.Annotation("h", Spec(), "user", 5, ""),
+        ann.Annotation("c", Spec(), "code", 7, "op:4"),
+        ann.Annotation("d", Spec(), "code", 8, "op:6"),
+    ]
+    ann.name_constraints(annotations, {5: "constraint_0", 7: "constraint_1"})
+    assert [a.origin for a in annotations] == ["input: 0", "constraint_0", "constraint_1", "op:6"]
+
+
+def test_origins_are_described_by_their_annotation():
+    annotations = [
+        ann.Annotation("x", Spec(), "user", 0, "input: 0"),
+        ann.Annotation("h", Spec(), "user", 5, "constraint_0"),
+        ann.Annotation("h2", Spec(), "code", 5, "constraint_9"),
+    ]
+    describe = ann.origin_describer(annotations)
+    assert describe("input: 0", 2) == "input: 0 (x, user)"
+    # ``self`` is the value's own (first) annotation.
+    assert describe("self", 5) == "constraint_0 (h, user)"
+    assert describe("self", 6) == "self"
+    assert describe("output: 1", 2) == "output: 1"

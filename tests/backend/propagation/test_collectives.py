@@ -1,6 +1,6 @@
 """Collectives from Shardy's explicit reshards, attached to the ops they serve."""
 
-from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.propagation.collectives import Collective, bytes_per_device
 from shardscope.backend.sharding.sdy_text import axes_in
 from tests.support.compile_oracle import propagated
 
@@ -39,3 +39,17 @@ def test_axes_in_reads_sub_axes():
         "data:(1)2",
         "model",
     )
+
+
+def test_collective_json_lists_axes_and_spec_as_lists():
+    c = Collective(5, "stablehlo.dot_general", "all_reduce", ("data",), 9, (("data",), ()), 96, 4)
+    assert c.to_json() == {
+        "op": 5,
+        "op_name": "stablehlo.dot_general",
+        "kind": "all_reduce",
+        "axes": ["data"],
+        "value": 9,
+        "out_spec": [["data"], []],
+        "bytes_per_device": 96,
+        "group_size": 4,
+    }

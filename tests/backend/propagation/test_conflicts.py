@@ -3,6 +3,9 @@
 from shardscope.backend.propagation.conflicts import (
     AXIS_USED,
     LONGEST_COMMON_PREFIX,
+    Conflict,
+    Proposal,
+    Reshard,
     factor_axes,
     factor_name,
 )
@@ -43,3 +46,36 @@ def test_factor_axes_split_a_compound_dimension():
     )
     assert got[0][0] == ("data",) and got[1][0] == ("model",)
     assert factor_name(0) == "i" and factor_name(18) == "z_1"
+
+
+def test_conflict_json_renames_reshard_axes_and_nests_its_parts():
+    proposal = Proposal("operand-0", 1, ("data",), "input: 0 (x, user)")
+    reshard = Reshard("operand-1", 2, (0,), ("model",), (), "all_gather")
+    c = Conflict(3, "stablehlo.add", "i", 8, {"operand-0": [0]}, [proposal], (), "r", [reshard])
+    got = c.to_json()
+    assert list(got) == [
+        "op",
+        "op_name",
+        "factor",
+        "factor_size",
+        "dims",
+        "proposals",
+        "kept",
+        "rule",
+        "reshards",
+        "collectives",
+    ]
+    assert got["proposals"] == [
+        {"tensor": "operand-0", "value": 1, "axes": ["data"], "origin": "input: 0 (x, user)"}
+    ]
+    assert got["reshards"] == [
+        {
+            "tensor": "operand-1",
+            "value": 2,
+            "dims": [0],
+            "from": ["model"],
+            "to": [],
+            "kind": "all_gather",
+        }
+    ]
+    assert got["kept"] == [] and got["collectives"] == [] and got["dims"] == {"operand-0": [0]}

@@ -3,14 +3,8 @@
 import pytest
 
 from shardscope.backend.errors import SpecError
-from shardscope.backend.propagation.propagate import (
-    final_state,
-    inline_calls,
-    pipeline_stages,
-    prepare,
-    propagate,
-    run_passes,
-)
+from shardscope.backend.program.mlir import run_passes
+from shardscope.backend.propagation.propagate import final_state, prepare, propagate
 from tests.support.compile_oracle import compiled_io_shardings, loaded, propagated
 from tests.support.inputs import MLIR
 
@@ -22,14 +16,6 @@ CORPUS = [
     for n in ("loop_reshape", "gather_conv", "pytree_grad", "cond_call", "shmap", "two_calls")
 ]
 PROGRAMS = EXAMPLES + CORPUS
-
-
-def test_pipeline_is_the_registered_one_with_debug_on():
-    propagate_passes, export = pipeline_stages()
-    assert "sdy-user-priority-propagate{" in propagate_passes
-    assert "debug-propagation-edge-sharding=true debug-sharding-origins=true" in propagate_passes
-    assert "sdy-add-data-flow-edges" in propagate_passes
-    assert export.rstrip(")").endswith("sdy-close-shardings")
 
 
 @pytest.mark.slow
@@ -96,12 +82,6 @@ def test_origins_name_the_user_annotation():
     hidden = [v for v in result.values if v.role == "result"][0]
     origins = result.timeline.origins[hidden.id]
     assert origins["data"].startswith("input: ") and "(x, user)" in origins["data"]
-
-
-def test_calls_are_inlined_like_xla():
-    prep = prepare(loaded("tests/inputs/corpus/cond_call.py"))
-    assert "func.call" not in str(prep.module)
-    assert inline_calls(prep.module, prep.index) == 0
 
 
 def test_code_annotation_is_kept_and_reported():

@@ -94,3 +94,19 @@ def test_state_at_equals_naive_replay(case):
     assert {v: s.dims for v, s in tl.state_at(last).items()} == {
         v: f.dims for v, f in finals.items()
     }
+
+
+def test_step_json_lists_its_fields_in_order():
+    step = Step(4, 2, "stablehlo.add", "a", "operand-0", ("result-0",), (7, 8), 3, False)
+    assert step.to_json() == {
+        "index": 4,
+        "op": 2,
+        "op_name": "stablehlo.add",
+        "axis": "a",
+        "source": "operand-0",
+        "targets": ["result-0"],
+        "values": [7, 8],
+        "source_value": 3,
+        "recorded": False,
+    }
+    assert list(step.to_json())[0] == "index" and list(step.to_json())[-1] == "recorded"

@@ -1,0 +1,66 @@
+"""Shardy's propagation pipeline as jaxlib registers it, cut where shardscope reads.
+
+The pass list is read back from the registry, so it follows the installed jaxlib. The
+debug options are switched on: ``sdy-apply-sharding-constraints`` and
+``sdy-user-priority-propagate`` then record ``sdy.propagation_edges`` /
+``sdy.sharding_origins``. The pipeline, unlike the bare propagate pass, imports calls as
+named computations and adds data-flow edges, so while loops, conditionals, calls and
+shard_map propagate exactly as in the compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from jaxlib.mlir import passmanager
+
+from shardscope.backend.program.mlir import new_context
+
+ROUTE = "in-process sdy-propagation-pipeline (debug edges and origins on)"
+_DEBUG = "debug-propagation-edge-sharding=true debug-sharding-origins=true"
+_SINK = "sink-debug-propagation-edge-sharding=true sink-debug-sharding-origins=true"
+
+
+@functools.lru_cache(maxsize=1)
+def pipeline_stages() -> tuple[str, str]:
+    """The registered propagation pipeline split into (propagate, export) pass lists.
+
+    ``propagate`` ends with ``sdy-user-priority-propagate`` (with the op sharding rules
+    kept), ``export`` runs the rest of the pipeline up to and including
+    ``sdy-close-shardings``. Debug options are switched on; the module dumps
+    (``sdy-save-module``, not registered on its own) are dropped.
+    """
+    ctx = new_context()
+    text = str(
+        passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)", context=ctx)
+    )
+    body = text[len("builtin.module(") : -1]
+    passes = _split_top(body)
+    passes = [p for p in passes if p != "sdy-save-module"]
+    out = []
+    for p in passes:
+        p = p.replace("debug-propagation-edge-sharding=false debug-sharding-origins=false", _DEBUG)
+        p = p.replace(
+            "sink-debug-propagation-edge-sharding=false sink-debug-sharding-origins=false", _SINK
+        )
+        out.append(p)
+    cut = next(i for i, p in enumerate(out) if p.startswith("sdy-user-priority-propagate")) + 1
+    end = next(i for i, p in enumerate(out) if p.startswith("sdy-close-shardings")) + 1
+    propagate = "builtin.module(" + ",".join(out[:cut]) + ")"
+    export = "builtin.module(" + ",".join(out[cut:end]) + ")"
+    return propagate, export
+
+
+def _split_top(text: str) -> list[str]:
+    """Split a pass list on commas outside braces and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "{(":
+            depth += 1
+        elif ch in "})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]

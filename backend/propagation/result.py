@@ -1,0 +1,137 @@
+"""What one propagation run found: every value's final sharding, and the whole result.
+
+``PropagationResult`` holds the annotations, values, timeline, conflicts and collectives
+of a run, keyed by the program graph's ids; its ``to_json`` is what ``propagate --json``
+prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.json_form import JsonForm, SupportsToJson, json_field
+from shardscope.backend.propagation.pipeline import ROUTE
+from shardscope.backend.sharding.hlo_text import hlo_sharding_text
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.values import ValueSharding, merge_full_axes, replicated
+
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
+
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.propagation.annotate import Annotation
+    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.timeline import Timeline
+
+
+@dataclass
+class ValueInfo(JsonForm):
+    """One program value with its final sharding after propagation.
+
+    Its JSON form is a ``values[]`` entry of ``propagate --json``, without ``closed``.
+    """
+
+    id: int
+    name: str | None
+    display_name: str
+    role: str
+    shape: tuple[int, ...] | None
+    dtype: str
+    spec: list[list[str]]
+    hlo_sharding: str
+    closed: tuple[bool, ...] = json_field(omit=True, default=())
+
+
+@dataclass
+class PropagationResult:
+    """Everything one propagation run found, keyed by the program graph's ids."""
+
+    program: str
+    mesh: Mesh
+    graph: ProgramGraph
+    annotations: list[Annotation]
+    values: list[ValueInfo]
+    timeline: Timeline
+    module: ir.Module
+    route: str = ROUTE
+    conflicts: list[Conflict] = field(default_factory=list)
+    collectives: list[Collective] = field(default_factory=list)
+    # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
+    gspmd_differences: list[SupportsToJson] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def module_text(self) -> str:
+        """The module at the end of the propagation pipeline (``after_propagation``)."""
+        return str(self.module)
+
+    def value(self, ref: int | str) -> ValueInfo:
+        """A value by graph id or user-visible name."""
+        for v in self.values:
+            if v.id == ref or (v.name is not None and v.name == ref):
+                return v
+        raise KeyError(ref)
+
+    def to_json(self) -> dict:
+        """The object ``propagate --json`` prints."""
+        out: dict[str, Any] = {
+            "program": self.program,
+            "mesh": self.mesh.shape,
+            "route": self.route,
+            "annotations": [a.to_json() for a in self.annotations],
+            "values": [v.to_json() for v in self.values],
+            "steps": [s.to_json() for s in self.timeline.steps],
+            "conflicts": [c.to_json() for c in self.conflicts],
+            "collectives": [c.to_json() for c in self.collectives],
+        }
+        if self.gspmd_differences is not None:
+            out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def value_infos(
+    graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mesh
+) -> list[ValueInfo]:
+    """A ``ValueInfo`` per graph value from its final sharding (replicated if it has none),
+    sub-axes that span a whole mesh axis merged into it."""
+    out = []
+    shape = mesh.shape
+    # Few distinct shardings among thousands of values: each is merged and printed once.
+    cache: dict[tuple, tuple[tuple, str]] = {}
+    for v in graph.values:
+        s = final.get(v.id) or replicated(v.rank)
+        key = (s.dims, v.rank)
+        hit = cache.get(key)
+        if hit is None:
+            dims = tuple(merge_full_axes(d, shape) for d in s.dims)
+            hit = cache[key] = (dims, _hlo_text(mesh, dims, v.rank))
+        dims, hlo = hit
+        out.append(
+            ValueInfo(
+                v.id,
+                v.name,
+                v.display_name,
+                v.role,
+                v.shape,
+                v.dtype,
+                [list(d) for d in dims],
+                hlo,
+                s.closed,
+            )
+        )
+    return out
+
+
+def _hlo_text(mesh: Mesh, dims: tuple, rank: int) -> str:
+    """HloSharding text of ``dims``; empty where HLO text cannot say it (sub-axes)."""
+    if any(":(" in a for d in dims for a in d):
+        return ""
+    try:
+        return hlo_sharding_text(mesh, Spec.of(*[tuple(d) for d in dims]), rank)
+    except ShardscopeError:
+        return ""

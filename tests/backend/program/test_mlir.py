@@ -1,0 +1,35 @@
+"""MLIR contexts and pass running: detached copies, compiler errors as ShardscopeError."""
+
+import pytest
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.mlir import ModuleView, detached_copy, parse_module, run_passes
+
+TEXT = """
+module @m {
+  func.func public @main(%arg0: tensor<8xf32>) -> (tensor<8xf32>) {
+    %0 = stablehlo.sine %arg0 : tensor<8xf32>
+    %1 = stablehlo.sine %arg0 : tensor<8xf32>
+    %2 = stablehlo.add %0, %1 : tensor<8xf32>
+    return %2 : tensor<8xf32>
+  }
+}
+"""
+
+
+def test_passes_run_on_a_detached_copy_leave_the_module_alone():
+    module = parse_module(TEXT)
+    copy = detached_copy(module)
+    assert isinstance(copy, ModuleView) and copy.context == module.context
+    run_passes(copy, "builtin.module(func.func(cse))")
+    assert str(copy).count("stablehlo.sine") == 1
+    assert str(module).count("stablehlo.sine") == 2
+    run_passes(module, "builtin.module(func.func(cse))")
+    assert str(module).count("stablehlo.sine") == 1
+
+
+def test_a_failing_pipeline_is_a_shardscope_error_with_the_compiler_message():
+    module = parse_module(TEXT)
+    # A pipeline anchored on func.func cannot run on the module op: the pass manager fails.
+    with pytest.raises(ShardscopeError, match="can't run 'func.func' pass manager"):
+        run_passes(module, "func.func(cse)")
