@@ -15,7 +15,7 @@ from shardscope.backend.sharding.spec import Spec
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.propagation.propagate import PropagationResult, ValueInfo
+    from shardscope.backend.propagation.result import PropagationResult, ValueInfo
 
 Origin = Literal["user", "propagated", "code", "none"]
 

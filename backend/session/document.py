@@ -38,7 +38,7 @@ from shardscope.backend.sharding.spec import DimSpec, Spec, validate_spec
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
-    from shardscope.backend.propagation.propagate import PropagationResult
+    from shardscope.backend.propagation.result import PropagationResult
 
 DEFAULT_MESH = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
 
