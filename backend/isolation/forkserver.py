@@ -1,39 +1,46 @@
-"""A warm worker for loading programs: jax imported once, one fork per program.
+"""A warm worker process: jax imported once, one fork per job.
 
-Starting a Python process and importing jax costs more than lowering most programs. The
-fork server is a child process that imports jax and the lowering worker once, then, for
-each request, forks a grandchild that imports the user's program, traces and lowers it
-(``shardscope.backend.program.lower``) and exits. The grandchild is as isolated as a fresh process:
-a program that raises, hangs (the client kills it by pid) or crashes only takes the
-grandchild down, and nothing it imports leaks into the next request.
+Starting a Python process and importing jax costs more than most jobs a worker does (lowering
+a program, say). The fork server is a child process that imports jax, and whatever else
+its client names, once; then, for each ``WorkerJob``, it forks a grandchild that runs the
+job's worker module as ``python -m MODULE ARG...`` would (its ``main(argv)``, in the job's
+folder) and exits. The grandchild is as isolated as a fresh process: a job that raises,
+hangs (the client kills it by pid) or crashes only takes the grandchild down, and nothing
+it imports leaks into the next job.
 
-Protocol, one JSON object per line: the client writes ``{"path", "params", "out", "err",
-"cwd"}`` to the server's stdin; the server answers ``{"pid": N}`` when the grandchild
-started and ``{"pid": N, "status": S}`` (``os.waitpid`` status) when it ended. The server
-exits when its stdin closes, so it never outlives its client.
+Protocol, one JSON object per line: the client writes ``{"module", "argv", "cwd", "log",
+"log_stdout"}`` to the server's stdin; the server answers ``{"pid": N}`` when the
+grandchild started and ``{"pid": N, "status": S}`` (``os.waitpid`` status) when it ended.
+The server exits when its stdin closes, so it never outlives its client.
 """
 
 from __future__ import annotations
 
+import ctypes
+import importlib
 import json
 import os
 import select
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from shardscope.backend.program.lower import worker_env
+from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout, worker_env
+
+# What every worker of ours imports first, and the bulk of its start-up time.
+JAX_MODULES = ("jax", "jax.numpy", "jax.sharding")
 
 
 class ForkServerError(RuntimeError):
-    """The fork server itself failed (not the program it was loading)."""
+    """The fork server itself failed (not the job it was running)."""
 
 
 class ForkServer:
-    """Client side: start the server once, then run one load at a time through it."""
+    """Client side: start the server once, then run one job at a time through it."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: Sequence[str] = JAX_MODULES) -> None:
+        self.preload = tuple(preload)
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._buffer = b""
@@ -44,7 +51,7 @@ class ForkServer:
             return
         self._buffer = b""
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "shardscope.backend.isolation.forkserver"],
+            [sys.executable, "-m", "shardscope.backend.isolation.forkserver", *self.preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -62,53 +69,64 @@ class ForkServer:
                 proc.kill()
 
     def try_acquire(self) -> bool:
-        """Reserve the server for one load; False when another load is using it."""
+        """Reserve the server for one job; False when another job is using it."""
         return self._lock.acquire(blocking=False)
 
     def release(self) -> None:
         """Give the server back after ``run``."""
         self._lock.release()
 
-    def run(
-        self, request: dict, timeout: float, while_waiting: Callable[[], object] | None = None
-    ) -> int | None:
-        """Run one load; the grandchild's wait status, or None when it timed out (killed).
+    def run(self, job: WorkerJob, while_waiting: Callable[[], object] | None = None) -> int:
+        """Run one job; its exit code (negative: the signal that killed it).
 
-        ``while_waiting`` runs once the request is sent, while the server works on it.
-        Call between ``try_acquire`` and ``release``. Raises ``ForkServerError`` when the
-        server cannot start or dies; the caller then loads in a fresh process instead.
+        ``while_waiting`` runs once the job is sent, while the server works on it. Call
+        between ``try_acquire`` and ``release``. Raises ``WorkerTimeout`` when the job runs
+        past ``job.timeout`` (it is killed first), ``ForkServerError`` when the server
+        cannot start or dies; the caller then runs the job in a fresh process instead.
+        Jobs with their own devices or environment need a fresh process: the server's
+        workers share its environment.
         """
+        if job.devices is not None or job.env:
+            raise ValueError("a fork server job cannot set devices or environment variables")
         self.start()
-        proc = self._proc
-        try:
-            proc.stdin.write((json.dumps(request) + "\n").encode())
-            proc.stdin.flush()
-        except OSError as exc:
-            self.close()
-            raise ForkServerError(f"fork server is gone: {exc}") from None
+        self._send(job)
         if while_waiting is not None:
             try:
                 while_waiting()
             except BaseException:
                 self.close()  # the server kills the worker when its stdin closes
                 raise
-        # Starting the server (importing jax) is not the program's time: wait for it apart.
+        # Starting the server (importing jax) is not the job's time: wait for it apart.
         started = self._read(timeout=120.0)
         if started is None or "pid" not in started:
             self.close()
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
-        done = self._read(timeout=timeout)
+        done = self._read(timeout=job.timeout)
         if done is None:
             try:
                 os.kill(pid, 9)
             except ProcessLookupError:
                 pass
-            done = self._read(timeout=30.0)
-            if done is None:
+            if self._read(timeout=30.0) is None:
                 self.close()
-            return None
-        return done["status"]
+            raise WorkerTimeout(job.timeout)
+        return os.waitstatus_to_exitcode(done["status"])
+
+    def _send(self, job: WorkerJob) -> None:
+        request = {
+            "module": job.module,
+            "argv": list(job.argv),
+            "cwd": str(job.cwd),
+            "log": str(job.log),
+            "log_stdout": job.log_stdout,
+        }
+        try:
+            self._proc.stdin.write((json.dumps(request) + "\n").encode())
+            self._proc.stdin.flush()
+        except OSError as exc:
+            self.close()
+            raise ForkServerError(f"fork server is gone: {exc}") from None
 
     def _read(self, timeout: float) -> dict | None:
         proc = self._proc
@@ -137,17 +155,13 @@ def shared_server() -> ForkServer:
 
 
 def warm_up() -> None:
-    """Start the fork server now, so the first load does not pay for importing jax."""
+    """Start the fork server now, so the first job does not pay for importing jax."""
     _SERVER.start()
 
 
-def _serve() -> int:
-    import jax  # noqa: F401 - the point of the server: import once, fork many
-    import jax.numpy  # noqa: F401
-    from jax.sharding import AbstractMesh  # noqa: F401
-
-    from shardscope.backend.program import lower as program_worker
-
+def _serve(preload: list[str]) -> int:
+    for name in preload:
+        importlib.import_module(name)  # the point of the server: import once, fork many
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         if not line.strip():
@@ -155,7 +169,7 @@ def _serve() -> int:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(request, program_worker)
+            _child(request)
         out.write(json.dumps({"pid": pid}).encode() + b"\n")
         out.flush()
         status = _wait_or_orphaned(pid)
@@ -168,7 +182,7 @@ def _serve() -> int:
 
 def _wait_or_orphaned(pid: int) -> int | None:
     """Wait for the worker; if the client goes away meanwhile (stdin closes), kill the
-    worker and return None, so a hung program never outlives the app that loaded it."""
+    worker and return None, so a hung job never outlives the app that started it."""
     stdin = sys.stdin.buffer.fileno()
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -181,18 +195,25 @@ def _wait_or_orphaned(pid: int) -> int | None:
             return None
 
 
-def _child(request: dict, program_worker) -> None:
+def _child(request: dict) -> None:
+    """Run one job in the forked grandchild, as ``python -m`` would in its folder; never
+    returns."""
     code = 1
     try:
         _die_with_parent()
-        fd = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 1)
+        fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if request["log_stdout"]:
+            os.dup2(fd, 1)
+        else:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
         os.dup2(fd, 2)
         os.close(fd)
         sys.stdin.close()
         os.chdir(request["cwd"])
         sys.path[0] = request["cwd"]
-        code = program_worker.main([request["path"], json.dumps(request["params"]), request["out"]])
+        code = importlib.import_module(request["module"]).main(request["argv"])
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -202,11 +223,9 @@ def _child(request: dict, program_worker) -> None:
 def _die_with_parent() -> None:
     """Ask Linux to kill this worker if the server dies (the server kills it otherwise)."""
     if sys.platform.startswith("linux"):
-        import ctypes
-
         pr_set_pdeathsig = 1
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, 9)
 
 
 if __name__ == "__main__":
-    sys.exit(_serve())
+    sys.exit(_serve(sys.argv[1:]))

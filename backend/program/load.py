@@ -10,10 +10,6 @@ process: a Python program is imported, traced and lowered in a worker process
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import tempfile
 import urllib.parse
 from collections.abc import Callable
@@ -24,18 +20,25 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
-from shardscope.backend.program.lower import PACKAGE_ROOT, load_python_namespace, worker_env
+from shardscope.backend.isolation.jobs import Crash, WorkerJob, WorkerTimeout, run_worker
+from shardscope.backend.program.mlir import new_context, parse_module
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
 
     from shardscope.backend.program.graph import ProgramGraph
 
-# jaxlib (and with it MLIR and numpy) is imported where a module is parsed, not here: the
-# CLI imports this module before it starts the loader's worker, and should not wait.
+# jaxlib (and with it MLIR and numpy) is imported where a module is parsed, not here, and so
+# are the graph and location readers that import it: the CLI imports this module before it
+# starts the loader's worker, and should not wait.
 
-__all__ = ["Program", "CodeAnnotation", "load_program", "list_examples", "load_python_namespace"]
+__all__ = ["Program", "CodeAnnotation", "load_program", "list_examples"]
 
+# The folder that holds app/, backend/, viewers/ and assets/: the repository in a checkout,
+# the installed shardscope package otherwise.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+# The worker that imports, traces and lowers a Python program.
+LOWER_WORKER = "shardscope.backend.program.lower"
 EXAMPLES_DIR = PACKAGE_ROOT / "assets" / "examples"
 EXAMPLE_PREFIX = "example:"
 DEFAULT_TIMEOUT = 120.0
@@ -66,13 +69,7 @@ class Program:
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
-        from jaxlib.mlir import ir
-
-        from shardscope.backend.program.mlir import new_context
-
-        context = context or new_context()
-        with context:
-            return ir.Module.parse(self.mlir_text)
+        return parse_module(self.mlir_text, context)
 
     @cached_property
     def graph(self) -> ProgramGraph:
@@ -178,7 +175,6 @@ def _load_mlir(path: Path, source: str) -> Program:
     from jaxlib.mlir import ir
 
     from shardscope.backend.program.graph import build_graph
-    from shardscope.backend.program.mlir import new_context
 
     program = Program(path.stem, source, "mlir", str(path), text)
     context = new_context()
@@ -230,14 +226,22 @@ def _load_python(
 ) -> Program:
     path = path.resolve()
     with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
-        out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
-        job = _LoadJob(path, params, out, err, timeout, while_waiting)
-        returncode = _run_in_fork_server(job)
-        if returncode is None:
-            returncode = _run_fresh_worker(job)
+        out = Path(tmp) / "result.json"
+        job = WorkerJob(
+            LOWER_WORKER,
+            (str(path), json.dumps(params), str(out)),
+            cwd=path.parent,
+            log=Path(tmp) / "stderr.txt",
+            timeout=timeout,
+        )
+        try:
+            returncode = _run_in_fork_server(job, while_waiting)
+            if returncode is None:
+                returncode = run_worker(job, while_waiting)
+        except WorkerTimeout as exc:
+            raise ProgramError(_timeout_message(path, exc)) from None
         if not out.exists():
-            stderr = err.read_text(errors="replace") if err.exists() else ""
-            raise ProgramError(_crash_message(path, returncode, stderr))
+            raise ProgramError(_crash_message(path, job.crash(returncode)))
         result = json.loads(out.read_text())
     if not result["ok"]:
         raise ProgramError(result["error"])
@@ -254,86 +258,30 @@ def _load_python(
     )
 
 
-@dataclass(frozen=True)
-class _LoadJob:
-    """One Python program to lower in a worker, and where the worker reports."""
-
-    path: Path
-    params: dict[str, str]
-    out: Path
-    err: Path
-    timeout: float
-    while_waiting: Callable[[], object] | None
-
-
-def _run_in_fork_server(job: _LoadJob) -> int | None:
+def _run_in_fork_server(job: WorkerJob, while_waiting: Callable[[], object] | None) -> int | None:
     """Load through the warm fork server; the worker's exit code, or None when the server
     is busy with another load or broken (the caller then starts a fresh worker)."""
     server = shared_server()
     if not server.try_acquire():
         return None
-    request = {
-        "path": str(job.path),
-        "params": job.params,
-        "out": str(job.out),
-        "err": str(job.err),
-        "cwd": str(job.path.parent),
-    }
     try:
-        status = server.run(request, job.timeout, job.while_waiting)
+        return server.run(job, while_waiting)
     except ForkServerError:
         return None
     finally:
         server.release()
-    if status is None:
-        raise ProgramError(_timeout_message(job.path, job.timeout))
-    return os.waitstatus_to_exitcode(status)
 
 
-def _run_fresh_worker(job: _LoadJob) -> int:
-    """Load in a new process; its exit code."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "shardscope.backend.program.lower",
-        str(job.path),
-        json.dumps(job.params),
-        str(job.out),
-    ]
-    with job.err.open("w") as stderr:
-        proc = subprocess.Popen(
-            cmd, env=worker_env(), stdout=stderr, stderr=stderr, cwd=str(job.path.parent)
-        )
-        try:
-            if job.while_waiting is not None:
-                job.while_waiting()
-            return proc.wait(timeout=job.timeout)
-        except subprocess.TimeoutExpired:
-            raise ProgramError(_timeout_message(job.path, job.timeout)) from None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
-def _timeout_message(path: Path, timeout: float) -> str:
+def _timeout_message(path: Path, timeout: WorkerTimeout) -> str:
     return (
-        f"{path}: loading did not finish within {timeout:g} s (does the program loop or "
-        f"wait forever?); fix it, or allow more time with --timeout"
+        f"{path}: {timeout.message('loading')} (does the program loop or wait forever?); "
+        f"fix it, or allow more time with --timeout"
     )
 
 
-def _crash_message(path: Path, returncode: int, stderr: str) -> str:
-    if returncode < 0:
-        try:
-            how = f"was killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            how = f"was killed by signal {-returncode}"
-    else:
-        how = f"exited with status {returncode}"
-    tail = [line for line in stderr.strip().splitlines() if line.strip()]
-    detail = f" (last output: {tail[-1][:200]})" if tail else ""
+def _crash_message(path: Path, crash: Crash) -> str:
+    detail = f" (last output: {crash.last_line})" if crash.last_line else ""
     return (
-        f"{path}: the worker loading this program {how}{detail}; the program or the compiler "
-        f"crashed: run the file with python directly to see the full error"
+        f"{path}: the worker loading this program {crash.how}{detail}; the program or the "
+        f"compiler crashed: run the file with python directly to see the full error"
     )

@@ -9,7 +9,6 @@ leaves no file; the parent turns that into its own message.
 from __future__ import annotations
 
 import json
-import os
 import runpy
 import sys
 import time
@@ -17,17 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-# The folder that holds app/, backend/, viewers/ and assets/: the repository in a checkout,
-# the installed shardscope package otherwise.
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def worker_env() -> dict[str, str]:
-    """The environment for a shardscope worker process: this one's (so it imports the same
-    shardscope), with jax on the CPU unless the caller chose a platform."""
-    env = dict(os.environ)
-    env.setdefault("JAX_PLATFORMS", "cpu")
-    return env
+import jax
+from jax.sharding import AbstractMesh, AxisType, PartitionSpec
 
 
 class _UserError(Exception):
@@ -65,8 +55,6 @@ def _describe(path: str, exc: BaseException, stage: str) -> str:
 
 
 def _spec_entries(spec: Any) -> list:
-    from jax.sharding import PartitionSpec
-
     if isinstance(spec, PartitionSpec | tuple | list):
         entries = []
         for entry in spec:
@@ -137,10 +125,6 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     if not isinstance(kwargs, dict):
         raise _UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
     mesh, specs = _read_defaults(path, ns)
-
-    import jax
-    from jax.sharding import AbstractMesh, AxisType
-
     jitted = program if hasattr(program, "trace") else jax.jit(program)
     try:
         if mesh:

@@ -18,7 +18,7 @@ def compiled_io_shardings(program: Any) -> tuple[list[str], list[str]]:
     import jax
     from jax.sharding import AxisType, NamedSharding
 
-    from shardscope.backend.program.load import load_python_namespace
+    from shardscope.backend.program.lower import load_python_namespace
     from shardscope.backend.sharding.spec import Spec
 
     ns = load_python_namespace(program.path, program.params)

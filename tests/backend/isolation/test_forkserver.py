@@ -2,8 +2,12 @@
 
 import os
 import threading
+import time
 
-from shardscope.backend.isolation.forkserver import shared_server
+import pytest
+
+from shardscope.backend.isolation.forkserver import ForkServer, shared_server
+from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout
 from shardscope.backend.program.load import load_program
 
 
@@ -68,23 +72,18 @@ def test_two_loads_at_once_both_finish(tmp_path):
 
 
 def test_a_hung_worker_dies_with_its_client(tmp_path):
-    import json
-    import time
-
-    from shardscope.backend.isolation.forkserver import ForkServer
-
     hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
     server = ForkServer()
     server.start()
-    request = {
-        "path": hang,
-        "params": {},
-        "out": str(tmp_path / "out.json"),
-        "err": str(tmp_path / "err.txt"),
-        "cwd": str(tmp_path),
-    }
-    server._proc.stdin.write((json.dumps(request) + "\n").encode())
-    server._proc.stdin.flush()
+    server._send(
+        WorkerJob(
+            "shardscope.backend.program.lower",
+            (hang, "{}", str(tmp_path / "out.json")),
+            cwd=tmp_path,
+            log=tmp_path / "err.txt",
+            timeout=60,
+        )
+    )
     pid = server._read(timeout=120)["pid"]
     os.kill(pid, 0)  # running
     server.close()  # the app goes away while the program hangs
@@ -131,3 +130,54 @@ def test_the_fresh_worker_fallback_also_waits_usefully(tmp_path, monkeypatch):
     finally:
         server.release()
     assert program.name == "conflict" and calls == [1]
+
+
+def _job(tmp_path, module, *argv, timeout=60.0, **extra):
+    return WorkerJob(
+        module, tuple(argv), cwd=tmp_path, log=tmp_path / "log.txt", timeout=timeout, **extra
+    )
+
+
+def test_any_worker_module_runs_in_its_folder_with_its_arguments(tmp_path):
+    # The server knows nothing of program loading: it runs whatever module a job names,
+    # importable from the job's folder as under python -m.
+    _write(
+        tmp_path,
+        "echo_worker.py",
+        "import os, sys\n"
+        "def main(argv):\n"
+        "    print('args', *argv, 'in', os.getcwd())\n"
+        "    print('to stderr', file=sys.stderr)\n"
+        "    return len(argv)\n",
+    )
+    server = ForkServer(preload=())
+    try:
+        assert server.run(_job(tmp_path, "echo_worker", "a", "b")) == 2
+        assert (tmp_path / "log.txt").read_text().splitlines() == [
+            f"args a b in {tmp_path}",
+            "to stderr",
+        ]
+        quiet = _job(tmp_path, "echo_worker", "c", log_stdout=False)
+        assert server.run(quiet) == 1
+        assert (tmp_path / "log.txt").read_text() == "to stderr\n"
+    finally:
+        server.close()
+
+
+def test_a_job_past_its_time_is_killed_and_the_server_carries_on(tmp_path):
+    _write(tmp_path, "sleeper.py", "import time\ndef main(argv):\n    time.sleep(60)\n")
+    _write(tmp_path, "quick.py", "def main(argv):\n    return 0\n")
+    server = ForkServer(preload=())
+    try:
+        with pytest.raises(WorkerTimeout) as caught:
+            server.run(_job(tmp_path, "sleeper", timeout=0.5))
+        assert caught.value.timeout == 0.5
+        assert server.run(_job(tmp_path, "quick")) == 0
+    finally:
+        server.close()
+
+
+def test_jobs_with_their_own_devices_need_a_fresh_process(tmp_path):
+    server = ForkServer(preload=())
+    with pytest.raises(ValueError, match="cannot set devices"):
+        server.run(_job(tmp_path, "anything", devices=4))

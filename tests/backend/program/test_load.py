@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.isolation.forkserver import shared_server
 from shardscope.backend.program.load import EXAMPLES_DIR, list_examples, load_program, split_source
 from tests.support.inputs import MLIR, PROGRAMS
 
@@ -228,6 +229,42 @@ def test_program_that_crashes_the_worker(tmp_path):
     path = _write(tmp_path, "crash.py", "import os\nos.abort()\n")
     with pytest.raises(ProgramError, match="killed by SIGABRT"):
         load_program(path)
+
+
+@pytest.fixture(params=["fork server", "fresh worker"])
+def route(request):
+    """Load through the warm fork server, or (with it busy) through a fresh worker."""
+    if request.param == "fork server":
+        yield request.param
+        return
+    server = shared_server()
+    assert server.try_acquire()
+    try:
+        yield request.param
+    finally:
+        server.release()
+
+
+def test_hangs_and_crashes_read_the_same_on_either_route(tmp_path, route):
+    hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    with pytest.raises(ProgramError) as info:
+        load_program(hang, timeout=2)
+    assert str(info.value) == (
+        f"{hang}: loading did not finish within 2 s (does the program loop or wait forever?); "
+        f"fix it, or allow more time with --timeout"
+    )
+    crash = _write(
+        tmp_path,
+        "crash.py",
+        "import os, sys\nprint('giving up', file=sys.stderr, flush=True)\nos.abort()\n",
+    )
+    with pytest.raises(ProgramError) as info:
+        load_program(crash)
+    assert str(info.value) == (
+        f"{crash}: the worker loading this program was killed by SIGABRT (last output: "
+        f"giving up); the program or the compiler crashed: run the file with python directly "
+        f"to see the full error"
+    )
 
 
 def test_bad_mesh_default(tmp_path):

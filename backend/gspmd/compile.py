@@ -1,0 +1,158 @@
+"""The GSPMD compile worker: compile with ``use_shardy_partitioner`` off, report shardings.
+
+Run as ``python -m shardscope.backend.gspmd.compile JOB OUT`` (a JSON worker, see
+``isolation.jobs``) on as many fake CPU devices as the mesh has. A ``module`` job compiles
+the GSPMD-annotated module ``gspmd.rewrite`` wrote; a ``python`` job traces the user's
+program again with JAX's GSPMD lowering, its arguments and results sharded by their specs.
+Either way the HLO is dumped after the ``sharding-propagation`` pass, and the report holds
+the executable's input and output shardings and every sharded instruction of that dump.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from jax._src import compiler, xla_bridge
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib import xla_client as xc
+from jax.sharding import AxisType, NamedSharding
+from jaxlib.mlir import ir
+
+from shardscope.backend.hlo.dump import dump_options, dumped_after
+from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
+from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.propagation import sdyread
+from shardscope.backend.sharding.spec import parse_spec
+
+_PASS = "sharding-propagation"
+
+
+def main(argv: list[str]) -> int:
+    """Worker entry point: ``JOB OUT``."""
+    return json_worker_main(argv, compile_job, failure="GSPMD compile failed")
+
+
+def compile_job(job: dict, scratch: Path) -> dict:
+    """Compile the job's module or program with GSPMD; the report for the parent."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    jax.config.update("jax_use_shardy_partitioner", False)
+    dump = scratch / "dump"
+    if job.get("kind") == "module":
+        return _compile_module(job["module"], dump)
+    return _compile_python(job, dump)
+
+
+def _compile_module(text: str, dump: Path) -> dict:
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(text)
+        n = ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"]).value
+        backend = xla_bridge.get_backend("cpu")
+        devices = backend.devices()[:n]
+        options = compiler.get_compile_options(
+            num_replicas=1,
+            num_partitions=n,
+            device_assignment=np.array(devices).reshape(1, n),
+            env_options_overrides=dump_options(dump, _PASS),
+            backend=backend,
+        )
+        # As jax.jit does: values without a sharding take what propagation gives them
+        # (otherwise XLA would replicate every unannotated argument and result).
+        main = next(
+            op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"
+        )
+        build = options.executable_build_options
+        build.allow_spmd_sharding_propagation_to_parameters = _unannotated(main, "arg_attrs")
+        build.allow_spmd_sharding_propagation_to_output = _unannotated(main, "res_attrs")
+        executable = compiler.backend_compile_and_load(
+            backend, module, xc.DeviceList(tuple(devices)), options, []
+        )
+    return {
+        "ok": True,
+        "inputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_parameter_shardings()],
+        "outputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_output_shardings()],
+        "instructions": _dumped_instructions(dump),
+    }
+
+
+def _unannotated(func: ir.Operation, key: str) -> list[bool]:
+    """For each argument (``arg_attrs``) or result (``res_attrs``): has it no sharding?"""
+    func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    count = len(func_type.inputs if key == "arg_attrs" else func_type.results)
+    shardings = sdyread.arg_attr(func, key, "mhlo.sharding")
+    return [i >= len(shardings) or shardings[i] is None for i in range(count)]
+
+
+def _dumped_instructions(dump: Path) -> list[HloInstruction]:
+    return read_hlo_instructions(dumped_after(dump, _PASS))
+
+
+def _compile_python(job: dict, dump: Path) -> dict:
+    ns = load_python_namespace(job["path"], job["params"])
+    mesh = job["mesh"]
+    jmesh = jax.make_mesh(
+        tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+    )
+    leaves, treedef = jax.tree.flatten(ns["EXAMPLE_ARGS"])
+    new = []
+    for leaf, name in zip(leaves, job["arg_names"], strict=True):
+        sharding = None
+        if name in job["specs"]:
+            spec = parse_spec(job["specs"][name]).padded(len(leaf.shape))
+            sharding = NamedSharding(jmesh, spec.to_jax())
+        new.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
+    args = jax.tree.unflatten(treedef, new)
+    kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    program = ns["PROGRAM"]
+    result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
+    if result_specs:
+        program = _constrain_results(program, result_specs, jmesh)
+    with jax.set_mesh(jmesh):
+        compiled = (
+            jax.jit(program)
+            .lower(*args, **kwargs)
+            .compile(compiler_options=dump_options(dump, _PASS))
+        )
+    instructions = _dumped_instructions(dump)
+    in_leaves = jax.tree.leaves(compiled.input_shardings[0])
+    out_leaves = jax.tree.leaves(compiled.output_shardings)
+    out_shapes = [o.shape for o in jax.tree.leaves(compiled.out_info)]
+    return {
+        "ok": True,
+        "inputs": [
+            str(s._to_xla_hlo_sharding(len(leaf.shape)))
+            for s, leaf in zip(in_leaves, leaves, strict=True)
+        ],
+        "outputs": [
+            str(s._to_xla_hlo_sharding(len(shape)))
+            for s, shape in zip(out_leaves, out_shapes, strict=True)
+        ],
+        "instructions": instructions,
+    }
+
+
+def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sharding.Mesh) -> Any:
+    """``program`` with a sharding constraint on each flat result that has a spec."""
+
+    def constrained(*args, **kwargs):
+        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
+        for i, text in result_specs.items():
+            if i < len(leaves):
+                spec = parse_spec(text).padded(leaves[i].ndim)
+                leaves[i] = jax.lax.with_sharding_constraint(
+                    leaves[i], NamedSharding(jmesh, spec.to_jax())
+                )
+        return jax.tree.unflatten(tree, leaves)
+
+    return constrained
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

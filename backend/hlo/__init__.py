@@ -1,0 +1,1 @@
+"""Compiled HLO text: asking XLA to dump its modules, and reading their instructions back."""
