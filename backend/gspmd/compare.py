@@ -24,6 +24,7 @@ from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.propagation.sdyread import func_args
 from shardscope.backend.sharding.hlo_text import hlo_sharding_text, spec_from_hlo_sharding
 from shardscope.backend.sharding.spec import Spec
@@ -42,8 +43,9 @@ _NO_CACHE = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
 
 
 @dataclass(frozen=True)
-class Difference:
-    """A value GSPMD shards differently from Shardy."""
+class Difference(JsonForm):
+    """A value GSPMD shards differently from Shardy (a ``gspmd_differences[]`` entry of
+    ``propagate --json``)."""
 
     id: int
     name: str | None
@@ -52,20 +54,7 @@ class Difference:
     shardy: list[list[str]]
     shardy_hlo: str
     gspmd: list[list[str]] | None
-    gspmd_text: str
-
-    def to_json(self) -> dict:
-        """The ``gspmd_differences[]`` entry of ``propagate --json``."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "display_name": self.display_name,
-            "role": self.role,
-            "shardy": self.shardy,
-            "shardy_hlo": self.shardy_hlo,
-            "gspmd": self.gspmd,
-            "gspmd_hlo": self.gspmd_text,
-        }
+    gspmd_text: str = json_field(key="gspmd_hlo")
 
 
 def gspmd_differences(

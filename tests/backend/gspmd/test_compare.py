@@ -92,3 +92,31 @@ def test_a_permuted_device_order_compares_device_for_device():
     assert [d.display_name for d in diffs] == ["result[0]"]
     assert diffs[0].gspmd == [["data"], []]
     assert diffs[0].gspmd_text == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+
+
+def test_difference_json_names_gspmd_text_gspmd_hlo():
+    from shardscope.backend.gspmd.compare import Difference
+
+    d = Difference(
+        3, "x", "x", "arg", [["data"], []], "{devices=[4,1,2]<=[8]}", [[], []], "{replicated}"
+    )
+    assert d.to_json() == {
+        "id": 3,
+        "name": "x",
+        "display_name": "x",
+        "role": "arg",
+        "shardy": [["data"], []],
+        "shardy_hlo": "{devices=[4,1,2]<=[8]}",
+        "gspmd": [[], []],
+        "gspmd_hlo": "{replicated}",
+    }
+    assert list(d.to_json()) == [
+        "id",
+        "name",
+        "display_name",
+        "role",
+        "shardy",
+        "shardy_hlo",
+        "gspmd",
+        "gspmd_hlo",
+    ]
