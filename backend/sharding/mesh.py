@@ -132,6 +132,7 @@ class Mesh:
     def device_grid(self) -> np.ndarray:
         """Device ids as an integer array shaped like the mesh."""
         if self._grid is None:
+            # Lazy: the CLI parser imports this module and starts without numpy.
             import numpy as np
 
             grid = np.asarray(self.device_order, dtype=np.int64).reshape(self.axis_sizes)
@@ -141,6 +142,7 @@ class Mesh:
 
     def to_jax_abstract(self) -> Any:
         """The matching ``jax.sharding.AbstractMesh`` (axis types carried over)."""
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import AbstractMesh
 
         return AbstractMesh(self.axis_sizes, self.axis_names, axis_types=self._jax_types())
@@ -151,6 +153,7 @@ class Mesh:
         ``devices`` may be any sequence of JAX devices (e.g. ``jax.devices()``); each
         device id in the mesh must be the ``.id`` of one of them.
         """
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import Mesh as JaxMesh
 
         validate_for_devices(self, len(devices))
@@ -161,6 +164,7 @@ class Mesh:
                 f"device ids {missing[:8]} are not attached: use a device order over ids "
                 f"{sorted(by_id)[:8]}..."
             )
+        # Lazy: the CLI parser imports this module and starts without numpy.
         import numpy as np
 
         arr = np.empty(self.size, dtype=object)
@@ -180,12 +184,14 @@ class Mesh:
         except (AttributeError, ValueError):
             devices = None  # an AbstractMesh has no devices: keep iota order
         if devices is not None:
+            # Lazy: the CLI parser imports this module and starts without numpy.
             import numpy as np
 
             order = tuple(int(d.id) for d in np.asarray(devices).flat)
         return cls(tuple(MeshAxis(n, s) for n, s in zip(names, sizes, strict=True)), order, types)
 
     def _jax_types(self) -> tuple[Any, ...]:
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import AxisType as JaxAxisType
 
         return tuple(getattr(JaxAxisType, t.value) for t in self.axis_types)

@@ -121,6 +121,7 @@ class Spec:
 
         JAX cannot say "these axes, and maybe more", so an open dim with axes is an error.
         """
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import PartitionSpec
 
         entries: list[Any] = []
@@ -143,6 +144,7 @@ class Spec:
     @classmethod
     def from_jax(cls, spec: Any) -> Spec:
         """A Spec from a ``jax.sharding.PartitionSpec`` (``UNCONSTRAINED`` becomes open)."""
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import PartitionSpec
 
         dims: list[DimSpec] = []
@@ -286,6 +288,7 @@ def spec_from_named_sharding(sharding: Any) -> tuple[Mesh, Spec]:
 
 def to_named_sharding(mesh: Mesh, spec: Spec, devices: Sequence[Any] | None = None) -> Any:
     """A ``jax.sharding.NamedSharding``: on real ``devices`` if given, else an AbstractMesh."""
+    # Lazy: the CLI parser imports this module and starts without jax.
     from jax.sharding import NamedSharding
 
     validate_spec(spec, mesh)
