@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
 from shardscope.viewers.graph.view import GraphView
@@ -94,8 +95,6 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
         item.setCacheMode(item.CacheMode.NoCache)
     try:
         if path.suffix.lower() == ".svg":
-            from PySide6.QtSvg import QSvgGenerator
-
             gen = QSvgGenerator()
             gen.setFileName(str(path))
             gen.setSize(size)

@@ -28,18 +28,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.viewers.common.value_text import type_text
+
 OP_ROLE = Qt.ItemDataRole.UserRole + 1
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 2
 FILLED_ROLE = Qt.ItemDataRole.UserRole + 3
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 _ROLES_SHOWN = ("arg", "result")
-
-
-def _shape_text(value) -> str:
-    if value.shape is None:
-        return value.dtype
-    return f"{value.dtype}[{'x'.join(map(str, value.shape))}]"
 
 
 class TensorTableModel(QAbstractTableModel):
@@ -102,7 +98,7 @@ class TensorTableModel(QAbstractTableModel):
         if column == 1:
             return value.role
         if column == 2:
-            return _shape_text(value)
+            return type_text(value)
         return self.spec_text(value.id)
 
 
@@ -204,7 +200,7 @@ class ProgramOutline(QWidget):
         item.setData(op_id, OP_ROLE)
         if op.source_line:
             item.setToolTip(f"{op.name}  {op.source_file}:{op.source_line}")
-        shape = QStandardItem(_shape_text(first) if first is not None else "")
+        shape = QStandardItem(type_text(first) if first is not None else "")
         shape.setEditable(False)
         parent.appendRow([item, shape])
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.sharding.text_forms import sharding_texts
+from shardscope.viewers.common.value_text import facts_text
 from shardscope.viewers.tensor.dim_slot import DimSlot
 from shardscope.viewers.tensor.tile_grid import TileGridView
 
@@ -102,10 +103,7 @@ class TensorInspector(QWidget):
         self._show_details(True)
         shape = tuple(value.shape or ())
         self.title.setText(value.display_name or f"value {value.id}")
-        shape_text = (
-            "[" + ", ".join(str(s) for s in shape) + "]" if value.shape is not None else "n/a"
-        )
-        self.facts.setText(f"{value.role} \u00b7 {value.dtype}{shape_text}")
+        self.facts.setText(facts_text(value))
         error = None
         if texts is None and mesh is not None:
             try:

@@ -7,18 +7,13 @@ geometry; the tile grid widget decides what to show, this module how it looks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
-from shardscope.viewers.common.colors import LUT_SIZE
-
-if TYPE_CHECKING:
-    from shardscope.viewers.common.colors import Theme
+from shardscope.viewers.common.colors import LUT_SIZE, Theme
 
 # A tile cell (element coordinates), its text and the text's colour.
 Cell = tuple[QRectF, str, QColor]
