@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
@@ -11,11 +12,14 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBox
 
 from shardscope.viewers.graph.view import GraphView
 
+if TYPE_CHECKING:
+    from shardscope.backend.session.document import Session
+
 
 class GraphPanel(QWidget):
     """The graph view with a breadcrumb (back, frames) and a find box above it."""
 
-    def __init__(self, session, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.view = GraphView(session, self)
         bar = QHBoxLayout()

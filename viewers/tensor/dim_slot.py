@@ -7,6 +7,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.colors import axis_color, theme_for
 from shardscope.viewers.common.mime import axis_from_mime
@@ -26,7 +27,7 @@ class DimSlot(QWidget):
         self.dim = dim
         self.size = size
         self.spec = DimSpec()
-        self.mesh = None
+        self.mesh: Mesh | None = None
         self._drag_over = False
         self.setAcceptDrops(True)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
@@ -35,7 +36,7 @@ class DimSlot(QWidget):
             f"dim {dim}: drop a mesh axis here; right-click for open/closed and priority"
         )
 
-    def set_dim_spec(self, spec: DimSpec, mesh) -> None:
+    def set_dim_spec(self, spec: DimSpec, mesh: Mesh | None) -> None:
         self.spec = spec
         self.mesh = mesh
         self.updateGeometry()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
@@ -13,11 +15,15 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.sharding.text_forms import sharding_texts
 from shardscope.viewers.common.value_text import facts_text
 from shardscope.viewers.tensor.dim_slot import DimSlot
 from shardscope.viewers.tensor.tile_grid import TileGridView
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import Value
 
 
 class TensorInspector(QWidget):
@@ -33,8 +39,8 @@ class TensorInspector(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.value = None
-        self.mesh = None
+        self.value: Value | None = None
+        self.mesh: Mesh | None = None
         self.spec: Spec | None = None
         self.texts: dict[str, str] = {}
         self.slots: list[DimSlot] = []
@@ -84,7 +90,13 @@ class TensorInspector(QWidget):
         layout.addStretch(0)
         self._show_details(False)
 
-    def set_value(self, value, mesh, spec: Spec | None, texts: dict | None = None) -> None:
+    def set_value(
+        self,
+        value: Value | None,
+        mesh: Mesh | None,
+        spec: Spec | None,
+        texts: dict[str, str] | None = None,
+    ) -> None:
         """Show ``value`` (a graph Value) sharded by ``spec`` over ``mesh``.
 
         ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when None they are

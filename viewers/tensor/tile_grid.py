@@ -12,6 +12,7 @@ pyqtgraph's fast path. How the image, lines, padding and labels are drawn lives 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -28,6 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import Spec
 from shardscope.backend.sharding.tile_text import (
     describe_tile,
     slice_label,
@@ -62,8 +65,8 @@ class TileGridView(QWidget):
         self.tile_map: TileMap | None = None
         self.error: str | None = None
         self._shape: tuple[int, ...] = ()
-        self._mesh = None
-        self._spec = None
+        self._mesh: Mesh | None = None
+        self._spec: Spec | None = None
         self._tiles: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
         self._row_dim: int | None = None
         self._col_dim: int | None = None
@@ -129,7 +132,7 @@ class TileGridView(QWidget):
 
     # ------------------------------------------------------------------ setters
 
-    def set_tensor(self, shape, mesh, spec) -> None:
+    def set_tensor(self, shape: Sequence[int] | None, mesh: Mesh, spec: Spec) -> None:
         """Show the tiles of a ``shape`` tensor sharded by ``spec`` over ``mesh``."""
         shape = tuple(int(s) for s in shape) if shape is not None else ()
         same_layout = (
@@ -211,7 +214,7 @@ class TileGridView(QWidget):
     # ------------------------------------------------------------------ internals
 
     @staticmethod
-    def _shards_of(shape, mesh, spec) -> list[int] | None:
+    def _shards_of(shape: tuple[int, ...], mesh: Mesh, spec: Spec) -> list[int] | None:
         try:
             return [d.shards for d in TileMap.build(mesh, spec, shape).dims]
         except ShardscopeError:
