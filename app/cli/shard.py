@@ -81,10 +81,9 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    kind_text = kind.hlo if not kind.differs else f"{kind.hlo} (PyTorch/XLA: {kind.torch_xla})"
     print(f"mesh:          {mesh.describe()}  ({mesh.size} devices)")
     print(f"spec:          {spec.padded(rank).format() or '(rank 0)'}  on shape {shape}")
-    print(f"kind:          {kind_text}")
+    print(f"kind:          {kind.describe()}")
     print(f"hlo_sharding:  {hlo}")
     if hlo_logical != hlo:
         print(f"  (by mesh position, as JAX prints it: {hlo_logical})")

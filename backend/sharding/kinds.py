@@ -25,6 +25,10 @@ class ShardingKind:
         """The two classifications name different kinds."""
         return _NORMAL.get(self.hlo, self.hlo) != self.torch_xla
 
+    def describe(self) -> str:
+        """The HLO kind, and PyTorch/XLA's where it differs: ``tiled (PyTorch/XLA: partial)``."""
+        return self.hlo if not self.differs else f"{self.hlo} (PyTorch/XLA: {self.torch_xla})"
+
 
 _NORMAL = {"partially replicated": "partial"}
 

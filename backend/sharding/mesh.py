@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.errors import MeshError
 
-if TYPE_CHECKING:  # numpy is imported where arrays are made: the CLI starts without it
+if TYPE_CHECKING:  # numpy and jax are imported where used: the CLI starts without them
     import numpy as np
+    from jax import Device
+    from jax.sharding import AbstractMesh
+    from jax.sharding import AxisType as JaxAxisType
+    from jax.sharding import Mesh as JaxMesh
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -60,7 +64,9 @@ class Mesh:
     axes: tuple[MeshAxis, ...]
     device_order: tuple[int, ...] = ()
     axis_types: tuple[AxisType, ...] = ()
-    _grid: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _grid: np.ndarray | None = field(
+        default=None, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         axes = tuple(a if isinstance(a, MeshAxis) else MeshAxis(str(a[0]), a[1]) for a in self.axes)
@@ -132,6 +138,7 @@ class Mesh:
     def device_grid(self) -> np.ndarray:
         """Device ids as an integer array shaped like the mesh."""
         if self._grid is None:
+            # Lazy: the CLI parser imports this module and starts without numpy.
             import numpy as np
 
             grid = np.asarray(self.device_order, dtype=np.int64).reshape(self.axis_sizes)
@@ -139,18 +146,20 @@ class Mesh:
             object.__setattr__(self, "_grid", grid)
         return self._grid
 
-    def to_jax_abstract(self) -> Any:
+    def to_jax_abstract(self) -> AbstractMesh:
         """The matching ``jax.sharding.AbstractMesh`` (axis types carried over)."""
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import AbstractMesh
 
         return AbstractMesh(self.axis_sizes, self.axis_names, axis_types=self._jax_types())
 
-    def to_jax(self, devices: Sequence[Any]) -> Any:
+    def to_jax(self, devices: Sequence[Device]) -> JaxMesh:
         """A ``jax.sharding.Mesh`` over ``devices``, picked by id in ``device_order``.
 
         ``devices`` may be any sequence of JAX devices (e.g. ``jax.devices()``); each
         device id in the mesh must be the ``.id`` of one of them.
         """
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import Mesh as JaxMesh
 
         validate_for_devices(self, len(devices))
@@ -161,6 +170,7 @@ class Mesh:
                 f"device ids {missing[:8]} are not attached: use a device order over ids "
                 f"{sorted(by_id)[:8]}..."
             )
+        # Lazy: the CLI parser imports this module and starts without numpy.
         import numpy as np
 
         arr = np.empty(self.size, dtype=object)
@@ -169,7 +179,7 @@ class Mesh:
         return JaxMesh(arr.reshape(self.axis_sizes), self.axis_names, axis_types=self._jax_types())
 
     @classmethod
-    def from_jax(cls, mesh: Any) -> Mesh:
+    def from_jax(cls, mesh: JaxMesh | AbstractMesh) -> Mesh:
         """A Mesh from a ``jax.sharding.Mesh`` or ``AbstractMesh`` (iota order for the latter)."""
         names = tuple(str(n) for n in mesh.axis_names)
         sizes = tuple(int(s) for s in mesh.axis_sizes)
@@ -180,12 +190,14 @@ class Mesh:
         except (AttributeError, ValueError):
             devices = None  # an AbstractMesh has no devices: keep iota order
         if devices is not None:
+            # Lazy: the CLI parser imports this module and starts without numpy.
             import numpy as np
 
             order = tuple(int(d.id) for d in np.asarray(devices).flat)
         return cls(tuple(MeshAxis(n, s) for n, s in zip(names, sizes, strict=True)), order, types)
 
-    def _jax_types(self) -> tuple[Any, ...]:
+    def _jax_types(self) -> tuple[JaxAxisType, ...]:
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import AxisType as JaxAxisType
 
         return tuple(getattr(JaxAxisType, t.value) for t in self.axis_types)

@@ -13,10 +13,14 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.sharding.mesh import Mesh
+
+if TYPE_CHECKING:  # jax is imported where used: the CLI starts without it
+    from jax import Device
+    from jax.sharding import NamedSharding, PartitionSpec
 
 _DIM_RE = re.compile(
     r"^(?P<axes>[^?@]*?)\s*(?P<open>\?)?\s*(?:@\s*p(?P<prio>\d+))?\s*(?P<open2>\?)?$"
@@ -116,11 +120,12 @@ class Spec:
             )
         return cls.of(*data)
 
-    def to_jax(self) -> Any:
+    def to_jax(self) -> PartitionSpec:
         """The ``jax.sharding.PartitionSpec``; an open replicated dim is ``P.UNCONSTRAINED``.
 
         JAX cannot say "these axes, and maybe more", so an open dim with axes is an error.
         """
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import PartitionSpec
 
         entries: list[Any] = []
@@ -141,8 +146,9 @@ class Spec:
         return PartitionSpec(*entries)
 
     @classmethod
-    def from_jax(cls, spec: Any) -> Spec:
+    def from_jax(cls, spec: PartitionSpec) -> Spec:
         """A Spec from a ``jax.sharding.PartitionSpec`` (``UNCONSTRAINED`` becomes open)."""
+        # Lazy: the CLI parser imports this module and starts without jax.
         from jax.sharding import PartitionSpec
 
         dims: list[DimSpec] = []
@@ -279,13 +285,16 @@ def shards_per_dim(spec: Spec, mesh: Mesh) -> tuple[int, ...]:
     return tuple(math.prod(sizes[a] for a in d.axes) for d in spec.dims)
 
 
-def spec_from_named_sharding(sharding: Any) -> tuple[Mesh, Spec]:
+def spec_from_named_sharding(sharding: NamedSharding) -> tuple[Mesh, Spec]:
     """The Mesh and Spec of a ``jax.sharding.NamedSharding``."""
     return Mesh.from_jax(sharding.mesh), Spec.from_jax(sharding.spec)
 
 
-def to_named_sharding(mesh: Mesh, spec: Spec, devices: Sequence[Any] | None = None) -> Any:
+def to_named_sharding(
+    mesh: Mesh, spec: Spec, devices: Sequence[Device] | None = None
+) -> NamedSharding:
     """A ``jax.sharding.NamedSharding``: on real ``devices`` if given, else an AbstractMesh."""
+    # Lazy: the CLI parser imports this module and starts without jax.
     from jax.sharding import NamedSharding
 
     validate_spec(spec, mesh)

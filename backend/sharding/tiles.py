@@ -192,6 +192,14 @@ class TileMap:
         """How many devices hold each tile (the same for every tile)."""
         return len(self.device_ids) // max(self.num_tiles, 1)
 
+    @property
+    def empty_shards(self) -> int:
+        """How many devices hold an empty tile (no elements along some dim: all padding)."""
+        if self.rank == 0:
+            return 0
+        sizes = np.asarray(self.stops - self.starts)
+        return int(np.count_nonzero((sizes == 0).any(axis=1)))
+
     def tiles(self) -> list[tuple[tuple[int, ...], tuple[tuple[int, int], ...], tuple[int, ...]]]:
         """Each distinct tile: (tile index, per-dim [start, stop), device ids holding it).
 

@@ -6,7 +6,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from pathlib import Path  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PySide6.QtGui import QImage  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -21,9 +23,6 @@ def render_dir(tmp_path_factory) -> Path:
 
 
 def _distinct_colors(image) -> int:
-    import numpy as np
-    from PySide6.QtGui import QImage
-
     img = image.convertToFormat(QImage.Format.Format_RGB32)
     arr = np.frombuffer(
         img.constBits(), dtype=np.uint32, count=img.bytesPerLine() // 4 * img.height()

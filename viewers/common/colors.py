@@ -102,6 +102,16 @@ def device_lut(n: int) -> np.ndarray:
     return _device_rgb(max(int(n), 1))
 
 
+LUT_SIZE = 256
+
+
+def lut_for(n_devices: int) -> np.ndarray:
+    """A 256-entry colour table: the device colours, repeated past the device count."""
+    base = device_lut(min(max(n_devices, 1), LUT_SIZE))
+    reps = -(-LUT_SIZE // len(base))
+    return np.ascontiguousarray(np.tile(base, (reps, 1))[:LUT_SIZE])
+
+
 def device_colors(n: int) -> list[QColor]:
     """One distinct colour per device id ``0..n-1``."""
     return [QColor(int(r), int(g), int(b)) for r, g, b in device_lut(n)]
@@ -157,6 +167,14 @@ def theme_for(widget: QWidget | None) -> Theme:
     return (
         THEMES["dark"] if widget.palette().window().color().lightness() < 128 else THEMES["light"]
     )
+
+
+def readable_color(color: QColor, theme: Theme) -> QColor:
+    """``color`` for text, lifted or darkened where it would vanish into the background."""
+    bg = theme.background.lightness()
+    if abs(color.lightness() - bg) >= 90:
+        return color
+    return color.lighter(160) if theme.is_dark else color.darker(160)
 
 
 def qcolor_rgb(colors: Sequence[QColor]) -> np.ndarray:

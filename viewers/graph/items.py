@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
@@ -167,8 +176,6 @@ class EdgeItem(QGraphicsPathItem):
         return path
 
     def shape(self) -> QPainterPath:
-        from PySide6.QtGui import QPainterPathStroker
-
         stroker = QPainterPathStroker()
         stroker.setWidth(8)
         return stroker.createStroke(self.path())

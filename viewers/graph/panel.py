@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
 from shardscope.viewers.graph.view import GraphView
+
+if TYPE_CHECKING:
+    from shardscope.backend.session.document import Session
 
 
 class GraphPanel(QWidget):
     """The graph view with a breadcrumb (back, frames) and a find box above it."""
 
-    def __init__(self, session, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.view = GraphView(session, self)
         bar = QHBoxLayout()
@@ -94,8 +99,6 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
         item.setCacheMode(item.CacheMode.NoCache)
     try:
         if path.suffix.lower() == ".svg":
-            from PySide6.QtSvg import QSvgGenerator
-
             gen = QSvgGenerator()
             gen.setFileName(str(path))
             gen.setSize(size)

@@ -4,24 +4,22 @@
 drops of mesh axes on badge dimensions, entering regions and folding scopes are emitted
 as signals; the app turns edits into undoable commands. Only the visible part of the
 program (one frame, folded to its expanded scopes) is laid out, once per expansion
-state, and spec changes repaint just the badges of the tensors that changed.
+state, and spec changes repaint just the badges of the tensors that changed. The view
+keeps where the user is (frames, expanded scopes, zoom) and handles what they do; its
+``GraphScene`` holds the drawing.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QPainter
-from PySide6.QtWidgets import (
-    QGraphicsScene,
-    QGraphicsView,
-    QMenu,
-    QWidget,
-)
+from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from shardscope.backend.program.layout import (
-    NODE_H,
     Frame,
     FrameIndex,
     GraphLayout,
@@ -38,8 +36,11 @@ from shardscope.viewers.graph.items import (
     GraphStyle,
     NodeItem,
     ScopeBoxItem,
-    spread_badges,
 )
+from shardscope.viewers.graph.scene import GraphScene
+
+if TYPE_CHECKING:
+    from shardscope.backend.session.document import Session
 
 LAYOUT_CACHE = 32
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
@@ -56,10 +57,11 @@ class GraphView(QGraphicsView):
     frameChanged = Signal(str)
     viewStateChanged = Signal(dict)
 
-    def __init__(self, session, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.setScene(QGraphicsScene(self))
+        self.graph_scene = GraphScene(session, self)
+        self.setScene(self.graph_scene)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
@@ -72,10 +74,6 @@ class GraphView(QGraphicsView):
         self._expanded: dict[str, frozenset[str]] = {}
         self._cache: OrderedDict[tuple, GraphLayout] = OrderedDict()
         self.layout_: GraphLayout | None = None
-        self.nodes: list[NodeItem] = []
-        self.badges: list[BadgeItem] = []
-        self.edges: list[EdgeItem] = []
-        self._badges_by_value: dict[int, list[BadgeItem]] = {}
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
         self.scene().selectionChanged.connect(self._on_selection)
@@ -101,7 +99,7 @@ class GraphView(QGraphicsView):
         if program is None:
             self._index = None
             self._frames = []
-            self.scene().clear()
+            self.graph_scene.clear()
             return
         graph = program.graph
         self._index = FrameIndex(graph)
@@ -117,19 +115,30 @@ class GraphView(QGraphicsView):
             self._rebuild(fit=True)
 
     def _on_specs_change(self, ids) -> None:
-        for vid in ids:
-            for badge in self._badges_by_value.get(vid, ()):
-                self._refresh_badge(badge)
+        self.graph_scene.refresh_values(ids)
 
     def _on_mesh_change(self, mesh) -> None:
-        for badge in self.badges:
-            self._refresh_badge(badge)
+        self.graph_scene.refresh_all()
 
     def _on_propagation_change(self, result) -> None:
-        for badge in self.badges:
-            self._refresh_badge(badge)
+        self.graph_scene.refresh_all()
 
     # -- state ------------------------------------------------------------------------
+    @property
+    def nodes(self) -> list[NodeItem]:
+        """The drawn nodes, in layout order."""
+        return self.graph_scene.nodes
+
+    @property
+    def badges(self) -> list[BadgeItem]:
+        """The drawn spec badges."""
+        return self.graph_scene.badges
+
+    @property
+    def edges(self) -> list[EdgeItem]:
+        """The drawn edges, in layout order."""
+        return self.graph_scene.edges
+
     @property
     def frame(self) -> Frame | None:
         return self._frames[-1] if self._frames else None
@@ -159,15 +168,7 @@ class GraphView(QGraphicsView):
         """Redraw with the ``dark`` or ``light`` theme (None: follow the palette)."""
         self._make_style(name)
         self.setBackgroundBrush(self.style_.theme.background)
-        for item in self.nodes + self.badges:
-            item.style = self.style_
-            item.update()
-        for edge in self.edges:
-            edge.style = self.style_
-            edge.apply_style()
-        for badge in self.badges:
-            self._refresh_badge(badge)
-        self.scene().update()
+        self.graph_scene.apply_style(self.style_)
 
     def _make_style(self, name: str | None) -> None:
         theme = THEMES[name] if name in THEMES else theme_for(self)
@@ -245,8 +246,6 @@ class GraphView(QGraphicsView):
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        import time
-
         t = time.perf_counter()
         layout = build_layout(self.session.graph, frame, self.expanded(), index=self._index)
         self.layout_seconds = time.perf_counter() - t
@@ -256,38 +255,12 @@ class GraphView(QGraphicsView):
         return layout
 
     def _rebuild(self, *, fit: bool, keep=None) -> None:
-        scene = self.scene()
-        scene.clearSelection()
-        scene.clear()
-        self.nodes, self.badges, self.edges = [], [], []
-        self._badges_by_value = {}
+        scene = self.graph_scene
+        scene.clear_items()
         self._hover_badge = None
         layout = self._layout()
         self.layout_ = layout
-        st = self.style_
-        for i, node in enumerate(layout.nodes):
-            item = NodeItem(i, node, st)
-            scene.addItem(item)
-            self.nodes.append(item)
-            if node.kind == "input" and node.value is not None:
-                badge = BadgeItem((node.value,), st)
-                badge.setPos(node.x, node.y + NODE_H / 2 + 14)
-                self._add_badge(badge)
-        for edge in layout.edges:
-            item = EdgeItem(edge, st)
-            scene.addItem(item)
-            self.edges.append(item)
-            src = layout.nodes[edge.src]
-            if edge.long or src.kind == "input":
-                continue
-            (x0, y0), (x1, y1) = edge.points[0], edge.points[1]
-            badge = BadgeItem(edge.values, st)
-            badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
-            self._add_badge(badge)
-        spread_badges(self.badges)
-        self._add_boxes(layout)
-        bounds = scene.itemsBoundingRect().adjusted(-60, -60, 60, 60)
-        scene.setSceneRect(bounds)
+        scene.add_layout(layout, self.style_)
         if fit:
             self.fit()
         elif keep is not None:
@@ -300,52 +273,12 @@ class GraphView(QGraphicsView):
                     self.centerOn(self.mapToScene(self.viewport().rect().center()) - delta)
                     break
 
-    def _add_boxes(self, layout: GraphLayout) -> None:
-        """A region around each expanded scope (see ``ScopeBoxItem.around``)."""
-        if not layout.boxes:
-            return
-        deepest = max(box.depth for box in layout.boxes)
-        badges = [badge.sceneBoundingRect() for badge in self.badges]
-        for box in layout.boxes:
-            nodes = [layout.nodes[i] for i in box.nodes]
-            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, self.style_, badges)
-            self.scene().addItem(item)
-
-    def _add_badge(self, badge: BadgeItem) -> None:
-        self.scene().addItem(badge)
-        self.badges.append(badge)
-        for vid in badge.value_ids:
-            self._badges_by_value.setdefault(vid, []).append(badge)
-        self._refresh_badge(badge)
-
-    def _refresh_badge(self, badge: BadgeItem) -> None:
-        session = self.session
-        graph = session.graph
-        mesh_axes = session.mesh.axis_names if session.mesh is not None else ()
-        if badge.value_id is None:
-            names = [graph.values[v].display_name for v in badge.value_ids]
-            badge.set_spec(None, "none", mesh_axes, "\n".join(names[:20]))
-            return
-        vid = badge.value_id
-        value = graph.values[vid]
-        spec = session.display_spec(vid)
-        origin = session.origin(vid)
-        dims = [d.axes for d in spec.dims] if spec is not None else None
-        if spec is None and value.rank == 0:
-            dims = []
-        shape = "x".join(map(str, value.shape)) if value.shape else "scalar"
-        text = spec.format() if spec is not None else "unknown until propagation"
-        tip = f"{value.display_name}  {value.dtype}[{shape}]\n{text}  ({origin})"
-        if value.rank:
-            tip += "\ndrop a mesh axis on a dimension to shard it"
-        badge.set_spec(dims, origin, mesh_axes, tip)
-
     # -- queries used by the app and tests --------------------------------------------------
     def node_labels(self) -> list[str]:
         return [item.node.label for item in self.nodes]
 
     def badge_for(self, value_id: int) -> BadgeItem | None:
-        badges = self._badges_by_value.get(value_id)
+        badges = self.graph_scene.badges_of(value_id)
         return badges[0] if badges else None
 
     def badge_text(self, value_id: int) -> str | None:

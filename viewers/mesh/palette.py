@@ -6,6 +6,7 @@ from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import REPLICATED, axis_color, text_color_on, theme_for
 from shardscope.viewers.common.mime import axis_mime_data
 
@@ -109,7 +110,7 @@ class SpecPalette(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self._mesh = None
+        self._mesh: Mesh | None = None
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(6, 4, 6, 4)
         self._layout.setSpacing(8)
@@ -118,7 +119,7 @@ class SpecPalette(QWidget):
         self.chips: list[AxisChip] = []
         self._layout.addStretch(1)
 
-    def set_mesh(self, mesh) -> None:
+    def set_mesh(self, mesh: Mesh | None) -> None:
         """Show one chip per axis of ``mesh`` (None shows only "replicated")."""
         if mesh is self._mesh:
             return

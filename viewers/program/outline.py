@@ -9,6 +9,7 @@ tensor table is a model over the graph, not one widget item per value.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -28,18 +29,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.viewers.common.value_text import type_text
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+
 OP_ROLE = Qt.ItemDataRole.UserRole + 1
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 2
 FILLED_ROLE = Qt.ItemDataRole.UserRole + 3
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 _ROLES_SHOWN = ("arg", "result")
-
-
-def _shape_text(value) -> str:
-    if value.shape is None:
-        return value.dtype
-    return f"{value.dtype}[{'x'.join(map(str, value.shape))}]"
 
 
 class TensorTableModel(QAbstractTableModel):
@@ -50,11 +50,13 @@ class TensorTableModel(QAbstractTableModel):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.graph = None
+        self.graph: ProgramGraph | None = None
         self.rows: list[int] = []
         self.spec_text: Callable[[int], str] = lambda vid: ""
 
-    def set_graph(self, graph, spec_text: Callable[[int], str] | None = None) -> None:
+    def set_graph(
+        self, graph: ProgramGraph | None, spec_text: Callable[[int], str] | None = None
+    ) -> None:
         self.beginResetModel()
         self.graph = graph
         if spec_text is not None:
@@ -102,7 +104,7 @@ class TensorTableModel(QAbstractTableModel):
         if column == 1:
             return value.role
         if column == 2:
-            return _shape_text(value)
+            return type_text(value)
         return self.spec_text(value.id)
 
 
@@ -114,7 +116,7 @@ class ProgramOutline(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.graph = None
+        self.graph: ProgramGraph | None = None
         self.tabs = QTabWidget(self)
         self.tree = QTreeView()
         self.tree.setHeaderHidden(False)
@@ -162,7 +164,9 @@ class ProgramOutline(QWidget):
         layout.addWidget(self.tabs)
 
     # -- setters --------------------------------------------------------------------------
-    def set_graph(self, graph, spec_text: Callable[[int], str] | None = None) -> None:
+    def set_graph(
+        self, graph: ProgramGraph | None, spec_text: Callable[[int], str] | None = None
+    ) -> None:
         """Show ``graph`` (None clears); ``spec_text(value_id)`` fills the spec column."""
         self.graph = graph
         self.tree_model.removeRows(0, self.tree_model.rowCount())
@@ -204,7 +208,7 @@ class ProgramOutline(QWidget):
         item.setData(op_id, OP_ROLE)
         if op.source_line:
             item.setToolTip(f"{op.name}  {op.source_file}:{op.source_line}")
-        shape = QStandardItem(_shape_text(first) if first is not None else "")
+        shape = QStandardItem(type_text(first) if first is not None else "")
         shape.setEditable(False)
         parent.appendRow([item, shape])
 

@@ -1,24 +1,25 @@
 """Tile grid: which device holds which block of a tensor, drawn at shard granularity.
 
-One pyqtgraph ImageItem holds a uint8 image with one pixel per tile of the two displayed
-dims, mapped onto the tensor's element coordinates (padded extent, so every tile block
-has the tile's length and XLA's padding shows as a hatched band past the real edge).
+The widget picks the two displayed dims and the tile of every other dim, builds a
+uint8 image with one pixel per tile of the displayed dims, mapped onto the tensor's
+element coordinates (padded extent, so every tile block has the tile's length and XLA's
+padding shows as a hatched band past the real edge), and reports the hovered tile.
 Pixel values index a 256-colour device LUT with fixed levels, so redraws stay on
-pyqtgraph's fast path. Labels are painted by one item in screen space and hide
-themselves when a tile is too small to hold them.
+pyqtgraph's fast path. How the image, lines, padding and labels are drawn lives in
+``tile_layers``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
-    QGraphicsPathItem,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -28,16 +29,19 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.sharding.tiles import TileMap
-from shardscope.viewers.common.colors import text_color_on, theme_for
-from shardscope.viewers.tensor.tile_labels import (
-    LUT_SIZE,
-    MAX_LABELLED_TILES,
-    TileLabelsItem,
-    describe_devices,
-    lut_for,
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.tile_text import (
+    describe_tile,
+    slice_label,
     tile_label,
+    tile_map_summary,
 )
+from shardscope.backend.sharding.tiles import TileMap
+from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
+from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
+
+MAX_LABELLED_TILES = 4096
 
 
 class _GridPlot(pg.PlotWidget):
@@ -61,8 +65,8 @@ class TileGridView(QWidget):
         self.tile_map: TileMap | None = None
         self.error: str | None = None
         self._shape: tuple[int, ...] = ()
-        self._mesh = None
-        self._spec = None
+        self._mesh: Mesh | None = None
+        self._spec: Spec | None = None
         self._tiles: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = {}
         self._row_dim: int | None = None
         self._col_dim: int | None = None
@@ -108,31 +112,7 @@ class TileGridView(QWidget):
         self.plot.invertY(True)
         self.plot.setMinimumSize(160, 120)
         self.view_box = self.plot.getPlotItem().getViewBox()
-        self.image_item = pg.ImageItem(axisOrder="row-major")
-        self.image_item.setAutoDownsample(False)
-        self.plot.addItem(self.image_item)
-        self._lines = QGraphicsPathItem()
-        self._lines.setZValue(5)
-        self.plot.addItem(self._lines)
-        self._padding = QGraphicsPathItem()
-        self._padding.setZValue(6)
-        self.plot.addItem(self._padding)
-        self._hatch = QGraphicsPathItem()
-        self._hatch.setZValue(6.5)
-        self._hatch.setPen(QPen(Qt.PenStyle.NoPen))
-        self.plot.addItem(self._hatch)
-        self._edge = QGraphicsPathItem()
-        self._edge.setZValue(7)
-        self.plot.addItem(self._edge)
-        self._highlight_item = QGraphicsPathItem()
-        self._highlight_item.setZValue(9)
-        self.plot.addItem(self._highlight_item)
-        self._hover_item = QGraphicsPathItem()
-        self._hover_item.setZValue(10)
-        self.plot.addItem(self._hover_item)
-        self._labels = TileLabelsItem()
-        self._labels.setZValue(8)
-        self.plot.addItem(self._labels)
+        self.layers = TileLayers(self.plot)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
 
@@ -152,7 +132,7 @@ class TileGridView(QWidget):
 
     # ------------------------------------------------------------------ setters
 
-    def set_tensor(self, shape, mesh, spec) -> None:
+    def set_tensor(self, shape: Sequence[int] | None, mesh: Mesh, spec: Spec) -> None:
         """Show the tiles of a ``shape`` tensor sharded by ``spec`` over ``mesh``."""
         shape = tuple(int(s) for s in shape) if shape is not None else ()
         same_layout = (
@@ -234,7 +214,7 @@ class TileGridView(QWidget):
     # ------------------------------------------------------------------ internals
 
     @staticmethod
-    def _shards_of(shape, mesh, spec) -> list[int] | None:
+    def _shards_of(shape: tuple[int, ...], mesh: Mesh, spec: Spec) -> list[int] | None:
         try:
             return [d.shards for d in TileMap.build(mesh, spec, shape).dims]
         except ShardscopeError:
@@ -287,10 +267,7 @@ class TileGridView(QWidget):
         self._slider_box.setVisible(bool(self._fixed))
 
     def _update_slider_label(self, d: int) -> None:
-        info = self.tile_map.dims[d]
-        k = self._fixed[d]
-        a, b = min(k * info.tile, info.size), min((k + 1) * info.tile, info.size)
-        self._slider_labels[d].setText(f"dim {d}: tile {k + 1}/{info.shards}  [{a}:{b})")
+        self._slider_labels[d].setText(slice_label(d, self.tile_map.dims[d], self._fixed[d]))
 
     def _on_row_dim_change(self, index: int) -> None:
         if index != self._row_dim and self._col_dim is not None:
@@ -327,14 +304,13 @@ class TileGridView(QWidget):
         if self.tile_map is None:
             return
         rank = len(self._shape)
-        rows, cols, tr, tc, nr, nc = self._grid_shape()
+        geometry = self._grid_shape()
+        rows, cols, tr, tc, _, _ = geometry
         image = np.zeros((rows, cols), dtype=np.uint8)
         keys = np.empty((rows, cols), dtype=object)
         n_dev = len(self.tile_map.device_ids)
         lut = lut_for(n_dev)
-        theme = theme_for(self)
-        label_cells: list[tuple[QRectF, str, QColor]] = []
-        notes: list[tuple[QRectF, str, QColor]] = []
+        label_cells: list[Cell] = []
         show_labels = rows * cols <= MAX_LABELLED_TILES
         for i in range(rows):
             for j in range(cols):
@@ -356,61 +332,12 @@ class TileGridView(QWidget):
                     label_cells.append((cell, tile_label(devs), text_color_on(bg)))
         self._image = np.ascontiguousarray(image)
         self._keys = keys
-        self.image_item.setImage(self._image, autoLevels=False, levels=(0, LUT_SIZE - 1), lut=lut)
-        full = QRectF(0, 0, cols * tc, rows * tr)
-        self.image_item.setRect(full)
+        full = self.layers.draw(geometry, self._image, lut, label_cells, theme_for(self))
 
-        lines = QPainterPath()
-        for j in range(1, cols):
-            lines.moveTo(j * tc, 0)
-            lines.lineTo(j * tc, rows * tr)
-        for i in range(1, rows):
-            lines.moveTo(0, i * tr)
-            lines.lineTo(cols * tc, i * tr)
-        pen = QPen(theme.background, 1.5)
-        pen.setCosmetic(True)
-        self._lines.setPen(pen)
-        self._lines.setPath(lines)
-
-        pad = QPainterPath()
-        edge = QPainterPath()
-        if cols * tc > nc:
-            pad.addRect(QRectF(nc, 0, cols * tc - nc, rows * tr))
-            edge.moveTo(nc, 0)
-            edge.lineTo(nc, rows * tr)
-        if rows * tr > nr:
-            pad.addRect(QRectF(0, nr, min(nc, cols * tc), rows * tr - nr))
-            edge.moveTo(0, nr)
-            edge.lineTo(cols * tc, nr)
-        self._padding.setPath(pad)
-        pad_color = QColor(theme.padding)
-        pad_color.setAlpha(170)
-        self._padding.setBrush(QBrush(pad_color))
-        self._padding.setPen(QPen(Qt.PenStyle.NoPen))
-        hatch = QColor(theme.foreground)
-        hatch.setAlpha(120)
-        self._hatch.setBrush(QBrush(hatch, Qt.BrushStyle.BDiagPattern))
-        self._hatch.setPath(pad)
-        edge_pen = QPen(theme.foreground, 2, Qt.PenStyle.DashLine)
-        edge_pen.setCosmetic(True)
-        self._edge.setPen(edge_pen)
-        self._edge.setPath(edge)
-        self._edge.setBrush(Qt.BrushStyle.NoBrush)
-
-        empty_rows = [i for i in range(rows) if self._row_dim is not None and i * tr >= nr]
-        empty_cols = [j for j in range(cols) if self._col_dim is not None and j * tc >= nc]
-        for i in range(rows):
-            for j in range(cols):
-                if i in empty_rows or j in empty_cols:
-                    notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
-        if notes:
-            label_cells = [c for c in label_cells if not any(c[0] == n[0] for n in notes)]
-        self._labels.set_cells(full, label_cells, notes)
-
-        self._update_summary(rows, cols)
+        self._update_summary()
         self._draw_highlight()
         self._hover_key = None
-        self._hover_item.setPath(QPainterPath())
+        self.layers.clear_hover()
         if refit:
             extent = (full.width(), full.height())
             if extent != self._fitted_extent:
@@ -418,20 +345,8 @@ class TileGridView(QWidget):
                 self.view_box.disableAutoRange()
                 self._fitted_extent = extent
 
-    def _update_summary(self, rows: int, cols: int) -> None:
-        tm = self.tile_map
-        parts = [f"{tm.num_tiles} tile{'s' if tm.num_tiles != 1 else ''}"]
-        if tm.replication > 1:
-            parts.append(f"each on {tm.replication} devices")
-        uneven = [
-            f"dim {d} pads {info.padding}" for d, info in enumerate(tm.dims) if info.is_uneven
-        ]
-        if uneven:
-            parts.append("uneven: " + ", ".join(uneven))
-        empty = self._empty_shard_count()
-        if empty:
-            parts.append(f"{empty} empty shard{'s' if empty != 1 else ''}")
-        self.summary.setText(" \u00b7 ".join(parts))
+    def _update_summary(self) -> None:
+        self.summary.setText(tile_map_summary(self.tile_map))
         self.plot.getPlotItem().setLabel(
             "bottom",
             f"dim {self._col_dim} ({self._shape[self._col_dim]})"
@@ -445,13 +360,6 @@ class TileGridView(QWidget):
             else "",
         )
         self._set_ticks()
-
-    def _empty_shard_count(self) -> int:
-        tm = self.tile_map
-        if tm is None or tm.rank == 0:
-            return 0
-        sizes = np.asarray(tm.stops - tm.starts)
-        return int(np.count_nonzero((sizes == 0).any(axis=1)))
 
     def _set_ticks(self) -> None:
         pi = self.plot.getPlotItem()
@@ -474,32 +382,19 @@ class TileGridView(QWidget):
     def _clear_drawing(self) -> None:
         self._image = np.zeros((1, 1), dtype=np.uint8)
         self._keys = np.zeros((1, 1), dtype=object)
-        self.image_item.clear()
-        for item in (
-            self._lines,
-            self._padding,
-            self._hatch,
-            self._edge,
-            self._highlight_item,
-            self._hover_item,
-        ):
-            item.setPath(QPainterPath())
-        self._labels.set_cells(QRectF(), [], [])
+        self.layers.clear()
         self._hover_key = None
 
     def _draw_highlight(self) -> None:
-        path = QPainterPath()
+        rects = []
         if self._highlight and self.tile_map is not None:
             rows, cols, tr, tc, _, _ = self._grid_shape()
             for i in range(rows):
                 for j in range(cols):
                     _, devs = self._tiles[self._keys[i, j]]
                     if self._highlight.intersection(devs):
-                        path.addRect(QRectF(j * tc, i * tr, tc, tr))
-        pen = QPen(theme_for(self).highlight, 3)
-        pen.setCosmetic(True)
-        self._highlight_item.setPen(pen)
-        self._highlight_item.setPath(path)
+                        rects.append(QRectF(j * tc, i * tr, tc, tr))
+        self.layers.show_highlight(rects, theme_for(self))
 
     def _set_status_idle(self) -> None:
         self.status.setText(self.error or "Hover a tile to see its devices and index ranges.")
@@ -515,36 +410,23 @@ class TileGridView(QWidget):
         if key == self._hover_key:
             return
         self._hover_key = key
-        path = QPainterPath()
         if key is None:
             self._set_status_idle()
             self.plot.setToolTip("")
-            self._hover_item.setPath(path)
+            self.layers.clear_hover()
             self.tileHovered.emit([])
             return
         ranges, devs = self._tiles[key]
-        text = self._describe_tile(key, ranges, devs)
+        text = describe_tile(key, ranges, devs)
         self.status.setText(text)
         self.plot.setToolTip(text.replace(" \u00b7 ", "\n"))
-        path.addRect(QRectF(j * tc, i * tr, tc, tr))
-        pen = QPen(theme_for(self).foreground, 2.5)
-        pen.setCosmetic(True)
-        self._hover_item.setPen(pen)
-        self._hover_item.setPath(path)
+        self.layers.show_hover(QRectF(j * tc, i * tr, tc, tr), theme_for(self))
         self.tileHovered.emit(list(devs))
-
-    def _describe_tile(self, key, ranges, devs) -> str:
-        rng = " ".join(
-            f"d{d}[{a}:{b})" + (" empty" if a == b else "") for d, (a, b) in enumerate(ranges)
-        )
-        return (
-            f"tile ({', '.join(str(k) for k in key)}) \u00b7 {describe_devices(devs)} \u00b7 {rng}"
-        )
 
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Leave and self._hover_key is not None:
             self._hover_key = None
-            self._hover_item.setPath(QPainterPath())
+            self.layers.clear_hover()
             self._set_status_idle()
             self.tileHovered.emit([])
         return super().eventFilter(obj, event)

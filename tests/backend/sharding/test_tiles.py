@@ -115,3 +115,10 @@ def test_rank_zero_and_unknown_device():
 def test_from_tile_assignment_rejects_low_rank():
     with pytest.raises(SpecError, match="one tile dim per tensor dim"):
         TileMap.from_tile_assignment((4, 4), np.arange(4))
+
+
+def test_empty_shards_count_devices_holding_only_padding():
+    mesh = parse_mesh("data=4,model=2")
+    assert TileMap.build(mesh, parse_spec("data,model"), (3, 8)).empty_shards == 2
+    assert TileMap.build(mesh, parse_spec("data,model"), (16, 8)).empty_shards == 0
+    assert TileMap.build(mesh, parse_spec(""), ()).empty_shards == 0

@@ -1,12 +1,18 @@
+"""Axis, device and theme colours, the device colour table and readable text colours."""
+
+from PySide6.QtGui import QColor
+
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.common.colors import (
+    LUT_SIZE,
     THEMES,
     axis_color,
     device_colors,
     device_lut,
+    lut_for,
+    readable_color,
     text_color_on,
 )
-from shardscope.viewers.common.mime import AXIS_MIME, axis_from_mime, axis_mime_data
 
 
 def test_axis_colors_stable_by_position_and_distinct():
@@ -33,15 +39,18 @@ def test_themes_have_readable_contrast():
     assert text_color_on(THEMES["light"].background).name() == "#000000"
 
 
-def test_axis_mime_round_trip():
-    ok, axis = axis_from_mime(axis_mime_data("model"))
-    assert (ok, axis) == (True, "model")
-    ok, axis = axis_from_mime(axis_mime_data(None))
-    assert (ok, axis) == (True, None)
-    data = axis_mime_data("replicated")
-    assert bytes(data.data(AXIS_MIME).data()) == b""
-    from PySide6.QtCore import QMimeData
+def test_lut_repeats_device_colours_to_256_entries():
+    lut = lut_for(3)
+    assert lut.shape == (LUT_SIZE, 3) and lut.flags.c_contiguous
+    assert (lut[:3] == device_lut(3)).all() and (lut[3:6] == device_lut(3)).all()
+    assert (lut_for(0)[0] == device_lut(1)[0]).all()
+    assert (lut_for(4096) == device_lut(LUT_SIZE)).all()
 
-    foreign = QMimeData()
-    foreign.setText("model")
-    assert axis_from_mime(foreign) == (False, None)
+
+def test_readable_color_keeps_contrast_with_the_background():
+    light, dark = THEMES["light"], THEMES["dark"]
+    blue = QColor("#0072B2")
+    assert readable_color(blue, light) == blue
+    pale = QColor("#E6F2E8")
+    assert readable_color(pale, light) == pale.darker(160)
+    assert readable_color(QColor("#2E2E2E"), dark) == QColor("#2E2E2E").lighter(160)

@@ -1,40 +1,12 @@
 """The program graph view: folding, entering regions and callees, finding, drops."""
 
-import pytest
 from PySide6.QtCore import QMimeData, Qt
 
 from shardscope.backend.program.layout import Frame
-from shardscope.backend.program.load import load_program
-from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
-from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.items import ScopeBoxItem
 from tests.support.qt_events import drop
-
-
-@pytest.fixture(scope="module")
-def programs():
-    return {}
-
-
-def program(programs, source):
-    if source not in programs:
-        programs[source] = load_program(source)
-    return programs[source]
-
-
-@pytest.fixture
-def panel_for(qtbot, programs):
-    def make(source):
-        session = Session()
-        panel = GraphPanel(session)
-        qtbot.addWidget(panel)
-        panel.resize(1000, 700)
-        panel.show()
-        session.set_program(program(programs, source))
-        return session, panel
-
-    return make
 
 
 def test_enter_region_and_callee_and_back(panel_for, qtbot):
@@ -138,47 +110,7 @@ def test_node_menu_offers_regions_and_folds(panel_for):
     assert view.frame.region == 0
 
 
-def test_converging_badges_move_apart_around_their_centre(panel_for):
-    from shardscope.viewers.graph.items import BadgeItem, spread_badges
-
-    session, panel = panel_for("example:mlp")
-    style = panel.view.style_
-    axes = ("data", "model")
-    badges = []
-    for x in (470.0, 570.0, 1400.0):  # two edges into one op, and one far away
-        badge = BadgeItem((len(badges),), style)
-        badge.set_spec([("data",), (), ("model",), ()], "user", axes, "")
-        badge.setPos(x, 300.0)
-        badges.append(badge)
-    assert badges[0].sceneBoundingRect().right() > badges[1].sceneBoundingRect().left()
-    spread_badges(badges)
-    a, b, c = (badge.sceneBoundingRect() for badge in badges)
-    assert a.right() <= b.left()
-    assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
-    assert badges[2].x() == 1400.0
-
-
-@pytest.mark.parametrize("source", ["example:mlp", "example:attention"])
-def test_every_expanded_scope_gets_a_region_holding_just_its_nodes(panel_for, source):
-    from PySide6.QtCore import QPointF
-
-    from shardscope.viewers.graph.items import ScopeBoxItem
-
-    session, panel = panel_for(source)
-    view = panel.view
-    layout = view.layout_
-    regions = {i.box.path: i for i in view.scene().items() if isinstance(i, ScopeBoxItem)}
-    assert set(regions) == {b.path for b in layout.boxes} and regions
-    for path, region in regions.items():
-        members = set(region.box.nodes)
-        for k, node in enumerate(layout.nodes):
-            inside = region._outline.contains(QPointF(node.x, node.y))
-            assert inside == (k in members), (path, node.label, node.scope)
-
-
 def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
-    from shardscope.viewers.graph.items import ScopeBoxItem
-
     session, panel = panel_for("example:mlp")
     view = panel.view
     region = next(i for i in view.scene().items() if isinstance(i, ScopeBoxItem))

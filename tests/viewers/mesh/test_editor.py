@@ -1,4 +1,7 @@
+"""The mesh editor: axis edits, presets, reordering devices, and large meshes."""
+
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QDrag
 
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
@@ -90,8 +93,6 @@ def test_reorder_with_mouse_drag(qtbot, monkeypatch):
             grid.position_at(target),
         )
         return Qt.DropAction.MoveAction
-
-    from PySide6.QtGui import QDrag
 
     monkeypatch.setattr(QDrag, "exec", fake_exec)
     qtbot.mousePress(grid, Qt.MouseButton.LeftButton, pos=source)

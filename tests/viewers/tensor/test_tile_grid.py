@@ -19,7 +19,7 @@ def test_2d_on_4x2_has_one_block_per_device(qtbot):
     assert img.shape == (4, 2) and img.dtype == np.uint8 and img.flags.c_contiguous
     assert img.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
     assert view.tile_at(2, 1) == (((32, 48), (16, 32)), (5,))
-    assert view.image_item.levels is not None
+    assert view.layers.image.levels is not None
 
 
 def test_replicated_tiles_list_their_devices(qtbot):
@@ -46,10 +46,10 @@ def test_rank3_slider_changes_slice_without_rerange(qtbot):
 
 def test_uneven_shape_marks_padding(qtbot):
     view = make(qtbot, (10, 30), "data=4,model=8", "data,model")
-    assert not view._padding.path().isEmpty()
+    assert not view.layers.padding.path().isEmpty()
     assert "dim 0 pads 2" in view.summary.text()
     even = make(qtbot, (16, 32), "data=4,model=8", "data,model")
-    assert even._padding.path().isEmpty()
+    assert even.layers.padding.path().isEmpty()
 
 
 def test_empty_shards_are_noted(qtbot):
@@ -90,12 +90,3 @@ def test_renders_256_devices(qtbot, render_dir, count_colors):
     image = uneven.grab()
     image.save(str(render_dir / "tile_grid_uneven.png"))
     assert count_colors(image) > 8
-
-
-def test_tile_labels_stay_short_and_exact():
-    from shardscope.viewers.tensor.tile_labels import tile_label
-
-    assert tile_label((5,)) == "5"
-    assert tile_label((0, 2, 4, 6)) == "0,2,4,6"
-    assert tile_label(tuple(range(8))) == "0-7"
-    assert tile_label((0, 2, 4, 6, 8, 10)) == "0,2,\u2026(6)"

@@ -1,0 +1,37 @@
+"""All text forms of one sharding at once, as the inspector shows them."""
+
+import pytest
+
+from shardscope.backend.errors import SpecError
+from shardscope.backend.sharding.hlo_text import hlo_sharding_text
+from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import parse_spec
+from shardscope.backend.sharding.text_forms import sharding_texts
+
+MESH = parse_mesh("data=4,model=2")
+
+
+def test_every_form_of_a_tiled_spec():
+    texts = sharding_texts(MESH, parse_spec("data,model"), 2)
+    assert texts == {
+        "jax": "P('data', 'model')",
+        "sdy": '#sdy.sharding<@mesh, [{"data"}, {"model"}]>',
+        "hlo": "{devices=[4,2]<=[8]}",
+        "kind": "tiled",
+    }
+
+
+def test_hlo_form_numbers_devices_by_mesh_position():
+    mesh = parse_mesh("data=4,model=2", "0,2,4,6,1,3,5,7")
+    spec = parse_spec("data,_")
+    assert sharding_texts(mesh, spec, 2)["hlo"] == hlo_sharding_text(mesh, spec, 2)
+
+
+def test_kind_names_both_classifications_when_they_differ():
+    texts = sharding_texts(parse_mesh("data=1,model=8"), parse_spec("_,model"), 2)
+    assert texts["kind"] == "tiled (PyTorch/XLA: partial)"
+
+
+def test_unknown_axis_is_reported_before_a_rank_mismatch():
+    with pytest.raises(SpecError, match="unknown axis 'nope'"):
+        sharding_texts(MESH, parse_spec("nope,_,_"), 2)

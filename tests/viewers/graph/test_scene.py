@@ -1,0 +1,43 @@
+"""The graph's drawing: scope regions, badges per value, and badges following specs."""
+
+import pytest
+from PySide6.QtCore import QPointF
+
+from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.graph.items import ScopeBoxItem
+
+
+@pytest.mark.parametrize("source", ["example:mlp", "example:attention"])
+def test_every_expanded_scope_gets_a_region_holding_just_its_nodes(panel_for, source):
+    session, panel = panel_for(source)
+    view = panel.view
+    layout = view.layout_
+    regions = {i.box.path: i for i in view.scene().items() if isinstance(i, ScopeBoxItem)}
+    assert set(regions) == {b.path for b in layout.boxes} and regions
+    for path, region in regions.items():
+        members = set(region.box.nodes)
+        for k, node in enumerate(layout.nodes):
+            inside = region._outline.contains(QPointF(node.x, node.y))
+            assert inside == (k in members), (path, node.label, node.scope)
+
+
+def test_badges_by_value_follow_the_session(panel_for):
+    session, panel = panel_for("example:mlp")
+    scene = panel.view.graph_scene
+    x = session.graph.value_by_name("x").id
+    (badge,) = scene.badges_of(x)
+    assert badge in scene.badges and badge.value_id == x
+    assert "x  f32[32x64]" in badge.toolTip()
+    session.set_spec(x, Spec.of("data", None))
+    assert badge.dims == [("data",), ()]
+    assert "data,_  (user)" in badge.toolTip()
+    assert scene.badges_of(-1) == []
+
+
+def test_clear_items_leaves_an_empty_scene(panel_for):
+    session, panel = panel_for("example:mlp")
+    scene = panel.view.graph_scene
+    assert scene.nodes and scene.edges and scene.badges
+    scene.clear_items()
+    assert (scene.nodes, scene.edges, scene.badges) == ([], [], [])
+    assert scene.items() == []

@@ -1,0 +1,37 @@
+"""How the views name a program value: its type, its facts line and its badge's tooltip.
+
+Plain text, no Qt: the outline, the graph's badges and the inspector each word a value
+their own way, and those wordings are kept here side by side.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import Value
+    from shardscope.backend.sharding.spec import Spec
+
+
+def type_text(value: Value) -> str:
+    """``f32[32x64]`` (``f32[]`` for a scalar, the bare dtype when the shape is unknown)."""
+    if value.shape is None:
+        return value.dtype
+    return f"{value.dtype}[{'x'.join(map(str, value.shape))}]"
+
+
+def facts_text(value: Value) -> str:
+    """``argument · f32[16, 32]``: the value's role, dtype and shape (``n/a`` if unknown)."""
+    shape = "[" + ", ".join(str(s) for s in value.shape) + "]" if value.shape is not None else "n/a"
+    return f"{value.role} \u00b7 {value.dtype}{shape}"
+
+
+def badge_tooltip(value: Value, spec: Spec | None, origin: str) -> str:
+    """Name, type, current spec (or that propagation has not decided it) and its origin;
+    a ranked value adds how to shard it."""
+    shape = "x".join(map(str, value.shape)) if value.shape else "scalar"
+    text = spec.format() if spec is not None else "unknown until propagation"
+    tip = f"{value.display_name}  {value.dtype}[{shape}]\n{text}  ({origin})"
+    if value.rank:
+        tip += "\ndrop a mesh axis on a dimension to shard it"
+    return tip

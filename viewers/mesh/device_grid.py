@@ -1,0 +1,324 @@
+"""The mesh's device order drawn as cells, one per device; drag a cell onto another to swap.
+
+2-D meshes draw as a grid, 3-D and more as a grid of grids (one per coordinate of the
+leading axes), 1-D wrapped into rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QDrag, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QApplication, QSizePolicy, QWidget
+
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.viewers.common.colors import (
+    axis_color,
+    device_colors,
+    readable_color,
+    text_color_on,
+    theme_for,
+)
+from shardscope.viewers.common.mime import DEVICE_MIME, device_from_mime, device_mime_data
+
+MAX_CELL = 46
+WRAP_1D = 16
+MAX_DRAWN_DEVICES = 16384
+
+
+class DeviceGridView(QWidget):
+    """The device order drawn as cells: 2-D as a grid, 3-D+ as a grid of grids, 1-D wrapped.
+
+    Dragging one cell onto another emits ``swapRequested(position_a, position_b)``
+    (row-major mesh positions).
+    """
+
+    swapRequested = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.mesh: Mesh | None = None
+        self._cells: list[QRect] = []
+        self._captions: list[tuple[QRect, str, QColor, Qt.AlignmentFlag]] = []
+        self._highlight: set[int] = set()
+        self._drop_target: int | None = None
+        self._press: QPoint | None = None
+        self._press_pos: int | None = None
+        self._colors: list[QColor] = []
+        self._cell = 28
+        self._size = QSize(0, 0)
+        self.setAcceptDrops(True)
+        self.setMouseTracking(False)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        font = QFont(self.font())
+        font.setPointSizeF(max(font.pointSizeF(), 9.0))
+        self.setFont(font)
+
+    # -------------------------------------------------------------- layout
+
+    def set_mesh(self, mesh: Mesh | None) -> None:
+        self.mesh = mesh
+        self._colors = device_colors(min(mesh.size, 256)) if mesh is not None else []
+        self._drop_target = None
+        self._relayout()
+        self.update()
+
+    def set_highlight(self, devices: set[int]) -> None:
+        if devices != self._highlight:
+            self._highlight = devices
+            self.update()
+
+    def sizeHint(self) -> QSize:
+        return self._size
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.mesh is not None and event.oldSize() != event.size():
+            self._relayout()
+
+    def _available_width(self) -> int:
+        parent = self.parentWidget()
+        width = parent.width() if parent is not None else self.width()
+        return max(width, 200)
+
+    def _available_height(self) -> int:
+        parent = self.parentWidget()
+        height = parent.height() if parent is not None else self.height()
+        return max(height, 120)
+
+    def _relayout(self) -> None:
+        self._cells = []
+        self._captions = []
+        mesh = self.mesh
+        if mesh is None or mesh.size > MAX_DRAWN_DEVICES:
+            self._size = QSize(0, 0)
+            self.setMinimumSize(self._size)
+            self.updateGeometry()
+            return
+        fm = QFontMetrics(self.font())
+        min_cell = max(fm.horizontalAdvance(str(mesh.size - 1)) + 6, fm.height() + 4, 18)
+        caption_h = fm.height() + 4
+        sizes = mesh.axis_sizes
+        names = mesh.axis_names
+        if len(sizes) == 1:
+            rows, cols = math.ceil(sizes[0] / WRAP_1D), min(sizes[0], WRAP_1D)
+            blocks = 1
+        else:
+            rows, cols = sizes[-2], sizes[-1]
+            blocks = math.prod(sizes[:-2])
+        label_w = fm.horizontalAdvance(str(max(rows, cols))) + 10
+        block_gap = 14
+        avail = self._available_width() - 8
+        # Blocks per row: as many as fit at the smallest legible cell, at most sqrt-ish.
+        per_row = 1
+        if blocks > 1:
+            block_min = label_w + cols * (min_cell + 2) + block_gap
+            per_row = max(1, min(blocks, avail // max(block_min, 1), math.ceil(math.sqrt(blocks))))
+        fit = (avail - per_row * (label_w + block_gap)) // max(per_row * cols, 1) - 2
+        block_rows = math.ceil(blocks / per_row)
+        captions_h = block_rows * (caption_h * (2 if blocks > 1 else 1) + block_gap)
+        fit_h = (self._available_height() - 8 - captions_h) // max(block_rows * rows, 1) - 2
+        fit = min(fit, fit_h)
+        cell = int(max(min_cell, min(MAX_CELL, fit)))
+        self._cell = cell
+        step = cell + 2
+        block_w = label_w + cols * step + block_gap
+        block_h = caption_h * (2 if blocks > 1 else 1) + rows * step + block_gap
+        theme = theme_for(self)
+        positions_per_block = rows * cols
+        left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        for b in range(blocks):
+            bx = 4 + (b % per_row) * block_w
+            by = 4 + (b // per_row) * block_h
+            y0 = by
+            if blocks > 1:
+                coords = _unravel(b, sizes[:-2])
+                text = ", ".join(f"{n}={c}" for n, c in zip(names[:-2], coords, strict=True))
+                self._captions.append(
+                    (QRect(bx, y0, block_w - block_gap, caption_h), text, theme.foreground, left)
+                )
+                y0 += caption_h
+            if len(sizes) >= 2:
+                row_text = f"{names[-2]} \u2193"
+                row_w = fm.horizontalAdvance(row_text) + 12
+                self._captions.append(
+                    (QRect(bx, y0, row_w, caption_h), row_text, axis_color(mesh, names[-2]), left)
+                )
+                self._captions.append(
+                    (
+                        QRect(bx + row_w, y0, block_w, caption_h),
+                        f"{names[-1]} \u2192",
+                        axis_color(mesh, names[-1]),
+                        left,
+                    )
+                )
+            else:
+                text = f"{names[0]} \u2192" + (
+                    f"  (wrapped every {WRAP_1D})" if sizes[0] > WRAP_1D else ""
+                )
+                self._captions.append(
+                    (
+                        QRect(bx, y0, max(block_w, 240), caption_h),
+                        text,
+                        axis_color(mesh, names[0]),
+                        left,
+                    )
+                )
+            y0 += caption_h
+            for r in range(rows):
+                row_label = str(r) if len(sizes) >= 2 else str(r * WRAP_1D)
+                color = axis_color(mesh, names[-2]) if len(sizes) >= 2 else theme.muted
+                self._captions.append(
+                    (QRect(bx, y0 + r * step, label_w - 4, cell), row_label, color, right)
+                )
+            for r in range(rows):
+                for c in range(cols):
+                    pos = b * positions_per_block + r * cols + c
+                    if len(sizes) == 1 and pos >= sizes[0]:
+                        continue
+                    self._cells.append(QRect(bx + label_w + c * step, y0 + r * step, cell, cell))
+        total_rows = math.ceil(blocks / per_row)
+        self._size = QSize(8 + per_row * block_w, 8 + total_rows * block_h)
+        self.setMinimumSize(self._size)
+        self.updateGeometry()
+
+    def cell_rect(self, position: int) -> QRect:
+        """Rectangle of the cell at mesh position ``position``."""
+        return self._cells[position]
+
+    def position_at(self, point: QPoint) -> int | None:
+        """Mesh position of the cell under ``point``, or None."""
+        for i, rect in enumerate(self._cells):
+            if rect.contains(point):
+                return i
+        return None
+
+    # -------------------------------------------------------------- painting
+
+    def paintEvent(self, event) -> None:
+        mesh = self.mesh
+        p = QPainter(self)
+        theme = theme_for(self)
+        p.fillRect(event.rect(), theme.background)
+        if mesh is None:
+            p.end()
+            return
+        if mesh.size > MAX_DRAWN_DEVICES:
+            p.setPen(theme.muted)
+            p.drawText(
+                self.rect().adjusted(8, 8, -8, -8),
+                Qt.AlignmentFlag.AlignLeft,
+                f"{mesh.size} devices: too many to draw one cell each",
+            )
+            p.end()
+            return
+        p.setFont(self.font())
+        dirty = event.rect()
+        for rect, text, color, align in self._captions:
+            if rect.intersects(dirty):
+                p.setPen(readable_color(color, theme))
+                p.drawText(rect, align, text)
+        order = mesh.device_order
+        grid_pen = QPen(theme.grid, 1)
+        for pos, rect in enumerate(self._cells):
+            if not rect.intersects(dirty):
+                continue
+            dev = order[pos]
+            fill = self._colors[dev % len(self._colors)]
+            p.fillRect(rect, fill)
+            p.setPen(grid_pen)
+            p.drawRect(rect.adjusted(0, 0, -1, -1))
+            p.setPen(text_color_on(fill))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(dev))
+            if dev in self._highlight:
+                pen = QPen(theme.highlight, 3)
+                p.setPen(pen)
+                p.drawRect(rect.adjusted(1, 1, -2, -2))
+            if pos == self._drop_target:
+                pen = QPen(theme.foreground, 2, Qt.PenStyle.DashLine)
+                p.setPen(pen)
+                p.drawRect(rect.adjusted(1, 1, -2, -2))
+        p.end()
+
+    def changeEvent(self, event) -> None:
+        if event.type() == event.Type.PaletteChange and self.mesh is not None:
+            self._relayout()
+            self.update()
+        super().changeEvent(event)
+
+    # -------------------------------------------------------------- drag and drop
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = event.position().toPoint()
+            self._press_pos = self.position_at(self._press)
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        self._press = None
+        self._press_pos = None
+        super().mouseReleaseEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._press is None or self._press_pos is None:
+            return
+        if (
+            event.position().toPoint() - self._press
+        ).manhattanLength() < QApplication.startDragDistance():
+            return
+        source = self._press_pos
+        self._press = None
+        self._press_pos = None
+        drag = QDrag(self)
+        drag.setMimeData(device_mime_data(source))
+        drag.exec(Qt.DropAction.MoveAction)
+
+    def _accepts(self, event) -> bool:
+        return event.source() is self and event.mimeData().hasFormat(DEVICE_MIME)
+
+    def dragEnterEvent(self, event) -> None:
+        if self._accepts(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if not self._accepts(event):
+            event.ignore()
+            return
+        target = self.position_at(event.position().toPoint())
+        if target != self._drop_target:
+            self._drop_target = target
+            self.update()
+        event.acceptProposedAction()
+
+    def dragLeaveEvent(self, event) -> None:
+        self._drop_target = None
+        self.update()
+
+    def dropEvent(self, event) -> None:
+        self._drop_target = None
+        self.update()
+        if not self._accepts(event):
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.drop_device(
+            device_from_mime(event.mimeData()), self.position_at(event.position().toPoint())
+        )
+
+    def drop_device(self, source: int | None, target: int | None) -> None:
+        """Handle a device cell at ``source`` dropped on the cell at ``target``."""
+        if source is None or target is None or source == target:
+            return
+        self.swapRequested.emit(source, target)
+
+
+def _unravel(index: int, sizes) -> tuple[int, ...]:
+    out = []
+    for s in reversed(sizes):
+        out.append(index % s)
+        index //= s
+    return tuple(reversed(out))

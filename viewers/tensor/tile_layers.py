@@ -1,0 +1,198 @@
+"""What the tile plot draws, bottom to top: the tile image, grid lines, the padding band,
+the tensor's real edge, tile labels, the highlight and the hover outline.
+
+``TileLayers`` owns these items on one pyqtgraph plot and redraws them from a grid's
+geometry; the tile grid widget decides what to show, this module how it looks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+
+from shardscope.viewers.common.colors import LUT_SIZE, Theme
+
+# A tile cell (element coordinates), its text and the text's colour.
+Cell = tuple[QRectF, str, QColor]
+
+
+class TileLabelsItem(QGraphicsItem):
+    """Device labels for every displayed tile, drawn at a fixed font size in screen space."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rect = QRectF()
+        self._cells: list[Cell] = []
+        self._notes: list[Cell] = []
+        self.font = QFont()
+        self.font.setPointSizeF(9)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresParentOpacity)
+
+    def set_cells(self, rect: QRectF, cells: list[Cell], notes: list[Cell]) -> None:
+        self.prepareGeometryChange()
+        self._rect = QRectF(rect)
+        self._cells = cells
+        self._notes = notes
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        if not self._cells and not self._notes:
+            return
+        transform = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self.font)
+        fm = QFontMetrics(self.font)
+        for rect, text, color in self._cells + self._notes:
+            screen = transform.mapRect(rect)
+            lines = text.split("\n")
+            need_w = max(fm.horizontalAdvance(s) for s in lines) + 4
+            need_h = fm.height() * len(lines)
+            if screen.width() < need_w or screen.height() < need_h:
+                continue
+            painter.setPen(color)
+            painter.drawText(screen, Qt.AlignmentFlag.AlignCenter, text)
+        painter.restore()
+
+
+class TileLayers:
+    """The items of one tile plot; see the module docstring.
+
+    Grid geometry is ``(rows, cols, row tile length, col tile length, row size, col
+    size)`` in tensor elements: tiles past the real size are padding.
+    """
+
+    def __init__(self, plot: pg.PlotWidget) -> None:
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setAutoDownsample(False)
+        plot.addItem(self.image)
+        self.lines = QGraphicsPathItem()
+        self.lines.setZValue(5)
+        plot.addItem(self.lines)
+        self.padding = QGraphicsPathItem()
+        self.padding.setZValue(6)
+        plot.addItem(self.padding)
+        self.hatch = QGraphicsPathItem()
+        self.hatch.setZValue(6.5)
+        self.hatch.setPen(QPen(Qt.PenStyle.NoPen))
+        plot.addItem(self.hatch)
+        self.edge = QGraphicsPathItem()
+        self.edge.setZValue(7)
+        plot.addItem(self.edge)
+        self.highlight = QGraphicsPathItem()
+        self.highlight.setZValue(9)
+        plot.addItem(self.highlight)
+        self.hover = QGraphicsPathItem()
+        self.hover.setZValue(10)
+        plot.addItem(self.hover)
+        self.labels = TileLabelsItem()
+        self.labels.setZValue(8)
+        plot.addItem(self.labels)
+
+    def draw(
+        self,
+        geometry: tuple[int, int, float, float, int, int],
+        image: np.ndarray,
+        lut: np.ndarray,
+        labels: list[Cell],
+        theme: Theme,
+    ) -> QRectF:
+        """Draw ``image`` (one pixel per tile, indexing ``lut``) over the grid; returns the
+        grid's rect. Tiles wholly in the padding say "empty" instead of their label."""
+        rows, cols, tr, tc, nr, nc = geometry
+        self.image.setImage(image, autoLevels=False, levels=(0, LUT_SIZE - 1), lut=lut)
+        full = QRectF(0, 0, cols * tc, rows * tr)
+        self.image.setRect(full)
+
+        lines = QPainterPath()
+        for j in range(1, cols):
+            lines.moveTo(j * tc, 0)
+            lines.lineTo(j * tc, rows * tr)
+        for i in range(1, rows):
+            lines.moveTo(0, i * tr)
+            lines.lineTo(cols * tc, i * tr)
+        pen = QPen(theme.background, 1.5)
+        pen.setCosmetic(True)
+        self.lines.setPen(pen)
+        self.lines.setPath(lines)
+
+        pad = QPainterPath()
+        edge = QPainterPath()
+        if cols * tc > nc:
+            pad.addRect(QRectF(nc, 0, cols * tc - nc, rows * tr))
+            edge.moveTo(nc, 0)
+            edge.lineTo(nc, rows * tr)
+        if rows * tr > nr:
+            pad.addRect(QRectF(0, nr, min(nc, cols * tc), rows * tr - nr))
+            edge.moveTo(0, nr)
+            edge.lineTo(cols * tc, nr)
+        self.padding.setPath(pad)
+        pad_color = QColor(theme.padding)
+        pad_color.setAlpha(170)
+        self.padding.setBrush(QBrush(pad_color))
+        self.padding.setPen(QPen(Qt.PenStyle.NoPen))
+        hatch = QColor(theme.foreground)
+        hatch.setAlpha(120)
+        self.hatch.setBrush(QBrush(hatch, Qt.BrushStyle.BDiagPattern))
+        self.hatch.setPath(pad)
+        edge_pen = QPen(theme.foreground, 2, Qt.PenStyle.DashLine)
+        edge_pen.setCosmetic(True)
+        self.edge.setPen(edge_pen)
+        self.edge.setPath(edge)
+        self.edge.setBrush(Qt.BrushStyle.NoBrush)
+
+        # A row or column that starts past the real size holds only padding.
+        empty_rows = [i for i in range(rows) if i * tr >= nr]
+        empty_cols = [j for j in range(cols) if j * tc >= nc]
+        notes: list[Cell] = []
+        for i in range(rows):
+            for j in range(cols):
+                if i in empty_rows or j in empty_cols:
+                    notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
+        if notes:
+            labels = [c for c in labels if not any(c[0] == n[0] for n in notes)]
+        self.labels.set_cells(full, labels, notes)
+        return full
+
+    def show_highlight(self, rects: list[QRectF], theme: Theme) -> None:
+        """Outline ``rects`` (the highlighted tiles) in the theme's highlight colour."""
+        path = QPainterPath()
+        for rect in rects:
+            path.addRect(rect)
+        pen = QPen(theme.highlight, 3)
+        pen.setCosmetic(True)
+        self.highlight.setPen(pen)
+        self.highlight.setPath(path)
+
+    def show_hover(self, rect: QRectF, theme: Theme) -> None:
+        """Outline the hovered tile ``rect``."""
+        path = QPainterPath()
+        path.addRect(rect)
+        pen = QPen(theme.foreground, 2.5)
+        pen.setCosmetic(True)
+        self.hover.setPen(pen)
+        self.hover.setPath(path)
+
+    def clear_hover(self) -> None:
+        """Remove the hover outline."""
+        self.hover.setPath(QPainterPath())
+
+    def clear(self) -> None:
+        """Draw nothing."""
+        self.image.clear()
+        for item in (
+            self.lines,
+            self.padding,
+            self.hatch,
+            self.edge,
+            self.highlight,
+            self.hover,
+        ):
+            item.setPath(QPainterPath())
+        self.labels.set_cells(QRectF(), [], [])
