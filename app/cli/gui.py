@@ -14,7 +14,7 @@ def add_arguments(parser) -> None:
 
 def preflight(args) -> str | None:
     """Why no window can open here, checked before anything starts loading."""
-    from shardscope.app.window.launch import display_problem
+    from shardscope.app.window.display import display_problem
 
     return display_problem()
 

@@ -130,7 +130,7 @@ def render(args) -> Path:
 
 def run(args) -> int:
     """Render offscreen (no display needed)."""
-    from shardscope.app.window.launch import display_problem
+    from shardscope.app.window.display import display_problem
 
     if display_problem() or not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"

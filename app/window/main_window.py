@@ -1,10 +1,10 @@
 """The main window: the program graph in the centre, docks around it, every edit undoable.
 
-The window owns one ``Session`` (the document) and turns the viewers' intents (an axis
-dropped on a tensor dimension, a mesh edited, a context-menu choice) into backend
-commands pushed through ``shardscope.app.window.undo.UndoBridge``. Loading and propagation run in the
-thread pool (``shardscope.app.window.tasks``); their errors go to the messages dock and leave the
-session as it was.
+The window owns one ``Session`` (the document) and wires the parts around it: the docks
+(``docks``), the menus (``menus``), opening and saving (``files``) and when propagation
+runs (``propagation``). It turns the viewers' intents (an axis dropped on a tensor
+dimension, a mesh edited, a context-menu choice) into backend commands pushed through
+``UndoBridge``, and keeps the inspector, outline and source view on the selection.
 """
 
 from __future__ import annotations
@@ -12,28 +12,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QUndoStack
-from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
-    QFileDialog,
-    QFrame,
-    QInputDialog,
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QScrollArea,
-    QUndoView,
-    QWidget,
-)
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QCloseEvent, QUndoStack
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
+from shardscope.app.window.docks import build_docks
+from shardscope.app.window.files import FileHandler
+from shardscope.app.window.menus import build_menus
+from shardscope.app.window.propagation import PropagationScheduler
 from shardscope.app.window.settings import Settings
-from shardscope.app.window.tasks import TaskRunner, load_task, propagate_task, propagation_available
+from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.load import DEFAULT_TIMEOUT
+from shardscope.backend.program.graph import Value
+from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program
+from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import (
     ClearDim,
@@ -45,19 +39,14 @@ from shardscope.backend.session.edits import (
     SetMesh,
 )
 from shardscope.backend.session.persistence import recovery_path
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.graph.panel import GraphPanel, export_view
+from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
-
-try:
-    from shardscope.viewers.tensor.inspector import TensorInspector
-except ImportError:  # the inspector is optional: a placeholder keeps the dock
-    TensorInspector = None
-
-PROPAGATE_DELAY_MS = 150
+from shardscope.viewers.tensor.inspector import TensorInspector
 
 
 class MainWindow(QMainWindow):
@@ -73,33 +62,46 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
-        self.load_timeout = load_timeout
         self.session = Session(recovery=recovery if recovery is not None else recovery_path())
         self.qundo = QUndoStack(self)
         self.undo = UndoBridge(CommandStack(self.session), self.qundo)
         self.runner = TaskRunner(self)
-        self.session_path: Path | None = None
         self.selected_value: int | None = None
-        self.loading: str | None = None
-        self.propagations = 0
-        self._propagate_generation = 0
         self.theme = self.settings.theme()
-        self.can_propagate = propagation_available()
-        self.auto_propagate = (
-            self.settings.auto_propagate() if auto_propagate is None else auto_propagate
-        ) and self.can_propagate
-        self._propagate_timer = QTimer(self)
-        self._propagate_timer.setSingleShot(True)
-        self._propagate_timer.setInterval(PROPAGATE_DELAY_MS)
-        self._propagate_timer.timeout.connect(self.propagate_now)
 
         self.setObjectName("MainWindow")
         self.setDockNestingEnabled(True)
         self.graph_panel = GraphPanel(self.session, self)
         self.graph = self.graph_panel.view
         self.setCentralWidget(self.graph_panel)
-        self._build_docks()
-        self._build_actions()
+        self.docks = build_docks(self)
+        self.mesh_editor = self.docks.widget("dock_mesh", MeshEditor)
+        self.palette_widget = self.docks.widget("dock_palette", SpecPalette)
+        self.inspector = self.docks.widget("dock_tensor", TensorInspector)
+        self.source_view = self.docks.widget("dock_source", SourceView)
+        self.messages = self.docks.widget("dock_messages", MessagesView)
+        self.outline = self.docks.widget("dock_program", ProgramOutline)
+        self.docks.widget("dock_history", QUndoView).setStack(self.qundo)
+        self.files = FileHandler(
+            self,
+            session=self.session,
+            undo=self.undo,
+            runner=self.runner,
+            settings=self.settings,
+            messages=self.messages,
+            graph=self.graph,
+            load_timeout=load_timeout,
+        )
+        self.propagation = PropagationScheduler(
+            self.session,
+            self.runner,
+            self.settings,
+            self.messages,
+            self.statusBar(),
+            auto=auto_propagate,
+            parent=self,
+        )
+        self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
         self.statusBar().addPermanentWidget(self.status)
@@ -111,131 +113,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         self.set_theme(self.theme)
-        self._update_title()
-
-    # -- construction -------------------------------------------------------------------
-    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        return dock
-
-    def _build_docks(self) -> None:
-        left = Qt.DockWidgetArea.LeftDockWidgetArea
-        right = Qt.DockWidgetArea.RightDockWidgetArea
-        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        self.mesh_editor = MeshEditor()
-        self.palette_widget = SpecPalette()
-        if TensorInspector is not None:
-            self.inspector = TensorInspector()
-        else:
-            self.inspector = QLabel("Select a tensor to inspect it")
-            self.inspector.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.source_view = SourceView()
-        self.messages = MessagesView()
-        self.history = QUndoView(self.qundo)
-        self.history.setEmptyLabel("<loaded>")
-        self.outline = ProgramOutline()
-        self.mesh_dock = self._dock("Mesh", "dock_mesh", self.mesh_editor, left)
-        self.palette_dock = self._dock("Spec palette", "dock_palette", self.palette_widget, left)
-        self.history_dock = self._dock("History", "dock_history", self.history, left)
-        self.outline_dock = self._dock("Program", "dock_program", self.outline, left)
-        # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
-        # sharding texts need more height at narrow widths than the dock first reserved.
-        inspector_scroll = QScrollArea()
-        inspector_scroll.setWidget(self.inspector)
-        inspector_scroll.setWidgetResizable(True)
-        inspector_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        inspector_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.inspector_dock = self._dock("Tensor", "dock_tensor", inspector_scroll, right)
-        self.source_dock = self._dock("Source", "dock_source", self.source_view, right)
-        self.messages_dock = self._dock("Messages", "dock_messages", self.messages, bottom)
-        self.splitDockWidget(self.mesh_dock, self.palette_dock, Qt.Orientation.Vertical)
-        self.splitDockWidget(self.palette_dock, self.history_dock, Qt.Orientation.Vertical)
-        self.tabifyDockWidget(self.history_dock, self.outline_dock)
-        self.outline_dock.raise_()
-        self.splitDockWidget(self.inspector_dock, self.source_dock, Qt.Orientation.Vertical)
-        self.resizeDocks(
-            [self.mesh_dock, self.inspector_dock], [300, 420], Qt.Orientation.Horizontal
-        )
-        self.resizeDocks([self.messages_dock], [120], Qt.Orientation.Vertical)
-        self.resizeDocks(
-            [self.inspector_dock, self.source_dock], [620, 220], Qt.Orientation.Vertical
-        )
-
-    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            if isinstance(shortcut, list):
-                act.setShortcuts(shortcut)
-            else:
-                act.setShortcut(shortcut)
-        if tip:
-            act.setStatusTip(tip)
-        act.triggered.connect(slot)
-        menu.addAction(act)
-        self.addAction(act)
-        return act
-
-    def _build_actions(self) -> None:
-        bar = self.menuBar()
-        K = QKeySequence
-        file = bar.addMenu("&File")
-        self._action(file, "&Open program…", self.ask_open_program, K.StandardKey.Open)
-        self._action(file, "Open &example…", self.ask_open_example, K("Ctrl+Shift+E"))
-        self._action(file, "Open &session…", self.ask_open_session, K("Ctrl+Shift+O"))
-        self.recent_menu = file.addMenu("Open &recent")
-        self._update_recent_menu()
-        file.addSeparator()
-        self._action(file, "&Save session", self.save_session, K.StandardKey.Save)
-        self._action(file, "Save session &as…", self.ask_save_session_as, K("Ctrl+Shift+S"))
-        file.addSeparator()
-        self._action(file, "Export view as &PNG…", lambda: self.ask_export("png"), K("Ctrl+E"))
-        self._action(
-            file, "Export view as S&VG…", lambda: self.ask_export("svg"), K("Ctrl+Shift+X")
-        )
-        file.addSeparator()
-        self._action(file, "&Quit", self.close, K.StandardKey.Quit)
-
-        edit = bar.addMenu("&Edit")
-        self.undo_action = self.qundo.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(K.StandardKey.Undo)
-        self.redo_action = self.qundo.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([K("Ctrl+Shift+Z"), K("Ctrl+Y")])
-        for act in (self.undo_action, self.redo_action):
-            edit.addAction(act)
-            self.addAction(act)
-        edit.addSeparator()
-        self._action(edit, "&Find…", self.focus_find, K.StandardKey.Find)
-
-        view = bar.addMenu("&View")
-        self._action(view, "&Fit to window", self.graph.fit, K("Ctrl+0"))
-        self._action(view, "Show &everything", self.graph.fit_all, K("Ctrl+Shift+0"))
-        self._action(view, "Zoom &in", lambda: self.graph.zoom(1.25), [K("Ctrl+="), K("Ctrl++")])
-        self._action(view, "Zoom &out", lambda: self.graph.zoom(0.8), K("Ctrl+-"))
-        self._action(view, "&Back (leave region)", lambda: self.graph.back(), K("Alt+Left"))
-        self._action(view, "&Collapse all scopes", self.graph.collapse_all, K("Ctrl+Shift+C"))
-        view.addSeparator()
-        self._action(view, "Toggle &dark/light theme", self.toggle_theme, K("Ctrl+T"))
-        view.addSeparator()
-        for dock in (
-            self.mesh_dock,
-            self.palette_dock,
-            self.inspector_dock,
-            self.source_dock,
-            self.messages_dock,
-            self.history_dock,
-        ):
-            view.addAction(dock.toggleViewAction())
-
-        run = bar.addMenu("&Propagation")
-        self.propagate_action = self._action(run, "&Propagate now", self.propagate_now, K("F5"))
-        self.auto_action = self._action(run, "&Automatic after each edit", self._toggle_auto)
-        self.auto_action.setCheckable(True)
-        self.auto_action.setChecked(self.auto_propagate)
-        for act in (self.propagate_action, self.auto_action):
-            act.setEnabled(self.can_propagate)
+        self.files.update_title()
 
     def _connect(self) -> None:
         ev = self.session.events
@@ -251,16 +129,26 @@ class MainWindow(QMainWindow):
         self.outline.opSelected.connect(self._outline_op)
         self.graph.viewStateChanged.connect(lambda state: self.session.update_view(**state))
         self.mesh_editor.meshEdited.connect(self.on_mesh_edited)
-        if hasattr(self.mesh_editor, "validationMessage"):
-            self.mesh_editor.validationMessage.connect(
-                lambda msg: msg and self.messages.add(msg, "warning")
-            )
-        if TensorInspector is not None:
-            self.inspector.specDropped.connect(self.on_spec_dropped)
-            self.inspector.specMenuAction.connect(self.on_spec_menu)
-            # hovering a tile outlines the devices that hold it on the mesh editor's grid
-            self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
-        self.qundo.cleanChanged.connect(self._on_clean_changed)
+        self.mesh_editor.validationMessage.connect(
+            lambda msg: msg and self.messages.add(msg, "warning")
+        )
+        self.inspector.specDropped.connect(self.on_spec_dropped)
+        self.inspector.specMenuAction.connect(self.on_spec_menu)
+        # hovering a tile outlines the devices that hold it on the mesh editor's grid
+        self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
+
+    # -- entry points for launch and scripts ----------------------------------------------
+    def open_program(self, source: str, state: dict | None = None) -> None:
+        """Load ``source`` off the GUI thread; the session changes only if it loads."""
+        self.files.open_program(source, state)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Open a saved session file."""
+        return self.files.open_session(path)
+
+    def restore_state(self, state: dict) -> None:
+        """Reopen a recovered (unsaved) session."""
+        self.files.restore_state(state)
 
     # -- intents -> commands ------------------------------------------------------------
     def push(self, command: Command) -> bool:
@@ -273,13 +161,13 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(command.label, 4000)
         return True
 
-    def on_spec_dropped(self, value_id: int, dim: int, axis) -> bool:
+    def on_spec_dropped(self, value_id: int, dim: int, axis: str | None) -> bool:
         """An axis (or "replicated", None) dropped on a tensor dimension."""
         if axis is None:
             return self.push(ClearDim(value_id, dim))
         return self.push(SetDimSpec(value_id, dim, axis))
 
-    def on_spec_menu(self, value_id: int, dim: int, action: str, arg) -> bool:
+    def on_spec_menu(self, value_id: int, dim: int, action: str, arg: int | None) -> bool:
         """A dimension's context menu: ``open`` / ``closed``, ``priority`` (arg), ``clear``."""
         if action in ("open", "closed"):
             return self.push(SetDimOpen(value_id, dim, action == "open"))
@@ -289,14 +177,15 @@ class MainWindow(QMainWindow):
             return self.push(ClearDim(value_id, dim))
         return False
 
-    def on_mesh_edited(self, mesh) -> bool:
+    def on_mesh_edited(self, mesh: Mesh) -> bool:
+        """The mesh editor's new mesh, as one undoable edit (none if nothing changed)."""
         if mesh == self.session.mesh:
             return False
         return self.push(SetMesh(mesh))
 
     # -- model events -------------------------------------------------------------------
-    def _on_program_change(self, program) -> None:
-        self._update_title()
+    def _on_program_change(self, program: Program | None) -> None:
+        self.files.update_title()
         if program is None:
             return
         graph = program.graph
@@ -305,22 +194,22 @@ class MainWindow(QMainWindow):
         self.selected_value = None
         self._show_inspector(None)
         self.source_view.show_location(None, None)
-        self._schedule_propagation()
+        self.propagation.schedule()
 
-    def _on_mesh_change(self, mesh) -> None:
+    def _on_mesh_change(self, mesh: Mesh | None) -> None:
         if self.mesh_editor.mesh != mesh:
             self.mesh_editor.set_mesh(mesh)
         self.palette_widget.set_mesh(mesh)
         self._refresh_inspector()
-        self._schedule_propagation()
+        self.propagation.schedule()
 
-    def _on_specs_change(self, ids) -> None:
+    def _on_specs_change(self, ids: tuple[int, ...]) -> None:
         self.outline.specs_changed()
         if self.selected_value in ids:
             self._refresh_inspector()
-        self._schedule_propagation()
+        self.propagation.schedule()
 
-    def _on_propagation_change(self, result) -> None:
+    def _on_propagation_change(self, result: PropagationResult | None) -> None:
         self.outline.specs_changed()
         self._refresh_inspector()
 
@@ -343,6 +232,7 @@ class MainWindow(QMainWindow):
         self.select_op(op_id)
 
     def select_op(self, op_id: int) -> None:
+        """Show an op's source line."""
         op = self.session.graph.ops[op_id]
         self.source_view.show_location(op.source_file, op.source_line, op.name)
 
@@ -351,175 +241,14 @@ class MainWindow(QMainWindow):
         graph = self.session.graph
         self._show_inspector(graph.values[vid] if graph is not None and vid is not None else None)
 
-    def _show_inspector(self, value) -> None:
-        if TensorInspector is None:
-            if value is None:
-                self.inspector.setText("Select a tensor to inspect it")
-            else:
-                self.inspector.setText(
-                    f"{value.display_name}\n{value.dtype}{list(value.shape or ())}\n"
-                    f"{self.session.spec_text(value.id)}"
-                )
-            return
+    def _show_inspector(self, value: Value | None) -> None:
         spec = self.session.display_spec(value.id) if value is not None else None
         try:
             self.inspector.set_value(value, self.session.mesh, spec)
         except ShardscopeError as exc:
             self.messages.error(str(exc))
 
-    # -- loading ------------------------------------------------------------------------
-    def open_program(self, source: str, state: dict | None = None) -> None:
-        """Load ``source`` off the GUI thread; the session changes only if it loads."""
-        self.loading = source
-        self.statusBar().showMessage(f"loading {source}…")
-        self.messages.add(f"loading {source}")
-
-        def done(program, seconds: float) -> None:
-            if self.loading != source:
-                return  # a newer load superseded this one
-            self.loading = None
-            self.undo.clear()
-            self.session.set_program(program, state=state)
-            self.settings.add_recent(source if state is None else str(self.session_path or source))
-            self._update_recent_menu()
-            self.messages.add(
-                f"loaded {program.name}: {len(program.graph.ops)} ops in {seconds:.2f} s"
-            )
-            self.statusBar().showMessage(f"loaded {program.name}", 4000)
-
-        def failed(message: str) -> None:
-            if self.loading == source:
-                self.loading = None
-            self.messages.error(message)
-            self.statusBar().showMessage("loading failed", 4000)
-
-        self.runner.start(load_task(source, self.load_timeout), done, failed)
-
-    def open_session(self, path: str | Path) -> bool:
-        try:
-            state = Session.read(path)
-        except ShardscopeError as exc:
-            self.messages.error(str(exc))
-            return False
-        self.session_path = Path(path)
-        self.open_program(state["source"], state)
-        return True
-
-    def restore_state(self, state: dict) -> None:
-        """Reopen a recovered (unsaved) session."""
-        self.messages.add("restoring the unsaved session from the recovery file")
-        self.open_program(state["source"], state)
-
-    # -- propagation --------------------------------------------------------------------
-    def _schedule_propagation(self) -> None:
-        if self.auto_propagate and self.session.program is not None:
-            self._propagate_timer.start()
-
-    def _toggle_auto(self, on: bool) -> None:
-        self.auto_propagate = bool(on)
-        self.settings.set_auto_propagate(self.auto_propagate)
-        self._schedule_propagation()
-
-    def propagate_now(self) -> None:
-        """Run propagation on the current mesh and specs in the pool; a result that
-        arrives after a newer edit is dropped."""
-        session = self.session
-        if not self.can_propagate or session.program is None or session.mesh is None:
-            return
-        self._propagate_generation += 1
-        generation = self._propagate_generation
-        fn = propagate_task(session.program, session.mesh, session.specs_for_propagation())
-
-        def done(result, seconds: float) -> None:
-            if generation != self._propagate_generation:
-                return
-            self.propagations += 1
-            session.set_propagation(result)
-            for warning in getattr(result, "warnings", [])[:5]:
-                self.messages.add(warning, "warning")
-            self.statusBar().showMessage(f"propagated in {seconds:.2f} s", 4000)
-
-        def failed(message: str) -> None:
-            if generation == self._propagate_generation:
-                self.messages.error(f"propagation failed: {message}")
-
-        self.runner.start(fn, done, failed)
-
-    # -- file actions ---------------------------------------------------------------------
-    def ask_open_program(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open program", "", "Programs (*.py *.mlir);;All files (*)"
-        )
-        if path:
-            self.open_program(path)
-
-    def ask_open_example(self) -> None:
-        from shardscope.backend.program.load import list_examples
-
-        name, ok = QInputDialog.getItem(self, "Open example", "Example:", list_examples(), 0, False)
-        if ok and name:
-            self.open_program(f"example:{name}")
-
-    def ask_open_session(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open session", "", "shardscope sessions (*.json);;All files (*)"
-        )
-        if path:
-            self.open_session(path)
-
-    def save_session(self) -> bool:
-        if self.session_path is None:
-            return self.ask_save_session_as()
-        return self.save_session_to(self.session_path)
-
-    def ask_save_session_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Save session", "session.json", "shardscope sessions (*.json)"
-        )
-        return self.save_session_to(path) if path else False
-
-    def save_session_to(self, path: str | Path) -> bool:
-        if self.session.source is None:
-            self.messages.error("nothing to save: open a program first")
-            return False
-        try:
-            self.session.save(path)
-        except OSError as exc:
-            self.messages.error(f"cannot save {path}: {exc.strerror}")
-            return False
-        self.session_path = Path(path)
-        self.qundo.setClean()
-        self.settings.add_recent(str(path))
-        self._update_recent_menu()
-        self.messages.add(f"saved session {path}")
-        return True
-
-    def ask_export(self, fmt: str) -> None:
-        name = (self.session.program.name if self.session.program else "graph") + f".{fmt}"
-        path, _ = QFileDialog.getSaveFileName(self, f"Export view as {fmt.upper()}", name)
-        if path:
-            self.export(path)
-
-    def export(self, path: str | Path) -> bool:
-        try:
-            export_view(self.graph, path)
-        except (OSError, ValueError) as exc:
-            self.messages.error(f"cannot export {path}: {exc}")
-            return False
-        self.messages.add(f"exported {path}")
-        return True
-
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for item in self.settings.recent():
-            act = self.recent_menu.addAction(item)
-            if item.endswith(".json"):
-                act.triggered.connect(lambda _=False, p=item: self.open_session(p))
-            else:
-                act.triggered.connect(lambda _=False, s=item: self.open_program(s))
-        self.recent_menu.setEnabled(bool(self.settings.recent()))
-
-    # -- misc ----------------------------------------------------------------------------
+    # -- view ---------------------------------------------------------------------------
     def focus_find(self) -> None:
         self.graph_panel.find_box.setFocus()
         self.graph_panel.find_box.selectAll()
@@ -528,29 +257,18 @@ class MainWindow(QMainWindow):
         self.set_theme("light" if self.theme == "dark" else "dark")
 
     def set_theme(self, name: str) -> None:
+        """Switch the application to theme ``name`` and remember it."""
         app = QApplication.instance()
         self.theme = apply_theme(app, name)
         self.settings.set_theme(self.theme)
         self.graph.set_style_theme(self.theme)
         self.messages.restyle()
 
-    def _on_clean_changed(self, _clean: bool) -> None:
-        try:
-            self._update_title()
-        except RuntimeError:
-            pass  # the undo stack is being destroyed with the window
-
-    def _update_title(self) -> None:
-        program = self.session.program
-        name = program.name if program is not None else (self.loading or "no program")
-        dirty = "" if self.qundo.isClean() else " •"
-        self.setWindowTitle(f"{name}{dirty} — shardscope")
-
     def sizeHint(self) -> QSize:
         return QSize(1500, 950)
 
-    def closeEvent(self, event) -> None:
-        self._propagate_timer.stop()
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         self.runner.wait(10_000)
@@ -563,23 +281,3 @@ class MainWindow(QMainWindow):
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)
-
-
-def ask_restore(parent: QWidget | None, state: dict) -> bool:
-    """Ask whether to restore a recovered session (env ``SHARDSCOPE_RECOVERY`` answers
-    ``restore`` or ``discard`` without asking, for tests and scripts)."""
-    answer = os.environ.get("SHARDSCOPE_RECOVERY", "").lower()
-    if answer in ("restore", "yes"):
-        return True
-    if answer in ("discard", "no"):
-        return False
-    n = len(state.get("specs") or [])
-    box = QMessageBox(parent)
-    box.setWindowTitle("Restore unsaved session?")
-    box.setText(
-        f"shardscope did not exit cleanly while editing {state.get('source')} "
-        f"({n} tensor spec{'s' if n != 1 else ''}). Restore those edits?"
-    )
-    box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
-    box.setDefaultButton(QMessageBox.StandardButton.Yes)
-    return box.exec() == QMessageBox.StandardButton.Yes

@@ -15,6 +15,11 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import Program, load_program
+from shardscope.backend.program.mlir import warm_up
+from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.propagation.result import PropagationResult
+from shardscope.backend.sharding.mesh import Mesh
 
 
 class _Signals(QObject):
@@ -83,13 +88,10 @@ class TaskRunner(QObject):
         return self.pool.waitForDone(msecs)
 
 
-def load_task(source: str, timeout: float) -> Callable[[], Any]:
+def load_task(source: str, timeout: float) -> Callable[[], Program]:
     """The function a load task runs: load and build the graph (both off the GUI thread)."""
 
-    def run():
-        from shardscope.backend.program.load import load_program
-        from shardscope.backend.program.mlir import warm_up
-
+    def run() -> Program:
         program = load_program(source, timeout=timeout, while_waiting=warm_up)
         _ = program.graph
         return program
@@ -97,21 +99,10 @@ def load_task(source: str, timeout: float) -> Callable[[], Any]:
     return run
 
 
-def propagate_task(program: Any, mesh: Any, specs: dict) -> Callable[[], Any]:
-    """The function a propagation task runs (imported lazily: the engine is optional)."""
+def propagate_task(program: Program, mesh: Mesh, specs: dict) -> Callable[[], PropagationResult]:
+    """The function a propagation task runs: propagate, reporting problems as warnings."""
 
-    def run():
-        from shardscope.backend.propagation.propagate import propagate
-
+    def run() -> PropagationResult:
         return propagate(program, mesh, specs, strict=False)
 
     return run
-
-
-def propagation_available() -> bool:
-    """Whether the propagation engine is installed in this checkout."""
-    try:
-        import shardscope.backend.propagation.propagate  # noqa: F401
-    except ImportError:
-        return False
-    return True

@@ -1,13 +1,12 @@
 """``gui`` without a display says so in one line and returns 2 instead of aborting."""
 
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from shardscope.app.window.launch import display_problem, run_gui
+import shardscope.backend.isolation.forkserver
+from shardscope.app.cli.main import main
+from shardscope.app.window.launch import run_gui
 from tests.support.inputs import REPO
 
 ROOT = REPO
@@ -23,74 +22,6 @@ def test_no_display_returns_2(monkeypatch, capsys):
     assert "ssh -X" in err[0] and "render" in err[0]
 
 
-def test_display_or_offscreen_is_fine(monkeypatch):
-    monkeypatch.setattr(sys, "platform", "linux")
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
-    assert display_problem() is None
-
-
-def _fake_x_server():
-    """A TCP listener where DISPLAY=127.0.0.1:N points (port 6000+N), on loopback only."""
-    for number in range(90, 130):
-        server = socket.socket()
-        try:
-            server.bind(("127.0.0.1", 6000 + number))
-        except OSError:
-            server.close()
-            continue
-        server.listen(1)
-        return server, f"127.0.0.1:{number}"
-    pytest.skip("no free X display port on loopback")
-
-
-def test_display_that_answers_is_fine(monkeypatch):
-    import shardscope.app.window.launch as gui_main
-
-    monkeypatch.setattr(sys, "platform", "linux")
-    for var in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(gui_main.ctypes.util, "find_library", lambda name: f"lib{name}.so")
-    server, display = _fake_x_server()
-    with server:
-        monkeypatch.setenv("DISPLAY", display)
-        assert display_problem() is None
-
-
-def test_display_nobody_answers(monkeypatch):
-    monkeypatch.setattr(sys, "platform", "linux")
-    for var in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
-        monkeypatch.delenv(var, raising=False)
-    server, display = _fake_x_server()
-    server.close()
-    monkeypatch.setenv("DISPLAY", display)
-    problem = display_problem()
-    assert problem.startswith(f"no display: nothing answers on DISPLAY={display}")
-    assert "ssh -X" in problem
-
-
-def test_missing_xcb_libraries_name_the_packages(monkeypatch):
-    import shardscope.app.window.launch as gui_main
-
-    monkeypatch.setattr(sys, "platform", "linux")
-    for var in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(
-        gui_main.ctypes.util,
-        "find_library",
-        lambda name: None if name == "xcb-cursor" else f"lib{name}.so",
-    )
-    server, display = _fake_x_server()
-    with server:
-        monkeypatch.setenv("DISPLAY", display)
-        problem = display_problem()
-    assert problem == (
-        "Qt cannot open an X11 window: missing system libraries (xcb-cursor); "
-        "install them with: sudo apt-get install libxcb-cursor0"
-    )
-
-
 def test_cli_gui_without_display_in_a_fresh_process():
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT)}
     proc = subprocess.run(
@@ -101,9 +32,6 @@ def test_cli_gui_without_display_in_a_fresh_process():
 
 
 def test_gui_checks_the_display_before_starting_the_loader(monkeypatch, capsys):
-    import shardscope.backend.isolation.forkserver
-    from shardscope.app.cli.main import main
-
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)

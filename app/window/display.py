@@ -1,0 +1,70 @@
+"""Whether a window can open here, and if not, a one-line reason that says what to do.
+
+Pure Python: the CLI checks this before it starts Qt or the program loader.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+import socket
+import sys
+
+HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
+
+
+def display_problem() -> str | None:
+    """Why no window can be opened here, or None when one can."""
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    if platform in HEADLESS_PLATFORMS or not sys.platform.startswith("linux"):
+        return None
+    if os.environ.get("WAYLAND_DISPLAY") and platform in ("", "wayland"):
+        return None
+    display = os.environ.get("DISPLAY")
+    if not display:
+        return (
+            "no display: neither DISPLAY nor WAYLAND_DISPLAY is set; set DISPLAY, use ssh -X, "
+            "or run `python main.py render PROGRAM --view graph --out graph.png` for pictures"
+        )
+    if not _x_server_answers(display):
+        return (
+            f"no display: nothing answers on DISPLAY={display}; start the X server or "
+            f"reconnect with ssh -X, or use `python main.py render` for pictures"
+        )
+    missing = [lib for lib in _XCB_LIBS if ctypes.util.find_library(lib) is None]
+    if missing:
+        return (
+            f"Qt cannot open an X11 window: missing system libraries ({', '.join(missing)}); "
+            f"install them with: sudo apt-get install {' '.join(_XCB_LIBS[lib] for lib in missing)}"
+        )
+    return None
+
+
+# Libraries Qt's xcb platform plugin loads that minimal installs lack, with their packages.
+_XCB_LIBS = {
+    "xcb-cursor": "libxcb-cursor0",
+    "xkbcommon-x11": "libxkbcommon-x11-0",
+    "xcb-icccm": "libxcb-icccm4",
+    "EGL": "libegl1",
+    "fontconfig": "libfontconfig1",
+}
+
+
+def _x_server_answers(display: str) -> bool:
+    """Whether an X server listens where DISPLAY points (local socket or TCP 6000+n)."""
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not number.isdigit():
+        return True  # an unusual DISPLAY form: let Qt judge it
+    try:
+        if host in ("", "unix") or host.startswith("/"):
+            path = f"/tmp/.X11-unix/X{number}"
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                sock.connect(path)
+        else:
+            with socket.create_connection((host, 6000 + int(number)), timeout=2):
+                pass
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,137 @@
+"""The window's docks as a registry: each dock is one ``DockSpec``, built by ``build_docks``.
+
+A spec says what the dock shows (a factory for its widget), its title and object name
+(saved layouts find docks by object name, so names never change), its area, and where it
+sits in the default layout (below another dock, or tabbed with one) at what initial size.
+The window wires the built widgets to the session; this module only places them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QUndoView, QWidget
+
+from shardscope.viewers.common.messages import MessagesView
+from shardscope.viewers.mesh.editor import MeshEditor
+from shardscope.viewers.mesh.palette import SpecPalette
+from shardscope.viewers.program.outline import ProgramOutline
+from shardscope.viewers.program.source_view import SourceView
+from shardscope.viewers.tensor.inspector import TensorInspector
+
+W = TypeVar("W", bound=QWidget)
+
+LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
+RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+
+
+@dataclass(frozen=True)
+class DockSpec:
+    """One dock: what it shows, its names, and its place in the default layout."""
+
+    title: str
+    name: str  # the object name saved layouts restore the dock by
+    area: Qt.DockWidgetArea
+    factory: Callable[[], QWidget]
+    below: str | None = None  # split off the bottom of this dock (by name)
+    tabify_with: str | None = None  # share this dock's place, shown on top of it
+    width: int | None = None
+    height: int | None = None
+    scrolls: bool = False  # wrap the widget in a vertical scroll area
+    in_view_menu: bool = True
+
+
+def history_view() -> QUndoView:
+    """The undo history list; the window gives it its undo stack."""
+    view = QUndoView()
+    view.setEmptyLabel("<loaded>")
+    return view
+
+
+# Registry order is the order of the View menu's dock toggles.
+DOCKS: tuple[DockSpec, ...] = (
+    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300),
+    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
+    # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
+    # sharding texts need more height at narrow widths than the dock first reserved.
+    DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=620, scrolls=True),
+    DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=220),
+    DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
+    DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
+    DockSpec(
+        "Program",
+        "dock_program",
+        LEFT,
+        ProgramOutline,
+        tabify_with="dock_history",
+        in_view_menu=False,
+    ),
+)
+
+
+class Docks:
+    """The docks built from a registry, by object name, with the widgets they show."""
+
+    def __init__(self, specs: Sequence[DockSpec]) -> None:
+        self.specs = tuple(specs)
+        self.by_name: dict[str, QDockWidget] = {}
+        self._widgets: dict[str, QWidget] = {}
+
+    def __getitem__(self, name: str) -> QDockWidget:
+        return self.by_name[name]
+
+    def add(self, spec: DockSpec, dock: QDockWidget, widget: QWidget) -> None:
+        self.by_name[spec.name] = dock
+        self._widgets[spec.name] = widget
+
+    def widget(self, name: str, kind: type[W]) -> W:
+        """The widget dock ``name`` shows (inside its scroll area, if it has one)."""
+        widget = self._widgets[name]
+        if not isinstance(widget, kind):
+            raise TypeError(f"dock {name} shows a {type(widget).__name__}, not a {kind.__name__}")
+        return widget
+
+    def toggle_actions(self) -> list[QAction]:
+        """The show/hide actions of the docks listed in the View menu, in registry order."""
+        return [self.by_name[s.name].toggleViewAction() for s in self.specs if s.in_view_menu]
+
+
+def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks:
+    """Create every dock of ``specs`` on ``window`` and arrange the default layout."""
+    docks = Docks(specs)
+    for spec in specs:
+        widget = spec.factory()
+        dock = QDockWidget(spec.title, window)
+        dock.setObjectName(spec.name)
+        dock.setWidget(_scrolling(widget) if spec.scrolls else widget)
+        window.addDockWidget(spec.area, dock)
+        docks.add(spec, dock, widget)
+    for spec in specs:
+        dock = docks[spec.name]
+        if spec.below is not None:
+            window.splitDockWidget(docks[spec.below], dock, Qt.Orientation.Vertical)
+        if spec.tabify_with is not None:
+            window.tabifyDockWidget(docks[spec.tabify_with], dock)
+            dock.raise_()
+    widths = {s.name: s.width for s in specs if s.width is not None}
+    heights = {s.name: s.height for s in specs if s.height is not None}
+    for sizes, orientation in (
+        (widths, Qt.Orientation.Horizontal),
+        (heights, Qt.Orientation.Vertical),
+    ):
+        window.resizeDocks([docks[n] for n in sizes], list(sizes.values()), orientation)
+    return docks
+
+
+def _scrolling(widget: QWidget) -> QScrollArea:
+    scroll = QScrollArea()
+    scroll.setWidget(widget)
+    scroll.setWidgetResizable(True)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    return scroll

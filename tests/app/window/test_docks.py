@@ -1,0 +1,112 @@
+"""The docks: every registered dock built with its title, object name and area, shown and
+hidden from the View menu, in the default layout, and restored from a saved layout."""
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+
+from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
+from shardscope.viewers.mesh.editor import MeshEditor
+
+LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+
+# Saved layouts find docks by object name: these never change.
+EXPECTED = {
+    "Mesh": ("dock_mesh", LEFT),
+    "Spec palette": ("dock_palette", LEFT),
+    "Tensor": ("dock_tensor", RIGHT),
+    "Source": ("dock_source", RIGHT),
+    "Messages": ("dock_messages", BOTTOM),
+    "History": ("dock_history", LEFT),
+    "Program": ("dock_program", LEFT),
+}
+
+
+def dock_titled(window, title: str) -> QDockWidget:
+    (dock,) = [d for d in window.findChildren(QDockWidget) if d.windowTitle() == title]
+    return dock
+
+
+def test_every_registered_dock_is_built(make_window):
+    window = make_window(None, propagate=False)
+    assert {s.title: (s.name, s.area) for s in DOCKS} == EXPECTED
+    for spec in DOCKS:
+        dock = dock_titled(window, spec.title)
+        assert dock.objectName() == spec.name
+        assert window.dockWidgetArea(dock) == spec.area
+        assert dock is window.docks[spec.name]
+        assert not dock.isHidden()
+
+
+def test_view_menu_hides_and_shows_each_dock(make_window, pick, find_action):
+    window = make_window("example:mlp", propagate=False)
+    for spec in DOCKS:
+        dock = dock_titled(window, spec.title)
+        if not spec.in_view_menu:
+            with pytest.raises(AssertionError, match="no 'Program'"):
+                find_action(window, "&View", spec.title)
+            continue
+        assert find_action(window, "&View", spec.title).isChecked()
+        pick(window, "&View", spec.title)
+        assert dock.isHidden()
+        assert not find_action(window, "&View", spec.title).isChecked()
+        pick(window, "&View", spec.title)
+        assert not dock.isHidden()
+
+
+def test_default_layout(make_window):
+    window = make_window(None, propagate=False)
+    docks = window.docks
+    mesh, palette, history = docks["dock_mesh"], docks["dock_palette"], docks["dock_history"]
+    assert palette.x() == mesh.x() and palette.y() > mesh.y()
+    assert docks["dock_source"].y() > docks["dock_tensor"].y()
+    program = docks["dock_program"]
+    assert window.tabifiedDockWidgets(program) == [history]
+    assert program.y() > palette.y()
+    assert not program.visibleRegion().isEmpty()  # on top of its tab group
+    assert history.visibleRegion().isEmpty()
+    assert mesh.width() < docks["dock_tensor"].width() < window.graph_panel.width()
+
+
+def test_a_hidden_dock_stays_hidden_in_the_next_window(make_window, pick):
+    window = make_window(None, propagate=False)
+    pick(window, "&View", "Messages")
+    window.close()
+    again = make_window(None, propagate=False)
+    assert again.docks["dock_messages"].isHidden()
+    assert not again.docks["dock_source"].isHidden()
+
+
+def test_a_new_dock_is_one_registration(qtbot):
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    notes = DockSpec(
+        "Notes", "dock_notes", RIGHT, lambda: QLabel("notes"), tabify_with="dock_source"
+    )
+    docks = build_docks(window, (*DOCKS, notes))
+    dock = docks["dock_notes"]
+    assert dock.windowTitle() == "Notes" and dock.objectName() == "dock_notes"
+    assert docks.widget("dock_notes", QLabel).text() == "notes"
+    assert window.tabifiedDockWidgets(dock) == [docks["dock_source"]]
+    assert dock.toggleViewAction() in docks.toggle_actions()
+
+
+def test_asking_a_dock_for_the_wrong_widget_kind_fails(make_window):
+    window = make_window(None, propagate=False)
+    assert isinstance(window.docks.widget("dock_mesh", MeshEditor), MeshEditor)
+    with pytest.raises(TypeError, match="dock_tensor shows a TensorInspector, not a MeshEditor"):
+        window.docks.widget("dock_tensor", MeshEditor)
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1100, 640)])
+def test_the_inspector_never_squeezes_its_tile_grid(make_window, qtbot, size):
+    # Wrapped sharding texts need more height in a narrow dock than its layout first
+    # reserved; the tile grid's own widgets must still sit one below the other.
+    window = make_window("example:attention", propagate=False)
+    window.resize(*size)
+    window.select_value(window.session.graph.value_by_name("params['wk']").id)
+    qtbot.wait(50)
+    grid = window.inspector.tile_grid
+    assert grid.height() >= grid.minimumSizeHint().height()
+    assert grid.plot.geometry().bottom() < grid.status.geometry().top()

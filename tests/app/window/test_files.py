@@ -1,0 +1,230 @@
+"""Opening, saving, exporting, recent files, the title and the restore prompt, as a user
+drives them: through the File menu, with the file dialogs answered by the test."""
+
+import json
+
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+
+from shardscope.app.window.files import ask_restore
+from shardscope.backend.session.document import Session
+from shardscope.backend.sharding.spec import Spec
+from tests.support.inputs import PROGRAMS
+
+
+def answer_open(monkeypatch, path):
+    """The next Open dialogs return ``path``, as if the user picked it."""
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+
+
+def answer_save(monkeypatch, path, asked=None):
+    """The next Save dialogs return ``path``; their (caption, suggested name) go to ``asked``."""
+
+    def get_save_file_name(parent, caption, name="", *rest, **kw):
+        if asked is not None:
+            asked.append((caption, name))
+        return str(path), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save_file_name)
+
+
+def test_bad_program_reports_and_keeps_session(make_window, qtbot):
+    window = make_window("example:mlp", propagate=False)
+    session = window.session
+    state = json.dumps(session.to_json(), sort_keys=True)
+    window.open_program("example:does_not_exist")
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    assert window.messages.messages("error")
+    assert json.dumps(session.to_json(), sort_keys=True) == state
+    assert window.windowTitle().startswith("mlp")
+
+
+def test_save_and_open_session(make_window, qtbot, tmp_path, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    window.graph.collapse_all()
+    path = tmp_path / "mlp.json"
+    assert window.files.save_session_to(path)
+    assert window.qundo.isClean()
+
+    other = make_window(None, propagate=False)
+    assert other.open_session(path)
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert other.session.spec(x) == Spec.of("data", "model")
+    assert other.graph.expanded() == frozenset()
+    assert str(path) in other.settings.recent()
+
+
+def test_recovery_file_restores_edits(make_window, qtbot, tmp_path, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    recovery = window.session.recovery_file
+    state = Session.read(recovery)
+    assert {"value": x, "name": "x", "spec": "data,model"} in state["specs"]
+
+    restored = make_window(None, propagate=False)
+    restored.restore_state(state)
+    qtbot.waitUntil(lambda: restored.session.program is not None, timeout=60_000)
+    assert restored.session.spec(x) == Spec.of("data", "model")
+
+
+def test_export_png_and_svg(make_window, tmp_path, qtbot):
+    window = make_window("example:mlp", propagate=False)
+    assert window.files.export(tmp_path / "g.png")
+    assert window.files.export(tmp_path / "g.svg")
+    assert (tmp_path / "g.png").stat().st_size > 5000
+    assert "<svg" in (tmp_path / "g.svg").read_text()[:2000]
+
+
+def test_save_as_then_open_session_through_the_file_menu(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    assert window.windowTitle() == "mlp • — shardscope"
+    path = tmp_path / "edited.json"
+    asked = []
+    answer_save(monkeypatch, path, asked)
+    pick(window, "&File", "Save session &as…")
+    assert asked == [("Save session", "session.json")]
+    assert json.loads(path.read_text())["source"] == "example:mlp"
+    assert window.windowTitle() == "mlp — shardscope"
+    assert window.files.session_path == path
+    assert f"saved session {path}" in window.messages.messages()
+
+    # Save again: no dialog, the same file.
+    drop_axis(window, x, 0, None)
+    asked.clear()
+    pick(window, "&File", "&Save session")
+    assert asked == []
+    assert {"value": x, "name": "x", "spec": "_,model"} in Session.read(path)["specs"]
+
+    other = make_window(None, propagate=False)
+    answer_open(monkeypatch, path)
+    pick(other, "&File", "Open &session…")
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert other.session.spec(x) == Spec.of(None, "model")
+    assert other.windowTitle() == "mlp — shardscope"
+
+
+def test_first_save_asks_for_a_file_and_cancel_saves_nothing(
+    make_window, tmp_path, monkeypatch, pick
+):
+    window = make_window("example:mlp", propagate=False)
+    asked = []
+    answer_save(monkeypatch, "", asked)  # the user cancels
+    pick(window, "&File", "&Save session")
+    assert asked == [("Save session", "session.json")]
+    assert window.files.session_path is None
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_save_with_nothing_open_says_so(make_window, tmp_path, monkeypatch, pick):
+    window = make_window(None, propagate=False)
+    answer_save(monkeypatch, tmp_path / "empty.json")
+    pick(window, "&File", "&Save session")
+    assert "nothing to save: open a program first" in window.messages.messages("error")
+    assert not (tmp_path / "empty.json").exists()
+
+
+def test_open_program_through_the_file_menu(make_window, qtbot, monkeypatch, pick):
+    window = make_window(None, propagate=False)
+    assert window.windowTitle() == "no program — shardscope"
+    source = PROGRAMS / "pytree.py"
+    answer_open(monkeypatch, source)
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    assert window.session.source == str(source)
+    assert window.settings.recent()[0] == str(source)
+
+
+def test_open_example_through_the_file_menu(make_window, qtbot, monkeypatch, pick):
+    window = make_window(None, propagate=False)
+    offered = []
+
+    def get_item(parent, title, label, items, current, editable):
+        offered.extend(items)
+        return "attention", True
+
+    monkeypatch.setattr(QInputDialog, "getItem", get_item)
+    pick(window, "&File", "Open &example…")
+    assert {"mlp", "attention"} <= set(offered)
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    assert window.session.source == "example:attention"
+    assert window.windowTitle() == "attention — shardscope"
+
+
+def test_export_through_the_file_menu_suggests_the_program_name(
+    make_window, tmp_path, monkeypatch, pick
+):
+    window = make_window("example:mlp", propagate=False)
+    for text, fmt in (("Export view as &PNG…", "png"), ("Export view as S&VG…", "svg")):
+        asked = []
+        answer_save(monkeypatch, tmp_path / f"view.{fmt}", asked)
+        pick(window, "&File", text)
+        assert asked == [(f"Export view as {fmt.upper()}", f"mlp.{fmt}")]
+        assert (tmp_path / f"view.{fmt}").stat().st_size > 1000
+        assert f"exported {tmp_path / f'view.{fmt}'}" in window.messages.messages()
+
+
+def test_recent_menu_lists_opened_files_and_reopens_them(make_window, qtbot, tmp_path, find_action):
+    window = make_window("example:mlp", propagate=False)
+    path = tmp_path / "mlp.json"
+    assert window.files.save_session_to(path)
+    recent = find_action(window, "&File", "Open &recent").menu()
+    assert recent.isEnabled()
+    assert [a.text() for a in recent.actions()] == [str(path), "example:mlp"]
+
+    fresh = make_window(None, propagate=False)
+    recent = find_action(fresh, "&File", "Open &recent").menu()
+    assert [a.text() for a in recent.actions()] == [str(path), "example:mlp"]
+    recent.actions()[1].trigger()
+    qtbot.waitUntil(lambda: fresh.session.program is not None, timeout=60_000)
+    assert fresh.files.session_path is None
+    # the program reopened goes to the top of the list
+    assert [a.text() for a in recent.actions()] == ["example:mlp", str(path)]
+    recent.actions()[1].trigger()
+    assert fresh.files.session_path == path
+    qtbot.waitUntil(lambda: fresh.files.loading is None, timeout=60_000)
+    assert fresh.settings.recent() == [str(path), "example:mlp"]
+
+
+def test_recent_menu_is_disabled_when_empty(make_window, find_action):
+    window = make_window(None, propagate=False)
+    recent = find_action(window, "&File", "Open &recent")
+    assert recent.menu().actions() == []
+    assert not recent.isEnabled()
+
+
+def test_ask_restore_answers_from_the_environment(monkeypatch):
+    state = {"source": "example:mlp", "specs": [{"value": 0, "name": "x", "spec": "data"}]}
+
+    def no_dialog(*args, **kwargs):
+        raise AssertionError("asked although the environment answered")
+
+    monkeypatch.setattr(QMessageBox, "exec", no_dialog)
+    for answer, restore in (("restore", True), ("yes", True), ("discard", False), ("NO", False)):
+        monkeypatch.setenv("SHARDSCOPE_RECOVERY", answer)
+        assert ask_restore(None, state) is restore
+
+
+def test_ask_restore_asks_about_the_edits(monkeypatch, qtbot):
+    monkeypatch.setenv("SHARDSCOPE_RECOVERY", "")
+    shown = []
+
+    def exec_(box):
+        shown.append((box.windowTitle(), box.text()))
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "exec", exec_)
+    state = {"source": "example:mlp", "specs": [{}, {}]}
+    assert ask_restore(None, state) is False
+    assert shown == [
+        (
+            "Restore unsaved session?",
+            "shardscope did not exit cleanly while editing example:mlp (2 tensor specs). "
+            "Restore those edits?",
+        )
+    ]
