@@ -38,7 +38,8 @@ def test_backend_imports_without_qt():
 
 
 def test_import_contracts_hold():
-    """import-linter's contracts in pyproject.toml (backend forbids Qt, viewers and app)."""
+    """import-linter's contracts in pyproject.toml: backend forbids Qt, viewers and app; the
+    backend's rooms stay in their layers; viewers never reach into the app."""
     lint = Path(sys.executable).with_name("lint-imports")
     proc = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
