@@ -14,6 +14,7 @@ def add_arguments(parser) -> None:
 
 def preflight(args) -> str | None:
     """Why no window can open here, checked before anything starts loading."""
+    # Imported here, like Qt below: the parser imports every command module.
     from shardscope.app.window.display import display_problem
 
     return display_problem()
@@ -21,6 +22,7 @@ def preflight(args) -> str | None:
 
 def run(args) -> int:
     """Start Qt and run the event loop."""
+    # Qt is imported only by the command that opens a window.
     from shardscope.app.window.launch import run_gui
 
     return run_gui(args.program)

@@ -26,6 +26,8 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     """Load, propagate, print."""
+    # Imported when the command runs: every command module is imported to build the
+    # parser, and the loading commands should not wait for jax before their worker starts.
     from shardscope.backend.propagation.propagate import propagate
 
     mesh = parse_mesh(args.mesh) if args.mesh else None
@@ -33,6 +35,7 @@ def run(args) -> int:
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     result = propagate(program, mesh, specs)
     if args.gspmd:
+        # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import gspmd_differences
 
         result.gspmd_differences = gspmd_differences(program, result, timeout=args.timeout)

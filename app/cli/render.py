@@ -8,6 +8,7 @@ from pathlib import Path
 
 from shardscope.app.cli.options import add_program_options, parse_spec_args
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.spec import Spec
 
 NAME = "render"
 HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
@@ -32,6 +33,8 @@ def add_arguments(parser) -> None:
 
 
 def _session(args):
+    # Imported when the command runs: every command module is imported to build the
+    # parser, and the loading commands should not wait for numpy and jax before their worker starts.
     from shardscope.backend.program.load import load_program
     from shardscope.backend.session.document import Session
     from shardscope.backend.sharding.mesh import parse_mesh
@@ -59,6 +62,7 @@ def _session(args):
 
 
 def _save_widget(widget, path: Path) -> None:
+    # Qt (here and in render and run) is imported only by the command that draws.
     from PySide6.QtCore import QPoint, QRect
     from PySide6.QtGui import QPainter
 
@@ -116,8 +120,6 @@ def render(args) -> Path:
             names = ", ".join(session.program.arg_names[:6])
             raise ShardscopeError(f"--view tiles:{name}: no such tensor; use one of {names}")
         spec = session.display_spec(value.id)
-        from shardscope.backend.sharding.spec import Spec
-
         grid = TileGridView()
         grid.set_tensor(value.shape, session.mesh, spec if spec is not None else Spec())
         grid.resize(args.width, int(args.width * 0.7))

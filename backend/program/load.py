@@ -74,6 +74,7 @@ class Program:
     @cached_property
     def graph(self) -> ProgramGraph:
         """The program graph of the lowered module, built once."""
+        # The graph needs jaxlib and numpy, which importing this module must not (see above).
         from shardscope.backend.program.graph import build_graph
 
         return build_graph(self.parse())
@@ -172,6 +173,7 @@ def _load_mlir(path: Path, source: str) -> Program:
         raise ProgramError(
             f"{path}: cannot read the file ({exc}); check its permissions and encoding"
         ) from exc
+    # jaxlib and the graph (numpy) only once a module is parsed (see the top of the module).
     from jaxlib.mlir import ir
 
     from shardscope.backend.program.graph import build_graph
@@ -200,6 +202,7 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     if diagnostics:
         first = diagnostics[0]
         message = first.message
+        # Reading locations needs jaxlib: only on this error path.
         from shardscope.backend.program.locations import read_location
 
         line = read_location(first.location).line
