@@ -25,7 +25,6 @@ from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.json_form import JsonForm, json_field
-from shardscope.backend.propagation.sdyread import func_args
 from shardscope.backend.sharding.hlo_text import hlo_sharding_text, spec_from_hlo_sharding
 from shardscope.backend.sharding.spec import Spec
 
@@ -83,7 +82,7 @@ def gspmd_differences(
     else:
         report = compile_module(text, result.mesh.size, timeout=timeout)
         _match_by_op(graph, report["instructions"], gspmd)
-    for vid, sharding in zip(func_args(graph, graph.main), report["inputs"], strict=False):
+    for vid, sharding in zip(graph.functions[graph.main].arguments, report["inputs"], strict=False):
         gspmd[vid] = sharding
     for vid, sharding in zip(graph.functions[graph.main].results, report["outputs"], strict=False):
         gspmd[vid] = sharding
@@ -169,7 +168,7 @@ def run_gspmd(
 
 def _main_args(program: Program) -> list[Value]:
     graph = program.graph
-    return [graph.values[v] for v in func_args(graph, graph.main)]
+    return [graph.values[v] for v in graph.functions[graph.main].arguments]
 
 
 def _python_route(program: Program, result: PropagationResult, timeout: float) -> dict:

@@ -102,7 +102,7 @@ def gspmd_shardings(
     out: list[tuple[str, int, int | None, Spec]] = []
     main_fn = graph.functions[graph.main]
     for key, kind, ids in (
-        ("arg_attrs", "arg", sdyread.func_args(graph, graph.main)),
+        ("arg_attrs", "arg", graph.functions[graph.main].arguments),
         ("res_attrs", "result", main_fn.results),
     ):
         shardy = sdyread.arg_attr(main, key, "sdy.sharding")
@@ -215,7 +215,7 @@ def annotate(
             value.function == graph.main
             and value.arg_index is not None
             and value.producer is None
-            and value.id in sdyread.func_args(graph, graph.main)
+            and value.id in graph.functions[graph.main].arguments
         ):
             sdywrite.annotate_arg(main, value.arg_index, spec)
             out.append(
@@ -240,7 +240,7 @@ def code_annotations(graph: ProgramGraph) -> list[Annotation]:
     ``sdy.sharding_constraint`` / ``sdy.manual_computation`` ops: each with its origin
     name and an empty ``Spec``."""
     out = []
-    for i, vid in enumerate(sdyread.func_args(graph, graph.main)):
+    for i, vid in enumerate(graph.functions[graph.main].arguments):
         v = graph.values[vid]
         if v.code_sharding:
             out.append(
@@ -306,7 +306,7 @@ def origin_describer(annotations: list[Annotation]) -> Callable[[str, int], str]
 
 
 def _unknown(target: str | int, graph: ProgramGraph) -> str:
-    names = [graph.values[v].name for v in sdyread.func_args(graph, graph.main)]
+    names = [graph.values[v].name for v in graph.functions[graph.main].arguments]
     names += [f"result[{i}]" for i in range(len(graph.functions[graph.main].results))]
     return f"unknown value {target!r} in spec; valid names: {', '.join(str(n) for n in names)} (or an intermediate's value id)"
 

@@ -73,7 +73,7 @@ class ProgramIndex:
             tag = -(k + 1)
             self.func_tag[name] = tag
             func.attributes[sdyread.TAG] = ir.IntegerAttr.get(i64, tag)
-            for j, vid in enumerate(sdyread.func_args(graph, name)):
+            for j, vid in enumerate(graph.functions[name].arguments):
                 self.key_to_id[("arg", tag, 0, j)] = vid
             for op in self._ops(func):
                 gop = graph.ops[next_id]
@@ -154,7 +154,7 @@ class ProgramIndex:
             if op.callee in done:
                 continue
             done.add(op.callee)
-            for j, vid in enumerate(sdyread.func_args(graph, op.callee)):
+            for j, vid in enumerate(graph.functions[op.callee].arguments):
                 if j < len(op.operands):
                     operand = op.operands[j]
                     alias(read_from.get(operand, self.canonical[operand]), vid)

@@ -24,7 +24,6 @@ from jaxlib.mlir.dialects import sdy
 from shardscope.backend.sharding.values import ValueSharding
 
 if TYPE_CHECKING:
-    from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.program.mlir import ModuleView
 
 TAG = "shardscope.op"
@@ -232,12 +231,6 @@ def func_ops(module: ir.Module | ModuleView) -> list[ir.Operation]:
 def func_name(op: ir.Operation) -> str:
     """The symbol name of a ``func.func``."""
     return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def func_args(graph: ProgramGraph, name: str) -> list[int]:
-    """Graph value ids of the arguments of function ``name``, in order: the values that
-    the keys ``("arg", tag, 0, j)`` of its ``func.func`` stand for."""
-    return list(graph.functions[name].arguments)
 
 
 def arg_attr(func: ir.Operation, key: str, name: str) -> list[ir.Attribute | None]:
