@@ -1,1 +1,1 @@
-"""shardscope's application layer: CLI entry, main window, actions and workers."""
+"""shardscope's application layer: the command line (cli/) and the main window's shell (window/)."""

@@ -1,1 +1,1 @@
-"""The program graph: the view, its graphics items and its panel."""
+"""The program graph: the view, the scene it draws, its graphics items and its panel."""

@@ -1,1 +1,1 @@
-"""One tensor: the inspector, its tile grid and tile labels."""
+"""One tensor: the inspector, its dimension slots, its tile grid and the layers the grid draws."""
