@@ -1,6 +1,12 @@
 """The installed package: one top-level name, ``shardscope``, holding every folder of ours."""
 
+import shutil
+import subprocess
+import sys
 import tomllib
+import zipfile
+
+import pytest
 
 from tests.support.inputs import REPO
 
@@ -31,3 +37,42 @@ def test_examples_ship_with_the_package():
     assert any((REPO / "assets" / "examples").glob("*.py"))
     assert config["package-dir"]["shardscope.assets"] == "assets"
     assert "shardscope.assets.examples" in config["packages"]
+
+
+@pytest.mark.slow
+def test_built_wheel_holds_only_shardscope(tmp_path):
+    # Built from a copy so the checkout gets no build/ folder; without build isolation so
+    # no index is needed (setuptools is a test dependency).
+    src = tmp_path / "src"
+    for name in ("app", "backend", "viewers", "assets"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    out = tmp_path / "wheel"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = out.glob("shardscope-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {
+        "shardscope",
+        wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info",
+    }
+    assert "shardscope/backend/propagation/propagate.py" in names
+    assert "shardscope/assets/examples/mlp.py" in names
+    assert not any(n.startswith("shardscope/tests/") for n in names)
