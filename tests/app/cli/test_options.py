@@ -1,0 +1,60 @@
+"""Options shared by the commands that load a program: PROGRAM, --mesh, --spec, --timeout."""
+
+import argparse
+
+import pytest
+
+from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.backend.errors import SpecError
+from shardscope.backend.program.load import DEFAULT_TIMEOUT
+from shardscope.backend.sharding.spec import Spec, parse_spec
+
+
+def test_spec_items_become_specs_by_name():
+    specs = parse_spec_args(["x=data,_", " params['w1'] =_,data+model?", "result[0]="])
+    assert specs == {
+        "x": Spec.of("data", None),
+        "params['w1']": parse_spec("_,data+model?"),
+        "result[0]": Spec(),
+    }
+    assert list(specs) == ["x", "params['w1']", "result[0]"]
+
+
+def test_a_later_item_for_the_same_name_wins():
+    assert parse_spec_args(["x=data,_", "x=_,model"]) == {"x": Spec.of(None, "model")}
+
+
+@pytest.mark.parametrize("item", ["x", "=data,_", "  =data"])
+def test_an_item_without_a_name_is_a_one_line_error_with_an_example(item):
+    with pytest.raises(SpecError) as info:
+        parse_spec_args([item])
+    message = str(info.value)
+    assert message == f'--spec {item!r} is not NAME=SPEC; write e.g. --spec "x=data,_"'
+
+
+def test_a_malformed_spec_is_the_spec_parsers_error():
+    with pytest.raises(SpecError, match="bad axis name 'da ta'") as info:
+        parse_spec_args(["x=da ta,_"])
+    assert "\n" not in str(info.value)
+
+
+def test_program_options_and_their_defaults():
+    parser = argparse.ArgumentParser()
+    add_program_options(parser)
+    args = parser.parse_args(["example:mlp"])
+    assert (args.program, args.mesh, args.spec, args.timeout) == (
+        "example:mlp",
+        None,
+        [],
+        DEFAULT_TIMEOUT,
+    )
+    args = parser.parse_args(
+        ["m.py", "--mesh", "a=2", "--spec", "x=a", "--spec", "y=_", "--timeout", "5"]
+    )
+    assert (args.mesh, args.spec, args.timeout) == ("a=2", ["x=a", "y=_"], 5.0)
+
+
+def test_the_timeout_help_is_the_commands_own():
+    parser = argparse.ArgumentParser()
+    add_program_options(parser, timeout_help="seconds allowed to load and propagate")
+    assert "seconds allowed to load and propagate" in parser.format_help()

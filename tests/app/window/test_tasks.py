@@ -1,0 +1,106 @@
+"""Work off the GUI thread: results and failures come back on the GUI thread, as one line."""
+
+import threading
+
+import pytest
+from PySide6.QtCore import QThread, QThreadPool
+from PySide6.QtWidgets import QApplication
+
+from shardscope.app.window.tasks import TaskRunner, load_task
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.load import Program
+from tests.support.inputs import MLIR
+
+
+@pytest.fixture
+def runner(qapp):
+    runner = TaskRunner(pool=QThreadPool())
+    yield runner
+    runner.wait(30_000)
+
+
+class Reports:
+    """What a task reported, and on which thread."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[object, float]] = []
+        self.failed: list[str] = []
+        self.on_gui_thread: list[bool] = []
+
+    def _here(self) -> None:
+        self.on_gui_thread.append(QThread.currentThread() is QApplication.instance().thread())
+
+    def on_done(self, result, seconds) -> None:
+        self._here()
+        self.done.append((result, seconds))
+
+    def on_error(self, message) -> None:
+        self._here()
+        self.failed.append(message)
+
+    @property
+    def count(self) -> int:
+        return len(self.done) + len(self.failed)
+
+
+def test_a_result_comes_back_on_the_gui_thread(runner, qtbot):
+    reports = Reports()
+    workers = []
+
+    def work():
+        workers.append(threading.get_ident())
+        return 42
+
+    runner.start(work, reports.on_done, reports.on_error)
+    qtbot.waitUntil(lambda: reports.count == 1)
+    ((result, seconds),) = reports.done
+    assert result == 42 and seconds >= 0
+    assert workers != [threading.get_ident()]  # the work ran in the pool
+    assert reports.on_gui_thread == [True] and runner.busy == 0
+
+
+def test_a_bug_is_reported_as_one_line_naming_where_it_happened(runner, qtbot):
+    reports = Reports()
+
+    def work():
+        raise KeyError("params")
+
+    runner.start(work, reports.on_done, reports.on_error)
+    qtbot.waitUntil(lambda: reports.count == 1)
+    (message,) = reports.failed
+    assert message.startswith("KeyError: 'params' (test_tasks.py:")
+    assert "\n" not in message
+    assert reports.on_gui_thread == [True] and reports.done == [] and runner.busy == 0
+
+
+def test_a_user_error_is_reported_as_its_own_message(runner, qtbot):
+    reports = Reports()
+
+    def work():
+        raise ProgramError("prog.py: defines no PROGRAM; add one")
+
+    runner.start(work, reports.on_done, reports.on_error)
+    qtbot.waitUntil(lambda: reports.count == 1)
+    assert reports.failed == ["prog.py: defines no PROGRAM; add one"]
+
+
+def test_busy_counts_the_tasks_in_flight(runner, qtbot):
+    reports = Reports()
+    release = threading.Event()
+    runner.start(lambda: release.wait(10), reports.on_done, reports.on_error)
+    runner.start(lambda: release.wait(10), reports.on_done, reports.on_error)
+    assert runner.busy == 2
+    release.set()
+    qtbot.waitUntil(lambda: reports.count == 2)
+    assert runner.busy == 0
+
+
+def test_a_load_task_builds_the_graph_off_the_gui_thread(runner, qtbot):
+    reports = Reports()
+    runner.start(load_task(str(MLIR / "plain.mlir"), 60), reports.on_done, reports.on_error)
+    qtbot.waitUntil(lambda: reports.count == 1, timeout=60_000)
+    assert reports.failed == []
+    ((program, _seconds),) = reports.done
+    assert isinstance(program, Program)
+    assert "graph" in vars(program)  # built by the task, not later on the GUI thread
+    assert program.arg_names == ["x", "w"]

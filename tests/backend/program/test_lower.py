@@ -1,0 +1,147 @@
+"""The lowering worker: a user's program imported, traced and lowered, or one line saying why.
+
+The tests through ``load_program`` run the worker as loading does; the others call it in
+this process.
+"""
+
+import json
+
+import pytest
+
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.program.lower import lower_program, main
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _run_worker(tmp_path, path, params=None):
+    """What the worker writes for ``path``, run in this process."""
+    out = tmp_path / "out.json"
+    assert main([path, json.dumps(params or {}), str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+PROGRAM = """
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+ROWS = int(SHARDSCOPE_PARAMS.get("rows", "4"))
+
+def f(x, w):
+    return jnp.tanh(x @ w)
+
+PROGRAM = f
+EXAMPLE_ARGS = (jnp.ones((ROWS, 8)), jnp.ones((8, 2)))
+MESH = {"data": 2, "model": 2}
+SPECS = {"x": P("data", None), "w": P(None, ("data", "model"))}
+"""
+
+
+def test_a_program_is_lowered_with_its_mesh_and_specs(tmp_path):
+    path = _write(tmp_path, "prog.py", PROGRAM)
+    result = lower_program(path, {"rows": "6"})
+    assert result["ok"] is True
+    assert "func.func public @main" in result["mlir_text"]
+    assert "tensor<6x8xf32>" in result["mlir_text"]  # SHARDSCOPE_PARAMS reached the program
+    assert result["mesh"] == {"data": 2, "model": 2}
+    assert result["specs"] == {"x": ["data", None], "w": [None, ["data", "model"]]}
+    assert result["seconds"] >= 0
+
+
+def test_the_worker_writes_its_result_as_json(tmp_path):
+    path = _write(tmp_path, "prog.py", PROGRAM)
+    result = _run_worker(tmp_path, path)
+    assert result["ok"] is True and "tensor<4x8xf32>" in result["mlir_text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("PROGRAM = 3\n", "PROGRAM is a int, not a function; set it to the function to shard"),
+        ("import sys\nsys.exit(4)\n", "the program called exit(4) while being imported"),
+        (
+            "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
+            "SPECS = {'x': 'data'}\n",
+            "SPECS values must be jax.sharding.PartitionSpec (P('data', None)), not str",
+        ),
+        (
+            "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
+            "EXAMPLE_KWARGS = [1]\n",
+            "EXAMPLE_KWARGS must be a dict of keyword -> array",
+        ),
+    ],
+)
+def test_a_bad_program_is_reported_in_one_line_naming_the_file(tmp_path, text, message):
+    path = _write(tmp_path, "bad.py", text)
+    result = _run_worker(tmp_path, path)
+    assert result["ok"] is False
+    assert result["error"].startswith(f"{path}: ") and message in result["error"]
+    assert "\n" not in result["error"]
+
+
+def test_tracing_errors_name_the_users_line(tmp_path):
+    path = _write(
+        tmp_path,
+        "shapes.py",
+        "import jax.numpy as jnp\n\ndef f(x, w):\n    return x @ w\n\n"
+        "PROGRAM = f\nEXAMPLE_ARGS = (jnp.ones((2, 3)), jnp.ones((4, 5)))\n",
+    )
+    error = _run_worker(tmp_path, path)["error"]
+    assert error.startswith(f"{path}:4: TypeError: ")
+    assert error.endswith(
+        "(raised while tracing and lowering PROGRAM with EXAMPLE_ARGS); "
+        "fix the program and load it again"
+    )
+
+
+def test_syntax_error_names_file_and_line(tmp_path):
+    path = _write(tmp_path, "bad.py", "import jax\n\ndef f(x:\n    return x\n")
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    assert str(info.value).startswith(f"{path}:3: SyntaxError")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_program_names_the_fix(tmp_path):
+    path = _write(tmp_path, "empty.py", "X = 1\n")
+    with pytest.raises(ProgramError, match=r"defines no PROGRAM; add `PROGRAM = <your function>`"):
+        load_program(path)
+
+
+def test_missing_example_args(tmp_path):
+    path = _write(tmp_path, "noargs.py", "PROGRAM = lambda x: x\n")
+    with pytest.raises(ProgramError, match="defines no EXAMPLE_ARGS"):
+        load_program(path)
+
+
+def test_program_that_raises_names_the_line(tmp_path):
+    path = _write(
+        tmp_path,
+        "raises.py",
+        "import jax.numpy as jnp\n\ndef f(x):\n    y = x + 1\n    raise ValueError('bad shape')\n\n"
+        "PROGRAM = f\nEXAMPLE_ARGS = (jnp.ones(3),)\n",
+    )
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    assert str(info.value).startswith(f"{path}:5: ValueError: bad shape")
+
+
+def test_program_that_raises_at_import(tmp_path):
+    path = _write(tmp_path, "boom.py", "x = 1\nraise RuntimeError('no config')\n")
+    with pytest.raises(ProgramError, match=r"boom\.py:2: RuntimeError: no config"):
+        load_program(path)
+
+
+def test_bad_mesh_default(tmp_path):
+    path = _write(
+        tmp_path,
+        "mesh.py",
+        "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\nMESH = {'data': 0}\n",
+    )
+    with pytest.raises(ProgramError, match="MESH must be a dict of axis name -> size >= 1"):
+        load_program(path)

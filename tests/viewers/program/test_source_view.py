@@ -1,0 +1,89 @@
+"""The source view: the op's file scrolled to its line, the line highlighted, or why not."""
+
+import pytest
+from PySide6.QtGui import QColor, QPalette, QTextFormat
+
+import shardscope.viewers.program.source_view as source_view_module
+from shardscope.viewers.program.source_view import SourceView
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text("".join(f"line_{i} = {i}\n" for i in range(1, 301)))
+    return str(path)
+
+
+@pytest.fixture
+def view(qtbot):
+    view = SourceView()
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def highlighted_line(view: SourceView) -> int:
+    (selection,) = view.text.extraSelections()
+    assert selection.format.property(QTextFormat.Property.FullWidthSelection) is True
+    return selection.cursor.blockNumber() + 1
+
+
+def line_is_visible(view: SourceView, line: int) -> bool:
+    block = view.text.document().findBlockByLineNumber(line - 1)
+    top = view.text.blockBoundingGeometry(block).translated(view.text.contentOffset()).top()
+    return 0 <= top < view.text.viewport().height()
+
+
+def test_the_line_is_highlighted_and_scrolled_into_view(view, source):
+    view.show_location(source, 150, "stablehlo.add")
+    assert view.header.text() == "model.py:150  —  stablehlo.add"
+    assert view.header.toolTip() == source
+    assert (view.path, view.line) == (source, 150)
+    assert view.text.toPlainText().startswith("line_1 = 1\n")
+    assert highlighted_line(view) == 150
+    assert view.text.textCursor().blockNumber() == 149
+    assert view.text.verticalScrollBar().value() > 0
+    assert line_is_visible(view, 150) and not line_is_visible(view, 1)
+
+
+def test_another_line_of_the_same_file_moves_the_highlight(view, source):
+    view.show_location(source, 280)
+    view.show_location(source, 3, "x")
+    assert view.header.text() == "model.py:3  —  x"
+    assert highlighted_line(view) == 3
+    assert line_is_visible(view, 3)
+
+
+def test_the_highlight_suits_the_palette(view, source):
+    for base, expected in (("#1E1E1E", "#5A4A00"), ("#FFFFFF", "#FFF0A0")):
+        palette = QPalette(view.palette())
+        palette.setColor(QPalette.ColorRole.Base, QColor(base))
+        view.setPalette(palette)
+        view.show_location(source, 10)
+        (selection,) = view.text.extraSelections()
+        assert selection.format.background().color() == QColor(expected)
+
+
+def test_no_location_says_so(view, source):
+    view.show_location(source, 12)
+    view.show_location(None, None, "stablehlo.constant")
+    assert view.header.text() == "stablehlo.constant: no source location"
+    assert view.text.toPlainText() == "" and (view.path, view.line) == (None, None)
+    view.show_location("", 4)
+    assert view.header.text() == "No source location"
+
+
+def test_a_file_not_here_is_named_with_its_line(view, tmp_path):
+    missing = str(tmp_path / "gone.py")
+    view.show_location(missing, 7, "stablehlo.add")
+    assert view.header.text() == f"{missing}:7 (file not readable here)"
+    assert view.text.toPlainText() == "" and view.path is None
+
+
+def test_a_huge_file_is_not_read(view, source, monkeypatch):
+    monkeypatch.setattr(source_view_module, "MAX_BYTES", 100)
+    view.show_location(source, 7)
+    assert view.header.text().endswith("(file not readable here)")
+    assert view.text.toPlainText() == ""
