@@ -7,3 +7,10 @@ INPUTS = REPO / "tests" / "inputs"
 CORPUS = INPUTS / "corpus"  # real-world program shapes: pytrees, loops, calls, shard_map
 MLIR = INPUTS / "mlir"  # StableHLO modules: plain, Shardy- and GSPMD-annotated
 PROGRAMS = INPUTS / "programs"  # small programs for loading tests
+
+
+def write_input(folder: Path, name: str, text: str) -> str:
+    """Write a test's own input file (a program, a module) into ``folder``; its path."""
+    path = folder / name
+    path.write_text(text)
+    return str(path)

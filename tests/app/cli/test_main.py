@@ -121,8 +121,9 @@ def test_a_bug_is_not_swallowed(monkeypatch):
 
 
 def test_a_command_that_fails_at_once_exits_cleanly_on_one_core():
-    # The CLI imports jax in a thread while the command runs; a command that fails before
-    # the import ends must still exit with its own code, not abort during shutdown.
+    # A loading command starts the fork server and warms jax up while it loads; one that
+    # fails before that work ends must still exit with its own code, not abort while the
+    # interpreter shuts down with jaxlib half imported.
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT)}
     taskset = ["taskset", "-c", "0"] if Path("/usr/bin/taskset").exists() else []
     for _ in range(3):

@@ -9,22 +9,17 @@ import pytest
 from shardscope.backend.isolation.forkserver import ForkServer, shared_server
 from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout
 from shardscope.backend.program.load import load_program
-
-
-def _write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
+from tests.support.inputs import write_input
 
 
 def test_a_program_cannot_leak_state_into_the_next(tmp_path):
-    leaky = _write(
+    leaky = write_input(
         tmp_path,
         "leaky.py",
         "import jax, jax.numpy as jnp\njax.config.update('jax_enable_x64', True)\n"
         "PROGRAM = lambda x: x * 2\nEXAMPLE_ARGS = (jnp.ones(4, dtype=jnp.float64),)\n",
     )
-    plain = _write(
+    plain = write_input(
         tmp_path,
         "plain.py",
         "import jax.numpy as jnp\nPROGRAM = lambda x: x * 2\nEXAMPLE_ARGS = (jnp.ones(4),)\n",
@@ -34,8 +29,8 @@ def test_a_program_cannot_leak_state_into_the_next(tmp_path):
 
 
 def test_server_survives_a_hang_and_a_crash(tmp_path):
-    hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
-    crash = _write(tmp_path, "crash.py", "import os\nos.abort()\n")
+    hang = write_input(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    crash = write_input(tmp_path, "crash.py", "import os\nos.abort()\n")
     for path in (hang, crash):
         try:
             load_program(path, timeout=2)
@@ -54,7 +49,7 @@ def test_a_dead_server_is_replaced(tmp_path):
 
 
 def test_two_loads_at_once_both_finish(tmp_path):
-    slow = _write(
+    slow = write_input(
         tmp_path,
         "slow.py",
         "import time\nimport jax.numpy as jnp\ntime.sleep(3)\n"
@@ -72,7 +67,7 @@ def test_two_loads_at_once_both_finish(tmp_path):
 
 
 def test_a_hung_worker_dies_with_its_client(tmp_path):
-    hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    hang = write_input(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
     server = ForkServer()
     server.start()
     server._send(
@@ -141,7 +136,7 @@ def _job(tmp_path, module, *argv, timeout=60.0, **extra):
 def test_any_worker_module_runs_in_its_folder_with_its_arguments(tmp_path):
     # The server knows nothing of program loading: it runs whatever module a job names,
     # importable from the job's folder as under python -m.
-    _write(
+    write_input(
         tmp_path,
         "echo_worker.py",
         "import os, sys\n"
@@ -165,8 +160,8 @@ def test_any_worker_module_runs_in_its_folder_with_its_arguments(tmp_path):
 
 
 def test_a_job_past_its_time_is_killed_and_the_server_carries_on(tmp_path):
-    _write(tmp_path, "sleeper.py", "import time\ndef main(argv):\n    time.sleep(60)\n")
-    _write(tmp_path, "quick.py", "def main(argv):\n    return 0\n")
+    write_input(tmp_path, "sleeper.py", "import time\ndef main(argv):\n    time.sleep(60)\n")
+    write_input(tmp_path, "quick.py", "def main(argv):\n    return 0\n")
     server = ForkServer(preload=())
     try:
         with pytest.raises(WorkerTimeout) as caught:

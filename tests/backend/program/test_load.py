@@ -7,7 +7,7 @@ import pytest
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import shared_server
 from shardscope.backend.program.load import EXAMPLES_DIR, list_examples, load_program, split_source
-from tests.support.inputs import MLIR, PROGRAMS
+from tests.support.inputs import MLIR, PROGRAMS, write_input
 
 DATA = MLIR
 
@@ -145,12 +145,6 @@ def test_mlir_files_of_each_annotation_kind(kind):
 # -- bad input ---------------------------------------------------------------------------
 
 
-def _write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
 def test_missing_file_names_the_fix(tmp_path):
     with pytest.raises(ProgramError, match=r"no such file; give a \.py or \.mlir path"):
         load_program(str(tmp_path / "missing.py"))
@@ -162,13 +156,13 @@ def test_unknown_example_lists_the_examples():
 
 
 def test_program_that_hangs_times_out(tmp_path):
-    path = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    path = write_input(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
     with pytest.raises(ProgramError, match=r"did not finish within 3 s.*--timeout"):
         load_program(path, timeout=3)
 
 
 def test_program_that_crashes_the_worker(tmp_path):
-    path = _write(tmp_path, "crash.py", "import os\nos.abort()\n")
+    path = write_input(tmp_path, "crash.py", "import os\nos.abort()\n")
     with pytest.raises(ProgramError, match="killed by SIGABRT"):
         load_program(path)
 
@@ -188,14 +182,14 @@ def route(request):
 
 
 def test_hangs_and_crashes_read_the_same_on_either_route(tmp_path, route):
-    hang = _write(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
+    hang = write_input(tmp_path, "hang.py", "import time\nwhile True:\n    time.sleep(0.1)\n")
     with pytest.raises(ProgramError) as info:
         load_program(hang, timeout=2)
     assert str(info.value) == (
         f"{hang}: loading did not finish within 2 s (does the program loop or wait forever?); "
         f"fix it, or allow more time with --timeout"
     )
-    crash = _write(
+    crash = write_input(
         tmp_path,
         "crash.py",
         "import os, sys\nprint('giving up', file=sys.stderr, flush=True)\nos.abort()\n",
@@ -210,7 +204,7 @@ def test_hangs_and_crashes_read_the_same_on_either_route(tmp_path, route):
 
 
 def test_malformed_mlir_names_line_and_fix(tmp_path):
-    path = _write(
+    path = write_input(
         tmp_path,
         "bad.mlir",
         "module {\n  func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -224,12 +218,12 @@ def test_malformed_mlir_names_line_and_fix(tmp_path):
 
 
 def test_mlir_without_function(tmp_path):
-    path = _write(tmp_path, "empty.mlir", "module {\n}\n")
+    path = write_input(tmp_path, "empty.mlir", "module {\n}\n")
     with pytest.raises(ProgramError, match="no func.func"):
         load_program(path)
 
 
 def test_unknown_file_type(tmp_path):
-    path = _write(tmp_path, "prog.txt", "hello")
+    path = write_input(tmp_path, "prog.txt", "hello")
     with pytest.raises(ProgramError, match="unknown file type '.txt'"):
         load_program(path)

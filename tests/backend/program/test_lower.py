@@ -11,12 +11,7 @@ import pytest
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.program.lower import lower_program, main
-
-
-def _write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
+from tests.support.inputs import write_input
 
 
 def _run_worker(tmp_path, path, params=None):
@@ -43,7 +38,7 @@ SPECS = {"x": P("data", None), "w": P(None, ("data", "model"))}
 
 
 def test_a_program_is_lowered_with_its_mesh_and_specs(tmp_path):
-    path = _write(tmp_path, "prog.py", PROGRAM)
+    path = write_input(tmp_path, "prog.py", PROGRAM)
     result = lower_program(path, {"rows": "6"})
     assert result["ok"] is True
     assert "func.func public @main" in result["mlir_text"]
@@ -54,7 +49,7 @@ def test_a_program_is_lowered_with_its_mesh_and_specs(tmp_path):
 
 
 def test_the_worker_writes_its_result_as_json(tmp_path):
-    path = _write(tmp_path, "prog.py", PROGRAM)
+    path = write_input(tmp_path, "prog.py", PROGRAM)
     result = _run_worker(tmp_path, path)
     assert result["ok"] is True and "tensor<4x8xf32>" in result["mlir_text"]
 
@@ -77,7 +72,7 @@ def test_the_worker_writes_its_result_as_json(tmp_path):
     ],
 )
 def test_a_bad_program_is_reported_in_one_line_naming_the_file(tmp_path, text, message):
-    path = _write(tmp_path, "bad.py", text)
+    path = write_input(tmp_path, "bad.py", text)
     result = _run_worker(tmp_path, path)
     assert result["ok"] is False
     assert result["error"].startswith(f"{path}: ") and message in result["error"]
@@ -85,7 +80,7 @@ def test_a_bad_program_is_reported_in_one_line_naming_the_file(tmp_path, text, m
 
 
 def test_tracing_errors_name_the_users_line(tmp_path):
-    path = _write(
+    path = write_input(
         tmp_path,
         "shapes.py",
         "import jax.numpy as jnp\n\ndef f(x, w):\n    return x @ w\n\n"
@@ -100,7 +95,7 @@ def test_tracing_errors_name_the_users_line(tmp_path):
 
 
 def test_syntax_error_names_file_and_line(tmp_path):
-    path = _write(tmp_path, "bad.py", "import jax\n\ndef f(x:\n    return x\n")
+    path = write_input(tmp_path, "bad.py", "import jax\n\ndef f(x:\n    return x\n")
     with pytest.raises(ProgramError) as info:
         load_program(path)
     assert str(info.value).startswith(f"{path}:3: SyntaxError")
@@ -108,19 +103,19 @@ def test_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_missing_program_names_the_fix(tmp_path):
-    path = _write(tmp_path, "empty.py", "X = 1\n")
+    path = write_input(tmp_path, "empty.py", "X = 1\n")
     with pytest.raises(ProgramError, match=r"defines no PROGRAM; add `PROGRAM = <your function>`"):
         load_program(path)
 
 
 def test_missing_example_args(tmp_path):
-    path = _write(tmp_path, "noargs.py", "PROGRAM = lambda x: x\n")
+    path = write_input(tmp_path, "noargs.py", "PROGRAM = lambda x: x\n")
     with pytest.raises(ProgramError, match="defines no EXAMPLE_ARGS"):
         load_program(path)
 
 
 def test_program_that_raises_names_the_line(tmp_path):
-    path = _write(
+    path = write_input(
         tmp_path,
         "raises.py",
         "import jax.numpy as jnp\n\ndef f(x):\n    y = x + 1\n    raise ValueError('bad shape')\n\n"
@@ -132,13 +127,13 @@ def test_program_that_raises_names_the_line(tmp_path):
 
 
 def test_program_that_raises_at_import(tmp_path):
-    path = _write(tmp_path, "boom.py", "x = 1\nraise RuntimeError('no config')\n")
+    path = write_input(tmp_path, "boom.py", "x = 1\nraise RuntimeError('no config')\n")
     with pytest.raises(ProgramError, match=r"boom\.py:2: RuntimeError: no config"):
         load_program(path)
 
 
 def test_bad_mesh_default(tmp_path):
-    path = _write(
+    path = write_input(
         tmp_path,
         "mesh.py",
         "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\nMESH = {'data': 0}\n",

@@ -1,12 +1,12 @@
 """One dimension slot: its chips, axis drops and context-menu intents."""
 
-from PySide6.QtCore import QMimeData, QPointF, Qt
-from PySide6.QtGui import QDropEvent
+from PySide6.QtCore import QMimeData, QPointF
 
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.dim_slot import DimSlot
+from tests.support import qt_events
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -19,15 +19,7 @@ def make(qtbot, spec=None):
 
 
 def drop(slot, mime):
-    event = QDropEvent(
-        QPointF(5, 5),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    slot.dropEvent(event)
-    return event
+    return qt_events.drop(slot, QPointF(5, 5), mime)
 
 
 def test_chips_show_axes_and_openness(qtbot):

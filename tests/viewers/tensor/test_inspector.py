@@ -1,11 +1,11 @@
-from PySide6.QtCore import QMimeData, QPointF, Qt
-from PySide6.QtGui import QDropEvent
+from PySide6.QtCore import QMimeData, QPointF
 
 from shardscope.backend.program.graph import Value
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.inspector import TensorInspector
+from tests.support import qt_events
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -31,15 +31,7 @@ def make(qtbot, spec="data,_", shape=(16, 32)):
 
 
 def drop(widget, mime):
-    event = QDropEvent(
-        QPointF(5, 5),
-        Qt.DropAction.CopyAction,
-        mime,
-        Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    widget.dropEvent(event)
-    return event
+    return qt_events.drop(widget, QPointF(5, 5), mime)
 
 
 def test_axis_drop_on_dim1_emits(qtbot):
