@@ -186,8 +186,8 @@ def test_recent_menu_lists_opened_files_and_reopens_them(make_window, qtbot, tmp
     # the program reopened goes to the top of the list
     assert [a.text() for a in recent.actions()] == ["example:mlp", str(path)]
     recent.actions()[1].trigger()
-    assert fresh.files.session_path == path
     qtbot.waitUntil(lambda: fresh.files.loading is None, timeout=60_000)
+    assert fresh.files.session_path == path
     assert fresh.settings.recent() == [str(path), "example:mlp"]
 
 

@@ -18,7 +18,8 @@ from shardscope.backend.session.persistence import (
     build_state,
     read_recovery,
     read_state,
-    recovery_path,
+    new_recovery_path,
+    orphan_recoveries,
     state_dir,
     unpack_state,
     write_json,
@@ -121,8 +122,9 @@ def test_specs_are_matched_by_name_then_id(mlp):
         {"value": 8, "name": None, "spec": [None, "model"]},  # JSON entries are read too
         {"value": 999_999, "name": "no such name", "spec": "model"},  # neither: dropped
     ]
-    mesh, specs, view = unpack_state(state, graph)
-    assert mesh is None and view == {}
+    default = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
+    mesh, specs, view = unpack_state(state, graph, default)
+    assert mesh == default and view == {}
     assert specs == {x.id: Spec.of("data"), 8: Spec.of(None, "model")}
 
 
@@ -152,7 +154,7 @@ def test_unreadable_or_sourceless_session_file(tmp_path):
     with pytest.raises(ShardscopeError, match="cannot read session"):
         read_state(tmp_path / "missing.json")
     path = tmp_path / "nosource.json"
-    path.write_text(json.dumps({"format": "shardscope-session", "source": ""}))
+    path.write_text(json.dumps({"format": "shardscope-session", "version": 1, "source": ""}))
     with pytest.raises(ShardscopeError, match="names no program source"):
         read_state(path)
 
@@ -178,7 +180,10 @@ def test_state_dir_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert state_dir() == tmp_path / "mine"
-    assert recovery_path() == tmp_path / "mine" / "recovery.json"
+    first, second = new_recovery_path(), new_recovery_path()
+    assert first.parent == tmp_path / "mine"
+    assert first != second
+    assert first.name.startswith(f"recovery-{os.getpid()}-")
     monkeypatch.delenv("SHARDSCOPE_STATE_DIR")
     assert state_dir() == tmp_path / "xdg" / "shardscope"
     monkeypatch.delenv("XDG_STATE_HOME")
@@ -186,13 +191,15 @@ def test_state_dir_from_the_environment(monkeypatch, tmp_path):
     assert state_dir() == tmp_path / "home" / ".local" / "state" / "shardscope"
 
 
-def test_read_recovery_ignores_missing_and_bad_files(monkeypatch, tmp_path):
-    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
-    assert read_recovery() is None
-    recovery_path().write_text("{not json")
-    assert read_recovery() is None
-    write_json(recovery_path(), {"format": "shardscope-session", "source": "example:mlp"})
-    assert read_recovery() == {"format": "shardscope-session", "source": "example:mlp"}
+def test_read_recovery_ignores_missing_and_refuses_bad_files(tmp_path):
+    path = tmp_path / "recovery-1-1.json"
+    assert read_recovery(path) is None
+    path.write_text("{not json")
+    with pytest.raises(ShardscopeError, match="not JSON"):
+        read_recovery(path)
+    state = {"format": "shardscope-session", "version": 1, "source": "example:mlp"}
+    write_json(path, state)
+    assert read_recovery(path) == state
 
 
 def test_edits_write_the_recovery_file_and_clean_exit_removes_it(mlp, tmp_path):
