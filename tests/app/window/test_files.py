@@ -228,3 +228,156 @@ def test_ask_restore_asks_about_the_edits(monkeypatch, qtbot):
             "Restore those edits?",
         )
     ]
+
+
+# -- unsaved edits are never lost silently ---------------------------------------------
+
+
+def answer_unsaved(monkeypatch, button):
+    """The unsaved-edits prompt answers ``button``; the prompts shown go to the list returned."""
+    monkeypatch.delenv("SHARDSCOPE_UNSAVED", raising=False)
+    asked = []
+
+    def question(parent, title, text, buttons, default):
+        asked.append((title, text))
+        return button
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    return asked
+
+
+def edited_mlp(make_window, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    assert not window.qundo.isClean()
+    return window, x
+
+
+def test_opening_a_program_over_unsaved_edits_asks_and_cancel_keeps_them(
+    make_window, qtbot, monkeypatch, pick, drop_axis
+):
+    window, x = edited_mlp(make_window, drop_axis)
+    asked = answer_unsaved(monkeypatch, QMessageBox.StandardButton.Cancel)
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("attention", True))
+    pick(window, "&File", "Open &example…")
+    assert asked == [
+        (
+            "Unsaved edits",
+            "mlp has edits that are not saved. Save them before opening example:attention?",
+        )
+    ]
+    qtbot.wait(200)
+    assert window.files.loading is None
+    assert window.session.program.name == "mlp"
+    assert window.session.spec(x) == Spec.of("data", "model")
+    assert window.qundo.count() == 1 and window.windowTitle() == "mlp • — shardscope"
+
+
+def test_opening_a_session_over_unsaved_edits_can_save_them_first(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    window, x = edited_mlp(make_window, drop_axis)
+    other = tmp_path / "other.json"
+    assert window.files.save_session_to(other)
+    drop_axis(window, x, 0, None)
+    answer_unsaved(monkeypatch, QMessageBox.StandardButton.Save)
+    answer_open(monkeypatch, other)
+    pick(window, "&File", "Open &session…")
+    # Save wrote the edit (dim 0 made replicated) to the session file before opening it
+    assert {"value": x, "name": "x", "spec": "_,model"} in Session.read(other)["specs"]
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    assert window.qundo.isClean() and window.files.session_path == other
+
+
+def window_state(window):
+    """Everything a failed open must leave alone."""
+    return (
+        window.windowTitle(),
+        window.files.session_path,
+        window.session.program,
+        json.dumps(window.session.to_json(), sort_keys=True),
+        [window.qundo.text(i) for i in range(window.qundo.count())],
+        window.qundo.index(),
+        window.qundo.isClean(),
+    )
+
+
+def bad_sessions(x):
+    """(what is wrong, the session JSON, what the one-line error says)."""
+    good = {
+        "format": "shardscope-session",
+        "version": 1,
+        "source": "example:mlp",
+        "mesh": None,
+        "specs": [],
+        "view": {},
+    }
+    return [
+        (
+            "wrong rank for another program",
+            {**good, "specs": [{"value": x, "name": None, "spec": "data,model,_,_"}]},
+            "does not fit",
+        ),
+        (
+            "unknown axis",
+            {**good, "specs": [{"value": x, "name": "x", "spec": "pipe"}]},
+            "does not fit",
+        ),
+        ("specs not a list", {**good, "specs": "x"}, "specs that are not a list"),
+        ("spec entry not an object", {**good, "specs": [3]}, "not an object"),
+        (
+            "spec of a bad type",
+            {**good, "specs": [{"value": x, "name": "x", "spec": 5}]},
+            "unknown form",
+        ),
+        ("mesh not an object", {**good, "mesh": [1]}, "mesh that is not an object"),
+        ("bad mesh", {**good, "mesh": {"axes": [{"name": "a", "size": -3}]}}, "bad mesh"),
+        ("newer version", {**good, "version": 2}, "has version 2"),
+        ("no version", {k: v for k, v in good.items() if k != "version"}, "version None"),
+        ("source not text", {**good, "source": ["example:mlp"]}, "not text"),
+        ("view not an object", {**good, "view": []}, "view that is not an object"),
+        ("program that fails", {**good, "source": "example:does_not_exist"}, "does_not_exist"),
+    ]
+
+
+def test_a_failed_session_open_leaves_the_window_exactly_as_it_was(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    window, x = edited_mlp(make_window, drop_axis)
+    mine = tmp_path / "mine.json"
+    assert window.files.save_session_to(mine)
+    drop_axis(window, x, 0, None)
+    monkeypatch.setenv("SHARDSCOPE_UNSAVED", "discard")
+    before = window_state(window)
+    for what, data, says in bad_sessions(x):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(data))
+        errors = len(window.messages.messages("error"))
+        answer_open(monkeypatch, bad)
+        pick(window, "&File", "Open &session…")
+        qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+        qtbot.wait(50)
+        new = window.messages.messages("error")[errors:]
+        assert len(new) == 1 and "\n" not in new[0] and says in new[0], (what, new)
+        assert window_state(window) == before, what
+    # Save still goes to the session that is open, never to the file that failed
+    pick(window, "&File", "&Save session")
+    assert json.loads(bad.read_text()) == bad_sessions(x)[-1][1]
+    assert {"value": x, "name": "x", "spec": "_,model"} in Session.read(mine)["specs"]
+
+
+def test_opening_a_program_after_a_session_does_not_save_over_the_session(
+    make_window, qtbot, tmp_path, monkeypatch, pick
+):
+    window = make_window("example:mlp", propagate=False)
+    path = tmp_path / "mlp.json"
+    assert window.files.save_session_to(path)
+    saved = path.read_text()
+    window.open_program("example:attention")
+    qtbot.waitUntil(lambda: window.session.program.name == "attention", timeout=60_000)
+    asked = []
+    answer_save(monkeypatch, "", asked)
+    pick(window, "&File", "&Save session")
+    assert asked, "Save did not ask for a file for the new program"
+    assert path.read_text() == saved
