@@ -136,6 +136,8 @@ class FileHandler:
             if recovered_from is not None:
                 self.undo.qstack.resetClean()
                 recovered_from.unlink(missing_ok=True)
+            else:
+                self.session.discard_recovery()
             self.settings.add_recent(str(session_file) if session_file is not None else source)
             self.update_recent_menu()
             self.messages.add(
@@ -240,7 +242,6 @@ class FileHandler:
             self.messages.error(f"cannot save {path}: {exc.strerror}")
             return False
         self.session_path = Path(path)
-        self.session.autosave()
         self.undo.qstack.setClean()
         self.settings.add_recent(str(path))
         self.update_recent_menu()
@@ -283,7 +284,11 @@ class FileHandler:
         dirty = "" if self.undo.qstack.isClean() else " •"
         self.window.setWindowTitle(f"{name}{dirty} — shardscope")
 
-    def _on_clean_changed(self, _clean: bool) -> None:
+    def _on_clean_changed(self, clean: bool) -> None:
+        # with nothing unsaved there is nothing to recover, and a restore offer at the
+        # next start would only bring back what the session file already holds
+        if clean:
+            self.session.discard_recovery()
         try:
             self.update_title()
         except RuntimeError:

@@ -381,3 +381,22 @@ def test_opening_a_program_after_a_session_does_not_save_over_the_session(
     pick(window, "&File", "&Save session")
     assert asked, "Save did not ask for a file for the new program"
     assert path.read_text() == saved
+
+
+def test_the_recovery_file_exists_only_while_edits_are_unsaved(
+    make_window, tmp_path, drop_axis
+):
+    window = make_window("example:mlp", propagate=False)
+    recovery = window.session.recovery_file
+    assert not recovery.exists()  # nothing to recover right after loading
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    assert recovery.exists()
+    window.qundo.undo()
+    assert not recovery.exists()
+    path = tmp_path / "mlp.json"
+    drop_axis(window, x, 1, "model")
+    assert window.files.save_session_to(path)
+    assert not recovery.exists()
+    drop_axis(window, x, 0, None)
+    assert Session.read(recovery)["file"] == str(path)
