@@ -383,9 +383,7 @@ def test_opening_a_program_after_a_session_does_not_save_over_the_session(
     assert path.read_text() == saved
 
 
-def test_the_recovery_file_exists_only_while_edits_are_unsaved(
-    make_window, tmp_path, drop_axis
-):
+def test_the_recovery_file_exists_only_while_edits_are_unsaved(make_window, tmp_path, drop_axis):
     window = make_window("example:mlp", propagate=False)
     recovery = window.session.recovery_file
     assert not recovery.exists()  # nothing to recover right after loading
