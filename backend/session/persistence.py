@@ -25,8 +25,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
@@ -303,6 +305,18 @@ def _pid_in(name: str, prefix: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
+# what ``mkstemp(prefix=NAME, suffix=".tmp")`` made before temporary names carried a pid;
+# only an old-enough one is taken for stale, as its writer cannot be known
+_OLD_TEMP = re.compile(r".+\.json[a-z0-9_]{8}\.tmp")
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except OSError:
+        return False
+
+
 def remove_stale_temps(folder: Path) -> None:
     """Remove the temporary files that saves by no-longer-running processes left in ``folder``."""
     try:
@@ -310,10 +324,11 @@ def remove_stale_temps(folder: Path) -> None:
     except OSError:
         return
     for name in names:
-        if not name.startswith(TEMP_PREFIX):
-            continue
-        pid = _pid_in(name, TEMP_PREFIX)
-        if pid is None or pid_alive(pid):
+        if name.startswith(TEMP_PREFIX):
+            pid = _pid_in(name, TEMP_PREFIX)
+            if pid is None or pid_alive(pid):
+                continue
+        elif not (_OLD_TEMP.fullmatch(name) and _older_than(folder / name, 3600)):
             continue
         try:
             (folder / name).unlink()

@@ -282,9 +282,14 @@ def test_temporary_files_of_killed_saves_are_removed_by_the_next_save(tmp_path):
     running.write_text("being written")
     other = tmp_path / ".not-ours.tmp"
     other.write_text("x")
+    old_style = tmp_path / "s.jsonab_12xyz.tmp"  # named as saves before pids in names did
+    old_style.write_text("half")
+    os.utime(old_style, (1000, 1000))
+    recent_old_style = tmp_path / "s.jsonzz_34xyz.tmp"
+    recent_old_style.write_text("maybe being written")
     write_json(path, {"a": 1})
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["s.json", running.name, other.name]
+        ["s.json", running.name, other.name, recent_old_style.name]
     )
 
 
