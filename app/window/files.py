@@ -1,9 +1,11 @@
 """What the window opens and saves: programs, examples and sessions, PNG/SVG exports, the
-recent-files menu, the window title (program name, unsaved mark), and the prompt that
-offers to restore an unsaved session after a crash (``ask_restore``).
+recent-files menu, the window title (program name, unsaved mark), the Save / Discard /
+Cancel prompt before unsaved edits would be lost (``confirm_unsaved``), and the prompt
+that offers to restore the edits of a window that did not exit cleanly (``ask_restore``).
 
-Programs load in the thread pool; a load that fails reports to the messages dock and
-leaves the session as it was.
+Programs load in the thread pool; a load that fails, or a session that does not fit its
+program, reports to the messages dock and leaves the window as it was (title, session
+file, program, specs, undo history).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
@@ -70,6 +70,7 @@ class SavedState(TypedDict):
     mesh: JsonDict | None
     specs: list[SavedSpec]
     view: JsonDict
+    file: NotRequired[str]  # recovery files only: the session file the edits belong to
 
 
 class UnpackedState(NamedTuple):
@@ -111,7 +112,7 @@ def _fail(path: Path | str, problem: str) -> ShardscopeError:
     return ShardscopeError(f"session {path} {problem}: open a file saved by File > Save")
 
 
-def check_state(data: object, path: Path | str) -> SavedState:
+def check_saved(data: object, path: Path | str) -> SavedState:
     """``data`` (a parsed session file) if its whole form is right; ShardscopeError naming
     the first problem otherwise. Meshes and specs are parsed here, so nothing that reads a
     checked state meets a malformed one."""
@@ -204,7 +205,7 @@ def read_state(path: Path | str) -> SavedState:
         raise ShardscopeError(
             f"session {path} is nested too deeply to be a session: open a file saved by shardscope"
         ) from None
-    return check_state(data, path)
+    return check_saved(data, path)
 
 
 def unpack_state(
