@@ -166,9 +166,41 @@ def check_saved(data: object, path: Path | str) -> SavedState:
             raise _fail(
                 path, f"has spec entry {i} with a spec {spec!r} in an unknown form"
             ) from None
-    if not isinstance(data.get("view", {}), dict):
+    view = data.get("view", {})
+    if not isinstance(view, dict):
         raise _fail(path, "has a view that is not an object")
+    _check_view(view, path)
     return cast(SavedState, data)
+
+
+def _frame_key_ok(key: str) -> bool:
+    """Whether ``Frame.from_key`` reads ``key`` (``FUNCTION`` or ``FUNCTION/opN.rM``);
+    checked here as importing the layout module would load the program room."""
+    if "/op" not in key:
+        return True
+    parts = key.rsplit("/op", 1)[1].split(".r")
+    if len(parts) != 2:
+        return False
+    try:
+        int(parts[0]), int(parts[1])
+    except ValueError:
+        return False
+    return True
+
+
+def _check_view(view: dict, path: Path | str) -> None:
+    """The graph view's part of the view state (``GraphView.view_state``)."""
+    frames = view.get("frames", [])
+    if not isinstance(frames, list) or not all(isinstance(k, str) for k in frames):
+        raise _fail(path, "has view frames that are not a list of names")
+    for key in frames:
+        if not _frame_key_ok(key):
+            raise _fail(path, f"has a view frame {key!r} in an unknown form")
+    expanded = view.get("expanded") or {}
+    if not isinstance(expanded, dict) or not all(
+        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in expanded.values()
+    ):
+        raise _fail(path, "has expanded scopes that are not lists of names per frame")
 
 
 def _parse_saved_spec(spec: object) -> Spec:

@@ -3,6 +3,8 @@ drives them: through the File menu, with the file dialogs answered by the test."
 
 import json
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from shardscope.app.window.files import ask_restore
@@ -337,6 +339,9 @@ def bad_sessions(x):
         ("no version", {k: v for k, v in good.items() if k != "version"}, "version None"),
         ("source not text", {**good, "source": ["example:mlp"]}, "not text"),
         ("view not an object", {**good, "view": []}, "view that is not an object"),
+        ("view frames not a list", {**good, "view": {"frames": "main"}}, "view frames"),
+        ("bad view frame", {**good, "view": {"frames": ["main/opX"]}}, "unknown form"),
+        ("expanded not per frame", {**good, "view": {"expanded": ["a"]}}, "expanded scopes"),
         ("program that fails", {**good, "source": "example:does_not_exist"}, "does_not_exist"),
     ]
 
@@ -398,3 +403,67 @@ def test_the_recovery_file_exists_only_while_edits_are_unsaved(make_window, tmp_
     assert not recovery.exists()
     drop_axis(window, x, 0, None)
     assert Session.read(recovery)["file"] == str(path)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_FRAME = st.sampled_from(["main", "relu", "main/op4.r0", "main/op999.r0", "main/op-1.r0", "nope"])
+_VIEW = st.fixed_dictionaries(
+    {},
+    optional={
+        "frames": st.lists(_FRAME, max_size=3) | _JSON,
+        "expanded": st.dictionaries(_FRAME, st.lists(st.sampled_from(["layer1", "x", ""]))) | _JSON,
+        "zoom": _JSON,
+    },
+)
+_SPEC = st.fixed_dictionaries(
+    {
+        "value": st.integers(-1, 30),
+        "name": st.sampled_from(["x", "params['w1']", None, "zz"]),
+        "spec": st.sampled_from(["data", "_,model", "data,model,_", "model?@p1,_", "pipe", ""]),
+    }
+)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(view=_VIEW, specs=st.lists(_SPEC, max_size=3))
+def test_fuzzed_sessions_open_or_fail_in_one_line_and_the_window_lives(
+    make_window, qtbot, tmp_path, view, specs
+):
+    # one window for every example: a window per example would take minutes
+    window = getattr(make_window, "fuzz_window", None)
+    if window is None:
+        window = make_window.fuzz_window = make_window("example:mlp", propagate=False)
+    window.undo.clear()
+    path = tmp_path / "fuzz.json"
+    data = {
+        "format": "shardscope-session",
+        "version": 1,
+        "source": "example:mlp",
+        "mesh": None,
+        "specs": specs,
+        "view": view,
+    }
+    path.write_text(json.dumps(data))
+    errors = len(window.messages.messages("error"))
+    before = window_state(window)
+    if window.open_session(path):
+        qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    qtbot.wait(20)
+    new = window.messages.messages("error")[errors:]
+    if new:
+        assert len(new) == 1 and "\n" not in new[0], new
+        assert window_state(window) == before
+    else:
+        assert window.files.session_path == path
+    window.graph.viewport().repaint()
+    window.graph.fit()

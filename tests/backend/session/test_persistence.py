@@ -46,7 +46,7 @@ def test_save_open_round_trip(mlp, tmp_path):
     CommandStack(s).push(SetDimSpec(x, 1, "model"))
     mid = mlp.graph.values[8].id  # an intermediate: saved by id
     s.set_spec(mid, Spec.of(None, "model"))
-    s.update_view(expanded=["layer1"], function="main")
+    s.update_view(expanded={"main": ["layer1"]}, function="main")
     path = tmp_path / "s.json"
     s.save(path)
     data = json.loads(path.read_text())
@@ -59,7 +59,7 @@ def test_save_open_round_trip(mlp, tmp_path):
     t.set_program(mlp)
     assert dict(t.specs) == dict(s.specs)
     assert t.mesh == s.mesh
-    assert t.view["expanded"] == ["layer1"]
+    assert t.view["expanded"] == {"main": ["layer1"]}
 
 
 def _edited(mlp):
@@ -377,3 +377,24 @@ def test_fuzzed_session_files_open_or_fail_in_one_line(mlp, tmp_path, extra, spe
         return
     session = Session()
     session.set_program(mlp, state=state)
+
+
+@pytest.mark.parametrize(
+    "key", ["main", "main/op4.r0", "f/op-1.r2", "main/opX", "a/op1.r", "a/op1.r2.r3", "a/op.r1", ""]
+)
+def test_view_frames_are_checked_as_the_graph_view_reads_them(tmp_path, key):
+    from shardscope.backend.program.layout import Frame
+
+    try:
+        Frame.from_key(key)
+        readable = True
+    except ValueError:
+        readable = False
+    path = tmp_path / "s.json"
+    state = {"format": "shardscope-session", "version": 1, "source": "example:mlp"}
+    path.write_text(json.dumps({**state, "view": {"frames": [key]}}))
+    if readable:
+        read_state(path)
+    else:
+        with pytest.raises(ShardscopeError, match="view frame"):
+            read_state(path)
