@@ -1,9 +1,11 @@
 """What the window opens and saves: programs, examples and sessions, PNG/SVG exports, the
-recent-files menu, the window title (program name, unsaved mark), and the prompt that
-offers to restore an unsaved session after a crash (``ask_restore``).
+recent-files menu, the window title (program name, unsaved mark), the Save / Discard /
+Cancel prompt before unsaved edits would be lost (``confirm_unsaved``), and the prompt
+that offers to restore the edits of a window that did not exit cleanly (``ask_restore``).
 
-Programs load in the thread pool; a load that fails reports to the messages dock and
-leaves the session as it was.
+Programs load in the thread pool; a load that fails, or a session that does not fit its
+program, reports to the messages dock and leaves the window as it was (title, session
+file, program, specs, undo history).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, list_examples
 from shardscope.backend.session.document import Session
+from shardscope.backend.session.persistence import orphan_recoveries, read_recovery, set_aside
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.graph.panel import export_view
 from shardscope.viewers.graph.view import GraphView
@@ -47,27 +51,96 @@ class FileHandler:
         self.messages = messages
         self.graph = graph
         self.load_timeout = load_timeout
-        self.session_path: Path | None = None
         self.loading: str | None = None  # the source being loaded, if any
         self.recent_menu = QMenu("Open &recent", window)
         self.update_recent_menu()
         undo.qstack.cleanChanged.connect(self._on_clean_changed)
 
+    @property
+    def session_path(self) -> Path | None:
+        """The session file that Save writes: the one opened or last saved, else None."""
+        return self.session.file
+
+    @session_path.setter
+    def session_path(self, path: Path | None) -> None:
+        self.session.file = path
+
+    # -- unsaved edits ------------------------------------------------------------------
+    def confirm_unsaved(self, doing: str) -> bool:
+        """Before edits would be lost: ask Save / Discard / Cancel; True to go on.
+
+        The environment variable ``SHARDSCOPE_UNSAVED`` (``save``, ``discard`` or
+        ``cancel``) answers without asking, for tests and scripts.
+        """
+        if self.undo.qstack.isClean() or self.session.source is None:
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = {"save": buttons.Save, "discard": buttons.Discard, "cancel": buttons.Cancel}.get(
+            os.environ.get("SHARDSCOPE_UNSAVED", "").lower()
+        )
+        if answer is None:
+            program = self.session.program
+            name = program.name if program is not None else self.session.source
+            answer = QMessageBox.question(
+                self.window,
+                "Unsaved edits",
+                f"{name} has edits that are not saved. Save them before {doing}?",
+                buttons.Save | buttons.Discard | buttons.Cancel,
+                buttons.Save,
+            )
+        if answer == buttons.Save:
+            return self.save_session()
+        return answer == buttons.Discard
+
     # -- opening ------------------------------------------------------------------------
-    def open_program(self, source: str, state: dict | None = None) -> None:
-        """Load ``source`` off the GUI thread; the session changes only if it loads."""
+    def open_program(self, source: str, state: dict | None = None) -> bool:
+        """Load ``source`` off the GUI thread; the session changes only if it loads.
+        Unsaved edits are saved or discarded first, as the user answers (False: cancelled)."""
+        if not self.confirm_unsaved(f"opening {source}"):
+            return False
+        self._load(source, state)
+        return True
+
+    def _load(
+        self,
+        source: str,
+        state: dict | None = None,
+        *,
+        session_file: Path | None = None,
+        recovered_from: Path | None = None,
+    ) -> None:
+        """Load ``source`` (with a saved ``state``: its mesh, specs and view). Nothing
+        changes until the program has loaded and ``state`` fits it; then the window
+        belongs to ``session_file`` (None: to no session file). A state restored
+        ``recovered_from`` a recovery file stays unsaved, and that file is removed once
+        this window's own recovery file holds its edits."""
         self.loading = source
         status = self.window.statusBar()
         status.showMessage(f"loading {source}…")
         self.messages.add(f"loading {source}")
+        what = str(session_file) if session_file is not None else source
 
         def done(program: Program, seconds: float) -> None:
             if self.loading != source:
                 return  # a newer load superseded this one
             self.loading = None
+            if state is not None:
+                try:
+                    self.session.check_state(program, state)
+                except ShardscopeError as exc:
+                    self.messages.error(f"cannot open {what}: {exc}")
+                    status.showMessage("opening failed", 4000)
+                    self.update_title()
+                    return
             self.undo.clear()
+            self.session_path = session_file
             self.session.set_program(program, state=state)
-            self.settings.add_recent(source if state is None else str(self.session_path or source))
+            if recovered_from is not None:
+                self.undo.qstack.resetClean()
+                recovered_from.unlink(missing_ok=True)
+            else:
+                self.session.discard_recovery()
+            self.settings.add_recent(str(session_file) if session_file is not None else source)
             self.update_recent_menu()
             self.messages.add(
                 f"loaded {program.name}: {len(program.graph.ops)} ops in {seconds:.2f} s"
@@ -79,24 +152,52 @@ class FileHandler:
                 self.loading = None
             self.messages.error(message)
             status.showMessage("loading failed", 4000)
+            self.update_title()
 
         self.runner.start(load_task(source, self.load_timeout), done, failed)
 
     def open_session(self, path: str | Path) -> bool:
-        """Open a saved session: its program, mesh, specs and view."""
+        """Open a saved session: its program, mesh, specs and view. A file that cannot be
+        read or does not fit its program is reported and changes nothing."""
         try:
             state = Session.read(path)
         except ShardscopeError as exc:
             self.messages.error(str(exc))
             return False
-        self.session_path = Path(path)
-        self.open_program(state["source"], state)
+        if not self.confirm_unsaved(f"opening {path}"):
+            return False
+        self._load(state["source"], state, session_file=Path(path))
         return True
 
-    def restore_state(self, state: dict) -> None:
-        """Reopen a recovered (unsaved) session."""
+    def restore_state(self, state: dict, recovered_from: Path | None = None) -> None:
+        """Reopen a recovered session: unsaved, and saving to the session file it came from."""
         self.messages.add("restoring the unsaved session from the recovery file")
-        self.open_program(state["source"], state)
+        file = state.get("file")
+        self._load(
+            state["source"],
+            state,
+            session_file=Path(file) if file else None,
+            recovered_from=recovered_from,
+        )
+
+    def offer_recoveries(self) -> bool:
+        """At start: offer the recovery files of windows that no longer run, newest first;
+        True if one is being restored. A discarded one is deleted; a bad one is reported
+        and renamed ``.bad``."""
+        for path in orphan_recoveries():
+            try:
+                state = read_recovery(path)
+            except ShardscopeError as exc:
+                bad = set_aside(path)
+                self.messages.error(f"{exc} (recovery file set aside as {bad.name})")
+                continue
+            if state is None:
+                continue
+            if ask_restore(self.window, state):
+                self.restore_state(state, recovered_from=path)
+                return True
+            path.unlink(missing_ok=True)
+        return False
 
     def ask_open_program(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -185,7 +286,11 @@ class FileHandler:
         dirty = "" if self.undo.qstack.isClean() else " •"
         self.window.setWindowTitle(f"{name}{dirty} — shardscope")
 
-    def _on_clean_changed(self, _clean: bool) -> None:
+    def _on_clean_changed(self, clean: bool) -> None:
+        # with nothing unsaved there is nothing to recover, and a restore offer at the
+        # next start would only bring back what the session file already holds
+        if clean:
+            self.session.discard_recovery()
         try:
             self.update_title()
         except RuntimeError:
@@ -201,11 +306,20 @@ def ask_restore(parent: QWidget | None, state: dict) -> bool:
     if answer in ("discard", "no"):
         return False
     n = len(state.get("specs") or [])
+    parts = [f"{n} tensor spec{'s' if n != 1 else ''}"]
+    mesh = state.get("mesh")
+    if mesh:
+        try:
+            parts.append(f"mesh {Mesh.from_json(mesh).describe()}")
+        except ShardscopeError:
+            pass
+    if state.get("file"):
+        parts.append(f"session {state['file']}")
     box = QMessageBox(parent)
     box.setWindowTitle("Restore unsaved session?")
     box.setText(
         f"shardscope did not exit cleanly while editing {state.get('source')} "
-        f"({n} tensor spec{'s' if n != 1 else ''}). Restore those edits?"
+        f"({', '.join(parts)}). Restore those edits?"
     )
     box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
     box.setDefaultButton(QMessageBox.StandardButton.Yes)

@@ -7,10 +7,8 @@ import sys
 from PySide6.QtWidgets import QApplication
 
 from shardscope.app.window.display import display_problem
-from shardscope.app.window.files import ask_restore
 from shardscope.app.window.main_window import MainWindow
 from shardscope.app.window.theme import projector_font
-from shardscope.backend.session.persistence import read_recovery
 
 
 def run_gui(program_source: str | None = "example:mlp") -> int:
@@ -23,13 +21,19 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
     app.setApplicationName("shardscope")
     app.setOrganizationName("shardscope")
     projector_font(app)
+    window = start_window(program_source)  # noqa: F841  (the window lives while the loop runs)
+    return int(app.exec())
+
+
+def start_window(program_source: str | None) -> MainWindow:
+    """Show the main window; restore the edits of a window that did not exit cleanly if
+    the user says so, else open ``program_source`` (a session if it ends in ``.json``)."""
     window = MainWindow()
     window.show()
-    state = read_recovery()
-    if state is not None and ask_restore(window, state):
-        window.restore_state(state)
-    elif program_source and program_source.endswith(".json"):
+    if window.files.offer_recoveries():
+        return window
+    if program_source and program_source.endswith(".json"):
         window.open_session(program_source)
     elif program_source:
         window.open_program(program_source)
-    return int(app.exec())
+    return window

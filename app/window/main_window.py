@@ -38,7 +38,7 @@ from shardscope.backend.session.edits import (
     SetDimSpec,
     SetMesh,
 )
-from shardscope.backend.session.persistence import recovery_path
+from shardscope.backend.session.persistence import new_recovery_path
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.graph.panel import GraphPanel
@@ -62,7 +62,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.settings = settings or Settings()
-        self.session = Session(recovery=recovery if recovery is not None else recovery_path())
+        self.session = Session(recovery=recovery if recovery is not None else new_recovery_path())
         self.qundo = QUndoStack(self)
         self.undo = UndoBridge(CommandStack(self.session), self.qundo)
         self.runner = TaskRunner(self)
@@ -138,9 +138,10 @@ class MainWindow(QMainWindow):
         self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
 
     # -- entry points for launch and scripts ----------------------------------------------
-    def open_program(self, source: str, state: dict | None = None) -> None:
-        """Load ``source`` off the GUI thread; the session changes only if it loads."""
-        self.files.open_program(source, state)
+    def open_program(self, source: str, state: dict | None = None) -> bool:
+        """Load ``source`` off the GUI thread; the session changes only if it loads (False:
+        the user cancelled at the unsaved-edits prompt)."""
+        return self.files.open_program(source, state)
 
     def open_session(self, path: str | Path) -> bool:
         """Open a saved session file."""
@@ -268,6 +269,9 @@ class MainWindow(QMainWindow):
         return QSize(1500, 950)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.files.confirm_unsaved("quitting"):
+            event.ignore()
+            return
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()

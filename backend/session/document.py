@@ -27,6 +27,7 @@ from shardscope.backend.session.display import (
 from shardscope.backend.session.persistence import (
     JsonDict,
     SavedState,
+    UnpackedState,
     build_state,
     read_state,
     unpack_state,
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
     from shardscope.backend.propagation.result import PropagationResult
 
 DEFAULT_MESH = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
+
+
+def _program_mesh(program: Program) -> Mesh:
+    return Mesh.from_dict(program.mesh) if program.mesh else DEFAULT_MESH
 
 
 class SessionEvents(SignalGroup):
@@ -76,6 +81,9 @@ class Session:
         self._propagated: PropagatedSpecs | None = None
         self._pending: SavedState | None = None
         self.recovery_file: Path | None = Path(recovery) if recovery is not None else None
+        # the session file the document was opened from or saved to; the recovery file
+        # keeps it, so restored edits save back to where they belong
+        self.file: Path | None = None
 
     # -- fields -------------------------------------------------------------------------
     @property
@@ -138,19 +146,19 @@ class Session:
         """Make ``program`` current with the mesh and specs of ``state`` (a ``to_json``
         dict) if given, else of a pending restored state, else the program's own defaults."""
         state = state if state is not None else self._pending
-        self._pending = None
-        self._program = program
-        self.set_source(program.source)
         if state is not None:
-            mesh, specs, view = unpack_state(state, program.graph)
+            mesh, specs, view = self.check_state(program, state)
         else:
-            mesh = Mesh.from_dict(program.mesh) if program.mesh else DEFAULT_MESH
+            mesh = _program_mesh(program)
             specs = {}
             for name, entries in (program.specs or {}).items():
                 value = program.graph.value_by_name(name)
                 if value is not None:
                     specs[value.id] = Spec.from_json(entries)
             view = {}
+        self._pending = None
+        self._program = program
+        self.set_source(program.source)
         changed = set(self._specs) | set(specs)
         self._mesh = mesh
         self._specs = specs
@@ -162,6 +170,12 @@ class Session:
         self.events.view.emit(dict(view))
         self.events.propagation.emit(None)
         self.autosave()
+
+    @staticmethod
+    def check_state(program: Program, state: SavedState) -> UnpackedState:
+        """The mesh, specs and view ``state`` gives ``program``; ShardscopeError (and no
+        change anywhere) if they do not fit it."""
+        return unpack_state(state, program.graph, _program_mesh(program))
 
     # -- edits (called by commands) -----------------------------------------------------
     def check_spec(self, value_id: int, spec: Spec) -> Spec:
@@ -317,7 +331,10 @@ class Session:
         """Write the recovery file (if this session has one)."""
         if self.recovery_file is not None and self._source:
             try:
-                write_json(self.recovery_file, self.to_json())
+                state: JsonDict = dict(self.to_json())
+                if self.file is not None:
+                    state["file"] = str(self.file)
+                write_json(self.recovery_file, state)
             except OSError:
                 pass  # a full disk must not break editing; the next edit tries again
 

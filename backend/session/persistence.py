@@ -11,28 +11,40 @@ because a program loads off the GUI thread: ``read_state`` checks a file when it
 opened, and ``unpack_state`` turns the mesh, specs and view into objects once the
 program's graph has arrived. Specs of arguments and results are matched by their
 user-visible names first, so a session still opens after the program changed in ways
-that renumber intermediates.
+that renumber intermediates. ``read_state`` checks the whole file (form, types,
+version, every mesh and spec) and ``unpack_state`` checks each spec against its tensor,
+so a bad file is refused before anything changes.
+
+Every window writes its own recovery file, ``recovery-PID-N.json`` in ``state_dir()``,
+which also records the session file (``"file"``) the edits belong to. Files whose process
+no longer runs are what ``orphan_recoveries`` offers at the next start.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
+import stat
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.spec import Spec, parse_spec
+from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
 
 FORMAT = "shardscope-session"
 FORMAT_VERSION = 1
-RECOVERY_NAME = "recovery.json"
+RECOVERY_PREFIX = "recovery-"
+LEGACY_RECOVERY_NAME = "recovery.json"  # the one file all windows shared before
+TEMP_PREFIX = ".shardscope-tmp-"
 
 JsonDict = dict[str, object]
 
@@ -58,6 +70,7 @@ class SavedState(TypedDict):
     mesh: JsonDict | None
     specs: list[SavedSpec]
     view: JsonDict
+    file: NotRequired[str]  # recovery files only: the session file the edits belong to
 
 
 class UnpackedState(NamedTuple):
@@ -95,33 +108,149 @@ def build_state(
     }
 
 
-def read_state(path: Path | str) -> SavedState:
-    """Read and check a saved session file; ShardscopeError with the fix if it is bad."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ShardscopeError(f"cannot read session {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ShardscopeError(
-            f"session {path} is not JSON (line {exc.lineno}): open a file saved by shardscope"
-        ) from None
+def _fail(path: Path | str, problem: str) -> ShardscopeError:
+    return ShardscopeError(f"session {path} {problem}: open a file saved by File > Save")
+
+
+def check_saved(data: object, path: Path | str) -> SavedState:
+    """``data`` (a parsed session file) if its whole form is right; ShardscopeError naming
+    the first problem otherwise. Meshes and specs are parsed here, so nothing that reads a
+    checked state meets a malformed one."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ShardscopeError(
             f"{path} is not a shardscope session: open a .json saved by File > Save"
         )
-    if not data.get("source"):
+    version = data.get("version")
+    if type(version) is not int:
+        raise _fail(path, f"has version {version!r}, not a whole number")
+    if version != FORMAT_VERSION:
+        raise ShardscopeError(
+            f"session {path} has version {version}; this shardscope reads version "
+            f"{FORMAT_VERSION}: open it with the shardscope that saved it"
+        )
+    source = data.get("source")
+    if not source:
         raise ShardscopeError(f"session {path} names no program source: it cannot be opened")
+    if not isinstance(source, str):
+        raise _fail(path, f"has source {source!r}, not text")
+    if data.get("file") is not None and not isinstance(data.get("file"), str):
+        raise _fail(path, "has a file entry that is not text")
+    mesh = data.get("mesh")
+    if mesh is not None:
+        if not isinstance(mesh, dict):
+            raise _fail(path, "has a mesh that is not an object")
+        try:
+            Mesh.from_json(mesh)
+        except ShardscopeError as exc:
+            raise _fail(path, f"has a bad mesh ({exc})") from None
+        except (TypeError, ValueError, AttributeError):
+            raise _fail(path, "has a mesh in an unknown form") from None
+    specs = data.get("specs", [])
+    if not isinstance(specs, list):
+        raise _fail(path, "has specs that are not a list")
+    for i, entry in enumerate(specs):
+        if not isinstance(entry, dict):
+            raise _fail(path, f"has spec entry {i} that is not an object")
+        vid, name, spec = entry.get("value"), entry.get("name"), entry.get("spec")
+        if vid is not None and type(vid) is not int:
+            raise _fail(path, f"has spec entry {i} whose value {vid!r} is not a whole number")
+        if name is not None and not isinstance(name, str):
+            raise _fail(path, f"has spec entry {i} whose name {name!r} is not text")
+        if vid is None and name is None:
+            raise _fail(path, f"has spec entry {i} with neither a value id nor a name")
+        try:
+            _parse_saved_spec(spec)
+        except ShardscopeError as exc:
+            raise _fail(path, f"has spec entry {i} with a bad spec ({exc})") from None
+        except (TypeError, ValueError, AttributeError):
+            raise _fail(
+                path, f"has spec entry {i} with a spec {spec!r} in an unknown form"
+            ) from None
+    view = data.get("view", {})
+    if not isinstance(view, dict):
+        raise _fail(path, "has a view that is not an object")
+    _check_view(view, path)
     return cast(SavedState, data)
 
 
-def unpack_state(state: SavedState, graph: ProgramGraph) -> UnpackedState:
-    """The mesh, the specs by value id of ``graph``, and the view of a saved state.
+def _frame_key_ok(key: str) -> bool:
+    """Whether ``Frame.from_key`` reads ``key`` (``FUNCTION`` or ``FUNCTION/opN.rM``);
+    checked here as importing the layout module would load the program room."""
+    if "/op" not in key:
+        return True
+    parts = key.rsplit("/op", 1)[1].split(".r")
+    if len(parts) != 2:
+        return False
+    try:
+        int(parts[0]), int(parts[1])
+    except ValueError:
+        return False
+    return True
+
+
+def _check_view(view: dict, path: Path | str) -> None:
+    """The graph view's part of the view state (``GraphView.view_state``)."""
+    frames = view.get("frames", [])
+    if not isinstance(frames, list) or not all(isinstance(k, str) for k in frames):
+        raise _fail(path, "has view frames that are not a list of names")
+    for key in frames:
+        if not _frame_key_ok(key):
+            raise _fail(path, f"has a view frame {key!r} in an unknown form")
+    expanded = view.get("expanded") or {}
+    if not isinstance(expanded, dict) or not all(
+        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in expanded.values()
+    ):
+        raise _fail(path, "has expanded scopes that are not lists of names per frame")
+
+
+def _parse_saved_spec(spec: object) -> Spec:
+    if isinstance(spec, str):
+        return parse_spec(spec)
+    if not isinstance(spec, list) or not all(
+        e is None
+        or isinstance(e, str)
+        or (isinstance(e, list) and all(isinstance(a, str) for a in e))
+        for e in spec
+    ):
+        raise TypeError(spec)
+    return Spec.from_json(spec)
+
+
+def read_state(path: Path | str) -> SavedState:
+    """Read and check a saved session file; ShardscopeError with the fix if it is bad."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ShardscopeError(f"cannot read session {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ShardscopeError(
+            f"session {path} is not UTF-8 text: open a file saved by shardscope"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ShardscopeError(
+            f"session {path} is not JSON (line {exc.lineno}): open a file saved by shardscope"
+        ) from None
+    except RecursionError:
+        raise ShardscopeError(
+            f"session {path} is nested too deeply to be a session: open a file saved by shardscope"
+        ) from None
+    return check_saved(data, path)
+
+
+def unpack_state(
+    state: SavedState, graph: ProgramGraph, default_mesh: Mesh | None = None
+) -> UnpackedState:
+    """The mesh, the specs by value id of ``graph``, and the view of a checked state.
 
     A spec entry whose name ``graph`` lacks falls back to its id; one whose id is not in
-    ``graph`` either is dropped.
+    ``graph`` either is dropped. A spec that does not fit its tensor or the mesh is a
+    ShardscopeError (a session of another program), so nothing half-applies. A state
+    without a mesh gets ``default_mesh``.
     """
-    mesh = Mesh.from_json(state["mesh"]) if state.get("mesh") else None
+    mesh = Mesh.from_json(state["mesh"]) if state.get("mesh") else default_mesh
     specs: dict[int, Spec] = {}
     for entry in state.get("specs", []) or []:
         value = graph.value_by_name(entry["name"]) if entry.get("name") else None
@@ -130,30 +259,118 @@ def unpack_state(state: SavedState, graph: ProgramGraph) -> UnpackedState:
             if not isinstance(vid, int) or not 0 <= vid < len(graph.values):
                 continue
             value = graph.values[vid]
-        spec = entry["spec"]
-        specs[value.id] = parse_spec(spec) if isinstance(spec, str) else Spec.from_json(spec)
+        spec = _parse_saved_spec(entry["spec"])
+        if value.shape is None:
+            raise ShardscopeError(
+                f"the session shards {value.display_name}, which is not a tensor: "
+                "it was saved for another program"
+            )
+        if mesh is None:
+            raise ShardscopeError("the session has specs but no mesh: save it again")
+        try:
+            validate_spec(spec, mesh, value.shape)
+        except ShardscopeError as exc:
+            raise ShardscopeError(
+                f"the session's spec {spec.format()!r} does not fit {value.display_name} "
+                f"({exc}): was it saved for another program?"
+            ) from None
+        specs[value.id] = spec
     view = dict(state.get("view") or {})
     return UnpackedState(mesh, specs, view)
 
 
 def write_json(path: Path, data: Mapping[str, object]) -> None:
     """Write ``data`` to ``path`` atomically: a reader sees the old file or the whole new
-    one, and a failed write leaves no temporary file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    one, and a failed write leaves no temporary file behind.
+
+    A symlink stays a symlink (its target is replaced) and the target keeps its mode.
+    Temporary files carry our prefix and pid, so ones left by a killed save are removed
+    by the next save into the same folder.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent)
     try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mode = 0o666 & ~_UMASK
+    fd, tmp = tempfile.mkstemp(
+        dir=target.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=f"-{target.name}"
+    )
+    try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs (one we may not signal still runs)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+def _pid_in(name: str, prefix: str) -> int | None:
+    head = name[len(prefix) :].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+# what ``mkstemp(prefix=NAME, suffix=".tmp")`` made before temporary names carried a pid;
+# only an old-enough one is taken for stale, as its writer cannot be known
+_OLD_TEMP = re.compile(r".+\.json[a-z0-9_]{8}\.tmp")
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except OSError:
+        return False
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Remove the temporary files that saves by no-longer-running processes left in ``folder``."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(TEMP_PREFIX):
+            pid = _pid_in(name, TEMP_PREFIX)
+            if pid is None or pid_alive(pid):
+                continue
+        elif not (_OLD_TEMP.fullmatch(name) and _older_than(folder / name, 3600)):
+            continue
+        try:
+            (folder / name).unlink()
+        except OSError:
+            pass  # another save removed it first, or the folder is read-only
+
+
 def state_dir() -> Path:
-    """Where the recovery file lives: ``$SHARDSCOPE_STATE_DIR`` or ``~/.local/state/shardscope``."""
+    """Where recovery files live: ``$SHARDSCOPE_STATE_DIR`` or ``~/.local/state/shardscope``."""
     env = os.environ.get("SHARDSCOPE_STATE_DIR")
     if env:
         return Path(env)
@@ -161,17 +378,52 @@ def state_dir() -> Path:
     return Path(base) / "shardscope"
 
 
-def recovery_path() -> Path:
-    """The recovery file written after every edit."""
-    return state_dir() / RECOVERY_NAME
+_recovery_numbers = itertools.count(1)
 
 
-def read_recovery(path: Path | str | None = None) -> SavedState | None:
-    """The state left by a session that did not exit cleanly, or None."""
-    path = Path(path) if path is not None else recovery_path()
+def new_recovery_path() -> Path:
+    """A recovery file of this process's own (one per window): ``recovery-PID-N.json``."""
+    return state_dir() / f"{RECOVERY_PREFIX}{os.getpid()}-{next(_recovery_numbers)}.json"
+
+
+def orphan_recoveries() -> list[Path]:
+    """Recovery files left by processes that no longer run, newest first. A running
+    process's files are its windows' own and are never offered."""
+    folder = state_dir()
+    try:
+        paths = [p for p in folder.iterdir() if p.suffix == ".json"]
+    except OSError:
+        return []
+    found: list[tuple[float, Path]] = []
+    for p in paths:
+        if p.name == LEGACY_RECOVERY_NAME:
+            pid = None
+        elif p.name.startswith(RECOVERY_PREFIX):
+            pid = _pid_in(p.name, RECOVERY_PREFIX)
+            if pid is None or pid_alive(pid):
+                continue
+        else:
+            continue
+        try:
+            found.append((p.stat().st_mtime, p))
+        except OSError:
+            continue
+    return [p for _, p in sorted(found, key=lambda t: t[0], reverse=True)]
+
+
+def read_recovery(path: Path | str) -> SavedState | None:
+    """The state in a recovery file, None if there is none; ShardscopeError if it is bad."""
+    path = Path(path)
     if not path.exists():
         return None
+    return read_state(path)
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a bad recovery file to ``NAME.bad`` so it is not offered again; the new name."""
+    bad = path.with_name(path.name + ".bad")
     try:
-        return read_state(path)
-    except ShardscopeError:
-        return None
+        path.replace(bad)
+    except OSError:
+        path.unlink(missing_ok=True)
+    return bad

@@ -10,6 +10,13 @@ from shardscope.viewers.common.mime import axis_mime_data
 from tests.support.qt_events import drop
 
 
+@pytest.fixture(autouse=True)
+def _unsaved_edits_are_discarded(monkeypatch):
+    """Windows closed with edits at teardown discard them instead of asking; tests of the
+    prompt answer it themselves."""
+    monkeypatch.setenv("SHARDSCOPE_UNSAVED", "discard")
+
+
 @pytest.fixture
 def make_window(qtbot):
     """Factory: a MainWindow with ``source`` loaded (and propagated, unless ``propagate=False``).

@@ -2,8 +2,9 @@
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
+from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
 
 
@@ -155,3 +156,67 @@ def test_an_idle_window_does_not_repaint(make_window, qtbot, wait_idle):
     for widget in widgets:
         widget.removeEventFilter(counter)
     assert Count.paints == 0
+
+
+def quit_answering(window, monkeypatch, pick, button):
+    """File > Quit with the unsaved-edits prompt answering ``button``; the prompts shown."""
+    monkeypatch.delenv("SHARDSCOPE_UNSAVED", raising=False)
+    asked = []
+
+    def question(parent, title, text, buttons, default):
+        asked.append(text)
+        return button
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    pick(window, "&File", "&Quit")
+    return asked
+
+
+def test_quit_with_unsaved_edits_asks_and_cancel_keeps_everything(
+    make_window, monkeypatch, pick, drop_axis
+):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    recovery = window.session.recovery_file
+    saved = recovery.read_text()
+    asked = quit_answering(window, monkeypatch, pick, QMessageBox.StandardButton.Cancel)
+    assert asked == ["mlp has edits that are not saved. Save them before quitting?"]
+    assert window.isVisible()
+    assert recovery.read_text() == saved
+    assert window.session.spec(x) == Spec.of("data", "model") and window.qundo.count() == 1
+
+    asked = quit_answering(window, monkeypatch, pick, QMessageBox.StandardButton.Discard)
+    assert len(asked) == 1 and not window.isVisible()
+    assert not recovery.exists()
+
+
+def test_quit_can_save_the_edits_first(make_window, tmp_path, monkeypatch, pick, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    path = tmp_path / "mlp.json"
+    assert window.files.save_session_to(path)
+    drop_axis(window, x, 1, "model")
+    quit_answering(window, monkeypatch, pick, QMessageBox.StandardButton.Save)
+    assert not window.isVisible()
+    assert {"value": x, "name": "x", "spec": "data,model"} in Session.read(path)["specs"]
+
+
+def test_quit_without_edits_asks_nothing(make_window, monkeypatch, pick):
+    window = make_window("example:mlp", propagate=False)
+    assert quit_answering(window, monkeypatch, pick, QMessageBox.StandardButton.Cancel) == []
+    assert not window.isVisible()
+    assert not window.session.recovery_file.exists()
+
+
+def test_each_window_keeps_its_own_recovery_file(make_window, drop_axis):
+    one = make_window("example:mlp", propagate=False)
+    two = make_window("example:mlp", propagate=False)
+    x = one.session.graph.value_by_name("x").id
+    drop_axis(one, x, 1, "model")
+    drop_axis(two, x, 0, None)
+    assert one.session.recovery_file != two.session.recovery_file
+    one.close()
+    assert not one.session.recovery_file.exists()
+    kept = Session.read(two.session.recovery_file)
+    assert {"value": x, "name": "x", "spec": "_,_"} in kept["specs"]

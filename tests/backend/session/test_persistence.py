@@ -3,11 +3,14 @@
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program
@@ -16,9 +19,10 @@ from shardscope.backend.session.edits import CommandStack, SetDimSpec
 from shardscope.backend.session.persistence import (
     FORMAT_VERSION,
     build_state,
+    new_recovery_path,
+    orphan_recoveries,
     read_recovery,
     read_state,
-    recovery_path,
     state_dir,
     unpack_state,
     write_json,
@@ -42,7 +46,7 @@ def test_save_open_round_trip(mlp, tmp_path):
     CommandStack(s).push(SetDimSpec(x, 1, "model"))
     mid = mlp.graph.values[8].id  # an intermediate: saved by id
     s.set_spec(mid, Spec.of(None, "model"))
-    s.update_view(expanded=["layer1"], function="main")
+    s.update_view(expanded={"main": ["layer1"]}, function="main")
     path = tmp_path / "s.json"
     s.save(path)
     data = json.loads(path.read_text())
@@ -55,7 +59,7 @@ def test_save_open_round_trip(mlp, tmp_path):
     t.set_program(mlp)
     assert dict(t.specs) == dict(s.specs)
     assert t.mesh == s.mesh
-    assert t.view["expanded"] == ["layer1"]
+    assert t.view["expanded"] == {"main": ["layer1"]}
 
 
 def _edited(mlp):
@@ -121,8 +125,9 @@ def test_specs_are_matched_by_name_then_id(mlp):
         {"value": 8, "name": None, "spec": [None, "model"]},  # JSON entries are read too
         {"value": 999_999, "name": "no such name", "spec": "model"},  # neither: dropped
     ]
-    mesh, specs, view = unpack_state(state, graph)
-    assert mesh is None and view == {}
+    default = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
+    mesh, specs, view = unpack_state(state, graph, default)
+    assert mesh == default and view == {}
     assert specs == {x.id: Spec.of("data"), 8: Spec.of(None, "model")}
 
 
@@ -152,7 +157,7 @@ def test_unreadable_or_sourceless_session_file(tmp_path):
     with pytest.raises(ShardscopeError, match="cannot read session"):
         read_state(tmp_path / "missing.json")
     path = tmp_path / "nosource.json"
-    path.write_text(json.dumps({"format": "shardscope-session", "source": ""}))
+    path.write_text(json.dumps({"format": "shardscope-session", "version": 1, "source": ""}))
     with pytest.raises(ShardscopeError, match="names no program source"):
         read_state(path)
 
@@ -178,7 +183,10 @@ def test_state_dir_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path / "mine"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert state_dir() == tmp_path / "mine"
-    assert recovery_path() == tmp_path / "mine" / "recovery.json"
+    first, second = new_recovery_path(), new_recovery_path()
+    assert first.parent == tmp_path / "mine"
+    assert first != second
+    assert first.name.startswith(f"recovery-{os.getpid()}-")
     monkeypatch.delenv("SHARDSCOPE_STATE_DIR")
     assert state_dir() == tmp_path / "xdg" / "shardscope"
     monkeypatch.delenv("XDG_STATE_HOME")
@@ -186,13 +194,15 @@ def test_state_dir_from_the_environment(monkeypatch, tmp_path):
     assert state_dir() == tmp_path / "home" / ".local" / "state" / "shardscope"
 
 
-def test_read_recovery_ignores_missing_and_bad_files(monkeypatch, tmp_path):
-    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
-    assert read_recovery() is None
-    recovery_path().write_text("{not json")
-    assert read_recovery() is None
-    write_json(recovery_path(), {"format": "shardscope-session", "source": "example:mlp"})
-    assert read_recovery() == {"format": "shardscope-session", "source": "example:mlp"}
+def test_read_recovery_ignores_missing_and_refuses_bad_files(tmp_path):
+    path = tmp_path / "recovery-1-1.json"
+    assert read_recovery(path) is None
+    path.write_text("{not json")
+    with pytest.raises(ShardscopeError, match="not JSON"):
+        read_recovery(path)
+    state = {"format": "shardscope-session", "version": 1, "source": "example:mlp"}
+    write_json(path, state)
+    assert read_recovery(path) == state
 
 
 def test_edits_write_the_recovery_file_and_clean_exit_removes_it(mlp, tmp_path):
@@ -238,3 +248,153 @@ def test_killed_process_edits_are_recovered(tmp_path):
     s.restore(state)
     s.set_program(load_program("example:mlp"))
     assert s.spec(s.graph.value_by_name("x").id) == Spec.of("data", "model")
+
+
+def test_saving_through_a_symlink_keeps_the_link_and_the_mode(tmp_path):
+    target = tmp_path / "real" / "s.json"
+    write_json(target, {"a": 1})
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_json(link, {"a": 2})
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert json.loads(target.read_text()) == {"a": 2}
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_a_new_file_gets_the_usual_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "new.json"
+        write_json(path, {"a": 1})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_temporary_files_of_killed_saves_are_removed_by_the_next_save(tmp_path):
+    path = tmp_path / "s.json"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    stale = tmp_path / f".shardscope-tmp-{child.pid}-abc123-s.json"
+    stale.write_text("half")
+    running = tmp_path / f".shardscope-tmp-{os.getpid()}-xyz789-s.json"
+    running.write_text("being written")
+    other = tmp_path / ".not-ours.tmp"
+    other.write_text("x")
+    old_style = tmp_path / "s.jsonab_12xyz.tmp"  # named as saves before pids in names did
+    old_style.write_text("half")
+    os.utime(old_style, (1000, 1000))
+    recent_old_style = tmp_path / "s.jsonzz_34xyz.tmp"
+    recent_old_style.write_text("maybe being written")
+    write_json(path, {"a": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["s.json", running.name, other.name, recent_old_style.name]
+    )
+
+
+def test_a_save_killed_mid_write_leaves_a_temporary_file_the_next_save_removes(tmp_path):
+    path = tmp_path / "s.json"
+    script = textwrap.dedent(
+        f"""
+        import json, os, signal
+        from shardscope.backend.session import persistence
+
+        def die(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        persistence.json.dump = die
+        persistence.write_json(persistence.Path({str(path)!r}), {{"a": 1}})
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    assert [p.name.startswith(".shardscope-tmp-") for p in tmp_path.iterdir()] == [True]
+    write_json(path, {"a": 2})
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_orphan_recoveries_are_those_of_exited_processes_newest_first(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    older = tmp_path / f"recovery-{child.pid}-1.json"
+    newer = tmp_path / f"recovery-{child.pid}-2.json"
+    legacy = tmp_path / "recovery.json"
+    for i, p in enumerate((legacy, older, newer)):
+        p.write_text("{}")
+        os.utime(p, (1000 + i, 1000 + i))
+    (tmp_path / f"recovery-{os.getpid()}-1.json").write_text("{}")  # a running window's
+    (tmp_path / "settings.json").write_text("{}")
+    assert orphan_recoveries() == [newer, older, legacy]
+
+
+SESSION_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+SPEC_ENTRY = st.fixed_dictionaries(
+    {"value": st.integers(-2, 40) | st.none() | st.text(max_size=3)},
+    optional={
+        "name": st.sampled_from(["x", "no such", None, 3]),
+        "spec": st.sampled_from(["data", "model,_", "data,model,_,_", "pipe", "", 5, None])
+        | st.lists(st.none() | st.sampled_from(["data", "model", "zz"]), max_size=4),
+    },
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    extra=st.dictionaries(
+        st.sampled_from(["format", "version", "source", "mesh", "specs", "view", "file"]),
+        SESSION_JSON,
+        max_size=3,
+    ),
+    specs=st.lists(SPEC_ENTRY, max_size=3),
+)
+def test_fuzzed_session_files_open_or_fail_in_one_line(mlp, tmp_path, extra, specs):
+    data = {
+        "format": "shardscope-session",
+        "version": 1,
+        "source": "example:mlp",
+        "mesh": {"axes": [{"name": "data", "size": 4}, {"name": "model", "size": 2}]},
+        "specs": specs,
+        "view": {},
+        **extra,
+    }
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(data))
+    try:
+        state = read_state(path)
+        Session.check_state(mlp, state)
+    except ShardscopeError as exc:
+        assert "\n" not in str(exc) and str(exc)
+        return
+    session = Session()
+    session.set_program(mlp, state=state)
+
+
+@pytest.mark.parametrize(
+    "key", ["main", "main/op4.r0", "f/op-1.r2", "main/opX", "a/op1.r", "a/op1.r2.r3", "a/op.r1", ""]
+)
+def test_view_frames_are_checked_as_the_graph_view_reads_them(tmp_path, key):
+    from shardscope.backend.program.layout import Frame
+
+    try:
+        Frame.from_key(key)
+        readable = True
+    except ValueError:
+        readable = False
+    path = tmp_path / "s.json"
+    state = {"format": "shardscope-session", "version": 1, "source": "example:mlp"}
+    path.write_text(json.dumps({**state, "view": {"frames": [key]}}))
+    if readable:
+        read_state(path)
+    else:
+        with pytest.raises(ShardscopeError, match="view frame"):
+            read_state(path)
