@@ -27,8 +27,12 @@ def test_issue_example_json(capsys):
     assert {"kind", "hlo_sharding", "sdy_sharding", "tiles"} <= set(out)
     assert out["kind"] == "partially replicated"
     assert out["torch_xla_kind"] == "partial"
-    assert out["hlo_sharding"] == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
-    assert out["hlo_sharding_logical"] == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
+    assert out["hlo_sharding"] == "{devices=[4,1,2]<=[8] last_tile_dim_replicate}"
+    assert out["hlo_sharding_logical"] == out["hlo_sharding"]
+    assert (
+        out["hlo_sharding_device_ids"]
+        == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+    )
     assert out["sdy_sharding"] == '#sdy.sharding<@mesh, [{"data"}, {}]>'
     assert out["tiles"] == {
         "0": [[0, 4], [0, 32]],
@@ -41,6 +45,35 @@ def test_issue_example_json(capsys):
         "7": [[12, 16], [0, 32]],
     }
     assert out["warnings"] == []
+
+
+@pytest.mark.parametrize("spec", [("data", None), ("model", "data"), (None, "model")])
+def test_hlo_sharding_is_what_a_compiled_module_prints(capsys, spec):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    order = [0, 2, 4, 6, 1, 3, 5, 7]
+    devices = {d.id: d for d in jax.devices()}
+    mesh = Mesh(np.array([devices[i] for i in order]).reshape(4, 2), ("data", "model"))
+    sharding = NamedSharding(mesh, PartitionSpec(*spec))
+    compiled = jax.jit(lambda x: x * 2, in_shardings=sharding, out_shardings=sharding)
+    text = compiled.lower(jnp.zeros((16, 32))).compile().as_text()
+    param = next(line for line in text.splitlines() if "parameter(0), sharding=" in line)
+    printed = param.split("sharding=", 1)[1].split("}", 1)[0] + "}"
+    out = run_json(
+        capsys,
+        "--mesh",
+        "data=4,model=2",
+        "--device-order",
+        ",".join(map(str, order)),
+        "--shape",
+        "16,32",
+        "--spec",
+        ",".join(a or "_" for a in spec),
+    )
+    assert out["hlo_sharding"] == printed
 
 
 def test_uneven_shape_warns_and_tuple_spec(capsys):
