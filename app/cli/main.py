@@ -17,9 +17,16 @@ from shardscope.backend.errors import ShardscopeError
 COMMANDS = [gui, load, shard, propagate, render]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other error of ours."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one subparser per command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python main.py",
         description="shardscope: see how JAX/XLA shards your program, step by step.",
     )

@@ -31,15 +31,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+# Tile bounds are computed in int64, and padding can take a bound past the size itself.
+MAX_DIM_SIZE = 2**62
+# numpy arrays have at most 64 dimensions, and the tile grid is one.
+MAX_RANK = 32
+
+
 def _shape(text: str) -> tuple[int, ...]:
     text = text.strip().strip("()[]")
-    try:
-        shape = tuple(int(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        raise SpecError(f"shape {text!r} is not a list of integers: write it like 16,32") from None
-    if any(n < 0 for n in shape):
-        raise SpecError(f"shape {text!r} has a negative size: give sizes >= 0")
-    return shape
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()  # (16,) is a Python 1-tuple
+    if parts == [""]:
+        return ()
+    shown = text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise SpecError(
+            f"shape {shown!r} is not a list of whole numbers >= 0 in digits 0-9 separated by "
+            f"single commas: write it like 16,32"
+        )
+    if len(parts) > MAX_RANK:
+        raise SpecError(f"shape has {len(parts)} dims: give at most {MAX_RANK}")
+    if any(len(p) > 19 or int(p) > MAX_DIM_SIZE for p in parts):
+        raise SpecError(f"shape {shown!r} has a size over 2**62: give smaller sizes")
+    return tuple(int(p) for p in parts)
 
 
 def run(args: argparse.Namespace) -> int:

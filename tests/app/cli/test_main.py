@@ -136,3 +136,47 @@ def test_a_command_that_fails_at_once_exits_cleanly_on_one_core():
         )
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr.startswith("error: /nonexistent/program.py: no such file")
+
+
+@pytest.mark.parametrize(
+    ("args", "fix"),
+    [
+        (["--timeout", "-1"], "give e.g. --timeout 300"),
+        (["--timeout", "nan"], "give e.g. --timeout 300"),
+        (["--timeout", "inf"], "give e.g. --timeout 300"),
+        (["--timeout", "1e308"], "give at most --timeout 604800"),
+        (["--mesh", "data=\u0664"], "digits 0-9"),
+        (["--mesh", "data=10000000000"], "smaller axis sizes"),
+    ],
+)
+def test_numeric_edge_options_are_one_line_errors(args, fix):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "propagate", "example:mlp", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode in (1, 2)
+    assert proc.stdout == ""
+    err = proc.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    assert "Traceback" not in err
+    assert fix in err
+
+
+def test_a_path_longer_than_the_system_opens_is_a_one_line_error(capsys):
+    path = "a/" * 2100 + "x.py"
+    with pytest.raises(SystemExit) as info:
+        main(["propagate", path])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "move or rename the file" in err
+    assert len(err) < 300
+
+
+def test_a_usage_error_is_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["shard"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "--help" in err
