@@ -7,6 +7,7 @@ import math
 import os
 
 from shardscope.backend.errors import SpecError
+from shardscope.backend.isolation.jobs import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
@@ -15,11 +16,6 @@ SPEC_HELP = (
     "dims separated by commas (_ replicated, data+model a tuple, trailing ? open, @pN "
     "priority). Replaces the program's SPECS; repeat for several values"
 )
-
-
-# A limit past this is no limit: a week. Far larger values overflow the clocks that time
-# a worker (1e308 raised OverflowError).
-MAX_TIMEOUT = 7 * 24 * 3600.0
 
 
 def positive_number(text: str) -> float:

@@ -184,6 +184,25 @@ def last_line(text: str) -> str | None:
     return lines[-1][:200] if lines else None
 
 
+# A limit past this is no limit; far larger ones overflow the clocks that time a worker.
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+def check_timeout(seconds: float) -> float:
+    """``seconds`` if it is a usable time limit (> 0, at most a week); else a one-line
+    ``ShardscopeError`` naming the fix."""
+    try:
+        ok = math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ShardscopeError(
+            f"a time limit of {seconds!r} s is not a number of seconds above 0 and at most "
+            f"a week: give e.g. --timeout 300"
+        )
+    return seconds
+
+
 class WorkerTimeout(Exception):
     """A worker ran past its time limit and was killed."""
 
@@ -212,6 +231,9 @@ class WorkerJob:
     env: Mapping[str, str] = field(default_factory=dict)
     # False drops the worker's stdout: the log then holds its stderr alone.
     log_stdout: bool = True
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)
 
     def command(self) -> list[str]:
         """The command line of a fresh worker process."""

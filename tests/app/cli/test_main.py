@@ -279,3 +279,13 @@ def test_killing_the_cli_during_gspmd_leaves_no_worker(tmp_path):
     finally:
         cli.kill()
         cli.wait()
+
+
+@pytest.mark.parametrize("timeout", ["-1", "nan", "1e308", "0"])
+def test_a_command_with_its_own_timeout_option_still_refuses_unusable_limits(capsys, timeout):
+    # load declares --timeout itself; the worker that the limit times refuses it.
+    assert main(["load", "example:mlp", "--timeout", timeout]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and "\n" not in err
+    assert err.startswith("error: a time limit of ") and "give e.g. --timeout 300" in err

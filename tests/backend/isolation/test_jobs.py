@@ -333,3 +333,9 @@ def test_a_json_worker_killed_after_hitting_its_limit_is_out_of_memory(tmp_path,
     assert str(caught.value) == (
         f"the count ran out of memory (limit 2 GB); allow more with {MEMORY_ENV}=4 (0: no limit)"
     )
+
+
+@pytest.mark.parametrize("timeout", [-1.0, 0.0, float("nan"), float("inf"), 1e308, None])
+def test_a_job_refuses_a_time_limit_no_clock_can_keep(tmp_path, timeout):
+    with pytest.raises(ShardscopeError, match="give e.g. --timeout 300"):
+        _job(tmp_path, "anything", timeout=timeout)
