@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import os
 import sys
@@ -74,6 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        # Every path option meets this, whichever module declares it (PROGRAM, --out).
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 60 else f"{name[:40]}...({len(name)} characters)"
+        print(
+            f"error: the path {shown!r} is longer than this system opens: move or rename the file",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130

@@ -289,3 +289,12 @@ def test_a_command_with_its_own_timeout_option_still_refuses_unusable_limits(cap
     err = captured.err.strip()
     assert captured.out == "" and "\n" not in err
     assert err.startswith("error: a time limit of ") and "give e.g. --timeout 300" in err
+
+
+@pytest.mark.parametrize("path", ["a/" * 2100 + "x.py", "a" * 300 + ".py"])
+def test_a_path_too_long_is_one_line_whichever_command_declares_it(capsys, path):
+    assert main(["load", path]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and "\n" not in err and len(err) < 300
+    assert err.startswith("error: the path ") and err.endswith("move or rename the file")
