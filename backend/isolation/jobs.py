@@ -109,7 +109,10 @@ def become_worker(parent: int | None, limit: int | None) -> None:
         # address space that jaxlib and thread stacks reserve without using.
         _, hard = resource.getrlimit(resource.RLIMIT_DATA)
         soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        try:
+            resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        except (ValueError, OSError):
+            pass  # a system that will not lower it: the worker runs without a limit
 
 
 def _die_with_parent() -> None:
