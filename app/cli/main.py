@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import os
 import sys
@@ -17,9 +18,16 @@ from shardscope.backend.errors import ShardscopeError
 COMMANDS = [gui, load, shard, propagate, render]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other error of ours."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one subparser per command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python main.py",
         description="shardscope: see how JAX/XLA shards your program, step by step.",
     )
@@ -67,6 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        # Every path option meets this, whichever module declares it (PROGRAM, --out).
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 60 else f"{name[:40]}...({len(name)} characters)"
+        print(
+            f"error: the path {shown!r} is longer than this system opens: move or rename the file",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+import os
+
 from shardscope.backend.errors import SpecError
+from shardscope.backend.isolation.jobs import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
@@ -13,16 +18,68 @@ SPEC_HELP = (
 )
 
 
+def positive_number(text: str) -> float:
+    """argparse type: a finite number > 0 (``--scale``, ``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number: give e.g. 1.5") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0: give e.g. 1.5")
+    return value
+
+
+def timeout_seconds(text: str) -> float:
+    """argparse type for ``--timeout``: seconds, > 0 and at most ``MAX_TIMEOUT``."""
+    try:
+        value = positive_number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds > 0: give e.g. --timeout 300"
+        ) from None
+    if value > MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"{text} s is over a week: give at most --timeout {MAX_TIMEOUT:g}"
+        )
+    return value
+
+
+def program_path(text: str) -> str:
+    """argparse type for ``PROGRAM``: a name the system can open (checked for length)."""
+    if text.startswith("example:"):
+        return text
+    path_max = _limit("PC_PATH_MAX", 4096)
+    name_max = _limit("PC_NAME_MAX", 255)
+    longest = max((len(os.fsencode(p)) for p in text.split(os.sep)), default=0)
+    if len(os.fsencode(text)) >= path_max or longest > name_max:
+        raise argparse.ArgumentTypeError(
+            f"the path ({len(text)} characters) is longer than this system opens "
+            f"({path_max - 1} in all, {name_max} per name): move or rename the file"
+        )
+    return text
+
+
+def _limit(name: str, default: int) -> int:
+    try:
+        return int(os.pathconf("/", name))
+    except (OSError, ValueError):
+        return default
+
+
 def add_program_options(
     parser, *, timeout_help: str = "seconds allowed to load the program"
 ) -> None:
     """``PROGRAM``, ``--mesh``, ``--spec NAME=SPEC`` (repeatable) and ``--timeout``."""
-    parser.add_argument("program", help="a .py file, a .mlir file or example:NAME")
+    parser.add_argument(
+        "program", type=program_path, help="a .py file, a .mlir file or example:NAME"
+    )
     parser.add_argument(
         "--mesh", help="mesh axes, e.g. data=4,model=2 (default: the program's MESH)"
     )
     parser.add_argument("--spec", action="append", default=[], metavar="NAME=SPEC", help=SPEC_HELP)
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help=timeout_help)
+    parser.add_argument(
+        "--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT, help=timeout_help
+    )
 
 
 def parse_spec_args(items: list[str]) -> dict[str, Spec]:
@@ -31,6 +88,7 @@ def parse_spec_args(items: list[str]) -> dict[str, Spec]:
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not name.strip():
-            raise SpecError(f'--spec {item!r} is not NAME=SPEC; write e.g. --spec "x=data,_"')
+            shown = item if len(item) <= 60 else f"{item[:40]}...({len(item)} characters)"
+            raise SpecError(f'--spec {shown!r} is not NAME=SPEC; write e.g. --spec "x=data,_"')
         out[name.strip()] = parse_spec(text)
     return out

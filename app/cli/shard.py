@@ -31,15 +31,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+# Tile bounds are computed in int64, and padding can take a bound past the size itself.
+MAX_DIM_SIZE = 2**62
+# numpy arrays have at most 64 dimensions, and the tile grid is one.
+MAX_RANK = 32
+
+
 def _shape(text: str) -> tuple[int, ...]:
     text = text.strip().strip("()[]")
-    try:
-        shape = tuple(int(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        raise SpecError(f"shape {text!r} is not a list of integers: write it like 16,32") from None
-    if any(n < 0 for n in shape):
-        raise SpecError(f"shape {text!r} has a negative size: give sizes >= 0")
-    return shape
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()  # (16,) is a Python 1-tuple
+    if parts == [""]:
+        return ()
+    shown = text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise SpecError(
+            f"shape {shown!r} is not a list of whole numbers >= 0 in digits 0-9 separated by "
+            f"single commas: write it like 16,32"
+        )
+    if len(parts) > MAX_RANK:
+        raise SpecError(f"shape has {len(parts)} dims: give at most {MAX_RANK}")
+    if any(len(p) > 19 or int(p) > MAX_DIM_SIZE for p in parts):
+        raise SpecError(f"shape {shown!r} has a size over 2**62: give smaller sizes")
+    return tuple(int(p) for p in parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
     rank = len(shape)
     tiles = TileMap.build(mesh, spec, shape)
     kind = sharding_kind(mesh, spec, rank)
-    hlo = hlo_sharding_text(mesh, spec, rank, physical=True)
-    hlo_logical = hlo_sharding_text(mesh, spec, rank)
+    # A compiled module's parameters number devices by mesh position (checked with jax.jit
+    # on 8 CPU devices in the order 0,2,4,6,1,3,5,7): that is the form users compare with.
+    hlo = hlo_sharding_text(mesh, spec, rank)
+    hlo_ids = hlo_sharding_text(mesh, spec, rank, physical=True)
     sdy = sdy_sharding_text(mesh, spec, rank)
     if args.json:
         print(
@@ -70,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                     "kind": kind.hlo,
                     "torch_xla_kind": kind.torch_xla,
                     "hlo_sharding": hlo,
-                    "hlo_sharding_logical": hlo_logical,
+                    "hlo_sharding_logical": hlo,
+                    "hlo_sharding_device_ids": hlo_ids,
                     "sdy_sharding": sdy,
                     "sdy_mesh": mesh.sdy_text(),
                     "tiles": tiles.devices_json(),
@@ -85,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"spec:          {spec.padded(rank).format() or '(rank 0)'}  on shape {shape}")
     print(f"kind:          {kind.describe()}")
     print(f"hlo_sharding:  {hlo}")
-    if hlo_logical != hlo:
-        print(f"  (by mesh position, as JAX prints it: {hlo_logical})")
+    if hlo_ids != hlo:
+        print(f"  (devices by id rather than mesh position: {hlo_ids})")
     print(f"sdy_sharding:  {sdy}")
     print(f"sdy_mesh:      {mesh.sdy_text()}")
     for w in warnings:

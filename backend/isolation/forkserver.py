@@ -16,7 +16,6 @@ The server exits when its stdin closes, so it never outlives its client.
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import json
 import os
@@ -26,7 +25,14 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
-from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout, worker_env
+from shardscope.backend.isolation.jobs import (
+    WorkerJob,
+    WorkerTimeout,
+    become_worker,
+    kill_group,
+    memory_limit,
+    worker_env,
+)
 
 # What every worker of ours imports first, and the bulk of its start-up time.
 JAX_MODULES = ("jax", "jax.numpy", "jax.sharding")
@@ -104,10 +110,7 @@ class ForkServer:
         pid = started["pid"]
         done = self._read(timeout=job.timeout)
         if done is None:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+            kill_group(pid)  # the server made the worker a group leader before answering
             if self._read(timeout=30.0) is None:
                 self.close()
             raise WorkerTimeout(job.timeout)
@@ -163,16 +166,25 @@ def _serve(preload: list[str]) -> int:
     for name in preload:
         importlib.import_module(name)  # the point of the server: import once, fork many
     out = sys.stdout.buffer
+    limit = memory_limit()
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         request = json.loads(line)
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(request)
+            _child(request, server, limit)
+        # Both sides make the worker a group leader, so the group exists whichever runs
+        # first, before the client may kill it.
+        try:
+            os.setpgid(pid, pid)
+        except (PermissionError, ProcessLookupError):
+            pass  # the child already did, or has already exited
         out.write(json.dumps({"pid": pid}).encode() + b"\n")
         out.flush()
         status = _wait_or_orphaned(pid)
+        kill_group(pid)  # whatever the job forked
         if status is None:
             return 0
         out.write(json.dumps({"pid": pid, "status": status}).encode() + b"\n")
@@ -190,17 +202,18 @@ def _wait_or_orphaned(pid: int) -> int | None:
             return status
         readable, _, _ = select.select([stdin], [], [], 0.1)
         if readable and not os.read(stdin, 1):
-            os.kill(pid, 9)
+            kill_group(pid)
             os.waitpid(pid, 0)
             return None
 
 
-def _child(request: dict) -> None:
+def _child(request: dict, server: int, limit: int | None) -> None:
     """Run one job in the forked grandchild, as ``python -m`` would in its folder; never
     returns."""
     code = 1
     try:
-        _die_with_parent()
+        os.setpgid(0, 0)
+        become_worker(server, limit)
         fd = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         if request["log_stdout"]:
             os.dup2(fd, 1)
@@ -218,13 +231,6 @@ def _child(request: dict) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker if the server dies (the server kills it otherwise)."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, 9)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ in a fresh process (the fork server in ``forkserver`` runs the same jobs in a wa
 A worker that runs past its limit is killed (``WorkerTimeout``); one that dies without
 its result is described by ``Crash``: the signal or exit status, and its last line.
 
+Every worker dies with the process that started it (Linux's parent-death signal), runs in
+a process group of its own that is killed as a whole when the worker ends or times out
+(so nothing a user's program forks outlives the job), and has a memory limit
+(``memory_limit``) whose breach is reported as running out of memory, not as a crash.
+
 A JSON worker takes a job file and writes a report file (``{"ok": true, ...}`` or
 ``{"ok": false, "error": ...}``): ``run_json_worker`` is the parent's side, turning every
 way it can fail into a one-line ``ShardscopeError``, ``json_worker_main`` the child's.
@@ -14,8 +19,11 @@ way it can fail into a one-line ``ShardscopeError``, ``json_worker_main`` the ch
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import os
+import runpy
 import signal
 import subprocess
 import sys
@@ -27,6 +35,110 @@ from pathlib import Path
 from shardscope.backend.errors import ShardscopeError
 
 _DEVICE_COUNT = "xla_force_host_platform_device_count"
+
+# Gigabytes of memory a worker may allocate; 0 for no limit.
+MEMORY_ENV = "SHARDSCOPE_WORKER_MEMORY_GB"
+# The pid of the process that started a fresh worker, to notice that it died first.
+_PARENT_ENV = "SHARDSCOPE_WORKER_PARENT"
+# How a fresh worker starts: ``launch`` below, then the worker module.
+_LAUNCH = "from shardscope.backend.isolation.jobs import launch; launch()"
+# What the log of a worker that hit its memory limit says (each seen here under an
+# RLIMIT_DATA limit): Python's MemoryError, C++'s std::bad_alloc, XLA's allocator ("...
+# Out of memory allocating N bytes."), and XLA's CPU client when the stacks of the threads
+# it starts no longer fit ("Thread ... creation via pthread_create() failed.").
+_MEMORY_MARKERS = (
+    "MemoryError",
+    "std::bad_alloc",
+    "RESOURCE_EXHAUSTED: Out of memory",
+    "via pthread_create() failed",
+)
+
+
+def memory_limit() -> int | None:
+    """The most bytes a worker may allocate; None for no limit.
+
+    ``SHARDSCOPE_WORKER_MEMORY_GB`` sets it (0: no limit); by default it is 80% of this
+    machine's memory, so that a runaway job fails with MemoryError before the system's
+    out-of-memory killer picks a process, perhaps the app.
+    """
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if text:
+        try:
+            gb = float(text)
+        except ValueError:
+            gb = math.nan
+        if not math.isfinite(gb) or gb < 0:
+            raise ShardscopeError(
+                f"{MEMORY_ENV}={text!r} is not a number of gigabytes: set it to e.g. 16, "
+                f"or 0 for no limit"
+            )
+        return int(gb * 2**30) if gb > 0 else None
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return None
+    return max(int(physical * 0.8), 4 * 2**30)
+
+
+def memory_message(what: str, limit: int | None) -> str:
+    """``<what> ran out of memory (limit N GB); ...``: the fix names the setting."""
+    if limit is None:
+        return f"{what} ran out of memory; free some memory or use a smaller program"
+    gb = limit / 2**30
+    return (
+        f"{what} ran out of memory (limit {gb:.3g} GB); allow more with "
+        f"{MEMORY_ENV}={math.ceil(gb * 2):g} (0: no limit)"
+    )
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation that failed."""
+    return isinstance(exc, MemoryError) or str(exc).startswith(_MEMORY_MARKERS[2])
+
+
+def become_worker(parent: int | None, limit: int | None) -> None:
+    """Set up this process as a worker of ``parent``: die with it, and allocate at most
+    ``limit`` bytes."""
+    _die_with_parent()
+    if parent is not None and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)  # the parent died before we could ask
+    if limit is not None:
+        import resource
+
+        # RLIMIT_DATA rather than RLIMIT_AS: it counts what is allocated, not the
+        # address space that jaxlib and thread stacks reserve without using.
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        except (ValueError, OSError):
+            pass  # a system that will not lower it: the worker runs without a limit
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when the thread that started it ends."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def kill_group(pid: int) -> None:
+    """Kill process group ``pid`` (a worker and whatever it started), if any is left."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def launch() -> None:
+    """A fresh worker's start: ``python -c _LAUNCH MODULE ARG...`` becomes a worker, then
+    runs ``MODULE`` as ``python -m MODULE ARG...`` would."""
+    parent = os.environ.pop(_PARENT_ENV, "")
+    become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+    module = sys.argv[1]
+    sys.argv = sys.argv[1:]
+    sys.path[0] = os.getcwd()
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def worker_env(
@@ -55,6 +167,8 @@ class Crash:
 
     returncode: int
     last_line: str | None
+    # Whether its output says an allocation failed (it hit its memory limit).
+    out_of_memory: bool = False
 
     @property
     def how(self) -> str:
@@ -71,6 +185,25 @@ def last_line(text: str) -> str | None:
     """The last line of ``text`` that is not blank, cut to 200 characters; None if none."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:200] if lines else None
+
+
+# A limit past this is no limit; far larger ones overflow the clocks that time a worker.
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+def check_timeout(seconds: float) -> float:
+    """``seconds`` if it is a usable time limit (> 0, at most a week); else a one-line
+    ``ShardscopeError`` naming the fix."""
+    try:
+        ok = math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ShardscopeError(
+            f"a time limit of {seconds!r} s is not a number of seconds above 0 and at most "
+            f"a week: give e.g. --timeout 300"
+        )
+    return seconds
 
 
 class WorkerTimeout(Exception):
@@ -102,18 +235,21 @@ class WorkerJob:
     # False drops the worker's stdout: the log then holds its stderr alone.
     log_stdout: bool = True
 
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)
+
     def command(self) -> list[str]:
         """The command line of a fresh worker process."""
-        return [sys.executable, "-m", self.module, *self.argv]
+        return [sys.executable, "-c", _LAUNCH, self.module, *self.argv]
 
     def environment(self) -> dict[str, str]:
         """The environment of a fresh worker process."""
-        return worker_env(self.devices, self.env)
+        return worker_env(self.devices, {**self.env, _PARENT_ENV: str(os.getpid())})
 
     def crash(self, returncode: int) -> Crash:
         """How the worker ended, for a worker that left no result."""
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return Crash(returncode, last_line(text))
+        return Crash(returncode, last_line(text), any(m in text for m in _MEMORY_MARKERS))
 
 
 def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None) -> int:
@@ -121,14 +257,18 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
 
     ``while_waiting`` runs in this thread once the process has started. Raises
     ``WorkerTimeout`` when the worker runs past ``job.timeout`` (it is killed first).
+    Whatever the worker started is killed with it when it ends.
     """
+    memory_limit()  # a malformed setting is the user's error, not the worker's crash
     with job.log.open("w") as log:
         proc = subprocess.Popen(
             job.command(),
             env=job.environment(),
+            stdin=subprocess.DEVNULL,
             stdout=log if job.log_stdout else subprocess.DEVNULL,
             stderr=log,
             cwd=str(job.cwd),
+            process_group=0,
         )
         try:
             if while_waiting is not None:
@@ -137,9 +277,8 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
         except subprocess.TimeoutExpired:
             raise WorkerTimeout(job.timeout) from None
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            kill_group(proc.pid)
+            proc.wait()
 
 
 def run_json_worker(
@@ -177,6 +316,8 @@ def run_json_worker(
             raise ShardscopeError(f"{exc.message(what)}; allow more with --timeout") from None
         if not out.exists():
             crash = worker.crash(returncode)
+            if crash.out_of_memory:
+                raise ShardscopeError(memory_message(what, memory_limit()))
             raise ShardscopeError(
                 f"{what} crashed ({crash.last_line or f'exit status {crash.returncode}'})"
             )
@@ -191,14 +332,34 @@ def json_worker_main(argv: list[str], work: Callable[[dict, Path], dict], *, fai
 
     Calls ``work(job, scratch)``, where ``scratch`` is a folder the worker may fill (it is
     removed with the job), and writes the report it returns. An exception becomes the
-    report ``{"ok": false, "error": "<failure>: <Type>: <first line>"}``.
+    report ``{"ok": false, "error": "<failure>: <Type>: <message>"}`` with the whole
+    message (``exception_text``); a failed allocation, ``<failure>: ... ran out of memory``.
     """
     job_path, out_path = argv
     job = json.loads(Path(job_path).read_text())
     try:
         report = work(job, Path(job_path).parent)
     except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        report = {"ok": False, "error": f"{failure}: {type(exc).__name__}: {first}"}
+        if is_out_of_memory(exc):
+            error = f"{failure}: {memory_message('the worker', memory_limit())}"
+        else:
+            error = f"{failure}: {exception_text(exc)}"
+        report = {"ok": False, "error": error}
     Path(out_path).write_text(json.dumps(report))
     return 0
+
+
+def exception_text(exc: BaseException, max_lines: int = 40, max_chars: int = 4000) -> str:
+    """``Type: message`` with the whole message: libraries such as Equinox name the
+    offending argument lines below the first. Blank runs are squeezed and a very long
+    message is cut, saying so."""
+    lines: list[str] = []
+    for line in str(exc).strip().splitlines():
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    text = "\n".join(lines[:max_lines])
+    if len(lines) > max_lines or len(text) > max_chars:
+        text = text[:max_chars].rstrip() + "\n... (message cut)"
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name

@@ -22,10 +22,13 @@ if TYPE_CHECKING:  # jax is imported where used: the CLI starts without it
     from jax import Device
     from jax.sharding import NamedSharding, PartitionSpec
 
+# Digits are ASCII only: \d would also read other scripts' digits ("p٤" as p4).
 _DIM_RE = re.compile(
-    r"^(?P<axes>[^?@]*?)\s*(?P<open>\?)?\s*(?:@\s*p(?P<prio>\d+))?\s*(?P<open2>\?)?$"
+    r"(?P<axes>[^?@]*?)\s*(?P<open>\?)?\s*(?:@\s*p(?P<prio>[0-9]+))?\s*(?P<open2>\?)?"
 )
-_AXIS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_AXIS_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Priorities beyond this are typing mistakes, not an order anyone means.
+MAX_PRIORITY = 999_999
 _REPLICATED_WORDS = ("", "_", "None", "none")
 
 
@@ -188,7 +191,7 @@ def parse_spec(text: str) -> Spec:
     dims = []
     for i, raw in enumerate(text.split(",")):
         part = raw.strip()
-        m = _DIM_RE.match(part)
+        m = _DIM_RE.fullmatch(part)
         if not m or (m["open"] and m["open2"]):
             raise SpecError(
                 f"spec dim {i} {part!r} is malformed: write _, an axis, axes joined by +, "
@@ -202,14 +205,25 @@ def parse_spec(text: str) -> Spec:
         else:
             axes = tuple(a.strip() for a in axes_text.split("+"))
             for a in axes:
-                if not _AXIS_RE.match(a):
+                if not _AXIS_RE.fullmatch(a):
                     raise SpecError(
                         f"spec dim {i} {part!r} has a bad axis name {a!r}: "
                         f"join axis names with + (e.g. data+model)"
                     )
-        prio = int(m["prio"]) if m["prio"] is not None else None
+        prio = None
+        if m["prio"] is not None:
+            if len(m["prio"]) > len(str(MAX_PRIORITY)) or int(m["prio"]) > MAX_PRIORITY:
+                raise SpecError(
+                    f"spec dim {i} has priority p{_clip(m['prio'])}: give one from p0 "
+                    f"(strongest) to p{MAX_PRIORITY}"
+                )
+            prio = int(m["prio"])
         dims.append(DimSpec(axes, bool(m["open"] or m["open2"]), prio))
     return Spec(tuple(dims))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 20 else f"{text[:12]}...({len(text)} digits)"
 
 
 def format_spec(spec: Spec) -> str:

@@ -1,8 +1,10 @@
 """The CLI entry point: the parser's commands, exit codes, and a clean exit on failure."""
 
 import argparse
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,7 +13,7 @@ import pytest
 import shardscope.app.cli.main as cli_main
 from shardscope.app.cli.main import build_parser, main
 from shardscope.backend.errors import ProgramError
-from tests.support.inputs import REPO
+from tests.support.inputs import REPO, write_input
 
 ROOT = REPO
 
@@ -136,3 +138,163 @@ def test_a_command_that_fails_at_once_exits_cleanly_on_one_core():
         )
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr.startswith("error: /nonexistent/program.py: no such file")
+
+
+@pytest.mark.parametrize(
+    ("args", "fix"),
+    [
+        (["--timeout", "-1"], "give e.g. --timeout 300"),
+        (["--timeout", "nan"], "give e.g. --timeout 300"),
+        (["--timeout", "inf"], "give e.g. --timeout 300"),
+        (["--timeout", "1e308"], "give at most --timeout 604800"),
+        (["--mesh", "data=\u0664"], "digits 0-9"),
+        (["--mesh", "data=10000000000"], "smaller axis sizes"),
+    ],
+)
+def test_numeric_edge_options_are_one_line_errors(args, fix):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "propagate", "example:mlp", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode in (1, 2)
+    assert proc.stdout == ""
+    err = proc.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    assert "Traceback" not in err
+    assert fix in err
+
+
+def test_a_path_longer_than_the_system_opens_is_a_one_line_error(capsys):
+    path = "a/" * 2100 + "x.py"
+    with pytest.raises(SystemExit) as info:
+        main(["propagate", path])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "move or rename the file" in err
+    assert len(err) < 300
+
+
+def test_a_usage_error_is_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["shard"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "--help" in err
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("route", ["fork server", "fresh worker"])
+def test_a_child_forked_by_a_program_does_not_outlive_the_load(tmp_path, capsys, route):
+    from shardscope.backend.isolation.forkserver import shared_server
+
+    path = write_input(
+        tmp_path,
+        "forks.py",
+        "import os, time\nimport jax.numpy as jnp\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "open('child.pid', 'w').write(str(child))\n"
+        "PROGRAM = lambda x: x * 2\nEXAMPLE_ARGS = (jnp.ones(4),)\n",
+    )
+    server = shared_server()
+    busy = route == "fresh worker" and server.try_acquire()
+    try:
+        assert main(["load", path]) == 0
+    finally:
+        if busy:
+            server.release()
+    assert _gone_within(int((tmp_path / "child.pid").read_text()), 5)
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append((int(entry.name), cmdline))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_killing_the_cli_during_gspmd_leaves_no_worker(tmp_path):
+    # Python imports sitecustomize in every process it starts: here it makes the GSPMD
+    # worker spin forever once it looks for its module, as a compile that never ends would.
+    write_input(
+        tmp_path,
+        "sitecustomize.py",
+        "import sys\n"
+        "class Spin:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        while name == 'shardscope.backend.gspmd.compile':\n"
+        "            pass\n"
+        "sys.meta_path.insert(0, Spin())\n",
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    cli = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "propagate", "example:mlp", "--gspmd"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[int] = []
+        while not workers:
+            assert cli.poll() is None, "the GSPMD worker ended before the test saw it"
+            assert time.monotonic() < deadline
+            workers = [pid for pid, cmd in _children(cli.pid) if "gspmd.compile" in cmd]
+            time.sleep(0.05)
+        leftovers = [pid for pid, _ in _children(cli.pid)]
+        cli.kill()
+        cli.wait()
+        for pid in leftovers:
+            assert _gone_within(pid, 10), f"process {pid} outlived the CLI"
+    finally:
+        cli.kill()
+        cli.wait()
+
+
+@pytest.mark.parametrize("timeout", ["-1", "nan", "1e308", "0"])
+def test_a_command_with_its_own_timeout_option_still_refuses_unusable_limits(capsys, timeout):
+    # load declares --timeout itself; the worker that the limit times refuses it.
+    assert main(["load", "example:mlp", "--timeout", timeout]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and "\n" not in err
+    assert err.startswith("error: a time limit of ") and "give e.g. --timeout 300" in err
+
+
+@pytest.mark.parametrize("path", ["a/" * 2100 + "x.py", "a" * 300 + ".py"])
+def test_a_path_too_long_is_one_line_whichever_command_declares_it(capsys, path):
+    assert main(["load", path]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and "\n" not in err and len(err) < 300
+    assert err.startswith("error: the path ") and err.endswith("move or rename the file")

@@ -4,7 +4,12 @@ import argparse
 
 import pytest
 
-from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.app.cli.options import (
+    add_program_options,
+    parse_spec_args,
+    positive_number,
+    timeout_seconds,
+)
 from shardscope.backend.errors import SpecError
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.spec import Spec, parse_spec
@@ -58,3 +63,16 @@ def test_the_timeout_help_is_the_commands_own():
     parser = argparse.ArgumentParser()
     add_program_options(parser, timeout_help="seconds allowed to load and propagate")
     assert "seconds allowed to load and propagate" in parser.format_help()
+
+
+@pytest.mark.parametrize("text", ["-5", "0", "nan", "inf", "-inf", "x", ""])
+def test_positive_number_refuses_what_is_not_a_finite_number_above_zero(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="give e.g. 1.5"):
+        positive_number(text)
+
+
+def test_positive_number_and_timeout_read_numbers():
+    assert positive_number("2.5") == 2.5
+    assert timeout_seconds("1e3") == 1000.0
+    with pytest.raises(argparse.ArgumentTypeError, match="at most"):
+        timeout_seconds("1e308")

@@ -1,13 +1,15 @@
 """Loading through the warm fork server: isolation between loads, recovery, fallback."""
 
 import os
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from shardscope.backend.isolation.forkserver import ForkServer, shared_server
-from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout
+from shardscope.backend.isolation.jobs import MEMORY_ENV, WorkerJob, WorkerTimeout
 from shardscope.backend.program.load import load_program
 from tests.support.inputs import write_input
 
@@ -176,3 +178,65 @@ def test_jobs_with_their_own_devices_need_a_fresh_process(tmp_path):
     server = ForkServer(preload=())
     with pytest.raises(ValueError, match="cannot set devices"):
         server.run(_job(tmp_path, "anything", devices=4))
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a killed process not reaped yet does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+_FORKER = (
+    "import os, time\n"
+    "def main(argv):\n"
+    "    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        time.sleep(600)\n"
+    "        os._exit(0)\n"
+    "    open('child.pid', 'w').write(str(child))\n"
+    "    time.sleep(float(argv[0]))\n"
+    "    return 0\n"
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(("sleep", "timeout"), [("0", 120.0), ("600", 2.0)])
+def test_what_a_job_forks_ends_with_the_job(tmp_path, sleep, timeout):
+    write_input(tmp_path, "forker.py", _FORKER)
+    server = ForkServer(preload=())
+    try:
+        try:
+            assert server.run(_job(tmp_path, "forker", sleep, timeout=timeout)) == 0
+        except WorkerTimeout:
+            assert timeout == 2.0
+        assert _gone_within(int((tmp_path / "child.pid").read_text()), 5)
+    finally:
+        server.close()
+
+
+def test_a_job_has_the_memory_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "2.5")
+    write_input(
+        tmp_path,
+        "limits.py",
+        "import resource\ndef main(argv):\n"
+        "    print(resource.getrlimit(resource.RLIMIT_DATA)[0])\n    return 0\n",
+    )
+    server = ForkServer(preload=())
+    try:
+        assert server.run(_job(tmp_path, "limits")) == 0
+        assert (tmp_path / "log.txt").read_text().split() == [str(int(2.5 * 2**30))]
+    finally:
+        server.close()

@@ -2,16 +2,22 @@
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import (
+    MEMORY_ENV,
     Crash,
     WorkerJob,
     WorkerTimeout,
+    exception_text,
     last_line,
+    memory_limit,
     run_json_worker,
     run_worker,
     worker_env,
@@ -125,11 +131,24 @@ def test_a_json_worker_reports_with_its_devices(tmp_path):
     assert report == {"ok": True, "devices": 5, "job": {"a": 1}}
 
 
-def test_a_json_worker_failure_is_one_line(tmp_path):
-    name = _json_worker(tmp_path, "failing", "    raise ValueError('bad job\\nmore detail')")
+def test_a_json_worker_failure_shows_the_whole_message(tmp_path):
+    # Shaped like Equinox's errors, which name the offending argument on the third line.
+    name = _json_worker(
+        tmp_path,
+        "failing",
+        "    raise ValueError('bad job\\n\\n\\n  The argument `x` is a float   \\n')",
+    )
     with pytest.raises(ShardscopeError) as caught:
         run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120)
-    assert str(caught.value) == "counting failed: ValueError: bad job"
+    assert str(caught.value) == (
+        "counting failed: ValueError: bad job\n\n  The argument `x` is a float"
+    )
+
+
+def test_exception_text_is_cut_when_very_long():
+    text = exception_text(RuntimeError("\n".join(f"line {i}" for i in range(100))), max_lines=3)
+    assert text == "RuntimeError: line 0\nline 1\nline 2\n... (message cut)"
+    assert exception_text(KeyError()) == "KeyError"
 
 
 def test_a_json_worker_that_says_not_ok_without_a_reason(tmp_path):
@@ -162,3 +181,161 @@ def test_a_json_worker_past_its_time_names_the_fix(tmp_path):
     with pytest.raises(ShardscopeError) as caught:
         run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=1.5)
     assert str(caught.value) == "the count did not finish within 1.5 s; allow more with --timeout"
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a killed process its parent has not reaped yet does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+# A worker that forks a child which would sleep for ten minutes; both write their pids.
+_FORKER = (
+    "import os, sys, time\n"
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    time.sleep(600)\n"
+    "    os._exit(0)\n"
+    "open('child.pid', 'w').write(str(child))\n"
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_what_a_worker_forks_ends_with_it(tmp_path):
+    name = _module(tmp_path, "forker", _FORKER)
+    assert run_worker(_job(tmp_path, name)) == 0
+    child = int((tmp_path / "child.pid").read_text())
+    assert _gone_within(child, 5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_what_a_worker_forks_ends_when_it_times_out(tmp_path):
+    name = _module(tmp_path, "forker", _FORKER + "time.sleep(600)\n")
+    with pytest.raises(WorkerTimeout):
+        run_worker(_job(tmp_path, name, timeout=3))
+    child = int((tmp_path / "child.pid").read_text())
+    assert _gone_within(child, 5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal")
+def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
+    name = _module(
+        tmp_path,
+        "sleeper",
+        "import os, time\nopen('worker.pid', 'w').write(str(os.getpid()))\ntime.sleep(600)\n",
+    )
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom pathlib import Path\n"
+            "from shardscope.backend.isolation.jobs import WorkerJob, run_worker\n"
+            f"here = Path({str(tmp_path)!r})\n"
+            f"run_worker(WorkerJob({name!r}, (), here, here / 'log.txt', 600.0))\n",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "worker.pid").exists():
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.05)
+        worker = int((tmp_path / "worker.pid").read_text())
+        parent.kill()
+        parent.wait()
+        assert _gone_within(worker, 5)
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_workers_have_the_memory_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "3")
+    name = _module(
+        tmp_path, "limits", "import resource\nprint(resource.getrlimit(resource.RLIMIT_DATA)[0])\n"
+    )
+    assert run_worker(_job(tmp_path, name)) == 0
+    assert (tmp_path / "log.txt").read_text().split() == [str(3 * 2**30)]
+
+
+def test_the_memory_limit_defaults_to_most_of_this_machine_and_can_be_lifted(monkeypatch):
+    monkeypatch.delenv(MEMORY_ENV, raising=False)
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert memory_limit() == max(int(physical * 0.8), 4 * 2**30)
+    monkeypatch.setenv(MEMORY_ENV, "0")
+    assert memory_limit() is None
+    for bad in ("lots", "-1", "nan"):
+        monkeypatch.setenv(MEMORY_ENV, bad)
+        with pytest.raises(ShardscopeError, match="set it to e.g. 16, or 0 for no limit"):
+            memory_limit()
+
+
+def test_a_json_worker_out_of_memory_says_so_and_names_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "0.5")
+    name = _json_worker(tmp_path, "greedy", "    return {'ok': True, 'n': len(bytearray(2**31))}")
+    with pytest.raises(ShardscopeError) as caught:
+        run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120)
+    assert str(caught.value) == (
+        "counting failed: the worker ran out of memory (limit 0.5 GB); "
+        f"allow more with {MEMORY_ENV}=1 (0: no limit)"
+    )
+
+
+def test_a_json_worker_whose_compiler_runs_out_of_memory_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "1")
+    name = _json_worker(
+        tmp_path,
+        "greedy_jax",
+        "    import jax.numpy as jnp\n"
+        "    return {'ok': True, 'n': float((jnp.ones((2**29,), jnp.float32) + 1).sum())}",
+    )
+    with pytest.raises(ShardscopeError, match=r"ran out of memory \(limit 1 GB\)"):
+        run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120, devices=2)
+
+
+def test_a_json_worker_whose_threads_no_longer_fit_is_out_of_memory(tmp_path, monkeypatch):
+    # 64 fake devices start more threads than 1 GB holds stacks for: XLA aborts.
+    monkeypatch.setenv(MEMORY_ENV, "1")
+    name = _json_worker(
+        tmp_path,
+        "many_threads",
+        "    import jax.numpy as jnp\n"
+        "    return {'ok': True, 'n': float((jnp.ones((2**29,), jnp.float32) + 1).sum())}",
+    )
+    with pytest.raises(ShardscopeError) as caught:
+        run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120, devices=64)
+    assert str(caught.value).startswith("the count ran out of memory (limit 1 GB)")
+
+
+def test_a_json_worker_killed_after_hitting_its_limit_is_out_of_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "2")
+    name = _json_worker(
+        tmp_path,
+        "aborted",
+        "    import os\n"
+        "    print(\"terminate called after throwing an instance of 'std::bad_alloc'\",\n"
+        "          file=sys.stderr, flush=True)\n"
+        "    os.abort()",
+    )
+    with pytest.raises(ShardscopeError) as caught:
+        run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120)
+    assert str(caught.value) == (
+        f"the count ran out of memory (limit 2 GB); allow more with {MEMORY_ENV}=4 (0: no limit)"
+    )
+
+
+@pytest.mark.parametrize("timeout", [-1.0, 0.0, float("nan"), float("inf"), 1e308, None])
+def test_a_job_refuses_a_time_limit_no_clock_can_keep(tmp_path, timeout):
+    with pytest.raises(ShardscopeError, match="give e.g. --timeout 300"):
+        _job(tmp_path, "anything", timeout=timeout)
