@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
 
-from shardscope.backend.errors import ProgramError, SpecError
+from shardscope.backend.errors import ProgramError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph, build_graph
 from shardscope.backend.program.mlir import new_context, run_passes
 from shardscope.backend.propagation import sdyread
@@ -33,9 +33,10 @@ from shardscope.backend.propagation.annotate import (
     name_constraints,
     origin_describer,
 )
-from shardscope.backend.propagation.collectives import predict_collectives
+from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS, predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
-from shardscope.backend.propagation.pipeline import pipeline_stages
+from shardscope.backend.propagation.guard import probe
+from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
 from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
 from shardscope.backend.propagation.result import PropagationResult, value_infos
 from shardscope.backend.propagation.sdywrite import MESH_NAME
@@ -169,7 +170,7 @@ def _propagate(
     )
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
-    propagate_passes, export = pipeline_stages()
+    propagate_passes, export, route, warnings = _safe_stages(module, collectives)
     run_passes(module, propagate_passes)
     scan = sdyread.Scan(module.operation)
     after, origins, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
@@ -199,7 +200,9 @@ def _propagate(
 
     timeline = complete(timeline, describe)
     values = value_infos(graph, final, mesh)
-    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module)
+    result = PropagationResult(
+        prep.name, mesh, graph, annotations, values, timeline, module, route, warnings=warnings
+    )
     if conflicts:
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
     if collectives:
@@ -207,3 +210,34 @@ def _propagate(
         for c in result.conflicts:
             c.collectives = [x for x in result.collectives if x.op == c.op]
     return result
+
+
+def _safe_stages(module: ir.Module, collectives: bool) -> tuple[str, str, str, list[str]]:
+    """The pass lists to run here, tried first in a forked child: (propagate, export,
+    route, warnings).
+
+    Shardy has crashed the process with ``debug-sharding-origins`` on where it ran without
+    it: when the child dies, the run goes on without origins and says so; when it dies
+    without them too, a ``ShardscopeError`` says how.
+    """
+    crash = None
+    for origins in (True, False):
+        propagate_passes, export = pipeline_stages(origins)
+        tail = [EXPLICIT_RESHARDS] if collectives else []
+        crash = probe(module, [propagate_passes, export, *tail])
+        if crash is None:
+            if origins:
+                return propagate_passes, export, ROUTE, []
+            return (
+                propagate_passes,
+                export,
+                ROUTE_NO_ORIGINS,
+                [
+                    "Shardy crashed recording where each axis came from; propagated without "
+                    "that record, so steps name no origins"
+                ],
+            )
+    raise ShardscopeError(
+        f"Shardy crashed on this program ({crash.describe()}); check the program's "
+        f"shardings against the mesh, or report the module to Shardy"
+    )

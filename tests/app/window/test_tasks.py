@@ -104,3 +104,16 @@ def test_a_load_task_builds_the_graph_off_the_gui_thread(runner, qtbot):
     assert isinstance(program, Program)
     assert "graph" in vars(program)  # built by the task, not later on the GUI thread
     assert program.arg_names == ["x", "w"]
+
+
+def test_the_window_survives_a_compiler_crash(make_window, qtbot, drop_axis, wait_idle):
+    # This module with a spec on x segfaults Shardy when it records origins.
+    window = make_window(str(MLIR / "sdy_origins_crash.mlir"))
+    wait_idle(window)
+    before = window.propagation.count
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "data")
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    assert "origins off" in window.session.propagation.route
+    assert any("crashed" in m for m in window.messages.messages("warning"))
