@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
 from shardscope.backend.isolation.jobs import Crash, WorkerJob, WorkerTimeout, run_worker
-from shardscope.backend.program.mlir import new_context, parse_module
+from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
@@ -175,6 +175,13 @@ def load_program(
 
 def _load_mlir(path: Path, source: str, timeout: float) -> Program:
     text = read_mlir_text(path, timeout)
+    depth = nesting_depth(text)
+    if depth > MAX_NESTING:
+        raise ProgramError(
+            f"{path}: brackets nest {depth} deep, over the {MAX_NESTING} shardscope parses "
+            f"(the parser would overflow its stack); export the module again with "
+            f"jax.jit(f).lower(...).as_text()"
+        )
     # jaxlib and the graph (numpy) only once a module is parsed (see the top of the module).
     from jaxlib.mlir import ir
 

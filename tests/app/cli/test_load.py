@@ -75,3 +75,14 @@ def test_a_mlir_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.mlir"
     bad.write_bytes(b"module {\xff\xfe}")
     assert "not UTF-8" in _one_line_error(capsys, ["load", str(bad)])
+
+
+def test_deeply_nested_locations_are_one_line_not_a_crash(tmp_path, capsys):
+    from tests.support.inputs import MLIR
+
+    deep = "fused[" * 50_000 + '"x"' + "]" * 50_000
+    text = (MLIR / "plain.mlir").read_text().replace("loc(#loc19)", f"loc({deep})", 1)
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    err = _one_line_error(capsys, ["load", str(path)])
+    assert "brackets nest 50003 deep, over the 1000" in err

@@ -117,3 +117,17 @@ def test_the_window_survives_a_compiler_crash(make_window, qtbot, drop_axis, wai
     wait_idle(window)
     assert "origins off" in window.session.propagation.route
     assert any("crashed" in m for m in window.messages.messages("warning"))
+
+
+def test_a_deeply_nested_module_is_an_error_not_a_crash(make_window, qtbot, tmp_path):
+    # 50,000 nested fused locations overflow the MLIR parser's stack.
+    deep = "fused[" * 50_000 + '"x"' + "]" * 50_000
+    text = (MLIR / "plain.mlir").read_text().replace("loc(#loc19)", f"loc({deep})", 1)
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    window = make_window("example:mlp", propagate=False)
+    window.open_program(str(path))
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    (error,) = window.messages.messages("error")
+    assert "nest 50003 deep" in error and "\n" not in error
+    assert window.windowTitle().startswith("mlp")
