@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -277,6 +278,20 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     )
 
 
+_MESH_OP = re.compile(r"sdy\.mesh @(\w+) = <\[([^\]]*)\]")
+_MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+
+
+def own_mesh(text: str) -> dict[str, int] | None:
+    """The axes of the module's ``@mesh`` (else its first mesh with axes), or None."""
+    meshes = {}
+    for m in _MESH_OP.finditer(text):
+        axes = {a: int(n) for a, n in _MESH_AXIS.findall(m.group(2))}
+        if axes:
+            meshes.setdefault(m.group(1), axes)
+    return meshes.get("mesh") or next(iter(meshes.values()), None)
+
+
 def _once(fn: Callable[[], object]) -> Callable[[], None]:
     done = []
 
@@ -312,13 +327,17 @@ def _load_python(
         result = json.loads(out.read_text())
     if not result["ok"]:
         raise ProgramError(result["error"])
+    mesh = result["mesh"]
+    if mesh is None:
+        # Without MESH, the mesh the program's own shardings are on (as for a .mlir file).
+        mesh = own_mesh(result["mlir_text"])
     return Program(
         name=path.stem,
         source=str(path),
         kind="python",
         path=str(path),
         mlir_text=result["mlir_text"],
-        mesh=result["mesh"],
+        mesh=mesh,
         specs=result["specs"],
         params=params,
         load_seconds=result["seconds"],

@@ -16,6 +16,7 @@ argument they belong to, and exporting named computations back into calls drops 
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,6 +43,7 @@ from shardscope.backend.propagation.result import PropagationResult, value_infos
 from shardscope.backend.propagation.sdywrite import MESH_NAME
 from shardscope.backend.propagation.timeline import Timeline, complete
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.sdy_text import axes_in
 from shardscope.backend.sharding.values import ValueSharding
 
 if TYPE_CHECKING:
@@ -108,11 +110,43 @@ def prepare(
     mesh = _as_mesh(mesh) or _as_mesh(graph.meshes.get(MESH_NAME))
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
+    _check_own_axes(text, graph, mesh)
     index = ProgramIndex(module, graph)
     annotations = annotate(module, graph, index, mesh, specs, strict)
     inline_calls(module, index)
     index.alias_calls()
     return Prepared(name, module, graph, index, mesh, annotations)
+
+
+# A sharding on the mesh the session's replaces, up to its closing ``>``; and the axes a
+# shard_map body is manual over.
+_ON_MESH = re.compile(r"<@" + MESH_NAME + r",\s*\[[^>]*>")
+_MANUAL = re.compile(r"manual_axes=\{([^}]*)\}")
+
+
+def _check_own_axes(text: str, graph: ProgramGraph, mesh: Mesh) -> None:
+    """Refuse a mesh that lacks axes the program's own shardings name.
+
+    The session's mesh replaces the module's ``@mesh``; Shardy aborts the process (an LLVM
+    fatal error, "unknown axis name") on a sharding whose axis that mesh lacks.
+    """
+    used: dict[str, None] = {}
+    for m in _ON_MESH.finditer(text):
+        used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(0))))
+    for m in _MANUAL.finditer(text):
+        used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(1))))
+    missing = [a for a in used if a not in mesh.shape]
+    if not missing:
+        return
+    own = graph.meshes.get(MESH_NAME) or {}
+    wanted = {**mesh.shape, **{a: own.get(a, 2) for a in missing}}
+    example = ",".join(f"{a}={n}" for a, n in wanted.items())
+    axes, them = ("axes", "them") if len(missing) > 1 else ("axis", "it")
+    raise SpecError(
+        f"the program's own shardings use mesh {axes} {', '.join(missing)}, which the "
+        f"mesh {', '.join(f'{a}={n}' for a, n in mesh.shape.items())} lacks; add {them} to "
+        f"the mesh (e.g. --mesh {example}) or leave the mesh out to use the program's own"
+    )
 
 
 def final_state(prep: Prepared) -> dict[int, ValueSharding]:

@@ -96,3 +96,18 @@ def test_a_compiler_crash_does_not_kill_propagate():
     assert any("crashed" in w for w in data["warnings"])
     values = {v["name"]: v for v in data["values"] if v["name"]}
     assert values["x"]["spec"] == [["data"], []]
+
+
+def test_a_mesh_without_the_programs_own_axes_is_one_line(capsys):
+    from tests.support.inputs import PROGRAMS
+
+    source = str(PROGRAMS / "own_mesh_axes.py")
+    assert main(["propagate", source, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mesh"] == {"dp": 2, "tp": 2}
+    assert main(["propagate", source, "--mesh", "dp=4,model=2"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: the program's own shardings use mesh axis tp, which the mesh dp=4, model=2 "
+        "lacks; add it to the mesh (e.g. --mesh dp=4,model=2,tp=2) or leave the mesh out to "
+        "use the program's own"
+    )

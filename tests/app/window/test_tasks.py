@@ -131,3 +131,15 @@ def test_a_deeply_nested_module_is_an_error_not_a_crash(make_window, qtbot, tmp_
     (error,) = window.messages.messages("error")
     assert "nest 50003 deep" in error and "\n" not in error
     assert window.windowTitle().startswith("mlp")
+
+
+def test_a_program_on_its_own_mesh_axes_opens_on_that_mesh(make_window, wait_idle):
+    # No MESH in the file: the window used to propagate with its default mesh and Shardy
+    # aborted on the program's own axes (dp, tp).
+    from tests.support.inputs import PROGRAMS
+
+    window = make_window(str(PROGRAMS / "own_mesh_axes.py"))
+    wait_idle(window)
+    assert window.session.mesh.shape == {"dp": 2, "tp": 2}
+    assert window.session.propagation is not None
+    assert window.messages.messages("error") == []
