@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,7 +62,11 @@ def probe(
     if not hasattr(os, "fork"):
         return None
     with tempfile.TemporaryFile() as log:
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # JAX warns on every fork once it has a backend; the child runs no JAX and
+            # nothing on the thread pool (see ``_child``).
+            warnings.filterwarnings("ignore", message="os.fork", category=RuntimeWarning)
+            pid = os.fork()
         if pid == 0:
             _child(module, pipelines, log.fileno())
         status = _wait(pid, timeout)
