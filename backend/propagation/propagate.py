@@ -34,9 +34,9 @@ from shardscope.backend.propagation.annotate import (
     name_constraints,
     origin_describer,
 )
-from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS, predict_collectives
+from shardscope.backend.propagation.collectives import predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
-from shardscope.backend.propagation.guard import probe
+from shardscope.backend.propagation.guard import ChildCrashed, run_forked
 from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
 from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
 from shardscope.backend.propagation.result import PropagationResult, value_infos
@@ -195,6 +195,41 @@ def _propagate(
     collectives: bool,
 ) -> PropagationResult:
     prep = prepare(program, mesh, specs, strict=strict)
+    # Shardy runs in a forked child (``guard``): a crash there cannot take the caller down.
+    # It has crashed with ``debug-sharding-origins`` on where it ran without it.
+    try:
+        result = run_forked(lambda: _in_child(prep, True, conflicts, collectives))
+    except ChildCrashed:
+        try:
+            result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
+        except ChildCrashed as crash:
+            raise ShardscopeError(
+                f"Shardy crashed on this program ({crash}); check the program's shardings "
+                f"against the mesh, or report the module to Shardy"
+            ) from None
+        result.warnings.append(
+            "Shardy crashed recording where each axis came from; propagated without that "
+            "record, so steps name no origins"
+        )
+    result.graph = prep.graph
+    return result
+
+
+def _in_child(
+    prep: Prepared, origins: bool, conflicts: bool, collectives: bool
+) -> PropagationResult:
+    """``_run`` as the forked child does it: the result without the graph the caller has
+    and without the module, which cannot be sent."""
+    # The context's thread pool has no threads in a forked child: work queued on it
+    # would wait forever.
+    prep.module.context.enable_multithreading(False)
+    result = _run(prep, origins, conflicts=conflicts, collectives=collectives)
+    result.graph = None
+    result.module = None
+    return result
+
+
+def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -> PropagationResult:
     module, graph, index, mesh, annotations = (
         prep.module,
         prep.graph,
@@ -204,10 +239,10 @@ def _propagate(
     )
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
-    propagate_passes, export, route, warnings = _safe_stages(module, collectives)
+    propagate_passes, export = pipeline_stages(origins)
     run_passes(module, propagate_passes)
     scan = sdyread.Scan(module.operation)
-    after, origins, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
+    after, origins_of, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
     rules = read_rules(module, index, scan) if conflicts else []
     del scan
     run_passes(module, export)
@@ -222,7 +257,7 @@ def _propagate(
         steps,
         {v: s for v, s in initial.items() if v in after},
         after,
-        {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins.items()},
+        {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins_of.items()},
         mesh.shape,
     )
     main_results = graph.functions[graph.main].results
@@ -234,9 +269,8 @@ def _propagate(
 
     timeline = complete(timeline, describe)
     values = value_infos(graph, final, mesh)
-    result = PropagationResult(
-        prep.name, mesh, graph, annotations, values, timeline, module, route, warnings=warnings
-    )
+    route = ROUTE if origins else ROUTE_NO_ORIGINS
+    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module, route)
     if conflicts:
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
     if collectives:
@@ -244,34 +278,3 @@ def _propagate(
         for c in result.conflicts:
             c.collectives = [x for x in result.collectives if x.op == c.op]
     return result
-
-
-def _safe_stages(module: ir.Module, collectives: bool) -> tuple[str, str, str, list[str]]:
-    """The pass lists to run here, tried first in a forked child: (propagate, export,
-    route, warnings).
-
-    Shardy has crashed the process with ``debug-sharding-origins`` on where it ran without
-    it: when the child dies, the run goes on without origins and says so; when it dies
-    without them too, a ``ShardscopeError`` says how.
-    """
-    crash = None
-    for origins in (True, False):
-        propagate_passes, export = pipeline_stages(origins)
-        tail = [EXPLICIT_RESHARDS] if collectives else []
-        crash = probe(module, [propagate_passes, export, *tail])
-        if crash is None:
-            if origins:
-                return propagate_passes, export, ROUTE, []
-            return (
-                propagate_passes,
-                export,
-                ROUTE_NO_ORIGINS,
-                [
-                    "Shardy crashed recording where each axis came from; propagated without "
-                    "that record, so steps name no origins"
-                ],
-            )
-    raise ShardscopeError(
-        f"Shardy crashed on this program ({crash.describe()}); check the program's "
-        f"shardings against the mesh, or report the module to Shardy"
-    )
