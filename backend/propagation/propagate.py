@@ -1,9 +1,10 @@
 """Run Shardy's propagation as the compiler does and explain what it did.
 
 ``prepare`` parses the program, tags its ops, annotates it and inlines its calls;
-``propagate`` runs the registered pipeline (``pipeline``) in-process on that module and
-reads it back onto the program graph. It needs no devices, so any mesh size works, and it
-costs a fraction of a compile.
+``propagate`` runs the registered pipeline (``pipeline``) on that module and reads it back
+onto the program graph, both in a forked copy of the calling process (``guard``), so a
+compiler crash cannot take the window or the CLI down. It needs no devices, so any mesh
+size works, and it costs a fraction of a compile.
 
 The module is read twice: right after propagation for the steps, and at the end of the
 pipeline (after ``sdy-close-shardings``, the point where XLA writes ``after_propagation``)
