@@ -146,7 +146,7 @@ def _check_own_axes(text: str, graph: ProgramGraph, mesh: Mesh) -> None:
     raise SpecError(
         f"the program's own shardings use mesh {axes} {', '.join(missing)}, which the "
         f"mesh {', '.join(f'{a}={n}' for a, n in mesh.shape.items())} lacks; add {them} to "
-        f"the mesh (e.g. --mesh {example}) or leave the mesh out to use the program's own"
+        f"the mesh (--mesh {example}, or the program's MESH)"
     )
 
 

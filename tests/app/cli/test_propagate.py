@@ -108,6 +108,5 @@ def test_a_mesh_without_the_programs_own_axes_is_one_line(capsys):
     err = capsys.readouterr().err.strip()
     assert err == (
         "error: the program's own shardings use mesh axis tp, which the mesh dp=4, model=2 "
-        "lacks; add it to the mesh (e.g. --mesh dp=4,model=2,tp=2) or leave the mesh out to "
-        "use the program's own"
+        "lacks; add it to the mesh (--mesh dp=4,model=2,tp=2, or the program's MESH)"
     )
