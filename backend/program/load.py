@@ -10,7 +10,11 @@ process: a Python program is imported, traced and lowered in a worker process
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 import tempfile
+import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +25,7 @@ from typing import TYPE_CHECKING
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
 from shardscope.backend.isolation.jobs import Crash, WorkerJob, WorkerTimeout, run_worker
-from shardscope.backend.program.mlir import new_context, parse_module
+from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
@@ -42,6 +46,9 @@ LOWER_WORKER = "shardscope.backend.program.lower"
 EXAMPLES_DIR = PACKAGE_ROOT / "assets" / "examples"
 EXAMPLE_PREFIX = "example:"
 DEFAULT_TIMEOUT = 120.0
+# The largest .mlir file read: far above a lowered 24-layer transformer (about 1 MiB), far
+# below what would exhaust memory while parsing.
+MAX_MLIR_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,8 @@ def load_program(
     if base.startswith(EXAMPLE_PREFIX):
         name = base[len(EXAMPLE_PREFIX) :]
         path = EXAMPLES_DIR / f"{name}.py"
-        if not path.is_file():
+        # Only a name from the examples folder: ``example:../../x`` must not run x.py.
+        if name not in list_examples() or not path.is_file():
             known = ", ".join(list_examples())
             raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
         program = _load_python(path, params, timeout, while_waiting)
@@ -156,7 +164,7 @@ def load_program(
     if path.is_dir():
         raise ProgramError(f"{base}: is a folder; give a .py or .mlir file inside it")
     if path.suffix == ".mlir":
-        return _load_mlir(path, source)
+        return _load_mlir(path, source, timeout)
     if path.suffix == ".py":
         program = _load_python(path, params, timeout, while_waiting)
         program.source = source
@@ -166,13 +174,15 @@ def load_program(
     )
 
 
-def _load_mlir(path: Path, source: str) -> Program:
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
+def _load_mlir(path: Path, source: str, timeout: float) -> Program:
+    text = read_mlir_text(path, timeout)
+    depth = nesting_depth(text)
+    if depth > MAX_NESTING:
         raise ProgramError(
-            f"{path}: cannot read the file ({exc}); check its permissions and encoding"
-        ) from exc
+            f"{path}: brackets nest {depth} deep, over the {MAX_NESTING} shardscope parses "
+            f"(the parser would overflow its stack); export the module again with "
+            f"jax.jit(f).lower(...).as_text()"
+        )
     # jaxlib and the graph (numpy) only once a module is parsed (see the top of the module).
     from jaxlib.mlir import ir
 
@@ -196,6 +206,61 @@ def _load_mlir(path: Path, source: str) -> Program:
     return program
 
 
+def read_mlir_text(path: Path, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The text of a ``.mlir`` file: a regular file of at most ``MAX_MLIR_BYTES``, read
+    within ``timeout`` seconds; anything else is a one-line ``ProgramError``."""
+    deadline = time.monotonic() + timeout
+    try:
+        # Non-blocking: opening a FIFO for reading would wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ProgramError(
+            f"{path}: cannot read the file ({exc.strerror}); check its permissions"
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ProgramError(
+                f"{path}: not a regular file (a pipe, device or socket); save the module "
+                f"to a file and load that"
+            )
+        if info.st_size > MAX_MLIR_BYTES:
+            raise ProgramError(_too_big(path))
+        chunks, size = [], 0
+        while True:
+            try:
+                chunk = f.read(1 << 20)
+            except OSError as exc:
+                raise ProgramError(
+                    f"{path}: cannot read the file ({exc.strerror}); check the file"
+                ) from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_MLIR_BYTES:
+                raise ProgramError(_too_big(path))
+            if time.monotonic() > deadline:
+                raise ProgramError(
+                    f"{path}: reading did not finish within {timeout:g} s; "
+                    f"allow more time with --timeout"
+                )
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProgramError(
+            f"{path}: not UTF-8 text (byte {exc.start}); export the module again with "
+            f"jax.jit(f).lower(...).as_text()"
+        ) from None
+
+
+def _too_big(path: Path) -> str:
+    return (
+        f"{path}: larger than the {MAX_MLIR_BYTES // 2**20} MiB shardscope reads for a .mlir "
+        f"module; load the Python program instead, or a smaller module"
+    )
+
+
 def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
     diagnostics = getattr(exc, "error_diagnostics", None) or []
     line, message = None, str(exc).strip().splitlines()[0]
@@ -211,6 +276,20 @@ def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
         f"{where}: malformed MLIR: {message}; fix the text or export it again with "
         f"jax.jit(f).lower(...).as_text()"
     )
+
+
+_MESH_OP = re.compile(r"sdy\.mesh @(\w+) = <\[([^\]]*)\]")
+_MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+
+
+def own_mesh(text: str) -> dict[str, int] | None:
+    """The axes of the module's ``@mesh`` (else its first mesh with axes), or None."""
+    meshes = {}
+    for m in _MESH_OP.finditer(text):
+        axes = {a: int(n) for a, n in _MESH_AXIS.findall(m.group(2))}
+        if axes:
+            meshes.setdefault(m.group(1), axes)
+    return meshes.get("mesh") or next(iter(meshes.values()), None)
 
 
 def _once(fn: Callable[[], object]) -> Callable[[], None]:
@@ -248,13 +327,17 @@ def _load_python(
         result = json.loads(out.read_text())
     if not result["ok"]:
         raise ProgramError(result["error"])
+    mesh = result["mesh"]
+    if mesh is None:
+        # Without MESH, the mesh the program's own shardings are on (as for a .mlir file).
+        mesh = own_mesh(result["mlir_text"])
     return Program(
         name=path.stem,
         source=str(path),
         kind="python",
         path=str(path),
         mlir_text=result["mlir_text"],
-        mesh=result["mesh"],
+        mesh=mesh,
         specs=result["specs"],
         params=params,
         load_seconds=result["seconds"],

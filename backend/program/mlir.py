@@ -6,12 +6,36 @@ MLIR (building the CLI parser, ``shard``) must not pay for importing jax.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
+
+
+# The deepest bracket nesting parsed. MLIR's parser recurses once per level and a module
+# nested 50,000 deep overflows the stack (a segfault, measured here); a lowered 24-layer
+# transformer nests 7 deep.
+MAX_NESTING = 1000
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of ``( [ { <`` in ``text``, outside string literals.
+
+    About 0.03 s for a 1 MiB module (a third of parsing it).
+    """
+    # Lazy: numpy comes with jaxlib, which this module does not import up front.
+    import numpy as np
+
+    plain = _STRING.sub('""', text).replace("->", "  ")
+    codes = np.frombuffer(plain.encode("utf-8", errors="replace"), dtype=np.uint8)
+    step = np.zeros(256, dtype=np.int8)
+    step[list(b"([{<")] = 1
+    step[list(b")]}>")] = -1
+    return int(np.cumsum(step[codes], dtype=np.int64).max(initial=0))
 
 
 def warm_up() -> None:

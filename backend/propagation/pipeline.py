@@ -17,19 +17,24 @@ from jaxlib.mlir import passmanager
 from shardscope.backend.program.mlir import new_context
 
 ROUTE = "in-process sdy-propagation-pipeline (debug edges and origins on)"
-_DEBUG = "debug-propagation-edge-sharding=true debug-sharding-origins=true"
-_SINK = "sink-debug-propagation-edge-sharding=true sink-debug-sharding-origins=true"
+# Where Shardy crashed with the origins option on and ran without it.
+ROUTE_NO_ORIGINS = "in-process sdy-propagation-pipeline (debug edges on, origins off)"
 
 
-@functools.lru_cache(maxsize=1)
-def pipeline_stages() -> tuple[str, str]:
+@functools.lru_cache(maxsize=2)
+def pipeline_stages(origins: bool = True) -> tuple[str, str]:
     """The registered propagation pipeline split into (propagate, export) pass lists.
 
     ``propagate`` ends with ``sdy-user-priority-propagate`` (with the op sharding rules
     kept), ``export`` runs the rest of the pipeline up to and including
     ``sdy-close-shardings``. Debug options are switched on; the module dumps
-    (``sdy-save-module``, not registered on its own) are dropped.
+    (``sdy-save-module``, not registered on its own) are dropped. ``origins=False`` leaves
+    ``debug-sharding-origins`` off (steps are still recorded, without where an axis came
+    from).
     """
+    flag = "true" if origins else "false"
+    debug = f"debug-propagation-edge-sharding=true debug-sharding-origins={flag}"
+    sink = f"sink-debug-propagation-edge-sharding=true sink-debug-sharding-origins={flag}"
     ctx = new_context()
     text = str(
         passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)", context=ctx)
@@ -39,9 +44,9 @@ def pipeline_stages() -> tuple[str, str]:
     passes = [p for p in passes if p != "sdy-save-module"]
     out = []
     for p in passes:
-        p = p.replace("debug-propagation-edge-sharding=false debug-sharding-origins=false", _DEBUG)
+        p = p.replace("debug-propagation-edge-sharding=false debug-sharding-origins=false", debug)
         p = p.replace(
-            "sink-debug-propagation-edge-sharding=false sink-debug-sharding-origins=false", _SINK
+            "sink-debug-propagation-edge-sharding=false sink-debug-sharding-origins=false", sink
         )
         out.append(p)
     cut = next(i for i, p in enumerate(out) if p.startswith("sdy-user-priority-propagate")) + 1

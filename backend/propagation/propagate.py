@@ -1,9 +1,10 @@
 """Run Shardy's propagation as the compiler does and explain what it did.
 
 ``prepare`` parses the program, tags its ops, annotates it and inlines its calls;
-``propagate`` runs the registered pipeline (``pipeline``) in-process on that module and
-reads it back onto the program graph. It needs no devices, so any mesh size works, and it
-costs a fraction of a compile.
+``propagate`` runs the registered pipeline (``pipeline``) on that module and reads it back
+onto the program graph, both in a forked copy of the calling process (``guard``), so a
+compiler crash cannot take the window or the CLI down. It needs no devices, so any mesh
+size works, and it costs a fraction of a compile.
 
 The module is read twice: right after propagation for the steps, and at the end of the
 pipeline (after ``sdy-close-shardings``, the point where XLA writes ``after_propagation``)
@@ -16,13 +17,14 @@ argument they belong to, and exporting named computations back into calls drops 
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
 
-from shardscope.backend.errors import ProgramError, SpecError
+from shardscope.backend.errors import ProgramError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph, build_graph
 from shardscope.backend.program.mlir import new_context, run_passes
 from shardscope.backend.propagation import sdyread
@@ -35,12 +37,14 @@ from shardscope.backend.propagation.annotate import (
 )
 from shardscope.backend.propagation.collectives import predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
-from shardscope.backend.propagation.pipeline import pipeline_stages
+from shardscope.backend.propagation.guard import ChildCrashed, run_forked
+from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
 from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
 from shardscope.backend.propagation.result import PropagationResult, value_infos
 from shardscope.backend.propagation.sdywrite import MESH_NAME
 from shardscope.backend.propagation.timeline import Timeline, complete
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.sdy_text import axes_in
 from shardscope.backend.sharding.values import ValueSharding
 
 if TYPE_CHECKING:
@@ -107,11 +111,43 @@ def prepare(
     mesh = _as_mesh(mesh) or _as_mesh(graph.meshes.get(MESH_NAME))
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
+    _check_own_axes(text, graph, mesh)
     index = ProgramIndex(module, graph)
     annotations = annotate(module, graph, index, mesh, specs, strict)
     inline_calls(module, index)
     index.alias_calls()
     return Prepared(name, module, graph, index, mesh, annotations)
+
+
+# A sharding on the mesh the session's replaces, up to its closing ``>``; and the axes a
+# shard_map body is manual over.
+_ON_MESH = re.compile(r"<@" + MESH_NAME + r",\s*\[[^>]*>")
+_MANUAL = re.compile(r"manual_axes=\{([^}]*)\}")
+
+
+def _check_own_axes(text: str, graph: ProgramGraph, mesh: Mesh) -> None:
+    """Refuse a mesh that lacks axes the program's own shardings name.
+
+    The session's mesh replaces the module's ``@mesh``; Shardy aborts the process (an LLVM
+    fatal error, "unknown axis name") on a sharding whose axis that mesh lacks.
+    """
+    used: dict[str, None] = {}
+    for m in _ON_MESH.finditer(text):
+        used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(0))))
+    for m in _MANUAL.finditer(text):
+        used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(1))))
+    missing = [a for a in used if a not in mesh.shape]
+    if not missing:
+        return
+    own = graph.meshes.get(MESH_NAME) or {}
+    wanted = {**mesh.shape, **{a: own.get(a, 2) for a in missing}}
+    example = ",".join(f"{a}={n}" for a, n in wanted.items())
+    axes, them = ("axes", "them") if len(missing) > 1 else ("axis", "it")
+    raise SpecError(
+        f"the program's own shardings use mesh {axes} {', '.join(missing)}, which the "
+        f"mesh {', '.join(f'{a}={n}' for a, n in mesh.shape.items())} lacks; add {them} to "
+        f"the mesh (--mesh {example}, or the program's MESH)"
+    )
 
 
 def final_state(prep: Prepared) -> dict[int, ValueSharding]:
@@ -160,6 +196,41 @@ def _propagate(
     collectives: bool,
 ) -> PropagationResult:
     prep = prepare(program, mesh, specs, strict=strict)
+    # Shardy runs in a forked child (``guard``): a crash there cannot take the caller down.
+    # It has crashed with ``debug-sharding-origins`` on where it ran without it.
+    try:
+        result = run_forked(lambda: _in_child(prep, True, conflicts, collectives))
+    except ChildCrashed:
+        try:
+            result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
+        except ChildCrashed as crash:
+            raise ShardscopeError(
+                f"Shardy crashed on this program ({crash}); check the program's shardings "
+                f"against the mesh, or report the module to Shardy"
+            ) from None
+        result.warnings.append(
+            "Shardy crashed recording where each axis came from; propagated without that "
+            "record, so steps name no origins"
+        )
+    result.graph = prep.graph
+    return result
+
+
+def _in_child(
+    prep: Prepared, origins: bool, conflicts: bool, collectives: bool
+) -> PropagationResult:
+    """``_run`` as the forked child does it: the result without the graph the caller has
+    and without the module, which cannot be sent."""
+    # The context's thread pool has no threads in a forked child: work queued on it
+    # would wait forever.
+    prep.module.context.enable_multithreading(False)
+    result = _run(prep, origins, conflicts=conflicts, collectives=collectives)
+    result.graph = None
+    result.module = None
+    return result
+
+
+def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -> PropagationResult:
     module, graph, index, mesh, annotations = (
         prep.module,
         prep.graph,
@@ -169,10 +240,10 @@ def _propagate(
     )
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
-    propagate_passes, export = pipeline_stages()
+    propagate_passes, export = pipeline_stages(origins)
     run_passes(module, propagate_passes)
     scan = sdyread.Scan(module.operation)
-    after, origins, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
+    after, origins_of, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
     rules = read_rules(module, index, scan) if conflicts else []
     del scan
     run_passes(module, export)
@@ -187,7 +258,7 @@ def _propagate(
         steps,
         {v: s for v, s in initial.items() if v in after},
         after,
-        {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins.items()},
+        {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins_of.items()},
         mesh.shape,
     )
     main_results = graph.functions[graph.main].results
@@ -199,7 +270,8 @@ def _propagate(
 
     timeline = complete(timeline, describe)
     values = value_infos(graph, final, mesh)
-    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module)
+    route = ROUTE if origins else ROUTE_NO_ORIGINS
+    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module, route)
     if conflicts:
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
     if collectives:

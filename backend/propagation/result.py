@@ -56,7 +56,9 @@ class PropagationResult:
     annotations: list[Annotation]
     values: list[ValueInfo]
     timeline: Timeline
-    module: ir.Module
+    # None where Shardy ran in a forked child (``propagate`` always does): a module cannot
+    # be sent back from it.
+    module: ir.Module | None
     route: str = ROUTE
     conflicts: list[Conflict] = field(default_factory=list)
     collectives: list[Collective] = field(default_factory=list)
@@ -65,9 +67,10 @@ class PropagationResult:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def module_text(self) -> str:
-        """The module at the end of the propagation pipeline (``after_propagation``)."""
-        return str(self.module)
+    def module_text(self) -> str | None:
+        """The module at the end of the propagation pipeline (``after_propagation``), if
+        this result holds it."""
+        return None if self.module is None else str(self.module)
 
     def value(self, ref: int | str) -> ValueInfo:
         """A value by graph id or user-visible name."""

@@ -29,3 +29,60 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):
         assert main(["load", source]) == 1
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: ") and "\n" not in err, err
+
+
+def _one_line_error(capsys, argv) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def test_an_example_name_outside_the_examples_folder_is_refused(capsys):
+    # A real Python program two folders above assets/examples/: it must not run.
+    err = _one_line_error(capsys, ["load", "example:../../tests/inputs/programs/pytree"])
+    assert "no built-in example" in err and "mlp" in err and "transformer" in err
+
+
+def test_a_pipe_or_device_named_mlir_is_refused_at_once(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "pipe.mlir"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.mlir"
+    zero.symlink_to("/dev/zero")
+    for path in (fifo, zero):
+        assert "not a regular file" in _one_line_error(capsys, ["load", str(path)])
+
+
+def test_a_mlir_file_over_the_limit_names_the_limit(tmp_path, capsys, monkeypatch):
+    from shardscope.backend.program import load
+
+    monkeypatch.setattr(load, "MAX_MLIR_BYTES", 2**20)
+    big = tmp_path / "big.mlir"
+    big.write_text("// padding\n" * 200_000)
+    assert "larger than the 1 MiB" in _one_line_error(capsys, ["load", str(big)])
+
+
+def test_timeout_bounds_reading_a_mlir_file(tmp_path, capsys):
+    from tests.support.inputs import MLIR
+
+    err = _one_line_error(capsys, ["load", str(MLIR / "sdy.mlir"), "--timeout", "0.000001"])
+    assert "did not finish within 1e-06 s" in err and "--timeout" in err
+
+
+def test_a_mlir_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.mlir"
+    bad.write_bytes(b"module {\xff\xfe}")
+    assert "not UTF-8" in _one_line_error(capsys, ["load", str(bad)])
+
+
+def test_deeply_nested_locations_are_one_line_not_a_crash(tmp_path, capsys):
+    from tests.support.inputs import MLIR
+
+    deep = "fused[" * 50_000 + '"x"' + "]" * 50_000
+    text = (MLIR / "plain.mlir").read_text().replace("loc(#loc19)", f"loc({deep})", 1)
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    err = _one_line_error(capsys, ["load", str(path)])
+    assert "brackets nest 50003 deep, over the 1000" in err

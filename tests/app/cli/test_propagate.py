@@ -72,3 +72,41 @@ def test_unknown_axis_is_named_before_the_rank(capsys):
     assert main(["propagate", "example:conflict", "--spec", "x=foo"]) == 1
     err = capsys.readouterr().err.strip()
     assert err == "error: x: spec dim 0 uses unknown axis 'foo': use one of data, model"
+
+
+def test_a_compiler_crash_does_not_kill_propagate():
+    # Shardy segfaults on this module in some runs with debug-sharding-origins on; the
+    # command must finish every time, and say when it ran without origins.
+    import subprocess
+    import sys
+
+    from tests.support.inputs import MLIR, REPO
+
+    for _ in range(3):
+        proc = subprocess.run(
+            [sys.executable, "main.py", "propagate", str(MLIR / "sdy_origins_crash.mlir")]
+            + ["--mesh", "data=4,model=2", "--json"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(proc.stdout)
+        assert ("origins off" in data["route"]) == any("crashed" in w for w in data["warnings"])
+        values = {v["name"]: v for v in data["values"] if v["name"]}
+        assert values["x"]["spec"] == [["data"], []]
+
+
+def test_a_mesh_without_the_programs_own_axes_is_one_line(capsys):
+    from tests.support.inputs import PROGRAMS
+
+    source = str(PROGRAMS / "own_mesh_axes.py")
+    assert main(["propagate", source, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mesh"] == {"dp": 2, "tp": 2}
+    assert main(["propagate", source, "--mesh", "dp=4,model=2"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: the program's own shardings use mesh axis tp, which the mesh dp=4, model=2 "
+        "lacks; add it to the mesh (--mesh dp=4,model=2,tp=2, or the program's MESH)"
+    )

@@ -73,3 +73,20 @@ def test_render_in_a_fresh_process_writes_complete_files(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert svg.read_text().rstrip().endswith("</svg>")
     assert not QImage(str(png)).isNull()
+
+
+def test_a_program_on_its_own_mesh_axes_renders_and_propagates(tmp_path, qapp, capsys):
+    # Its sharding names dp and tp, and it sets no MESH: render used to abort Shardy
+    # (unknown axis name) with its default mesh, where propagate used the program's own.
+    from tests.support.inputs import PROGRAMS
+
+    source = str(PROGRAMS / "own_mesh_axes.py")
+    out = tmp_path / "graph.png"
+    assert main(["render", source, "--propagate", "--out", str(out)]) == 0
+    assert not QImage(str(out)).isNull()
+    capsys.readouterr()
+    assert (
+        main(["render", source, "--propagate", "--mesh", "data=4,model=2", "--out", str(out)]) == 1
+    )
+    err = capsys.readouterr().err.strip()
+    assert "mesh axes dp, tp, which the mesh data=4, model=2 lacks" in err and "\n" not in err

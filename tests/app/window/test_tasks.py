@@ -104,3 +104,46 @@ def test_a_load_task_builds_the_graph_off_the_gui_thread(runner, qtbot):
     assert isinstance(program, Program)
     assert "graph" in vars(program)  # built by the task, not later on the GUI thread
     assert program.arg_names == ["x", "w"]
+
+
+def test_the_window_survives_a_compiler_crash(make_window, qtbot, drop_axis, wait_idle):
+    # With a spec on x, Shardy segfaults on this module in some runs recording origins.
+    window = make_window(str(MLIR / "sdy_origins_crash.mlir"))
+    wait_idle(window)
+    x = window.session.graph.value_by_name("x").id
+    for axis in ("data", None, "data"):
+        before = window.propagation.count
+        warned = len(window.messages.messages("warning"))
+        drop_axis(window, x, 0, axis)
+        qtbot.waitUntil(lambda before=before: window.propagation.count > before, timeout=60_000)
+        wait_idle(window)
+        route = window.session.propagation.route
+        new = window.messages.messages("warning")[warned:]
+        assert ("origins off" in route) == any("crashed" in m for m in new)
+    assert window.messages.messages("error") == []
+
+
+def test_a_deeply_nested_module_is_an_error_not_a_crash(make_window, qtbot, tmp_path):
+    # 50,000 nested fused locations overflow the MLIR parser's stack.
+    deep = "fused[" * 50_000 + '"x"' + "]" * 50_000
+    text = (MLIR / "plain.mlir").read_text().replace("loc(#loc19)", f"loc({deep})", 1)
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    window = make_window("example:mlp", propagate=False)
+    window.open_program(str(path))
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    (error,) = window.messages.messages("error")
+    assert "nest 50003 deep" in error and "\n" not in error
+    assert window.windowTitle().startswith("mlp")
+
+
+def test_a_program_on_its_own_mesh_axes_opens_on_that_mesh(make_window, wait_idle):
+    # No MESH in the file: the window used to propagate with its default mesh and Shardy
+    # aborted on the program's own axes (dp, tp).
+    from tests.support.inputs import PROGRAMS
+
+    window = make_window(str(PROGRAMS / "own_mesh_axes.py"))
+    wait_idle(window)
+    assert window.session.mesh.shape == {"dp": 2, "tp": 2}
+    assert window.session.propagation is not None
+    assert window.messages.messages("error") == []

@@ -227,3 +227,12 @@ def test_unknown_file_type(tmp_path):
     path = write_input(tmp_path, "prog.txt", "hello")
     with pytest.raises(ProgramError, match="unknown file type '.txt'"):
         load_program(path)
+
+
+def test_a_program_without_mesh_takes_its_own_shardings_mesh():
+    from shardscope.backend.program.load import own_mesh
+
+    program = load_program(str(PROGRAMS / "own_mesh_axes.py"))
+    assert program.mesh == {"dp": 2, "tp": 2}
+    assert own_mesh('sdy.mesh @empty = <[]>\nsdy.mesh @m2 = <["a"=2, "b"=4]>') == {"a": 2, "b": 4}
+    assert own_mesh("module {}") is None

@@ -33,3 +33,12 @@ def test_a_failing_pipeline_is_a_shardscope_error_with_the_compiler_message():
     # A pipeline anchored on func.func cannot run on the module op: the pass manager fails.
     with pytest.raises(ShardscopeError, match="can't run 'func.func' pass manager"):
         run_passes(module, "func.func(cse)")
+
+
+def test_nesting_depth_counts_brackets_outside_strings():
+    from shardscope.backend.program.mlir import nesting_depth
+
+    assert nesting_depth('loc(fused["a", "b"])') == 2
+    assert nesting_depth('loc("((((" to "[[[")') == 1
+    assert nesting_depth("(%a) -> tensor<4xf32>") == 1
+    assert nesting_depth("") == 0
