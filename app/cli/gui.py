@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from shardscope.app.cli.options import program_path
+
 NAME = "gui"
 HELP = "open the shardscope window (default: on example:mlp)"
 LOADS_PROGRAM = True
@@ -9,7 +11,9 @@ LOADS_PROGRAM = True
 
 def add_arguments(parser) -> None:
     """Options of ``gui``."""
-    parser.add_argument("program", nargs="?", default="example:mlp", help="program to open")
+    parser.add_argument(
+        "program", nargs="?", default="example:mlp", type=program_path, help="program to open"
+    )
 
 
 def preflight(args) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from shardscope.app.cli.options import program_path, timeout_seconds
 from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program, load_program
 
 NAME = "load"
@@ -13,10 +14,15 @@ LOADS_PROGRAM = True
 
 def add_arguments(parser) -> None:
     """Options of ``load``."""
-    parser.add_argument("program", help="a .py file, a .mlir file or example:NAME")
+    parser.add_argument(
+        "program", type=program_path, help="a .py file, a .mlir file or example:NAME"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds allowed to import and lower"
+        "--timeout",
+        type=timeout_seconds,
+        default=DEFAULT_TIMEOUT,
+        help="seconds allowed to import and lower",
     )
 
 

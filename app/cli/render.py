@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.app.cli.options import add_program_options, parse_spec_args, positive_number
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.spec import Spec
 
@@ -25,7 +25,9 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--out", required=True, help="output file: .png or .svg")
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
-    parser.add_argument("--scale", type=float, default=1.5, help="pixels per unit of the graph")
+    parser.add_argument(
+        "--scale", type=positive_number, default=1.5, help="pixels per unit of the graph"
+    )
     parser.add_argument("--width", type=int, default=1200, help="width of mesh/tiles pictures")
     parser.add_argument(
         "--propagate", action="store_true", help="show propagated shardings on the graph's badges"

@@ -9,6 +9,7 @@ process: a Python program is imported, traced and lowered in a worker process
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -24,7 +25,14 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
-from shardscope.backend.isolation.jobs import Crash, WorkerJob, WorkerTimeout, run_worker
+from shardscope.backend.isolation.jobs import (
+    Crash,
+    WorkerJob,
+    WorkerTimeout,
+    memory_limit,
+    memory_message,
+    run_worker,
+)
 from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
 
 if TYPE_CHECKING:
@@ -156,7 +164,16 @@ def load_program(
         program.kind, program.name, program.source = "example", name, source
         return program
     path = Path(base).expanduser()
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        raise ProgramError(
+            f"the path ({len(base)} characters) is longer than this system opens: "
+            f"move or rename the file"
+        ) from None
+    if not exists:
         raise ProgramError(
             f"{base}: no such file; give a .py or .mlir path, or example:NAME "
             f"(one of: {', '.join(list_examples())})"
@@ -366,6 +383,8 @@ def _timeout_message(path: Path, timeout: WorkerTimeout) -> str:
 
 
 def _crash_message(path: Path, crash: Crash) -> str:
+    if crash.out_of_memory:
+        return f"{path}: {memory_message('loading this program', memory_limit())}"
     detail = f" (last output: {crash.last_line})" if crash.last_line else ""
     return (
         f"{path}: the worker loading this program {crash.how}{detail}; the program or the "

@@ -19,6 +19,13 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, AxisType, PartitionSpec
 
+from shardscope.backend.isolation.jobs import (
+    exception_text,
+    is_out_of_memory,
+    memory_limit,
+    memory_message,
+)
+
 
 class _UserError(Exception):
     pass
@@ -48,10 +55,13 @@ def _user_line(path: str, exc: BaseException) -> int | None:
 def _describe(path: str, exc: BaseException, stage: str) -> str:
     line = _user_line(path, exc)
     where = f"{path}:{line}" if line else path
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    kind = type(exc).__name__
-    detail = f"{kind}: {text}" if text else kind
-    return f"{where}: {detail} (raised while {stage}); fix the program and load it again"
+    if is_out_of_memory(exc):
+        return f"{where}: {memory_message('the program', memory_limit())}"
+    # The whole message: libraries such as Equinox name the offending argument on a later
+    # line. A one-line message keeps the stage on its line.
+    detail = exception_text(exc)
+    sep = "\n" if "\n" in detail else " "
+    return f"{where}: {detail}{sep}(raised while {stage}); fix the program and load it again"
 
 
 def _spec_entries(spec: Any) -> list:

@@ -80,7 +80,9 @@ class Mesh:
         _check_axes(axes)
         size = math.prod(a.size for a in axes)
         if size > MAX_DEVICES:
-            shown = f"{size:,}" if size < 10**30 else f"about 10^{len(str(size)) - 1}"
+            # A product of huge sizes may have more digits than str() will print.
+            exponent = int((size.bit_length() - 1) * math.log10(2))
+            shown = f"{size:,}" if size < 10**30 else f"about 10^{exponent}"
             raise MeshError(
                 f"mesh {_describe(axes)} has {shown} devices, more than shardscope shows "
                 f"({MAX_DEVICES:,}): use smaller axis sizes"

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from shardscope.app.cli.main import main
 
 
@@ -86,3 +88,12 @@ def test_deeply_nested_locations_are_one_line_not_a_crash(tmp_path, capsys):
     path.write_text(text)
     err = _one_line_error(capsys, ["load", str(path)])
     assert "brackets nest 50003 deep, over the 1000" in err
+
+
+@pytest.mark.parametrize("timeout", ["nan", "-1", "1e308"])
+def test_loads_own_timeout_is_checked_like_the_others(timeout, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["load", "example:mlp", "--timeout", timeout])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "--timeout" in err

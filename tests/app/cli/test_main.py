@@ -12,7 +12,8 @@ import pytest
 
 import shardscope.app.cli.main as cli_main
 from shardscope.app.cli.main import build_parser, main
-from shardscope.backend.errors import ProgramError
+from shardscope.backend.errors import ProgramError, ShardscopeError
+from shardscope.backend.program.load import load_program
 from tests.support.inputs import REPO, write_input
 
 ROOT = REPO
@@ -282,19 +283,25 @@ def test_killing_the_cli_during_gspmd_leaves_no_worker(tmp_path):
 
 
 @pytest.mark.parametrize("timeout", ["-1", "nan", "1e308", "0"])
-def test_a_command_with_its_own_timeout_option_still_refuses_unusable_limits(capsys, timeout):
-    # load declares --timeout itself; the worker that the limit times refuses it.
-    assert main(["load", "example:mlp", "--timeout", timeout]) == 1
-    captured = capsys.readouterr()
-    err = captured.err.strip()
-    assert captured.out == "" and "\n" not in err
-    assert err.startswith("error: a time limit of ") and "give e.g. --timeout 300" in err
+def test_an_unusable_time_limit_from_a_script_is_one_line(timeout):
+    # The command line refuses these while parsing; a script calling the loader gets the
+    # worker's own check.
+    with pytest.raises(ShardscopeError) as info:
+        load_program("example:mlp", timeout=float(timeout))
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("a time limit of ") and "give e.g. --timeout 300" in message
 
 
 @pytest.mark.parametrize("path", ["a/" * 2100 + "x.py", "a" * 300 + ".py"])
-def test_a_path_too_long_is_one_line_whichever_command_declares_it(capsys, path):
-    assert main(["load", path]) == 1
-    captured = capsys.readouterr()
-    err = captured.err.strip()
-    assert captured.out == "" and "\n" not in err and len(err) < 300
-    assert err.startswith("error: the path ") and err.endswith("move or rename the file")
+def test_a_path_too_long_is_one_line_from_the_cli_and_from_a_script(capsys, path):
+    with pytest.raises(SystemExit) as info:
+        main(["load", path])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) < 300 and "move or rename the file" in err
+    with pytest.raises(ShardscopeError) as caught:
+        load_program(path)
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 300
+    assert message.startswith("the path ") and message.endswith("move or rename the file")

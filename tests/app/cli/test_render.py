@@ -90,3 +90,13 @@ def test_a_program_on_its_own_mesh_axes_renders_and_propagates(tmp_path, qapp, c
     )
     err = capsys.readouterr().err.strip()
     assert "mesh axes dp, tp, which the mesh data=4, model=2 lacks" in err and "\n" not in err
+
+
+def test_a_scale_that_is_not_positive_is_a_one_line_error(tmp_path, capsys):
+    out = tmp_path / "g.png"
+    with pytest.raises(SystemExit) as info:
+        main(["render", "example:mlp", "--scale", "-5", "--out", str(out)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "> 0" in err
+    assert not out.exists()

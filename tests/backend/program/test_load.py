@@ -6,7 +6,14 @@ import pytest
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import shared_server
-from shardscope.backend.program.load import EXAMPLES_DIR, list_examples, load_program, split_source
+from shardscope.backend.isolation.jobs import Crash
+from shardscope.backend.program.load import (
+    EXAMPLES_DIR,
+    _crash_message,
+    list_examples,
+    load_program,
+    split_source,
+)
 from tests.support.inputs import MLIR, PROGRAMS, write_input
 
 DATA = MLIR
@@ -236,3 +243,10 @@ def test_a_program_without_mesh_takes_its_own_shardings_mesh():
     assert program.mesh == {"dp": 2, "tp": 2}
     assert own_mesh('sdy.mesh @empty = <[]>\nsdy.mesh @m2 = <["a"=2, "b"=4]>') == {"a": 2, "b": 4}
     assert own_mesh("module {}") is None
+
+
+def test_a_loader_killed_for_memory_says_so():
+    message = _crash_message(Path("/x/big.py"), Crash(-6, "std::bad_alloc", out_of_memory=True))
+    assert message.startswith("/x/big.py: loading this program ran out of memory")
+    plain = _crash_message(Path("/x/big.py"), Crash(-11, None))
+    assert "was killed by SIGSEGV" in plain

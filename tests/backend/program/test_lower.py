@@ -140,3 +140,30 @@ def test_bad_mesh_default(tmp_path):
     )
     with pytest.raises(ProgramError, match="MESH must be a dict of axis name -> size >= 1"):
         load_program(path)
+
+
+def test_a_program_error_is_shown_whole(tmp_path):
+    # Equinox-style messages name the offending argument on a later line.
+    path = write_input(
+        tmp_path,
+        "multi.py",
+        "def f(x):\n    return x\n\n"
+        "raise TypeError('bad arguments\\n\\n  while checking\\n  argument `w` has the wrong shape')\n",
+    )
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:4: TypeError: bad arguments")
+    assert "argument `w` has the wrong shape" in message
+    assert message.endswith(
+        "(raised while importing the program); fix the program and load it again"
+    )
+
+
+def test_a_program_that_runs_out_of_memory_says_so(tmp_path):
+    path = write_input(tmp_path, "oom.py", "raise MemoryError()\n")
+    with pytest.raises(ProgramError) as info:
+        load_program(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}:1: the program ran out of memory")

@@ -103,3 +103,10 @@ def test_presets_cover_common_slices():
     for name, mesh in PRESETS.items():
         assert mesh.is_iota and name
         assert np.array_equal(np.sort(mesh.device_grid(), axis=None), np.arange(mesh.size))
+
+
+def test_a_mesh_of_astronomically_many_devices_is_one_line():
+    # Two sizes of 4,000 digits each: their product has more digits than str() prints.
+    with pytest.raises(MeshError) as info:
+        parse_mesh("a=" + "9" * 4000 + ",b=" + "9" * 4000)
+    assert "about 10^7999 devices" in str(info.value) and "\n" not in str(info.value)
