@@ -5,7 +5,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
 from shardscope.backend.session.document import Session
-from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.spec import DimSpec, Spec
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -63,6 +63,39 @@ def test_drop_axis_on_badge_is_undoable(make_window, qtbot, wait_idle, drop_axis
     # Dropping "replicated" clears a dim.
     drop_axis(window, x, 0, None)
     assert session.spec(x) == Spec.of(None, None)
+    wait_idle(window)
+
+
+def test_a_drop_on_a_tensor_without_spec_keeps_its_other_dims_open(
+    make_window, qtbot, wait_idle, drop_axis
+):
+    # %0 = x @ w1 has no spec of the user's; propagation gives it [data, model].
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    out = session.graph.value_by_name("result[0]").id
+    assert session.spec_text(h) == "[data, model]"
+    before = window.propagation.count
+    drop_axis(window, h, 1, "model")
+    assert session.spec(h) == Spec((DimSpec(is_open=True), DimSpec(("model",))))
+    assert window.qundo.text(0) == ("layer1/dot_general %0: no spec -> [?, model] (dim 1 = model)")
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    # dim 0 keeps its data parallelism, here and downstream
+    assert session.propagation.value(h).spec[0] == ["data"]
+    assert session.spec_text(out) == "[data, _]"
+
+
+def test_history_says_when_a_drop_makes_a_tuple(make_window, wait_idle, drop_axis):
+    window = make_window("example:mlp")
+    session = window.session
+    x = session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "model")
+    assert session.spec(x) == Spec.of(("data", "model"), None)
+    assert window.qundo.text(0) == (
+        "x: [data, _] -> [data+model, _] (dim 0 += model: data -> data+model, a tuple of axes)"
+    )
     wait_idle(window)
 
 
