@@ -182,7 +182,12 @@ class MainWindow(QMainWindow):
         """The mesh editor's new mesh, as one undoable edit (none if nothing changed)."""
         if mesh == self.session.mesh:
             return False
-        return self.push(SetMesh(mesh))
+        command = SetMesh(mesh)
+        if not self.push(command):
+            return False
+        if command.notice:
+            self.messages.add(command.notice, "warning")
+        return True
 
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:

@@ -183,11 +183,17 @@ class SetSpec(_SpecCommand):
 
 
 class SetMesh(Command):
-    """Replace the mesh; specs lose axes the new mesh lacks (undo restores them)."""
+    """Replace the mesh; specs keep the axes the new mesh has and lose the others.
+
+    ``notice`` names every spec that lost an axis (None when none did), for the user to
+    read: a mesh change must not rewrite specs without a word. Undo restores mesh and
+    specs together.
+    """
 
     def __init__(self, mesh: Mesh) -> None:
         self.mesh = mesh
         self.label = f"mesh {mesh.describe()}"
+        self.notice: str | None = None
         self._old_mesh: Mesh | None = None
         self._old_specs: dict[int, Spec] = {}
 
@@ -195,6 +201,28 @@ class SetMesh(Command):
         self._old_mesh = session.mesh
         self._old_specs = dict(session.specs)
         session.set_mesh(self.mesh, prune=True)
+        self.notice = self._describe_losses(session)
+
+    def _describe_losses(self, session: Session) -> str | None:
+        names = set(self.mesh.axis_names)
+        lost: list[str] = []
+        changes: list[str] = []
+        for vid, old in sorted(self._old_specs.items()):
+            new = session.spec(vid)
+            if new == old:
+                continue
+            lost += [a for a in old.used_axes + old.replicated if a not in names and a not in lost]
+            name = session.value(vid).display_name
+            changes.append(f"{name} {spec_words(old)} -> {spec_words(new)}")
+        if not changes:
+            return None
+        axes = f"axes {', '.join(lost)}" if len(lost) > 1 else f"axis {lost[0]}"
+        count = f"{len(changes)} specs" if len(changes) > 1 else "1 spec"
+        return (
+            f"mesh {self.mesh.describe()} has no {axes}, so {count} lost "
+            f"{'them' if len(lost) > 1 else 'it'}: {'; '.join(changes)}. "
+            f"Undo (Ctrl+Z) restores the mesh and the specs."
+        )
 
     def undo(self, session: Session) -> None:
         session.restore_mesh_and_specs(self._old_mesh, self._old_specs)

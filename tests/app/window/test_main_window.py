@@ -99,6 +99,34 @@ def test_history_says_when_a_drop_makes_a_tuple(make_window, wait_idle, drop_axi
     wait_idle(window)
 
 
+def test_a_mesh_preset_keeps_fitting_specs_and_flags_the_others(make_window, wait_idle):
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    specs, mesh = dict(session.specs), session.mesh
+    combo = window.mesh_editor.preset_combo
+    combo.activated.emit(combo.findText("2-D data=2,model=4"))
+    assert session.mesh.describe() == "data=2,model=4"
+    assert dict(session.specs) == specs
+    assert window.messages.messages("warning") == []
+    combo.activated.emit(combo.findText("TPU 2x4 (v5e-8)"))
+    assert session.mesh.axis_names == ("x", "y")
+    (warning,) = window.messages.messages("warning")
+    assert warning.startswith("mesh x=2,y=4 has no axes ")
+    for change in (
+        "params['w1'] [_, model] -> [_, _]",
+        "params['w2'] [model, _] -> [_, _]",
+        "x [data, _] -> [_, _]",
+    ):
+        assert change in warning
+    assert "Undo (Ctrl+Z)" in warning
+    window.menu_actions["undo"].trigger()
+    assert session.mesh.describe() == "data=2,model=4" and dict(session.specs) == specs
+    window.menu_actions["undo"].trigger()
+    assert session.mesh == mesh and dict(session.specs) == specs
+    wait_idle(window)
+
+
 def test_select_tensor_syncs_inspector_and_source(make_window):
     window = make_window("example:mlp", propagate=False)
     graph = window.session.graph

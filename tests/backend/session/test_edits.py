@@ -134,3 +134,19 @@ def test_a_first_edit_decides_one_dim_and_labels_say_the_whole_change(session):
     assert stack.undo_labels[-1] == "params['b1']: no spec -> [?@p2] (dim 0 p2)"
     stack.push(SetSpec(w2, None))
     assert stack.undo_labels[-1] == "params['w2']: [model, ?] -> no spec (remove spec)"
+
+
+def test_a_mesh_change_keeps_fitting_specs_and_names_those_that_lost_axes(session):
+    stack = CommandStack(session)
+    specs = dict(session.specs)
+    same_axes = stack.push(SetMesh(parse_mesh("data=2,model=4")))
+    assert dict(session.specs) == specs and same_axes.notice is None
+    fewer = stack.push(SetMesh(parse_mesh("data=8")))
+    assert fewer.notice == (
+        "mesh data=8 has no axis model, so 2 specs lost it: "
+        "params['w1'] [_, model] -> [_, _]; params['w2'] [model, _] -> [_, _]. "
+        "Undo (Ctrl+Z) restores the mesh and the specs."
+    )
+    assert session.spec(vid(session, "x")) == Spec.of("data", None)
+    stack.undo()
+    assert dict(session.specs) == specs and session.mesh == parse_mesh("data=2,model=4")
