@@ -249,8 +249,9 @@ class MainWindow(QMainWindow):
 
     def _show_inspector(self, value: Value | None) -> None:
         spec = self.session.display_spec(value.id) if value is not None else None
+        tiles = self.session.laid_out_spec(value.id) if value is not None else None
         try:
-            self.inspector.set_value(value, self.session.mesh, spec)
+            self.inspector.set_value(value, self.session.mesh, spec, tiles=tiles)
         except ShardscopeError as exc:
             self.messages.error(str(exc))
 

@@ -1,11 +1,13 @@
 """The main window on example:mlp: title, scopes, tensors, drops, undo, selection, theme."""
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QPointF
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
 from shardscope.backend.session.document import Session
-from shardscope.backend.sharding.spec import DimSpec, Spec
+from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
+from shardscope.viewers.common.mime import axis_mime_data
+from tests.support import qt_events
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -125,6 +127,31 @@ def test_a_mesh_preset_keeps_fitting_specs_and_flags_the_others(make_window, wai
     window.menu_actions["undo"].trigger()
     assert session.mesh == mesh and dict(session.specs) == specs
     wait_idle(window)
+
+
+def test_tiles_show_what_propagation_decided_for_an_annotated_intermediate(
+    make_window, qtbot, wait_idle
+):
+    # %0 = x @ w1 annotated [?, model]: propagation makes it [data, model], 8 tiles, as
+    # `propagate example:mlp --spec 5=_?,model` reports
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    window.outline.valueSelected.emit(h)
+    inspector = window.inspector
+    mime = axis_mime_data("model")
+    before = window.propagation.count
+    qt_events.drop(inspector.slot(1), QPointF(5, 5), mime)
+    assert session.spec(h) == parse_spec("?,model")
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    assert session.propagation.value(h).spec == [["data"], ["model"]]
+    assert inspector.tile_grid.summary.text() == "8 tiles"
+    assert inspector.text_labels["jax"].text() == "P('data', 'model')"
+    # the chips still show the user's annotation, open dim 0 included
+    assert inspector.slot(0).spec == DimSpec(is_open=True)
+    assert inspector.slot(1).spec == DimSpec(("model",))
 
 
 def test_select_tensor_syncs_inspector_and_source(make_window):
