@@ -218,6 +218,7 @@ class SetMesh(Command):
             return None
         axes = f"axes {', '.join(lost)}" if len(lost) > 1 else f"axis {lost[0]}"
         count = f"{len(changes)} specs" if len(changes) > 1 else "1 spec"
+        self.label = f"mesh {self.mesh.describe()} ({count} lost {axes})"
         return (
             f"mesh {self.mesh.describe()} has no {axes}, so {count} lost "
             f"{'them' if len(lost) > 1 else 'it'}: {'; '.join(changes)}. "

@@ -122,6 +122,7 @@ def test_a_mesh_preset_keeps_fitting_specs_and_flags_the_others(make_window, wai
     ):
         assert change in warning
     assert "Undo (Ctrl+Z)" in warning
+    assert window.qundo.text(1) == "mesh x=2,y=4 (3 specs lost axes model, data)"
     window.menu_actions["undo"].trigger()
     assert session.mesh.describe() == "data=2,model=4" and dict(session.specs) == specs
     window.menu_actions["undo"].trigger()

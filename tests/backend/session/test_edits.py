@@ -148,5 +148,6 @@ def test_a_mesh_change_keeps_fitting_specs_and_names_those_that_lost_axes(sessio
         "Undo (Ctrl+Z) restores the mesh and the specs."
     )
     assert session.spec(vid(session, "x")) == Spec.of("data", None)
+    assert stack.undo_labels == ["mesh data=2,model=4", "mesh data=8 (2 specs lost axis model)"]
     stack.undo()
     assert dict(session.specs) == specs and session.mesh == parse_mesh("data=2,model=4")
