@@ -182,7 +182,12 @@ class MainWindow(QMainWindow):
         """The mesh editor's new mesh, as one undoable edit (none if nothing changed)."""
         if mesh == self.session.mesh:
             return False
-        return self.push(SetMesh(mesh))
+        command = SetMesh(mesh)
+        if not self.push(command):
+            return False
+        if command.notice:
+            self.messages.add(command.notice, "warning")
+        return True
 
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:
@@ -244,8 +249,9 @@ class MainWindow(QMainWindow):
 
     def _show_inspector(self, value: Value | None) -> None:
         spec = self.session.display_spec(value.id) if value is not None else None
+        tiles = self.session.laid_out_spec(value.id) if value is not None else None
         try:
-            self.inspector.set_value(value, self.session.mesh, spec)
+            self.inspector.set_value(value, self.session.mesh, spec, tiles=tiles)
         except ShardscopeError as exc:
             self.messages.error(str(exc))
 

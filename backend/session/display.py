@@ -2,6 +2,9 @@
 
 The user's spec wins; else the latest propagation result's; else the annotation the
 program's own code wrote; else the sharding is unknown (``?``) until propagation runs.
+Tiles are another matter: they show how the value is laid out, which is what the
+compiler decided (``decided_spec``) once a propagation result lists the value; a user's
+spec with open dimensions is only where propagation started.
 """
 
 from __future__ import annotations
@@ -60,6 +63,24 @@ def shown_spec(
         return spec
     try:
         return spec.padded(value.rank)
+    except SpecError:
+        return spec
+
+
+def decided_spec(
+    value_id: int,
+    user: Mapping[int, Spec],
+    propagated: PropagatedSpecs | None,
+    graph: ProgramGraph | None,
+) -> Spec | None:
+    """The propagation result's Spec for a value (padded to its rank), else ``shown_spec``."""
+    spec = propagated.get(value_id) if propagated is not None else None
+    if spec is None:
+        return shown_spec(value_id, user, propagated, graph)
+    if graph is None:
+        return spec
+    try:
+        return spec.padded(graph.values[value_id].rank)
     except SpecError:
         return spec
 

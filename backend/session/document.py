@@ -20,6 +20,7 @@ from shardscope.backend.errors import SpecError
 from shardscope.backend.session.display import (
     Origin,
     PropagatedSpecs,
+    decided_spec,
     shown_origin,
     shown_spec,
     spec_label,
@@ -278,6 +279,11 @@ class Session:
     def display_spec(self, value_id: int) -> Spec | None:
         """The Spec a view shows for a value (see ``spec_text``), padded to its rank."""
         return shown_spec(int(value_id), self._specs, self._propagated_specs(), self.graph)
+
+    def laid_out_spec(self, value_id: int) -> Spec | None:
+        """The Spec a value's tiles show: what propagation decided once a result lists the
+        value, else ``display_spec``."""
+        return decided_spec(int(value_id), self._specs, self._propagated_specs(), self.graph)
 
     def origin(self, value_id: int) -> Origin:
         """Where ``display_spec`` comes from: ``user``, ``propagated``, ``code`` or ``none``."""

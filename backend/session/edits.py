@@ -32,8 +32,20 @@ class Command:
         raise NotImplementedError
 
 
+def spec_words(spec: Spec | None) -> str:
+    """A spec as History shows it: ``[data+model, _?]``, or ``no spec``."""
+    if spec is None:
+        return "no spec"
+    return "[" + ", ".join(d.format() for d in spec.dims) + "]"
+
+
 class _SpecCommand(Command):
-    """Base for edits of one tensor's spec: remembers the old spec for undo."""
+    """Base for edits of one tensor's spec: remembers the old spec for undo.
+
+    The label names the tensor and the whole spec before and after, so History shows
+    what the edit did to the other dimensions too; ``label`` set by a subclass's
+    ``__init__`` is the part that says what the user asked for.
+    """
 
     def __init__(self, value_id: int) -> None:
         self.value_id = int(value_id)
@@ -49,7 +61,8 @@ class _SpecCommand(Command):
         new = self.new_spec(session)
         session.set_spec(self.value_id, new)  # validates before changing anything
         if not self._named:
-            self.label = f"{self.label} ({session.value(self.value_id).display_name})"
+            name = session.value(self.value_id).display_name
+            self.label = f"{name}: {spec_words(old)} -> {spec_words(new)} ({self.label})"
             self._named = True
         self._old = old
 
@@ -61,7 +74,11 @@ class _SpecCommand(Command):
         rank = value.rank
         if not 0 <= dim < rank:
             raise SpecError(f"{value.display_name} has rank {rank}: there is no dim {dim} to shard")
-        current = session.spec(self.value_id) or Spec()
+        current = session.spec(self.value_id)
+        if current is None:
+            # a first edit decides one dimension only: the others stay open, so
+            # propagation still shards them as it did before the edit
+            return [DimSpec(is_open=True)] * rank
         return list(current.padded(rank).dims)
 
 
@@ -79,13 +96,16 @@ class SetDimSpec(_SpecCommand):
         self.dim = int(dim)
         self.axis = axis
         self.replace_axes = replace_axes
-        where = f"dim {self.dim}"
-        self.label = f"shard {where} on {axis}" if axis else f"replicate {where}"
+        self.label = f"dim {self.dim} = {axis}" if axis else f"dim {self.dim} replicated"
 
     def new_spec(self, session: Session) -> Spec:
         dims = self._dims(session, self.dim)
+        if session.spec(self.value_id) is None:
+            # the dimension the user dropped on is decided: only the others stay open
+            dims[self.dim] = replace(dims[self.dim], is_open=False)
         if self.axis is None:
-            dims[self.dim] = replace(dims[self.dim], axes=())
+            # "replicated" is a decision too: an open empty dim would let propagation shard it
+            dims[self.dim] = replace(dims[self.dim], axes=(), is_open=False)
             return Spec(tuple(dims))
         mesh = session.mesh
         if mesh is None:
@@ -102,6 +122,11 @@ class SetDimSpec(_SpecCommand):
                 )
         old = dims[self.dim]
         axes = (self.axis,) if self.replace_axes else old.axes + (self.axis,)
+        if len(axes) > 1 and not self._named:
+            self.label = (
+                f"dim {self.dim} += {self.axis}: {'+'.join(old.axes)} -> {'+'.join(axes)}, "
+                f"a tuple of axes"
+            )
         dims[self.dim] = replace(old, axes=axes)
         return Spec(tuple(dims))
 
@@ -120,7 +145,7 @@ class SetDimOpen(_SpecCommand):
         super().__init__(value_id)
         self.dim = int(dim)
         self.is_open = bool(is_open)
-        self.label = f"{'open' if is_open else 'close'} dim {dim}"
+        self.label = f"dim {dim} {'open' if is_open else 'closed'}"
 
     def new_spec(self, session: Session) -> Spec:
         dims = self._dims(session, self.dim)
@@ -137,7 +162,7 @@ class SetDimPriority(_SpecCommand):
         if priority is not None and int(priority) < 0:
             raise SpecError(f"priority {priority} is negative: use p0 (strongest) or higher")
         self.priority = None if priority is None else int(priority)
-        self.label = f"priority p{priority} on dim {dim}" if priority is not None else "no priority"
+        self.label = f"dim {dim} p{priority}" if priority is not None else f"dim {dim} no priority"
 
     def new_spec(self, session: Session) -> Spec:
         dims = self._dims(session, self.dim)
@@ -151,18 +176,24 @@ class SetSpec(_SpecCommand):
     def __init__(self, value_id: int, spec: Spec | None) -> None:
         super().__init__(value_id)
         self.spec = spec
-        self.label = f"set spec [{spec.format()}]" if spec is not None else "remove spec"
+        self.label = "set spec" if spec is not None else "remove spec"
 
     def new_spec(self, session: Session) -> Spec | None:
         return self.spec
 
 
 class SetMesh(Command):
-    """Replace the mesh; specs lose axes the new mesh lacks (undo restores them)."""
+    """Replace the mesh; specs keep the axes the new mesh has and lose the others.
+
+    ``notice`` names every spec that lost an axis (None when none did), for the user to
+    read: a mesh change must not rewrite specs without a word. Undo restores mesh and
+    specs together.
+    """
 
     def __init__(self, mesh: Mesh) -> None:
         self.mesh = mesh
         self.label = f"mesh {mesh.describe()}"
+        self.notice: str | None = None
         self._old_mesh: Mesh | None = None
         self._old_specs: dict[int, Spec] = {}
 
@@ -170,6 +201,29 @@ class SetMesh(Command):
         self._old_mesh = session.mesh
         self._old_specs = dict(session.specs)
         session.set_mesh(self.mesh, prune=True)
+        self.notice = self._describe_losses(session)
+
+    def _describe_losses(self, session: Session) -> str | None:
+        names = set(self.mesh.axis_names)
+        lost: list[str] = []
+        changes: list[str] = []
+        for vid, old in sorted(self._old_specs.items()):
+            new = session.spec(vid)
+            if new == old:
+                continue
+            lost += [a for a in old.used_axes + old.replicated if a not in names and a not in lost]
+            name = session.value(vid).display_name
+            changes.append(f"{name} {spec_words(old)} -> {spec_words(new)}")
+        if not changes:
+            return None
+        axes = f"axes {', '.join(lost)}" if len(lost) > 1 else f"axis {lost[0]}"
+        count = f"{len(changes)} specs" if len(changes) > 1 else "1 spec"
+        self.label = f"mesh {self.mesh.describe()} ({count} lost {axes})"
+        return (
+            f"mesh {self.mesh.describe()} has no {axes}, so {count} lost "
+            f"{'them' if len(lost) > 1 else 'it'}: {'; '.join(changes)}. "
+            f"Undo (Ctrl+Z) restores the mesh and the specs."
+        )
 
     def undo(self, session: Session) -> None:
         session.restore_mesh_and_specs(self._old_mesh, self._old_specs)

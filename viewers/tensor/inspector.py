@@ -42,6 +42,7 @@ class TensorInspector(QWidget):
         self.value: Value | None = None
         self.mesh: Mesh | None = None
         self.spec: Spec | None = None
+        self.tiles_spec: Spec | None = None
         self.texts: dict[str, str] = {}
         self.slots: list[DimSlot] = []
 
@@ -96,14 +97,19 @@ class TensorInspector(QWidget):
         mesh: Mesh | None,
         spec: Spec | None,
         texts: dict[str, str] | None = None,
+        *,
+        tiles: Spec | None = None,
     ) -> None:
         """Show ``value`` (a graph Value) sharded by ``spec`` over ``mesh``.
 
-        ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when None they are
-        computed here from ``mesh`` and ``spec``.
+        ``spec`` fills the dimension chips (what the user asked for); ``tiles``, when
+        given, is the layout the tiles and texts show (what the compiler decided), else
+        ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when
+        None they are computed here from ``mesh`` and the tiles' spec.
         """
         self.value, self.mesh = value, mesh
         self.spec = spec if spec is not None else Spec()
+        self.tiles_spec = tiles if tiles is not None else self.spec
         if value is None:
             self.title.setText("No tensor selected")
             self.facts.setText("")
@@ -119,7 +125,7 @@ class TensorInspector(QWidget):
         error = None
         if texts is None and mesh is not None:
             try:
-                texts = sharding_texts(mesh, self.spec, len(shape))
+                texts = sharding_texts(mesh, self.tiles_spec, len(shape))
             except ShardscopeError as exc:
                 texts, error = {}, str(exc)
         self.texts = dict(texts or {})
@@ -129,7 +135,7 @@ class TensorInspector(QWidget):
             slot.set_dim_spec(dim_spec, mesh)
         self._show_texts(self.texts, error)
         if mesh is not None and value.shape is not None:
-            self.tile_grid.set_tensor(shape, mesh, self.spec)
+            self.tile_grid.set_tensor(shape, mesh, self.tiles_spec)
 
     def _show_details(self, shown: bool) -> None:
         # an empty tile grid draws bare axes around nothing: show a hint instead

@@ -1,11 +1,13 @@
 """The main window on example:mlp: title, scopes, tensors, drops, undo, selection, theme."""
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QPointF
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
 from shardscope.backend.session.document import Session
-from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
+from shardscope.viewers.common.mime import axis_mime_data
+from tests.support import qt_events
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -64,6 +66,93 @@ def test_drop_axis_on_badge_is_undoable(make_window, qtbot, wait_idle, drop_axis
     drop_axis(window, x, 0, None)
     assert session.spec(x) == Spec.of(None, None)
     wait_idle(window)
+
+
+def test_a_drop_on_a_tensor_without_spec_keeps_its_other_dims_open(
+    make_window, qtbot, wait_idle, drop_axis
+):
+    # %0 = x @ w1 has no spec of the user's; propagation gives it [data, model].
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    out = session.graph.value_by_name("result[0]").id
+    assert session.spec_text(h) == "[data, model]"
+    before = window.propagation.count
+    drop_axis(window, h, 1, "model")
+    assert session.spec(h) == Spec((DimSpec(is_open=True), DimSpec(("model",))))
+    assert window.qundo.text(0) == ("layer1/dot_general %0: no spec -> [?, model] (dim 1 = model)")
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    # dim 0 keeps its data parallelism, here and downstream
+    assert session.propagation.value(h).spec[0] == ["data"]
+    assert session.spec_text(out) == "[data, _]"
+
+
+def test_history_says_when_a_drop_makes_a_tuple(make_window, wait_idle, drop_axis):
+    window = make_window("example:mlp")
+    session = window.session
+    x = session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "model")
+    assert session.spec(x) == Spec.of(("data", "model"), None)
+    assert window.qundo.text(0) == (
+        "x: [data, _] -> [data+model, _] (dim 0 += model: data -> data+model, a tuple of axes)"
+    )
+    wait_idle(window)
+
+
+def test_a_mesh_preset_keeps_fitting_specs_and_flags_the_others(make_window, wait_idle):
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    specs, mesh = dict(session.specs), session.mesh
+    combo = window.mesh_editor.preset_combo
+    combo.activated.emit(combo.findText("2-D data=2,model=4"))
+    assert session.mesh.describe() == "data=2,model=4"
+    assert dict(session.specs) == specs
+    assert window.messages.messages("warning") == []
+    combo.activated.emit(combo.findText("TPU 2x4 (v5e-8)"))
+    assert session.mesh.axis_names == ("x", "y")
+    (warning,) = window.messages.messages("warning")
+    assert warning.startswith("mesh x=2,y=4 has no axes ")
+    for change in (
+        "params['w1'] [_, model] -> [_, _]",
+        "params['w2'] [model, _] -> [_, _]",
+        "x [data, _] -> [_, _]",
+    ):
+        assert change in warning
+    assert "Undo (Ctrl+Z)" in warning
+    assert window.qundo.text(1) == "mesh x=2,y=4 (3 specs lost axes model, data)"
+    window.menu_actions["undo"].trigger()
+    assert session.mesh.describe() == "data=2,model=4" and dict(session.specs) == specs
+    window.menu_actions["undo"].trigger()
+    assert session.mesh == mesh and dict(session.specs) == specs
+    wait_idle(window)
+
+
+def test_tiles_show_what_propagation_decided_for_an_annotated_intermediate(
+    make_window, qtbot, wait_idle
+):
+    # %0 = x @ w1 annotated [?, model]: propagation makes it [data, model], 8 tiles, as
+    # `propagate example:mlp --spec 5=_?,model` reports
+    window = make_window("example:mlp")
+    session = window.session
+    wait_idle(window)
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    window.outline.valueSelected.emit(h)
+    inspector = window.inspector
+    mime = axis_mime_data("model")
+    before = window.propagation.count
+    qt_events.drop(inspector.slot(1), QPointF(5, 5), mime)
+    assert session.spec(h) == parse_spec("?,model")
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    assert session.propagation.value(h).spec == [["data"], ["model"]]
+    assert inspector.tile_grid.summary.text() == "8 tiles"
+    assert inspector.text_labels["jax"].text() == "P('data', 'model')"
+    # the chips still show the user's annotation, open dim 0 included
+    assert inspector.slot(0).spec == DimSpec(is_open=True)
+    assert inspector.slot(1).spec == DimSpec(("model",))
 
 
 def test_select_tensor_syncs_inspector_and_source(make_window):

@@ -89,3 +89,15 @@ def test_spec_label():
     assert spec_label(None) == "?"
     assert spec_label(Spec()) == "[]"
     assert spec_label(parse_spec("data+model?@p1,_")) == "[data+model, _]"
+
+
+def test_tiles_follow_the_propagation_result_over_the_users_spec(constrained):
+    s = Session()
+    s.set_program(constrained)
+    s.set_spec(2, parse_spec("?,model"))
+    assert s.laid_out_spec(2) == parse_spec("?,model")  # no result yet: what is shown
+    s.set_propagation(_result({2: [["data"], ["model"]], 5: [["data"]]}))
+    assert s.display_spec(2) == parse_spec("?,model")
+    assert s.laid_out_spec(2) == Spec.of("data", "model")
+    assert s.laid_out_spec(5) == Spec.of("data", None)  # padded to the value's rank
+    assert s.laid_out_spec(0) == s.display_spec(0)  # not in the result: the code's

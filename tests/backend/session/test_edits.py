@@ -113,3 +113,41 @@ def test_events_fire_only_on_real_change(session):
     session.update_view(function="main")
     assert not session.update_view(function="main")
     assert len(fired) == 1
+
+
+def test_a_first_edit_decides_one_dim_and_labels_say_the_whole_change(session):
+    stack = CommandStack(session)
+    b1 = vid(session, "params['b1']")
+    w2 = vid(session, "params['w2']")
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    stack.push(SetDimSpec(h, 1, "model"))
+    assert session.spec(h) == parse_spec("?,model")
+    assert stack.undo_labels[-1] == "layer1/dot_general %0: no spec -> [?, model] (dim 1 = model)"
+    stack.push(ClearDim(h, 0))
+    assert session.spec(h) == parse_spec("_,model")
+    assert stack.undo_labels[-1] == (
+        "layer1/dot_general %0: [?, model] -> [_, model] (dim 0 replicated)"
+    )
+    stack.push(SetDimOpen(w2, 1, True))
+    assert stack.undo_labels[-1] == "params['w2']: [model, _] -> [model, ?] (dim 1 open)"
+    stack.push(SetDimPriority(b1, 0, 2))
+    assert stack.undo_labels[-1] == "params['b1']: no spec -> [?@p2] (dim 0 p2)"
+    stack.push(SetSpec(w2, None))
+    assert stack.undo_labels[-1] == "params['w2']: [model, ?] -> no spec (remove spec)"
+
+
+def test_a_mesh_change_keeps_fitting_specs_and_names_those_that_lost_axes(session):
+    stack = CommandStack(session)
+    specs = dict(session.specs)
+    same_axes = stack.push(SetMesh(parse_mesh("data=2,model=4")))
+    assert dict(session.specs) == specs and same_axes.notice is None
+    fewer = stack.push(SetMesh(parse_mesh("data=8")))
+    assert fewer.notice == (
+        "mesh data=8 has no axis model, so 2 specs lost it: "
+        "params['w1'] [_, model] -> [_, _]; params['w2'] [model, _] -> [_, _]. "
+        "Undo (Ctrl+Z) restores the mesh and the specs."
+    )
+    assert session.spec(vid(session, "x")) == Spec.of("data", None)
+    assert stack.undo_labels == ["mesh data=2,model=4", "mesh data=8 (2 specs lost axis model)"]
+    stack.undo()
+    assert dict(session.specs) == specs and session.mesh == parse_mesh("data=2,model=4")

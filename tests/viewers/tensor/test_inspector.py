@@ -91,3 +91,12 @@ def test_slots_follow_rank_and_render(qtbot, render_dir, count_colors):
     image = ins.grab()
     image.save(str(render_dir / "inspector.png"))
     assert count_colors(image) > 10
+
+
+def test_tiles_and_texts_show_the_decided_layout_chips_the_asked_one(qtbot):
+    ins = TensorInspector()
+    qtbot.addWidget(ins)
+    ins.set_value(value(), MESH, parse_spec("?,model"), tiles=parse_spec("data,model"))
+    assert ins.tile_grid.summary.text() == "8 tiles"
+    assert ins.text_labels["jax"].text() == "P('data', 'model')"
+    assert ins.slot(0).spec == parse_spec("?").dims[0]
