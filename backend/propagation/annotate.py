@@ -23,6 +23,7 @@ from shardscope.backend.program.graph import ProgramGraph, Value
 from shardscope.backend.propagation import sdyread, sdywrite
 from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.sdy_text import readable_spec
 from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 
 if TYPE_CHECKING:
@@ -238,7 +239,8 @@ def annotate(
 def code_annotations(graph: ProgramGraph) -> list[Annotation]:
     """The shardings the program's code carries, on entry arguments and on
     ``sdy.sharding_constraint`` / ``sdy.manual_computation`` ops: each with its origin
-    name and an empty ``Spec``."""
+    name and its spec (an empty ``Spec`` where the program's text is not one Shardy
+    sharding, e.g. GSPMD's)."""
     out = []
     for i, vid in enumerate(graph.functions[graph.main].arguments):
         v = graph.values[vid]
@@ -246,7 +248,7 @@ def code_annotations(graph: ProgramGraph) -> list[Annotation]:
             out.append(
                 Annotation(
                     v.name or v.display_name,
-                    Spec(),
+                    readable_spec(v.code_sharding) or Spec(),
                     "code",
                     vid,
                     f"input: {i}",
@@ -259,7 +261,8 @@ def code_annotations(graph: ProgramGraph) -> list[Annotation]:
         ):
             vid = op.results[0] if op.results else None
             label = graph.values[vid].display_name if vid is not None else op.name
-            out.append(Annotation(label, Spec(), "code", vid, f"op:{op.id}"))
+            spec = readable_spec(op.code_sharding) or Spec()
+            out.append(Annotation(label, spec, "code", vid, f"op:{op.id}"))
     return out
 
 

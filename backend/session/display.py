@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from shardscope.backend.errors import ShardscopeError, SpecError
-from shardscope.backend.sharding.sdy_text import parse_sdy_sharding
+from shardscope.backend.errors import SpecError
+from shardscope.backend.sharding.sdy_text import readable_spec
 from shardscope.backend.sharding.spec import Spec
 
 if TYPE_CHECKING:
@@ -38,14 +38,6 @@ class PropagatedSpecs:
         return Spec.of(*[tuple(d) if d else None for d in info.spec])
 
 
-def code_spec(text: str) -> Spec | None:
-    """A Spec from a code annotation (``#sdy.sharding<@mesh, [{"data"}, {}]>``), if readable."""
-    try:
-        return parse_sdy_sharding(text).spec
-    except ShardscopeError:
-        return None
-
-
 def shown_spec(
     value_id: int,
     user: Mapping[int, Spec],
@@ -58,7 +50,7 @@ def shown_spec(
     if spec is None and propagated is not None:
         spec = propagated.get(value_id)
     if spec is None and value is not None and value.code_sharding:
-        spec = code_spec(value.code_sharding)
+        spec = readable_spec(value.code_sharding)
     if spec is None or value is None:
         return spec
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from shardscope.backend.errors import MeshError, SpecError
+from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
 from shardscope.backend.sharding.mesh import Mesh, MeshAxis
 from shardscope.backend.sharding.spec import DimSpec, Spec, validate_spec
 
@@ -203,6 +203,16 @@ def parse_sdy_mesh(text: str) -> tuple[str | None, Mesh]:
     if tok.peek() is not None:
         tok.fail(f"unexpected {tok.peek()!r} after the mesh")
     return name, mesh
+
+
+def readable_spec(text: str) -> Spec | None:
+    """The Spec of a sharding written in a program (``#sdy.sharding<@mesh, [{"data"}, {}]>``),
+    or None when it is not a single Shardy sharding this module reads (GSPMD text,
+    sub-axes, per-value lists)."""
+    try:
+        return parse_sdy_sharding(text).spec
+    except ShardscopeError:
+        return None
 
 
 _AXIS = re.compile(r'"([^"]+)"(?::\((\d+)\)(\d+))?')

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from shardscope.app.cli.main import main
+from tests.support.inputs import CORPUS
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +111,14 @@ def test_a_mesh_without_the_programs_own_axes_is_one_line(capsys):
         "error: the program's own shardings use mesh axis tp, which the mesh dp=4, model=2 "
         "lacks; add it to the mesh (--mesh dp=4,model=2,tp=2, or the program's MESH)"
     )
+
+
+def test_code_annotations_print_their_spec(capsys):
+    assert main(["propagate", str(CORPUS / "shmap.py")]) == 0
+    out = capsys.readouterr().out
+    assert "(in code)" not in out
+    assert "code sharding_constraint %4 = ?,?  [constraint_0]" in out
+    assert main(["propagate", str(CORPUS / "shmap.py"), "--json"]) == 0
+    annotations = json.loads(capsys.readouterr().out)["annotations"]
+    code = [a for a in annotations if a["source"] == "code"]
+    assert code and all(a["spec"] == "?,?" for a in code)

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from shardscope.backend.program.load import load_program
-from shardscope.backend.session.display import PropagatedSpecs, code_spec, spec_label
+from shardscope.backend.session.display import PropagatedSpecs, spec_label
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec, parse_spec
 from tests.support.inputs import MLIR
@@ -78,11 +78,6 @@ def test_propagated_specs_by_value_id():
     assert shown.get(3) == Spec.of(("data", "model"), None)
     assert shown.get(7) == Spec()
     assert shown.get(4) is None
-
-
-def test_code_spec_reads_shardy_text_only():
-    assert code_spec('#sdy.sharding<@mesh, [{"data"}, {}]>') == Spec.of("data", None)
-    assert code_spec("{devices=[4,1,2]<=[8] last_tile_dim_replicate}") is None
 
 
 def test_spec_label():

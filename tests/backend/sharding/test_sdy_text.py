@@ -12,6 +12,7 @@ from shardscope.backend.sharding.mesh import Mesh, parse_mesh
 from shardscope.backend.sharding.sdy_text import (
     parse_sdy_mesh,
     parse_sdy_sharding,
+    readable_spec,
     sdy_sharding_text,
 )
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
@@ -87,3 +88,8 @@ def test_parse_sdy_mesh():
     mesh = parse_mesh("data=4,model=2", "0,2,4,6,1,3,5,7")
     assert parse_sdy_mesh(mesh.sdy_text()) == ("mesh", mesh)
     assert parse_sdy_mesh('#sdy.mesh<["x"=2]>') == (None, parse_mesh("x=2"))
+
+
+def test_readable_spec_reads_one_shardy_sharding_only():
+    assert readable_spec('#sdy.sharding<@mesh, [{"data"}, {}]>') == Spec.of("data", None)
+    assert readable_spec("{devices=[4,1,2]<=[8] last_tile_dim_replicate}") is None
