@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,7 +72,7 @@ class GraphPanel(QWidget):
             return
         parts = []
         for i, frame in enumerate(frames):
-            title = frame.title(graph).replace("<", "&lt;")
+            title = html.escape(frame.title(graph), quote=False)
             parts.append(title if i == len(frames) - 1 else f'<a href="{i}">{title}</a>')
         self.crumbs.setText(" ▸ ".join(parts))
 

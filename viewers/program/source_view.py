@@ -43,14 +43,14 @@ class SourceView(QWidget):
             content = self._read(path)
             if content is None:
                 self.path, self.line = None, None
-                self.header.setText(f"{path}:{line or ''} (file not readable here)")
+                self.header.setText(f"{path}{f':{line}' if line else ''} (file not readable here)")
                 self.text.setPlainText("")
                 return
             self.text.setPlainText(content)
             self.path = path
         self.line = line
-        name = Path(path).name
-        self.header.setText(f"{name}:{line}" + (f"  —  {what}" if what else ""))
+        name = Path(path).name if line is None else f"{Path(path).name}:{line}"
+        self.header.setText(name + (f"  —  {what}" if what else ""))
         self.header.setToolTip(path)
         self._highlight(line)
 
