@@ -73,6 +73,7 @@ class GraphView(QGraphicsView):
         self._frames: list[Frame] = []
         self._expanded: dict[str, frozenset[str]] = {}
         self._cache: OrderedDict[tuple, GraphLayout] = OrderedDict()
+        self._find_state: tuple[str | None, int] = (None, -1)
         self.layout_: GraphLayout | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
@@ -95,6 +96,7 @@ class GraphView(QGraphicsView):
 
     def _on_program_change(self, program) -> None:
         self._cache.clear()
+        self._find_state = (None, -1)
         self._expanded.clear()
         if program is None:
             self._index = None
@@ -301,11 +303,14 @@ class GraphView(QGraphicsView):
                 matches.append(("value", v.id))
         frame_ops = set(self._index.frame_ops(self.frame))
         for op in graph.ops:
-            if op.id in frame_ops and (text in op.short_name.lower() or text in op.scope.lower()):
+            # the node's own label (``call @log_softmax``) as well as its kind and scope
+            label = f"call @{op.callee}" if op.callee else op.short_name
+            names = (op.short_name, label, op.scope)
+            if op.id in frame_ops and any(text in name.lower() for name in names):
                 matches.append(("op", op.id))
         if not matches:
             return False
-        last = getattr(self, "_find_state", (None, -1))
+        last = self._find_state
         i = last[1] + 1 if last[0] == text else 0
         kind, ident = matches[i % len(matches)]
         self._find_state = (text, i % len(matches))

@@ -32,6 +32,14 @@ class SourceView(QWidget):
         self.line: int | None = None
         self._cache: dict[str, str] = {}
 
+    def reset(self) -> None:
+        """Forget every file read so far (a newly loaded program may have changed them)."""
+        self._cache.clear()
+        self.path, self.line = None, None
+        self.header.setText("No op selected")
+        self.header.setToolTip("")
+        self.text.setPlainText("")
+
     def show_location(self, path: str | None, line: int | None, what: str = "") -> None:
         """Show ``path`` around ``line`` (1-based); a missing file says so in the header."""
         if not path:
