@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
+from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
@@ -115,3 +116,20 @@ def test_the_inspector_never_squeezes_its_tile_grid(make_window, qtbot, size):
     grid = window.inspector.tile_grid
     assert grid.height() >= grid.minimumSizeHint().height()
     assert grid.plot.geometry().bottom() < grid.status.geometry().top()
+
+
+def test_the_tensor_dock_labels_three_digit_device_ids(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh("data=8,model=16"))
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    window.select_value(x)
+    qtbot.wait(50)
+    grid = window.inspector.tile_grid
+    labels = grid.layers.labels
+    view = grid.plot
+    placed = labels.placed(labels.deviceTransform(view.viewportTransform()))
+    texts = {text for _, text, _, _ in placed}
+    assert texts == {str(d) for d in range(128)}
+    sizes = {size for *_, size in placed}
+    assert len(sizes) == 1 and sizes.pop() >= 6.0
