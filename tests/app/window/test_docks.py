@@ -3,6 +3,7 @@ hidden from the View menu, in the default layout, and restored from a saved layo
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
@@ -133,3 +134,17 @@ def test_the_tensor_dock_labels_three_digit_device_ids(make_window, qtbot, drop_
     assert texts == {str(d) for d in range(128)}
     sizes = {size for *_, size in placed}
     assert len(sizes) == 1 and sizes.pop() >= 6.0
+
+
+@pytest.mark.parametrize("mesh", ["data=2,model=4,pipe=2", "replica=2,data=2,model=4,pipeline=2"])
+def test_the_mesh_dock_headers_of_a_device_grid_never_overlap(make_window, qtbot, mesh):
+    window = make_window(None, propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh(mesh))
+    qtbot.wait(50)
+    grid = window.mesh_editor.grid
+    fm = QFontMetrics(grid.font())
+    drawn = [fm.boundingRect(rect, align, text) for rect, text, _, align in grid._captions]
+    drawn += grid._cells
+    for i, a in enumerate(drawn):
+        for b in drawn[i + 1 :]:
+            assert not a.intersects(b), (a, b)
