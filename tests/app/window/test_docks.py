@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
+from shardscope.viewers.tensor.dim_slot import DimSlot
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -148,3 +149,36 @@ def test_the_mesh_dock_headers_of_a_device_grid_never_overlap(make_window, qtbot
     for i, a in enumerate(drawn):
         for b in drawn[i + 1 :]:
             assert not a.intersects(b), (a, b)
+
+
+def test_the_tensor_dock_fits_a_rank_4_tensor_with_wide_specs(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh("data=2,model=2,seq=2"))
+    value = next(v for v in window.session.graph.values if len(v.shape or ()) == 4)
+    for dim, axis in ((0, "data"), (0, "seq"), (1, "model")):
+        assert window.on_spec_dropped(value.id, dim, axis)
+    window.select_value(value.id)
+    qtbot.wait(50)
+    inspector = window.inspector
+    viewport = inspector.parentWidget()  # the dock's scroll area shows this much
+    assert inspector.width() <= viewport.width()
+    assert len(inspector.slots) == 4
+    for slot in inspector.slots:
+        assert viewport.rect().contains(slot.mapTo(viewport, slot.rect().bottomRight()))
+
+
+def test_a_rank_2_tensor_after_a_rank_3_one_shows_two_dimensions(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    graph = window.session.graph
+    inspector = window.inspector
+    window.select_value(graph.value_by_name("x").id)
+    qtbot.wait(50)
+    window.select_value(graph.value_by_name("params['wk']").id)
+    # what a repaint right now would draw, before Qt deletes anything
+    stale = [s for s in inspector.findChildren(DimSlot) if s.isVisible()]
+    assert all(s in inspector.slots for s in stale)
+    qtbot.wait(50)
+    shown = [s for s in inspector.findChildren(DimSlot) if s.isVisible()]
+    assert sorted(s.dim for s in shown) == [0, 1]
+    a, b = (s.geometry() for s in shown)
+    assert not a.intersects(b)
