@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
-    QFormLayout,
+    QGridLayout,
     QLabel,
     QVBoxLayout,
     QWidget,
@@ -64,15 +64,20 @@ class TensorInspector(QWidget):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.text_labels: dict[str, QLabel] = {}
         self.details = QWidget()
-        form = QFormLayout(self.details)
+        # A grid, not a QFormLayout: when a text's wrapping changed, the form shared the
+        # rows' heights out unevenly and a wrapped HLO text ran into the "kind" row.
+        form = QGridLayout(self.details)
         form.setContentsMargins(0, 0, 0, 0)
-        for key, caption in (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind")):
+        form.setColumnStretch(1, 1)
+        rows = (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind"))
+        for row, (key, caption) in enumerate(rows):
             label = QLabel()
             label.setFont(mono)
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.text_labels[key] = label
-            form.addRow(caption, label)
+            form.addWidget(QLabel(caption), row, 0, Qt.AlignmentFlag.AlignTop)
+            form.addWidget(label, row, 1)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)

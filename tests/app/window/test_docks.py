@@ -1,6 +1,8 @@
 """The docks: every registered dock built with its title, object name and area, shown and
 hidden from the View menu, in the default layout, and restored from a saved layout."""
 
+import itertools
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
@@ -182,3 +184,23 @@ def test_a_rank_2_tensor_after_a_rank_3_one_shows_two_dimensions(make_window, qt
     assert sorted(s.dim for s in shown) == [0, 1]
     a, b = (s.geometry() for s in shown)
     assert not a.intersects(b)
+
+
+def test_a_wrapped_hlo_text_never_runs_into_the_kind_row(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    window.mesh_editor.meshEdited.emit(
+        parse_mesh("data=2,model=2,seq=2", device_order="0,4,1,5,2,6,3,7")
+    )
+    value = next(v for v in window.session.graph.values if len(v.shape or ()) == 4)
+    window.select_value(value.id)
+    window.resizeDocks([window.docks["dock_tensor"]], [421], Qt.Orientation.Horizontal)
+    qtbot.wait(50)
+    for dim, axis in ((0, "data"), (2, "seq")):
+        assert window.on_spec_dropped(value.id, dim, axis)
+    qtbot.wait(50)
+    labels = [window.inspector.text_labels[k] for k in ("jax", "sdy", "hlo", "kind")]
+    assert "\n" not in labels[2].text()
+    assert labels[2].heightForWidth(labels[2].width()) > labels[3].height()  # it wraps
+    for above, below in itertools.pairwise(labels):
+        assert above.height() >= above.heightForWidth(above.width())
+        assert above.geometry().bottom() < below.geometry().top()
