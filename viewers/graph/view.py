@@ -74,6 +74,10 @@ class GraphView(QGraphicsView):
         self._expanded: dict[str, frozenset[str]] = {}
         self._cache: OrderedDict[tuple, GraphLayout] = OrderedDict()
         self._find_state: tuple[str | None, int] = (None, -1)
+        # Fitted and not moved since: a resize fits again (a window manager may size the
+        # window only after the program loaded, which left small graphs unfitted).
+        self._fitted = False
+        self._fitting = False
         self.layout_: GraphLayout | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
@@ -433,6 +437,7 @@ class GraphView(QGraphicsView):
         """Scale the view by ``factor`` (kept between 2% and 400%)."""
         scale = self.transform().m11()
         factor = max(0.02 / scale, min(4.0 / scale, factor))
+        self._fitted = False
         self.scale(factor, factor)
 
     def fit(self) -> None:
@@ -441,16 +446,35 @@ class GraphView(QGraphicsView):
         rect = self.scene().sceneRect()
         if rect.isEmpty():
             return
-        self.resetTransform()
-        vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
-        scale = min(vw / rect.width(), vh / rect.height(), 1.25)
-        if scale >= MIN_FIT_SCALE:
-            self.scale(scale, scale)
-            self.centerOn(rect.center())
-        else:
-            scale = MIN_FIT_SCALE
-            self.scale(scale, scale)
-            self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
+        self._fitting = True
+        try:
+            self.resetTransform()
+            vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
+            scale = min(vw / rect.width(), vh / rect.height(), 1.25)
+            if scale >= MIN_FIT_SCALE:
+                self.scale(scale, scale)
+                self.centerOn(rect.center())
+            else:
+                scale = MIN_FIT_SCALE
+                self.scale(scale, scale)
+                self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
+        finally:
+            self._fitting = False
+        self._fitted = True
+
+    def resizeEvent(self, event) -> None:
+        fitted, self._fitting = self._fitted, True
+        try:
+            super().resizeEvent(event)
+        finally:
+            self._fitting = False
+        if fitted:
+            self.fit()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        if not self._fitting:
+            self._fitted = False
 
     def fit_all(self) -> None:
         """Fit everything regardless of legibility."""

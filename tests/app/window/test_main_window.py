@@ -1,11 +1,13 @@
 """The main window on example:mlp: title, scopes, tensors, drops, undo, selection, theme."""
 
 import pyqtgraph as pg
+import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.graph.view import MIN_FIT_SCALE
 from tests.support.inputs import write_input
 
 
@@ -125,6 +127,35 @@ def test_a_new_program_clears_the_source_dock_and_the_find_box(make_window, qtbo
     window.select_op(sin.id)
     assert "jnp.sin(x)" in window.source_view.text.toPlainText()
     assert "tanh" not in window.source_view.text.toPlainText()
+
+
+def fitted_scale(view) -> float:
+    rect = view.sceneRect()
+    port = view.viewport()
+    return max(MIN_FIT_SCALE, min(port.width() / rect.width(), port.height() / rect.height(), 1.25))
+
+
+def test_a_small_graph_stays_fitted_when_the_window_grows_after_it_opened(
+    make_window, qtbot, tmp_path
+):
+    # a window manager may size the window only after the program has loaded
+    window = make_window(None, propagate=False)
+    window.resize(700, 420)
+    qtbot.wait(50)
+    window.open_program(write_input(tmp_path, "model.py", PROGRAM))
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    view = window.graph
+    small = view.transform().m11()
+    assert small == pytest.approx(fitted_scale(view))
+    window.resize(1400, 900)
+    qtbot.waitUntil(lambda: view.transform().m11() > small)
+    assert view.transform().m11() == pytest.approx(fitted_scale(view))
+    # once the user zooms, a resize leaves the zoom alone
+    window.menu_actions["zoom_in"].trigger()
+    zoomed = view.transform().m11()
+    window.resize(1200, 800)
+    qtbot.wait(50)
+    assert view.transform().m11() == pytest.approx(zoomed)
 
 
 def test_layout_and_theme_persist(make_window):
