@@ -61,10 +61,13 @@ class TileLabelsItem(QGraphicsItem):
         placed = self.placed(painter.transform())
         painter.save()
         painter.resetTransform()
+        current = None
         for screen, text, color, size in placed:
-            font = QFont(self.font)
-            font.setPointSizeF(size)
-            painter.setFont(font)
+            if size != current:
+                font = QFont(self.font)
+                font.setPointSizeF(size)
+                painter.setFont(font)
+                current = size
             painter.setPen(color)
             painter.drawText(screen, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()
