@@ -40,11 +40,16 @@ def display_problem() -> str | None:
     return None
 
 
-# Libraries Qt's xcb platform plugin loads that minimal installs lack, with their packages.
+# Libraries Qt's xcb platform plugin loads that minimal installs lack, with their packages
+# (the xcb ones are what PySide6's libQt6XcbQpa lists as NEEDED).
 _XCB_LIBS = {
     "xcb-cursor": "libxcb-cursor0",
     "xkbcommon-x11": "libxkbcommon-x11-0",
     "xcb-icccm": "libxcb-icccm4",
+    "xcb-keysyms": "libxcb-keysyms1",
+    "xcb-shape": "libxcb-shape0",
+    "xcb-render-util": "libxcb-render-util0",
+    "xcb-image": "libxcb-image0",
     "EGL": "libegl1",
     "fontconfig": "libfontconfig1",
 }

@@ -63,14 +63,7 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=220),
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
-    DockSpec(
-        "Program",
-        "dock_program",
-        LEFT,
-        ProgramOutline,
-        tabify_with="dock_history",
-        in_view_menu=False,
-    ),
+    DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
 )
 
 

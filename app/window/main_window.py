@@ -192,6 +192,7 @@ class MainWindow(QMainWindow):
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:
         self.files.update_title()
+        self.source_view.reset()
         if program is None:
             return
         graph = program.graph
@@ -199,7 +200,6 @@ class MainWindow(QMainWindow):
         self.outline.set_graph(graph, self.session.spec_text)
         self.selected_value = None
         self._show_inspector(None)
-        self.source_view.show_location(None, None)
         self.propagation.schedule()
 
     def _on_mesh_change(self, mesh: Mesh | None) -> None:

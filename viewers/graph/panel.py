@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,11 +48,16 @@ class GraphPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.view, 1)
         self.view.frameChanged.connect(self._update_crumbs)
-        session.events.program.connect(lambda _p: self._update_crumbs())
+        session.events.program.connect(self._on_program)
         back = QAction("Back", self)
         back.setShortcut(QKeySequence("Alt+Left"))
         back.triggered.connect(lambda: self.view.back())
         self.addAction(back)
+        self._update_crumbs()
+
+    def _on_program(self, _program) -> None:
+        self.find_box.clear()
+        self.find_status.setText("")
         self._update_crumbs()
 
     def _on_find(self) -> None:
@@ -71,7 +77,7 @@ class GraphPanel(QWidget):
             return
         parts = []
         for i, frame in enumerate(frames):
-            title = frame.title(graph).replace("<", "&lt;")
+            title = html.escape(frame.title(graph), quote=False)
             parts.append(title if i == len(frames) - 1 else f'<a href="{i}">{title}</a>')
         self.crumbs.setText(" ▸ ".join(parts))
 

@@ -73,6 +73,11 @@ class GraphView(QGraphicsView):
         self._frames: list[Frame] = []
         self._expanded: dict[str, frozenset[str]] = {}
         self._cache: OrderedDict[tuple, GraphLayout] = OrderedDict()
+        self._find_state: tuple[str | None, int] = (None, -1)
+        # Fitted and not moved since: a resize fits again (a window manager may size the
+        # window only after the program loaded, which left small graphs unfitted).
+        self._fitted = False
+        self._fitting = False
         self.layout_: GraphLayout | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
@@ -95,6 +100,7 @@ class GraphView(QGraphicsView):
 
     def _on_program_change(self, program) -> None:
         self._cache.clear()
+        self._find_state = (None, -1)
         self._expanded.clear()
         if program is None:
             self._index = None
@@ -301,11 +307,14 @@ class GraphView(QGraphicsView):
                 matches.append(("value", v.id))
         frame_ops = set(self._index.frame_ops(self.frame))
         for op in graph.ops:
-            if op.id in frame_ops and (text in op.short_name.lower() or text in op.scope.lower()):
+            # the node's own label (``call @log_softmax``) as well as its kind and scope
+            label = f"call @{op.callee}" if op.callee else op.short_name
+            names = (op.short_name, label, op.scope)
+            if op.id in frame_ops and any(text in name.lower() for name in names):
                 matches.append(("op", op.id))
         if not matches:
             return False
-        last = getattr(self, "_find_state", (None, -1))
+        last = self._find_state
         i = last[1] + 1 if last[0] == text else 0
         kind, ident = matches[i % len(matches)]
         self._find_state = (text, i % len(matches))
@@ -428,6 +437,7 @@ class GraphView(QGraphicsView):
         """Scale the view by ``factor`` (kept between 2% and 400%)."""
         scale = self.transform().m11()
         factor = max(0.02 / scale, min(4.0 / scale, factor))
+        self._fitted = False
         self.scale(factor, factor)
 
     def fit(self) -> None:
@@ -436,16 +446,35 @@ class GraphView(QGraphicsView):
         rect = self.scene().sceneRect()
         if rect.isEmpty():
             return
-        self.resetTransform()
-        vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
-        scale = min(vw / rect.width(), vh / rect.height(), 1.25)
-        if scale >= MIN_FIT_SCALE:
-            self.scale(scale, scale)
-            self.centerOn(rect.center())
-        else:
-            scale = MIN_FIT_SCALE
-            self.scale(scale, scale)
-            self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
+        self._fitting = True
+        try:
+            self.resetTransform()
+            vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
+            scale = min(vw / rect.width(), vh / rect.height(), 1.25)
+            if scale >= MIN_FIT_SCALE:
+                self.scale(scale, scale)
+                self.centerOn(rect.center())
+            else:
+                scale = MIN_FIT_SCALE
+                self.scale(scale, scale)
+                self.centerOn(QPointF(rect.center().x(), rect.top() + vh / scale / 2))
+        finally:
+            self._fitting = False
+        self._fitted = True
+
+    def resizeEvent(self, event) -> None:
+        fitted, self._fitting = self._fitted, True
+        try:
+            super().resizeEvent(event)
+        finally:
+            self._fitting = False
+        if fitted:
+            self.fit()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        if not self._fitting:
+            self._fitted = False
 
     def fit_all(self) -> None:
         """Fit everything regardless of legibility."""

@@ -110,10 +110,20 @@ class DeviceGridView(QWidget):
         label_w = fm.horizontalAdvance(str(max(rows, cols))) + 10
         block_gap = 14
         avail = self._available_width() - 8
+        row_text, col_text = f"{names[0]} \u2193", f"{names[-1]} \u2192"
+        row_w = heads_w = 0
+        # A block is never narrower than its headers, or they run into the next block's.
+        if len(sizes) >= 2:
+            row_text = f"{names[-2]} \u2193"
+            row_w = fm.horizontalAdvance(row_text) + 12
+            heads_w = row_w + fm.horizontalAdvance(col_text) + 4
+        if blocks > 1:
+            widest = ", ".join(f"{n}={s - 1}" for n, s in zip(names[:-2], sizes[:-2], strict=True))
+            heads_w = max(heads_w, fm.horizontalAdvance(widest) + 4)
         # Blocks per row: as many as fit at the smallest legible cell, at most sqrt-ish.
         per_row = 1
         if blocks > 1:
-            block_min = label_w + cols * (min_cell + 2) + block_gap
+            block_min = max(label_w + cols * (min_cell + 2), heads_w) + block_gap
             per_row = max(1, min(blocks, avail // max(block_min, 1), math.ceil(math.sqrt(blocks))))
         fit = (avail - per_row * (label_w + block_gap)) // max(per_row * cols, 1) - 2
         block_rows = math.ceil(blocks / per_row)
@@ -123,7 +133,7 @@ class DeviceGridView(QWidget):
         cell = int(max(min_cell, min(MAX_CELL, fit)))
         self._cell = cell
         step = cell + 2
-        block_w = label_w + cols * step + block_gap
+        block_w = max(label_w + cols * step, heads_w) + block_gap
         block_h = caption_h * (2 if blocks > 1 else 1) + rows * step + block_gap
         theme = theme_for(self)
         positions_per_block = rows * cols
@@ -141,15 +151,13 @@ class DeviceGridView(QWidget):
                 )
                 y0 += caption_h
             if len(sizes) >= 2:
-                row_text = f"{names[-2]} \u2193"
-                row_w = fm.horizontalAdvance(row_text) + 12
                 self._captions.append(
                     (QRect(bx, y0, row_w, caption_h), row_text, axis_color(mesh, names[-2]), left)
                 )
                 self._captions.append(
                     (
-                        QRect(bx + row_w, y0, block_w, caption_h),
-                        f"{names[-1]} \u2192",
+                        QRect(bx + row_w, y0, block_w - block_gap - row_w, caption_h),
+                        col_text,
                         axis_color(mesh, names[-1]),
                         left,
                     )

@@ -32,6 +32,14 @@ class SourceView(QWidget):
         self.line: int | None = None
         self._cache: dict[str, str] = {}
 
+    def reset(self) -> None:
+        """Forget every file read so far (a newly loaded program may have changed them)."""
+        self._cache.clear()
+        self.path, self.line = None, None
+        self.header.setText("No op selected")
+        self.header.setToolTip("")
+        self.text.setPlainText("")
+
     def show_location(self, path: str | None, line: int | None, what: str = "") -> None:
         """Show ``path`` around ``line`` (1-based); a missing file says so in the header."""
         if not path:
@@ -43,14 +51,14 @@ class SourceView(QWidget):
             content = self._read(path)
             if content is None:
                 self.path, self.line = None, None
-                self.header.setText(f"{path}:{line or ''} (file not readable here)")
+                self.header.setText(f"{path}{f':{line}' if line else ''} (file not readable here)")
                 self.text.setPlainText("")
                 return
             self.text.setPlainText(content)
             self.path = path
         self.line = line
-        name = Path(path).name
-        self.header.setText(f"{name}:{line}" + (f"  —  {what}" if what else ""))
+        name = Path(path).name if line is None else f"{Path(path).name}:{line}"
+        self.header.setText(name + (f"  —  {what}" if what else ""))
         self.header.setToolTip(path)
         self._highlight(line)
 

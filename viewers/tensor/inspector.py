@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
-    QFormLayout,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QVBoxLayout,
     QWidget,
@@ -18,6 +17,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.sharding.text_forms import sharding_texts
+from shardscope.viewers.common.flow_layout import FlowLayout
 from shardscope.viewers.common.value_text import facts_text
 from shardscope.viewers.tensor.dim_slot import DimSlot
 from shardscope.viewers.tensor.tile_grid import TileGridView
@@ -55,10 +55,8 @@ class TensorInspector(QWidget):
         self.facts = QLabel()
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self._slot_row = QHBoxLayout()
-        self._slot_row.setContentsMargins(0, 0, 0, 0)
-        self._slot_row.setSpacing(8)
-        self._slot_row.addStretch(1)
+        # wraps, so that rank-4 and wider specs never push the dock's contents off its edge
+        self._slot_row = FlowLayout(spacing=8)
         slot_box = QWidget()
         slot_box.setLayout(self._slot_row)
 
@@ -67,15 +65,20 @@ class TensorInspector(QWidget):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.text_labels: dict[str, QLabel] = {}
         self.details = QWidget()
-        form = QFormLayout(self.details)
+        # A grid, not a QFormLayout: when a text's wrapping changed, the form shared the
+        # rows' heights out unevenly and a wrapped HLO text ran into the "kind" row.
+        form = QGridLayout(self.details)
         form.setContentsMargins(0, 0, 0, 0)
-        for key, caption in (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind")):
+        form.setColumnStretch(1, 1)
+        rows = (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind"))
+        for row, (key, caption) in enumerate(rows):
             label = QLabel()
             label.setFont(mono)
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.text_labels[key] = label
-            form.addRow(caption, label)
+            form.addWidget(QLabel(caption), row, 0, Qt.AlignmentFlag.AlignTop)
+            form.addWidget(label, row, 1)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -154,6 +157,9 @@ class TensorInspector(QWidget):
             return
         for slot in self.slots:
             self._slot_row.removeWidget(slot)
+            # deleteLater alone leaves the old chip drawn until the event loop gets to it
+            slot.hide()
+            slot.setParent(None)
             slot.deleteLater()
         self.slots = []
         for d, n in enumerate(shape):

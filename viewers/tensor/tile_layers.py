@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QTransform,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.viewers.common.colors import LUT_SIZE, Theme
@@ -19,8 +28,13 @@ from shardscope.viewers.common.colors import LUT_SIZE, Theme
 Cell = tuple[QRectF, str, QColor]
 
 
+# Below this, labels are not drawn: the hover text names the tile's devices instead.
+MIN_LABEL_POINTS = 6.0
+
+
 class TileLabelsItem(QGraphicsItem):
-    """Device labels for every displayed tile, drawn at a fixed font size in screen space."""
+    """Device labels for every displayed tile, in screen space, smaller only where they
+    would not fit."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -44,21 +58,47 @@ class TileLabelsItem(QGraphicsItem):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         if not self._cells and not self._notes:
             return
-        transform = painter.transform()
+        placed = self.placed(painter.transform())
         painter.save()
         painter.resetTransform()
-        painter.setFont(self.font)
-        fm = QFontMetrics(self.font)
-        for rect, text, color in self._cells + self._notes:
-            screen = transform.mapRect(rect)
-            lines = text.split("\n")
-            need_w = max(fm.horizontalAdvance(s) for s in lines) + 4
-            need_h = fm.height() * len(lines)
-            if screen.width() < need_w or screen.height() < need_h:
-                continue
+        current = None
+        for screen, text, color, size in placed:
+            if size != current:
+                font = QFont(self.font)
+                font.setPointSizeF(size)
+                painter.setFont(font)
+                current = size
             painter.setPen(color)
             painter.drawText(screen, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()
+
+    def placed(self, transform: QTransform) -> list[tuple[QRectF, str, QColor, float]]:
+        """The labels drawn under ``transform`` (element to screen): screen rect, text,
+        colour and point size; those that would be unreadably small are left out."""
+        fm = QFontMetrics(self.font)
+        out = []
+        sizes = [self._fit(transform.mapRect(rect), text, fm) for rect, text, _ in self._cells]
+        # One size for all device labels, the largest at which every label that can be
+        # read at all fits its tile: three-digit ids then shrink with their neighbours
+        # instead of vanishing.
+        common = min((size for size in sizes if size >= MIN_LABEL_POINTS), default=0.0)
+        for (rect, text, color), size in zip(self._cells, sizes, strict=True):
+            if size >= MIN_LABEL_POINTS:
+                out.append((transform.mapRect(rect), text, color, common))
+        for rect, text, color in self._notes:
+            screen = transform.mapRect(rect)
+            size = self._fit(screen, text, fm)
+            if size >= MIN_LABEL_POINTS:
+                out.append((screen, text, color, size))
+        return out
+
+    def _fit(self, screen: QRectF, text: str, fm: QFontMetrics) -> float:
+        """The largest point size, up to the label font's, at which ``text`` fits ``screen``."""
+        lines = text.split("\n")
+        need_w = max(fm.horizontalAdvance(s) for s in lines) + 4
+        need_h = fm.height() * len(lines)
+        scale = min(1.0, screen.width() / need_w, screen.height() / need_h)
+        return self.font.pointSizeF() * scale
 
 
 class TileLayers:

@@ -71,3 +71,23 @@ def test_missing_xcb_libraries_name_the_packages(monkeypatch):
         "Qt cannot open an X11 window: missing system libraries (xcb-cursor); "
         "install them with: sudo apt-get install libxcb-cursor0"
     )
+
+
+def test_every_xcb_library_qt_needs_names_its_package(monkeypatch):
+    # Without libxcb-keysyms Qt's xcb plugin fails to load and aborts with its own message.
+    monkeypatch.setattr(sys, "platform", "linux")
+    for var in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    missing = {"xcb-keysyms", "xcb-shape", "xcb-render-util", "xcb-image"}
+    monkeypatch.setattr(
+        display_module.ctypes.util,
+        "find_library",
+        lambda name: None if name in missing else f"lib{name}.so",
+    )
+    server, display = _fake_x_server()
+    with server:
+        monkeypatch.setenv("DISPLAY", display)
+        problem = display_problem()
+    assert problem.endswith(
+        "sudo apt-get install libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 libxcb-image0"
+    )

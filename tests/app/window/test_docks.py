@@ -1,12 +1,17 @@
 """The docks: every registered dock built with its title, object name and area, shown and
 hidden from the View menu, in the default layout, and restored from a saved layout."""
 
+import itertools
+
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
+from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
+from shardscope.viewers.tensor.dim_slot import DimSlot
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -43,16 +48,21 @@ def test_view_menu_hides_and_shows_each_dock(make_window, pick, find_action):
     window = make_window("example:mlp", propagate=False)
     for spec in DOCKS:
         dock = dock_titled(window, spec.title)
-        if not spec.in_view_menu:
-            with pytest.raises(AssertionError, match="no 'Program'"):
-                find_action(window, "&View", spec.title)
-            continue
         assert find_action(window, "&View", spec.title).isChecked()
         pick(window, "&View", spec.title)
         assert dock.isHidden()
         assert not find_action(window, "&View", spec.title).isChecked()
         pick(window, "&View", spec.title)
         assert not dock.isHidden()
+
+
+def test_a_closed_program_dock_reopens_from_the_view_menu(make_window, qtbot, pick):
+    window = make_window("example:mlp", propagate=False)
+    program = window.docks["dock_program"]
+    program.close()  # its title bar's close button
+    assert program.isHidden()
+    pick(window, "&View", "Program")
+    qtbot.waitUntil(lambda: not program.isHidden())
 
 
 def test_default_layout(make_window):
@@ -110,3 +120,87 @@ def test_the_inspector_never_squeezes_its_tile_grid(make_window, qtbot, size):
     grid = window.inspector.tile_grid
     assert grid.height() >= grid.minimumSizeHint().height()
     assert grid.plot.geometry().bottom() < grid.status.geometry().top()
+
+
+def test_the_tensor_dock_labels_three_digit_device_ids(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp", propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh("data=8,model=16"))
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    window.select_value(x)
+    qtbot.wait(50)
+    grid = window.inspector.tile_grid
+    labels = grid.layers.labels
+    view = grid.plot
+    placed = labels.placed(labels.deviceTransform(view.viewportTransform()))
+    texts = {text for _, text, _, _ in placed}
+    assert texts == {str(d) for d in range(128)}
+    sizes = {size for *_, size in placed}
+    assert len(sizes) == 1 and sizes.pop() >= 6.0
+
+
+@pytest.mark.parametrize("mesh", ["data=2,model=4,pipe=2", "replica=2,data=2,model=4,pipeline=2"])
+def test_the_mesh_dock_headers_of_a_device_grid_never_overlap(make_window, qtbot, mesh):
+    window = make_window(None, propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh(mesh))
+    qtbot.wait(50)
+    grid = window.mesh_editor.grid
+    fm = QFontMetrics(grid.font())
+    drawn = [fm.boundingRect(rect, align, text) for rect, text, _, align in grid._captions]
+    drawn += grid._cells
+    for i, a in enumerate(drawn):
+        for b in drawn[i + 1 :]:
+            assert not a.intersects(b), (a, b)
+
+
+def test_the_tensor_dock_fits_a_rank_4_tensor_with_wide_specs(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    window.mesh_editor.meshEdited.emit(parse_mesh("data=2,model=2,seq=2"))
+    value = next(v for v in window.session.graph.values if len(v.shape or ()) == 4)
+    for dim, axis in ((0, "data"), (0, "seq"), (1, "model")):
+        assert window.on_spec_dropped(value.id, dim, axis)
+    window.select_value(value.id)
+    qtbot.wait(50)
+    inspector = window.inspector
+    viewport = inspector.parentWidget()  # the dock's scroll area shows this much
+    assert inspector.width() <= viewport.width()
+    assert len(inspector.slots) == 4
+    for slot in inspector.slots:
+        assert viewport.rect().contains(slot.mapTo(viewport, slot.rect().bottomRight()))
+
+
+def test_a_rank_2_tensor_after_a_rank_3_one_shows_two_dimensions(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    graph = window.session.graph
+    inspector = window.inspector
+    window.select_value(graph.value_by_name("x").id)
+    qtbot.wait(50)
+    window.select_value(graph.value_by_name("params['wk']").id)
+    # what a repaint right now would draw, before Qt deletes anything
+    stale = [s for s in inspector.findChildren(DimSlot) if s.isVisible()]
+    assert all(s in inspector.slots for s in stale)
+    qtbot.wait(50)
+    shown = [s for s in inspector.findChildren(DimSlot) if s.isVisible()]
+    assert sorted(s.dim for s in shown) == [0, 1]
+    a, b = (s.geometry() for s in shown)
+    assert not a.intersects(b)
+
+
+def test_a_wrapped_hlo_text_never_runs_into_the_kind_row(make_window, qtbot):
+    window = make_window("example:attention", propagate=False)
+    window.mesh_editor.meshEdited.emit(
+        parse_mesh("data=2,model=2,seq=2", device_order="0,4,1,5,2,6,3,7")
+    )
+    value = next(v for v in window.session.graph.values if len(v.shape or ()) == 4)
+    window.select_value(value.id)
+    window.resizeDocks([window.docks["dock_tensor"]], [421], Qt.Orientation.Horizontal)
+    qtbot.wait(50)
+    for dim, axis in ((0, "data"), (2, "seq")):
+        assert window.on_spec_dropped(value.id, dim, axis)
+    qtbot.wait(50)
+    labels = [window.inspector.text_labels[k] for k in ("jax", "sdy", "hlo", "kind")]
+    assert "\n" not in labels[2].text()
+    assert labels[2].heightForWidth(labels[2].width()) > labels[3].height()  # it wraps
+    for above, below in itertools.pairwise(labels):
+        assert above.height() >= above.heightForWidth(above.width())
+        assert above.geometry().bottom() < below.geometry().top()

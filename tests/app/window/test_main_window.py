@@ -1,13 +1,16 @@
 """The main window on example:mlp: title, scopes, tensors, drops, undo, selection, theme."""
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.graph.view import MIN_FIT_SCALE
 from tests.support import qt_events
+from tests.support.inputs import write_input
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -164,6 +167,84 @@ def test_select_tensor_syncs_inspector_and_source(make_window):
     assert window.source_view.path and window.source_view.path.endswith("mlp.py")
     assert window.source_view.line == add.source_line
     assert window.source_view.header.text().startswith("mlp.py:")
+
+
+def test_find_matches_a_call_by_its_callee(make_window, qtbot, pick):
+    window = make_window("example:transformer", propagate=False)
+    graph = window.session.graph
+    call = next(op for op in graph.ops if op.callee == "log_softmax")
+    pick(window, "&Edit", "&Find…")
+    box = window.graph_panel.find_box
+    qtbot.keyClicks(box, "call @log_softmax")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert window.graph_panel.find_status.text() == ""
+    (selected,) = window.graph.scene().selectedItems()
+    assert selected.node.op == call.id
+
+
+PROGRAM = """import jax
+import jax.numpy as jnp
+
+
+def f(x):
+    return jnp.tanh(x)
+
+
+PROGRAM = f
+EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 8), jnp.float32),)
+"""
+
+
+def test_a_new_program_clears_the_source_dock_and_the_find_box(make_window, qtbot, tmp_path):
+    path = write_input(tmp_path, "model.py", PROGRAM)
+    window = make_window(path, propagate=False)
+    tanh = next(op for op in window.session.graph.ops if op.short_name == "tanh")
+    window.select_op(tanh.id)
+    assert "jnp.tanh(x)" in window.source_view.text.toPlainText()
+    box = window.graph_panel.find_box
+    qtbot.keyClicks(box, "nothing such")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert window.graph_panel.find_status.text() == "no match"
+
+    write_input(tmp_path, "model.py", PROGRAM.replace("jnp.tanh(x)", "jnp.sin(x)"))
+    program = window.session.program
+    window.open_program(path)
+    qtbot.waitUntil(lambda: window.session.program is not program, timeout=60_000)
+    assert box.text() == "" and window.graph_panel.find_status.text() == ""
+    assert window.source_view.text.toPlainText() == ""
+    sin = next(op for op in window.session.graph.ops if op.short_name == "sine")
+    window.select_op(sin.id)
+    assert "jnp.sin(x)" in window.source_view.text.toPlainText()
+    assert "tanh" not in window.source_view.text.toPlainText()
+
+
+def fitted_scale(view) -> float:
+    rect = view.sceneRect()
+    port = view.viewport()
+    return max(MIN_FIT_SCALE, min(port.width() / rect.width(), port.height() / rect.height(), 1.25))
+
+
+def test_a_small_graph_stays_fitted_when_the_window_grows_after_it_opened(
+    make_window, qtbot, tmp_path
+):
+    # a window manager may size the window only after the program has loaded
+    window = make_window(None, propagate=False)
+    window.resize(700, 420)
+    qtbot.wait(50)
+    window.open_program(write_input(tmp_path, "model.py", PROGRAM))
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    view = window.graph
+    small = view.transform().m11()
+    assert small == pytest.approx(fitted_scale(view))
+    window.resize(1400, 900)
+    qtbot.waitUntil(lambda: view.transform().m11() > small)
+    assert view.transform().m11() == pytest.approx(fitted_scale(view))
+    # once the user zooms, a resize leaves the zoom alone
+    window.menu_actions["zoom_in"].trigger()
+    zoomed = view.transform().m11()
+    window.resize(1200, 800)
+    qtbot.wait(50)
+    assert view.transform().m11() == pytest.approx(zoomed)
 
 
 def test_layout_and_theme_persist(make_window):

@@ -51,6 +51,7 @@ EXPECTED = {
         ("Source", ""),
         ("Messages", ""),
         ("History", ""),
+        ("Program", ""),
     ],
     "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
 }

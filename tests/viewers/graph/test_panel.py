@@ -1,10 +1,12 @@
 """The graph's frame: breadcrumb and back button, the find box, export to PNG and SVG."""
 
 import pytest
-from PySide6.QtGui import QImage, QKeySequence
+from PySide6.QtGui import QImage, QKeySequence, QTextDocument
 
+from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
 from shardscope.viewers.graph.panel import GraphPanel, export_view
+from tests.support.inputs import write_input
 
 
 def loop_of(session):
@@ -108,3 +110,26 @@ def test_export_to_a_format_qt_cannot_write_names_the_fix(panel_for, tmp_path):
     session, panel = panel_for("example:mlp")
     with pytest.raises(OSError, match=r"use a \.png, \.jpg or \.svg name"):
         export_view(panel.view, tmp_path / "graph.nope")
+
+
+def test_the_breadcrumb_shows_a_callee_named_with_markup_characters(qtbot, tmp_path):
+    module = """module @m {
+  func.func public @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %0 = call @"a&amp;b<i>"(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+  func.func private @"a&amp;b<i>"(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }
+}
+"""
+    session = Session()
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    session.set_program(load_program(write_input(tmp_path, "amp.mlir", module)))
+    call = next(op for op in session.graph.ops if op.short_name == "call")
+    assert panel.view.enter_op(call.id)
+    doc = QTextDocument()
+    doc.setHtml(panel.crumbs.text())
+    assert doc.toPlainText() == "@main ▸ @a&amp;b<i>"

@@ -87,3 +87,13 @@ def test_a_huge_file_is_not_read(view, source, monkeypatch):
     view.show_location(source, 7)
     assert view.header.text().endswith("(file not readable here)")
     assert view.text.toPlainText() == ""
+
+
+def test_a_location_without_a_line_shows_the_file_alone(view, source, tmp_path):
+    view.show_location(source, None, "stablehlo.add")
+    assert view.header.text() == "model.py  —  stablehlo.add"
+    assert view.text.toPlainText().startswith("line_1 = 1\n")
+    assert view.text.extraSelections() == []
+    missing = str(tmp_path / "gone.py")
+    view.show_location(missing, None)
+    assert view.header.text() == f"{missing} (file not readable here)"
