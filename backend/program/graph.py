@@ -138,6 +138,16 @@ class ProgramGraph:
         """The values the entry function returns, in order (one value may appear twice)."""
         return [self.values[i] for i in self.functions[self.main].results]
 
+    def io_order(self) -> dict[int, int]:
+        """Value id -> rank in the order listings show: the entry function's arguments by
+        position, then its results by index (the id order is definition order, where a
+        loss computed first would come before ``result[0]``)."""
+        order: dict[int, int] = {}
+        main = self.functions[self.main]
+        for vid in [*main.arguments, *main.results]:
+            order.setdefault(vid, len(order))
+        return order
+
     def value_by_name(self, name: str) -> Value | None:
         """An argument or result by its user-visible name (``params['w1']``, ``result[0]``)."""
         for value in self.values:

@@ -97,3 +97,10 @@ def test_loads_own_timeout_is_checked_like_the_others(timeout, capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err and "--timeout" in err
+
+
+def test_results_are_listed_by_index(capsys):
+    # The training step computes its loss (result[18]) before the gradients.
+    assert main(["load", "example:transformer"]) == 0
+    names = [line.split()[1] for line in capsys.readouterr().out.splitlines() if " result[" in line]
+    assert names == [f"result[{i}]" for i in range(len(names))] and len(names) > 10

@@ -122,3 +122,11 @@ def test_code_annotations_print_their_spec(capsys):
     annotations = json.loads(capsys.readouterr().out)["annotations"]
     code = [a for a in annotations if a["source"] == "code"]
     assert code and all(a["spec"] == "?,?" for a in code)
+
+
+def test_results_are_listed_by_index(capsys):
+    assert main(["propagate", "example:transformer"]) == 0
+    out = capsys.readouterr().out
+    listing = out.split("arguments and results:")[1].split("steps:")[0]
+    names = [line.split()[0] for line in listing.splitlines() if line.strip().startswith("result[")]
+    assert names == [f"result[{i}]" for i in range(len(names))] and len(names) > 10

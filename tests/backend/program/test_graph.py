@@ -136,3 +136,14 @@ def test_scan_has_a_while_with_cond_and_body_regions(examples):
     assert graph.ops[body.ops[0]].scope.startswith("rnn/while/body")
     calls = [graph.ops[i] for i in body.ops if graph.ops[i].name == "func.call"]
     assert calls and all(c.callee in graph.functions for c in calls)
+
+
+def test_io_order_lists_arguments_then_results_by_index():
+    graph = load_program("example:transformer").graph
+    order = graph.io_order()
+    ranked = sorted(order, key=order.get)
+    main = graph.functions[graph.main]
+    assert ranked[: len(main.arguments)] == main.arguments
+    assert ranked[len(main.arguments) :] == list(dict.fromkeys(main.results))
+    # Definition order differs from result order here, so id order would list them wrongly.
+    assert main.results != sorted(main.results)
