@@ -368,6 +368,29 @@ class _Builder:
             prim = op.short_name if op is not None else value.function
             label = f"{prefix}/{prim}" if prefix else prim
             value.display_name = f"{label} {value.ssa}"
+        _distinct_display_names(values, self.graph.main)
+
+
+def _distinct_display_names(values: list[Value], main: str) -> None:
+    """Make every display name name one value. SSA names restart in each function and
+    region, so the same name can stand for several values: those outside the entry
+    function are named with their function first (``relu: constant %cst``), and any name
+    still shared gets ``(2)``, ``(3)``... on its later values, in id order."""
+    by_name: dict[str, list[Value]] = {}
+    for value in values:
+        by_name.setdefault(value.display_name, []).append(value)
+    for same in by_name.values():
+        if len(same) < 2:
+            continue
+        for value in same:
+            if value.function != main and not value.display_name.startswith(f"{value.function}: "):
+                value.display_name = f"{value.function}: {value.display_name}"
+    seen: dict[str, int] = {}
+    for value in values:
+        count = seen.get(value.display_name, 0) + 1
+        seen[value.display_name] = count
+        if count > 1:
+            value.display_name = f"{value.display_name} ({count})"
 
 
 def _dict_list(operation: ir.Operation, key: str) -> list[ir.DictAttr]:

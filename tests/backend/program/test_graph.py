@@ -7,7 +7,7 @@ import pytest
 from shardscope.backend.program.graph import build_graph
 from shardscope.backend.program.load import load_program
 from shardscope.backend.program.mlir import parse_module
-from tests.support.inputs import MLIR
+from tests.support.inputs import CORPUS, MLIR
 
 # The helper is defined before main: ids still start with main's arguments and ops.
 TEXT = """
@@ -147,3 +147,21 @@ def test_io_order_lists_arguments_then_results_by_index():
     assert ranked[len(main.arguments) :] == list(dict.fromkeys(main.results))
     # Definition order differs from result order here, so id order would list them wrongly.
     assert main.results != sorted(main.results)
+
+
+@pytest.mark.parametrize(
+    "source", ["example:transformer", "example:scan", str(CORPUS / "two_calls.py")]
+)
+def test_every_display_name_names_one_value(source):
+    graph = load_program(source).graph
+    names = [v.display_name for v in graph.values]
+    assert len(set(names)) == len(names)
+
+
+def test_a_name_shared_across_functions_says_its_function():
+    graph = load_program(str(CORPUS / "two_calls.py")).graph
+    names = {v.display_name for v in graph.values}
+    # The same callee body is three functions after lowering (scale, scale_0, scale_1).
+    assert {"scale: constant %cst", "scale_0: constant %cst", "scale_1: constant %cst"} <= names
+    # A name used once keeps its short form.
+    assert "constant %cst" in names and "a" in names
