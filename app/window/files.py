@@ -145,6 +145,14 @@ class FileHandler:
             self.messages.add(
                 f"loaded {program.name}: {len(program.graph.ops)} ops in {seconds:.2f} s"
             )
+            unknown = program.unknown_spec_names() if state is None else []
+            if unknown:
+                self.messages.add(
+                    f"the program's SPECS name {', '.join(map(repr, unknown))}, which it has no "
+                    f"argument or result of, so they were left out: use argument names such "
+                    f"as {', '.join(program.arg_names[:3])}, or result[i]",
+                    "warning",
+                )
             status.showMessage(f"loaded {program.name}", 4000)
 
         def failed(message: str) -> None:

@@ -94,6 +94,10 @@ class Program:
 
         return build_graph(self.parse())
 
+    def unknown_spec_names(self) -> list[str]:
+        """Names in the program's ``SPECS`` that name no argument or result of it."""
+        return [name for name in self.specs or {} if self.graph.value_by_name(name) is None]
+
     @property
     def arg_names(self) -> list[str]:
         """Argument names as JAX's key paths (``x``, ``params['w1']``)."""

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 from shardscope.app.window.files import ask_restore
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
-from tests.support.inputs import PROGRAMS
+from tests.support.inputs import PROGRAMS, write_input
 
 
 def answer_open(monkeypatch, path):
@@ -467,3 +467,23 @@ def test_fuzzed_sessions_open_or_fail_in_one_line_and_the_window_lives(
         assert window.files.session_path == path
     window.graph.viewport().repaint()
     window.graph.fit()
+
+
+def test_unknown_names_in_a_programs_specs_are_reported(make_window, tmp_path):
+    path = write_input(
+        tmp_path,
+        "typo.py",
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import PartitionSpec as P\n\n"
+        "def f(x, w):\n    return x @ w\n\n"
+        "PROGRAM = f\n"
+        "EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 16), jnp.float32),"
+        " jax.ShapeDtypeStruct((16, 4), jnp.float32))\n"
+        "MESH = {'data': 2}\n"
+        "SPECS = {'x': P('data'), 'wieghts': P(None, 'data')}\n",
+    )
+    window = make_window(path, propagate=False)
+    warnings = window.messages.messages("warning")
+    assert any("'wieghts'" in w and "left out" in w and "x, w" in w for w in warnings), warnings
+    x = window.session.graph.value_by_name("x").id
+    assert window.session.spec(x) == Spec.of("data")
