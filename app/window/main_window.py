@@ -25,6 +25,7 @@ from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.isolation.jobs import cancel_workers
 from shardscope.backend.program.graph import Value
 from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program
 from shardscope.backend.propagation.result import PropagationResult
@@ -281,6 +282,9 @@ class MainWindow(QMainWindow):
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
+        if self.files.loading is not None:
+            # The load may be waiting on a program that hangs, for its whole time limit.
+            cancel_workers()
         self.runner.wait(10_000)
         self.graph.close()
         ev = self.session.events

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, load_program
@@ -41,14 +41,21 @@ class Task(QRunnable):
         try:
             result = self.fn()
         except ShardscopeError as exc:
-            self.signals.failed.emit(str(exc))
+            self._report(self.signals.failed, str(exc))
             return
         except Exception as exc:  # a bug must not take the window down
             last = traceback.extract_tb(exc.__traceback__)[-1:]
             where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}{where}")
+            self._report(self.signals.failed, f"{type(exc).__name__}: {exc}{where}")
             return
-        self.signals.done.emit(result, time.perf_counter() - start)
+        self._report(self.signals.done, result, time.perf_counter() - start)
+
+    @staticmethod
+    def _report(signal: SignalInstance, *args: object) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:
+            pass  # the window that asked closed meanwhile: nobody is left to tell
 
 
 class TaskRunner(QObject):

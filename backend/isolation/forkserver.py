@@ -29,6 +29,7 @@ from shardscope.backend.isolation.jobs import (
     WorkerJob,
     WorkerTimeout,
     become_worker,
+    cancellable,
     kill_group,
     memory_limit,
     worker_env,
@@ -108,7 +109,8 @@ class ForkServer:
             self.close()
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
-        done = self._read(timeout=job.timeout)
+        with cancellable(pid):
+            done = self._read(timeout=job.timeout)
         if done is None:
             kill_group(pid)  # the server made the worker a group leader before answering
             if self._read(timeout=30.0) is None:

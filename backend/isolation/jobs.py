@@ -19,6 +19,7 @@ way it can fail into a one-line ``ShardscopeError``, ``json_worker_main`` the ch
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import math
@@ -28,7 +29,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -252,6 +254,35 @@ class WorkerJob:
         return Crash(returncode, last_line(text), any(m in text for m in _MEMORY_MARKERS))
 
 
+# Process groups of the fresh workers running now, for ``cancel_workers``.
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def cancel_workers() -> None:
+    """Kill every fresh worker this process is running now, with what it started.
+
+    For shutting down: a window closed during a hung load must not wait out the load's
+    time limit. Each ``run_worker`` waiting on one returns its (negative) exit code at once.
+    """
+    with _RUNNING_LOCK:
+        groups = list(_RUNNING)
+    for pid in groups:
+        kill_group(pid)
+
+
+@contextlib.contextmanager
+def cancellable(group: int) -> Iterator[None]:
+    """While the block runs, ``cancel_workers`` kills process group ``group``."""
+    with _RUNNING_LOCK:
+        _RUNNING.add(group)
+    try:
+        yield
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(group)
+
+
 def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None) -> int:
     """Run ``job`` in a new process; its exit code (negative: the signal that killed it).
 
@@ -271,9 +302,10 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
             process_group=0,
         )
         try:
-            if while_waiting is not None:
-                while_waiting()
-            return proc.wait(timeout=job.timeout)
+            with cancellable(proc.pid):
+                if while_waiting is not None:
+                    while_waiting()
+                return proc.wait(timeout=job.timeout)
         except subprocess.TimeoutExpired:
             raise WorkerTimeout(job.timeout) from None
         finally:

@@ -1,5 +1,7 @@
 """The main window on example:mlp: title, scopes, tensors, drops, undo, selection, theme."""
 
+import time
+
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
@@ -390,3 +392,24 @@ def test_each_window_keeps_its_own_recovery_file(make_window, drop_axis):
     assert not one.session.recovery_file.exists()
     kept = Session.read(two.session.recovery_file)
     assert {"value": x, "name": "x", "spec": "_,_"} in kept["specs"]
+
+
+def test_closing_during_a_hung_load_returns_at_once(qtbot, tmp_path):
+    from shardscope.app.window.main_window import MainWindow
+
+    started = tmp_path / "started"
+    path = write_input(
+        tmp_path,
+        "hangs.py",
+        f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(600)\n",
+    )
+    window = MainWindow(auto_propagate=False)
+    qtbot.addWidget(window)
+    window.show()
+    window.open_program(path)
+    qtbot.waitUntil(started.exists, timeout=60_000)
+    begin = time.monotonic()
+    window.close()
+    # Without cancelling, closing waits 10 s for the load and the load its 120 s limit.
+    assert time.monotonic() - begin < 5
+    assert window.runner.wait(0)  # the load has ended

@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from shardscope.backend.isolation.jobs import (
     Crash,
     WorkerJob,
     WorkerTimeout,
+    cancel_workers,
     exception_text,
     last_line,
     memory_limit,
@@ -339,3 +341,16 @@ def test_a_json_worker_killed_after_hitting_its_limit_is_out_of_memory(tmp_path,
 def test_a_job_refuses_a_time_limit_no_clock_can_keep(tmp_path, timeout):
     with pytest.raises(ShardscopeError, match="give e.g. --timeout 300"):
         _job(tmp_path, "anything", timeout=timeout)
+
+
+def test_cancel_workers_ends_a_running_worker_at_once(tmp_path):
+    name = _module(tmp_path, "stuck", "import time\ntime.sleep(600)\n")
+    cancel = threading.Timer(1.0, cancel_workers)
+    cancel.start()
+    begin = time.monotonic()
+    try:
+        code = run_worker(_job(tmp_path, name, timeout=300))
+    finally:
+        cancel.cancel()
+    assert code == -signal.SIGKILL
+    assert time.monotonic() - begin < 30
