@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.mesh import parse_mesh
 
@@ -33,6 +33,7 @@ def run(args) -> int:
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    note_mesh_override(program, args.mesh)
     result = propagate(program, mesh, specs)
     if args.gspmd:
         # The GSPMD comparison is imported only when asked for.
