@@ -162,7 +162,7 @@ def _params():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", list(_params()))
 def test_case_works_or_fails_cleanly(case, results):
     run = results[case["name"]]
     said = f"{case['argv']}\nexit {run['code']}\nstdout:\n{run['stdout'][-2000:]}\nstderr:\n{run['stderr'][-2000:]}"

@@ -84,7 +84,8 @@ def add_program_options(
 
 
 def note_mesh_override(program, text: str | None) -> None:
-    """Say on stderr (stdout may be JSON) when ``--mesh`` replaces the program's own MESH."""
+    """Say on stderr (stdout may be JSON) when ``--mesh`` replaces the program's own mesh;
+    called once the command has worked, so that an error stays its only line."""
     own = getattr(program, "mesh", None)
     if not text or not own:
         return
@@ -94,7 +95,7 @@ def note_mesh_override(program, text: str | None) -> None:
     if dict(given.shape) == dict(own):
         return
     shown = ", ".join(f"{k}={v}" for k, v in own.items())
-    print(f"note: --mesh {text} replaces the program's MESH ({shown})", file=sys.stderr)
+    print(f"note: --mesh {text} replaces the program's own mesh ({shown})", file=sys.stderr)
 
 
 def parse_spec_args(items: list[str]) -> dict[str, Spec]:

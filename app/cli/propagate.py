@@ -33,13 +33,13 @@ def run(args) -> int:
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-    note_mesh_override(program, args.mesh)
     result = propagate(program, mesh, specs)
     if args.gspmd:
         # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import gspmd_differences
 
         result.gspmd_differences = gspmd_differences(program, result, timeout=args.timeout)
+    note_mesh_override(program, args.mesh)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0

@@ -69,7 +69,6 @@ def _session(args):
     )
     if not args.spec:
         _check_program_specs(program)
-    note_mesh_override(program, args.mesh)
     session = Session()
     session.set_program(program)
     if args.mesh:
@@ -199,6 +198,7 @@ def render(args) -> Path:
         _write_out(out, lambda path: _save_widget(grid, path))
     else:
         raise ShardscopeError(f"--view {view!r} is unknown: use graph, mesh or tiles:NAME")
+    note_mesh_override(session.program, args.mesh)
     return out
 
 

@@ -110,3 +110,14 @@ def test_a_mesh_without_the_programs_own_axes_is_one_line(capsys):
         "error: the program's own shardings use mesh axis tp, which the mesh dp=4, model=2 "
         "lacks; add it to the mesh (--mesh dp=4,model=2,tp=2, or the program's MESH)"
     )
+
+
+def test_a_mesh_replacing_the_programs_own_is_noted_on_stderr_not_in_the_json(capsys):
+    assert main(["propagate", "example:mlp", "--mesh", "data=2,model=4", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["mesh"] == {"data": 2, "model": 4}
+    assert captured.err.strip() == (
+        "note: --mesh data=2,model=4 replaces the program's own mesh (data=4, model=2)"
+    )
+    assert main(["propagate", "example:mlp", "--mesh", "data=4,model=2", "--json"]) == 0
+    assert capsys.readouterr().err == ""
