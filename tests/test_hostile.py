@@ -182,6 +182,7 @@ def test_case_works_or_fails_cleanly(case, results):
     lines = run["stderr"].strip().splitlines()
     if not case.get("multiline"):
         errors = [line for line in lines if line.startswith("error:")]
+        assert len(lines[-1]) < 600, "an error line too long to read: " + said
         assert len(errors) == 1 and lines[-1].startswith("error:"), said
     else:
         assert lines and lines[0].startswith("error:"), said
