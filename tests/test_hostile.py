@@ -194,14 +194,7 @@ def test_case_works_or_fails_cleanly(case, results):
     "argv",
     [
         ["load", str(HOSTILE / "sleeps.py")],
-        pytest.param(
-            ["load", str(HOSTILE / "forks.py")],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="bug: a child forked by the program outlives a CLI killed early in "
-                "the load (the fork server's job group is not killed)",
-            ),
-        ),
+        ["load", str(HOSTILE / "forks.py")],
         ["propagate", "--gspmd", "example:transformer"],
     ],
     ids=["load-sleeping", "load-forking", "propagate-gspmd"],
