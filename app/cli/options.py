@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.isolation.jobs import MAX_TIMEOUT
@@ -80,6 +81,21 @@ def add_program_options(
     parser.add_argument(
         "--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT, help=timeout_help
     )
+
+
+def note_mesh_override(program, text: str | None) -> None:
+    """Say on stderr (stdout may be JSON) when ``--mesh`` replaces the program's own mesh;
+    called once the command has worked, so that an error stays its only line."""
+    own = getattr(program, "mesh", None)
+    if not text or not own:
+        return
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    given = parse_mesh(text)
+    if dict(given.shape) == dict(own):
+        return
+    shown = ", ".join(f"{k}={v}" for k, v in own.items())
+    print(f"note: --mesh {text} replaces the program's own mesh ({shown})", file=sys.stderr)
 
 
 def parse_spec_args(items: list[str]) -> dict[str, Spec]:

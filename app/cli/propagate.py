@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shardscope.app.cli.options import add_program_options, parse_spec_args
+from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.mesh import parse_mesh
 
@@ -39,6 +39,7 @@ def run(args) -> int:
         from shardscope.backend.gspmd.compare import gspmd_differences
 
         result.gspmd_differences = gspmd_differences(program, result, timeout=args.timeout)
+    note_mesh_override(program, args.mesh)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0

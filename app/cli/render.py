@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
-from shardscope.app.cli.options import add_program_options, parse_spec_args, positive_number
+from shardscope.app.cli.options import (
+    add_program_options,
+    note_mesh_override,
+    parse_spec_args,
+    positive_number,
+)
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.spec import Spec
 
 NAME = "render"
 HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
 LOADS_PROGRAM = True
+MAX_WIDTH = 16_384
+
+
+def pixel_width(text: str) -> int:
+    """argparse type for ``--width``: whole pixels from 1 to ``MAX_WIDTH``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number: give e.g. 1200"
+        ) from None
+    if not 1 <= value <= MAX_WIDTH:
+        raise argparse.ArgumentTypeError(f"{value} pixels: give a width from 1 to {MAX_WIDTH}")
+    return value
 
 
 def add_arguments(parser) -> None:
@@ -28,7 +49,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--scale", type=positive_number, default=1.5, help="pixels per unit of the graph"
     )
-    parser.add_argument("--width", type=int, default=1200, help="width of mesh/tiles pictures")
+    parser.add_argument(
+        "--width", type=pixel_width, default=1200, help="width of mesh/tiles pictures"
+    )
     parser.add_argument(
         "--propagate", action="store_true", help="show propagated shardings on the graph's badges"
     )
@@ -44,6 +67,8 @@ def _session(args):
     program = load_program(
         args.program, timeout=args.timeout, while_waiting=getattr(args, "while_loading", None)
     )
+    if not args.spec:
+        _check_program_specs(program)
     session = Session()
     session.set_program(program)
     if args.mesh:
@@ -61,6 +86,49 @@ def _session(args):
             propagate(program, session.mesh, session.specs_for_propagation(), strict=False)
         )
     return session
+
+
+def _check_program_specs(program) -> None:
+    # The session skips names it cannot place; propagate refuses them, and so does render.
+    unknown = program.unknown_spec_names()
+    if unknown:
+        graph = program.graph
+        names = program.arg_names + [f"result[{i}]" for i in range(len(graph.results))]
+        raise ShardscopeError(
+            f"unknown value {unknown[0]!r} in the program's SPECS; valid names: "
+            f"{', '.join(names)} (fix SPECS, or replace it with --spec NAME=SPEC)"
+        )
+
+
+def _write_out(out: Path, draw) -> None:
+    """Draw into a scratch file, then copy it to ``out``: Qt's writers do not all report a
+    failed write, and a failed one must leave no empty file behind."""
+    problem = "use a .png or .svg name in a writable folder with free space"
+    with tempfile.TemporaryDirectory(prefix="shardscope-render-") as folder:
+        scratch = Path(folder) / ("render" + out.suffix.lower())
+        try:
+            draw(scratch)
+            data = scratch.read_bytes()
+        except OSError as err:
+            raise ShardscopeError(f"cannot draw {out}: {err}; {problem}") from None
+    if not data:
+        raise ShardscopeError(f"cannot draw {out}: Qt wrote nothing; {problem}")
+    existed = os.path.lexists(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "wb") as file:
+            file.write(data)
+    except OSError as err:
+        if not existed:
+            try:
+                if out.is_file():
+                    out.unlink()
+            except OSError:
+                pass
+        reason = err.strerror or str(err)
+        if out.parent.exists() and not out.parent.is_dir():
+            reason = f"{out.parent} is a file, not a folder"
+        raise ShardscopeError(f"cannot write {out}: {reason}; {problem}") from None
 
 
 def _save_widget(widget, path: Path) -> None:
@@ -95,7 +163,6 @@ def render(args) -> Path:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     apply_theme(app, args.theme)
     session = _session(args)
-    out.parent.mkdir(parents=True, exist_ok=True)
     view = args.view
     if view == "graph":
         from shardscope.viewers.graph.panel import export_view
@@ -103,7 +170,7 @@ def render(args) -> Path:
 
         graph = GraphView(session)
         graph.set_style_theme(args.theme)
-        export_view(graph, out, scale=args.scale)
+        _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
         graph.close()
     elif view == "mesh":
         from shardscope.viewers.mesh.editor import MeshEditor
@@ -112,7 +179,7 @@ def render(args) -> Path:
         editor.set_mesh(session.mesh)
         editor.resize(max(360, args.width // 2), max(360, args.width // 2))
         app.processEvents()
-        _save_widget(editor, out)
+        _write_out(out, lambda path: _save_widget(editor, path))
     elif view.startswith("tiles:"):
         from shardscope.viewers.tensor.tile_grid import TileGridView
 
@@ -126,9 +193,10 @@ def render(args) -> Path:
         grid.set_tensor(value.shape, session.mesh, spec if spec is not None else Spec())
         grid.resize(args.width, int(args.width * 0.7))
         app.processEvents()
-        _save_widget(grid, out)
+        _write_out(out, lambda path: _save_widget(grid, path))
     else:
         raise ShardscopeError(f"--view {view!r} is unknown: use graph, mesh or tiles:NAME")
+    note_mesh_override(session.program, args.mesh)
     return out
 
 

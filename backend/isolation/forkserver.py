@@ -183,14 +183,23 @@ def _serve(preload: list[str]) -> int:
             os.setpgid(pid, pid)
         except (PermissionError, ProcessLookupError):
             pass  # the child already did, or has already exited
-        out.write(json.dumps({"pid": pid}).encode() + b"\n")
-        out.flush()
+        try:
+            out.write(json.dumps({"pid": pid}).encode() + b"\n")
+            out.flush()
+        except OSError:
+            # The client is gone (a killed CLI): the job, and whatever it forks, must go too.
+            kill_group(pid)
+            os.waitpid(pid, 0)
+            return 0
         status = _wait_or_orphaned(pid)
         kill_group(pid)  # whatever the job forked
         if status is None:
             return 0
-        out.write(json.dumps({"pid": pid, "status": status}).encode() + b"\n")
-        out.flush()
+        try:
+            out.write(json.dumps({"pid": pid, "status": status}).encode() + b"\n")
+            out.flush()
+        except OSError:
+            return 0
     return 0
 
 

@@ -30,6 +30,9 @@ _INT_RE = re.compile(r"-?[0-9]+")
 # The largest mesh shardscope builds. Every device gets a tile, a label and a row in
 # tables; a 1,000,000-device mesh took 8 s and 576 MB to describe one tensor.
 MAX_DEVICES = 65_536
+# The most axes a mesh may have: the device grid is a numpy array with one dimension per
+# axis and numpy allows 64 (300 axes was a traceback); 32 is more than real meshes use.
+MAX_AXES = 32
 
 
 class AxisType(enum.Enum):
@@ -78,6 +81,10 @@ class Mesh:
         axes = tuple(a if isinstance(a, MeshAxis) else MeshAxis(str(a[0]), a[1]) for a in self.axes)
         object.__setattr__(self, "axes", axes)
         _check_axes(axes)
+        if len(axes) > MAX_AXES:
+            raise MeshError(
+                f"mesh has {len(axes)} axes: give at most {MAX_AXES} (merge axes of size 1)"
+            )
         size = math.prod(a.size for a in axes)
         if size > MAX_DEVICES:
             # A product of huge sizes may have more digits than str() will print.

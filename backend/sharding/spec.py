@@ -194,7 +194,7 @@ def parse_spec(text: str) -> Spec:
         m = _DIM_RE.fullmatch(part)
         if not m or (m["open"] and m["open2"]):
             raise SpecError(
-                f"spec dim {i} {part!r} is malformed: write _, an axis, axes joined by +, "
+                f"spec dim {i} {_quote(part)} is malformed: write _, an axis, axes joined by +, "
                 f"then optional ? and @pN (e.g. data+model?@p1)"
             )
         axes_text = m["axes"].strip()
@@ -207,7 +207,7 @@ def parse_spec(text: str) -> Spec:
             for a in axes:
                 if not _AXIS_RE.fullmatch(a):
                     raise SpecError(
-                        f"spec dim {i} {part!r} has a bad axis name {a!r}: "
+                        f"spec dim {i} {_quote(part)} has a bad axis name {a!r}: "
                         f"join axis names with + (e.g. data+model)"
                     )
         prio = None
@@ -220,6 +220,11 @@ def parse_spec(text: str) -> Spec:
             prio = int(m["prio"])
         dims.append(DimSpec(axes, bool(m["open"] or m["open2"]), prio))
     return Spec(tuple(dims))
+
+
+def _quote(text: str) -> str:
+    """``repr(text)``, cut to fit a one-line message."""
+    return repr(text) if len(text) <= 80 else f"{text[:60]!r}...({len(text)} characters)"
 
 
 def _clip(text: str) -> str:
@@ -247,11 +252,11 @@ def validate_spec(
         for a in d.axes:
             if a not in names:
                 raise SpecError(
-                    f"spec dim {i} uses unknown axis {a!r}: use one of {', '.join(mesh.axis_names)}"
+                    f"spec dim {i} uses unknown axis {_quote(a)}: use one of {', '.join(mesh.axis_names)}"
                 )
             if a in seen:
                 raise SpecError(
-                    f"axis {a!r} is used twice in spec {spec.format()!r}: use each mesh axis at most once"
+                    f"axis {_quote(a)} is used twice in spec {_quote(spec.format())}: use each mesh axis at most once"
                 )
             seen.add(a)
     for a in spec.replicated:
@@ -270,7 +275,7 @@ def validate_spec(
     rank = len(shape)
     if strict and len(spec.dims) != rank:
         raise SpecError(
-            f"spec {spec.format()!r} has {len(spec.dims)} entries but the tensor has rank {rank}: "
+            f"spec {_quote(spec.format())} has {len(spec.dims)} entries but the tensor has rank {rank}: "
             f"give exactly one entry per dim (strict mode)"
         )
     full = spec.padded(rank)

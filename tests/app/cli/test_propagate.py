@@ -130,3 +130,14 @@ def test_results_are_listed_by_index(capsys):
     listing = out.split("arguments and results:")[1].split("steps:")[0]
     names = [line.split()[0] for line in listing.splitlines() if line.strip().startswith("result[")]
     assert names == [f"result[{i}]" for i in range(len(names))] and len(names) > 10
+
+
+def test_a_mesh_replacing_the_programs_own_is_noted_on_stderr_not_in_the_json(capsys):
+    assert main(["propagate", "example:mlp", "--mesh", "data=2,model=4", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["mesh"] == {"data": 2, "model": 4}
+    assert captured.err.strip() == (
+        "note: --mesh data=2,model=4 replaces the program's own mesh (data=4, model=2)"
+    )
+    assert main(["propagate", "example:mlp", "--mesh", "data=4,model=2", "--json"]) == 0
+    assert capsys.readouterr().err == ""

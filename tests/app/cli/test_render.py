@@ -100,3 +100,48 @@ def test_a_scale_that_is_not_positive_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err and "> 0" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_a_write_that_fails_midway_is_one_line_and_leaves_no_file(
+    suffix, tmp_path, qapp, capsys, monkeypatch
+):
+    # A full disk: the file gets created, then the write fails.
+    import errno
+
+    from shardscope.app.cli import render
+
+    def full_disk(path, mode="r", *args, **kwargs):
+        if "w" in mode:
+            open(path, mode).close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(render, "open", full_disk, raising=False)
+    out = tmp_path / f"g{suffix}"
+    assert main(["render", "example:mlp", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: cannot write") and "No space left" in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_unknown_names_in_the_programs_specs_are_an_error_as_in_propagate(tmp_path, qapp, capsys):
+    from tests.support.inputs import INPUTS
+
+    source = str(INPUTS / "hostile" / "specs_unknown_name.py")
+    out = tmp_path / "g.png"
+    assert main(["render", source, "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: unknown value 'not_a_tensor'") and "\n" not in err
+    assert not out.exists()
+    assert main(["render", source, "--spec", "x=data,_", "--out", str(out)]) == 0
+
+
+def test_a_mesh_replacing_the_programs_own_is_noted_on_stderr(tmp_path, qapp, capsys):
+    out = tmp_path / "g.png"
+    assert main(["render", "example:mlp", "--mesh", "data=2,model=4", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "note: --mesh data=2,model=4 replaces the program's own mesh (data=4, model=2)" in (
+        captured.err
+    )
+    assert captured.out.strip() == f"wrote {out}"

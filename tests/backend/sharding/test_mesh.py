@@ -110,3 +110,11 @@ def test_a_mesh_of_astronomically_many_devices_is_one_line():
     with pytest.raises(MeshError) as info:
         parse_mesh("a=" + "9" * 4000 + ",b=" + "9" * 4000)
     assert "about 10^7999 devices" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_mesh_of_too_many_axes_is_one_error():
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    with pytest.raises(MeshError, match="give at most 32"):
+        parse_mesh(",".join(f"a{i}=1" for i in range(300)))
+    assert len(parse_mesh(",".join(f"a{i}=1" for i in range(32))).axes) == 32

@@ -1,0 +1,9 @@
+"""EXAMPLE_ARGS holds strings."""
+
+
+def f(x):
+    return x
+
+
+PROGRAM = f
+EXAMPLE_ARGS = ("a", "b")

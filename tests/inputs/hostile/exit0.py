@@ -1,0 +1,5 @@
+"""Exits cleanly while being imported, before defining anything."""
+
+import sys
+
+sys.exit(0)

@@ -1,0 +1,4 @@
+"""Spins forever while being imported."""
+
+while True:
+    pass

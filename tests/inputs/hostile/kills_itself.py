@@ -1,0 +1,6 @@
+"""Kills its own process while being imported."""
+
+import os
+import signal
+
+os.kill(os.getpid(), signal.SIGKILL)

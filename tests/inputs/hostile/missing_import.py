@@ -1,0 +1,3 @@
+"""Imports a module that does not exist."""
+
+import shardscope_no_such_module  # noqa: F401

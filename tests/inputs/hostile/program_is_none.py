@@ -1,0 +1,3 @@
+"""PROGRAM is None."""
+
+PROGRAM = None

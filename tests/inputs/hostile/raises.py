@@ -1,0 +1,3 @@
+"""Raises while being imported."""
+
+raise ValueError("the program's own failure")

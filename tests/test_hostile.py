@@ -1,0 +1,233 @@
+"""The hostile-input corpus, run through the command line as a user would.
+
+Every case in tests/inputs/hostile/cases.json is one ``python main.py ...`` run in a
+subprocess. It must either work (exit 0 with output) or fail cleanly: exit 1 or 2 with
+one ``error:`` line on stderr. Never a traceback, a death by signal, a hang, or a process
+left running after it (each run carries a marker in its environment that every process
+it starts inherits, so leftovers are found by that marker).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.support.inputs import INPUTS, MLIR, PROGRAMS, REPO
+
+HOSTILE = INPUTS / "hostile"
+CASE_LIMIT_S = 60
+MARKER = "SHARDSCOPE_HOSTILE_CASE"
+
+
+def _cases() -> list[dict]:
+    return json.loads((HOSTILE / "cases.json").read_text())["cases"]
+
+
+CASES = _cases()
+
+
+def _make_inputs(tmp: Path) -> None:
+    """Inputs that cannot live in the repository: special files, huge or generated ones."""
+    (tmp / "folder.mlir").mkdir()
+    (tmp / "folder.py").mkdir()
+    os.mkfifo(tmp / "fifo.mlir")
+    os.mkfifo(tmp / "fifo.py")
+    (tmp / "binary.mlir").write_bytes(bytes(range(256)) * 64)
+    # Broken Python is written here: in the repository the linters would read it.
+    (tmp / "syntax_error.py").write_text('"""Not valid Python."""\n\ndef f(x)\n    return x\n')
+    (tmp / "non_utf8.py").write_bytes(b'"""caf\xe9"""\nPROGRAM = 1\n')
+    (tmp / "binary.py").write_bytes(b"\x00\x01\x02\xff" * 100)
+    depth = 50_000
+    loc = 'loc("x")'
+    nested = "fused[" * depth + loc + "]" * depth
+    (tmp / "deep_fused.mlir").write_text(
+        "module {\n  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        f"    return %arg0 : tensor<8xf32> loc({nested})\n  }}\n}}\n"
+    )
+    (tmp / "deep_regions.mlir").write_text("module {\n" * 5_000 + "}\n" * 5_000)
+    (tmp / "deep_types.mlir").write_text(
+        "module {\n  func.func @main(%arg0: "
+        + "tuple<" * 20_000
+        + "f32"
+        + ">" * 20_000
+        + ") {\n    return\n  }\n}\n"
+    )
+    huge = "a" * 4_000_000
+    (tmp / "huge_attr.mlir").write_text(
+        f'module attributes {{huge.attr = "{huge}"}} {{\n'
+        "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+        "    return %arg0 : tensor<8xf32>\n  }\n}\n"
+    )
+    (tmp / "zero.mlir").symlink_to("/dev/zero")
+    (tmp / "full.svg").symlink_to("/dev/full")
+    (tmp / "full.png").symlink_to("/dev/full")
+    (tmp / "a_file").write_text("not a folder\n")
+    (tmp / "unreadable.py").write_text("PROGRAM = 1\n")
+    os.chmod(tmp / "unreadable.py", 0)
+
+
+def _argv(case: dict, tmp: Path) -> list[str]:
+    where = {"H": str(HOSTILE), "T": str(tmp), "M": str(MLIR), "P": str(PROGRAMS)}
+    out = []
+    for arg in case["argv"]:
+        arg = arg.format(**where)
+        if arg.startswith("LONGPATH:"):
+            arg = str(tmp) + "/" + ("x" * 200 + "/") * 25 + arg.removeprefix("LONGPATH:")
+        out.append(arg)
+    return out
+
+
+def _marked_pids(marker: str) -> list[int]:
+    needle = f"{MARKER}={marker}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _run(case: dict, tmp: Path) -> dict:
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **{MARKER: marker})
+    argv = [sys.executable, str(REPO / "main.py"), *_argv(case, tmp)]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            timeout=CASE_LIMIT_S,
+            stdin=subprocess.DEVNULL,
+        )
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as timed_out:
+        code, stdout, stderr = "timeout", timed_out.stdout or b"", timed_out.stderr or b""
+    seconds = time.monotonic() - started
+    # Workers get a moment to notice their parent is gone before they count as leftovers.
+    deadline = time.monotonic() + 5
+    left = _marked_pids(marker)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _marked_pids(marker)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return {
+        "code": code,
+        "stdout": stdout.decode(errors="replace"),
+        "stderr": stderr.decode(errors="replace"),
+        "left": left,
+        "seconds": seconds,
+    }
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict[str, dict]:
+    tmp = tmp_path_factory.mktemp("hostile")
+    _make_inputs(tmp)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = pool.map(lambda case: _run(case, tmp), CASES)
+        return {case["name"]: run for case, run in zip(CASES, runs, strict=True)}
+
+
+def test_case_names_are_unique():
+    names = [case["name"] for case in CASES]
+    assert len(names) == len(set(names))
+
+
+def _params():
+    for case in CASES:
+        marks = []
+        if "xfail" in case:
+            marks.append(pytest.mark.xfail(strict=True, reason=case["xfail"]))
+        yield pytest.param(case, id=case["name"], marks=marks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(_params()))
+def test_case_works_or_fails_cleanly(case, results):
+    run = results[case["name"]]
+    said = f"{case['argv']}\nexit {run['code']}\nstdout:\n{run['stdout'][-2000:]}\nstderr:\n{run['stderr'][-2000:]}"
+    assert run["code"] != "timeout", "hung: " + said
+    assert not run["left"], f"left processes {run['left']}: " + said
+    assert "Traceback" not in run["stderr"] + run["stdout"], said
+    assert run["code"] in (0, 1, 2), said
+    expect = case["expect"]
+    if expect == "ok":
+        assert run["code"] == 0, said
+        assert run["stdout"].strip(), said
+        if "--json" in case["argv"]:
+            json.loads(run["stdout"])
+        assert case.get("stderr", "") in run["stderr"], said
+        return
+    assert run["code"] in (1, 2), said
+    lines = run["stderr"].strip().splitlines()
+    if not case.get("multiline"):
+        errors = [line for line in lines if line.startswith("error:")]
+        assert len(lines[-1]) < 600, "an error line too long to read: " + said
+        assert len(errors) == 1 and lines[-1].startswith("error:"), said
+    else:
+        assert lines and lines[0].startswith("error:"), said
+    assert expect.removeprefix("error:").strip().lower() in run["stderr"].lower(), said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["load", str(HOSTILE / "sleeps.py")],
+        ["load", str(HOSTILE / "forks.py")],
+        ["propagate", "--gspmd", "example:transformer"],
+    ],
+    ids=["load-sleeping", "load-forking", "propagate-gspmd"],
+)
+def test_killing_the_cli_midway_leaves_nothing_running(argv):
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, **{MARKER: marker})
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "main.py"), *argv],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # Killed once it has started a worker: that is what must not outlive it.
+        deadline = time.monotonic() + 30
+        while len(_marked_pids(marker)) < 2 and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        left = _marked_pids(marker)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = _marked_pids(marker)
+        assert not left, f"{argv}: processes {left} outlived the killed command"
+    finally:
+        for pid in _marked_pids(marker):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
