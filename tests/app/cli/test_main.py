@@ -15,6 +15,7 @@ from shardscope.app.cli.main import build_parser, main
 from shardscope.backend.errors import ProgramError, ShardscopeError
 from shardscope.backend.program.load import load_program
 from tests.support.inputs import REPO, write_input
+from tests.support.processes import gone_within
 
 ROOT = REPO
 
@@ -185,23 +186,6 @@ def test_a_usage_error_is_one_line(capsys):
     assert err.startswith("error: ") and "\n" not in err and "--help" in err
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("route", ["fork server", "fresh worker"])
 def test_a_child_forked_by_a_program_does_not_outlive_the_load(tmp_path, capsys, route):
@@ -225,7 +209,7 @@ def test_a_child_forked_by_a_program_does_not_outlive_the_load(tmp_path, capsys,
     finally:
         if busy:
             server.release()
-    assert _gone_within(int((tmp_path / "child.pid").read_text()), 5)
+    assert gone_within(int((tmp_path / "child.pid").read_text()), 5)
 
 
 def _children(pid: int) -> list[tuple[int, str]]:
@@ -276,7 +260,7 @@ def test_killing_the_cli_during_gspmd_leaves_no_worker(tmp_path):
         cli.kill()
         cli.wait()
         for pid in leftovers:
-            assert _gone_within(pid, 10), f"process {pid} outlived the CLI"
+            assert gone_within(pid, 10), f"process {pid} outlived the CLI"
     finally:
         cli.kill()
         cli.wait()

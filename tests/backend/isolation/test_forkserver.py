@@ -4,7 +4,6 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -12,6 +11,7 @@ from shardscope.backend.isolation.forkserver import ForkServer, shared_server
 from shardscope.backend.isolation.jobs import MEMORY_ENV, WorkerJob, WorkerTimeout
 from shardscope.backend.program.load import load_program
 from tests.support.inputs import write_input
+from tests.support.processes import gone_within
 
 
 def test_a_program_cannot_leak_state_into_the_next(tmp_path):
@@ -180,24 +180,6 @@ def test_jobs_with_their_own_devices_need_a_fresh_process(tmp_path):
         server.run(_job(tmp_path, "anything", devices=4))
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a killed process not reaped yet does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 _FORKER = (
     "import os, time\n"
     "def main(argv):\n"
@@ -221,7 +203,7 @@ def test_what_a_job_forks_ends_with_the_job(tmp_path, sleep, timeout):
             assert server.run(_job(tmp_path, "forker", sleep, timeout=timeout)) == 0
         except WorkerTimeout:
             assert timeout == 2.0
-        assert _gone_within(int((tmp_path / "child.pid").read_text()), 5)
+        assert gone_within(int((tmp_path / "child.pid").read_text()), 5)
     finally:
         server.close()
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,6 +23,7 @@ from shardscope.backend.isolation.jobs import (
     run_worker,
     worker_env,
 )
+from tests.support.processes import gone_within
 
 
 def _module(tmp_path, name, text):
@@ -185,24 +185,6 @@ def test_a_json_worker_past_its_time_names_the_fix(tmp_path):
     assert str(caught.value) == "the count did not finish within 1.5 s; allow more with --timeout"
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a killed process its parent has not reaped yet does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 # A worker that forks a child which would sleep for ten minutes; both write their pids.
 _FORKER = (
     "import os, sys, time\n"
@@ -219,7 +201,7 @@ def test_what_a_worker_forks_ends_with_it(tmp_path):
     name = _module(tmp_path, "forker", _FORKER)
     assert run_worker(_job(tmp_path, name)) == 0
     child = int((tmp_path / "child.pid").read_text())
-    assert _gone_within(child, 5)
+    assert gone_within(child, 5)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -228,7 +210,7 @@ def test_what_a_worker_forks_ends_when_it_times_out(tmp_path):
     with pytest.raises(WorkerTimeout):
         run_worker(_job(tmp_path, name, timeout=3))
     child = int((tmp_path / "child.pid").read_text())
-    assert _gone_within(child, 5)
+    assert gone_within(child, 5)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal")
@@ -256,7 +238,7 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
         worker = int((tmp_path / "worker.pid").read_text())
         parent.kill()
         parent.wait()
-        assert _gone_within(worker, 5)
+        assert gone_within(worker, 5)
     finally:
         parent.kill()
         parent.wait()
