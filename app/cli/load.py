@@ -71,8 +71,8 @@ def run(args) -> int:
     if info["mesh"]:
         print("mesh: " + ", ".join(f"{k}={v}" for k, v in info["mesh"].items()))
     print("tensors:")
-    order = program.graph.io_order()
-    for v in sorted(info["values"], key=lambda v: order.get(v["id"], len(order) + v["id"])):
+    key = program.graph.listing_key()
+    for v in sorted(info["values"], key=lambda v: key(v["id"])):
         shape = "x".join(map(str, v["shape"])) if v["shape"] else "scalar"
         extra = f"  code sharding {v['code_sharding']}" if v["code_sharding"] else ""
         print(f"  {v['role']:<12} {v['display_name']:<40} {v['dtype']}[{shape}]{extra}")

@@ -63,8 +63,8 @@ def summary(result) -> str:
         spec = a.spec.format() if a.spec.dims else "(in code)"
         lines.append(f"  {a.source:4} {a.target} = {spec}  [{a.origin}]")
     lines += ["", "arguments and results:"]
-    order = result.graph.io_order()
-    for v in sorted(result.values, key=lambda v: order.get(v.id, len(order) + v.id)):
+    key = result.graph.listing_key()
+    for v in sorted(result.values, key=lambda v: key(v.id)):
         if v.role != "intermediate":
             lines.append(
                 f"  {v.name:24} {str(list(v.shape or [])):16} {_spec_text(v.spec):20} {v.hlo_sharding}"

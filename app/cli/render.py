@@ -92,11 +92,9 @@ def _check_program_specs(program) -> None:
     # The session skips names it cannot place; propagate refuses them, and so does render.
     unknown = program.unknown_spec_names()
     if unknown:
-        graph = program.graph
-        names = program.arg_names + [f"result[{i}]" for i in range(len(graph.results))]
         raise ShardscopeError(
             f"unknown value {unknown[0]!r} in the program's SPECS; valid names: "
-            f"{', '.join(names)} (fix SPECS, or replace it with --spec NAME=SPEC)"
+            f"{', '.join(program.graph.io_names())} (fix SPECS, or replace it with --spec NAME=SPEC)"
         )
 
 

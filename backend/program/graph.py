@@ -10,7 +10,7 @@ other part of shardscope (propagation, views, sessions) refers to values and ops
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
@@ -138,15 +138,23 @@ class ProgramGraph:
         """The values the entry function returns, in order (one value may appear twice)."""
         return [self.values[i] for i in self.functions[self.main].results]
 
-    def io_order(self) -> dict[int, int]:
-        """Value id -> rank in the order listings show: the entry function's arguments by
-        position, then its results by index (the id order is definition order, where a
-        loss computed first would come before ``result[0]``)."""
+    def listing_key(self) -> Callable[[int], int]:
+        """Sort key on value ids for the order listings show: the entry function's
+        arguments by position, then its results by index, then the rest by id (the id
+        order is definition order, where a loss computed first would come before
+        ``result[0]``)."""
         order: dict[int, int] = {}
         main = self.functions[self.main]
         for vid in [*main.arguments, *main.results]:
             order.setdefault(vid, len(order))
-        return order
+        return lambda vid: order.get(vid, len(order) + vid)
+
+    def io_names(self) -> list[str]:
+        """What users call the entry function's arguments and results: ``x``,
+        ``params['w1']``, ..., ``result[0]``, ..."""
+        main = self.functions[self.main]
+        names = [str(self.values[v].name) for v in main.arguments]
+        return names + [f"result[{i}]" for i in range(len(main.results))]
 
     def value_by_name(self, name: str) -> Value | None:
         """An argument or result by its user-visible name (``params['w1']``, ``result[0]``)."""

@@ -309,10 +309,8 @@ def origin_describer(annotations: list[Annotation]) -> Callable[[str, int], str]
 
 
 def _unknown(target: str | int, graph: ProgramGraph) -> str:
-    names = [graph.values[v].name for v in graph.functions[graph.main].arguments]
-    names += [f"result[{i}]" for i in range(len(graph.functions[graph.main].results))]
     shown = repr(target) if len(str(target)) <= 80 else f"{str(target)[:60]!r}..."
-    return f"unknown value {shown} in spec; valid names: {', '.join(str(n) for n in names)} (or an intermediate's value id)"
+    return f"unknown value {shown} in spec; valid names: {', '.join(graph.io_names())} (or an intermediate's value id)"
 
 
 def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:

@@ -138,11 +138,10 @@ def test_scan_has_a_while_with_cond_and_body_regions(examples):
     assert calls and all(c.callee in graph.functions for c in calls)
 
 
-def test_io_order_lists_arguments_then_results_by_index():
+def test_listing_key_puts_arguments_then_results_by_index():
     graph = load_program("example:transformer").graph
-    order = graph.io_order()
-    ranked = sorted(order, key=order.get)
     main = graph.functions[graph.main]
+    ranked = sorted({*main.arguments, *main.results}, key=graph.listing_key())
     assert ranked[: len(main.arguments)] == main.arguments
     assert ranked[len(main.arguments) :] == list(dict.fromkeys(main.results))
     # Definition order differs from result order here, so id order would list them wrongly.
