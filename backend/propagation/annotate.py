@@ -310,7 +310,7 @@ def origin_describer(annotations: list[Annotation]) -> Callable[[str, int], str]
 
 def _unknown(target: str | int, graph: ProgramGraph) -> str:
     shown = repr(target) if len(str(target)) <= 80 else f"{str(target)[:60]!r}..."
-    return f"unknown value {shown} in spec; valid names: {', '.join(graph.io_names())} (or an intermediate's value id)"
+    return f"unknown value {shown} in spec; valid names: {', '.join(graph.io_names())} (or an intermediate's name as the window shows it, such as %3, or its value id)"
 
 
 def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:
@@ -323,7 +323,21 @@ def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:
     for v in graph.values:
         if v.display_name == target:
             return v
+    if isinstance(target, str) and target.startswith("%"):
+        return _by_ssa_name(graph, target)
     return None
+
+
+def _by_ssa_name(graph: ProgramGraph, target: str) -> Value | None:
+    """The value whose display name ends in the SSA name ``target`` (``layer1/add %3`` for
+    ``%3``). SSA names restart in each function, so a name several values share is an
+    error that lists their full names, never a silent pick."""
+    same = [v for v in graph.values if v.display_name.rsplit(" ", 1)[-1] == target]
+    if len(same) > 1:
+        names = ", ".join(repr(v.display_name) for v in same[:5])
+        more = f" and {len(same) - 5} more" if len(same) > 5 else ""
+        raise SpecError(f"{target} names {len(same)} values ({names}{more}); use one of those names")
+    return same[0] if same else None
 
 
 def _ir_value(
