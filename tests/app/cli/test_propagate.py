@@ -121,7 +121,7 @@ def test_code_annotations_print_their_spec(capsys):
     assert main(["propagate", str(CORPUS / "shmap.py"), "--json"]) == 0
     annotations = json.loads(capsys.readouterr().out)["annotations"]
     code = [a for a in annotations if a["source"] == "code"]
-    assert code and all(a["spec"] == "?,?" for a in code)
+    assert [a["spec"] for a in code] == ["data?,?", "?,?", "data?,?", "?,?", "?,?"]
 
 
 def test_results_are_listed_by_index(capsys):
@@ -161,3 +161,13 @@ def test_an_ssa_name_several_functions_share_is_an_error_naming_each(capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith("error: %26 names 2 values (") and "use one of those names" in err
+
+
+def test_shard_map_specs_are_listed_and_explain_the_axes_they_bring(capsys):
+    assert main(["propagate", str(CORPUS / "shmap.py"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    mine = {a["origin"]: a for a in data["annotations"] if a["origin"].startswith("mc_0_")}
+    assert set(mine) == {"mc_0_input: 0", "mc_0_input: 1", "mc_0_output: 0"}
+    assert mine["mc_0_input: 0"]["spec"] == "data?,?" and mine["mc_0_input: 0"]["source"] == "code"
+    x = next(v for v in data["values"] if v["name"] == "x")
+    assert mine["mc_0_input: 0"]["value"] == x["id"] and x["spec"][0] == ["data"]
