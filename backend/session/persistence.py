@@ -2,9 +2,13 @@
 
 A saved session is one JSON object (never a pickle)::
 
-    {"format": "shardscope-session", "version": 1, "source": "example:mlp",
+    {"format": "shardscope-session", "version": 2, "source": "example:mlp",
      "mesh": {"axes": [...], ...}, "specs": [{"value": 0, "name": "x", "spec": "data,_"}],
-     "view": {...}}
+     "view": {...}, "program": {...}}
+
+``"program"`` (``saved_program``) holds the lowered program and its source lines, so a
+session opens without running its source; it is null only while the program had not
+arrived yet. Version 1 files, written before sessions held their program, are read too.
 
 ``build_state`` is the one place that makes this object. It is read back in two steps,
 because a program loads off the GUI thread: ``read_state`` checks a file when it is
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.session.saved_program import check_program
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 
@@ -41,7 +46,10 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
 
 FORMAT = "shardscope-session"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+# room for a program at the .mlir limit (256 MiB) and its source lines
+MAX_SESSION_BYTES = 320 * 2**20
 RECOVERY_PREFIX = "recovery-"
 LEGACY_RECOVERY_NAME = "recovery.json"  # the one file all windows shared before
 TEMP_PREFIX = ".shardscope-tmp-"
@@ -70,6 +78,7 @@ class SavedState(TypedDict):
     mesh: JsonDict | None
     specs: list[SavedSpec]
     view: JsonDict
+    program: NotRequired[JsonDict | None]  # version 2: the program as data (saved_program)
     file: NotRequired[str]  # recovery files only: the session file the edits belong to
 
 
@@ -88,16 +97,19 @@ def build_state(
     specs: Mapping[int, Spec],
     view: Mapping[str, object],
     graph: ProgramGraph | None,
+    program: JsonDict | None = None,
     pending: SavedState | None = None,
 ) -> SavedState:
-    """The JSON object of a session. Before its program has arrived (no ``graph``), a
-    ``pending`` restored state keeps its spec entries exactly as they were saved."""
+    """The JSON object of a session (``program``: its ``saved_program.pack_program`` entry).
+    Before its program has arrived (no ``graph``), a ``pending`` restored state keeps its
+    spec entries and program exactly as they were saved."""
     entries: list[SavedSpec] = []
     for vid, spec in sorted(specs.items()):
         name = graph.values[vid].name if graph is not None else None
         entries.append({"value": vid, "name": name, "spec": spec.format()})
     if pending is not None and graph is None:
         entries = list(pending.get("specs", []))
+        program = pending.get("program")
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -105,6 +117,7 @@ def build_state(
         "mesh": mesh.to_json() if mesh is not None else None,
         "specs": entries,
         "view": dict(view),
+        "program": program,
     }
 
 
@@ -123,10 +136,10 @@ def check_saved(data: object, path: Path | str) -> SavedState:
     version = data.get("version")
     if type(version) is not int:
         raise _fail(path, f"has version {version!r}, not a whole number")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise ShardscopeError(
-            f"session {path} has version {version}; this shardscope reads version "
-            f"{FORMAT_VERSION}: open it with the shardscope that saved it"
+            f"session {path} has version {version}; this shardscope reads versions "
+            f"{READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: open it with the shardscope that saved it"
         )
     source = data.get("source")
     if not source:
@@ -170,6 +183,13 @@ def check_saved(data: object, path: Path | str) -> SavedState:
     if not isinstance(view, dict):
         raise _fail(path, "has a view that is not an object")
     _check_view(view, path)
+    program = data.get("program")
+    if program is not None:
+        if version < 2:
+            raise _fail(path, f"has a program entry, which version {version} files do not")
+        problem = check_program(program)
+        if problem is not None:
+            raise _fail(path, f"has {problem}")
     return cast(SavedState, data)
 
 
@@ -220,7 +240,7 @@ def read_state(path: Path | str) -> SavedState:
     """Read and check a saved session file; ShardscopeError with the fix if it is bad."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path).decode("utf-8")
     except OSError as exc:
         raise ShardscopeError(f"cannot read session {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -238,6 +258,26 @@ def read_state(path: Path | str) -> SavedState:
             f"session {path} is nested too deeply to be a session: open a file saved by shardscope"
         ) from None
     return check_saved(data, path)
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``MAX_SESSION_BYTES``;
+    ShardscopeError otherwise (a FIFO would block a plain read forever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ShardscopeError(
+                f"session {path} is not a regular file (a pipe, device or socket): "
+                "open a file saved by shardscope"
+            )
+        data = f.read(MAX_SESSION_BYTES + 1)
+    if len(data) > MAX_SESSION_BYTES:
+        raise ShardscopeError(
+            f"session {path} is larger than the {MAX_SESSION_BYTES // 2**20} MiB a session "
+            "can be: open a file saved by shardscope"
+        )
+    return data
 
 
 def unpack_state(

@@ -97,8 +97,9 @@ def test_saved_file_is_indented_json_in_field_order(mlp, tmp_path):
     path = tmp_path / "s.json"
     s.save(path)
     data = json.loads(path.read_text())
-    assert list(data) == ["format", "version", "source", "mesh", "specs", "view"]
-    assert data["format"] == "shardscope-session" and data["version"] == FORMAT_VERSION == 1
+    assert list(data) == ["format", "version", "source", "mesh", "specs", "view", "program"]
+    assert data["format"] == "shardscope-session" and data["version"] == FORMAT_VERSION == 2
+    assert data["program"]["mlir"] == mlp.mlir_text and data["program"]["kind"] == "example"
     assert len(data["specs"]) == len(s.specs) > 1
     assert all(list(e) == ["value", "name", "spec"] for e in data["specs"])
     assert path.read_text() == json.dumps(s.to_json(), indent=1)
@@ -135,11 +136,12 @@ def test_build_state_before_any_program():
     state = build_state(source=None, mesh=None, specs={}, view={}, graph=None)
     assert state == {
         "format": "shardscope-session",
-        "version": 1,
+        "version": 2,
         "source": None,
         "mesh": None,
         "specs": [],
         "view": {},
+        "program": None,
     }
 
 
@@ -351,7 +353,9 @@ SPEC_ENTRY = st.fixed_dictionaries(
 )
 @given(
     extra=st.dictionaries(
-        st.sampled_from(["format", "version", "source", "mesh", "specs", "view", "file"]),
+        st.sampled_from(
+            ["format", "version", "source", "mesh", "specs", "view", "file", "program"]
+        ),
         SESSION_JSON,
         max_size=3,
     ),
