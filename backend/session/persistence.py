@@ -58,7 +58,8 @@ JsonDict = dict[str, object]
 
 
 class SavedSpec(TypedDict):
-    """One user spec: the value's graph id, its user-visible name (or null), its spec.
+    """One user spec: the value's graph id, its user-visible name (or null), its spec, and
+    for an intermediate (no name) the name the window shows it by.
 
     The spec is written in CLI syntax (``data+model?@p1``); a JSON list of entries
     (``Spec.to_json``) is read too.
@@ -67,6 +68,7 @@ class SavedSpec(TypedDict):
     value: int
     name: str | None
     spec: str | list[None | str | list[str]]
+    display: NotRequired[str]
 
 
 class SavedState(TypedDict):
@@ -106,7 +108,10 @@ def build_state(
     entries: list[SavedSpec] = []
     for vid, spec in sorted(specs.items()):
         name = graph.values[vid].name if graph is not None else None
-        entries.append({"value": vid, "name": name, "spec": spec.format()})
+        entry: SavedSpec = {"value": vid, "name": name, "spec": spec.format()}
+        if graph is not None and name is None:
+            entry["display"] = graph.values[vid].display_name
+        entries.append(entry)
     if pending is not None and graph is None:
         entries = list(pending.get("specs", []))
         program = pending.get("program")
@@ -169,6 +174,8 @@ def check_saved(data: object, path: Path | str) -> SavedState:
             raise _fail(path, f"has spec entry {i} whose value {vid!r} is not a whole number")
         if name is not None and not isinstance(name, str):
             raise _fail(path, f"has spec entry {i} whose name {name!r} is not text")
+        if "display" in entry and not isinstance(entry["display"], str):
+            raise _fail(path, f"has spec entry {i} whose display name is not text")
         if vid is None and name is None:
             raise _fail(path, f"has spec entry {i} with neither a value id nor a name")
         try:
@@ -285,18 +292,34 @@ def unpack_state(
 ) -> UnpackedState:
     """The mesh, the specs by value id of ``graph``, and the view of a checked state.
 
-    A spec entry whose name ``graph`` lacks falls back to its id; one whose id is not in
-    ``graph`` either is dropped. A spec that does not fit its tensor or the mesh is a
-    ShardscopeError (a session of another program), so nothing half-applies. A state
-    without a mesh gets ``default_mesh``.
+    A spec entry whose name ``graph`` lacks falls back to its id, and an intermediate's
+    id must still show its saved display name (a renumbered program looks it up by that
+    name). An entry that matches no value is dropped, unless the state holds its own
+    program, which every entry must fit. A spec that does not fit its tensor or the mesh is a ShardscopeError
+    (a session of another program), so nothing half-applies. A state without a mesh gets
+    ``default_mesh``.
     """
     mesh = Mesh.from_json(state["mesh"]) if state.get("mesh") else default_mesh
     specs: dict[int, Spec] = {}
+    own_program = state.get("program") is not None
     for entry in state.get("specs", []) or []:
         value = graph.value_by_name(entry["name"]) if entry.get("name") else None
         if value is None:
             vid = entry.get("value")
+            display = entry.get("display")
+            if (
+                display is not None
+                and isinstance(vid, int)
+                and not (0 <= vid < len(graph.values) and graph.values[vid].display_name == display)
+            ):
+                vid = next((v.id for v in graph.values if v.display_name == display), None)
             if not isinstance(vid, int) or not 0 <= vid < len(graph.values):
+                if own_program:
+                    what = repr(entry.get("name") or entry.get("display") or entry.get("value"))
+                    raise ShardscopeError(
+                        f"the session's spec for {what} names no tensor of its program: "
+                        "was it saved for another program?"
+                    )
                 continue
             value = graph.values[vid]
         spec = _parse_saved_spec(entry["spec"])

@@ -108,4 +108,3 @@ def unpack_program(data: JsonDict, source: str, where: str) -> Program:
     )
     parse_program_text(program, f"{where} (its saved program)")
     return program
-
