@@ -279,7 +279,13 @@ class FileHandler:
                     f"{', '.join(lost)}, so they were dropped{keeps}",
                     "warning",
                 )
-            return not clean or new.mlir_text != before or bool(lost)
+            changed = new.mlir_text != before
+            if changed:
+                self.messages.add(
+                    f"{new.source} gives a different program than before; save the session "
+                    "to keep the new one"
+                )
+            return not clean or changed or bool(lost)
 
         self.messages.add(f"running {program.source} again")
         self._load(program.source, state, session_file=self.session_path, unsaved=unsaved)

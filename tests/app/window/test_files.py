@@ -602,6 +602,7 @@ def test_run_source_again_is_the_explicit_way_to_run_it(
     assert other.session.spec(x) == Spec.of("data", None)
     assert not other.qundo.isClean() and other.windowTitle() == "marked • — shardscope"
     assert other.files.session_path == session
+    assert any("gives a different program" in m for m in other.messages.messages())
 
 
 def test_run_source_again_with_nothing_open_says_so(make_window, pick):
