@@ -76,7 +76,13 @@ def _make_inputs(tmp: Path) -> None:
 
 
 def _argv(case: dict, tmp: Path) -> list[str]:
-    where = {"H": str(HOSTILE), "T": str(tmp), "M": str(MLIR), "P": str(PROGRAMS)}
+    where = {
+        "H": str(HOSTILE),
+        "T": str(tmp),
+        "M": str(MLIR),
+        "P": str(PROGRAMS),
+        "X": sys.executable,
+    }
     out = []
     for arg in case["argv"]:
         arg = arg.format(**where)

@@ -73,4 +73,5 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"shardscope"}
     assert "shardscope/backend/propagation/propagate.py" in names
     assert "shardscope/assets/examples/mlp.py" in names
+    assert "shardscope/backend/program/capture_site/sitecustomize.py" in names
     assert not any(n.startswith("shardscope/tests/") for n in names)

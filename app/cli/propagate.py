@@ -59,8 +59,14 @@ def summary(result) -> str:
         "",
         "annotations:",
     ]
+    values = result.graph.values
     for a in result.annotations:
-        spec = a.spec.format() if a.spec.dims else "(in code)"
+        if a.spec.dims:
+            spec = a.spec.format()
+        elif a.value is not None and values[a.value].shape == ():
+            spec = "(a scalar: replicated)"
+        else:
+            spec = "(in code)"
         lines.append(f"  {a.source:4} {a.target} = {spec}  [{a.origin}]")
     lines += ["", "arguments and results:"]
     key = result.graph.listing_key()

@@ -24,7 +24,14 @@ from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.load import EXAMPLE_PREFIX, Program, list_examples, split_source
+from shardscope.backend.program.capture_file import is_capture_file, parse_capture
+from shardscope.backend.program.load import (
+    EXAMPLE_PREFIX,
+    Program,
+    list_examples,
+    read_mlir_text,
+    split_source,
+)
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.persistence import orphan_recoveries, read_recovery, set_aside
 from shardscope.backend.sharding.mesh import Mesh
@@ -103,8 +110,45 @@ class FileHandler:
         Unsaved edits are saved or discarded first, as the user answers (False: cancelled)."""
         if not self.confirm_unsaved(f"opening {source}"):
             return False
-        self._load(source, state)
+        chosen = self._choose_captured(source)
+        if chosen is None:
+            return False
+        self._load(chosen, state)
         return True
+
+    def open_file(self, path: str) -> bool:
+        """Open ``path`` as what it is: a session, a capture file, or a program."""
+        if path.endswith(".json") and not is_capture_file(path):
+            return self.open_session(path)
+        return self.open_program(path)
+
+    def _choose_captured(self, source: str) -> str | None:
+        """``source``, or for a capture file named without ``#NAME`` the function the user
+        picks (the largest first); None if the file is bad or the user cancels."""
+        base, _ = split_source(source)
+        if not base.endswith(".json") or not is_capture_file(base):
+            return source
+        try:
+            capture = parse_capture(read_mlir_text(Path(base)), base)
+        except ShardscopeError as exc:
+            self.messages.error(str(exc))
+            return None
+        if not capture.functions:
+            self.messages.error(f"{base}: the capture holds no function; capture the script again")
+            return None
+        functions = sorted(capture.functions, key=lambda f: -f.ops)
+        if len(functions) == 1:
+            return f"{base}#{functions[0].name}"
+        labels = [
+            f"{f.name}  ({f.ops} ops, {'?' if f.calls is None else f.calls} calls)"
+            for f in functions
+        ]
+        label, ok = QInputDialog.getItem(
+            self.window, "Open captured function", f"{Path(base).name} holds:", labels, 0, False
+        )
+        if not ok or label not in labels:
+            return None
+        return f"{base}#{functions[labels.index(label)].name}"
 
     def _load(
         self,
@@ -312,7 +356,10 @@ class FileHandler:
 
     def ask_open_program(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open program", "", "Programs (*.py *.mlir);;All files (*)"
+            self.window,
+            "Open program",
+            "",
+            "Programs (*.py *.mlir);;Captures (*.json);;All files (*)",
         )
         if path:
             self.open_program(path)
@@ -380,14 +427,11 @@ class FileHandler:
 
     # -- recent files and title ---------------------------------------------------------
     def update_recent_menu(self) -> None:
-        """Refill Open recent: sessions (``.json``) reopen as sessions, the rest as programs."""
+        """Refill Open recent: each item reopens as what it is (``open_file``)."""
         self.recent_menu.clear()
         for item in self.settings.recent():
             act = self.recent_menu.addAction(item)
-            if item.endswith(".json"):
-                act.triggered.connect(lambda _=False, p=item: self.open_session(p))
-            else:
-                act.triggered.connect(lambda _=False, s=item: self.open_program(s))
+            act.triggered.connect(lambda _=False, p=item: self.open_file(p))
         self.recent_menu.setEnabled(bool(self.settings.recent()))
 
     def update_title(self) -> None:

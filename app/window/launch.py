@@ -27,13 +27,11 @@ def run_gui(program_source: str | None = "example:mlp") -> int:
 
 def start_window(program_source: str | None) -> MainWindow:
     """Show the main window; restore the edits of a window that did not exit cleanly if
-    the user says so, else open ``program_source`` (a session if it ends in ``.json``)."""
+    the user says so, else open ``program_source`` (a session, a capture or a program)."""
     window = MainWindow()
     window.show()
     if window.files.offer_recoveries():
         return window
-    if program_source and program_source.endswith(".json"):
-        window.open_session(program_source)
-    elif program_source:
-        window.open_program(program_source)
+    if program_source:
+        window.files.open_file(program_source)
     return window

@@ -44,6 +44,8 @@ MEMORY_ENV = "SHARDSCOPE_WORKER_MEMORY_GB"
 _PARENT_ENV = "SHARDSCOPE_WORKER_PARENT"
 # How a fresh worker starts: ``launch`` below, then the worker module.
 _LAUNCH = "from shardscope.backend.isolation.jobs import launch; launch()"
+# How a user's own command starts (``capture``): ``exec_command`` below, then the command.
+_EXEC = "from shardscope.backend.isolation.jobs import exec_command; exec_command()"
 # What the log of a worker that hit its memory limit says (each seen here under an
 # RLIMIT_DATA limit): Python's MemoryError, C++'s std::bad_alloc, XLA's allocator ("...
 # Out of memory allocating N bytes."), and XLA's CPU client when the stacks of the threads
@@ -141,6 +143,54 @@ def launch() -> None:
     sys.argv = sys.argv[1:]
     sys.path[0] = os.getcwd()
     runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def exec_command() -> None:
+    """A user command's start: ``python -c _EXEC CMD ARG...`` becomes a worker (dies with
+    its parent, memory limit), then replaces itself with ``CMD ARG...``."""
+    parent = os.environ.pop(_PARENT_ENV, "")
+    become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+    argv = sys.argv[1:]
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        print(f"cannot run {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
+        os._exit(127)
+
+
+def run_command(
+    argv: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float,
+    output: int | None = None,
+) -> int:
+    """Run a user's own command (not a module of ours) as a worker: it dies with this
+    process, runs in its own process group (killed as a whole when it ends or times out)
+    and under the memory limit. Its exit code (negative: the signal that killed it);
+    ``WorkerTimeout`` past ``timeout`` seconds. Its output goes to file descriptor
+    ``output`` (None: this process's stderr, keeping stdout for results)."""
+    check_timeout(timeout)
+    memory_limit()
+    target = output if output is not None else 2  # file descriptor 2: our stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _EXEC, *argv],
+        env={**env, _PARENT_ENV: str(os.getpid())},
+        stdin=subprocess.DEVNULL,
+        stdout=target,
+        stderr=target,
+        cwd=str(cwd),
+        process_group=0,
+    )
+    try:
+        with cancellable(proc.pid):
+            return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise WorkerTimeout(timeout) from None
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
 
 
 def worker_env(

@@ -33,6 +33,11 @@ from shardscope.backend.isolation.jobs import (
     memory_message,
     run_worker,
 )
+from shardscope.backend.program.capture_file import (
+    is_capture_file,
+    parse_capture,
+    split_capture_source,
+)
 from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
 from shardscope.backend.program.snippets import Snippets
 
@@ -75,7 +80,7 @@ class Program:
 
     name: str
     source: str
-    kind: str  # "python" | "mlir" | "example"
+    kind: str  # "python" | "mlir" | "example" | "capture"
     path: str | None
     mlir_text: str
     mesh: dict[str, int] | None = None
@@ -172,6 +177,7 @@ def load_program(
         program = _load_python(path, params, timeout, while_waiting)
         program.kind, program.name, program.source = "example", name, source
         return program
+    base, captured = split_capture_source(base) if ".json#" in base else (base, None)
     path = Path(base).expanduser()
     try:
         exists = path.exists()
@@ -191,12 +197,15 @@ def load_program(
         raise ProgramError(f"{base}: is a folder; give a .py or .mlir file inside it")
     if path.suffix == ".mlir":
         return _load_mlir(path, source, timeout)
+    if path.suffix == ".json":
+        return _load_capture(path, captured, source, timeout)
     if path.suffix == ".py":
         program = _load_python(path, params, timeout, while_waiting)
         program.source = source
         return program
     raise ProgramError(
-        f"{base}: unknown file type {path.suffix or '(none)'!r}; give a .py program or a .mlir module"
+        f"{base}: unknown file type {path.suffix or '(none)'!r}; give a .py program, a .mlir "
+        f"module or a capture .json"
     )
 
 
@@ -204,9 +213,31 @@ def _load_mlir(path: Path, source: str, timeout: float) -> Program:
     text = read_mlir_text(path, timeout)
     program = Program(path.stem, source, "mlir", str(path), text)
     parse_program_text(program, str(path))
-    if program.graph.meshes:
-        program.mesh = dict(next(iter(program.graph.meshes.values())))
+    program.mesh = module_mesh(program.graph)
     return program
+
+
+def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> Program:
+    """One function of a capture file (``name``, or the largest) as a program."""
+    if not is_capture_file(path):
+        raise ProgramError(
+            f"{path}: not a capture file; a session opens in the window (gui {path}), and "
+            f"`capture -- python SCRIPT` writes capture files"
+        )
+    capture = parse_capture(read_mlir_text(path, timeout), str(path))
+    function = capture.pick(name, str(path))
+    program = Program(function.name, source, "capture", str(path), function.mlir)
+    parse_program_text(program, f"{path}#{function.name}")
+    program.mesh = dict(function.mesh) if function.mesh else module_mesh(program.graph)
+    return program
+
+
+def module_mesh(graph: ProgramGraph) -> dict[str, int] | None:
+    """The mesh a module declares: its first with axes (JAX also declares an empty one)."""
+    for axes in graph.meshes.values():
+        if axes:
+            return dict(axes)
+    return None
 
 
 def parse_program_text(program: Program, where: str) -> None:

@@ -699,3 +699,65 @@ def test_run_source_again_says_which_specs_the_new_program_has_no_tensor_for(
     warning = window.messages.messages("warning")[-1]
     assert tanh.display_name in warning and "dropped" in warning
     assert not window.qundo.isClean()
+
+
+def capture_of_two(tmp_path):
+    """A capture file holding example:mlp as ``mlp`` and example:conflict as ``conflict``."""
+    from shardscope.backend.program.capture_file import Capture, CapturedFunction
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.session.persistence import write_json
+
+    functions = []
+    for name in ("mlp", "conflict"):
+        program = load_program(f"example:{name}")
+        ops = len(program.graph.ops)
+        functions.append(
+            CapturedFunction(
+                name, f"jit_{name}", program.mlir_text, ops, program.mesh, None, None, 1
+            )
+        )
+    path = tmp_path / "cap.json"
+    write_json(path, Capture(["python", "t.py"], 8, "finished", functions).to_json())
+    return path, functions
+
+
+def test_opening_a_capture_lets_the_user_pick_a_function(
+    make_window, qtbot, tmp_path, monkeypatch, pick
+):
+    path, functions = capture_of_two(tmp_path)
+    offered = []
+
+    def get_item(parent, title, label, items, current, editable):
+        offered.append((title, list(items)))
+        return items[1], True
+
+    monkeypatch.setattr(QInputDialog, "getItem", get_item)
+    window = make_window(None, propagate=False)
+    answer_open(monkeypatch, path)
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    by_size = sorted(functions, key=lambda f: -f.ops)
+    assert offered[0][0] == "Open captured function"
+    assert offered[0][1][0].startswith(f"{by_size[0].name}  ({by_size[0].ops} ops, 1 calls)")
+    assert window.session.program.name == by_size[1].name
+    assert window.session.program.source == f"{path}#{by_size[1].name}"
+    assert window.session.program.kind == "capture"
+
+
+def test_cancelling_the_capture_picker_changes_nothing(make_window, qtbot, tmp_path, monkeypatch):
+    path, _ = capture_of_two(tmp_path)
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("", False))
+    window = make_window("example:mlp", propagate=False)
+    before = window_state(window)
+    assert not window.files.open_file(str(path))
+    qtbot.wait(100)
+    assert window_state(window) == before and window.files.loading is None
+
+
+def test_a_corrupt_capture_is_one_line_in_messages(make_window, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "shardscope-capture", "version": 1, "functions": 7}')
+    window = make_window(None, propagate=False)
+    assert not window.files.open_file(str(bad))
+    (error,) = window.messages.messages("error")
+    assert "capture the script again" in error and "\n" not in error

@@ -338,3 +338,24 @@ def test_cancel_workers_ends_a_running_worker_at_once(tmp_path):
         cancel.cancel()
     assert code == -signal.SIGKILL
     assert time.monotonic() - begin < 30
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_users_command_runs_as_a_worker_and_what_it_starts_ends_with_it(tmp_path):
+    from shardscope.backend.isolation.jobs import run_command
+
+    log = (tmp_path / "out.txt").open("w")
+    code = run_command(
+        ["sh", "-c", "sleep 600 & echo $! > sleeper.pid; echo started; exit 3"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timeout=60,
+        output=log.fileno(),
+    )
+    log.close()
+    assert code == 3 and (tmp_path / "out.txt").read_text() == "started\n"
+    assert gone_within(int((tmp_path / "sleeper.pid").read_text()), 5)
+    with pytest.raises(WorkerTimeout):
+        run_command(["sleep", "600"], env=dict(os.environ), cwd=tmp_path, timeout=1)
+    code = run_command(["/no/such/program"], env=dict(os.environ), cwd=tmp_path, timeout=60)
+    assert code == 127

@@ -1,0 +1,149 @@
+"""``capture``: run an unmodified script and keep the functions it compiles with jax.jit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from shardscope.app.cli.options import timeout_seconds
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.capture import (
+    DEFAULT_DEVICES,
+    DEFAULT_TIMEOUT,
+    MAX_DEVICES,
+    capture_script,
+)
+from shardscope.backend.program.capture_file import Capture
+from shardscope.backend.session.persistence import write_json
+
+NAME = "capture"
+HELP = (
+    "run a script with fake CPU devices and save every function it compiles with jax.jit "
+    "(capture [options] -- python train.py ARGS)"
+)
+
+
+def _count(flag: str, low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text) if text.isascii() else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number from {low} to {high}: give e.g. {flag} {low * 8}"
+            )
+        return value
+
+    return parse
+
+
+def add_arguments(parser) -> None:
+    """Options of ``capture``."""
+    parser.add_argument(
+        "--devices",
+        type=_count("--devices", 1, MAX_DEVICES),
+        default=DEFAULT_DEVICES,
+        help=f"fake CPU devices the script sees (default {DEFAULT_DEVICES})",
+    )
+    parser.add_argument(
+        "--out", help="the capture file to write (default: capture-SCRIPT.json, printed)"
+    )
+    parser.add_argument(
+        "--steps",
+        type=_count("--steps", 1, 10**9),
+        help="stop the script once a jitted function is about to run this many times more",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=timeout_seconds,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds the script may run before it is stopped (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument("--open", action="store_true", help="open the capture in the window")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "command", nargs=argparse.REMAINDER, help="the command that runs the script, after --"
+    )
+
+
+def default_out(command: list[str]) -> Path:
+    """``capture-train.json`` for ``python train.py``: named after the first ``.py``
+    argument (else the command), in the current folder, numbered if it exists."""
+    script = next((Path(a).stem for a in command if a.endswith(".py")), Path(command[0]).name)
+    stem = "capture-" + (re.sub(r"[^\w.-]+", "_", script) or "script")
+    path = Path(f"{stem}.json")
+    n = 2
+    while path.exists():
+        path = Path(f"{stem}-{n}.json")
+        n += 1
+    return path
+
+
+def summary(capture: Capture, out: Path) -> dict:
+    """What ``capture --json`` prints: the file and each function, without its module text."""
+    return {
+        "out": str(out),
+        "command": capture.command,
+        "devices": capture.devices,
+        "ended": capture.ended,
+        "functions": [{k: v for k, v in vars(f).items() if k != "mlir"} for f in capture.functions],
+        "skipped": capture.skipped,
+    }
+
+
+def run(args) -> int:
+    """Run the script, write the capture file, list what it holds."""
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        raise ShardscopeError(
+            "no command to capture: give it after --, as in "
+            "`python main.py capture -- python train.py`"
+        )
+    out = Path(args.out) if args.out else default_out(command)
+    if out.suffix != ".json":
+        raise ShardscopeError(
+            f"--out {out}: a capture file ends in .json; give e.g. --out {out.stem}.json"
+        )
+    if out.is_dir():
+        raise ShardscopeError(f"--out {out}: is a folder; give a file name ending in .json")
+    capture = capture_script(command, devices=args.devices, steps=args.steps, timeout=args.timeout)
+    try:
+        write_json(out, capture.to_json())
+    except OSError as exc:
+        raise ShardscopeError(f"cannot write {out}: {exc.strerror}; give another --out") from None
+    if args.json:
+        print(json.dumps(summary(capture, out), indent=1))
+    else:
+        _print(capture, out)
+    if args.open:
+        from shardscope.app.window.launch import run_gui
+
+        sys.stdout.flush()
+        return run_gui(str(out))
+    return 0
+
+
+def _print(capture: Capture, out: Path) -> None:
+    n = len(capture.functions)
+    print(
+        f"captured {n} function{'s' if n != 1 else ''} from `{' '.join(capture.command)}` "
+        f"({capture.ended}) into {out}:"
+    )
+    width = max(len(f.name) for f in capture.functions)
+    for f in capture.functions:
+        calls = "? calls" if f.calls is None else f"{f.calls} call{'s' if f.calls != 1 else ''}"
+        mesh = ", ".join(f"{k}={v}" for k, v in (f.mesh or {}).items()) or "none"
+        where = f"{os.path.basename(f.file)}:{f.line}" if f.file else ""
+        print(f"  {f.name:<{width}}  {f.ops:>6} ops  {calls:<9}  mesh {mesh:<20} {where}")
+    if capture.skipped:
+        total = sum(capture.skipped.values())
+        print(f"skipped {total} compile(s) of operations outside the script's jitted functions")
+    largest = capture.pick(None, str(out)).name
+    print(f"open one: python main.py propagate {out}#{largest}  (or gui {out} to choose)")

@@ -1,0 +1,225 @@
+"""Capture from an unmodified script: run it with fake CPU devices and keep every function
+it compiles with ``jax.jit``.
+
+The script runs as the user would run it (``python train.py ARGS``), in a worker process
+group of ours, with:
+
+- ``N`` fake CPU devices (``--xla_force_host_platform_device_count``), so a script that
+  builds its own 8-device mesh runs on a laptop;
+- JAX's own dump of every compiled module (``JAX_DUMP_IR_TO``, StableHLO with argument
+  names and source lines, before any sharding propagation);
+- ``capture_site/sitecustomize.py`` first on ``PYTHONPATH``, which tells the script's own
+  jitted functions from JAX's eager operations, counts their calls, and stops the script
+  after ``steps`` calls of any one function if asked, so a training loop need not finish.
+
+The compiles of the script's functions become a ``Capture`` (``capture_file``); the rest
+are counted as skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.isolation.jobs import (
+    WorkerTimeout,
+    check_timeout,
+    run_command,
+    worker_env,
+)
+from shardscope.backend.program.capture_file import Capture, CapturedFunction
+from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth
+
+SITE = Path(__file__).resolve().parent / "capture_site"
+DEFAULT_DEVICES = 8
+DEFAULT_TIMEOUT = 600.0
+MAX_DEVICES = 4096
+
+_DUMP_NAME = re.compile(r"jax_ir(\d+)_.*_compile\.mlir")
+_MODULE_NAME = re.compile(r"^module @([\w.$-]+)", re.MULTILINE)
+_MESH = re.compile(r"sdy\.mesh @[\w.$-]+ = <\[([^\]]*)\]")
+_MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
+_OP = re.compile(r"^\s*%[^=\n]*=\s*\"?(?:stablehlo\.|sdy\.|call\b|func\.call\b)", re.MULTILINE)
+
+
+def capture_script(
+    argv: list[str],
+    *,
+    devices: int = DEFAULT_DEVICES,
+    steps: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    cwd: Path | None = None,
+    output: int | None = None,
+) -> Capture:
+    """Run ``argv`` (the user's command) and return what it compiled; ProgramError (one
+    line) when it cannot run or compiled none of its own functions."""
+    if not argv:
+        raise ProgramError(
+            "no command to capture: give it after --, as in `capture -- python train.py`"
+        )
+    if not 1 <= devices <= MAX_DEVICES:
+        raise ProgramError(f"--devices {devices}: give a whole number from 1 to {MAX_DEVICES}")
+    if steps is not None and steps < 1:
+        raise ProgramError(f"--steps {steps}: give a whole number of steps, at least 1")
+    check_timeout(timeout)
+    if shutil.which(argv[0]) is None:
+        raise ProgramError(
+            f"cannot run {argv[0]!r}: no such command; give the command as you would run it, "
+            f"as in `capture -- python train.py`"
+        )
+    with tempfile.TemporaryDirectory(prefix="shardscope-capture-") as tmp:
+        folder = Path(tmp)
+        dump = folder / "dump"
+        env = worker_env(
+            devices,
+            {
+                "JAX_DUMP_IR_TO": str(dump),
+                "JAX_DUMP_IR_MODES": "stablehlo",
+                "SHARDSCOPE_CAPTURE_DIR": str(folder),
+                "PYTHONPATH": os.pathsep.join(
+                    [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])]
+                ),
+            },
+        )
+        env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
+        if steps is not None:
+            env["SHARDSCOPE_CAPTURE_STEPS"] = str(steps)
+        try:
+            code = run_command(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout, output=output)
+            ended = _ended(code, folder)
+        except WorkerTimeout:
+            ended = f"stopped after {timeout:g} s (--timeout)"
+            code = None
+        return _collect(argv, devices, folder, dump, ended, code)
+
+
+def _ended(code: int, folder: Path) -> str:
+    if (folder / "stopped").exists():
+        return "stopped after --steps"
+    if code == 0:
+        return "finished"
+    if code < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _collect(
+    argv: list[str], devices: int, folder: Path, dump: Path, ended: str, code: int | None
+) -> Capture:
+    records = _records(folder)
+    by_module: dict[str, list[dict]] = {}
+    for record in records:
+        by_module.setdefault(module_name_of(record["name"]), []).append(record)
+    capture = Capture(list(argv), devices, ended)
+    seen: dict[str, int] = {}
+    for path in _dumps(dump):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        match = _MODULE_NAME.search(text)
+        module = match.group(1) if match else path.stem
+        owners = by_module.get(_key(module))
+        if not owners:
+            capture.skipped[module] = capture.skipped.get(module, 0) + 1
+            continue
+        record = owners[0] if len(owners) == 1 else _busiest(owners)
+        base = record["name"]
+        seen[base] = seen.get(base, 0) + 1
+        name = base if seen[base] == 1 else f"{base}.{seen[base]}"
+        capture.functions.append(
+            CapturedFunction(
+                name=name,
+                module=module,
+                mlir=text,
+                ops=count_ops(text),
+                mesh=module_mesh_text(text),
+                file=record.get("file"),
+                line=record.get("line"),
+                calls=record.get("calls") if records else None,
+            )
+        )
+    if not capture.functions:
+        raise ProgramError(_nothing_captured(argv, ended, code, capture.skipped, folder))
+    return capture
+
+
+def _busiest(records: list[dict]) -> dict:
+    return max(records, key=lambda r: r.get("calls") or 0)
+
+
+def _records(folder: Path) -> list[dict]:
+    try:
+        data = json.loads((folder / "functions.json").read_text())
+    except (OSError, ValueError):
+        return []
+    functions = data.get("functions") if isinstance(data, dict) else None
+    return [f for f in functions or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
+
+
+def _dumps(dump: Path) -> list[Path]:
+    try:
+        names = os.listdir(dump)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        m = _DUMP_NAME.fullmatch(name)
+        if m:
+            found.append((int(m.group(1)), dump / name))
+    return [p for _, p in sorted(found)]
+
+
+def _nothing_captured(
+    argv: list[str], ended: str, code: int | None, skipped: dict[str, int], folder: Path
+) -> str:
+    command = " ".join(argv)
+    if code == 127 and not skipped:
+        return f"`{command}` could not start (exit status 127); check the command"
+    if not (folder / "functions.json").exists() and code == 0:
+        return (
+            f"`{command}` ran, but not with this capture's hook (is it a Python command "
+            f"that imports jax?); give the command that runs the script, as in "
+            f"`capture -- python train.py`"
+        )
+    what = f"{sum(skipped.values())} eager operation(s) only" if skipped else "nothing"
+    return (
+        f"`{command}` {ended} and compiled {what} with jax.jit; capture a script that calls "
+        f"a jitted function (its output above says why it stopped)"
+    )
+
+
+def module_name_of(function_name: str) -> str:
+    """The key that matches a function's name to the module names of its compiles
+    (``jit_loss``; ``<lambda>`` is ``jit__lambda``): ``jit_`` and the name, with each run
+    of characters that are not word characters or dots made one ``_``, outer ones dropped."""
+    return _key("jit_" + function_name)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^\w.]+", "_", name).strip("_")
+
+
+def module_mesh_text(text: str) -> dict[str, int] | None:
+    """The first mesh with axes that a module's text declares (JAX also declares an empty
+    one)."""
+    for m in _MESH.finditer(text):
+        axes = {name: int(size) for name, size in _MESH_AXIS.findall(m.group(1))}
+        if axes:
+            return axes
+    return None
+
+
+def count_ops(text: str) -> int:
+    """About how many ops a module's text holds (lines that start an op), for picking the
+    largest function; 0 for a text nested deeper than shardscope parses."""
+    if nesting_depth(text) > MAX_NESTING:
+        return 0
+    return len(_OP.findall(text))

@@ -1,0 +1,147 @@
+"""Capture files: the functions a script compiled with ``jax.jit``, written by ``capture``
+and opened like programs (``FILE`` for the largest, ``FILE#NAME`` for one by name).
+
+One JSON object::
+
+    {"format": "shardscope-capture", "version": 1, "command": ["python", "train.py"],
+     "devices": 8, "ended": "finished", "functions": [
+        {"name": "loss", "module": "jit_loss", "file": "/…/train.py", "line": 9,
+         "calls": 3, "ops": 17, "mesh": {"data": 2, "model": 4}, "mlir": "module @jit_loss …"}],
+     "skipped": {"jit_multiply": 2}}
+
+``name`` is unique in a file: a function compiled again (new shapes) is ``loss.2``, ``loss.3``.
+``skipped`` counts the compiles that were not of the script's own jitted functions
+(JAX's eager operations, libraries' internals) by module name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from shardscope.backend.errors import ProgramError
+
+FORMAT = "shardscope-capture"
+VERSION = 1
+# How a capture file starts ("format" comes first), for telling one from a session file
+# without reading it all.
+SIGNATURE = re.compile(rf'\s*\{{\s*"format"\s*:\s*"{FORMAT}"')
+
+
+@dataclass
+class CapturedFunction:
+    """One compile of one jitted function of the script."""
+
+    name: str
+    module: str
+    mlir: str
+    ops: int
+    mesh: dict[str, int] | None = None
+    file: str | None = None
+    line: int | None = None
+    calls: int | None = None  # None: the script did not say (it was killed)
+
+
+@dataclass
+class Capture:
+    """What ``capture`` recorded of one run of a script."""
+
+    command: list[str]
+    devices: int
+    ended: str
+    functions: list[CapturedFunction] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The capture file's object, "format" first."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "command": list(self.command),
+            "devices": self.devices,
+            "ended": self.ended,
+            "functions": [asdict(f) for f in self.functions],
+            "skipped": dict(self.skipped),
+        }
+
+    def pick(self, name: str | None, where: str) -> CapturedFunction:
+        """The function called ``name``, or the largest (most ops) without a name;
+        ProgramError naming the ones there are otherwise."""
+        if not self.functions:
+            raise ProgramError(f"{where}: the capture holds no function; capture the script again")
+        if name is None:
+            return max(self.functions, key=lambda f: f.ops)
+        for function in self.functions:
+            if function.name == name:
+                return function
+        raise ProgramError(
+            f"{where}: no captured function {name!r}; choose one of: "
+            f"{', '.join(f.name for f in self.functions)}"
+        )
+
+
+def is_capture_file(path: str | Path) -> bool:
+    """Whether ``path`` starts like a capture file (read: its first bytes only)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return False
+    return SIGNATURE.match(head.decode("utf-8", "replace")) is not None
+
+
+def parse_capture(text: str, where: str) -> Capture:
+    """A capture file's text as a ``Capture``; ProgramError naming the first problem."""
+
+    def bad(problem: str) -> ProgramError:
+        return ProgramError(f"{where}: {problem}: capture the script again with `capture`")
+
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise bad("not a capture file (not JSON)") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise bad("not a capture file")
+    if data.get("version") != VERSION:
+        raise bad(f"a capture of version {data.get('version')!r}, not {VERSION}")
+    functions = data.get("functions")
+    if not isinstance(functions, list):
+        raise bad("its functions are not a list")
+    out: list[CapturedFunction] = []
+    for i, entry in enumerate(functions):
+        if not isinstance(entry, dict):
+            raise bad(f"function {i} is not an object")
+        try:
+            function = CapturedFunction(**entry)
+        except TypeError:
+            raise bad(f"function {i} has unknown or missing fields") from None
+        for key in ("name", "module", "mlir"):
+            if not isinstance(getattr(function, key), str):
+                raise bad(f"function {i} has a {key} that is not text")
+        if type(function.ops) is not int:
+            raise bad(f"function {i} has an op count that is not a whole number")
+        mesh = function.mesh
+        if mesh is not None and not (
+            isinstance(mesh, dict)
+            and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
+        ):
+            raise bad(f"function {i} has a mesh that is not axis names with sizes")
+        out.append(function)
+    command = data.get("command")
+    devices = data.get("devices")
+    skipped = data.get("skipped") or {}
+    if not isinstance(command, list) or type(devices) is not int or not isinstance(skipped, dict):
+        raise bad("its command, devices or skipped entries are malformed")
+    return Capture(
+        [str(c) for c in command], devices, str(data.get("ended", "")), out, dict(skipped)
+    )
+
+
+def split_capture_source(base: str) -> tuple[str, str | None]:
+    """``cap.json#loss`` -> (``cap.json``, ``loss``); no ``#``: the name is None."""
+    if "#" in base:
+        path, name = base.rsplit("#", 1)
+        return path, name or None
+    return base, None

@@ -1,0 +1,76 @@
+"""The hook capture puts in a script's Python: counts runs of jitted functions, keeps
+jax.jit's behaviour, stops at a step limit, and hides nothing else."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from shardscope.backend.program.capture import SITE
+
+
+def run_hooked(tmp_path, code, *, capture=True, steps=None, extra_path=None):
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("SHARDSCOPE_CAPTURE_DIR", None)
+    env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
+    if capture:
+        env["SHARDSCOPE_CAPTURE_DIR"] = str(tmp_path)
+    if steps is not None:
+        env["SHARDSCOPE_CAPTURE_STEPS"] = str(steps)
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), *([str(extra_path)] if extra_path else [])])
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    records = tmp_path / "functions.json"
+    functions = json.loads(records.read_text())["functions"] if records.exists() else None
+    return proc, functions
+
+
+@pytest.mark.slow
+def test_runs_are_counted_and_jit_behaves_as_before(tmp_path):
+    code = (
+        "import functools, jax, jax.numpy as jnp\n"
+        "@jax.jit\n"
+        "def inner(x):\n"
+        "    return x * 2\n"
+        "@functools.partial(jax.jit, static_argnames='n')\n"
+        "def outer(x, n):\n"
+        "    return inner(x) + n\n"
+        "class Model:\n"
+        "    @functools.partial(jax.jit, static_argnums=0)\n"
+        "    def apply(self, x):\n"
+        "        return x + 1\n"
+        "m = Model()\n"
+        "assert float(outer(jnp.float32(1), n=3)) == 5.0\n"
+        "assert float(outer(jnp.float32(1), n=3)) == 5.0\n"
+        "assert float(m.apply(jnp.float32(1))) == 2.0\n"
+        "assert 'stablehlo' in outer.lower(jnp.float32(1), n=3).as_text()\n"
+        "print(inner.__name__)\n"
+    )
+    proc, functions = run_hooked(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "inner"
+    calls = {f["name"]: f["calls"] for f in functions}
+    assert calls == {"inner": 0, "outer": 2, "apply": 1}
+
+
+@pytest.mark.slow
+def test_the_step_limit_ends_the_script_cleanly(tmp_path):
+    code = "import jax\nf = jax.jit(lambda x: x)\nfor i in range(50):\n    f(i)\nprint('end')\n"
+    proc, functions = run_hooked(tmp_path, code, steps=3)
+    assert proc.returncode == 0 and "end" not in proc.stdout
+    assert functions == [{"name": "<lambda>", "file": "<string>", "line": 2, "calls": 3}]
+    assert (tmp_path / "stopped").exists()
+
+
+def test_without_a_capture_it_does_nothing_and_a_hidden_sitecustomize_still_runs(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import builtins\nbuiltins.HIDDEN_RAN = True\n")
+    code = (
+        "import builtins, sys\nprint(getattr(builtins, 'HIDDEN_RAN', False), 'jax' in sys.modules)"
+    )
+    proc, functions = run_hooked(tmp_path, code, capture=False, extra_path=other)
+    assert proc.stdout.split() == ["True", "False"] and functions is None

@@ -1,0 +1,83 @@
+"""Capture files: their form, checked when read, and picking one function."""
+
+import json
+
+import pytest
+
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.capture_file import (
+    Capture,
+    CapturedFunction,
+    is_capture_file,
+    parse_capture,
+    split_capture_source,
+)
+
+
+def sample():
+    return Capture(
+        ["python", "train.py"],
+        8,
+        "finished",
+        [
+            CapturedFunction("small", "jit_small", "module {}", 3, {"data": 8}, "t.py", 4, 2),
+            CapturedFunction("big", "jit_big", "module {}", 30, None, None, None, None),
+        ],
+        {"jit_multiply": 2},
+    )
+
+
+def test_a_written_capture_reads_back_equal_and_is_recognised(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(sample().to_json(), indent=1))
+    assert is_capture_file(path)
+    assert parse_capture(path.read_text(), "c.json") == sample()
+    session = tmp_path / "s.json"
+    session.write_text(json.dumps({"format": "shardscope-session", "version": 2}))
+    assert not is_capture_file(session) and not is_capture_file(tmp_path / "none.json")
+
+
+def test_picking_by_name_or_the_largest():
+    capture = sample()
+    assert capture.pick(None, "c.json").name == "big"
+    assert capture.pick("small", "c.json").ops == 3
+    with pytest.raises(ProgramError, match="no captured function 'x'; choose one of: small, big"):
+        capture.pick("x", "c.json")
+    with pytest.raises(ProgramError, match="holds no function"):
+        Capture([], 1, "finished").pick(None, "c.json")
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"version": 9}, "version 9"),
+        ({"functions": {}}, "functions are not a list"),
+        ({"functions": [3]}, "function 0 is not an object"),
+        ({"functions": [{"name": "f"}]}, "unknown or missing fields"),
+        (
+            {"functions": [{"name": 1, "module": "m", "mlir": "", "ops": 1}]},
+            "name that is not text",
+        ),
+        ({"functions": [{"name": "f", "module": "m", "mlir": "", "ops": "1"}]}, "op count"),
+        (
+            {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "mesh": {"a": 0}}]},
+            "mesh",
+        ),
+        ({"devices": "8"}, "malformed"),
+    ],
+)
+def test_a_malformed_capture_is_one_line_naming_the_fix(change, problem):
+    data = {**sample().to_json(), **change}
+    with pytest.raises(ProgramError, match=problem) as info:
+        parse_capture(json.dumps(data), "c.json")
+    assert "capture the script again" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ProgramError, match="not a capture file"):
+        parse_capture("[1]", "c.json")
+    with pytest.raises(ProgramError, match="not JSON"):
+        parse_capture("{", "c.json")
+
+
+def test_sources_name_a_function_after_a_hash():
+    assert split_capture_source("c.json#loss") == ("c.json", "loss")
+    assert split_capture_source("c.json#") == ("c.json", None)
+    assert split_capture_source("c.json") == ("c.json", None)
