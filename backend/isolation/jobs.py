@@ -322,10 +322,12 @@ def run_json_worker(
     timeout: float,
     devices: int | None = None,
     env: Mapping[str, str] | None = None,
+    log: Path | None = None,
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
-    ``what`` names the work in messages (``the GSPMD compile``). Raises
+    ``what`` names the work in messages (``the GSPMD compile``). The worker's stderr
+    goes to the file ``log`` when given (it is kept), else to a temporary one. Raises
     ``ShardscopeError`` when the worker runs past ``timeout``, dies without a report or
     reports a failure. The worker's stdout is dropped; a crash report quotes its stderr.
     """
@@ -336,7 +338,7 @@ def run_json_worker(
             module,
             (str(job_path), str(out)),
             cwd=cwd,
-            log=Path(tmp) / "stderr.txt",
+            log=log if log is not None else Path(tmp) / "stderr.txt",
             timeout=timeout,
             devices=devices,
             env=dict(env or {}),

@@ -1,0 +1,274 @@
+"""The run worker: compile a program with ``jax.jit`` on a real mesh, run it, read it back.
+
+Run as ``python -m shardscope.backend.run.worker JOB OUT`` (a JSON worker, see
+``isolation.jobs``). The job names the program file, its parameters, the mesh, the spec
+text of each named argument and result, the flat argument names, the seed and how many
+timed runs. The worker:
+
+- builds a ``jax.sharding.Mesh`` over the attached devices (an accelerator's when JAX
+  finds one, else the fake CPU devices the runner asked for) and refuses a mesh larger
+  than them;
+- traces and compiles ``jax.jit(PROGRAM)`` with each named argument's
+  ``NamedSharding`` (unnamed arguments unspecified, so the compiler chooses, as
+  ``jax.jit`` does) and each named result constrained to its spec;
+- runs it on seeded random inputs (or the arrays the program file gives) placed as the
+  executable wants them: once to warm up, then ``runs`` timed runs;
+- runs the same function unsharded, on one device, for the error of each output;
+- reports each device's shard of every argument and output, the compiled collectives
+  (``hlo.collectives``), the executable's per-device memory and the HLO text.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType, NamedSharding
+
+from shardscope.backend.errors import MeshError
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.run.shards import max_relative_error, replica_mismatches, shard_records
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import Spec, parse_spec
+
+
+class RunRefused(Exception):
+    """The job cannot run here; the message is the user's one line."""
+
+
+def main(argv: list[str]) -> int:
+    """Worker entry point: ``JOB OUT``."""
+    return json_worker_main(argv, run_job, failure="the run failed")
+
+
+def run_job(job: dict, scratch: Path) -> dict:
+    """Compile and run the job's program; the report for the parent."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        return _run(job)
+    except RunRefused as exc:
+        return {"ok": False, "error": str(exc)}
+
+
+def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
+    """The one-line refusal of a mesh larger than the attached devices."""
+    return (
+        f"the mesh {mesh.describe()} needs {mesh.size} devices but {attached} "
+        f"{platform.upper()} device{'s are' if attached != 1 else ' is'} attached: use a mesh "
+        f"of at most {attached} devices (--mesh), or run where {mesh.size} are attached"
+    )
+
+
+def _run(job: dict) -> dict:
+    ns = load_python_namespace(job["path"], job["params"])
+    mesh = Mesh.from_json(job["mesh"])
+    devices = jax.devices()
+    platform = devices[0].platform
+    if len(devices) < mesh.size:
+        raise RunRefused(too_many_devices(mesh, len(devices), platform))
+    jmesh = _jax_mesh(mesh, devices)
+    program = ns["PROGRAM"]
+    args = ns.get("EXAMPLE_ARGS")
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    names = job["arg_names"]
+    if len(names) != len(leaves):
+        raise RunRefused(
+            f"{job['path']}: EXAMPLE_ARGS has {len(leaves)} arrays but the program has "
+            f"{len(names)} arguments; load the program again"
+        )
+    structs = []
+    for leaf, name in zip(leaves, names, strict=True):
+        shape, dtype = _shape_dtype(leaf)
+        sharding = None
+        if name in job["specs"]:
+            spec = parse_spec(job["specs"][name]).padded(len(shape))
+            sharding = NamedSharding(jmesh, spec.to_jax())
+        structs.append(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+    s_args, s_kwargs = jax.tree.unflatten(treedef, structs)
+    result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
+    fn = _constrain_results(program, result_specs, jmesh) if result_specs else program
+
+    with jax.set_mesh(jmesh):
+        lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
+        started = time.perf_counter()
+        compiled = lowered.compile()
+        compile_s = time.perf_counter() - started
+    manual = "sdy.manual_computation" in lowered.as_text()
+
+    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
+    in_shardings = jax.tree.leaves(
+        compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
+    )
+    placed = [jax.device_put(h, s) for h, s in zip(host, in_shardings, strict=True)]
+    p_args, p_kwargs = jax.tree.unflatten(treedef, placed)
+    out = jax.block_until_ready(compiled(*p_args, **p_kwargs))
+    times = []
+    for _ in range(max(1, int(job["runs"]))):
+        started = time.perf_counter()
+        jax.block_until_ready(compiled(*p_args, **p_kwargs))
+        times.append(time.perf_counter() - started)
+    out_leaves = jax.tree.leaves(out)
+
+    notes: list[str] = []
+    reference = None
+    if manual:
+        notes.append(
+            "no unsharded reference: the program uses shard_map, whose result depends on "
+            "the mesh it runs on"
+        )
+    else:
+        try:
+            reference = _unsharded(program, mesh, devices[0], host, treedef)
+        except Exception as exc:  # noqa: BLE001 - user code runs again here
+            notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
+    out_shardings = jax.tree.leaves(
+        compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
+    )
+    outputs = [
+        _tensor(
+            f"result[{i}]",
+            arr,
+            sharding,
+            None if reference is None else reference[i],
+        )
+        for i, (arr, sharding) in enumerate(zip(out_leaves, out_shardings, strict=True))
+    ]
+    arguments = [
+        _tensor(name, arr, sharding, h)
+        for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
+    ]
+    text = compiled.as_text()
+    assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    return {
+        "ok": True,
+        "platform": platform,
+        "device_count": mesh.size,
+        "devices_attached": len(devices),
+        "outputs": outputs,
+        "arguments": arguments,
+        "collectives": read_collectives(text, assignment, mesh.size),
+        "compile_s": compile_s,
+        "run_s": statistics.median(times),
+        "run_times": times,
+        "memory": _memory(compiled),
+        "notes": notes,
+        "concrete_inputs": [name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)],
+        "hlo_text": text,
+    }
+
+
+def _jax_mesh(mesh: Mesh, devices: list) -> jax.sharding.Mesh:
+    """The mesh over the first ``mesh.size`` attached devices, its axes Auto (propagation
+    decides what no spec names)."""
+    auto = Mesh(mesh.axes, mesh.device_order, ("auto",) * len(mesh.axes))
+    try:
+        return auto.to_jax(devices[: mesh.size])
+    except MeshError as exc:
+        raise RunRefused(str(exc)) from None
+
+
+def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return tuple(leaf.shape), leaf.dtype
+    arr = np.asarray(leaf)
+    return arr.shape, arr.dtype
+
+
+def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sharding.Mesh) -> Any:
+    """``program`` with each flat result that has a spec constrained to it."""
+
+    def constrained(*args, **kwargs):
+        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
+        for i, text in result_specs.items():
+            if i < len(leaves):
+                spec = parse_spec(text).padded(leaves[i].ndim)
+                leaves[i] = jax.lax.with_sharding_constraint(
+                    leaves[i], NamedSharding(jmesh, spec.to_jax())
+                )
+        return jax.tree.unflatten(tree, leaves)
+
+    return constrained
+
+
+def _unsharded(program: Any, mesh: Mesh, device: Any, host: list, treedef: Any) -> list:
+    """The program's flat outputs on one device, every mesh axis of size 1 (so specs and
+    constraints in the program's code still name known axes)."""
+    one = jax.sharding.Mesh(
+        np.array([device]).reshape((1,) * len(mesh.axes)),
+        mesh.axis_names,
+        axis_types=(AxisType.Auto,) * len(mesh.axes),
+    )
+    args, kwargs = jax.tree.unflatten(treedef, [jax.device_put(h, device) for h in host])
+    with jax.set_mesh(one):
+        out = jax.block_until_ready(jax.jit(program)(*args, **kwargs))
+    return [np.asarray(x) for x in jax.tree.leaves(out)]
+
+
+def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
+    """The sharding as spec text (``data,_``) and as HloSharding text."""
+    try:
+        hlo = str(sharding._to_xla_hlo_sharding(ndim))
+    except Exception:  # noqa: BLE001 - a sharding kind without an HLO form
+        hlo = ""
+    if isinstance(sharding, NamedSharding):
+        return Spec.from_jax(sharding.spec).padded(ndim).format(), hlo
+    return "", hlo
+
+
+def _tensor(name: str, array: Any, sharding: Any, expected: np.ndarray | None) -> dict:
+    records = shard_records(array)
+    spec, hlo = _spec_text(sharding, array.ndim)
+    error, finite = None, True
+    if expected is not None:
+        error = max_relative_error(np.asarray(array), expected)
+        finite = bool(np.isfinite(error))
+        error = error if finite else None
+    return {
+        "name": name,
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+        "spec": spec,
+        "hlo_sharding": hlo,
+        "shards": records,
+        "replica_mismatches": replica_mismatches(records),
+        "max_rel_error": error,
+        # NaN or infinity where the unsharded run differs: no finite error to give.
+        "error_not_finite": not finite,
+    }
+
+
+def _memory(compiled: Any) -> dict[str, int]:
+    """Bytes per device from XLA's memory analysis: arguments, outputs, temporaries..."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - a backend without the analysis
+        return {}
+    if stats is None:
+        return {}
+    out = {}
+    for key in (
+        "argument_size_in_bytes",
+        "output_size_in_bytes",
+        "alias_size_in_bytes",
+        "temp_size_in_bytes",
+        "generated_code_size_in_bytes",
+    ):
+        value = getattr(stats, key, None)
+        if value is not None:
+            out[key.removesuffix("_size_in_bytes")] = int(value)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
