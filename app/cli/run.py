@@ -1,0 +1,149 @@
+"""``run``: compile and run a program on the attached devices; shards, collectives, timings."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.sharding.mesh import parse_mesh
+
+NAME = "run"
+HELP = "compile and run a program on the attached devices: each device's shard, the real collectives"
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``run``."""
+    add_program_options(parser, timeout_help="seconds allowed for loading, and for the run")
+    parser.add_argument(
+        "--runs",
+        type=_runs,
+        default=5,
+        help="timed runs after a warm-up one; run_s is their median (default 5)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _runs(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs from 1 to 1000")
+    return int(text)
+
+
+def run(args) -> int:
+    """Load; run in a worker while propagation predicts the collectives here; print."""
+    # Imported when the command runs: every command module is imported to build the
+    # parser, and the loading commands should not wait for jax before their worker starts.
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.match import match, predicted_refs
+    from shardscope.backend.run.runner import run_program
+
+    mesh = parse_mesh(args.mesh) if args.mesh else None
+    specs = parse_spec_args(args.spec) if args.spec else None
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            outcome["result"] = run_program(
+                program, mesh, specs, timeout=args.timeout, runs=args.runs
+            )
+        except ShardscopeError as exc:
+            outcome["error"] = exc
+
+    # The worker compiles and runs while this process predicts the collectives.
+    thread = threading.Thread(target=work, name="shardscope-run")
+    thread.start()
+    predicted, why = None, None
+    try:
+        predicted = propagate(program, mesh, specs)
+    except ShardscopeError as exc:
+        why = str(exc)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
+    if predicted is not None:
+        refs = predicted_refs(predicted.collectives, predicted.graph)
+        result.collectives, result.predicted_only = match(result.collectives, refs)
+    else:
+        result.notes.append(f"no predicted collectives to compare: {why}")
+    note_mesh_override(program, args.mesh)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(summary(result))
+    return 0
+
+
+def _index(index) -> str:
+    return "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]"
+
+
+def _groups(groups) -> str:
+    if groups is None:
+        return "?"
+    text = " ".join("{" + ",".join(map(str, g)) + "}" for g in groups[:8])
+    return text + (f" ... ({len(groups)} groups)" if len(groups) > 8 else "")
+
+
+def summary(result) -> str:
+    """The readable report ``run`` prints without ``--json``."""
+    mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
+    lines = [
+        f"{result.program}: ran on {result.device_count} {result.platform.upper()} devices "
+        f"(mesh {mesh})",
+        f"compile {result.compile_s:.3f} s, run {result.run_s * 1e3:.3f} ms (median of "
+        f"{len(result.run_times)})",
+        "memory per device: "
+        + ", ".join(f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code"),
+    ]
+    for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
+        lines += ["", f"{title}:"]
+        for t in tensors:
+            err = (
+                "no reference"
+                if t.max_rel_error is None
+                else f"max rel error {t.max_rel_error:.2e}"
+            )
+            replicas = "replicas match" if t.replicas_match else (
+                "REPLICAS DIFFER on devices "
+                + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+            )
+            lines.append(
+                f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"
+            )
+            for s in t.shards:
+                lines.append(
+                    f"    device {s.device:3} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"
+                )
+    lines += ["", f"compiled collectives: {len(result.collectives)}"]
+    for c in result.collectives:
+        where = f"line {c.line}" if c.line else ""
+        extra = f" x{c.operands} operands" if c.operands > 1 else ""
+        predicted = (
+            "predicted: " + ", ".join(f"{p.kind} {'+'.join(p.axes)}" for p in c.predicted)
+            if c.predicted
+            else "NOT PREDICTED"
+        )
+        lines.append(
+            f"  {c.kind:18} {list(c.shape)!s:14}{extra} {c.bytes:,} B/device  {c.source} {where}"
+        )
+        lines.append(f"    groups {_groups(c.device_groups)}; {predicted}")
+    if result.predicted_only:
+        lines += ["", f"predicted but not compiled: {len(result.predicted_only)}"]
+        for p in result.predicted_only:
+            lines.append(
+                f"  {p.kind:18} {'+'.join(p.axes):12} {p.bytes:,} B/device  {p.source} line {p.line}"
+            )
+    if result.warnings:
+        lines += ["", "XLA warnings:"]
+        lines += [f"  {w.op_name or '?'}: {w.message}" for w in result.warnings]
+    if result.notes:
+        lines += ["", "notes:"] + [f"  {n}" for n in result.notes]
+    return "\n".join(lines)
