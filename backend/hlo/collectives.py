@@ -3,10 +3,12 @@
 Read from ``compiled.as_text()``. Kinds: ``all-gather``, ``all-reduce``,
 ``reduce-scatter``, ``all-to-all``, ``collective-permute`` (and ``ragged-all-to-all``,
 ``collective-broadcast``). An asynchronous pair (``all-reduce-start`` /
-``all-reduce-done``) is one collective; the shapes are the done's result. A collective
-with several operands (XLA's combiners merge all-reduces into one tuple-shaped
-instruction; the CPU compiler writes a tiled all-to-all as one operand per piece) is one
-collective with ``operands`` arrays.
+``all-reduce-done``, the form XLA's GPU compiler uses; this machine's CPU compiler writes
+none) is read as one collective whose shapes are the done's result. A collective with
+several operands is one collective with ``operands`` arrays: seen here, XLA's combiner
+merging the all-reduces of a training step into one tuple-shaped all-reduce (its
+``op_name`` lists each operand's op), and the CPU compiler writing a tiled all-to-all as
+one operand per piece.
 
 A collective inside a loop body is listed once, as the text holds it.
 """
@@ -195,7 +197,7 @@ def read_collectives(
 def _set_shapes(entry: HloCollective, type_text: str, *, start: bool = False) -> None:
     arrays = [(t, [int(d) for d in dims.split(",") if d]) for t, dims in _ARRAY.findall(type_text)]
     if start and len(arrays) > 1:
-        # An async start returns (operands..., results...): keep the results, the second half.
+        # A start whose done is not seen: its tuple is read as (operands..., results...).
         arrays = arrays[len(arrays) // 2 :]
     entry["shapes"] = [s for _, s in arrays]
     entry["dtypes"] = [t for t, _ in arrays]
