@@ -11,7 +11,9 @@ from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.mesh import parse_mesh
 
 NAME = "run"
-HELP = "compile and run a program on the attached devices: each device's shard, the real collectives"
+HELP = (
+    "compile and run a program on the attached devices: each device's shard, the real collectives"
+)
 LOADS_PROGRAM = True
 
 
@@ -111,9 +113,13 @@ def summary(result) -> str:
                 if t.max_rel_error is None
                 else f"max rel error {t.max_rel_error:.2e}"
             )
-            replicas = "replicas match" if t.replicas_match else (
-                "REPLICAS DIFFER on devices "
-                + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+            replicas = (
+                "replicas match"
+                if t.replicas_match
+                else (
+                    "REPLICAS DIFFER on devices "
+                    + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+                )
             )
             lines.append(
                 f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"

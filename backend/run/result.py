@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from shardscope.backend.json_form import JsonForm, json_field
 
 
@@ -152,4 +153,3 @@ class RunResult(JsonForm):
             if t.name == name:
                 return t
         raise KeyError(name)
-

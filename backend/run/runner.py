@@ -175,16 +175,24 @@ def run_program(
     }
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         log = Path(tmp) / "stderr.txt"
-        report = run_json_worker(
-            WORKER,
-            job,
-            what=WHAT,
-            cwd=Path(path).parent,
-            timeout=timeout,
-            devices=devices,
-            env=env,
-            log=log,
-        )
+        try:
+            report = run_json_worker(
+                WORKER,
+                job,
+                what=WHAT,
+                cwd=Path(path).parent,
+                timeout=timeout,
+                devices=devices,
+                env=env,
+                log=log,
+            )
+        except ShardscopeError as exc:
+            if str(exc).startswith(f"{WHAT} crashed"):
+                raise ShardscopeError(
+                    f"{program.name}: {exc}; the program or the compiler crashed: run the "
+                    f"file with python directly to see the full error"
+                ) from None
+            raise
         log_text = log.read_text(errors="replace") if log.exists() else ""
     return _result(program, mesh, report, log_text, notes, propagation)
 
@@ -267,4 +275,3 @@ def _compiled(c: dict) -> CompiledCollective:
         computation=c["computation"],
         sources=tuple(operand_sources(c["op_name"])),
     )
-

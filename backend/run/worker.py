@@ -20,9 +20,11 @@ timed runs. The worker:
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.run.inputs import input_data, is_concrete
 from shardscope.backend.run.shards import max_relative_error, replica_mismatches, shard_records
@@ -56,6 +58,39 @@ def run_job(job: dict, scratch: Path) -> dict:
         return _run(job)
     except RunRefused as exc:
         return {"ok": False, "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
+        if is_out_of_memory(exc):
+            raise  # json_worker_main names the memory limit
+        return {"ok": False, "error": failure_line(job["path"], exc)}
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_LAST = re.compile(r"^(?:[\w.]+\.)?(?P<type>\w*(?:Error|Exception|Interrupt))\b:?\s*(?P<msg>.*)$")
+
+
+def failure_line(path: str, exc: BaseException) -> str:
+    """One line for an exception raised while compiling or running the program at
+    ``path``: where in the program (the last frame in its file, from the traceback or
+    from a traceback quoted in the message, as JAX quotes a failed host callback), and
+    the innermost error."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == path:
+            line = lineno
+    text = str(exc).strip()
+    for m in _FRAME.finditer(text):
+        if m["file"] == path:
+            line = int(m["line"])
+    detail = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+    lines = [raw.strip() for raw in text.splitlines() if raw.strip()]
+    if len(lines) > 1:
+        m = _LAST.match(lines[-1])
+        if m:
+            detail = lines[-1]
+    where = f"{path}:{line}" if line else path
+    if len(detail) > 300:
+        detail = detail[:300] + "..."
+    return f"{where}: the run failed: {detail}; fix the program and run it again"
 
 
 def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
@@ -163,7 +198,9 @@ def _run(job: dict) -> dict:
         "run_times": times,
         "memory": _memory(compiled),
         "notes": notes,
-        "concrete_inputs": [name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)],
+        "concrete_inputs": [
+            name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)
+        ],
         "hlo_text": text,
     }
 

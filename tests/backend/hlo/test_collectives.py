@@ -127,7 +127,10 @@ def test_a_permuted_mesh_gives_device_ids():
     found = read_collectives(text, assignment, 8)
     assert _kinds(found) == _text_counts(text) == {"all-gather": 2}
     groups = {frozenset(frozenset(g) for g in c["groups"]) for c in found}
-    assert groups == {frozenset(_groups_along(mesh, "data")), frozenset(_groups_along(mesh, "model"))}
+    assert groups == {
+        frozenset(_groups_along(mesh, "data")),
+        frozenset(_groups_along(mesh, "model")),
+    }
 
 
 def test_a_combined_collective_counts_its_operands():
