@@ -95,10 +95,12 @@ def failure_line(path: str, exc: BaseException) -> str:
 
 def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     """The one-line refusal of a mesh larger than the attached devices."""
+    devices = "devices are" if attached != 1 else "device is"
+    most = f"{attached} devices" if attached != 1 else "1 device"
     return (
         f"the mesh {mesh.describe()} needs {mesh.size} devices but {attached} "
-        f"{platform.upper()} device{'s are' if attached != 1 else ' is'} attached: use a mesh "
-        f"of at most {attached} devices (--mesh), or run where {mesh.size} are attached"
+        f"{platform.upper()} {devices} attached: use a mesh of at most {most} (--mesh), or "
+        f"run where {mesh.size} are attached"
     )
 
 
