@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import queue
 import threading
 
 from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
@@ -26,6 +27,11 @@ def add_arguments(parser) -> None:
         default=5,
         help="timed runs after a warm-up one; run_s is their median (default 5)",
     )
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="skip the unsharded run that max_rel_error compares against (one compile less)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -38,29 +44,64 @@ def _runs(text: str) -> int:
 
 
 def run(args) -> int:
-    """Load; run in a worker while propagation predicts the collectives here; print."""
+    """Start the run worker, load, hand it the program, predict the collectives here while
+    it compiles and runs; print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
-    from shardscope.backend.propagation.propagate import propagate
-    from shardscope.backend.run.match import match, predicted_refs
-    from shardscope.backend.run.runner import run_program
+    from shardscope.backend.run.runner import execute, plan_run
 
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
-    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    loaded: queue.Queue = queue.Queue()
     outcome: dict = {}
+
+    def plan():
+        program = loaded.get()
+        if program is None:
+            raise _LoadFailed
+        return plan_run(
+            program,
+            mesh,
+            specs,
+            runs=args.runs,
+            reference=not args.no_reference,
+            values=False,  # neither output form prints them
+        )
 
     def work() -> None:
         try:
-            outcome["result"] = run_program(
-                program, mesh, specs, timeout=args.timeout, runs=args.runs
-            )
-        except ShardscopeError as exc:
+            outcome["result"] = execute(plan, timeout=args.timeout)
+        except (ShardscopeError, _LoadFailed) as exc:
             outcome["error"] = exc
 
-    # The worker compiles and runs while this process predicts the collectives.
+    # The run worker starts now and imports JAX while the program loads.
     thread = threading.Thread(target=work, name="shardscope-run")
     thread.start()
+    try:
+        program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    except BaseException:
+        loaded.put(None)
+        thread.join()
+        raise
+    loaded.put(program)
+    result = _finish(program, mesh, specs, thread, outcome)
+    note_mesh_override(program, args.mesh)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(summary(result))
+    return 0
+
+
+class _LoadFailed(Exception):
+    """The program did not load: the run worker is stopped, the load's error is shown."""
+
+
+def _finish(program, mesh, specs, thread, outcome):
+    """Propagate here while the worker runs, then match predicted with compiled."""
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.match import match, predicted_refs
+
     predicted, why = None, None
     try:
         predicted = propagate(program, mesh, specs)
@@ -75,12 +116,7 @@ def run(args) -> int:
         result.collectives, result.predicted_only = match(result.collectives, refs)
     else:
         result.notes.append(f"no predicted collectives to compare: {why}")
-    note_mesh_override(program, args.mesh)
-    if args.json:
-        print(json.dumps(result.to_json()))
-        return 0
-    print(summary(result))
-    return 0
+    return result
 
 
 def _index(index) -> str:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,16 +87,12 @@ def check_device_count(mesh: Mesh, limit: int | None = None) -> None:
         )
 
 
-def run_environment(devices: int, accelerator: bool) -> tuple[int | None, dict[str, str]]:
-    """``(devices, env)`` for the worker: fake CPU devices, or JAX's own choice of
-    platform (fake CPU devices still set, for when it picks the CPU)."""
+def run_environment(accelerator: bool) -> dict[str, str]:
+    """Environment variables for the worker: the CPU, or JAX's own choice of platform
+    where an accelerator plugin is installed."""
     env = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
-    if not accelerator:
-        return devices, env
-    flags = [f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f]
-    flags.append(f"--xla_force_host_platform_device_count={devices}")
-    env.update({"JAX_PLATFORMS": "", "XLA_FLAGS": " ".join(flags)})
-    return None, env
+    env["JAX_PLATFORMS"] = "" if accelerator else "cpu"
+    return env
 
 
 def split_specs(
@@ -127,23 +124,31 @@ def split_specs(
     return args, results, notes
 
 
-def run_program(
+@dataclass
+class RunPlan:
+    """A checked run: the program, its mesh, the worker's job and notes on the specs."""
+
+    program: Program
+    mesh: Mesh
+    job: dict
+    notes: list[str]
+
+
+def plan_run(
     program: Program,
     mesh: Mesh | Mapping[str, int] | None = None,
     specs: Mapping[str | int, SpecLike] | None = None,
     *,
-    timeout: float = 300.0,
     runs: int = DEFAULT_RUNS,
     seed: int = SEED,
-    propagation: PropagationResult | None = None,
-) -> RunResult:
-    """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
+    reference: bool = True,
+    values: bool = True,
+) -> RunPlan:
+    """Check a run of ``program`` on ``mesh`` with ``specs`` and write its worker's job.
 
-    Without ``mesh`` / ``specs`` the program's own ``MESH`` / ``SPECS`` apply.
-    ``propagation``, a propagation of the same program, mesh and specs, gives the
-    predicted collectives to match the compiled ones with. Raises ``ShardscopeError``
-    (one line) for a program that is not Python, a mesh too large for the devices, and
-    whatever goes wrong in the worker.
+    Arguments as for ``run_program``. Raises ``ShardscopeError`` for a program that is
+    not Python, specs on axes the mesh lacks, and a mesh larger than the CPU devices
+    a run may have.
     """
     path = program.path
     if program.kind not in ("python", "example") or not path or not path.endswith(".py"):
@@ -159,42 +164,88 @@ def run_program(
         _check_axes(name, text, mesh)
     for index, text in result_specs.items():
         _check_axes(f"result[{index}]", text, mesh)
-    accelerator = accelerator_installed()
-    if not accelerator:
+    if not accelerator_installed():
         check_device_count(mesh)
-    devices, env = run_environment(mesh.size, accelerator)
     job = {
         "path": path,
+        "cwd": str(Path(path).parent),
         "params": dict(program.params or {}),
         "mesh": mesh.to_json(),
+        "cpu_devices": mesh.size,
         "arg_names": program.arg_names,
         "specs": arg_specs,
         "result_specs": {str(k): v for k, v in result_specs.items()},
         "seed": seed,
         "runs": runs,
+        "reference": reference,
+        "values": values,
     }
+    return RunPlan(program, mesh, job, notes)
+
+
+def run_program(
+    program: Program,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    timeout: float = 300.0,
+    runs: int = DEFAULT_RUNS,
+    seed: int = SEED,
+    propagation: PropagationResult | None = None,
+    reference: bool = True,
+    values: bool = True,
+) -> RunResult:
+    """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
+
+    Without ``mesh`` / ``specs`` the program's own ``MESH`` / ``SPECS`` apply.
+    ``propagation``, a propagation of the same program, mesh and specs, gives the
+    predicted collectives to match the compiled ones with. Without ``reference`` no
+    unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
+    its values (``run --json`` prints none). Raises ``ShardscopeError`` (one line) for a
+    program that is not Python, a mesh too large for the devices, and whatever goes wrong
+    in the worker.
+    """
+    plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
+    return execute(plan, timeout=timeout, propagation=propagation)
+
+
+def execute(
+    plan: RunPlan | Callable[[], RunPlan],
+    *,
+    timeout: float = 300.0,
+    propagation: PropagationResult | None = None,
+) -> RunResult:
+    """Run ``plan`` in a worker. ``plan`` may be a function that returns it once the
+    program is loaded: the worker starts at once and imports JAX meanwhile (the time
+    limit starts when the plan is there); what the function raises is raised here."""
+    plans: list[RunPlan] = []
+
+    def job() -> dict:
+        plans.append(plan() if callable(plan) else plan)
+        return plans[0].job
+
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         log = Path(tmp) / "stderr.txt"
         try:
             report = run_json_worker(
                 WORKER,
-                job,
+                job if callable(plan) else job(),
                 what=WHAT,
-                cwd=Path(path).parent,
+                cwd=Path.cwd(),
                 timeout=timeout,
-                devices=devices,
-                env=env,
+                env=run_environment(accelerator_installed()),
                 log=log,
             )
         except ShardscopeError as exc:
-            if str(exc).startswith(f"{WHAT} crashed"):
+            if plans and str(exc).startswith(f"{WHAT} crashed"):
                 raise ShardscopeError(
-                    f"{program.name}: {exc}; the program or the compiler crashed: run the "
-                    f"file with python directly to see the full error"
+                    f"{plans[0].program.name}: {exc}; the program or the compiler crashed: "
+                    f"run the file with python directly to see the full error"
                 ) from None
             raise
         log_text = log.read_text(errors="replace") if log.exists() else ""
-    return _result(program, mesh, report, log_text, notes, propagation)
+    done = plans[0]
+    return _result(done.program, done.mesh, report, log_text, done.notes, propagation)
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh:

@@ -48,8 +48,9 @@ def _values(data: np.ndarray) -> list[float | None] | None:
     return [float(v) if np.isfinite(v) else None for v in flat.astype(np.float64)]
 
 
-def shard_records(array: Any) -> list[ShardRecord]:
-    """One record per addressable shard of jax.Array ``array``, in device id order."""
+def shard_records(array: Any, *, values: bool = True) -> list[ShardRecord]:
+    """One record per addressable shard of jax.Array ``array``, in device id order;
+    without ``values``, no record carries its values."""
     out: list[ShardRecord] = []
     shape = tuple(array.shape)
     for shard in array.addressable_shards:
@@ -60,7 +61,7 @@ def shard_records(array: Any) -> list[ShardRecord]:
                 "index": index_ranges(shard.index, shape),
                 "shape": list(data.shape),
                 "checksum": checksum(data),
-                "values": _values(data),
+                "values": _values(data) if values else None,
             }
         )
     out.sort(key=lambda r: r["device"])

@@ -20,9 +20,11 @@ timed runs. The worker:
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -54,6 +56,12 @@ def main(argv: list[str]) -> int:
 def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
     jax.config.update("jax_enable_compilation_cache", False)
+    # The worker may have started before its program was loaded (``runner.execute``):
+    # the CPU device count and the program's folder come with the job. JAX reads the
+    # count when it first asks for devices, which nothing has done yet.
+    jax.config.update("jax_num_cpu_devices", int(job["cpu_devices"]))
+    os.chdir(job["cwd"])
+    sys.path[0] = job["cwd"]
     try:
         return _run(job)
     except RunRefused as exc:
@@ -136,14 +144,25 @@ def _run(job: dict) -> dict:
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
     fn = _constrain_results(program, result_specs, jmesh) if result_specs else program
 
+    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
+    notes: list[str] = []
+    # The unsharded reference compiles in a thread while the sharded program is traced
+    # and lowered (XLA's compiler releases the GIL); the sharded compile is timed alone.
+    reference = (
+        _Reference(program, mesh, devices[0], host, treedef, structs)
+        if job.get("reference", True)
+        else None
+    )
     with jax.set_mesh(jmesh):
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
+    manual = "sdy.manual_computation" in lowered.as_text()
+    if reference is not None:
+        reference.join()
+    with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
         compile_s = time.perf_counter() - started
-    manual = "sdy.manual_computation" in lowered.as_text()
 
-    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
     in_shardings = jax.tree.leaves(
         compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
     )
@@ -156,17 +175,19 @@ def _run(job: dict) -> dict:
         jax.block_until_ready(compiled(*p_args, **p_kwargs))
         times.append(time.perf_counter() - started)
     out_leaves = jax.tree.leaves(out)
+    values = bool(job.get("values", True))
 
-    notes: list[str] = []
-    reference = None
-    if manual:
+    expected = None
+    if reference is None:
+        notes.append("no unsharded reference: not asked for")
+    elif manual:
         notes.append(
             "no unsharded reference: the program uses shard_map, whose result depends on "
             "the mesh it runs on"
         )
     else:
         try:
-            reference = _unsharded(program, mesh, devices[0], host, treedef)
+            expected = reference.outputs()
         except Exception as exc:  # noqa: BLE001 - user code runs again here
             notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
     out_shardings = jax.tree.leaves(
@@ -177,12 +198,13 @@ def _run(job: dict) -> dict:
             f"result[{i}]",
             arr,
             sharding,
-            None if reference is None else reference[i],
+            None if expected is None else expected[i],
+            values,
         )
         for i, (arr, sharding) in enumerate(zip(out_leaves, out_shardings, strict=True))
     ]
     arguments = [
-        _tensor(name, arr, sharding, h)
+        _tensor(name, arr, sharding, h, values)
         for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
     ]
     text = compiled.as_text()
@@ -240,18 +262,53 @@ def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sh
     return constrained
 
 
-def _unsharded(program: Any, mesh: Mesh, device: Any, host: list, treedef: Any) -> list:
-    """The program's flat outputs on one device, every mesh axis of size 1 (so specs and
-    constraints in the program's code still name known axes)."""
-    one = jax.sharding.Mesh(
-        np.array([device]).reshape((1,) * len(mesh.axes)),
-        mesh.axis_names,
-        axis_types=(AxisType.Auto,) * len(mesh.axes),
-    )
-    args, kwargs = jax.tree.unflatten(treedef, [jax.device_put(h, device) for h in host])
-    with jax.set_mesh(one):
-        out = jax.block_until_ready(jax.jit(program)(*args, **kwargs))
-    return [np.asarray(x) for x in jax.tree.leaves(out)]
+class _Reference:
+    """The program unsharded, on one device, every mesh axis of size 1 (so specs and
+    constraints in the program's code still name known axes): traced and lowered at once,
+    compiled in a thread, run by ``outputs``."""
+
+    def __init__(
+        self, program: Any, mesh: Mesh, device: Any, host: list, treedef: Any, structs: list
+    ) -> None:
+        self.device, self.host, self.treedef = device, host, treedef
+        self.mesh = jax.sharding.Mesh(
+            np.array([device]).reshape((1,) * len(mesh.axes)),
+            mesh.axis_names,
+            axis_types=(AxisType.Auto,) * len(mesh.axes),
+        )
+        self.compiled: Any = None
+        self.error: BaseException | None = None
+        plain = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in structs]
+        args, kwargs = jax.tree.unflatten(treedef, plain)
+        try:
+            with jax.set_mesh(self.mesh):
+                lowered = jax.jit(program).trace(*args, **kwargs).lower()
+        except Exception as exc:  # noqa: BLE001 - user code runs again here
+            self.error, self.thread = exc, None
+            return
+        self.thread = threading.Thread(target=self._compile, args=(lowered,), daemon=True)
+        self.thread.start()
+
+    def _compile(self, lowered: Any) -> None:
+        try:
+            self.compiled = lowered.compile()
+        except Exception as exc:  # noqa: BLE001 - reported by ``outputs``
+            self.error = exc
+
+    def join(self) -> None:
+        """Wait for the compile."""
+        if self.thread is not None:
+            self.thread.join()
+
+    def outputs(self) -> list[np.ndarray]:
+        """The flat outputs; raises what tracing, compiling or running raised."""
+        self.join()
+        if self.error is not None:
+            raise self.error
+        placed = [jax.device_put(h, self.device) for h in self.host]
+        args, kwargs = jax.tree.unflatten(self.treedef, placed)
+        out = jax.block_until_ready(self.compiled(*args, **kwargs))
+        return [np.asarray(x) for x in jax.tree.leaves(out)]
 
 
 def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
@@ -265,8 +322,10 @@ def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
     return "", hlo
 
 
-def _tensor(name: str, array: Any, sharding: Any, expected: np.ndarray | None) -> dict:
-    records = shard_records(array)
+def _tensor(
+    name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: bool
+) -> dict:
+    records = shard_records(array, values=values)
     spec, hlo = _spec_text(sharding, array.ndim)
     error, finite = None, True
     if expected is not None:

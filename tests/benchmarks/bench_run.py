@@ -13,8 +13,9 @@ measured one after the other in the same run:
   mesh and ``NamedSharding`` per argument from the program's ``SPECS``, then
   ``jax.jit(f).lower(...).compile()`` and one run on the same seeded inputs.
 
-It prints both wall times and their ratio (target: at most 1.2x), and the run's own
-compile and run times.
+It prints both wall times and their ratio (target: at most 1.2x), the run's own compile
+and run times, and ``run --no-reference`` (no unsharded run: one compile less) against the
+same script.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PLAIN = '''
+PLAIN = """
 import inspect, os, runpy, sys
 os.environ["JAX_PLATFORMS"] = "cpu"
 path, params, devices = sys.argv[1], {}, int(sys.argv[2])
@@ -67,7 +68,7 @@ with jax.set_mesh(mesh):
 placed = [jax.device_put(d, s) for d, s in zip(data, jax.tree.leaves(compiled.input_shardings[0]))]
 out = jax.block_until_ready(compiled(*jax.tree.unflatten(tree, placed)))
 print(len(jax.tree.leaves(out)))
-'''
+"""
 
 
 def timed(argv: list[str]) -> tuple[float, str]:
@@ -92,7 +93,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         plain = Path(tmp) / "plain.py"
         plain.write_text(PLAIN)
-        ours, theirs, report = [], [], None
+        ours, bare, theirs, report = [], [], [], None
         for _ in range(args.repeat):
             seconds, out = timed([sys.executable, "main.py", "run", source, "--json"])
             ours.append(seconds)
@@ -100,7 +101,11 @@ def main() -> int:
             devices = report["device_count"]
             seconds, _ = timed([sys.executable, str(plain), path, str(devices)])
             theirs.append(seconds)
-    a, b = min(ours), min(theirs)
+            seconds, _ = timed(
+                [sys.executable, "main.py", "run", source, "--json", "--no-reference"]
+            )
+            bare.append(seconds)
+    a, b, c = min(ours), min(theirs), min(bare)
     print(f"program: {source} on {report['device_count']} {report['platform']} devices")
     print(f"plain script (jit, compile, run once): {b:.2f} s")
     print(f"shardscope run --json:                 {a:.2f} s")
@@ -108,7 +113,9 @@ def main() -> int:
         f"  of which in the run worker: compile {report['compile_s']:.3f} s, "
         f"run {report['run_s'] * 1e3:.2f} ms (median of {len(report['run_times'])})"
     )
+    print(f"shardscope run --json --no-reference: {c:.2f} s")
     print(f"ratio: {a / b:.2f}x (target: at most 1.2x)")
+    print(f"ratio without the unsharded reference run: {c / b:.2f}x")
     return 0
 
 
