@@ -62,6 +62,8 @@ def run_job(job: dict, scratch: Path) -> dict:
     jax.config.update("jax_num_cpu_devices", int(job["cpu_devices"]))
     os.chdir(job["cwd"])
     sys.path[0] = job["cwd"]
+    if job.get("kind") == "reshard":
+        return _reshard(job)
     try:
         return _run(job)
     except RunRefused as exc:
@@ -227,6 +229,28 @@ def _run(job: dict) -> dict:
         ],
         "hlo_text": text,
     }
+
+
+def _reshard(job: dict) -> dict:
+    """``jax.device_put`` a tensor of known values from one sharding to another; each
+    device's new index and whether its data are that slice of the tensor."""
+    mesh = Mesh.from_json(job["mesh"])
+    jmesh = _jax_mesh(mesh, jax.devices())
+    shape = tuple(job["shape"])
+    data = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape).astype(job["dtype"])
+    rank = len(shape)
+    source = NamedSharding(jmesh, parse_spec(job["source"]).padded(rank).to_jax())
+    target = NamedSharding(jmesh, parse_spec(job["target"]).padded(rank).to_jax())
+    moved = jax.block_until_ready(jax.device_put(jax.device_put(data, source), target))
+    devices = {}
+    for shard in moved.addressable_shards:
+        index = tuple(s.indices(n)[:2] for s, n in zip(shard.index, shape, strict=True))
+        piece = data[tuple(slice(a, b) for a, b in index)]
+        devices[str(shard.device.id)] = {
+            "index": [list(r) for r in index],
+            "data_ok": bool(np.array_equal(np.asarray(shard.data), piece)),
+        }
+    return {"ok": True, "devices": devices}
 
 
 def _jax_mesh(mesh: Mesh, devices: list) -> jax.sharding.Mesh:
