@@ -6,20 +6,25 @@ that offers to restore the edits of a window that did not exit cleanly (``ask_re
 Programs load in the thread pool; a load that fails, or a session that does not fit its
 program, reports to the messages dock and leaves the window as it was (title, session
 file, program, specs, undo history).
+
+A session opens from the program saved in it, so opening one runs no code. Running the
+source again is its own action (``rerun_source``); a session saved before sessions held
+their program runs its Python source only once the user agrees (``ask_run_source``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from shardscope.app.window.settings import Settings
-from shardscope.app.window.tasks import TaskRunner, load_task
+from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.load import Program, list_examples
+from shardscope.backend.program.load import EXAMPLE_PREFIX, Program, list_examples, split_source
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.persistence import orphan_recoveries, read_recovery, set_aside
 from shardscope.backend.sharding.mesh import Mesh
@@ -108,17 +113,25 @@ class FileHandler:
         *,
         session_file: Path | None = None,
         recovered_from: Path | None = None,
+        from_state: bool = False,
+        unsaved: Callable[[Program], bool] | None = None,
     ) -> None:
-        """Load ``source`` (with a saved ``state``: its mesh, specs and view). Nothing
-        changes until the program has loaded and ``state`` fits it; then the window
-        belongs to ``session_file`` (None: to no session file). A state restored
+        """Load ``source`` (with a saved ``state``: its mesh, specs and view), or with
+        ``from_state`` open the program ``state`` holds instead of running ``source``.
+        Nothing changes until the program has loaded and ``state`` fits it; then the
+        window belongs to ``session_file`` (None: to no session file). A state restored
         ``recovered_from`` a recovery file stays unsaved, and that file is removed once
-        this window's own recovery file holds its edits."""
+        this window's own recovery file holds its edits; so does a session for whose
+        program ``unsaved(program)`` is True."""
         self.loading = source
         status = self.window.statusBar()
-        status.showMessage(f"loading {source}…")
-        self.messages.add(f"loading {source}")
         what = str(session_file) if session_file is not None else source
+        if from_state:
+            status.showMessage(f"opening {what}…")
+            self.messages.add(f"opening the program saved in {what} (no code runs)")
+        else:
+            status.showMessage(f"loading {source}…")
+            self.messages.add(f"loading {source}")
 
         def done(program: Program, seconds: float) -> None:
             if self.loading != source:
@@ -138,13 +151,22 @@ class FileHandler:
             if recovered_from is not None:
                 self.undo.qstack.resetClean()
                 recovered_from.unlink(missing_ok=True)
+            elif unsaved is not None and unsaved(program):
+                self.undo.qstack.resetClean()
+                self.session.autosave()
             else:
                 self.session.discard_recovery()
             self.settings.add_recent(str(session_file) if session_file is not None else source)
             self.update_recent_menu()
-            self.messages.add(
-                f"loaded {program.name}: {len(program.graph.ops)} ops in {seconds:.2f} s"
-            )
+            if from_state:
+                self.messages.add(
+                    f"opened {program.name} as saved in {what}: {len(program.graph.ops)} ops; "
+                    f"File > Run source again runs {source} to lower it anew"
+                )
+            else:
+                self.messages.add(
+                    f"loaded {program.name}: {len(program.graph.ops)} ops in {seconds:.2f} s"
+                )
             unknown = program.unknown_spec_names() if state is None else []
             if unknown:
                 self.messages.add(
@@ -162,7 +184,11 @@ class FileHandler:
             status.showMessage("loading failed", 4000)
             self.update_title()
 
-        self.runner.start(load_task(source, self.load_timeout), done, failed)
+        if from_state and state is not None:
+            task = saved_program_task(state, what)
+        else:
+            task = load_task(source, self.load_timeout)
+        self.runner.start(task, done, failed)
 
     def open_session(self, path: str | Path) -> bool:
         """Open a saved session: its program, mesh, specs and view. A file that cannot be
@@ -174,11 +200,19 @@ class FileHandler:
             return False
         if not self.confirm_unsaved(f"opening {path}"):
             return False
-        self._load(state["source"], state, session_file=Path(path))
+        if not state.get("program") and not self.ask_run_source(state["source"], str(path)):
+            return False
+        self._load(
+            state["source"], state, session_file=Path(path), from_state=bool(state.get("program"))
+        )
         return True
 
     def restore_state(self, state: dict, recovered_from: Path | None = None) -> None:
         """Reopen a recovered session: unsaved, and saving to the session file it came from."""
+        if not state.get("program") and not self.ask_run_source(
+            state["source"], "the recovery file"
+        ):
+            return
         self.messages.add("restoring the unsaved session from the recovery file")
         file = state.get("file")
         self._load(
@@ -186,7 +220,76 @@ class FileHandler:
             state,
             session_file=Path(file) if file else None,
             recovered_from=recovered_from,
+            from_state=bool(state.get("program")),
         )
+
+    def ask_run_source(self, source: str, what: str) -> bool:
+        """A session without its saved program can only open by running its source: True
+        for built-in examples and ``.mlir`` modules (data), and for a Python source only
+        if the user agrees. The environment variable ``SHARDSCOPE_RUN_SOURCE`` (``run`` or
+        ``cancel``) answers without asking, for tests and scripts."""
+        base, _ = split_source(source)
+        if base.startswith(EXAMPLE_PREFIX) or base.endswith(".mlir"):
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = {"run": buttons.Yes, "cancel": buttons.Cancel}.get(
+            os.environ.get("SHARDSCOPE_RUN_SOURCE", "").lower()
+        )
+        if answer is None:
+            answer = QMessageBox.question(
+                self.window,
+                "Run the program?",
+                f"{what} was saved without its program, so opening it runs {source}. Run it?",
+                buttons.Yes | buttons.Cancel,
+                buttons.Cancel,
+            )
+        if answer != buttons.Yes:
+            self.messages.add(
+                f"not opened: {what} was saved without its program and opening it would run "
+                f"{source}; open it again and choose Yes to run it, or open the program "
+                "with File > Open program",
+                "warning",
+            )
+            return False
+        return True
+
+    def rerun_source(self) -> bool:
+        """Run the program's source again and keep the session's mesh, specs and view on the
+        program it gives (a changed program leaves the session unsaved). False if there is
+        no program or the user cancelled."""
+        program = self.session.program
+        if program is None or self.loading is not None:
+            self.messages.error("nothing to run again: open a program first")
+            return False
+        state = {**self.session.to_json(), "program": None}
+        before, clean = program.mlir_text, self.undo.qstack.isClean()
+        names = {vid: program.graph.values[vid].display_name for vid in self.session.specs}
+
+        def unsaved(new: Program) -> bool:
+            kept = {new.graph.values[vid].display_name for vid in self.session.specs}
+            lost = [name for name in names.values() if name not in kept]
+            if lost:
+                keeps = (
+                    f"; {self.session_path} keeps them until you save"
+                    if self.session_path is not None
+                    else ""
+                )
+                self.messages.add(
+                    f"the program {new.source} gives has no tensor for the specs of "
+                    f"{', '.join(lost)}, so they were dropped{keeps}",
+                    "warning",
+                )
+            changed = new.mlir_text != before
+            if changed:
+                self.messages.add(
+                    f"{new.source} gives a different program than before; save the session "
+                    "to keep the new one"
+                )
+            return not clean or changed or bool(lost)
+
+        self.messages.add(f"running {program.source} again")
+        self._load(program.source, state, session_file=self.session_path, unsaved=unsaved)
+        return True
 
     def offer_recoveries(self) -> bool:
         """At start: offer the recovery files of windows that no longer run, newest first;

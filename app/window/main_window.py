@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:
         self.files.update_title()
-        self.source_view.reset()
+        self.source_view.reset(program.snippets if program and program.from_session else None)
         if program is None:
             return
         graph = program.graph

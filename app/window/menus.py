@@ -82,6 +82,7 @@ MENUS: tuple[Menu, ...] = (
             Action("open_example", "Open &example…", "files.ask_open_example", "Ctrl+Shift+E"),
             Action("open_session", "Open &session…", "files.ask_open_session", "Ctrl+Shift+O"),
             Submenu("files.recent_menu"),
+            Action("rerun_source", "&Run source again", "files.rerun_source", "Ctrl+Shift+R"),
             SEPARATOR,
             Action("save", "&Save session", "files.save_session", StandardKey.Save),
             Action("save_as", "Save session &as…", "files.ask_save_session_as", "Ctrl+Shift+S"),

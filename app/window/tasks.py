@@ -10,15 +10,18 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstance
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, load_program
 from shardscope.backend.program.mlir import warm_up
+from shardscope.backend.program.snippets import read_snippets
 from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.propagation.result import PropagationResult
+from shardscope.backend.session.persistence import SavedState
+from shardscope.backend.session.saved_program import unpack_program
 from shardscope.backend.sharding.mesh import Mesh
 
 
@@ -100,8 +103,19 @@ def load_task(source: str, timeout: float) -> Callable[[], Program]:
 
     def run() -> Program:
         program = load_program(source, timeout=timeout, while_waiting=warm_up)
-        _ = program.graph
+        graph = program.graph
+        program.snippets = read_snippets((op.source_file, op.source_line) for op in graph.ops)
         return program
+
+    return run
+
+
+def saved_program_task(state: SavedState, where: str) -> Callable[[], Program]:
+    """The function that opens the program a saved session holds: parsed here, off the GUI
+    thread; nothing of the program runs."""
+
+    def run() -> Program:
+        return unpack_program(cast(dict, state["program"]), str(state["source"]), where)
 
     return run
 

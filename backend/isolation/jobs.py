@@ -366,9 +366,8 @@ def run_json_worker(
             crash = worker.crash(returncode)
             if crash.out_of_memory:
                 raise ShardscopeError(memory_message(what, memory_limit()))
-            raise ShardscopeError(
-                f"{what} crashed ({crash.last_line or f'exit status {crash.returncode}'})"
-            )
+            detail = f" (last output: {crash.last_line})" if crash.last_line else ""
+            raise ShardscopeError(f"{what} crashed: its worker {crash.how}{detail}")
         report = json.loads(out.read_text())
     if not report.get("ok"):
         raise ShardscopeError(report.get("error", f"{what} failed"))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
 
 from shardscope.backend.program.locations import (
     LocationReader,
@@ -81,6 +82,8 @@ class Op:
     regions: list[Region] = field(default_factory=list)
     callee: str | None = None
     code_sharding: str | None = None
+    # A ``shard_map``'s in_specs: the sharding its code asks of each operand.
+    operand_shardings: tuple[str, ...] = ()
 
     @property
     def dialect(self) -> str:
@@ -343,6 +346,10 @@ class _Builder:
             record.callee = ir.FlatSymbolRefAttr(attrs["callee"]).value
         if name == "sdy.sharding_constraint":
             record.code_sharding = str(attrs["sharding"])
+        elif name == "sdy.manual_computation":
+            record.operand_shardings = _per_value(attrs, "in_shardings")
+            for vid, text in zip(record.results, _per_value(attrs, "out_shardings"), strict=False):
+                self.graph.values[vid].code_sharding = text
         else:
             for key in _SHARDING_ATTRS:
                 if key in attrs:
@@ -399,6 +406,13 @@ def _distinct_display_names(values: list[Value], main: str) -> None:
         seen[value.display_name] = count
         if count > 1:
             value.display_name = f"{value.display_name} ({count})"
+
+
+def _per_value(attrs, key: str) -> tuple[str, ...]:
+    """The shardings of a ``#sdy.sharding_per_value`` attribute, one text per value."""
+    if key not in attrs:
+        return ()
+    return tuple(str(s) for s in sdy.TensorShardingPerValueAttr(attrs[key]).shardings)
 
 
 def _dict_list(operation: ir.Operation, key: str) -> list[ir.DictAttr]:

@@ -34,6 +34,7 @@ from shardscope.backend.isolation.jobs import (
     run_worker,
 )
 from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
+from shardscope.backend.program.snippets import Snippets
 
 if TYPE_CHECKING:
     from jaxlib.mlir import ir
@@ -81,6 +82,10 @@ class Program:
     specs: dict[str, list] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)
     load_seconds: float = 0.0
+    # The source lines around its ops, read when it loaded (``snippets.read_snippets``).
+    snippets: Snippets = field(default_factory=dict)
+    # True when it came from a saved session's data rather than from running its source.
+    from_session: bool = False
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -197,10 +202,22 @@ def load_program(
 
 def _load_mlir(path: Path, source: str, timeout: float) -> Program:
     text = read_mlir_text(path, timeout)
+    program = Program(path.stem, source, "mlir", str(path), text)
+    parse_program_text(program, str(path))
+    if program.graph.meshes:
+        program.mesh = dict(next(iter(program.graph.meshes.values())))
+    return program
+
+
+def parse_program_text(program: Program, where: str) -> None:
+    """Parse ``program.mlir_text`` here, in this process, and store its graph; a text
+    that nests too deep for the parser, is not MLIR, or has no ``@main`` is a one-line
+    ``ProgramError`` naming ``where`` it came from."""
+    text = program.mlir_text
     depth = nesting_depth(text)
     if depth > MAX_NESTING:
         raise ProgramError(
-            f"{path}: brackets nest {depth} deep, over the {MAX_NESTING} shardscope parses "
+            f"{where}: brackets nest {depth} deep, over the {MAX_NESTING} shardscope parses "
             f"(the parser would overflow its stack); export the module again with "
             f"jax.jit(f).lower(...).as_text()"
         )
@@ -209,22 +226,18 @@ def _load_mlir(path: Path, source: str, timeout: float) -> Program:
 
     from shardscope.backend.program.graph import build_graph
 
-    program = Program(path.stem, source, "mlir", str(path), text)
     context = new_context()
     try:
         with context:
             module = ir.Module.parse(text)
     except ir.MLIRError as exc:
-        raise ProgramError(_mlir_error_message(path, exc)) from None
+        raise ProgramError(_mlir_error_message(where, exc)) from None
     try:
         program.graph = build_graph(module)  # cached_property: store the one we built
     except ValueError as exc:
         raise ProgramError(
-            f"{path}: {exc}; a module needs a func.func @main as jax.jit(f).lower(...).as_text() writes"
+            f"{where}: {exc}; a module needs a func.func @main as jax.jit(f).lower(...).as_text() writes"
         ) from None
-    if program.graph.meshes:
-        program.mesh = dict(next(iter(program.graph.meshes.values())))
-    return program
 
 
 def read_mlir_text(path: Path, timeout: float = DEFAULT_TIMEOUT) -> str:
@@ -282,7 +295,7 @@ def _too_big(path: Path) -> str:
     )
 
 
-def _mlir_error_message(path: Path, exc: ir.MLIRError) -> str:
+def _mlir_error_message(path: Path | str, exc: ir.MLIRError) -> str:
     diagnostics = getattr(exc, "error_diagnostics", None) or []
     line, message = None, str(exc).strip().splitlines()[0]
     if diagnostics:

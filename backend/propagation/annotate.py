@@ -255,23 +255,57 @@ def code_annotations(graph: ProgramGraph) -> list[Annotation]:
                 )
             )
     for op in graph.ops:
-        if (
-            op.name in ("sdy.sharding_constraint", "sdy.manual_computation")
-            and op.code_sharding is not None
-        ):
+        if op.name == "sdy.sharding_constraint" and op.code_sharding is not None:
             vid = op.results[0] if op.results else None
             label = graph.values[vid].display_name if vid is not None else op.name
             spec = readable_spec(op.code_sharding) or Spec()
             out.append(Annotation(label, spec, "code", vid, f"op:{op.id}"))
+        elif op.name == "sdy.manual_computation":
+            out.extend(_shard_map_specs(graph, op))
     return out
 
 
-def name_constraints(annotations: list[Annotation], names: dict[int, str]) -> None:
-    """Give the annotations that are constraints (in place) the origin names Shardy
-    recorded for their values (``names``: value id -> ``constraint_N``)."""
+def _shard_map_specs(graph: ProgramGraph, op) -> list[Annotation]:
+    """A ``shard_map``'s in_specs (on its operands) and out_specs (on its results), with
+    origins ``op:N/input: i`` and ``op:N/output: j`` until ``name_constraints`` gives them
+    Shardy's names (``mc_0_input: 0``)."""
+    shown = graph.values[op.results[0]].display_name if op.results else op.name
+    out = []
+    for i, (vid, text) in enumerate(zip(op.operands, op.operand_shardings, strict=False)):
+        label = f"{shown} in_specs[{i}] ({graph.values[vid].display_name})"
+        out.append(
+            Annotation(label, readable_spec(text) or Spec(), "code", vid, f"op:{op.id}/input: {i}")
+        )
+    for j, vid in enumerate(op.results):
+        text = graph.values[vid].code_sharding
+        if text:
+            out.append(
+                Annotation(
+                    f"{shown} out_specs[{j}]",
+                    readable_spec(text) or Spec(),
+                    "code",
+                    vid,
+                    f"op:{op.id}/output: {j}",
+                )
+            )
+    return out
+
+
+def name_constraints(
+    annotations: list[Annotation], names: dict[int, str], graph: ProgramGraph
+) -> None:
+    """Give the annotations that are constraints or shard_map specs (in place) the origin
+    names Shardy recorded (``names``: value id -> ``constraint_N``, or ``mc_N`` for a
+    shard_map's first result)."""
     for i, a in enumerate(annotations):
         if not a.origin and a.value is not None:
             annotations[i] = Annotation(a.target, a.spec, a.source, a.value, names.get(a.value, ""))
+        elif a.origin.startswith("op:") and "/" in a.origin:
+            op_part, port = a.origin.split("/", 1)
+            op = graph.ops[int(op_part[3:])]
+            name = names.get(op.results[0]) if op.results else None
+            if name is not None:
+                annotations[i] = Annotation(a.target, a.spec, a.source, a.value, f"{name}_{port}")
         elif a.origin.startswith("op:"):
             vid = a.value
             annotations[i] = Annotation(
@@ -310,7 +344,7 @@ def origin_describer(annotations: list[Annotation]) -> Callable[[str, int], str]
 
 def _unknown(target: str | int, graph: ProgramGraph) -> str:
     shown = repr(target) if len(str(target)) <= 80 else f"{str(target)[:60]!r}..."
-    return f"unknown value {shown} in spec; valid names: {', '.join(graph.io_names())} (or an intermediate's value id)"
+    return f"unknown value {shown} in spec; valid names: {', '.join(graph.io_names())} (or an intermediate's name as the window shows it, such as %3, or its value id)"
 
 
 def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:
@@ -323,7 +357,23 @@ def _find_value(graph: ProgramGraph, target: str | int) -> Value | None:
     for v in graph.values:
         if v.display_name == target:
             return v
+    if isinstance(target, str) and target.startswith("%"):
+        return _by_ssa_name(graph, target)
     return None
+
+
+def _by_ssa_name(graph: ProgramGraph, target: str) -> Value | None:
+    """The value whose display name ends in the SSA name ``target`` (``layer1/add %3`` for
+    ``%3``). SSA names restart in each function, so a name several values share is an
+    error that lists their full names, never a silent pick."""
+    same = [v for v in graph.values if v.display_name.rsplit(" ", 1)[-1] == target]
+    if len(same) > 1:
+        names = ", ".join(repr(v.display_name) for v in same[:5])
+        more = f" and {len(same) - 5} more" if len(same) > 5 else ""
+        raise SpecError(
+            f"{target} names {len(same)} values ({names}{more}); use one of those names"
+        )
+    return same[0] if same else None
 
 
 def _ir_value(

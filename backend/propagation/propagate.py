@@ -252,7 +252,7 @@ def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -
     final = dict(after)
     final.update(read_state(module, index, graph, debug=False, scope="io")[0])
 
-    name_constraints(annotations, origin_names)
+    name_constraints(annotations, origin_names, graph)
     describe_origin = origin_describer(annotations)
     timeline = Timeline(
         steps,

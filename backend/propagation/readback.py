@@ -406,6 +406,11 @@ def read_state(
                 if name == "stablehlo.while":
                     put(("arg", tag, 0, j), sh)
                     put(("arg", tag, 1, j), sh)
+        if name == "sdy.manual_computation" and debug:
+            origin_name = get("sdy.sharding_origin_name")
+            vid = index.graph_id(("res", tag, 0)) if op.results else None
+            if origin_name is not None and vid is not None:
+                constraint_names[vid] = ir.StringAttr(origin_name).value
         if name in ("sdy.named_computation", "sdy.manual_computation"):
             for key, attr_name in (("in_shardings", "arg"), ("out_shardings", "res")):
                 if key in attrs:

@@ -34,6 +34,7 @@ from shardscope.backend.session.persistence import (
     unpack_state,
     write_json,
 )
+from shardscope.backend.session.saved_program import pack_program
 from shardscope.backend.sharding.mesh import Mesh, MeshAxis
 from shardscope.backend.sharding.spec import DimSpec, Spec, validate_spec
 
@@ -312,6 +313,7 @@ class Session:
             specs=self._specs,
             view=self._view,
             graph=self.graph,
+            program=pack_program(self._program) if self._program is not None else None,
             pending=self._pending,
         )
 

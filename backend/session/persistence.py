@@ -2,9 +2,13 @@
 
 A saved session is one JSON object (never a pickle)::
 
-    {"format": "shardscope-session", "version": 1, "source": "example:mlp",
+    {"format": "shardscope-session", "version": 2, "source": "example:mlp",
      "mesh": {"axes": [...], ...}, "specs": [{"value": 0, "name": "x", "spec": "data,_"}],
-     "view": {...}}
+     "view": {...}, "program": {...}}
+
+``"program"`` (``saved_program``) holds the lowered program and its source lines, so a
+session opens without running its source; it is null only while the program had not
+arrived yet. Version 1 files, written before sessions held their program, are read too.
 
 ``build_state`` is the one place that makes this object. It is read back in two steps,
 because a program loads off the GUI thread: ``read_state`` checks a file when it is
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.session.saved_program import check_program
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 
@@ -41,7 +46,10 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
 
 FORMAT = "shardscope-session"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+# room for a program at the .mlir limit (256 MiB) and its source lines
+MAX_SESSION_BYTES = 320 * 2**20
 RECOVERY_PREFIX = "recovery-"
 LEGACY_RECOVERY_NAME = "recovery.json"  # the one file all windows shared before
 TEMP_PREFIX = ".shardscope-tmp-"
@@ -50,7 +58,8 @@ JsonDict = dict[str, object]
 
 
 class SavedSpec(TypedDict):
-    """One user spec: the value's graph id, its user-visible name (or null), its spec.
+    """One user spec: the value's graph id, its user-visible name (or null), its spec, and
+    for an intermediate (no name) the name the window shows it by.
 
     The spec is written in CLI syntax (``data+model?@p1``); a JSON list of entries
     (``Spec.to_json``) is read too.
@@ -59,6 +68,7 @@ class SavedSpec(TypedDict):
     value: int
     name: str | None
     spec: str | list[None | str | list[str]]
+    display: NotRequired[str]
 
 
 class SavedState(TypedDict):
@@ -70,6 +80,7 @@ class SavedState(TypedDict):
     mesh: JsonDict | None
     specs: list[SavedSpec]
     view: JsonDict
+    program: NotRequired[JsonDict | None]  # version 2: the program as data (saved_program)
     file: NotRequired[str]  # recovery files only: the session file the edits belong to
 
 
@@ -88,16 +99,22 @@ def build_state(
     specs: Mapping[int, Spec],
     view: Mapping[str, object],
     graph: ProgramGraph | None,
+    program: JsonDict | None = None,
     pending: SavedState | None = None,
 ) -> SavedState:
-    """The JSON object of a session. Before its program has arrived (no ``graph``), a
-    ``pending`` restored state keeps its spec entries exactly as they were saved."""
+    """The JSON object of a session (``program``: its ``saved_program.pack_program`` entry).
+    Before its program has arrived (no ``graph``), a ``pending`` restored state keeps its
+    spec entries and program exactly as they were saved."""
     entries: list[SavedSpec] = []
     for vid, spec in sorted(specs.items()):
         name = graph.values[vid].name if graph is not None else None
-        entries.append({"value": vid, "name": name, "spec": spec.format()})
+        entry: SavedSpec = {"value": vid, "name": name, "spec": spec.format()}
+        if graph is not None and name is None:
+            entry["display"] = graph.values[vid].display_name
+        entries.append(entry)
     if pending is not None and graph is None:
         entries = list(pending.get("specs", []))
+        program = pending.get("program")
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -105,6 +122,7 @@ def build_state(
         "mesh": mesh.to_json() if mesh is not None else None,
         "specs": entries,
         "view": dict(view),
+        "program": program,
     }
 
 
@@ -123,10 +141,10 @@ def check_saved(data: object, path: Path | str) -> SavedState:
     version = data.get("version")
     if type(version) is not int:
         raise _fail(path, f"has version {version!r}, not a whole number")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise ShardscopeError(
-            f"session {path} has version {version}; this shardscope reads version "
-            f"{FORMAT_VERSION}: open it with the shardscope that saved it"
+            f"session {path} has version {version}; this shardscope reads versions "
+            f"{READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: open it with the shardscope that saved it"
         )
     source = data.get("source")
     if not source:
@@ -156,6 +174,8 @@ def check_saved(data: object, path: Path | str) -> SavedState:
             raise _fail(path, f"has spec entry {i} whose value {vid!r} is not a whole number")
         if name is not None and not isinstance(name, str):
             raise _fail(path, f"has spec entry {i} whose name {name!r} is not text")
+        if "display" in entry and not isinstance(entry["display"], str):
+            raise _fail(path, f"has spec entry {i} whose display name is not text")
         if vid is None and name is None:
             raise _fail(path, f"has spec entry {i} with neither a value id nor a name")
         try:
@@ -170,6 +190,13 @@ def check_saved(data: object, path: Path | str) -> SavedState:
     if not isinstance(view, dict):
         raise _fail(path, "has a view that is not an object")
     _check_view(view, path)
+    program = data.get("program")
+    if program is not None:
+        if version < 2:
+            raise _fail(path, f"has a program entry, which version {version} files do not")
+        problem = check_program(program)
+        if problem is not None:
+            raise _fail(path, f"has {problem}")
     return cast(SavedState, data)
 
 
@@ -220,7 +247,7 @@ def read_state(path: Path | str) -> SavedState:
     """Read and check a saved session file; ShardscopeError with the fix if it is bad."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path).decode("utf-8")
     except OSError as exc:
         raise ShardscopeError(f"cannot read session {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -240,23 +267,59 @@ def read_state(path: Path | str) -> SavedState:
     return check_saved(data, path)
 
 
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``MAX_SESSION_BYTES``;
+    ShardscopeError otherwise (a FIFO would block a plain read forever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ShardscopeError(
+                f"session {path} is not a regular file (a pipe, device or socket): "
+                "open a file saved by shardscope"
+            )
+        data = f.read(MAX_SESSION_BYTES + 1)
+    if len(data) > MAX_SESSION_BYTES:
+        raise ShardscopeError(
+            f"session {path} is larger than the {MAX_SESSION_BYTES // 2**20} MiB a session "
+            "can be: open a file saved by shardscope"
+        )
+    return data
+
+
 def unpack_state(
     state: SavedState, graph: ProgramGraph, default_mesh: Mesh | None = None
 ) -> UnpackedState:
     """The mesh, the specs by value id of ``graph``, and the view of a checked state.
 
-    A spec entry whose name ``graph`` lacks falls back to its id; one whose id is not in
-    ``graph`` either is dropped. A spec that does not fit its tensor or the mesh is a
-    ShardscopeError (a session of another program), so nothing half-applies. A state
-    without a mesh gets ``default_mesh``.
+    A spec entry whose name ``graph`` lacks falls back to its id, and an intermediate's
+    id must still show its saved display name (a renumbered program looks it up by that
+    name). An entry that matches no value is dropped, unless the state holds its own
+    program, which every entry must fit. A spec that does not fit its tensor or the mesh is a ShardscopeError
+    (a session of another program), so nothing half-applies. A state without a mesh gets
+    ``default_mesh``.
     """
     mesh = Mesh.from_json(state["mesh"]) if state.get("mesh") else default_mesh
     specs: dict[int, Spec] = {}
+    own_program = state.get("program") is not None
     for entry in state.get("specs", []) or []:
         value = graph.value_by_name(entry["name"]) if entry.get("name") else None
         if value is None:
             vid = entry.get("value")
+            display = entry.get("display")
+            if (
+                display is not None
+                and isinstance(vid, int)
+                and not (0 <= vid < len(graph.values) and graph.values[vid].display_name == display)
+            ):
+                vid = next((v.id for v in graph.values if v.display_name == display), None)
             if not isinstance(vid, int) or not 0 <= vid < len(graph.values):
+                if own_program:
+                    what = repr(entry.get("name") or entry.get("display") or entry.get("value"))
+                    raise ShardscopeError(
+                        f"the session's spec for {what} names no tensor of its program: "
+                        "was it saved for another program?"
+                    )
                 continue
             value = graph.values[vid]
         spec = _parse_saved_spec(entry["spec"])

@@ -1,4 +1,7 @@
-"""Source view: the file an op came from, scrolled to its line, the line highlighted."""
+"""Source view: the file an op came from, scrolled to its line, the line highlighted.
+
+A program opened from a saved session shows the source lines saved with it (the lines
+around its ops, as they were when it was lowered), not the files as they are now."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+
+from shardscope.backend.program.snippets import Snippets, snippet_text
 
 MAX_BYTES = 2_000_000
 
@@ -31,10 +36,14 @@ class SourceView(QWidget):
         self.path: str | None = None
         self.line: int | None = None
         self._cache: dict[str, str] = {}
+        self._saved: Snippets = {}
 
-    def reset(self) -> None:
-        """Forget every file read so far (a newly loaded program may have changed them)."""
+    def reset(self, saved: Snippets | None = None) -> None:
+        """Forget every file read so far (a newly loaded program may have changed them);
+        ``saved``: the source lines a program opened from a session keeps, shown instead
+        of the files."""
         self._cache.clear()
+        self._saved = dict(saved or {})
         self.path, self.line = None, None
         self.header.setText("No op selected")
         self.header.setToolTip("")
@@ -51,18 +60,23 @@ class SourceView(QWidget):
             content = self._read(path)
             if content is None:
                 self.path, self.line = None, None
-                self.header.setText(f"{path}{f':{line}' if line else ''} (file not readable here)")
+                where = "not saved with the session" if self._saved else "file not readable here"
+                self.header.setText(f"{path}{f':{line}' if line else ''} ({where})")
                 self.text.setPlainText("")
                 return
             self.text.setPlainText(content)
             self.path = path
         self.line = line
         name = Path(path).name if line is None else f"{Path(path).name}:{line}"
-        self.header.setText(name + (f"  —  {what}" if what else ""))
+        saved = "  (as saved with the session)" if path in self._saved else ""
+        self.header.setText(name + (f"  —  {what}" if what else "") + saved)
         self.header.setToolTip(path)
         self._highlight(line)
 
     def _read(self, path: str) -> str | None:
+        if self._saved:
+            lines = self._saved.get(path)
+            return snippet_text(lines) if lines else None
         if path in self._cache:
             return self._cache[path]
         try:

@@ -121,7 +121,7 @@ def test_code_annotations_print_their_spec(capsys):
     assert main(["propagate", str(CORPUS / "shmap.py"), "--json"]) == 0
     annotations = json.loads(capsys.readouterr().out)["annotations"]
     code = [a for a in annotations if a["source"] == "code"]
-    assert code and all(a["spec"] == "?,?" for a in code)
+    assert [a["spec"] for a in code] == ["data?,?", "?,?", "data?,?", "?,?", "?,?"]
 
 
 def test_results_are_listed_by_index(capsys):
@@ -141,3 +141,33 @@ def test_a_mesh_replacing_the_programs_own_is_noted_on_stderr_not_in_the_json(ca
     )
     assert main(["propagate", "example:mlp", "--mesh", "data=4,model=2", "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_spec_takes_the_ssa_name_the_window_shows(capsys):
+    from shardscope.backend.program.load import load_program
+
+    graph = load_program("example:mlp").graph
+    value = next(v for v in graph.values if v.display_name.endswith(" %3"))
+    assert main(["propagate", "example:mlp", "--spec", "%3=data,_", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    annotation = next(a for a in data["annotations"] if a["source"] == "user")
+    assert annotation["value"] == value.id and annotation["target"] == value.display_name
+    shown = next(v for v in data["values"] if v["id"] == value.id)
+    assert shown["spec"][0] == ["data"]
+
+
+def test_an_ssa_name_several_functions_share_is_an_error_naming_each(capsys):
+    assert main(["propagate", "example:attention", "--spec", "%26=_,_"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: %26 names 2 values (") and "use one of those names" in err
+
+
+def test_shard_map_specs_are_listed_and_explain_the_axes_they_bring(capsys):
+    assert main(["propagate", str(CORPUS / "shmap.py"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    mine = {a["origin"]: a for a in data["annotations"] if a["origin"].startswith("mc_0_")}
+    assert set(mine) == {"mc_0_input: 0", "mc_0_input: 1", "mc_0_output: 0"}
+    assert mine["mc_0_input: 0"]["spec"] == "data?,?" and mine["mc_0_input: 0"]["source"] == "code"
+    x = next(v for v in data["values"] if v["name"] == "x")
+    assert mine["mc_0_input: 0"]["value"] == x["id"] and x["spec"][0] == ["data"]

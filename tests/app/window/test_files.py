@@ -2,6 +2,7 @@
 drives them: through the File menu, with the file dialogs answered by the test."""
 
 import json
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from shardscope.app.window.files import ask_restore
 from shardscope.backend.session.document import Session
+from shardscope.backend.session.edits import SetDimSpec
 from shardscope.backend.sharding.spec import Spec
 from tests.support.inputs import PROGRAMS, write_input
 
@@ -305,8 +307,9 @@ def window_state(window):
     )
 
 
-def bad_sessions(x):
-    """(what is wrong, the session JSON, what the one-line error says)."""
+def bad_sessions(x, program):
+    """(what is wrong, the session JSON, what the one-line error says); ``program``: the
+    saved-program entry of a good session."""
     good = {
         "format": "shardscope-session",
         "version": 1,
@@ -335,7 +338,7 @@ def bad_sessions(x):
         ),
         ("mesh not an object", {**good, "mesh": [1]}, "mesh that is not an object"),
         ("bad mesh", {**good, "mesh": {"axes": [{"name": "a", "size": -3}]}}, "bad mesh"),
-        ("newer version", {**good, "version": 2}, "has version 2"),
+        ("newer version", {**good, "version": 3}, "has version 3"),
         ("no version", {k: v for k, v in good.items() if k != "version"}, "version None"),
         ("source not text", {**good, "source": ["example:mlp"]}, "not text"),
         ("view not an object", {**good, "view": []}, "view that is not an object"),
@@ -343,7 +346,29 @@ def bad_sessions(x):
         ("bad view frame", {**good, "view": {"frames": ["main/opX"]}}, "unknown form"),
         ("expanded not per frame", {**good, "view": {"expanded": ["a"]}}, "expanded scopes"),
         ("program that fails", {**good, "source": "example:does_not_exist"}, "does_not_exist"),
+        (
+            "saved program that does not parse",
+            {**good, "version": 2, "program": {**program, "mlir": "module {"}},
+            "malformed MLIR",
+        ),
+        (
+            "saved program of the wrong form",
+            {**good, "version": 2, "program": {**program, "kind": "shell"}},
+            "unknown kind",
+        ),
+        (
+            "saved program that is not this session's",
+            {**good, "version": 2, "program": {**program, "mlir": OTHER_MODULE}},
+            "saved for another program",
+        ),
     ]
+
+
+OTHER_MODULE = """module @jit_f {
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    return %arg0 : tensor<3xf32>
+  }
+}"""
 
 
 def test_a_failed_session_open_leaves_the_window_exactly_as_it_was(
@@ -355,7 +380,11 @@ def test_a_failed_session_open_leaves_the_window_exactly_as_it_was(
     drop_axis(window, x, 0, None)
     monkeypatch.setenv("SHARDSCOPE_UNSAVED", "discard")
     before = window_state(window)
-    for what, data, says in bad_sessions(x):
+    program = window.session.to_json()["program"]
+    bad_x = window.session.graph.value_by_name("x").id
+    for what, data, says in bad_sessions(x, program):
+        if what == "saved program that is not this session's":
+            data["specs"] = [{"value": bad_x, "name": "x", "spec": "data,model"}]
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps(data))
         errors = len(window.messages.messages("error"))
@@ -368,7 +397,7 @@ def test_a_failed_session_open_leaves_the_window_exactly_as_it_was(
         assert window_state(window) == before, what
     # Save still goes to the session that is open, never to the file that failed
     pick(window, "&File", "&Save session")
-    assert json.loads(bad.read_text()) == bad_sessions(x)[-1][1]
+    assert json.loads(bad.read_text())["program"]["mlir"] == OTHER_MODULE
     assert {"value": x, "name": "x", "spec": "_,model"} in Session.read(mine)["specs"]
 
 
@@ -487,3 +516,186 @@ def test_unknown_names_in_a_programs_specs_are_reported(make_window, tmp_path):
     assert any("'wieghts'" in w and "left out" in w and "x, w" in w for w in warnings), warnings
     x = window.session.graph.value_by_name("x").id
     assert window.session.spec(x) == Spec.of("data")
+
+
+def marked_program(folder, scale="2.0"):
+    """A program that appends a line to ``ran.txt`` each time its code runs; its path."""
+    marker = folder / "ran.txt"
+    text = (
+        "import jax\n"
+        "import jax.numpy as jnp\n"
+        f"open({str(marker)!r}, 'a').write('ran\\n')\n"
+        "\n"
+        "\n"
+        "def step(x, w):\n"
+        f"    return jnp.tanh(x @ w) * {scale}\n"
+        "\n"
+        "\n"
+        "PROGRAM = step\n"
+        "EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),"
+        " jax.ShapeDtypeStruct((4, 4), jnp.float32))\n"
+        "MESH = {'data': 2, 'model': 2}\n"
+        "SPECS = {'x': [None, None]}\n"
+    )
+    return write_input(folder, "marked.py", text), marker
+
+
+def runs(marker):
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+def test_opening_a_saved_session_runs_no_code_and_shows_the_saved_source(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    program, marker = marked_program(tmp_path)
+    window = make_window(program, propagate=False)
+    assert runs(marker) == 1
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "data")
+    session = tmp_path / "review.json"
+    assert window.files.save_session_to(session)
+    Path(program).unlink()  # the reviewer has only the session file
+
+    other = make_window(None, propagate=False)
+    answer_open(monkeypatch, session)
+    pick(other, "&File", "Open &session…")
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert runs(marker) == 1, "opening the session ran the program"
+    assert other.session.spec(x) == Spec.of("data", None)
+    assert other.windowTitle() == "marked — shardscope" and other.qundo.isClean()
+    assert any("no code runs" in m for m in other.messages.messages())
+    tanh = next(op for op in other.session.graph.ops if op.name == "stablehlo.tanh")
+    other.select_op(tanh.id)
+    view = other.source_view
+    assert view.header.text() == (
+        f"marked.py:{tanh.source_line}  —  stablehlo.tanh  (as saved with the session)"
+    )
+    shown = view.text.toPlainText().split("\n")
+    assert shown[tanh.source_line - 1] == "    return jnp.tanh(x @ w) * 2.0"
+
+
+def test_run_source_again_is_the_explicit_way_to_run_it(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    program, marker = marked_program(tmp_path)
+    window = make_window(program, propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "data")
+    session = tmp_path / "s.json"
+    assert window.files.save_session_to(session)
+    other = make_window(None, propagate=False)
+    assert other.open_session(session)
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert runs(marker) == 1
+
+    # The same source again: the code runs, nothing changed, the session stays saved.
+    pick(other, "&File", "&Run source again")
+    qtbot.waitUntil(lambda: runs(marker) == 2 and other.files.loading is None, timeout=60_000)
+    assert other.qundo.isClean() and other.session.spec(x) == Spec.of("data", None)
+    assert not other.session.program.from_session
+
+    # A changed source: the new program keeps the specs, and the session is unsaved.
+    marked_program(tmp_path, scale="3.0")
+    pick(other, "&File", "&Run source again")
+    qtbot.waitUntil(lambda: runs(marker) == 3 and other.files.loading is None, timeout=60_000)
+    assert "3.0" in other.session.program.mlir_text or "3.000" in other.session.program.mlir_text
+    assert other.session.spec(x) == Spec.of("data", None)
+    assert not other.qundo.isClean() and other.windowTitle() == "marked • — shardscope"
+    assert other.files.session_path == session
+    assert any("gives a different program" in m for m in other.messages.messages())
+
+
+def test_run_source_again_with_nothing_open_says_so(make_window, pick):
+    window = make_window(None, propagate=False)
+    pick(window, "&File", "&Run source again")
+    assert window.messages.messages("error") == ["nothing to run again: open a program first"]
+
+
+def test_an_old_session_without_its_program_runs_python_only_if_the_user_agrees(
+    make_window, qtbot, tmp_path, monkeypatch, pick
+):
+    program, marker = marked_program(tmp_path)
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps(
+            {
+                "format": "shardscope-session",
+                "version": 1,
+                "source": program,
+                "mesh": None,
+                "specs": [{"value": 0, "name": "x", "spec": "data,_"}],
+                "view": {},
+            }
+        )
+    )
+    window = make_window("example:mlp", propagate=False)
+    before = window_state(window)
+    monkeypatch.setenv("SHARDSCOPE_RUN_SOURCE", "cancel")
+    answer_open(monkeypatch, old)
+    pick(window, "&File", "Open &session…")
+    qtbot.wait(300)
+    assert runs(marker) == 0 and window_state(window) == before
+    warning = window.messages.messages("warning")[-1]
+    assert "saved without its program" in warning and program in warning
+
+    asked = []
+
+    def question(parent, title, text, *rest):
+        asked.append((title, text))
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.delenv("SHARDSCOPE_RUN_SOURCE")
+    monkeypatch.setattr(QMessageBox, "question", question)
+    pick(window, "&File", "Open &session…")
+    qtbot.waitUntil(lambda: window.session.program.name == "marked", timeout=60_000)
+    assert runs(marker) == 1
+    assert asked == [
+        (
+            "Run the program?",
+            f"{old} was saved without its program, so opening it runs {program}. Run it?",
+        )
+    ]
+    x = window.session.graph.value_by_name("x").id
+    assert window.session.spec(x) == Spec.of("data", None)
+
+
+def test_an_old_session_of_an_example_opens_without_asking(make_window, qtbot, tmp_path):
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps({"format": "shardscope-session", "version": 1, "source": "example:mlp"})
+    )
+    window = make_window(None, propagate=False)
+    assert window.open_session(old)
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    assert window.session.program.name == "mlp"
+
+
+def test_a_recovered_session_opens_from_its_saved_program(make_window, qtbot, tmp_path, drop_axis):
+    program, marker = marked_program(tmp_path)
+    window = make_window(program, propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 0, "data")
+    state = Session.read(window.session.recovery_file)
+    assert state["program"]["name"] == "marked"
+    left = tmp_path / "recovery-left.json"
+    left.write_text(window.session.recovery_file.read_text())
+    restored = make_window(None, propagate=False)
+    restored.files.restore_state(state, recovered_from=left)
+    qtbot.waitUntil(lambda: restored.session.program is not None, timeout=60_000)
+    assert runs(marker) == 1 and restored.session.spec(x) == Spec.of("data", None)
+    assert not restored.qundo.isClean() and not left.exists()
+
+
+def test_run_source_again_says_which_specs_the_new_program_has_no_tensor_for(
+    make_window, qtbot, tmp_path, pick
+):
+    program, marker = marked_program(tmp_path)
+    window = make_window(program, propagate=False)
+    tanh = next(v for v in window.session.graph.values if v.display_name.startswith("tanh"))
+    window.push(SetDimSpec(tanh.id, 0, "data"))
+    Path(program).write_text(Path(program).read_text().replace("jnp.tanh(x @ w)", "(x @ w)"))
+    pick(window, "&File", "&Run source again")
+    qtbot.waitUntil(lambda: runs(marker) == 2 and window.files.loading is None, timeout=60_000)
+    warning = window.messages.messages("warning")[-1]
+    assert tanh.display_name in warning and "dropped" in warning
+    assert not window.qundo.isClean()

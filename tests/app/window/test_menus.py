@@ -25,6 +25,7 @@ EXPECTED = {
         ("Open &example…", "Ctrl+Shift+E"),
         ("Open &session…", "Ctrl+Shift+O"),
         ("Open &recent", ""),
+        ("&Run source again", "Ctrl+Shift+R"),
         "---",
         ("&Save session", "std"),
         ("Save session &as…", "Ctrl+Shift+S"),

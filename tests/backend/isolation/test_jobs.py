@@ -168,14 +168,16 @@ def test_a_json_worker_that_crashes_quotes_its_stderr(tmp_path):
     )
     with pytest.raises(ShardscopeError) as caught:
         run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120)
-    assert str(caught.value) == "the count crashed (Fatal: out of luck)"
+    assert str(caught.value) == (
+        "the count crashed: its worker was killed by SIGABRT (last output: Fatal: out of luck)"
+    )
 
 
 def test_a_silent_json_worker_crash_names_the_exit_status(tmp_path):
     name = _module(tmp_path, "silent", "import sys\nsys.exit(4)\n")
     with pytest.raises(ShardscopeError) as caught:
         run_json_worker(name, {}, what="the count", cwd=tmp_path, timeout=120)
-    assert str(caught.value) == "the count crashed (exit status 4)"
+    assert str(caught.value) == "the count crashed: its worker exited with status 4"
 
 
 def test_a_json_worker_past_its_time_names_the_fix(tmp_path):

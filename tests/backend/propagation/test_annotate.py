@@ -30,15 +30,46 @@ def test_annotation_json_gives_the_spec_as_text():
     assert list(a.to_json()) == ["target", "spec", "source", "value", "origin"]
 
 
-def test_constraints_take_the_names_shardy_recorded():
+@pytest.fixture(scope="module")
+def shmap_graph():
+    from shardscope.backend.program.load import load_program
+    from tests.support.inputs import CORPUS
+
+    return load_program(str(CORPUS / "shmap.py")).graph
+
+
+def test_constraints_take_the_names_shardy_recorded(shmap_graph):
     annotations = [
         ann.Annotation("x", Spec(), "user", 0, "input: 0"),
         ann.Annotation("h", Spec(), "user", 5, ""),
         ann.Annotation("c", Spec(), "code", 7, "op:4"),
         ann.Annotation("d", Spec(), "code", 8, "op:6"),
     ]
-    ann.name_constraints(annotations, {5: "constraint_0", 7: "constraint_1"})
+    ann.name_constraints(annotations, {5: "constraint_0", 7: "constraint_1"}, shmap_graph)
     assert [a.origin for a in annotations] == ["input: 0", "constraint_0", "constraint_1", "op:6"]
+
+
+def test_shard_map_specs_are_code_annotations_named_as_shardy_names_them(shmap_graph):
+    graph = shmap_graph
+    (mc,) = [op for op in graph.ops if op.name == "sdy.manual_computation"]
+    annotations = [a for a in ann.code_annotations(graph) if a.origin.startswith(f"op:{mc.id}/")]
+    x, w = mc.operands
+    assert [(a.value, a.spec.format(), a.origin) for a in annotations] == [
+        (x, "data?,?", f"op:{mc.id}/input: 0"),
+        (w, "?,?", f"op:{mc.id}/input: 1"),
+        (mc.results[0], "data?,?", f"op:{mc.id}/output: 0"),
+    ]
+    assert annotations[0].target.endswith("in_specs[0] (x)")
+    ann.name_constraints(annotations, {mc.results[0]: "mc_0"}, graph)
+    assert [a.origin for a in annotations] == ["mc_0_input: 0", "mc_0_input: 1", "mc_0_output: 0"]
+    # Without a recorded name (origins off) the placeholder stays.
+    again = [a for a in ann.code_annotations(graph) if "/" in a.origin]
+    ann.name_constraints(again, {}, graph)
+    assert [a.origin for a in again] == [
+        f"op:{mc.id}/input: 0",
+        f"op:{mc.id}/input: 1",
+        f"op:{mc.id}/output: 0",
+    ]
 
 
 def test_origins_are_described_by_their_annotation():

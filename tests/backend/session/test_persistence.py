@@ -97,10 +97,16 @@ def test_saved_file_is_indented_json_in_field_order(mlp, tmp_path):
     path = tmp_path / "s.json"
     s.save(path)
     data = json.loads(path.read_text())
-    assert list(data) == ["format", "version", "source", "mesh", "specs", "view"]
-    assert data["format"] == "shardscope-session" and data["version"] == FORMAT_VERSION == 1
+    assert list(data) == ["format", "version", "source", "mesh", "specs", "view", "program"]
+    assert data["format"] == "shardscope-session" and data["version"] == FORMAT_VERSION == 2
+    assert data["program"]["mlir"] == mlp.mlir_text and data["program"]["kind"] == "example"
     assert len(data["specs"]) == len(s.specs) > 1
-    assert all(list(e) == ["value", "name", "spec"] for e in data["specs"])
+    assert all(
+        list(e)
+        == (["value", "name", "spec"] if e["name"] else ["value", "name", "spec", "display"])
+        for e in data["specs"]
+    )
+    assert any(e["name"] is None for e in data["specs"])
     assert path.read_text() == json.dumps(s.to_json(), indent=1)
 
 
@@ -131,15 +137,29 @@ def test_specs_are_matched_by_name_then_id(mlp):
     assert specs == {x.id: Spec.of("data"), 8: Spec.of(None, "model")}
 
 
+def test_an_intermediate_is_found_by_its_display_name_when_ids_moved(mlp):
+    graph = mlp.graph
+    value = graph.values[8]
+    entry = {"value": 5, "name": None, "spec": "data,_", "display": value.display_name}
+    state = {**Session().to_json(), "specs": [entry]}
+    default = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
+    assert unpack_state(state, graph, default).specs == {8: Spec.of("data", None)}
+    gone = {**entry, "display": "no such tensor"}
+    assert unpack_state({**state, "specs": [gone]}, graph, default).specs == {}
+    with pytest.raises(ShardscopeError, match="'no such tensor' names no tensor of its program"):
+        unpack_state({**state, "specs": [gone], "program": {}}, graph, default)
+
+
 def test_build_state_before_any_program():
     state = build_state(source=None, mesh=None, specs={}, view={}, graph=None)
     assert state == {
         "format": "shardscope-session",
-        "version": 1,
+        "version": 2,
         "source": None,
         "mesh": None,
         "specs": [],
         "view": {},
+        "program": None,
     }
 
 
@@ -351,7 +371,9 @@ SPEC_ENTRY = st.fixed_dictionaries(
 )
 @given(
     extra=st.dictionaries(
-        st.sampled_from(["format", "version", "source", "mesh", "specs", "view", "file"]),
+        st.sampled_from(
+            ["format", "version", "source", "mesh", "specs", "view", "file", "program"]
+        ),
         SESSION_JSON,
         max_size=3,
     ),

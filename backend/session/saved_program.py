@@ -1,0 +1,110 @@
+"""A program kept as data in a session file, so opening the session runs no code.
+
+The ``"program"`` entry of a saved session holds what loading the source gave: the
+lowered module's text, the program's own mesh, specs and parameters, and the source
+lines around its ops (``snippets``)::
+
+    {"name": "mlp", "kind": "example", "path": "/…/mlp.py", "mlir": "module @jit_mlp …",
+     "mesh": {"data": 4, "model": 2}, "specs": {"x": ["data", null]}, "params": {},
+     "sources": {"/…/mlp.py": {"12": "    h = x @ w1", …}}}
+
+``check_program`` checks its form when the file is read; ``unpack_program`` parses the
+module (in this process, as a ``.mlir`` file is parsed: the module's nesting is checked
+first) and is meant to run off the GUI thread. The program room is imported only when
+a program is checked or unpacked, so importing the session stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.load import Program
+
+KINDS = ("python", "example", "mlir")
+
+JsonDict = dict[str, object]
+
+
+def pack_program(program: Program) -> JsonDict:
+    """The ``"program"`` entry of a session for ``program``."""
+    return {
+        "name": program.name,
+        "kind": program.kind,
+        "path": program.path,
+        "mlir": program.mlir_text,
+        "mesh": dict(program.mesh) if program.mesh is not None else None,
+        "specs": {name: list(entries) for name, entries in (program.specs or {}).items()},
+        "params": dict(program.params),
+        "sources": {
+            path: {str(n): text for n, text in lines.items()}
+            for path, lines in program.snippets.items()
+        },
+    }
+
+
+def check_program(data: object) -> str | None:
+    """The first problem with a ``"program"`` entry's form, or None if it has none (the
+    module itself is only parsed by ``unpack_program``)."""
+    from shardscope.backend.program.load import MAX_MLIR_BYTES
+    from shardscope.backend.program.snippets import check_snippets
+
+    if not isinstance(data, dict):
+        return "a program entry that is not an object"
+    for key in ("name", "kind", "mlir"):
+        if not isinstance(data.get(key), str):
+            return f"a program entry whose {key} is not text"
+    if data["kind"] not in KINDS:
+        return f"a program of unknown kind {data['kind']!r}"
+    if len(data["mlir"]) > MAX_MLIR_BYTES:
+        return f"a program larger than the {MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
+    if data.get("path") is not None and not isinstance(data["path"], str):
+        return "a program path that is not text"
+    mesh = data.get("mesh")
+    if mesh is not None and not (
+        isinstance(mesh, dict)
+        and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
+    ):
+        return "a program mesh that is not axis names with positive sizes"
+    specs = data.get("specs", {})
+    if not isinstance(specs, dict) or not all(
+        isinstance(entries, list)
+        and all(
+            e is None
+            or isinstance(e, str)
+            or (isinstance(e, list) and all(isinstance(a, str) for a in e))
+            for e in entries
+        )
+        for entries in specs.values()
+    ):
+        return "program specs that are not lists of axes per name"
+    params = data.get("params", {})
+    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
+        return "program parameters that are not text"
+    try:
+        check_snippets(data.get("sources", {}))
+    except ValueError as exc:
+        return f"a program with {exc}"
+    return None
+
+
+def unpack_program(data: JsonDict, source: str, where: str) -> Program:
+    """The ``Program`` a checked ``"program"`` entry holds, its graph built; ProgramError
+    (one line, naming ``where``) if its module does not parse."""
+    from shardscope.backend.program.load import Program, parse_program_text
+    from shardscope.backend.program.snippets import check_snippets
+
+    program = Program(
+        name=str(data["name"]),
+        source=source,
+        kind=str(data["kind"]),
+        path=data.get("path"),  # type: ignore[arg-type]
+        mlir_text=str(data["mlir"]),
+        mesh=dict(data["mesh"]) if data.get("mesh") else None,  # type: ignore[arg-type]
+        specs={k: list(v) for k, v in (data.get("specs") or {}).items()},  # type: ignore[union-attr]
+        params=dict(data.get("params") or {}),  # type: ignore[arg-type]
+        snippets=check_snippets(data.get("sources", {})),
+        from_session=True,
+    )
+    parse_program_text(program, f"{where} (its saved program)")
+    return program
