@@ -23,6 +23,7 @@ from shardscope.backend.run.worker import too_many_devices
 from shardscope.backend.sharding.mesh import Mesh as OurMesh
 from shardscope.backend.sharding.spec import parse_spec
 from tests.support.inputs import INPUTS, PROGRAMS
+from tests.support.processes import gone_within
 
 pytestmark = pytest.mark.slow
 HOSTILE = INPUTS / "hostile"
@@ -261,3 +262,34 @@ def test_a_mlir_module_is_refused():
 def test_a_spec_on_an_unknown_axis_is_refused(runs):
     with pytest.raises(ShardscopeError, match="names axis 'nope'"):
         run_program(runs["mlp"][0], specs={"x": "nope,_"})
+
+
+def test_a_plan_that_fails_stops_the_waiting_worker(monkeypatch):
+    from shardscope.backend.isolation import jobs
+    from shardscope.backend.run.runner import execute
+
+    started = []
+    real_popen = jobs.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        started.append(proc.pid)
+        return proc
+
+    def plan():
+        raise ShardscopeError("the program did not load")
+
+    monkeypatch.setattr(jobs.subprocess, "Popen", popen)
+    with pytest.raises(ShardscopeError, match="^the program did not load$"):
+        execute(plan, timeout=60)
+    (pid,) = started
+    assert gone_within(pid, 5)
+
+
+def test_a_plan_given_later_runs_as_one_given_at_once(runs):
+    from shardscope.backend.run.runner import execute, plan_run
+
+    program = runs["conflict"][0]
+    result = execute(lambda: plan_run(program, runs=1), timeout=120)
+    assert result.kinds() == runs["conflict"][1].kinds()
+    assert [a.shards for a in result.arguments] == [a.shards for a in runs["conflict"][1].arguments]
