@@ -13,6 +13,22 @@ import numpy as np
 
 # Shards up to this many elements carry their values (for heatmaps); larger ones do not.
 MAX_VALUES = 4096
+# The most values one run reports in all (about 20 MB of JSON); shards past it carry none.
+MAX_TOTAL_VALUES = 1_000_000
+
+
+class ValueBudget:
+    """How many more values a run may report."""
+
+    def __init__(self, total: int = MAX_TOTAL_VALUES) -> None:
+        self.left = total
+
+    def take(self, n: int) -> bool:
+        """Whether ``n`` more values fit; if so they are counted."""
+        if n > self.left:
+            return False
+        self.left -= n
+        return True
 
 
 class ShardRecord(TypedDict):
@@ -48,9 +64,11 @@ def _values(data: np.ndarray) -> list[float | None] | None:
     return [float(v) if np.isfinite(v) else None for v in flat.astype(np.float64)]
 
 
-def shard_records(array: Any, *, values: bool = True) -> list[ShardRecord]:
-    """One record per addressable shard of jax.Array ``array``, in device id order;
-    without ``values``, no record carries its values."""
+def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRecord]:
+    """One record per addressable shard of jax.Array ``array``, in device id order.
+
+    A shard of at most ``MAX_VALUES`` elements carries its values while ``budget`` lasts;
+    without a budget, none does."""
     out: list[ShardRecord] = []
     shape = tuple(array.shape)
     for shard in array.addressable_shards:
@@ -61,7 +79,11 @@ def shard_records(array: Any, *, values: bool = True) -> list[ShardRecord]:
                 "index": index_ranges(shard.index, shape),
                 "shape": list(data.shape),
                 "checksum": checksum(data),
-                "values": _values(data) if values else None,
+                "values": (
+                    _values(data)
+                    if budget is not None and data.size <= MAX_VALUES and budget.take(data.size)
+                    else None
+                ),
             }
         )
     out.sort(key=lambda r: r["device"])

@@ -39,7 +39,12 @@ from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.run.inputs import input_data, is_concrete
-from shardscope.backend.run.shards import max_relative_error, replica_mismatches, shard_records
+from shardscope.backend.run.shards import (
+    ValueBudget,
+    max_relative_error,
+    replica_mismatches,
+    shard_records,
+)
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
@@ -177,7 +182,7 @@ def _run(job: dict) -> dict:
         jax.block_until_ready(compiled(*p_args, **p_kwargs))
         times.append(time.perf_counter() - started)
     out_leaves = jax.tree.leaves(out)
-    values = bool(job.get("values", True))
+    values = ValueBudget() if job.get("values", True) else None
 
     expected = None
     if reference is None:
@@ -347,9 +352,9 @@ def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
 
 
 def _tensor(
-    name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: bool
+    name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: ValueBudget | None
 ) -> dict:
-    records = shard_records(array, values=values)
+    records = shard_records(array, values)
     spec, hlo = _spec_text(sharding, array.ndim)
     error, finite = None, True
     if expected is not None:

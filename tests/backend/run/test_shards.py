@@ -6,6 +6,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardscope.backend.run.shards import (
+    ValueBudget,
     checksum,
     index_ranges,
     max_relative_error,
@@ -18,7 +19,7 @@ def test_records_equal_addressable_shards():
     mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("data", "model"))
     data = np.arange(16 * 6, dtype=np.float32).reshape(16, 6)
     array = jax.device_put(data, NamedSharding(mesh, P("data", None)))
-    records = shard_records(array)
+    records = shard_records(array, ValueBudget())
     assert [r["device"] for r in records] == list(range(8))
     for r in records:
         shard = next(s for s in array.addressable_shards if s.device.id == r["device"])
@@ -28,6 +29,15 @@ def test_records_equal_addressable_shards():
         assert r["checksum"] == checksum(data[rows[0] : rows[1]])
         assert r["values"] == data[rows[0] : rows[1]].ravel().tolist()
     assert replica_mismatches(records) == []
+
+
+def test_values_stop_when_the_budget_is_spent():
+    mesh = Mesh(np.array(jax.devices()[:4]), ("data",))
+    array = jax.device_put(np.ones((8, 2), np.float32), NamedSharding(mesh, P("data", None)))
+    records = shard_records(array, ValueBudget(10))
+    # 4 values a shard: two fit in 10, the third does not
+    assert [r["values"] is not None for r in records] == [True, True, False, False]
+    assert all(r["values"] is None for r in shard_records(array))
 
 
 def test_index_ranges_fill_open_slices():
