@@ -8,14 +8,14 @@ import gc
 import os
 import sys
 
-from shardscope.app.cli import capture, gui, load, propagate, render, shard
+from shardscope.app.cli import capture, gui, load, propagate, render, run, shard
 from shardscope.backend.errors import ShardscopeError
 
 # The subcommands, in the order --help lists them. Each module defines NAME, HELP,
 # add_arguments(parser) and run(args) -> int; LOADS_PROGRAM = True when it loads a program
 # (the loader's worker then starts at once); optionally preflight(args), which returns a
 # one-line problem (exit 2) before anything starts, or None.
-COMMANDS = [gui, load, shard, propagate, render, capture]
+COMMANDS = [gui, load, shard, propagate, run, render, capture]
 
 
 class _Parser(argparse.ArgumentParser):

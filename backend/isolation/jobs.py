@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -365,35 +366,50 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
 
 def run_json_worker(
     module: str,
-    job: dict,
+    job: dict | Callable[[], dict],
     *,
     what: str,
     cwd: Path,
     timeout: float,
     devices: int | None = None,
     env: Mapping[str, str] | None = None,
+    log: Path | None = None,
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
-    ``what`` names the work in messages (``the GSPMD compile``). Raises
-    ``ShardscopeError`` when the worker runs past ``timeout``, dies without a report or
-    reports a failure. The worker's stdout is dropped; a crash report quotes its stderr.
+    ``what`` names the work in messages (``the GSPMD compile``). The worker's stderr
+    goes to the file ``log`` when given (it is kept), else to a temporary one. ``job``
+    may be a function that returns the job: it is called once the worker has started,
+    which imports its modules meanwhile and waits for the job (``json_worker_main``);
+    the time limit starts when it returns, and what it raises ends the worker and is
+    raised here. Raises ``ShardscopeError`` when the worker runs past ``timeout``, dies
+    without a report or reports a failure. The worker's stdout is dropped; a crash
+    report quotes its stderr.
     """
     with tempfile.TemporaryDirectory(prefix="shardscope-worker-") as tmp:
         job_path, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
-        job_path.write_text(json.dumps(job))
+
+        def write_job() -> None:
+            text = json.dumps(job() if callable(job) else job)
+            # Written whole, then renamed: a waiting worker never reads half a job.
+            part = job_path.with_suffix(".part")
+            part.write_text(text)
+            os.replace(part, job_path)
+
+        if not callable(job):
+            write_job()
         worker = WorkerJob(
             module,
             (str(job_path), str(out)),
             cwd=cwd,
-            log=Path(tmp) / "stderr.txt",
+            log=log if log is not None else Path(tmp) / "stderr.txt",
             timeout=timeout,
             devices=devices,
             env=dict(env or {}),
             log_stdout=False,
         )
         try:
-            returncode = run_worker(worker)
+            returncode = run_worker(worker, write_job if callable(job) else None)
         except WorkerTimeout as exc:
             raise ShardscopeError(f"{exc.message(what)}; allow more with --timeout") from None
         if not out.exists():
@@ -408,6 +424,13 @@ def run_json_worker(
     return report
 
 
+def wait_for_file(path: Path, poll: float = 0.01) -> None:
+    """Wait until ``path`` exists (a worker whose job is written after it started; its
+    parent kills it if the job never comes)."""
+    while not path.exists():
+        time.sleep(poll)
+
+
 def json_worker_main(argv: list[str], work: Callable[[dict, Path], dict], *, failure: str) -> int:
     """The child's side of ``run_json_worker``; ``argv`` is ``JOB_PATH OUT_PATH``.
 
@@ -417,6 +440,7 @@ def json_worker_main(argv: list[str], work: Callable[[dict, Path], dict], *, fai
     message (``exception_text``); a failed allocation, ``<failure>: ... ran out of memory``.
     """
     job_path, out_path = argv
+    wait_for_file(Path(job_path))
     job = json.loads(Path(job_path).read_text())
     try:
         report = work(job, Path(job_path).parent)

@@ -33,14 +33,14 @@ def test_help_lists_commands(capsys):
 def test_the_parser_lists_the_commands_in_order():
     parser = build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(sub.choices) == ["gui", "load", "shard", "propagate", "render", "capture"]
+    assert list(sub.choices) == ["gui", "load", "shard", "propagate", "run", "render", "capture"]
     # In --help, a command's name is indented by four spaces, its wrapped help by more.
     names = [
         line.split()[0]
         for line in parser.format_help().splitlines()
         if line.startswith("    ") and not line.startswith("     ")
     ]
-    assert names == ["gui", "load", "shard", "propagate", "render", "capture"]
+    assert names == ["gui", "load", "shard", "propagate", "run", "render", "capture"]
 
 
 def fake_command(run, preflight=None, name="fake"):

@@ -1,0 +1,191 @@
+"""``run``: compile and run a program on the attached devices; shards, collectives, timings."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+
+from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.sharding.mesh import parse_mesh
+
+NAME = "run"
+HELP = (
+    "compile and run a program on the attached devices: each device's shard, the real collectives"
+)
+LOADS_PROGRAM = True
+
+
+def add_arguments(parser) -> None:
+    """Options of ``run``."""
+    add_program_options(parser, timeout_help="seconds allowed for loading, and for the run")
+    parser.add_argument(
+        "--runs",
+        type=_runs,
+        default=5,
+        help="timed runs after a warm-up one; run_s is their median (default 5)",
+    )
+    parser.add_argument(
+        "--no-reference",
+        action="store_true",
+        help="skip the unsharded run that max_rel_error compares against (one compile less)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _runs(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs from 1 to 1000")
+    return int(text)
+
+
+def run(args) -> int:
+    """Start the run worker, load, hand it the program, predict the collectives here while
+    it compiles and runs; print."""
+    # Imported when the command runs: every command module is imported to build the
+    # parser, and the loading commands should not wait for jax before their worker starts.
+    from shardscope.backend.run.runner import execute, plan_run
+
+    mesh = parse_mesh(args.mesh) if args.mesh else None
+    specs = parse_spec_args(args.spec) if args.spec else None
+    loaded: queue.Queue = queue.Queue()
+    outcome: dict = {}
+
+    def plan():
+        program = loaded.get()
+        if program is None:
+            raise _LoadFailed
+        return plan_run(
+            program,
+            mesh,
+            specs,
+            runs=args.runs,
+            reference=not args.no_reference,
+            values=False,  # neither output form prints them
+        )
+
+    def work() -> None:
+        try:
+            outcome["result"] = execute(plan, timeout=args.timeout)
+        except (ShardscopeError, _LoadFailed) as exc:
+            outcome["error"] = exc
+
+    # The run worker starts now and imports JAX while the program loads.
+    thread = threading.Thread(target=work, name="shardscope-run")
+    thread.start()
+    try:
+        program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    except BaseException:
+        loaded.put(None)
+        thread.join()
+        raise
+    loaded.put(program)
+    result = _finish(program, mesh, specs, thread, outcome)
+    note_mesh_override(program, args.mesh)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    print(summary(result))
+    return 0
+
+
+class _LoadFailed(Exception):
+    """The program did not load: the run worker is stopped, the load's error is shown."""
+
+
+def _finish(program, mesh, specs, thread, outcome):
+    """Propagate here while the worker runs, then match predicted with compiled."""
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.match import match, predicted_refs
+
+    predicted, why = None, None
+    try:
+        predicted = propagate(program, mesh, specs)
+    except ShardscopeError as exc:
+        why = str(exc)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result = outcome["result"]
+    if predicted is not None:
+        refs = predicted_refs(predicted.collectives, predicted.graph)
+        result.collectives, result.predicted_only = match(result.collectives, refs)
+    else:
+        result.notes.append(f"no predicted collectives to compare: {why}")
+    return result
+
+
+def _index(index) -> str:
+    return "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]"
+
+
+def _groups(groups) -> str:
+    if groups is None:
+        return "?"
+    text = " ".join("{" + ",".join(map(str, g)) + "}" for g in groups[:8])
+    return text + (f" ... ({len(groups)} groups)" if len(groups) > 8 else "")
+
+
+def summary(result) -> str:
+    """The readable report ``run`` prints without ``--json``."""
+    mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
+    lines = [
+        f"{result.program}: ran on {result.device_count} {result.platform.upper()} devices "
+        f"(mesh {mesh})",
+        f"compile {result.compile_s:.3f} s, run {result.run_s * 1e3:.3f} ms (median of "
+        f"{len(result.run_times)})",
+        "memory per device: "
+        + ", ".join(f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code"),
+    ]
+    for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
+        lines += ["", f"{title}:"]
+        for t in tensors:
+            err = (
+                "no reference"
+                if t.max_rel_error is None
+                else f"max rel error {t.max_rel_error:.2e}"
+            )
+            replicas = (
+                "replicas match"
+                if t.replicas_match
+                else (
+                    "REPLICAS DIFFER on devices "
+                    + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+                )
+            )
+            lines.append(
+                f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"
+            )
+            for s in t.shards:
+                lines.append(
+                    f"    device {s.device:3} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"
+                )
+    lines += ["", f"compiled collectives: {len(result.collectives)}"]
+    for c in result.collectives:
+        where = f"line {c.line}" if c.line else ""
+        extra = f" x{c.operands} operands" if c.operands > 1 else ""
+        predicted = (
+            "predicted: " + ", ".join(f"{p.kind} {'+'.join(p.axes)}" for p in c.predicted)
+            if c.predicted
+            else "NOT PREDICTED"
+        )
+        lines.append(
+            f"  {c.kind:18} {list(c.shape)!s:14}{extra} {c.bytes:,} B/device  {c.source} {where}"
+        )
+        lines.append(f"    groups {_groups(c.device_groups)}; {predicted}")
+    if result.predicted_only:
+        lines += ["", f"predicted but not compiled: {len(result.predicted_only)}"]
+        for p in result.predicted_only:
+            lines.append(
+                f"  {p.kind:18} {'+'.join(p.axes):12} {p.bytes:,} B/device  {p.source} line {p.line}"
+            )
+    if result.warnings:
+        lines += ["", "XLA warnings:"]
+        lines += [f"  {w.op_name or '?'}: {w.message}" for w in result.warnings]
+    if result.notes:
+        lines += ["", "notes:"] + [f"  {n}" for n in result.notes]
+    return "\n".join(lines)

@@ -1,0 +1,211 @@
+"""Collectives of a compiled HLO module: kind, device groups, shapes, bytes, source.
+
+Read from ``compiled.as_text()``. Kinds: ``all-gather``, ``all-reduce``,
+``reduce-scatter``, ``all-to-all``, ``collective-permute`` (and ``ragged-all-to-all``,
+``collective-broadcast``). An asynchronous pair (``all-reduce-start`` /
+``all-reduce-done``, the form XLA's GPU compiler uses; this machine's CPU compiler writes
+none) is read as one collective whose shapes are the done's result. A collective with
+several operands is one collective with ``operands`` arrays: seen here, XLA's combiner
+merging the all-reduces of a training step into one tuple-shaped all-reduce (its
+``op_name`` lists each operand's op), and the CPU compiler writing a tiled all-to-all as
+one operand per piece.
+
+A collective inside a loop body is listed once, as the text holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypedDict
+
+from shardscope.backend.hlo.frames import FrameTable
+from shardscope.backend.hlo.groups import GroupsError, parse_groups, to_device_ids
+
+KINDS = (
+    "all-gather",
+    "all-reduce",
+    "reduce-scatter",
+    "all-to-all",
+    "collective-permute",
+    "ragged-all-to-all",
+    "collective-broadcast",
+)
+_HEAD = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*")
+_ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+_FRAME = re.compile(r"stack_frame_id=(\d+)")
+_DIMS = re.compile(r"\bdimensions=\{([0-9,]*)\}")
+_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%(?P<name>[\w.\-]+)\s.*\{\s*$")
+# Bytes per element of HLO's primitive types.
+_WIDTH = {
+    "pred": 1,
+    "s2": 1,
+    "u2": 1,
+    "s4": 1,
+    "u4": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+}
+
+
+class HloCollective(TypedDict):
+    """One collective of a compiled module (plain data: it crosses processes as JSON)."""
+
+    name: str  # the instruction's name, ``all-reduce.3``
+    kind: str
+    computation: str  # the computation that holds it (``main``, a loop body...)
+    operands: int  # arrays it moves: more than one for a combined (tuple) collective
+    shapes: list[list[int]]  # the result shape of each operand, per device
+    dtypes: list[str]
+    result_bytes: int  # bytes of its results on one device
+    groups: list[list[int]] | None  # device ids; pairs (source, target) for a permute
+    groups_text: str
+    dimensions: list[int]
+    op_name: str
+    file: str
+    line: int | None
+
+
+def element_bytes(dtype: str) -> int:
+    """Bytes per element of HLO type ``dtype`` (``f32`` -> 4; fp8 kinds -> 1)."""
+    return _WIDTH.get(dtype, 1 if dtype.startswith("f8") else 4)
+
+
+def _split_type(rest: str) -> tuple[str, str]:
+    """``(type text, after it)`` for the text after ``%x = ``: a tuple type is balanced."""
+    if rest.startswith("("):
+        depth = 0
+        for i, ch in enumerate(rest):
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return rest[: i + 1], rest[i + 1 :].lstrip()
+        return rest, ""
+    head, _, tail = rest.partition(" ")
+    return head, tail
+
+
+def _attribute(rest: str, key: str) -> str | None:
+    """The value text of attribute ``key=`` in an instruction's tail (balanced braces)."""
+    at = rest.find(f"{key}=")
+    if at < 0:
+        return None
+    value = rest[at + len(key) + 1 :]
+    if value.startswith("{"):
+        depth = 0
+        for i, ch in enumerate(value):
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    return value[: i + 1]
+        return value
+    if value.startswith("mesh["):
+        end = value.find("}")
+        return value[: end + 1] if end >= 0 else value
+    m = re.match(r"\[[0-9,]*\]<=\[[0-9,]*\](?:T\([0-9,]*\))?", value)
+    return m.group(0) if m else value.split(",", 1)[0]
+
+
+def read_collectives(
+    text: str, assignment: list[int] | None = None, num_devices: int | None = None
+) -> list[HloCollective]:
+    """Every collective of HLO module ``text``, in text order.
+
+    ``assignment`` maps positions in the executable's device assignment to device ids
+    (``compiled.runtime_executable().local_devices()`` on one host); without it groups
+    hold positions. ``num_devices`` resolves ``replica_groups={}`` (all devices).
+    """
+    frames = FrameTable(text)
+    out: list[HloCollective] = []
+    starts: dict[str, HloCollective] = {}
+    computation = ""
+    for line in text.splitlines():
+        comp = _COMPUTATION.match(line)
+        if comp and not line.startswith((" ", "\t")):
+            computation = comp["name"]
+            continue
+        head = _HEAD.match(line)
+        if not head:
+            continue
+        type_text, tail = _split_type(line[head.end() :])
+        opcode, paren, args_rest = tail.partition("(")
+        if not paren:
+            continue
+        opcode = opcode.strip()
+        if opcode.endswith("-done"):
+            base = opcode[: -len("-done")]
+            if base in KINDS:
+                operand = re.match(r"\s*%([\w.\-]+)", args_rest)
+                start = starts.get(operand.group(1)) if operand else None
+                if start is not None:
+                    _set_shapes(start, type_text)
+            continue
+        is_start = opcode.endswith("-start") and opcode[: -len("-start")] in KINDS
+        kind = opcode[: -len("-start")] if is_start else opcode
+        if kind not in KINDS:
+            continue
+        key = "source_target_pairs" if kind == "collective-permute" else "replica_groups"
+        groups_text = _attribute(args_rest, key) or ""
+        try:
+            groups = parse_groups(groups_text, num_devices) if groups_text else None
+        except GroupsError:
+            groups = None
+        if groups is not None and assignment is not None:
+            groups = to_device_ids(groups, assignment)
+        name_m = _OP_NAME.search(args_rest)
+        frame_m = _FRAME.search(args_rest)
+        source = frames.source(int(frame_m[1])) if frame_m else None
+        dims = _DIMS.search(args_rest)
+        entry: HloCollective = {
+            "name": head["name"],
+            "kind": kind,
+            "computation": computation,
+            "operands": 0,
+            "shapes": [],
+            "dtypes": [],
+            "result_bytes": 0,
+            "groups": groups,
+            "groups_text": groups_text,
+            "dimensions": [int(d) for d in dims[1].split(",") if d] if dims else [],
+            "op_name": name_m[1] if name_m else "",
+            "file": source.file if source else "",
+            "line": source.line if source else None,
+        }
+        _set_shapes(entry, type_text, start=is_start)
+        if is_start:
+            starts[head["name"]] = entry
+        out.append(entry)
+    return out
+
+
+def _set_shapes(entry: HloCollective, type_text: str, *, start: bool = False) -> None:
+    arrays = [(t, [int(d) for d in dims.split(",") if d]) for t, dims in _ARRAY.findall(type_text)]
+    if start and len(arrays) > 1:
+        # A start whose done is not seen: its tuple is read as (operands..., results...).
+        arrays = arrays[len(arrays) // 2 :]
+    entry["shapes"] = [s for _, s in arrays]
+    entry["dtypes"] = [t for t, _ in arrays]
+    entry["operands"] = len(arrays)
+    total = 0
+    for t, shape in arrays:
+        n = 1
+        for d in shape:
+            n *= d
+        total += n * element_bytes(t)
+    entry["result_bytes"] = total

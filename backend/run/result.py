@@ -1,0 +1,155 @@
+"""What a run found: each device's shards, the compiled collectives, timings, memory.
+
+``RunResult.to_json()`` is what ``run --json`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shardscope.backend.json_form import JsonForm, json_field
+
+
+@dataclass(frozen=True)
+class Shard(JsonForm):
+    """One device's piece of an array, as ``jax.Array.addressable_shards`` gives it."""
+
+    device: int
+    index: tuple[tuple[int, int], ...]  # [start, stop) per dimension
+    shape: tuple[int, ...]
+    checksum: str  # CRC-32 of the piece's bytes, row-major
+    # The piece's values, row-major, for small pieces (heatmaps); None for large ones.
+    values: tuple[float | None, ...] | None = json_field(omit=True, default=None)
+
+
+@dataclass(frozen=True)
+class TensorRun(JsonForm):
+    """One argument or output of a run: its sharding and each device's shard."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    spec: str  # spec text (``data,_``); "" for a sharding without one
+    hlo_sharding: str
+    shards: tuple[Shard, ...]
+    # max |sharded - unsharded| / max |unsharded|; None without a reference run.
+    max_rel_error: float | None
+    # Groups of devices that hold the same piece with different bytes.
+    replica_mismatches: tuple[tuple[int, ...], ...] = ()
+    error_not_finite: bool = False
+
+    @property
+    def replicas_match(self) -> bool:
+        """Whether every device holding the same piece holds the same bytes."""
+        return not self.replica_mismatches
+
+    @classmethod
+    def from_report(cls, data: dict) -> TensorRun:
+        """Read one ``outputs[]`` / ``arguments[]`` entry of the worker's report."""
+        return cls(
+            data["name"],
+            tuple(data["shape"]),
+            data["dtype"],
+            data["spec"],
+            data["hlo_sharding"],
+            tuple(
+                Shard(
+                    s["device"],
+                    tuple(tuple(r) for r in s["index"]),
+                    tuple(s["shape"]),
+                    s["checksum"],
+                    tuple(s["values"]) if s["values"] is not None else None,
+                )
+                for s in data["shards"]
+            ),
+            data["max_rel_error"],
+            tuple(tuple(g) for g in data["replica_mismatches"]),
+            data["error_not_finite"],
+        )
+
+
+@dataclass(frozen=True)
+class PredictedRef(JsonForm):
+    """A collective propagation predicted (``propagate``'s ``collectives[]``), in short."""
+
+    kind: str  # as HLO names it: ``all-reduce``
+    axes: tuple[str, ...]
+    op: int | None
+    source: str  # the program op's location name, ``jit(f)/layer2/dot_general``
+    line: int | None
+    bytes: int
+
+
+@dataclass(frozen=True)
+class CompiledCollective(JsonForm):
+    """One collective of the compiled program, as its HLO text says.
+
+    ``bytes`` is what one device moves (the formulas of ``propagation.collectives``, on
+    the result held by one device); ``predicted`` the predicted collectives it was matched
+    with (empty: the compiler inserted one propagation did not predict).
+    """
+
+    kind: str
+    device_groups: tuple[tuple[int, ...], ...] | None
+    shape: tuple[int, ...]
+    bytes: int
+    source: str  # metadata op_name of the op it serves
+    line: int | None
+    predicted: tuple[PredictedRef, ...]
+    file: str = ""
+    name: str = ""
+    operands: int = 1
+    shapes: tuple[tuple[int, ...], ...] = ()
+    result_bytes: int = 0
+    groups_text: str = ""
+    computation: str = ""
+    # The program ops of each operand (a combined collective serves several).
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class XlaWarningEntry(JsonForm):
+    """A warning XLA logged while compiling or running, joined to its op."""
+
+    message: str
+    op_name: str
+    instruction: str
+
+
+@dataclass
+class RunResult(JsonForm):
+    """Everything one run found."""
+
+    program: str
+    platform: str
+    device_count: int
+    mesh: dict[str, int]
+    outputs: list[TensorRun]
+    arguments: list[TensorRun]
+    collectives: list[CompiledCollective]
+    # Predicted collectives no compiled one was matched with.
+    predicted_only: list[PredictedRef]
+    warnings: list[XlaWarningEntry]
+    compile_s: float
+    run_s: float
+    memory: dict[str, int]
+    run_times: list[float] = field(default_factory=list)
+    # What the run could not do as asked, in one line each (specs it could not apply...).
+    notes: list[str] = field(default_factory=list)
+    # Arguments whose data the program file gave (the others are seeded random data).
+    concrete_inputs: list[str] = field(default_factory=list)
+    hlo_text: str = json_field(omit=True, default="")
+
+    def kinds(self) -> dict[str, int]:
+        """Compiled collectives per kind."""
+        out: dict[str, int] = {}
+        for c in self.collectives:
+            out[c.kind] = out.get(c.kind, 0) + 1
+        return out
+
+    def tensor(self, name: str) -> TensorRun:
+        """An argument or output by name (``x``, ``result[0]``)."""
+        for t in [*self.outputs, *self.arguments]:
+            if t.name == name:
+                return t
+        raise KeyError(name)

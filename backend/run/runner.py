@@ -1,0 +1,328 @@
+"""Run a loaded program on the attached devices: the API the CLI and the window call.
+
+``run_program(program, mesh, specs)`` compiles and runs the program in a worker process
+(``run.worker``) and returns a ``RunResult``. The devices are an accelerator's when one
+is installed (a JAX GPU or TPU plugin; JAX picks it), otherwise fake CPU devices, as many
+as the mesh has, up to ``SHARDSCOPE_RUN_CPU_DEVICES`` (default 64). A mesh larger than
+that, or than the accelerator's devices, is refused in one line that names both numbers.
+Whatever happens in the worker (an exception, a compiler abort, running out of memory,
+a hang past ``timeout``) is a one-line ``ShardscopeError``; the caller carries on.
+
+Specs apply to arguments (``x``, ``params['w1']``: their ``NamedSharding``) and results
+(``result[i]``: a sharding constraint on the output); specs on intermediates cannot be
+placed in the program's code and are listed in ``notes``. Unnamed arguments are left to
+the compiler, as ``jax.jit`` does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
+from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.propagation.annotate import SpecLike, as_spec
+from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.run.inputs import SEED
+from shardscope.backend.run.match import match, operand_sources, predicted_refs
+from shardscope.backend.run.result import (
+    CompiledCollective,
+    RunResult,
+    TensorRun,
+    XlaWarningEntry,
+)
+from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
+from shardscope.backend.sharding.mesh import Mesh
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.load import Program
+    from shardscope.backend.propagation.result import PropagationResult
+
+WORKER = "shardscope.backend.run.worker"
+WHAT = "the run"
+DEFAULT_RUNS = 5
+CPU_DEVICES_ENV = "SHARDSCOPE_RUN_CPU_DEVICES"
+DEFAULT_CPU_DEVICES = 64
+# Python packages of JAX's accelerator plugins: with one installed, JAX picks the device.
+_ACCELERATOR_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu")
+_KIND_NAMES = {
+    "all-gather": "all_gather",
+    "all-reduce": "all_reduce",
+    "reduce-scatter": "reduce_scatter",
+    "all-to-all": "all_to_all",
+    "collective-permute": "collective_permute",
+}
+
+
+def cpu_device_limit() -> int:
+    """How many fake CPU devices a run may ask for (``SHARDSCOPE_RUN_CPU_DEVICES``)."""
+    text = os.environ.get(CPU_DEVICES_ENV, "").strip()
+    if not text:
+        return DEFAULT_CPU_DEVICES
+    if not text.isdigit() or int(text) < 1:
+        raise ShardscopeError(
+            f"{CPU_DEVICES_ENV}={text!r} is not a number of devices: set it to e.g. 64"
+        )
+    return int(text)
+
+
+def accelerator_installed() -> bool:
+    """Whether a JAX GPU or TPU plugin is installed (the worker then lets JAX choose)."""
+    return any(importlib.util.find_spec(name) is not None for name in _ACCELERATOR_PLUGINS)
+
+
+def check_device_count(mesh: Mesh, limit: int | None = None) -> None:
+    """Refuse a mesh with more devices than fake CPU devices may be attached."""
+    limit = cpu_device_limit() if limit is None else limit
+    if mesh.size > limit:
+        raise MeshError(
+            f"the mesh {mesh.describe()} needs {mesh.size} devices but {limit} CPU devices "
+            f"can be attached: use a mesh of at most {limit} devices (--mesh), or allow more "
+            f"with {CPU_DEVICES_ENV}={mesh.size}"
+        )
+
+
+def run_environment(accelerator: bool) -> dict[str, str]:
+    """Environment variables for the worker: the CPU, or JAX's own choice of platform
+    where an accelerator plugin is installed."""
+    env = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
+    env["JAX_PLATFORMS"] = "" if accelerator else "cpu"
+    return env
+
+
+def split_specs(
+    program: Program, specs: Mapping[str | int, SpecLike]
+) -> tuple[dict[str, str], dict[int, str], list[str]]:
+    """Argument specs by name, result specs by flat index, and notes for the rest."""
+    args: dict[str, str] = {}
+    results: dict[int, str] = {}
+    notes = []
+    names = set(program.arg_names)
+    n_results = len(program.result_names)
+    for key, value in specs.items():
+        text = as_spec(value).format()
+        if isinstance(key, str) and key in names:
+            args[key] = text
+        elif isinstance(key, str) and key.startswith("result[") and key.endswith("]"):
+            index = key[len("result[") : -1]
+            if not index.isdigit() or int(index) >= n_results:
+                raise SpecError(
+                    f"{key}: the program has {n_results} results; name result[0] to "
+                    f"result[{n_results - 1}]"
+                )
+            results[int(index)] = text
+        else:
+            notes.append(
+                f"the spec on {key} was not applied: a run places specs on arguments and "
+                f"results only"
+            )
+    return args, results, notes
+
+
+@dataclass
+class RunPlan:
+    """A checked run: the program, its mesh, the worker's job and notes on the specs."""
+
+    program: Program
+    mesh: Mesh
+    job: dict
+    notes: list[str]
+
+
+def plan_run(
+    program: Program,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    runs: int = DEFAULT_RUNS,
+    seed: int = SEED,
+    reference: bool = True,
+    values: bool = True,
+) -> RunPlan:
+    """Check a run of ``program`` on ``mesh`` with ``specs`` and write its worker's job.
+
+    Arguments as for ``run_program``. Raises ``ShardscopeError`` for a program that is
+    not Python, specs on axes the mesh lacks, and a mesh larger than the CPU devices
+    a run may have.
+    """
+    path = program.path
+    if program.kind not in ("python", "example") or not path or not path.endswith(".py"):
+        raise ShardscopeError(
+            f"{program.name}: run needs a Python program (.py or example:NAME); a .mlir "
+            f"module has no function to call: run the Python file it came from"
+        )
+    mesh = _as_mesh(mesh if mesh is not None else program.mesh)
+    arg_specs, result_specs, notes = split_specs(
+        program, specs if specs is not None else (program.specs or {})
+    )
+    for name, text in arg_specs.items():
+        _check_axes(name, text, mesh)
+    for index, text in result_specs.items():
+        _check_axes(f"result[{index}]", text, mesh)
+    if not accelerator_installed():
+        check_device_count(mesh)
+    job = {
+        "path": path,
+        "cwd": str(Path(path).parent),
+        "params": dict(program.params or {}),
+        "mesh": mesh.to_json(),
+        "cpu_devices": mesh.size,
+        "arg_names": program.arg_names,
+        "specs": arg_specs,
+        "result_specs": {str(k): v for k, v in result_specs.items()},
+        "seed": seed,
+        "runs": runs,
+        "reference": reference,
+        "values": values,
+    }
+    return RunPlan(program, mesh, job, notes)
+
+
+def run_program(
+    program: Program,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    timeout: float = 300.0,
+    runs: int = DEFAULT_RUNS,
+    seed: int = SEED,
+    propagation: PropagationResult | None = None,
+    reference: bool = True,
+    values: bool = True,
+) -> RunResult:
+    """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
+
+    Without ``mesh`` / ``specs`` the program's own ``MESH`` / ``SPECS`` apply.
+    ``propagation``, a propagation of the same program, mesh and specs, gives the
+    predicted collectives to match the compiled ones with. Without ``reference`` no
+    unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
+    its values (``run --json`` prints none). Raises ``ShardscopeError`` (one line) for a
+    program that is not Python, a mesh too large for the devices, and whatever goes wrong
+    in the worker.
+    """
+    plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
+    return execute(plan, timeout=timeout, propagation=propagation)
+
+
+def execute(
+    plan: RunPlan | Callable[[], RunPlan],
+    *,
+    timeout: float = 300.0,
+    propagation: PropagationResult | None = None,
+) -> RunResult:
+    """Run ``plan`` in a worker. ``plan`` may be a function that returns it once the
+    program is loaded: the worker starts at once and imports JAX meanwhile (the time
+    limit starts when the plan is there); what the function raises is raised here."""
+    plans: list[RunPlan] = []
+
+    def job() -> dict:
+        plans.append(plan() if callable(plan) else plan)
+        return plans[0].job
+
+    with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
+        log = Path(tmp) / "stderr.txt"
+        try:
+            report = run_json_worker(
+                WORKER,
+                job if callable(plan) else job(),
+                what=WHAT,
+                cwd=Path.cwd(),
+                timeout=timeout,
+                env=run_environment(accelerator_installed()),
+                log=log,
+            )
+        except ShardscopeError as exc:
+            if plans and str(exc).startswith(f"{WHAT} crashed"):
+                raise ShardscopeError(
+                    f"{plans[0].program.name}: {exc}; the program or the compiler crashed: "
+                    f"run the file with python directly to see the full error"
+                ) from None
+            raise
+        log_text = log.read_text(errors="replace") if log.exists() else ""
+    done = plans[0]
+    return _result(done.program, done.mesh, report, log_text, done.notes, propagation)
+
+
+def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh:
+    if mesh is None:
+        raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
+    return mesh if isinstance(mesh, Mesh) else Mesh.from_dict(dict(mesh))
+
+
+def _check_axes(name: str, text: str, mesh: Mesh) -> None:
+    from shardscope.backend.sharding.spec import parse_spec
+
+    for axis in parse_spec(text).used_axes:
+        base = axis.split(":")[0]
+        if base not in mesh.shape:
+            raise SpecError(
+                f"the spec on {name} names axis {base!r}, which the mesh {mesh.describe()} "
+                f"lacks: use one of {', '.join(mesh.axis_names)}"
+            )
+
+
+def _result(
+    program: Program,
+    mesh: Mesh,
+    report: dict,
+    log_text: str,
+    notes: list[str],
+    propagation: PropagationResult | None,
+) -> RunResult:
+    text = report["hlo_text"]
+    collectives = [_compiled(c) for c in report["collectives"]]
+    predicted_only = []
+    if propagation is not None:
+        refs = predicted_refs(propagation.collectives, propagation.graph)
+        collectives, predicted_only = match(collectives, refs)
+    op_names = instruction_op_names(text.splitlines())
+    warnings = [XlaWarningEntry(**w) for w in read_warnings(log_text, op_names)]
+    return RunResult(
+        program=program.name,
+        platform=report["platform"],
+        device_count=report["device_count"],
+        mesh=mesh.shape,
+        outputs=[TensorRun.from_report(t) for t in report["outputs"]],
+        arguments=[TensorRun.from_report(t) for t in report["arguments"]],
+        collectives=collectives,
+        predicted_only=predicted_only,
+        warnings=warnings,
+        compile_s=report["compile_s"],
+        run_s=report["run_s"],
+        memory=report["memory"],
+        run_times=report["run_times"],
+        notes=[*notes, *report["notes"]],
+        concrete_inputs=report["concrete_inputs"],
+        hlo_text=text,
+    )
+
+
+def _compiled(c: dict) -> CompiledCollective:
+    groups = c["groups"]
+    if c["kind"] == "collective-permute":
+        group = 2 if groups else 1
+    else:
+        group = max((len(g) for g in groups), default=1) if groups else 1
+    kind = _KIND_NAMES.get(c["kind"], c["kind"])
+    return CompiledCollective(
+        kind=c["kind"],
+        device_groups=tuple(tuple(g) for g in groups) if groups is not None else None,
+        shape=tuple(c["shapes"][0]) if c["shapes"] else (),
+        bytes=bytes_per_device(kind, c["result_bytes"], group),
+        source=c["op_name"],
+        line=c["line"],
+        predicted=(),
+        file=c["file"],
+        name=c["name"],
+        operands=c["operands"],
+        shapes=tuple(tuple(s) for s in c["shapes"]),
+        result_bytes=c["result_bytes"],
+        groups_text=c["groups_text"],
+        computation=c["computation"],
+        sources=tuple(operand_sources(c["op_name"])),
+    )

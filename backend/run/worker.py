@@ -1,0 +1,401 @@
+"""The run worker: compile a program with ``jax.jit`` on a real mesh, run it, read it back.
+
+Run as ``python -m shardscope.backend.run.worker JOB OUT`` (a JSON worker, see
+``isolation.jobs``). The job names the program file, its parameters, the mesh, the spec
+text of each named argument and result, the flat argument names, the seed and how many
+timed runs. The worker:
+
+- builds a ``jax.sharding.Mesh`` over the attached devices (an accelerator's when JAX
+  finds one, else the fake CPU devices the runner asked for) and refuses a mesh larger
+  than them;
+- traces and compiles ``jax.jit(PROGRAM)`` with each named argument's
+  ``NamedSharding`` (unnamed arguments unspecified, so the compiler chooses, as
+  ``jax.jit`` does) and each named result constrained to its spec;
+- runs it on seeded random inputs (or the arrays the program file gives) placed as the
+  executable wants them: once to warm up, then ``runs`` timed runs;
+- runs the same function unsharded, on one device, for the error of each output;
+- reports each device's shard of every argument and output, the compiled collectives
+  (``hlo.collectives``), the executable's per-device memory and the HLO text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType, NamedSharding
+
+from shardscope.backend.errors import MeshError
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
+from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.run.shards import (
+    ValueBudget,
+    max_relative_error,
+    replica_mismatches,
+    shard_records,
+)
+from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import Spec, parse_spec
+
+
+class RunRefused(Exception):
+    """The job cannot run here; the message is the user's one line."""
+
+
+def main(argv: list[str]) -> int:
+    """Worker entry point: ``JOB OUT``."""
+    return json_worker_main(argv, run_job, failure="the run failed")
+
+
+def run_job(job: dict, scratch: Path) -> dict:
+    """Compile and run the job's program; the report for the parent."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    # The worker may have started before its program was loaded (``runner.execute``):
+    # the CPU device count and the program's folder come with the job. JAX reads the
+    # count when it first asks for devices, which nothing has done yet.
+    jax.config.update("jax_num_cpu_devices", int(job["cpu_devices"]))
+    os.chdir(job["cwd"])
+    sys.path[0] = job["cwd"]
+    if job.get("kind") == "reshard":
+        return _reshard(job)
+    try:
+        return _run(job)
+    except RunRefused as exc:
+        return {"ok": False, "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
+        if is_out_of_memory(exc):
+            raise  # json_worker_main names the memory limit
+        return {"ok": False, "error": failure_line(job["path"], exc)}
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_LAST = re.compile(r"^(?:[\w.]+\.)?(?P<type>\w*(?:Error|Exception|Interrupt))\b:?\s*(?P<msg>.*)$")
+
+
+def failure_line(path: str, exc: BaseException) -> str:
+    """One line for an exception raised while compiling or running the program at
+    ``path``: where in the program (the last frame in its file, from the traceback or
+    from a traceback quoted in the message, as JAX quotes a failed host callback), and
+    the innermost error."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == path:
+            line = lineno
+    text = str(exc).strip()
+    for m in _FRAME.finditer(text):
+        if m["file"] == path:
+            line = int(m["line"])
+    detail = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+    lines = [raw.strip() for raw in text.splitlines() if raw.strip()]
+    if len(lines) > 1:
+        m = _LAST.match(lines[-1])
+        if m:
+            detail = lines[-1]
+    where = f"{path}:{line}" if line else path
+    if len(detail) > 300:
+        detail = detail[:300] + "..."
+    return f"{where}: the run failed: {detail}; fix the program and run it again"
+
+
+def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
+    """The one-line refusal of a mesh larger than the attached devices."""
+    devices = "devices are" if attached != 1 else "device is"
+    most = f"{attached} devices" if attached != 1 else "1 device"
+    return (
+        f"the mesh {mesh.describe()} needs {mesh.size} devices but {attached} "
+        f"{platform.upper()} {devices} attached: use a mesh of at most {most} (--mesh), or "
+        f"run where {mesh.size} are attached"
+    )
+
+
+def _run(job: dict) -> dict:
+    ns = load_python_namespace(job["path"], job["params"])
+    mesh = Mesh.from_json(job["mesh"])
+    devices = jax.devices()
+    platform = devices[0].platform
+    if len(devices) < mesh.size:
+        raise RunRefused(too_many_devices(mesh, len(devices), platform))
+    jmesh = _jax_mesh(mesh, devices)
+    program = ns["PROGRAM"]
+    args = ns.get("EXAMPLE_ARGS")
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    names = job["arg_names"]
+    if len(names) != len(leaves):
+        raise RunRefused(
+            f"{job['path']}: EXAMPLE_ARGS has {len(leaves)} arrays but the program has "
+            f"{len(names)} arguments; load the program again"
+        )
+    structs = []
+    for leaf, name in zip(leaves, names, strict=True):
+        shape, dtype = _shape_dtype(leaf)
+        sharding = None
+        if name in job["specs"]:
+            spec = parse_spec(job["specs"][name]).padded(len(shape))
+            sharding = NamedSharding(jmesh, spec.to_jax())
+        structs.append(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+    s_args, s_kwargs = jax.tree.unflatten(treedef, structs)
+    result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
+    fn = _constrain_results(program, result_specs, jmesh) if result_specs else program
+
+    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
+    notes: list[str] = []
+    # The unsharded reference compiles in a thread while the sharded program is traced
+    # and lowered (XLA's compiler releases the GIL); the sharded compile is timed alone.
+    reference = (
+        _Reference(program, mesh, devices[0], host, treedef, structs)
+        if job.get("reference", True)
+        else None
+    )
+    with jax.set_mesh(jmesh):
+        lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
+    manual = "sdy.manual_computation" in lowered.as_text()
+    if reference is not None:
+        reference.join()
+    with jax.set_mesh(jmesh):
+        started = time.perf_counter()
+        compiled = lowered.compile()
+        compile_s = time.perf_counter() - started
+
+    in_shardings = jax.tree.leaves(
+        compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
+    )
+    placed = [jax.device_put(h, s) for h, s in zip(host, in_shardings, strict=True)]
+    p_args, p_kwargs = jax.tree.unflatten(treedef, placed)
+    out = jax.block_until_ready(compiled(*p_args, **p_kwargs))
+    times = []
+    for _ in range(max(1, int(job["runs"]))):
+        started = time.perf_counter()
+        jax.block_until_ready(compiled(*p_args, **p_kwargs))
+        times.append(time.perf_counter() - started)
+    out_leaves = jax.tree.leaves(out)
+    values = ValueBudget() if job.get("values", True) else None
+
+    expected = None
+    if reference is None:
+        notes.append("no unsharded reference: not asked for")
+    elif manual:
+        notes.append(
+            "no unsharded reference: the program uses shard_map, whose result depends on "
+            "the mesh it runs on"
+        )
+    else:
+        try:
+            expected = reference.outputs()
+        except Exception as exc:  # noqa: BLE001 - user code runs again here
+            notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
+    out_shardings = jax.tree.leaves(
+        compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
+    )
+    outputs = [
+        _tensor(
+            f"result[{i}]",
+            arr,
+            sharding,
+            None if expected is None else expected[i],
+            values,
+        )
+        for i, (arr, sharding) in enumerate(zip(out_leaves, out_shardings, strict=True))
+    ]
+    arguments = [
+        _tensor(name, arr, sharding, h, values)
+        for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
+    ]
+    text = compiled.as_text()
+    assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    return {
+        "ok": True,
+        "platform": platform,
+        "device_count": mesh.size,
+        "devices_attached": len(devices),
+        "outputs": outputs,
+        "arguments": arguments,
+        "collectives": read_collectives(text, assignment, mesh.size),
+        "compile_s": compile_s,
+        "run_s": statistics.median(times),
+        "run_times": times,
+        "memory": _memory(compiled),
+        "notes": notes,
+        "concrete_inputs": [
+            name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)
+        ],
+        "hlo_text": text,
+    }
+
+
+def _reshard(job: dict) -> dict:
+    """``jax.device_put`` a tensor of known values from one sharding to another; each
+    device's new index and whether its data are that slice of the tensor."""
+    mesh = Mesh.from_json(job["mesh"])
+    jmesh = _jax_mesh(mesh, jax.devices())
+    shape = tuple(job["shape"])
+    data = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape).astype(job["dtype"])
+    rank = len(shape)
+    source = NamedSharding(jmesh, parse_spec(job["source"]).padded(rank).to_jax())
+    target = NamedSharding(jmesh, parse_spec(job["target"]).padded(rank).to_jax())
+    moved = jax.block_until_ready(jax.device_put(jax.device_put(data, source), target))
+    devices = {}
+    for shard in moved.addressable_shards:
+        index = tuple(s.indices(n)[:2] for s, n in zip(shard.index, shape, strict=True))
+        piece = data[tuple(slice(a, b) for a, b in index)]
+        devices[str(shard.device.id)] = {
+            "index": [list(r) for r in index],
+            "data_ok": bool(np.array_equal(np.asarray(shard.data), piece)),
+        }
+    return {"ok": True, "devices": devices}
+
+
+def _jax_mesh(mesh: Mesh, devices: list) -> jax.sharding.Mesh:
+    """The mesh over the first ``mesh.size`` attached devices, its axes Auto (propagation
+    decides what no spec names)."""
+    auto = Mesh(mesh.axes, mesh.device_order, ("auto",) * len(mesh.axes))
+    try:
+        return auto.to_jax(devices[: mesh.size])
+    except MeshError as exc:
+        raise RunRefused(str(exc)) from None
+
+
+def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return tuple(leaf.shape), leaf.dtype
+    arr = np.asarray(leaf)
+    return arr.shape, arr.dtype
+
+
+def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sharding.Mesh) -> Any:
+    """``program`` with each flat result that has a spec constrained to it."""
+
+    def constrained(*args, **kwargs):
+        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
+        for i, text in result_specs.items():
+            if i < len(leaves):
+                spec = parse_spec(text).padded(leaves[i].ndim)
+                leaves[i] = jax.lax.with_sharding_constraint(
+                    leaves[i], NamedSharding(jmesh, spec.to_jax())
+                )
+        return jax.tree.unflatten(tree, leaves)
+
+    return constrained
+
+
+class _Reference:
+    """The program unsharded, on one device, every mesh axis of size 1 (so specs and
+    constraints in the program's code still name known axes): traced and lowered at once,
+    compiled in a thread, run by ``outputs``."""
+
+    def __init__(
+        self, program: Any, mesh: Mesh, device: Any, host: list, treedef: Any, structs: list
+    ) -> None:
+        self.device, self.host, self.treedef = device, host, treedef
+        self.mesh = jax.sharding.Mesh(
+            np.array([device]).reshape((1,) * len(mesh.axes)),
+            mesh.axis_names,
+            axis_types=(AxisType.Auto,) * len(mesh.axes),
+        )
+        self.compiled: Any = None
+        self.error: BaseException | None = None
+        plain = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in structs]
+        args, kwargs = jax.tree.unflatten(treedef, plain)
+        try:
+            with jax.set_mesh(self.mesh):
+                lowered = jax.jit(program).trace(*args, **kwargs).lower()
+        except Exception as exc:  # noqa: BLE001 - user code runs again here
+            self.error, self.thread = exc, None
+            return
+        self.thread = threading.Thread(target=self._compile, args=(lowered,), daemon=True)
+        self.thread.start()
+
+    def _compile(self, lowered: Any) -> None:
+        try:
+            self.compiled = lowered.compile()
+        except Exception as exc:  # noqa: BLE001 - reported by ``outputs``
+            self.error = exc
+
+    def join(self) -> None:
+        """Wait for the compile."""
+        if self.thread is not None:
+            self.thread.join()
+
+    def outputs(self) -> list[np.ndarray]:
+        """The flat outputs; raises what tracing, compiling or running raised."""
+        self.join()
+        if self.error is not None:
+            raise self.error
+        placed = [jax.device_put(h, self.device) for h in self.host]
+        args, kwargs = jax.tree.unflatten(self.treedef, placed)
+        out = jax.block_until_ready(self.compiled(*args, **kwargs))
+        return [np.asarray(x) for x in jax.tree.leaves(out)]
+
+
+def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
+    """The sharding as spec text (``data,_``) and as HloSharding text."""
+    try:
+        hlo = str(sharding._to_xla_hlo_sharding(ndim))
+    except Exception:  # noqa: BLE001 - a sharding kind without an HLO form
+        hlo = ""
+    if isinstance(sharding, NamedSharding):
+        return Spec.from_jax(sharding.spec).padded(ndim).format(), hlo
+    return "", hlo
+
+
+def _tensor(
+    name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: ValueBudget | None
+) -> dict:
+    records = shard_records(array, values)
+    spec, hlo = _spec_text(sharding, array.ndim)
+    error, finite = None, True
+    if expected is not None:
+        error = max_relative_error(np.asarray(array), expected)
+        finite = bool(np.isfinite(error))
+        error = error if finite else None
+    return {
+        "name": name,
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+        "spec": spec,
+        "hlo_sharding": hlo,
+        "shards": records,
+        "replica_mismatches": replica_mismatches(records),
+        "max_rel_error": error,
+        # NaN or infinity where the unsharded run differs: no finite error to give.
+        "error_not_finite": not finite,
+    }
+
+
+def _memory(compiled: Any) -> dict[str, int]:
+    """Bytes per device from XLA's memory analysis: arguments, outputs, temporaries..."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - a backend without the analysis
+        return {}
+    if stats is None:
+        return {}
+    out = {}
+    for key in (
+        "argument_size_in_bytes",
+        "output_size_in_bytes",
+        "alias_size_in_bytes",
+        "temp_size_in_bytes",
+        "generated_code_size_in_bytes",
+    ):
+        value = getattr(stats, key, None)
+        if value is not None:
+            out[key.removesuffix("_size_in_bytes")] = int(value)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,102 @@
+"""``python main.py run``: the JSON keys the issue lists, the readable report, one-line errors."""
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from shardscope.app.cli.main import main
+from tests.support.inputs import INPUTS, REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def mlp_json():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", "example:mlp", "--json", "--runs", "2"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_json_keys(mlp_json):
+    data = mlp_json
+    assert list(data)[:3] == ["program", "platform", "device_count"]
+    assert {
+        "platform",
+        "device_count",
+        "outputs",
+        "arguments",
+        "collectives",
+        "warnings",
+        "compile_s",
+        "run_s",
+        "memory",
+    } <= set(data)
+    assert data["platform"] == "cpu" and data["device_count"] == 8
+    for tensor in data["outputs"] + data["arguments"]:
+        assert {"name", "shape", "spec", "shards", "max_rel_error"} <= set(tensor)
+        for shard in tensor["shards"]:
+            assert {"device", "index", "checksum"} <= set(shard)
+            assert "values" not in shard
+    (c,) = data["collectives"]
+    assert {"kind", "device_groups", "shape", "bytes", "source", "line", "predicted"} <= set(c)
+    assert c["kind"] == "all-reduce" and c["device_groups"] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert c["predicted"][0]["kind"] == "all-reduce"
+    assert data["outputs"][0]["shards"][2]["index"] == [[8, 16], [0, 16]]
+
+
+def test_mesh_and_spec_options(capsys):
+    assert (
+        main(
+            [
+                "run",
+                "example:conflict",
+                "--mesh",
+                "data=2",
+                "--spec",
+                "x=data,_",
+                "--spec",
+                "y=_,data",
+                "--json",
+                "--runs",
+                "1",
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["device_count"] == 2
+    assert {a["name"]: a["spec"] for a in data["arguments"]} == {"x": "data,_", "y": "_,data"}
+
+
+def test_readable_report(capsys):
+    assert main(["run", "example:matmul6", "--runs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("matmul6: ran on 8 CPU devices (mesh data=4, model=2)")
+    assert "compiled collectives: 5" in text
+    assert "NOT PREDICTED" in text and "predicted but not compiled: 3" in text
+    assert "device   7 [0:64, 0:32]" in text
+
+
+def _cli(*argv):
+    return subprocess.run(
+        [sys.executable, "main.py", *argv], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_errors_are_one_line():
+    done = _cli("run", "example:mlp", "--mesh", "data=16,model=8")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "needs 128 devices" in done.stderr
+    done = _cli("run", str(INPUTS / "hostile" / "run_raises.py"))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "the run failed: ValueError" in done.stderr
+
+
+def test_runs_must_be_a_count():
+    done = _cli("run", "example:mlp", "--runs", "0")
+    assert done.returncode == 2 and "number of runs" in done.stderr

@@ -1,0 +1,83 @@
+"""The result types: read from the worker's report, written as run --json prints them."""
+
+from shardscope.backend.run.result import (
+    CompiledCollective,
+    PredictedRef,
+    RunResult,
+    TensorRun,
+    XlaWarningEntry,
+)
+
+REPORT_TENSOR = {
+    "name": "x",
+    "shape": [4, 2],
+    "dtype": "float32",
+    "spec": "data,_",
+    "hlo_sharding": "{devices=[2,1]<=[2]}",
+    "shards": [
+        {
+            "device": 0,
+            "index": [[0, 2], [0, 2]],
+            "shape": [2, 2],
+            "checksum": "aa",
+            "values": [1.0, 2.0, 3.0, None],
+        },
+        {"device": 1, "index": [[2, 4], [0, 2]], "shape": [2, 2], "checksum": "bb", "values": None},
+    ],
+    "replica_mismatches": [],
+    "max_rel_error": 0.0,
+    "error_not_finite": False,
+}
+
+
+def _result():
+    tensor = TensorRun.from_report(REPORT_TENSOR)
+    predicted = PredictedRef("all-reduce", ("data",), 3, "jit(f)/dot_general", 7, 64)
+    collective = CompiledCollective(
+        "all-reduce", ((0, 1),), (2, 2), 16, "jit(f)/dot_general", 7, (predicted,)
+    )
+    return RunResult(
+        "f",
+        "cpu",
+        2,
+        {"data": 2},
+        [tensor],
+        [tensor],
+        [collective],
+        [],
+        [XlaWarningEntry("careful", "jit(f)/dot_general", "dot.1")],
+        0.5,
+        0.001,
+        {"temp": 8},
+    )
+
+
+def test_a_tensor_reads_the_report():
+    tensor = TensorRun.from_report(REPORT_TENSOR)
+    assert tensor.shards[0].index == ((0, 2), (0, 2))
+    assert tensor.shards[0].values == (1.0, 2.0, 3.0, None)
+    assert tensor.replicas_match
+    mismatched = TensorRun.from_report({**REPORT_TENSOR, "replica_mismatches": [[0, 1]]})
+    assert not mismatched.replicas_match
+
+
+def test_json_form():
+    data = _result().to_json()
+    assert data["outputs"][0]["shards"][0] == {
+        "device": 0,
+        "index": [[0, 2], [0, 2]],
+        "shape": [2, 2],
+        "checksum": "aa",
+    }
+    c = data["collectives"][0]
+    assert c["device_groups"] == [[0, 1]] and c["predicted"][0]["kind"] == "all-reduce"
+    assert data["warnings"] == [
+        {"message": "careful", "op_name": "jit(f)/dot_general", "instruction": "dot.1"}
+    ]
+    assert "hlo_text" not in data
+
+
+def test_lookups():
+    result = _result()
+    assert result.kinds() == {"all-reduce": 1}
+    assert result.tensor("x").spec == "data,_"

@@ -1,0 +1,123 @@
+"""Benchmark: ``run`` against a plain script that jits, compiles and runs the same program.
+
+Run: ``.venv/bin/python tests/benchmarks/bench_run.py [--program example:transformer] [--repeat 1]``
+
+Both sides are fresh processes started from the program file, as a user would run them,
+measured one after the other in the same run:
+
+- shardscope: ``python main.py run PROGRAM --json``: load (a worker lowers the program),
+  propagation for the predicted collectives (in this process, while the run worker works),
+  and the run worker: mesh, shardings, compile, a warm-up and 5 timed runs, the unsharded
+  reference run, each device's shards, the compiled collectives;
+- plain: a script that imports jax on as many CPU devices as the mesh has, builds the same
+  mesh and ``NamedSharding`` per argument from the program's ``SPECS``, then
+  ``jax.jit(f).lower(...).compile()`` and one run on the same seeded inputs.
+
+It prints both wall times and their ratio (target: at most 1.2x), the run's own compile
+and run times, and ``run --no-reference`` (no unsharded run: one compile less) against the
+same script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PLAIN = """
+import inspect, os, runpy, sys
+os.environ["JAX_PLATFORMS"] = "cpu"
+path, params, devices = sys.argv[1], {}, int(sys.argv[2])
+if "?" in path:
+    import urllib.parse
+    path, query = path.split("?", 1)
+    params = dict(urllib.parse.parse_qsl(query))
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+import jax
+import numpy as np
+from jax.sharding import AxisType, NamedSharding
+
+ns = runpy.run_path(path, init_globals={"SHARDSCOPE_PARAMS": params}, run_name="__plain__")
+mesh_axes = ns["MESH"]
+mesh = jax.make_mesh(tuple(mesh_axes.values()), tuple(mesh_axes), axis_types=(AxisType.Auto,) * len(mesh_axes))
+names = list(inspect.signature(ns["PROGRAM"]).parameters)
+specs = ns.get("SPECS") or {}
+args = ns["EXAMPLE_ARGS"]
+flat = jax.tree_util.tree_flatten_with_path(args)[0]
+structs, data = [], []
+for i, (key, leaf) in enumerate(flat):
+    name = names[key[0].idx] + jax.tree_util.keystr(key[1:])
+    spec = specs.get(name)
+    sharding = NamedSharding(mesh, spec) if spec is not None else None
+    structs.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
+    rng = np.random.default_rng([0, i])
+    dtype = np.dtype(leaf.dtype)
+    if np.issubdtype(dtype, np.integer):
+        data.append(rng.integers(0, 8, size=leaf.shape).astype(dtype))
+    else:
+        data.append(rng.standard_normal(leaf.shape).astype(dtype))
+tree = jax.tree.structure(args)
+with jax.set_mesh(mesh):
+    compiled = jax.jit(ns["PROGRAM"]).lower(*jax.tree.unflatten(tree, structs)).compile()
+placed = [jax.device_put(d, s) for d, s in zip(data, jax.tree.leaves(compiled.input_shardings[0]))]
+out = jax.block_until_ready(compiled(*jax.tree.unflatten(tree, placed)))
+print(len(jax.tree.leaves(out)))
+"""
+
+
+def timed(argv: list[str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:3]} failed:\n{done.stderr[-2000:]}")
+    return seconds, done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--program", default="example:transformer")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each side this often (best)")
+    args = parser.parse_args()
+    source = args.program
+    path = source
+    if source.startswith("example:"):
+        name, _, query = source[len("example:") :].partition("?")
+        path = str(ROOT / "assets" / "examples" / f"{name}.py") + (f"?{query}" if query else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = Path(tmp) / "plain.py"
+        plain.write_text(PLAIN)
+        ours, bare, theirs, report = [], [], [], None
+        for _ in range(args.repeat):
+            seconds, out = timed([sys.executable, "main.py", "run", source, "--json"])
+            ours.append(seconds)
+            report = json.loads(out)
+            devices = report["device_count"]
+            seconds, _ = timed([sys.executable, str(plain), path, str(devices)])
+            theirs.append(seconds)
+            seconds, _ = timed(
+                [sys.executable, "main.py", "run", source, "--json", "--no-reference"]
+            )
+            bare.append(seconds)
+    a, b, c = min(ours), min(theirs), min(bare)
+    print(f"program: {source} on {report['device_count']} {report['platform']} devices")
+    print(f"plain script (jit, compile, run once): {b:.2f} s")
+    print(f"shardscope run --json:                 {a:.2f} s")
+    print(
+        f"  of which in the run worker: compile {report['compile_s']:.3f} s, "
+        f"run {report['run_s'] * 1e3:.2f} ms (median of {len(report['run_times'])})"
+    )
+    print(f"shardscope run --json --no-reference: {c:.2f} s")
+    print(f"ratio: {a / b:.2f}x (target: at most 1.2x)")
+    print(f"ratio without the unsharded reference run: {c / b:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
