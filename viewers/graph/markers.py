@@ -251,7 +251,9 @@ def spec_notes(spec) -> dict[int, str]:
     """Per dim of a user ``Spec``: ``?`` if open, ``pN`` for priority N (both: ``?pN``)."""
     out = {}
     for d, dim in enumerate(spec.dims):
-        text = ("?" if dim.is_open else "") + (f"p{dim.priority}" if dim.priority is not None else "")
+        text = ("?" if dim.is_open else "") + (
+            f"p{dim.priority}" if dim.priority is not None else ""
+        )
         if text:
             out[d] = text
     return out
