@@ -116,6 +116,7 @@ class Debugger(QObject):
             self.window.messages.error(str(exc))
             groups = []
         self.window.mesh_editor.grid.set_groups(groups)
+        self.collectives.show_groups(index, groups)
         if c.op is not None:
             self.reveal_op(c.op)
         elif c.value is not None:

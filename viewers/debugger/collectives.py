@@ -91,7 +91,12 @@ class CollectivesView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.setSortingEnabled(True)
+        # The costliest first.
+        self.table.sortByColumn(BYTES_COLUMN, Qt.SortOrder.DescendingOrder)
         self.table.itemSelectionChanged.connect(self._on_selection)
+        self.groups = QLabel(self)
+        self.groups.setWordWrap(True)
+        self.groups.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.totals = QLabel(self)
         self.totals.setWordWrap(True)
         self.totals.setToolTip(BYTES_HEADER_TIP)
@@ -99,6 +104,7 @@ class CollectivesView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.groups)
         layout.addWidget(self.totals)
         self.set_result(None)
 
@@ -150,11 +156,26 @@ class CollectivesView(QWidget):
                 f"{n} collective{'s' if n != 1 else ''} Shardy inserts before compiling "
                 "(choose one to outline its device groups on the mesh)."
             )
+        self.groups.setText("")
         totals = totals_by_kind(self.collectives)
         parts = [f"{k} {n}× {byte_text(b)}" for k, (n, b) in sorted(totals.items())]
         total = sum(b for _, b in totals.values())
         self.totals.setText(
             ("Per device: " + " · ".join(parts) + f" — total {byte_text(total)}") if parts else ""
+        )
+
+    def show_groups(self, index: int, groups: list[tuple[int, ...]]) -> None:
+        """Say which device groups collective ``index`` runs in (outlined on the mesh)."""
+        c = self.collectives[index]
+        if not groups:
+            self.groups.setText("")
+            return
+        shown = " ".join("{" + ", ".join(map(str, g)) + "}" for g in groups[:16])
+        more = f" … {len(groups) - 16} more" if len(groups) > 16 else ""
+        self.groups.setText(
+            f"{c.kind} over {'+'.join(c.axes) or 'no axis'}: {len(groups)} group"
+            f"{'s' if len(groups) != 1 else ''} of {len(groups[0])} devices, outlined on "
+            f"the mesh: {shown}{more}"
         )
 
     def select(self, index: int) -> None:

@@ -217,10 +217,14 @@ class ConflictsView(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         for w in (self.title, self.table, self.rule, self.partitioner):
             box.addWidget(w)
-        split = QSplitter(Qt.Orientation.Vertical, self)
+        # Side by side: the dock sits wide and short at the bottom of the window.
+        split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.list)
         split.addWidget(detail)
+        split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 2)
+        split.setSizes([350, 700])
+        box.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
@@ -284,10 +288,15 @@ class ConflictsView(QWidget):
 
     def _show(self, conflict: Conflict | None) -> None:
         self.table.set_conflict(conflict, self.graph)
+        # Every row of a usual op (two operands, a result) without scrolling.
+        self.table.setMinimumHeight(min(self.table.full_height() + 8, 6 * 30))
         visible = conflict is not None
-        for w in (self.title, self.table, self.rule, self.partitioner):
+        for w in (self.table, self.rule, self.partitioner):
             w.setVisible(visible)
         if conflict is None:
+            self.title.setText(
+                "Choose a conflict to see its factor table." if self.conflicts else ""
+            )
             return
         self.title.setText(title_text(conflict))
         self.rule.setText(f"Rule: {conflict.rule}: {RULES.get(conflict.rule, '')}")

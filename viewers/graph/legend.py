@@ -27,10 +27,10 @@ from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.markers import (
-    CollectiveMark,
-    ConflictMark,
-    GspmdMark,
-    SpecNotes,
+    CollectiveMarkItem,
+    ConflictMarkItem,
+    GspmdMarkItem,
+    SpecNotesItem,
 )
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 AXES = ("data", "model")
 ROW = 58.0
-TEXT_X = 230.0
+TEXT_X = 250.0
 
 
 def _sample_conflict() -> Conflict:
@@ -74,27 +74,27 @@ class LegendScene(QGraphicsScene):
         selected.setFlag(BadgeItem.GraphicsItemFlag.ItemIsSelectable)
         selected.setSelected(True)
         chip = self._badge("user", (("data",), ()), "", text_y=None)
-        SpecNotes(chip, {0: "?", 1: "p0"}, style)
+        SpecNotesItem(chip, {0: "?", 1: "p0"}, style)
         self._text("? over a dim: left open for propagation;  pN: priority N (0 first)")
         self._node(
             "add",
-            lambda node: ConflictMark([_sample_conflict()], style, folded=False),
+            lambda node: ConflictMarkItem([_sample_conflict()], style, folded=False),
             "conflict: its operands propose incompatible axes (see the Conflicts dock)",
         )
         self._node(
             "layer",
-            lambda node: ConflictMark([_sample_conflict()] * 2, style, folded=True),
+            lambda node: ConflictMarkItem([_sample_conflict()] * 2, style, folded=True),
             "a folded scope holding ops with conflicts (their number)",
             kind="scope",
         )
         self._node(
             "dot_general",
-            lambda node: CollectiveMark([_sample_collective()], style, None),
+            lambda node: CollectiveMarkItem([_sample_collective()], style, None),
             "collectives inserted for the op: AG all-gather, AS all-slice, AR all-reduce,\n"
             "RS reduce-scatter, A2A all-to-all, CP collective-permute",
         )
         gspmd = self._badge("propagated", ((), ()), "", text_y=None)
-        GspmdMark(gspmd, "[_, _]", "[data, _]", style)
+        GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)
         self._text("GSPMD shards it differently: Shardy's spec inside, GSPMD's beside")
         self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
 

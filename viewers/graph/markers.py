@@ -89,7 +89,7 @@ def byte_text(n: int) -> str:
     return f"{n} B"
 
 
-class ConflictMark(QGraphicsItem):
+class ConflictMarkItem(QGraphicsItem):
     """A node's conflict mark: red outline around an op's card (not a folded scope's) and
     a disc with ``!`` or the number of conflicts at its top-right corner."""
 
@@ -136,7 +136,7 @@ class ConflictMark(QGraphicsItem):
         painter.drawText(self._disc(), Qt.AlignmentFlag.AlignCenter, self.text)
 
 
-class CollectiveMark(QGraphicsItem):
+class CollectiveMarkItem(QGraphicsItem):
     """An amber tag on a node's top edge naming the collectives inserted for it."""
 
     H = 16.0
@@ -175,7 +175,7 @@ class CollectiveMark(QGraphicsItem):
         painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
-class GspmdMark(QGraphicsItem):
+class GspmdMarkItem(QGraphicsItem):
     """A purple outline around a badge whose value GSPMD shards differently, with
     GSPMD's spec written beside it (the badge itself shows Shardy's)."""
 
@@ -214,7 +214,7 @@ class GspmdMark(QGraphicsItem):
         painter.drawText(label, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
-class SpecNotes(QGraphicsItem):
+class SpecNotesItem(QGraphicsItem):
     """``?`` over each dimension the user left open, ``pN`` over one with priority N."""
 
     def __init__(self, badge: BadgeItem, notes: dict[int, str], style: GraphStyle) -> None:
@@ -268,10 +268,10 @@ class GraphMarkers(QObject):
         self.view = view
         self.session = view.session
         self.differences: dict[int, GspmdDifference] = {}
-        self.conflict_marks: dict[int, ConflictMark] = {}  # by node index
-        self.collective_marks: dict[int, CollectiveMark] = {}
-        self.gspmd_marks: dict[int, list[GspmdMark]] = {}  # by value id
-        self.note_marks: list[SpecNotes] = []
+        self.conflict_marks: dict[int, ConflictMarkItem] = {}  # by node index
+        self.collective_marks: dict[int, CollectiveMarkItem] = {}
+        self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
+        self.note_marks: list[SpecNotesItem] = []
         view.graph_scene.layoutAdded.connect(self.refresh)
         self.session.events.propagation.connect(self._on_change)
         self.session.events.specs.connect(self._on_change)
@@ -352,7 +352,7 @@ class GraphMarkers(QObject):
             if n is not None:
                 by_node.setdefault(n, []).append(c)
         for n, found in by_node.items():
-            mark = ConflictMark(found, style, folded=layout.nodes[n].kind != "op")
+            mark = ConflictMarkItem(found, style, folded=layout.nodes[n].kind != "op")
             self._attach(n, mark)
             self.conflict_marks[n] = mark
 
@@ -367,7 +367,7 @@ class GraphMarkers(QObject):
             if n is not None:
                 by_node.setdefault(n, []).append(c)
         for n, found in by_node.items():
-            mark = CollectiveMark(found, style, graph)
+            mark = CollectiveMarkItem(found, style, graph)
             self._attach(n, mark)
             self.collective_marks[n] = mark
 
@@ -377,7 +377,7 @@ class GraphMarkers(QObject):
             for badge in scene.badges_of(vid):
                 if badge.value_id is None:
                     continue
-                mark = GspmdMark(badge, dims_text(diff.shardy), dims_text(diff.gspmd), style)
+                mark = GspmdMarkItem(badge, dims_text(diff.shardy), dims_text(diff.gspmd), style)
                 self.gspmd_marks.setdefault(vid, []).append(mark)
 
     def _mark_notes(self, style) -> None:
@@ -388,7 +388,7 @@ class GraphMarkers(QObject):
                 continue
             notes = spec_notes(spec)
             if notes:
-                self.note_marks.append(SpecNotes(badge, notes, style))
+                self.note_marks.append(SpecNotesItem(badge, notes, style))
 
     # -- queries (tests, the legend) -------------------------------------------------------
     def conflicted_nodes(self) -> dict[int, NodeItem]:
