@@ -337,7 +337,6 @@ def conflict_sheet(conflicts: list[Conflict], graph: ProgramGraph | None, width:
         for w in (title, table, rule, inserts):
             layout.addWidget(w)
         layout.addSpacing(10)
-    layout.addStretch(1)
-    sheet.resize(width, 100)
-    sheet.resize(width, max(sheet.sizeHint().height(), sheet.minimumSizeHint().height()))
+    height = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
+    sheet.resize(width, max(height, sheet.sizeHint().height()))
     return sheet
