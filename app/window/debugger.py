@@ -58,6 +58,7 @@ class Debugger(QObject):
         self.legend_button = LegendButton(window.graph)
         self.gspmd_on = False
         self.gspmd_for: PropagationResult | None = None  # the result last compared
+        self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
         self.conflicts.opRequested.connect(self.reveal_op)
         self.conflicts.valueRequested.connect(self.reveal_value)
@@ -123,6 +124,11 @@ class Debugger(QObject):
             self.reveal_value(c.value)
 
     # -- GSPMD --------------------------------------------------------------------------
+    @property
+    def comparing(self) -> bool:
+        """Whether a GSPMD comparison is running (its worker is cancelled on quit)."""
+        return self._in_flight > 0
+
     def set_gspmd(self, on: bool) -> None:
         """Turn the GSPMD comparison on (runs now, and after each propagation) or off."""
         self.gspmd_on = bool(on)
@@ -146,8 +152,10 @@ class Debugger(QObject):
             self.gspmd.set_waiting()
             return
         self.gspmd.set_running()
+        self._in_flight += 1
 
         def done(found: tuple[list[Difference], list[str]], seconds: float) -> None:
+            self._in_flight -= 1
             if generation != self._generation or self.session.propagation is not result:
                 return
             differences, warnings = found
@@ -163,6 +171,7 @@ class Debugger(QObject):
             )
 
         def failed(message: str) -> None:
+            self._in_flight -= 1
             if generation != self._generation:
                 return
             self.gspmd.set_failed(message)

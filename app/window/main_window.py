@@ -284,8 +284,9 @@ class MainWindow(QMainWindow):
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
-        if self.files.loading is not None:
-            # The load may be waiting on a program that hangs, for its whole time limit.
+        if self.files.loading is not None or self.debugger.comparing:
+            # The load may be waiting on a program that hangs, for its whole time limit;
+            # a GSPMD compile may take minutes.
             cancel_workers()
         self.runner.wait(10_000)
         self.debugger.close()

@@ -3,6 +3,9 @@ add, its factor table, the collectives and their device groups, the GSPMD compar
 the legend; and what the window says when there is nothing to show or the comparison
 fails."""
 
+import time
+from types import SimpleNamespace
+
 from PySide6.QtCore import Qt
 
 from shardscope.backend.errors import ShardscopeError
@@ -12,6 +15,7 @@ from shardscope.viewers.graph.markers import (
     ConflictMarkItem,
     GspmdMarkItem,
 )
+from tests.support.inputs import write_input
 
 
 def node_item(window, label: str) -> NodeItem:
@@ -191,3 +195,29 @@ def test_user_priority_and_open_dims_show_on_the_badge(make_window, wait_idle):
     notes = window.debugger.markers.note_marks
     assert [n.notes for n in notes] == [{0: "p1", 1: "?"}]
     wait_idle(window)
+
+
+def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp_path, monkeypatch):
+    # The comparison's worker runs the program again; this one hangs there.
+    from shardscope.backend.gspmd.compare import run_gspmd
+
+    started = tmp_path / "started"
+    path = write_input(
+        tmp_path,
+        "hangs.py",
+        f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(600)\n",
+    )
+
+    def hang(program, result, **kwargs):
+        stand_in = SimpleNamespace(path=path, params={}, graph=program.graph)
+        return run_gspmd(stand_in, result.mesh.shape, {})
+
+    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", hang)
+    window = make_window("example:conflict")
+    window.debugger.set_gspmd(True)
+    qtbot.waitUntil(started.exists, timeout=60_000)
+    assert window.debugger.comparing
+    begin = time.monotonic()
+    window.close()
+    assert time.monotonic() - begin < 5
+    assert window.runner.wait(5_000)
