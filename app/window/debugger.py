@@ -12,23 +12,47 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import Difference, gspmd_differences
 from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.debugger.collectives import CollectivesView
 from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.debugger.gspmd import GspmdView
 from shardscope.viewers.graph.legend import BadgeLegend, LegendButton
 from shardscope.viewers.graph.markers import GraphMarkers
+from shardscope.viewers.graph.view import GraphView
+from shardscope.viewers.mesh.editor import MeshEditor
 
 if TYPE_CHECKING:
-    from shardscope.app.window.main_window import MainWindow
+    from PySide6.QtWidgets import QStatusBar
+
+    from shardscope.app.window.docks import Docks
+    from shardscope.app.window.propagation import PropagationScheduler
+    from shardscope.app.window.tasks import TaskRunner
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.session.document import Session
+
+
+class Window(Protocol):
+    """The parts of the main window the debugger works with."""
+
+    session: Session
+    docks: Docks
+    graph: GraphView
+    mesh_editor: MeshEditor
+    messages: MessagesView
+    runner: TaskRunner
+    propagation: PropagationScheduler
+
+    def statusBar(self) -> QStatusBar: ...
+    def select_op(self, op_id: int) -> None: ...
+    def select_value(self, value_id: int) -> None: ...
 
 
 def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tuple]:
@@ -47,8 +71,8 @@ def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tupl
 class Debugger(QObject):
     """See the module docstring."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Window) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
         self.window = window
         self.session = window.session
         self.conflicts = window.docks.widget("dock_conflicts", ConflictsView)

@@ -48,6 +48,12 @@ BYTES_HEADER_TIP = (
     + "\n".join(f"{kind}: {text}" for kind, text in BYTES_MEANING.items())
 )
 
+BYTES_LINE = (
+    "Bytes / device, with S a device's share of the result and N the devices of a group: "
+    "all_gather S(N-1)/N · all_reduce 2S(N-1)/N · reduce_scatter S(N-1) · all_to_all "
+    "S(N-1)/N · collective_permute S · all_slice 0"
+)
+
 
 class _Item(QTableWidgetItem):
     """A cell that sorts by ``SORT_ROLE`` when it has one (numbers as numbers)."""
@@ -97,12 +103,17 @@ class CollectivesView(QWidget):
         self.groups = QLabel(self)
         self.groups.setWordWrap(True)
         self.groups.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # What "bytes / device" counts, always in sight above the table.
+        self.meaning = QLabel(BYTES_LINE, self)
+        self.meaning.setWordWrap(True)
+        self.meaning.setToolTip(BYTES_HEADER_TIP)
         self.totals = QLabel(self)
         self.totals.setWordWrap(True)
         self.totals.setToolTip(BYTES_HEADER_TIP)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
+        layout.addWidget(self.meaning)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.groups)
         layout.addWidget(self.totals)

@@ -50,6 +50,7 @@ def test_the_bytes_header_says_what_each_kind_counts(qtbot):
     ):
         assert kind + ":" in tip
     assert "S = bytes of the result one device holds" in tip
+    assert widget.meaning.isVisible() and "all_reduce 2S(N-1)/N" in widget.meaning.text()
 
 
 def test_choosing_a_row_gives_its_index_in_the_result(qtbot):
