@@ -216,3 +216,15 @@ def test_a_wrapped_hlo_text_never_runs_into_the_kind_row(make_window, qtbot):
     for above, below in itertools.pairwise(labels):
         assert above.height() >= above.heightForWidth(above.width())
         assert above.geometry().bottom() < below.geometry().top()
+
+
+def test_a_restored_layout_keeps_its_own_dock_sizes(make_window, qtbot):
+    window = make_window(None, propagate=False)
+    qtbot.wait(10)
+    window.resizeDocks([window.docks["dock_tensor"]], [300], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: abs(window.docks["dock_tensor"].width() - 300) < 10)
+    window.close()
+    again = make_window(None, propagate=False)
+    qtbot.wait(10)
+    assert again.docks.restored
+    assert abs(again.docks["dock_tensor"].width() - 300) < 10
