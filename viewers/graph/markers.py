@@ -273,25 +273,30 @@ class GraphMarkers(QObject):
         self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
         self.note_marks: list[SpecNotesItem] = []
         view.graph_scene.layoutAdded.connect(self.refresh)
-        self.session.events.propagation.connect(self._on_change)
-        self.session.events.specs.connect(self._on_change)
-        self.session.events.mesh.connect(self._on_change)
+        self.session.events.propagation.connect(self._on_propagation_change)
+        # An edit changes only the user's notes; a stale result comes as its own event.
+        self.session.events.specs.connect(self._on_specs_change)
         self.refresh()
 
     def close(self) -> None:
         """Stop following the session (the view is going away)."""
         ev = self.session.events
-        ev.propagation.disconnect(self._on_change)
-        ev.specs.disconnect(self._on_change)
-        ev.mesh.disconnect(self._on_change)
+        ev.propagation.disconnect(self._on_propagation_change)
+        ev.specs.disconnect(self._on_specs_change)
 
     def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
         self.differences = {d.id: d for d in differences or ()}
         self.refresh()
 
-    def _on_change(self, *_args) -> None:
+    def _on_propagation_change(self, _result) -> None:
         self.refresh()
+
+    def _on_specs_change(self, _ids) -> None:
+        self._remove(self.note_marks)
+        self.note_marks = []
+        if self.view.layout_ is not None and self.session.graph is not None:
+            self._mark_notes(self.view.style_)
 
     def refresh(self) -> None:
         """Drop every mark and hang them again on the items drawn now."""
@@ -309,17 +314,20 @@ class GraphMarkers(QObject):
         self._mark_notes(style)
 
     def _clear(self) -> None:
-        scene = self.view.graph_scene
         marks: list[QGraphicsItem] = [*self.conflict_marks.values()]
         marks += self.collective_marks.values()
         marks += [m for ms in self.gspmd_marks.values() for m in ms]
         marks += self.note_marks
+        self._remove(marks)
+        self.conflict_marks, self.collective_marks = {}, {}
+        self.gspmd_marks, self.note_marks = {}, []
+
+    def _remove(self, marks) -> None:
+        scene = self.view.graph_scene
         for mark in marks:
             # Items of a frame the scene already cleared are gone with it.
             if isValid(mark) and mark.scene() is scene:
                 scene.removeItem(mark)
-        self.conflict_marks, self.collective_marks = {}, {}
-        self.gspmd_marks, self.note_marks = {}, []
 
     def node_of(self, layout: GraphLayout, graph: ProgramGraph, op_id: int | None) -> int | None:
         """The drawn node that shows ``op_id`` (itself, its folded scope, or the op whose
