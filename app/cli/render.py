@@ -42,7 +42,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--view",
         default="graph",
-        help="graph, mesh, or tiles:NAME for one tensor's tile map (default: graph)",
+        help="graph, mesh, tiles:NAME for one tensor's tile map, or conflicts for the factor "
+        "table of each conflict (default: graph)",
     )
     parser.add_argument("--out", required=True, help="output file: .png or .svg")
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
@@ -54,6 +55,12 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument(
         "--propagate", action="store_true", help="show propagated shardings on the graph's badges"
+    )
+    parser.add_argument(
+        "--gspmd",
+        action="store_true",
+        help="mark on the graph the values GSPMD shards differently from Shardy (propagates; "
+        "compiles the program with GSPMD in a worker)",
     )
 
 
@@ -160,16 +167,29 @@ def render(args) -> Path:
         raise ShardscopeError(f"--out {out} must end in .png or .svg")
     app = QApplication.instance() or QApplication([sys.argv[0]])
     apply_theme(app, args.theme)
-    session = _session(args)
     view = args.view
+    if args.gspmd and view != "graph":
+        raise ShardscopeError("--gspmd marks the graph: use it with --view graph")
+    if args.gspmd or view == "conflicts":
+        args.propagate = True
+    session = _session(args)
     if view == "graph":
+        from shardscope.app.cli.render_debugger import mark_graph
         from shardscope.viewers.graph.panel import export_view
         from shardscope.viewers.graph.view import GraphView
 
         graph = GraphView(session)
         graph.set_style_theme(args.theme)
+        markers = mark_graph(session, graph, gspmd=args.gspmd)
         _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
+        markers.close()
         graph.close()
+    elif view == "conflicts":
+        from shardscope.app.cli.render_debugger import conflicts_sheet
+
+        sheet = conflicts_sheet(session, args.width)
+        app.processEvents()
+        _write_out(out, lambda path: _save_widget(sheet, path))
     elif view == "mesh":
         from shardscope.viewers.mesh.editor import MeshEditor
 
@@ -193,7 +213,9 @@ def render(args) -> Path:
         app.processEvents()
         _write_out(out, lambda path: _save_widget(grid, path))
     else:
-        raise ShardscopeError(f"--view {view!r} is unknown: use graph, mesh or tiles:NAME")
+        raise ShardscopeError(
+            f"--view {view!r} is unknown: use graph, mesh, tiles:NAME or conflicts"
+        )
     note_mesh_override(session.program, args.mesh)
     return out
 

@@ -12,11 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QUndoView, QWidget
 
 from shardscope.viewers.common.messages import MessagesView
+from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.conflicts import ConflictsView
+from shardscope.viewers.debugger.gspmd import GspmdView
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
@@ -64,6 +67,12 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
     DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
+    # The debugger's docks share the messages' place.
+    DockSpec("Conflicts", "dock_conflicts", BOTTOM, ConflictsView, tabify_with="dock_messages"),
+    DockSpec(
+        "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
+    ),
+    DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
 )
 
 
@@ -74,6 +83,9 @@ class Docks:
         self.specs = tuple(specs)
         self.by_name: dict[str, QDockWidget] = {}
         self._widgets: dict[str, QWidget] = {}
+        # Set by the window once it restored a saved layout: the default sizes then stay
+        # unapplied.
+        self.restored = False
 
     def __getitem__(self, name: str) -> QDockWidget:
         return self.by_name[name]
@@ -111,6 +123,16 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
         if spec.tabify_with is not None:
             window.tabifyDockWidget(docks[spec.tabify_with], dock)
             dock.raise_()
+    _apply_sizes(window, docks)
+    # With two tab groups Qt forgets sizes given before the window is first shown (the
+    # tensor dock came out 163 px wide instead of 420): they are given again then, unless
+    # the window restored a saved layout meanwhile (``Docks.restored``).
+    window.installEventFilter(_SizesOnFirstShow(window, docks))
+    return docks
+
+
+def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
+    specs = docks.specs
     widths = {s.name: s.width for s in specs if s.width is not None}
     heights = {s.name: s.height for s in specs if s.height is not None}
     for sizes, orientation in (
@@ -118,7 +140,20 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
         (heights, Qt.Orientation.Vertical),
     ):
         window.resizeDocks([docks[n] for n in sizes], list(sizes.values()), orientation)
-    return docks
+
+
+class _SizesOnFirstShow(QObject):
+    def __init__(self, window: QMainWindow, docks: Docks) -> None:
+        super().__init__(window)
+        self.docks = docks
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Show and isinstance(obj, QMainWindow):
+            obj.removeEventFilter(self)
+            if not self.docks.restored:
+                _apply_sizes(obj, self.docks)
+            self.deleteLater()
+        return False
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

@@ -16,6 +16,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
+from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.docks import build_docks
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.menus import build_menus
@@ -102,6 +103,7 @@ class MainWindow(QMainWindow):
             auto=auto_propagate,
             parent=self,
         )
+        self.debugger = Debugger(self)
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
@@ -112,7 +114,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1500, 950)
         if state is not None:
-            self.restoreState(state)
+            self.docks.restored = self.restoreState(state)
         self.set_theme(self.theme)
         self.files.update_title()
 
@@ -282,10 +284,12 @@ class MainWindow(QMainWindow):
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
-        if self.files.loading is not None:
-            # The load may be waiting on a program that hangs, for its whole time limit.
+        if self.files.loading is not None or self.debugger.comparing:
+            # The load may be waiting on a program that hangs, for its whole time limit;
+            # a GSPMD compile may take minutes.
             cancel_workers()
         self.runner.wait(10_000)
+        self.debugger.close()
         self.graph.close()
         ev = self.session.events
         ev.program.disconnect(self._on_program_change)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGraphicsScene, QWidget
 
 from shardscope.backend.program.layout import NODE_H, GraphLayout
@@ -31,6 +32,9 @@ MARGIN = 60
 
 class GraphScene(QGraphicsScene):
     """Items of the frame last added; see the module docstring."""
+
+    # After ``add_layout`` drew a frame: overlays (``markers``) put their items back.
+    layoutAdded = Signal()
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,6 +77,7 @@ class GraphScene(QGraphicsScene):
         self._add_boxes(layout, style)
         bounds = self.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
         self.setSceneRect(bounds)
+        self.layoutAdded.emit()
 
     def _add_boxes(self, layout: GraphLayout, style: GraphStyle) -> None:
         """A region around each expanded scope (see ``ScopeBoxItem.around``)."""

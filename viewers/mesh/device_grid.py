@@ -25,6 +25,8 @@ from shardscope.viewers.common.mime import DEVICE_MIME, device_from_mime, device
 MAX_CELL = 46
 WRAP_1D = 16
 MAX_DRAWN_DEVICES = 16384
+# Outlines of a collective's device groups: one colour per group, repeating.
+GROUP_COLORS = ("#D64545", "#2E7D32", "#6A1B9A", "#0277BD", "#EF6C00", "#00838F", "#AD1457")
 
 
 class DeviceGridView(QWidget):
@@ -42,6 +44,7 @@ class DeviceGridView(QWidget):
         self._cells: list[QRect] = []
         self._captions: list[tuple[QRect, str, QColor, Qt.AlignmentFlag]] = []
         self._highlight: set[int] = set()
+        self._group_of: dict[int, int] = {}  # device id -> index of its outlined group
         self._drop_target: int | None = None
         self._press: QPoint | None = None
         self._press_pos: int | None = None
@@ -68,6 +71,25 @@ class DeviceGridView(QWidget):
         if devices != self._highlight:
             self._highlight = devices
             self.update()
+
+    def set_groups(self, groups: list[tuple[int, ...]]) -> None:
+        """Outline each group of device ids (a collective's groups) in its own colour;
+        an empty list removes the outlines."""
+        group_of = {int(d): i for i, group in enumerate(groups) for d in group}
+        if group_of != self._group_of:
+            self._group_of = group_of
+            self.update()
+
+    @property
+    def groups(self) -> list[tuple[int, ...]]:
+        """The outlined groups, in the order given to ``set_groups``."""
+        out: dict[int, list[int]] = {}
+        for dev, i in self._group_of.items():
+            out.setdefault(i, []).append(dev)
+        return [tuple(out[i]) for i in sorted(out)]
+
+    def group_color(self, index: int) -> QColor:
+        return QColor(GROUP_COLORS[index % len(GROUP_COLORS)])
 
     def sizeHint(self) -> QSize:
         return self._size
@@ -240,6 +262,14 @@ class DeviceGridView(QWidget):
             p.drawRect(rect.adjusted(0, 0, -1, -1))
             p.setPen(text_color_on(fill))
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, str(dev))
+            group = self._group_of.get(dev)
+            if group is not None:
+                p.setPen(QPen(self.group_color(group), 4))
+                p.drawRect(rect.adjusted(2, 2, -3, -3))
+                if self._cell >= 34:
+                    p.setPen(text_color_on(fill))
+                    top_left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+                    p.drawText(rect.adjusted(5, 3, 0, 0), top_left, f"g{group}")
             if dev in self._highlight:
                 pen = QPen(theme.highlight, 3)
                 p.setPen(pen)

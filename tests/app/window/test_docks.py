@@ -25,6 +25,9 @@ EXPECTED = {
     "Messages": ("dock_messages", BOTTOM),
     "History": ("dock_history", LEFT),
     "Program": ("dock_program", LEFT),
+    "Conflicts": ("dock_conflicts", BOTTOM),
+    "Collectives": ("dock_collectives", BOTTOM),
+    "GSPMD vs Shardy": ("dock_gspmd", BOTTOM),
 }
 
 
@@ -65,8 +68,9 @@ def test_a_closed_program_dock_reopens_from_the_view_menu(make_window, qtbot, pi
     qtbot.waitUntil(lambda: not program.isHidden())
 
 
-def test_default_layout(make_window):
+def test_default_layout(make_window, qtbot):
     window = make_window(None, propagate=False)
+    qtbot.wait(10)  # the window lays its docks out once shown
     docks = window.docks
     mesh, palette, history = docks["dock_mesh"], docks["dock_palette"], docks["dock_history"]
     assert palette.x() == mesh.x() and palette.y() > mesh.y()
@@ -77,6 +81,14 @@ def test_default_layout(make_window):
     assert not program.visibleRegion().isEmpty()  # on top of its tab group
     assert history.visibleRegion().isEmpty()
     assert mesh.width() < docks["dock_tensor"].width() < window.graph_panel.width()
+    # The debugger's docks share the messages' place, the conflicts on top.
+    conflicts = docks["dock_conflicts"]
+    assert set(window.tabifiedDockWidgets(conflicts)) == {
+        docks["dock_messages"],
+        docks["dock_collectives"],
+        docks["dock_gspmd"],
+    }
+    assert not conflicts.visibleRegion().isEmpty()
 
 
 def test_a_hidden_dock_stays_hidden_in_the_next_window(make_window, pick):
@@ -204,3 +216,15 @@ def test_a_wrapped_hlo_text_never_runs_into_the_kind_row(make_window, qtbot):
     for above, below in itertools.pairwise(labels):
         assert above.height() >= above.heightForWidth(above.width())
         assert above.geometry().bottom() < below.geometry().top()
+
+
+def test_a_restored_layout_keeps_its_own_dock_sizes(make_window, qtbot):
+    window = make_window(None, propagate=False)
+    qtbot.wait(10)
+    window.resizeDocks([window.docks["dock_tensor"]], [300], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: abs(window.docks["dock_tensor"].width() - 300) < 10)
+    window.close()
+    again = make_window(None, propagate=False)
+    qtbot.wait(10)
+    assert again.docks.restored
+    assert abs(again.docks["dock_tensor"].width() - 300) < 10

@@ -41,3 +41,9 @@ def test_clear_items_leaves_an_empty_scene(panel_for):
     scene.clear_items()
     assert (scene.nodes, scene.edges, scene.badges) == ([], [], [])
     assert scene.items() == []
+
+
+def test_each_drawn_frame_is_announced(panel_for, qtbot):
+    session, panel = panel_for("example:mlp")
+    with qtbot.waitSignal(panel.view.graph_scene.layoutAdded, timeout=1000):
+        panel.view.collapse_all()

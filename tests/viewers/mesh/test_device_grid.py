@@ -49,3 +49,27 @@ def test_highlight_is_kept_as_given(qtbot):
     grid = make(qtbot, "data=4,model=2")
     grid.set_highlight({2, 3})
     assert grid._highlight == {2, 3}
+
+
+def test_a_collectives_groups_are_outlined_each_in_its_colour(qtbot):
+    from shardscope.backend.sharding.device_groups import device_groups
+
+    grid = make(qtbot, "data=4,model=2")
+    grid.show()
+    groups = device_groups(grid.mesh, ["data"])
+    grid.set_groups(groups)
+    assert grid.groups == [(0, 2, 4, 6), (1, 3, 5, 7)]
+    image = grid.grab().toImage()
+
+    def edge(position):
+        rect = grid.cell_rect(position)
+        return image.pixelColor(rect.left() + 3, rect.center().y()).name()
+
+    first, second = grid.group_color(0).name(), grid.group_color(1).name()
+    assert first != second
+    assert {edge(p) for p in (0, 2, 4, 6)} == {first.lower()}
+    assert {edge(p) for p in (1, 3, 5, 7)} == {second.lower()}
+    grid.set_groups([])
+    assert grid.groups == []
+    image = grid.grab().toImage()
+    assert edge(0) != first.lower()

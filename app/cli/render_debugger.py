@@ -1,0 +1,46 @@
+"""What ``render`` draws for the debugger: the factor table of each conflict
+(``--view conflicts``) and the graph's marks, with GSPMD's differences when ``--gspmd``."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from shardscope.backend.errors import ShardscopeError
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.markers import GraphMarkers
+    from shardscope.viewers.graph.view import GraphView
+
+
+def conflicts_sheet(session: Session, width: int) -> QWidget:
+    """A widget with every conflict's factor table, laid out ``width`` pixels wide."""
+    from shardscope.viewers.debugger.conflicts import conflict_sheet
+
+    result = session.propagation
+    if result is None:
+        raise ShardscopeError("--view conflicts needs a propagation result: propagation failed")
+    return conflict_sheet(result.conflicts, result.graph, width)
+
+
+def mark_graph(session: Session, view: GraphView, *, gspmd: bool) -> GraphMarkers:
+    """Put the graph's marks on ``view``; with ``gspmd``, compile the program with GSPMD
+    in a worker and mark the values it shards differently (its warnings go to stderr)."""
+    from shardscope.viewers.graph.markers import GraphMarkers
+
+    markers = GraphMarkers(view)
+    if gspmd:
+        from shardscope.backend.gspmd.compare import gspmd_differences
+
+        result = session.propagation
+        if result is None or session.program is None:
+            raise ShardscopeError("--gspmd needs a propagation result: propagation failed")
+        before = len(result.warnings)
+        differences = gspmd_differences(session.program, result)
+        for warning in result.warnings[before:]:
+            print(f"warning: {warning}", file=sys.stderr)
+        markers.set_gspmd(differences)
+    return markers

@@ -1,0 +1,209 @@
+"""The debugger's docks wired to the window: conflicts, collectives, the GSPMD comparison,
+the graph's marks and the badge legend.
+
+``Debugger`` fills the conflicts and collectives docks from each propagation result,
+reveals the op of the conflict or collective the user chooses, outlines a collective's
+device groups on the mesh grid, and runs the GSPMD comparison in the background while
+its toggle is on (again after each propagation; a result that arrives after a newer
+run started is dropped).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QObject
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.gspmd.compare import Difference, gspmd_differences
+from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.viewers.common.messages import MessagesView
+from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.conflicts import ConflictsView
+from shardscope.viewers.debugger.gspmd import GspmdView
+from shardscope.viewers.graph.legend import BadgeLegend, LegendButton
+from shardscope.viewers.graph.markers import GraphMarkers
+from shardscope.viewers.graph.view import GraphView
+from shardscope.viewers.mesh.editor import MeshEditor
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
+    from shardscope.app.window.docks import Docks
+    from shardscope.app.window.propagation import PropagationScheduler
+    from shardscope.app.window.tasks import TaskRunner
+    from shardscope.backend.program.load import Program
+    from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.session.document import Session
+
+
+class Window(Protocol):
+    """The parts of the main window the debugger works with."""
+
+    session: Session
+    docks: Docks
+    graph: GraphView
+    mesh_editor: MeshEditor
+    messages: MessagesView
+    runner: TaskRunner
+    propagation: PropagationScheduler
+
+    def statusBar(self) -> QStatusBar: ...
+    def select_op(self, op_id: int) -> None: ...
+    def select_value(self, value_id: int) -> None: ...
+
+
+def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tuple]:
+    """The function the comparison task runs: the differences and the warnings it added
+    (on a copy of the result, which the GUI thread keeps reading)."""
+    copy = dataclasses.replace(result, warnings=list(result.warnings))
+
+    def run() -> tuple[list[Difference], list[str]]:
+        before = len(copy.warnings)
+        differences = gspmd_differences(program, copy)
+        return differences, copy.warnings[before:]
+
+    return run
+
+
+class Debugger(QObject):
+    """See the module docstring."""
+
+    def __init__(self, window: Window) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
+        self.window = window
+        self.session = window.session
+        self.conflicts = window.docks.widget("dock_conflicts", ConflictsView)
+        self.collectives = window.docks.widget("dock_collectives", CollectivesView)
+        self.gspmd = window.docks.widget("dock_gspmd", GspmdView)
+        self.markers = GraphMarkers(window.graph)
+        self.legend_button = LegendButton(window.graph)
+        self.gspmd_on = False
+        self.gspmd_for: PropagationResult | None = None  # the result last compared
+        self._in_flight = 0  # comparison tasks started and not yet reported
+        self._generation = 0
+        self.conflicts.opRequested.connect(self.reveal_op)
+        self.conflicts.valueRequested.connect(self.reveal_value)
+        self.collectives.collectiveSelected.connect(self.show_collective)
+        self.gspmd.valueSelected.connect(self.reveal_value)
+        self.session.events.propagation.connect(self._on_propagation)
+        self.session.events.mesh.connect(self._on_mesh)
+        self.session.events.program.connect(self._on_program)
+        self._on_propagation(self.session.propagation)
+        window.docks["dock_conflicts"].raise_()
+
+    def close(self) -> None:
+        ev = self.session.events
+        ev.propagation.disconnect(self._on_propagation)
+        ev.mesh.disconnect(self._on_mesh)
+        ev.program.disconnect(self._on_program)
+        self.markers.close()
+
+    # -- propagation --------------------------------------------------------------------
+    def _on_program(self, _program) -> None:
+        self.window.mesh_editor.grid.set_groups([])
+
+    def _on_mesh(self, _mesh) -> None:
+        self.window.mesh_editor.grid.set_groups([])
+
+    def _on_propagation(self, result: PropagationResult | None) -> None:
+        pending = result is None and self.window.propagation.auto
+        pending = pending and self.session.program is not None
+        self.conflicts.set_result(result, pending=pending)
+        self.collectives.set_result(result, pending=pending)
+        self.window.mesh_editor.grid.set_groups([])
+        if self.gspmd_on:
+            self._compare(result)
+
+    # -- choosing -------------------------------------------------------------------------
+    def reveal_op(self, op_id: int) -> None:
+        """Select an op on the graph (unfolding what hides it) and show its source."""
+        if self.window.graph.select_op(op_id, center=True):
+            self.window.select_op(op_id)
+
+    def reveal_value(self, value_id: int) -> None:
+        """Select a tensor on the graph and in the inspector."""
+        self.window.graph.select_value(value_id, center=True)
+        self.window.select_value(value_id)
+
+    def show_collective(self, index: int) -> None:
+        """Outline the device groups of ``result.collectives[index]`` and reveal its op."""
+        result = self.session.propagation
+        if result is None or not 0 <= index < len(result.collectives):
+            return
+        c = result.collectives[index]
+        mesh = self.session.mesh
+        try:
+            groups = device_groups(mesh, c.axes) if mesh is not None else []
+        except ShardscopeError as exc:
+            self.window.messages.error(str(exc))
+            groups = []
+        self.window.mesh_editor.grid.set_groups(groups)
+        self.collectives.show_groups(index, groups)
+        if c.op is not None:
+            self.reveal_op(c.op)
+        elif c.value is not None:
+            self.reveal_value(c.value)
+
+    # -- GSPMD --------------------------------------------------------------------------
+    @property
+    def comparing(self) -> bool:
+        """Whether a GSPMD comparison is running (its worker is cancelled on quit)."""
+        return self._in_flight > 0
+
+    def set_gspmd(self, on: bool) -> None:
+        """Turn the GSPMD comparison on (runs now, and after each propagation) or off."""
+        self.gspmd_on = bool(on)
+        if self.gspmd_on:
+            self.window.docks["dock_gspmd"].show()
+            self.window.docks["dock_gspmd"].raise_()
+            self._compare(self.session.propagation)
+        else:
+            self._generation += 1
+            self.gspmd_for = None
+            self.markers.set_gspmd(None)
+            self.gspmd.set_off()
+
+    def _compare(self, result: PropagationResult | None) -> None:
+        self._generation += 1
+        generation = self._generation
+        self.markers.set_gspmd(None)
+        program = self.session.program
+        if result is None or program is None:
+            self.gspmd_for = None
+            self.gspmd.set_waiting()
+            return
+        self.gspmd.set_running()
+        self._in_flight += 1
+
+        def done(found: tuple[list[Difference], list[str]], seconds: float) -> None:
+            self._in_flight -= 1
+            if generation != self._generation or self.session.propagation is not result:
+                return
+            differences, warnings = found
+            self.gspmd_for = result
+            self.gspmd.set_differences(differences)
+            self.markers.set_gspmd(differences)
+            for warning in warnings:
+                self.window.messages.add(warning, "warning")
+            n = len(differences)
+            self.window.statusBar().showMessage(
+                f"GSPMD compared in {seconds:.2f} s: {n} value{'s' if n != 1 else ''} differ",
+                4000,
+            )
+
+        def failed(message: str) -> None:
+            self._in_flight -= 1
+            if generation != self._generation:
+                return
+            self.gspmd.set_failed(message)
+            self.window.messages.error(f"GSPMD comparison failed: {message}")
+
+        self.window.runner.start(gspmd_task(program, result), done, failed)
+
+    # -- legend ---------------------------------------------------------------------------
+    def show_legend(self) -> BadgeLegend:
+        """Open the badge legend."""
+        return self.legend_button.open_legend()

@@ -1,0 +1,159 @@
+"""Marks on the graph: conflicts on ops and folded scopes, collectives, GSPMD differences,
+open dims and priorities; they follow the session and the view's rebuilds."""
+
+from PySide6.QtGui import QColor, QImage, QPainter
+
+from shardscope.backend.gspmd.compare import Difference
+from shardscope.backend.session.document import Session
+from shardscope.backend.sharding.spec import DimSpec, Spec
+from shardscope.viewers.graph.markers import (
+    CONFLICT_COLOR,
+    GSPMD_COLOR,
+    CollectiveMarkItem,
+    ConflictMarkItem,
+    GraphMarkers,
+    GspmdMarkItem,
+    SpecNotesItem,
+    byte_text,
+    spec_notes,
+)
+from shardscope.viewers.graph.panel import GraphPanel
+from tests.support.compile_oracle import loaded, propagated
+
+
+def marked(qtbot, source: str, *, propagate: bool = True):
+    session = Session()
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(1000, 700)
+    panel.show()
+    session.set_program(loaded(source))
+    markers = GraphMarkers(panel.view)
+    if propagate:
+        session.set_propagation(propagated(source))
+    return session, panel.view, markers
+
+
+def node_named(view, label):
+    (item,) = [n for n in view.nodes if n.node.label == label]
+    return item
+
+
+def marks_on(item, kind):
+    return [c for c in item.childItems() if isinstance(c, kind)]
+
+
+def test_the_add_where_data_meets_model_carries_the_conflict_mark(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    add = node_named(view, "add")
+    (mark,) = marks_on(add, ConflictMarkItem)
+    assert mark.text == "!" and not mark.folded
+    assert "factor i: data vs model, kept [_] by longest common prefix" in mark.toolTip()
+    assert set(markers.conflicted_nodes().values()) == {add}
+    for other in ("sine", "x", "y", "return"):
+        assert not marks_on(node_named(view, other), ConflictMarkItem)
+
+
+def test_collectives_sit_on_the_op_they_serve_and_on_the_return(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    (on_add,) = marks_on(node_named(view, "add"), CollectiveMarkItem)
+    assert on_add.text == "⇄ AS·CP"
+    assert "collective_permute over data on y: 512 B per device" in on_add.toolTip()
+    (on_return,) = marks_on(node_named(view, "return"), CollectiveMarkItem)
+    assert on_return.text == "⇄ AG"
+    assert "all_gather over data on result[0]: 1.5 KiB per device" in on_return.toolTip()
+
+
+def test_a_folded_scope_counts_the_conflicts_of_its_ops(qtbot):
+    session, view, markers = marked(qtbot, "example:matmul6")
+    result = session.propagation
+    assert len(result.conflicts) == 2
+    view.collapse_all()
+    marks = [(i.node, m) for i in view.nodes for m in marks_on(i, ConflictMarkItem)]
+    assert marks and all(node.kind == "scope" and mark.folded for node, mark in marks)
+    assert sum(len(mark.conflicts) for _, mark in marks) == 2
+    # Unfolding puts the marks back on the ops themselves.
+    for node, _ in marks:
+        view.set_expanded(node.scope, True)
+    ops = {view.nodes[n].node.op for n in markers.conflict_marks}
+    assert ops == {c.op for c in result.conflicts}
+
+
+def test_marks_go_when_propagation_is_stale_and_come_back_with_a_result(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    add = node_named(view, "add")
+    assert marks_on(add, ConflictMarkItem)
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec.of(None, None))
+    assert not marks_on(node_named(view, "add"), ConflictMarkItem)
+    assert not markers.collective_marks
+    session.set_spec(x, Spec.of("data", None))
+    session.set_propagation(propagated("example:conflict"))
+    assert marks_on(node_named(view, "add"), ConflictMarkItem)
+
+
+def test_gspmd_differences_outline_the_badge_with_both_specs(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    out = session.graph.functions[session.graph.main].results[0]
+    diff = Difference(
+        out,
+        "result[0]",
+        "result[0]",
+        "result",
+        [[], []],
+        "{replicated}",
+        [["data"], []],
+        "{devices=[4,1,2]<=[8] last_tile_dim_replicate}",
+    )
+    markers.set_gspmd([diff])
+    (badge,) = view.graph_scene.badges_of(out)
+    (mark,) = marks_on(badge, GspmdMarkItem)
+    assert (mark.shardy, mark.gspmd, mark.text) == ("[_, _]", "[data, _]", "GSPMD [data, _]")
+    assert markers.gspmd_values() == {out}
+    # They survive a rebuild of the drawing, and go when the comparison is off.
+    view.collapse_all()
+    (badge,) = view.graph_scene.badges_of(out)
+    assert marks_on(badge, GspmdMarkItem)
+    markers.set_gspmd(None)
+    assert not marks_on(badge, GspmdMarkItem) and markers.gspmd_values() == set()
+
+
+def test_open_dims_and_priorities_of_user_specs_get_notes(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict", propagate=False)
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec((DimSpec(("data",), priority=1), DimSpec((), is_open=True))))
+    (badge,) = view.graph_scene.badges_of(x)
+    (notes,) = marks_on(badge, SpecNotesItem)
+    assert notes.notes == {0: "p1", 1: "?"}
+    session.set_spec(x, Spec.of("data", None))
+    assert not marks_on(badge, SpecNotesItem)
+
+
+def test_no_marks_before_propagation(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict", propagate=False)
+    assert not markers.conflict_marks and not markers.collective_marks
+
+
+def test_the_conflict_mark_is_drawn_in_red_around_the_op(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    scene = view.graph_scene
+    add = node_named(view, "add")
+    rect = add.mapRectToScene(add.childrenBoundingRect()).adjusted(-4, -4, 4, 4)
+    image = QImage(int(rect.width()) * 2, int(rect.height()) * 2, QImage.Format.Format_RGB32)
+    image.fill(QColor("#FFFFFF"))
+    painter = QPainter(image)
+    scene.render(painter, source=rect)
+    painter.end()
+    red = QColor(CONFLICT_COLOR).rgb() & 0xFFFFFF
+    found = {
+        image.pixel(x, y) & 0xFFFFFF for x in range(image.width()) for y in range(image.height())
+    }
+    assert red in found
+    assert QColor(GSPMD_COLOR).rgb() & 0xFFFFFF not in found
+
+
+def test_helpers_word_bytes_and_spec_notes():
+    assert byte_text(512) == "512 B" and byte_text(1536) == "1.5 KiB"
+    assert byte_text(3 * 1024 * 1024) == "3.0 MiB"
+    spec = Spec((DimSpec(("a",), is_open=True, priority=0), DimSpec(("b",))))
+    assert spec_notes(spec) == {0: "?p0"}

@@ -1,0 +1,1 @@
+"""The debugger's docks: conflicts and their factor tables, collectives, GSPMD differences."""

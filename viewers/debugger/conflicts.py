@@ -1,0 +1,342 @@
+"""The conflicts dock: every conflicting factor of the last propagation, and its factor
+table.
+
+A conflict is one factor of one op whose operands and results hold axes that are not
+prefixes of one another (``backend.propagation.conflicts``). Selecting one shows, per
+tensor of the op, what it proposed for the factor and where that came from, what the op
+kept, the rule that decided, the reshard each loser needs to reach what was kept, and
+the collectives Shardy's explicit-reshard passes really insert for the op, which may
+differ from those reshards.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from shardscope.viewers.graph.markers import CONFLICT_COLOR, byte_text, dims_text
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.result import PropagationResult
+
+# What each rule of ``backend.propagation.conflicts`` means, in one sentence.
+RULES = {
+    "user priority": "a user priority (@pN) on one of the tensors decided: the "
+    "highest-priority proposal wins",
+    "closed dimension": "the result's dimension is closed, so it keeps the axes it has",
+    "axis already used by another factor": "an axis shards at most one factor of a "
+    "tensor, and another factor of the op already uses it",
+    "non-divisible size": "an axis proposed does not divide the factor's size",
+    "longest common prefix": "the proposals are incompatible, so the op keeps the longest "
+    "prefix of axes they all share",
+    "op priority": "Shardy propagates some ops in an earlier pass than others; the axes "
+    "of the earlier pass were kept",
+}
+COLUMNS = ("Tensor", "Dims", "Proposes", "Origin", "Outcome", "Reshard to reach what was kept")
+TENSOR_ROLE = Qt.ItemDataRole.UserRole
+
+
+def tensor_name(graph: ProgramGraph | None, op: int, label: str) -> tuple[str, int | None]:
+    """``("operand 0: sine %0", value id)`` for ``label`` (``operand-0``, ``result-1``)."""
+    kind, _, index = label.partition("-")
+    value = None
+    if graph is not None and index.isdigit():
+        ids = graph.ops[op].operands if kind == "operand" else graph.ops[op].results
+        if int(index) < len(ids):
+            value = ids[int(index)]
+    name = graph.values[value].display_name if graph is not None and value is not None else ""
+    return (f"{kind} {index}: {name}" if name else f"{kind} {index}"), value
+
+
+def factor_rows(conflict: Conflict, graph: ProgramGraph | None) -> list[list[str]]:
+    """The factor table's cells, one row per tensor of the op that has the factor."""
+    proposals = {p.tensor: p for p in conflict.proposals}
+    reshards = {r.tensor: r for r in conflict.reshards}
+    rows = []
+    for label, dims in conflict.dims.items():
+        name, _ = tensor_name(graph, conflict.op, label)
+        prop = proposals.get(label)
+        axes = prop.axes if prop is not None else ()
+        reshard = reshards.get(label)
+        if reshard is None:
+            outcome = f"keeps {dims_text([conflict.kept])}"
+            to_reach = "none"
+        else:
+            outcome = "loses " + "+".join(reshard.from_axes) if reshard.from_axes else "gains"
+            to_reach = (
+                f"{dims_text([reshard.from_axes])} → {dims_text([reshard.to_axes])} "
+                f"({reshard.kind})"
+            )
+        rows.append(
+            [
+                name,
+                ", ".join(str(d) for d in dims),
+                "+".join(axes) if axes else "nothing",
+                prop.origin if prop is not None else "",
+                outcome,
+                to_reach,
+            ]
+        )
+    return rows
+
+
+def title_text(conflict: Conflict) -> str:
+    """``stablehlo.add (op 1): factor i of size 16 kept [_] by longest common prefix``."""
+    return (
+        f"{conflict.op_name} (op {conflict.op}): factor {conflict.factor} of size "
+        f"{conflict.factor_size} kept {dims_text([conflict.kept])} by {conflict.rule}"
+    )
+
+
+def partitioner_text(conflict: Conflict, graph: ProgramGraph | None) -> str:
+    """What Shardy's explicit-reshard passes insert for the op, and whether that differs
+    from the reshards the table lists."""
+    if not conflict.collectives:
+        return "Shardy's explicit-reshard passes insert no collective for this op."
+    parts = []
+    for c in conflict.collectives:
+        on = graph.values[c.value].display_name if graph is not None and c.value is not None else ""
+        parts.append(
+            f"{c.kind} over {'+'.join(c.axes) or 'no axis'}"
+            + (f" on {on}" if on else "")
+            + f" → {dims_text(c.out_spec)} ({byte_text(c.bytes_per_device)} per device)"
+        )
+    predicted = sorted({r.kind for r in conflict.reshards})
+    inserted = sorted({c.kind for c in conflict.collectives})
+    same = predicted == inserted
+    note = (
+        "the same kinds as the reshards above."
+        if same
+        else f"this differs from the reshards above ({', '.join(predicted) or 'none'})."
+    )
+    return "Shardy's explicit-reshard passes insert: " + "; ".join(parts) + f" — {note}"
+
+
+class FactorTable(QTableWidget):
+    """One conflict's factor table (see ``factor_rows``); a row's tensor id is in
+    ``TENSOR_ROLE`` of its first cell."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self.setHorizontalHeaderLabels(COLUMNS)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().setVisible(False)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.setWordWrap(False)
+        header = self.horizontalHeaderItem(5)
+        header.setToolTip(
+            "The reshard a tensor needs so that its axes for this factor become what the op "
+            "kept (all_gather: drop trailing axes; all_slice: add axes; all_to_all: move an "
+            "axis to another factor)"
+        )
+
+    def set_conflict(self, conflict: Conflict | None, graph: ProgramGraph | None) -> None:
+        self.setRowCount(0)
+        if conflict is None:
+            return
+        rows = factor_rows(conflict, graph)
+        self.setRowCount(len(rows))
+        loser = QColor(CONFLICT_COLOR)
+        for r, (label, cells) in enumerate(zip(conflict.dims, rows, strict=True)):
+            _, value = tensor_name(graph, conflict.op, label)
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if c == 0:
+                    item.setData(TENSOR_ROLE, value)
+                if c == 4 and not text.startswith("keeps"):
+                    item.setForeground(loser)
+                self.setItem(r, c, item)
+
+    def cell_text(self, row: int, column: int) -> str:
+        item = self.item(row, column)
+        return item.text() if item is not None else ""
+
+    def full_height(self) -> int:
+        """Height that shows every row without scrolling."""
+        return (
+            self.horizontalHeader().height()
+            + sum(self.rowHeight(r) for r in range(self.rowCount()))
+            + 2 * self.frameWidth()
+            + 2
+        )
+
+
+class ConflictsView(QWidget):
+    """The conflicts dock; see the module docstring.
+
+    ``opRequested(op)`` asks the window to select and reveal an op (on choosing a
+    conflict), ``valueRequested(value)`` a tensor (on clicking a row of the table).
+    """
+
+    opRequested = Signal(int)
+    valueRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.conflicts: list[Conflict] = []
+        self.graph: ProgramGraph | None = None
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.list = QTreeWidget(self)
+        self.list.setRootIsDecorated(False)
+        self.list.setHeaderLabels(["Op", "Factor", "Proposals", "Kept", "Rule"])
+        self.list.setUniformRowHeights(True)
+        self.list.currentItemChanged.connect(self._on_current)
+        self.title = QLabel(self)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = FactorTable(self)
+        self.table.cellClicked.connect(self._on_cell)
+        self.rule = QLabel(self)
+        self.rule.setWordWrap(True)
+        self.partitioner = QLabel(self)
+        self.partitioner.setWordWrap(True)
+        self.partitioner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        detail = QWidget(self)
+        box = QVBoxLayout(detail)
+        box.setContentsMargins(0, 0, 0, 0)
+        for w in (self.title, self.table, self.rule, self.partitioner):
+            box.addWidget(w)
+        # Side by side: the dock sits wide and short at the bottom of the window.
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.list)
+        split.addWidget(detail)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
+        split.setSizes([350, 700])
+        box.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.status)
+        layout.addWidget(split, 1)
+        self.set_result(None)
+
+    def sizeHint(self) -> QSize:
+        # Shares the messages' place at the bottom: as short as the messages list.
+        return QSize(400, 120)
+
+    def set_result(self, result: PropagationResult | None, *, pending: bool = False) -> None:
+        """List the conflicts of ``result`` (None: propagation has not run or is stale;
+        ``pending``: it is running)."""
+        self.graph = result.graph if result is not None else None
+        self.conflicts = list(result.conflicts) if result is not None else []
+        self.list.blockSignals(True)
+        self.list.clear()
+        for i, c in enumerate(self.conflicts):
+            props = " vs ".join("+".join(p.axes) for p in c.proposals)
+            item = QTreeWidgetItem(
+                [f"{c.op_name} (op {c.op})", c.factor, props, dims_text([c.kept]), c.rule]
+            )
+            item.setData(0, Qt.ItemDataRole.UserRole, i)
+            item.setToolTip(0, title_text(c))
+            self.list.addTopLevelItem(item)
+        self.list.blockSignals(False)
+        for col in range(self.list.columnCount()):
+            self.list.resizeColumnToContents(col)
+        n = len(self.conflicts)
+        if result is None:
+            self.status.setText(
+                "Propagating…"
+                if pending
+                else "No propagation yet: propagate (F5) to find conflicts."
+            )
+        elif n == 0:
+            self.status.setText(
+                "No conflicts: on every op, the operands and results agree on each factor."
+            )
+        else:
+            self.status.setText(
+                f"{n} conflict{'s' if n != 1 else ''}: choose one to see its factor table."
+            )
+        self._show(None)
+
+    def select(self, index: int) -> None:
+        """Choose conflict ``index`` (as a click on its row does)."""
+        self.list.setCurrentItem(self.list.topLevelItem(index))
+
+    def current(self) -> Conflict | None:
+        item = self.list.currentItem()
+        return self.conflicts[item.data(0, Qt.ItemDataRole.UserRole)] if item else None
+
+    def _on_current(self, item, _previous) -> None:
+        if item is None:
+            self._show(None)
+            return
+        conflict = self.conflicts[item.data(0, Qt.ItemDataRole.UserRole)]
+        self._show(conflict)
+        self.opRequested.emit(conflict.op)
+
+    def _show(self, conflict: Conflict | None) -> None:
+        self.table.set_conflict(conflict, self.graph)
+        # Every row of a usual op (two operands, a result) without scrolling.
+        self.table.setMinimumHeight(min(self.table.full_height() + 8, 6 * 30))
+        visible = conflict is not None
+        for w in (self.table, self.rule, self.partitioner):
+            w.setVisible(visible)
+        if conflict is None:
+            self.title.setText(
+                "Choose a conflict to see its factor table." if self.conflicts else ""
+            )
+            return
+        self.title.setText(title_text(conflict))
+        self.rule.setText(f"Rule: {conflict.rule}: {RULES.get(conflict.rule, '')}")
+        self.partitioner.setText(partitioner_text(conflict, self.graph))
+
+    def _on_cell(self, row: int, _column: int) -> None:
+        item = self.table.item(row, 0)
+        value = item.data(TENSOR_ROLE) if item is not None else None
+        if value is not None:
+            self.valueRequested.emit(int(value))
+
+
+def conflict_sheet(conflicts: list[Conflict], graph: ProgramGraph | None, width: int) -> QWidget:
+    """A picture of every conflict's factor table, one under another (``render --view
+    conflicts``)."""
+    sheet = QWidget()
+    layout = QVBoxLayout(sheet)
+    layout.setContentsMargins(12, 12, 12, 12)
+    layout.setSpacing(6)
+    if not conflicts:
+        layout.addWidget(QLabel("No conflicts: on every op, the operands and results agree."))
+    for c in conflicts:
+        title = QLabel(title_text(c))
+        bold = title.font()
+        bold.setBold(True)
+        title.setFont(bold)
+        title.setWordWrap(True)
+        table = FactorTable()
+        table.set_conflict(c, graph)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.resizeColumnsToContents()
+        table.setFixedHeight(table.full_height())
+        rule = QLabel(f"Rule: {c.rule}: {RULES.get(c.rule, '')}")
+        rule.setWordWrap(True)
+        inserts = QLabel(partitioner_text(c, graph))
+        inserts.setWordWrap(True)
+        for w in (title, table, rule, inserts):
+            layout.addWidget(w)
+        layout.addSpacing(10)
+    height = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
+    sheet.resize(width, max(height, sheet.sizeHint().height()))
+    return sheet

@@ -1,0 +1,117 @@
+"""The GSPMD dock: the values whose final sharding differs between GSPMD and Shardy.
+
+The window runs the comparison (``backend.gspmd.compare``) in the background and tells
+this view where it stands: off, running, done (with the differences) or failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from shardscope.viewers.graph.markers import dims_text
+
+if TYPE_CHECKING:
+    from shardscope.backend.gspmd.compare import Difference
+
+COLUMNS = ("Tensor", "Shardy", "GSPMD", "GSPMD HLO sharding")
+OFF_TEXT = "Off: View ▸ Compare with GSPMD runs XLA's GSPMD propagation on this program."
+
+
+class GspmdView(QWidget):
+    """The GSPMD dock; ``valueSelected(value)`` when the user picks a row."""
+
+    valueSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.differences: list[Difference] = []
+        self.state = "off"
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._on_selection)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.status)
+        layout.addWidget(self.table, 1)
+        self.set_off()
+
+    def sizeHint(self) -> QSize:
+        # Shares the messages' place at the bottom: as short as the messages list.
+        return QSize(400, 120)
+
+    def set_off(self) -> None:
+        self._fill([])
+        self.state = "off"
+        self.status.setText(OFF_TEXT)
+
+    def set_running(self) -> None:
+        self._fill([])
+        self.state = "running"
+        self.status.setText("Compiling the program with GSPMD to compare…")
+
+    def set_waiting(self) -> None:
+        """On, but there is no propagation result to compare with yet."""
+        self._fill([])
+        self.state = "waiting"
+        self.status.setText("Waiting for propagation: the comparison runs on its result.")
+
+    def set_failed(self, message: str) -> None:
+        self._fill([])
+        self.state = "failed"
+        self.status.setText(f"The GSPMD comparison failed: {message}")
+
+    def set_differences(self, differences: Sequence[Difference]) -> None:
+        self._fill(list(differences))
+        self.state = "done"
+        n = len(differences)
+        self.status.setText(
+            f"GSPMD shards {n} value{'s' if n != 1 else ''} differently from Shardy "
+            "(marked in purple on the graph)."
+            if n
+            else "GSPMD and Shardy agree on every value."
+        )
+
+    def _fill(self, differences: list[Difference]) -> None:
+        self.differences = differences
+        t = self.table
+        t.blockSignals(True)
+        t.clearContents()
+        t.setRowCount(len(differences))
+        for r, d in enumerate(differences):
+            cells = [d.display_name, dims_text(d.shardy), dims_text(d.gspmd), d.gspmd_text]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                item.setData(Qt.ItemDataRole.UserRole, d.id)
+                t.setItem(r, c, item)
+        t.blockSignals(False)
+
+    def row_texts(self) -> list[list[str]]:
+        t = self.table
+        return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
+
+    def _on_selection(self) -> None:
+        items = self.table.selectedItems()
+        if items:
+            self.valueSelected.emit(int(items[0].data(Qt.ItemDataRole.UserRole)))

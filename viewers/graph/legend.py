@@ -1,0 +1,183 @@
+"""The legend of the graph's badges and marks, drawn with the very items the graph uses.
+
+``BadgeLegend`` is a small window listing each thing a badge or node can show: a spec
+the user set, one from the program's code, one propagation decided, one not known yet,
+the selection, open dimensions and priorities, conflicts, collectives and GSPMD
+differences. ``LegendButton`` sits in the graph's corner and opens it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import (
+    QDialog,
+    QGraphicsScene,
+    QGraphicsSimpleTextItem,
+    QGraphicsView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from shardscope.backend.program.layout import NODE_W, Node
+from shardscope.backend.propagation.collectives import Collective
+from shardscope.backend.propagation.conflicts import Conflict, Proposal
+from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
+from shardscope.viewers.graph.markers import (
+    CollectiveMarkItem,
+    ConflictMarkItem,
+    GspmdMarkItem,
+    SpecNotesItem,
+)
+
+if TYPE_CHECKING:
+    from shardscope.viewers.graph.view import GraphView
+
+AXES = ("data", "model")
+ROW = 58.0
+TEXT_X = 250.0
+
+
+def _sample_conflict() -> Conflict:
+    return Conflict(
+        0,
+        "stablehlo.add",
+        "i",
+        16,
+        {"operand-0": [0], "operand-1": [0], "result-0": [0]},
+        [Proposal("operand-0", None, ("data",), "x"), Proposal("operand-1", None, ("model",), "y")],
+        (),
+        "longest common prefix",
+    )
+
+
+def _sample_collective() -> Collective:
+    return Collective(0, "stablehlo.add", "all_gather", ("data",), None, ((), ()), 1536, 4)
+
+
+class LegendScene(QGraphicsScene):
+    """One row per entry: a real badge or node at the left, what it means at the right."""
+
+    def __init__(self, style: GraphStyle, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.style = style
+        self.entries: list[str] = []
+        self._y = 30.0
+        self._badge("user", (("data",), ()), "a spec you set (solid dark border)")
+        self._badge("code", (("data",), ()), "a spec from the program's own code (dashed border)")
+        self._badge("propagated", (("data",), ()), "decided by propagation (thin border)")
+        self._badge("none", None, "? : not known until propagation runs")
+        selected = self._badge("user", (("model",), ()), "the selected tensor (accent border)")
+        selected.setFlag(BadgeItem.GraphicsItemFlag.ItemIsSelectable)
+        selected.setSelected(True)
+        chip = self._badge("user", (("data",), ()), "", text_y=None)
+        SpecNotesItem(chip, {0: "?", 1: "p0"}, style)
+        self._text("? over a dim: left open for propagation;  pN: priority N (0 first)")
+        self._node(
+            "add",
+            lambda node: ConflictMarkItem([_sample_conflict()], style, folded=False),
+            "conflict: its operands propose incompatible axes (see the Conflicts dock)",
+        )
+        self._node(
+            "layer",
+            lambda node: ConflictMarkItem([_sample_conflict()] * 2, style, folded=True),
+            "a folded scope holding ops with conflicts (their number)",
+            kind="scope",
+        )
+        self._node(
+            "dot_general",
+            lambda node: CollectiveMarkItem([_sample_collective()], style, None),
+            "collectives inserted for the op: AG all-gather, AS all-slice, AR all-reduce,\n"
+            "RS reduce-scatter, A2A all-to-all, CP collective-permute",
+        )
+        gspmd = self._badge("propagated", ((), ()), "", text_y=None)
+        GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)
+        self._text("GSPMD shards it differently: Shardy's spec inside, GSPMD's beside")
+        self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
+
+    def _text(self, text: str) -> None:
+        item = QGraphicsSimpleTextItem(text)
+        item.setFont(self.style.font)
+        item.setBrush(self.style.theme.foreground)
+        item.setPos(TEXT_X, self._y - item.boundingRect().height() / 2)
+        self.addItem(item)
+        self.entries.append(text)
+        self._y += ROW
+
+    def _badge(self, origin: str, dims, text: str, *, text_y: float | None = 0.0) -> BadgeItem:
+        badge = BadgeItem((0,), self.style)
+        badge.set_spec(dims, origin, AXES, "")
+        badge.setPos(90, self._y)
+        self.addItem(badge)
+        if text_y is not None:
+            self._text(text)
+        return badge
+
+    def _node(self, label: str, mark, text: str, *, kind: str = "op") -> None:
+        self._y += 6
+        node = Node(f"legend:{label}", kind, label, "f32[16x32]" if kind == "op" else "2 ops")
+        node.x, node.y = NODE_W / 2 + 6, self._y
+        item = NodeItem(0, node, self.style)
+        item.setFlag(NodeItem.GraphicsItemFlag.ItemIsSelectable, False)
+        self.addItem(item)
+        mark(node).setParentItem(item)
+        self._text(text)
+        self._y += 6
+
+
+class BadgeLegend(QDialog):
+    """A window showing the legend (``LegendScene``) for the graph's current style."""
+
+    def __init__(self, style: GraphStyle, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Badge legend")
+        self.legend = LegendScene(style, self)
+        self.view = QGraphicsView(self.legend, self)
+        self.view.setRenderHints(
+            QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
+        )
+        self.view.setBackgroundBrush(style.theme.background)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        rect = self.legend.sceneRect()
+        self.resize(int(rect.width()) + 30, min(int(rect.height()) + 30, 760))
+
+
+class LegendButton(QToolButton):
+    """A small "Legend" button kept in the bottom-left corner of a graph view."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__(view.viewport())
+        self.graph_view = view
+        self.dialog: BadgeLegend | None = None
+        self.setText("Legend")
+        self.setToolTip("What the badges and marks of the graph mean")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.clicked.connect(self.open_legend)
+        view.viewport().installEventFilter(self)
+        self._place()
+        self.show()
+
+    def open_legend(self) -> BadgeLegend:
+        """Show the legend window (built afresh, in the view's current theme)."""
+        if self.dialog is not None:
+            self.dialog.close()
+            self.dialog.deleteLater()
+        self.dialog = BadgeLegend(self.graph_view.style_, self.window())
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False
+
+    def _place(self) -> None:
+        self.adjustSize()
+        port = self.graph_view.viewport()
+        self.move(8, port.height() - self.height() - 8)

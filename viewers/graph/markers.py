@@ -1,0 +1,408 @@
+"""Marks laid over the program graph: conflicts, predicted collectives, GSPMD differences,
+and the open dimensions and priorities of the user's specs.
+
+``GraphMarkers`` follows one ``GraphView``. Each time the view draws a frame and each
+time propagation changes, it hangs small child items on the nodes and badges concerned:
+
+- a red outline and a ``!`` disc on an op whose factors conflict (a folded scope holding
+  such ops gets the disc with their count);
+- an amber tag listing the collectives Shardy inserts for an op (``AG`` all-gather,
+  ``AS`` all-slice, ``AR`` all-reduce, ``RS`` reduce-scatter, ``A2A`` all-to-all, ``CP``
+  collective-permute); those that finish the program's results sit on the return node;
+- a purple outline on a badge whose value GSPMD shards differently, with GSPMD's spec
+  written beside it;
+- ``?`` over a dimension the user left open and ``pN`` over one given priority N.
+
+It reads the session and the view; it never edits either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QObject, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem
+from shiboken6 import isValid
+
+from shardscope.backend.program.layout import NODE_H, NODE_W
+from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.program.layout import GraphLayout
+    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.viewers.graph.view import GraphView
+
+CONFLICT_COLOR = "#D64545"
+COLLECTIVE_COLOR = "#C77C02"
+GSPMD_COLOR = "#A23CC0"
+KIND_SHORT = {
+    "all_gather": "AG",
+    "all_slice": "AS",
+    "all_reduce": "AR",
+    "reduce_scatter": "RS",
+    "all_to_all": "A2A",
+    "collective_permute": "CP",
+}
+
+
+class GspmdDifference(Protocol):
+    """What a GSPMD difference gives the marks (``backend.gspmd.compare.Difference``)."""
+
+    id: int
+    shardy: list[list[str]]
+    gspmd: list[list[str]] | None
+
+
+def dims_text(dims: Sequence[Sequence[str]] | None) -> str:
+    """``[data+model, _]``; ``?`` when unknown."""
+    if dims is None:
+        return "?"
+    return "[" + ", ".join("+".join(d) or "_" for d in dims) + "]"
+
+
+def collective_text(c: Collective, graph: ProgramGraph | None = None) -> str:
+    """``all_gather over data on x: 1.5 KiB per device`` (one line of a tooltip)."""
+    axes = "+".join(c.axes) or "no axis"
+    on = ""
+    if graph is not None and c.value is not None:
+        on = f" on {graph.values[c.value].display_name}"
+    return f"{c.kind} over {axes}{on}: {byte_text(c.bytes_per_device)} per device"
+
+
+def conflict_text(c: Conflict) -> str:
+    """``factor i: data vs model, kept [_] by longest common prefix``."""
+    props = " vs ".join("+".join(p.axes) for p in c.proposals) or "nothing"
+    return f"factor {c.factor}: {props}, kept {dims_text([c.kept])} by {c.rule}"
+
+
+def byte_text(n: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``3.0 MiB``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+class ConflictMarkItem(QGraphicsItem):
+    """A node's conflict mark: red outline around an op's card (not a folded scope's) and
+    a disc with ``!`` or the number of conflicts at its top-right corner."""
+
+    R = 9.0
+
+    def __init__(self, conflicts: list[Conflict], style: GraphStyle, *, folded: bool) -> None:
+        super().__init__()
+        self.conflicts = conflicts
+        self.style = style
+        self.folded = folded
+        n = len(conflicts)
+        self.text = "!" if n == 1 and not folded else str(n)
+        where = "ops of this scope" if folded else "this op"
+        lines = [f"{n} conflict{'s' if n != 1 else ''} on {where}:"]
+        lines += [f"  {c.op_name} (op {c.op}) {conflict_text(c)}" for c in conflicts[:12]]
+        if n > 12:
+            lines.append(f"  … {n - 12} more in the Conflicts dock")
+        self.setToolTip("\n".join(lines))
+        self.setZValue(5)
+
+    def _disc(self) -> QRectF:
+        c = (NODE_W / 2 - 2, -NODE_H / 2 + 1)
+        return QRectF(c[0] - self.R, c[1] - self.R, 2 * self.R, 2 * self.R)
+
+    def boundingRect(self) -> QRectF:
+        card = QRectF(-NODE_W / 2 - 6, -NODE_H / 2 - 6, NODE_W + 12, NODE_H + 12)
+        return card.united(self._disc()).adjusted(-2, -2, 2, 2)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        color = QColor(CONFLICT_COLOR)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if not self.folded:
+            painter.setPen(QPen(color, 2.2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            rect = QRectF(-NODE_W / 2 - 4, -NODE_H / 2 - 4, NODE_W + 8, NODE_H + 8)
+            painter.drawRoundedRect(rect, 8, 8)
+        painter.setPen(QPen(QColor("#FFFFFF"), 1.2))
+        painter.setBrush(QBrush(color))
+        painter.drawEllipse(self._disc())
+        font = QFont(self.style.small)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor("#FFFFFF"))
+        painter.drawText(self._disc(), Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+class CollectiveMarkItem(QGraphicsItem):
+    """An amber tag on a node's top edge naming the collectives inserted for it."""
+
+    H = 16.0
+
+    def __init__(
+        self, collectives: list[Collective], style: GraphStyle, graph: ProgramGraph | None
+    ) -> None:
+        super().__init__()
+        self.collectives = collectives
+        self.style = style
+        kinds: list[str] = []
+        for c in collectives:
+            short = KIND_SHORT.get(c.kind, c.kind)
+            if short not in kinds:
+                kinds.append(short)
+        self.text = "⇄ " + "·".join(kinds)
+        width = QFontMetricsF(style.small).horizontalAdvance(self.text) + 10
+        self._rect = QRectF(-NODE_W / 2 + 8, -NODE_H / 2 - self.H / 2 - 1, width, self.H)
+        lines = [f"{len(collectives)} collective{'s' if len(collectives) != 1 else ''}:"]
+        lines += ["  " + collective_text(c, graph) for c in collectives[:12]]
+        if len(collectives) > 12:
+            lines.append(f"  … {len(collectives) - 12} more in the Collectives dock")
+        self.setToolTip("\n".join(lines))
+        self.setZValue(5)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(COLLECTIVE_COLOR))
+        painter.drawRoundedRect(self._rect, self.H / 2, self.H / 2)
+        painter.setFont(self.style.small)
+        painter.setPen(QColor("#FFFFFF"))
+        painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+class GspmdMarkItem(QGraphicsItem):
+    """A purple outline around a badge whose value GSPMD shards differently, with
+    GSPMD's spec written beside it (the badge itself shows Shardy's)."""
+
+    def __init__(self, badge: BadgeItem, shardy: str, gspmd: str, style: GraphStyle) -> None:
+        super().__init__(badge)
+        self.style = style
+        self.shardy = shardy
+        self.gspmd = gspmd
+        self.text = f"GSPMD {gspmd}"
+        self._badge = badge
+        self.setToolTip(
+            f"GSPMD and Shardy shard this value differently\nShardy: {shardy}\nGSPMD: {gspmd}"
+        )
+        self.setZValue(-0.5)
+
+    def _label(self) -> QRectF:
+        rect = self._badge.boundingRect()
+        width = QFontMetricsF(self.style.small).horizontalAdvance(self.text) + 10
+        return QRectF(rect.right() + 4, rect.center().y() - 7.5, width, 15)
+
+    def boundingRect(self) -> QRectF:
+        return self._badge.boundingRect().adjusted(-4, -4, 4, 4).united(self._label())
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        color = QColor(GSPMD_COLOR)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(color, 2.2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(self._badge.boundingRect().adjusted(-2, -2, 2, 2), 6, 6)
+        label = self._label()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color)
+        painter.drawRoundedRect(label, 4, 4)
+        painter.setFont(self.style.small)
+        painter.setPen(QColor("#FFFFFF"))
+        painter.drawText(label, Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+class SpecNotesItem(QGraphicsItem):
+    """``?`` over each dimension the user left open, ``pN`` over one with priority N."""
+
+    def __init__(self, badge: BadgeItem, notes: dict[int, str], style: GraphStyle) -> None:
+        super().__init__(badge)
+        self.style = style
+        self.notes = notes
+        fm = QFontMetricsF(style.small)
+        self._spots: list[tuple[QRectF, str]] = []
+        for dim, text in sorted(notes.items()):
+            center = badge.mapFromScene(badge.chip_scene_center(dim))
+            w = fm.horizontalAdvance(text) + 6
+            top = badge.boundingRect().top() - 11
+            self._spots.append((QRectF(center.x() - w / 2, top, w, 12), text))
+        self.setZValue(4)
+
+    def boundingRect(self) -> QRectF:
+        rect = QRectF()
+        for spot, _ in self._spots:
+            rect = rect.united(spot)
+        return rect.adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(self.style.small)
+        for spot, text in self._spots:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(self.style.theme.background)
+            painter.drawRoundedRect(spot, 3, 3)
+            painter.setPen(self.style.theme.foreground)
+            painter.drawText(spot, Qt.AlignmentFlag.AlignCenter, text)
+
+
+def spec_notes(spec) -> dict[int, str]:
+    """Per dim of a user ``Spec``: ``?`` if open, ``pN`` for priority N (both: ``?pN``)."""
+    out = {}
+    for d, dim in enumerate(spec.dims):
+        text = ("?" if dim.is_open else "") + (
+            f"p{dim.priority}" if dim.priority is not None else ""
+        )
+        if text:
+            out[d] = text
+    return out
+
+
+class GraphMarkers(QObject):
+    """Keeps the marks of one ``GraphView`` in step with its session; see the module
+    docstring. ``set_gspmd`` gives the GSPMD differences to show (None: none shown)."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__(view)
+        self.view = view
+        self.session = view.session
+        self.differences: dict[int, GspmdDifference] = {}
+        self.conflict_marks: dict[int, ConflictMarkItem] = {}  # by node index
+        self.collective_marks: dict[int, CollectiveMarkItem] = {}
+        self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
+        self.note_marks: list[SpecNotesItem] = []
+        view.graph_scene.layoutAdded.connect(self.refresh)
+        self.session.events.propagation.connect(self._on_propagation_change)
+        # An edit changes only the user's notes; a stale result comes as its own event.
+        self.session.events.specs.connect(self._on_specs_change)
+        self.refresh()
+
+    def close(self) -> None:
+        """Stop following the session (the view is going away)."""
+        ev = self.session.events
+        ev.propagation.disconnect(self._on_propagation_change)
+        ev.specs.disconnect(self._on_specs_change)
+
+    def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
+        """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
+        self.differences = {d.id: d for d in differences or ()}
+        self.refresh()
+
+    def _on_propagation_change(self, _result) -> None:
+        self.refresh()
+
+    def _on_specs_change(self, _ids) -> None:
+        self._remove(self.note_marks)
+        self.note_marks = []
+        if self.view.layout_ is not None and self.session.graph is not None:
+            self._mark_notes(self.view.style_)
+
+    def refresh(self) -> None:
+        """Drop every mark and hang them again on the items drawn now."""
+        self._clear()
+        layout = self.view.layout_
+        graph = self.session.graph
+        if layout is None or graph is None or not self.view.nodes:
+            return
+        style = self.view.style_
+        result = self.session.propagation
+        if result is not None:
+            self._mark_conflicts(layout, graph, result.conflicts, style)
+            self._mark_collectives(layout, graph, result.collectives, style)
+        self._mark_gspmd(style)
+        self._mark_notes(style)
+
+    def _clear(self) -> None:
+        marks: list[QGraphicsItem] = [*self.conflict_marks.values()]
+        marks += self.collective_marks.values()
+        marks += [m for ms in self.gspmd_marks.values() for m in ms]
+        marks += self.note_marks
+        self._remove(marks)
+        self.conflict_marks, self.collective_marks = {}, {}
+        self.gspmd_marks, self.note_marks = {}, []
+
+    def _remove(self, marks) -> None:
+        scene = self.view.graph_scene
+        for mark in marks:
+            # Items of a frame the scene already cleared are gone with it.
+            if isValid(mark) and mark.scene() is scene:
+                scene.removeItem(mark)
+
+    def node_of(self, layout: GraphLayout, graph: ProgramGraph, op_id: int | None) -> int | None:
+        """The drawn node that shows ``op_id`` (itself, its folded scope, or the op whose
+        region or callee holds it); None if this frame does not show it."""
+        seen = 0
+        while op_id is not None and seen < 10_000:
+            n = layout.node_of_op.get(op_id)
+            if n is not None:
+                return n
+            op_id = graph.ops[op_id].parent
+            seen += 1
+        return None
+
+    def _return_node(self, layout: GraphLayout, graph: ProgramGraph) -> int | None:
+        frame = layout.frame
+        if frame.op is not None or frame.function != graph.main:
+            return None
+        for i, node in enumerate(layout.nodes):
+            if node.kind == "output":
+                return i
+        return None
+
+    def _attach(self, node: int, item: QGraphicsItem) -> None:
+        item.setParentItem(self.view.nodes[node])
+
+    def _mark_conflicts(self, layout, graph, conflicts: list[Conflict], style) -> None:
+        by_node: dict[int, list[Conflict]] = {}
+        for c in conflicts:
+            n = self.node_of(layout, graph, c.op)
+            if n is not None:
+                by_node.setdefault(n, []).append(c)
+        for n, found in by_node.items():
+            mark = ConflictMarkItem(found, style, folded=layout.nodes[n].kind != "op")
+            self._attach(n, mark)
+            self.conflict_marks[n] = mark
+
+    def _mark_collectives(self, layout, graph, collectives: list[Collective], style) -> None:
+        by_node: dict[int, list[Collective]] = {}
+        for c in collectives:
+            n = (
+                self.node_of(layout, graph, c.op)
+                if c.op is not None
+                else self._return_node(layout, graph)
+            )
+            if n is not None:
+                by_node.setdefault(n, []).append(c)
+        for n, found in by_node.items():
+            mark = CollectiveMarkItem(found, style, graph)
+            self._attach(n, mark)
+            self.collective_marks[n] = mark
+
+    def _mark_gspmd(self, style) -> None:
+        scene = self.view.graph_scene
+        for vid, diff in self.differences.items():
+            for badge in scene.badges_of(vid):
+                if badge.value_id is None:
+                    continue
+                mark = GspmdMarkItem(badge, dims_text(diff.shardy), dims_text(diff.gspmd), style)
+                self.gspmd_marks.setdefault(vid, []).append(mark)
+
+    def _mark_notes(self, style) -> None:
+        for badge in self.view.badges:
+            vid = badge.value_id
+            spec = self.session.spec(vid) if vid is not None else None
+            if spec is None or len(badge.dims) != len(spec.dims):
+                continue
+            notes = spec_notes(spec)
+            if notes:
+                self.note_marks.append(SpecNotesItem(badge, notes, style))
+
+    # -- queries (tests, the legend) -------------------------------------------------------
+    def conflicted_nodes(self) -> dict[int, NodeItem]:
+        """The node items that carry a conflict mark, by node index."""
+        return {n: self.view.nodes[n] for n in self.conflict_marks}
+
+    def gspmd_values(self) -> set[int]:
+        """Ids of the values whose badges carry a GSPMD mark."""
+        return set(self.gspmd_marks)
