@@ -22,6 +22,8 @@ from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
 from shardscope.viewers.tensor.inspector import TensorInspector
+from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.provenance_view import ProvenanceView
 
 W = TypeVar("W", bound=QWidget)
 
@@ -64,6 +66,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
     DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
+    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, height=150),
+    DockSpec("Provenance", "dock_provenance", RIGHT, ProvenanceView, tabify_with="dock_source"),
 )
 
 
