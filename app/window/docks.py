@@ -66,8 +66,10 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
     DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
-    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, height=150),
-    DockSpec("Provenance", "dock_provenance", RIGHT, ProvenanceView, tabify_with="dock_source"),
+    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, below="dock_messages", height=150),
+    DockSpec(
+        "Provenance", "dock_provenance", RIGHT, ProvenanceView, below="dock_source", height=200
+    ),
 )
 
 

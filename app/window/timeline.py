@@ -55,6 +55,7 @@ class TimelineController(QObject):
         self.edited: tuple[int, ...] = ()
         self._edit_pending = False
         self._previous: dict[int, list[list[str]]] | None = None
+        self._previous_before: dict[int, list[list[str]]] | None = None
         self._spec_cache: dict[tuple, Spec] = {}
         self.selected: tuple[int, int | None] | None = None
         self.timer = QTimer(self)
@@ -101,12 +102,14 @@ class TimelineController(QObject):
             return
         current = {v.id: v.spec for v in result.values}
         changed: set[int] = set()
+        # the first result of a program follows no edit: the program's own specs
+        self._previous_before = self._previous
         if self._edit_pending and self._previous is not None:
             changed = {v for v, spec in current.items() if self._previous.get(v) != spec}
         self._previous = current
         self.changed = frozenset(changed)
         note = ""
-        if self._edit_pending:
+        if self._edit_pending and self._previous_before is not None:
             graph = self.session.graph
             names = ", ".join(graph.values[v].display_name for v in self.edited[:3])
             what = f"after editing {names}" if names else "after the edit"

@@ -106,6 +106,7 @@ class StepOverlay:
         if not self.steps or layout is None:
             return
         names = self._axis_names()
+        rings_at: dict[int, list[str]] = {}
         for step in self.steps:
             color = axis_color(names, step.axis.split(":(")[0])
             node = self.node_of_step(step)
@@ -113,7 +114,11 @@ class StepOverlay:
                 continue
             if node not in self.marked_nodes:
                 self.marked_nodes.append(node)
-                self.ring_items.append(self._ring(node, color))
+            rings = rings_at.setdefault(node, [])
+            if step.axis not in rings:
+                # one ring per axis moved across the node, each a little outside the last
+                self.ring_items.append(self._ring(node, color, len(rings)))
+                rings.append(step.axis)
             wanted = set(step.values)
             if step.source_value is not None:
                 wanted.add(step.source_value)
@@ -125,10 +130,13 @@ class StepOverlay:
         mesh = self.view.session.mesh
         return mesh.axis_names if mesh is not None else ()
 
-    def _ring(self, node: int, color: QColor) -> QGraphicsPathItem:
+    def _ring(self, node: int, color: QColor, outer: int = 0) -> QGraphicsPathItem:
         n = self.view.layout_.nodes[node]
         path = QPainterPath()
-        rect = QRectF(n.x - NODE_W / 2 - 6, n.y - NODE_H / 2 - 6, NODE_W + 12, NODE_H + 12)
+        pad = 6 + 5 * outer
+        rect = QRectF(
+            n.x - NODE_W / 2 - pad, n.y - NODE_H / 2 - pad, NODE_W + 2 * pad, NODE_H + 2 * pad
+        )
         path.addRoundedRect(rect, 10, 10)
         item = QGraphicsPathItem(path)
         pen = QPen(color, RING_WIDTH)

@@ -54,11 +54,11 @@ class TimelinePanel(QWidget):
             b.clicked.connect(slot)
             return b
 
-        self.home_button = button("⏮", "First step (Home)", lambda: self._do("home"))
-        self.back_button = button("◀", "Step back (Left)", lambda: self._do("back"))
+        self.home_button = button("|◀◀", "First step (Home)", lambda: self._do("home"))
+        self.back_button = button("◀|", "Step back (Left)", lambda: self._do("back"))
         self.play_button = button("▶", "Play / pause (Space)", lambda: self._do("toggle"))
-        self.forward_button = button("▶|", "Step forward (Right)", lambda: self._do("advance"))
-        self.end_button = button("⏭", "Last step (End)", lambda: self._do("end"))
+        self.forward_button = button("|▶", "Step forward (Right)", lambda: self._do("advance"))
+        self.end_button = button("▶▶|", "Last step (End)", lambda: self._do("end"))
         self.final_button = QPushButton("Final state", self)
         self.final_button.setToolTip("Leave step mode: show the shardings after propagation (Esc)")
         self.final_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -78,7 +78,9 @@ class TimelinePanel(QWidget):
         self.scrubber.seekRequested.connect(self._on_seek)
         self.step_label = QLabel("No propagation yet: press F5 or edit a spec.", self)
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.step_label.setWordWrap(True)
+        self.step_label.setWordWrap(False)
+        # Two lines always: a step that moved several axes must not resize the dock.
+        self.step_label.setFixedHeight(self.step_label.fontMetrics().lineSpacing() * 2 + 4)
 
         self.axis_combo = QComboBox(self)
         self.axis_combo.addItem(ALL_AXES, None)
@@ -183,7 +185,7 @@ class TimelinePanel(QWidget):
 
     def _show_position(self) -> None:
         pb = self.playback
-        self.play_button.setText("⏸" if pb is not None and pb.playing else "▶")
+        self.play_button.setText("❚❚" if pb is not None and pb.playing else "▶")
         if pb is None:
             self.count_label.setText("")
             self.step_label.setText("No propagation yet: press F5 or edit a spec.")
@@ -200,14 +202,14 @@ class TimelinePanel(QWidget):
             self.step_label.setText(head + "Propagation took no steps.")
         elif pb.step_index is None:
             self.step_label.setText(
-                head + f"Final state after {len(pb.all_indices)} steps. Press play (space) "
+                head + f"Final state after {len(pb.all_indices)} steps.\nPress play (space) "
                 "to watch propagation from the start."
             )
         else:
             self.step_label.setText(head + self.describe(pb))
 
-    def describe(self, pb: Playback) -> str:
-        """One line per row of the current step."""
+    def describe(self, pb: Playback, max_lines: int = 2) -> str:
+        """One line per row of the current step (at most ``max_lines``)."""
         lines = []
         graph = self.graph
         for s in pb.steps():
@@ -223,6 +225,9 @@ class TimelinePanel(QWidget):
                 f"step {s.index}: {s.axis} across {s.op_name}{where}, "
                 f"{s.source} → {', '.join(s.targets)}: {', '.join(names)}{more}{unrec}"
             )
+        if len(lines) > max_lines:
+            rest = len(lines) - max_lines + 1
+            lines = lines[: max_lines - 1] + [f"… and {rest} more rows at this step"]
         return "\n".join(lines)
 
     # -- user actions -----------------------------------------------------------------------

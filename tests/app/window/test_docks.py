@@ -25,6 +25,8 @@ EXPECTED = {
     "Messages": ("dock_messages", BOTTOM),
     "History": ("dock_history", LEFT),
     "Program": ("dock_program", LEFT),
+    "Timeline": ("dock_timeline", BOTTOM),
+    "Provenance": ("dock_provenance", RIGHT),
 }
 
 

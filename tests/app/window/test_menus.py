@@ -52,6 +52,8 @@ EXPECTED = {
         ("Messages", ""),
         ("History", ""),
         ("Program", ""),
+        ("Timeline", ""),
+        ("Provenance", ""),
     ],
     "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
 }

@@ -41,7 +41,7 @@ def test_play_to_the_end_shows_the_final_state(make_window, qtbot):
     assert len(pb) > 3 and not pb.active
     pb.set_speed(240.0)
     qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
-    assert pb.playing and panel.play_button.text() == "⏸"
+    assert pb.playing and panel.play_button.text() == "❚❚"
     # at the first step the badges are the state at that step, not the final one
     assert _badges(window) != final
     qtbot.waitUntil(lambda: not pb.playing, timeout=10_000)
