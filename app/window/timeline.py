@@ -21,7 +21,7 @@ from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.playback import Playback, PlaybackEvent
 from shardscope.backend.sharding.spec import Spec
-from shardscope.viewers.graph.step_overlay import StepOverlay
+from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
 from shardscope.viewers.graph.view import GraphView
 from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
@@ -56,7 +56,7 @@ class TimelineController(QObject):
         self._edit_pending = False
         self._previous: dict[int, list[list[str]]] | None = None
         self._previous_before: dict[int, list[list[str]]] | None = None
-        self._spec_cache: dict[tuple, Spec] = {}
+        self._override = None
         self.selected: tuple[int, int | None] | None = None
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
@@ -117,6 +117,7 @@ class TimelineController(QObject):
         self._edit_pending = False
         self.playback = Playback(result.timeline, result.graph)
         self.playback.listen(self._on_event)
+        self._override = playback_override(self.playback, self.session.specs)
         self.provenance = Provenance(
             result.timeline,
             annotations=result.annotations,
@@ -164,32 +165,6 @@ class TimelineController(QObject):
         if event.changed:
             self.refresh_inspector(event.changed)
 
-    def _override(self, vid: int, spec: Spec | None, origin: str) -> tuple[Spec | None, str]:
-        pb = self.playback
-        if pb is None or not pb.active:
-            return spec, origin
-        state = pb.value_at(vid)
-        if state is None:
-            return spec, origin
-        return self._spec_of(state.dims, vid), self._origin_at(vid, state)
-
-    def _spec_of(self, dims: tuple, vid: int) -> Spec:
-        spec = self._spec_cache.get(dims)
-        if spec is None:
-            spec = Spec.of(*[d if d else None for d in dims])
-            self._spec_cache[dims] = spec
-        return spec
-
-    def _origin_at(self, vid: int, state) -> str:
-        if vid in self.session.specs:
-            return "user"
-        if not state.axes:
-            return "none"
-        start = self.playback.timeline.initial.get(vid)
-        if start is not None and start.axes >= state.axes:
-            return "code"
-        return "propagated"
-
     def spec_at(self, vid: int) -> Spec | None:
         """The sharding of ``vid`` at the current step (None when not stepping)."""
         if not self.active:
@@ -197,10 +172,7 @@ class TimelineController(QObject):
         state = self.playback.value_at(vid)
         if state is None:
             return None
-        try:
-            return self._spec_of(state.dims, vid).padded(len(state.dims))
-        except Exception:  # noqa: BLE001 - a malformed state shows the final spec instead
-            return None
+        return Spec.of(*[d if d else None for d in state.dims])
 
     # -- the clock --------------------------------------------------------------------------
     def _start_timer(self) -> None:

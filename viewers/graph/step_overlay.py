@@ -11,7 +11,7 @@ overlay draws itself again on the new items.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, Qt
@@ -19,11 +19,12 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
+from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.colors import axis_color
 
 if TYPE_CHECKING:
     from shardscope.backend.propagation.timeline import Step
-    from shardscope.backend.sharding.spec import Spec
+    from shardscope.backend.session.playback import Playback
     from shardscope.viewers.graph.view import GraphView
 
 # (spec, origin) a badge shows for a value, given what the session would show.
@@ -31,6 +32,32 @@ SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
 
 EDGE_WIDTH = 4.0
 RING_WIDTH = 3.5
+
+
+def playback_override(playback: Playback, user_specs: Mapping[int, Spec]) -> SpecOverride:
+    """Badges at ``playback``'s step: the value's sharding there, from ``user`` (a value
+    the user annotated), ``code`` (it holds no more than before propagation),
+    ``propagated``, or ``none`` (no axis yet). Off step mode, the session's own."""
+    cache: dict[tuple, Spec] = {}
+
+    def override(vid: int, spec: Spec | None, origin: str) -> tuple[Spec | None, str]:
+        if not playback.active:
+            return spec, origin
+        state = playback.value_at(vid)
+        if state is None:
+            return spec, origin
+        dims = state.dims
+        shown = cache.get(dims)
+        if shown is None:
+            shown = cache[dims] = Spec.of(*[d if d else None for d in dims])
+        if vid in user_specs:
+            return shown, "user"
+        if not state.axes:
+            return shown, "none"
+        start = playback.timeline.initial.get(vid)
+        return shown, "code" if start is not None and start.axes >= state.axes else "propagated"
+
+    return override
 
 
 class StepOverlay:
