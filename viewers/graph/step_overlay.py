@@ -74,6 +74,7 @@ class StepOverlay:
         self.marked_nodes: list[int] = []
         self._index: FrameIndex | None = None
         self._holders: dict[str, int] | None = None
+        self._members: tuple[str, set[int]] | None = None
         self._edges_at: dict[int, list] | None = None
         self.scene.drawn.connect(self._on_drawn)
         view.session.events.program.connect(self._on_program)
@@ -107,6 +108,7 @@ class StepOverlay:
 
     def _on_program(self, _program) -> None:
         self._index = None
+        self._members = None
         self._holders = None
         self.steps = []
         self.changed_values = frozenset()
@@ -232,7 +234,10 @@ class StepOverlay:
         if self._index is None or self._index.graph is not graph:
             self._index = FrameIndex(graph)
             self._holders = None
-        members = set(self._index.frame_ops(frame))
+        if self._members is None or self._members[0] != frame.key():
+            self._members = (frame.key(), set(self._index.frame_ops(frame)))
+            self._holders = None
+        members = self._members[1]
         top = self._index.ancestor_in(op, frame, members)
         if top is not None:
             return top

@@ -89,3 +89,19 @@ def test_spec_override_and_changed_rings(panel_for):
     overlay.set_changed([])
     assert view.badge_text(x) == shown and _items(view, "changed") == []
     overlay.close()
+
+
+def test_a_step_inside_a_loop_body_shows_on_the_loop_and_inside_it(panel_for):
+    session, panel = panel_for("example:scan")
+    view = panel.view
+    graph = session.graph
+    overlay = StepOverlay(view)
+    (loop,) = [op for op in graph.ops if op.name == "stablehlo.while"]
+    (inner,) = [i for i in loop.regions[-1].ops if graph.ops[i].name == "stablehlo.add"]
+    step = Step(2, inner, graph.ops[inner].name, "data", "operand-0", ("result-0",), ())
+    overlay.show_steps([step])
+    assert overlay.marked_nodes == [view.layout_.node_of_op[loop.id]]
+    # entering the body: the op itself is marked
+    assert view.enter_op(loop.id, len(loop.regions) - 1)
+    assert overlay.marked_nodes == [view.layout_.node_of_op[inner]]
+    assert view.nodes[overlay.marked_nodes[0]].node.op == inner
