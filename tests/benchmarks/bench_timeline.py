@@ -8,6 +8,11 @@ until the window has repainted (badges at the step, the step's edges and op, the
 scrubber's cursor, the inspector), and jumping to a random step. Both with the default
 folded drawing and with one layer unfolded. Prints medians against the targets
 (16 ms a step, 50 ms a jump) as ratios.
+
+Run under ``x11bytes.py`` (as over ``ssh -X``), it also prints the bytes one playback
+step sends to the X server (target: at most 150 KiB):
+
+    python3 ../shared/tools/x11bytes.py -- .venv/bin/python tests/benchmarks/bench_timeline.py example:transformer
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 STEP_TARGET_MS = 16.0
+STEP_TARGET_KIB = 150.0
 JUMP_TARGET_MS = 50.0
 
 
@@ -74,6 +80,36 @@ def _line(label: str, samples: list[float], target: float, painted: int) -> str:
         f"{label:34s} median {med:6.2f} ms  p90 {p90:6.2f} ms  max {max(samples):6.2f} ms  "
         f"n={len(samples)} repainted={painted}  target {target:.0f} ms  ratio {med / target:.2f}"
     )
+
+
+def _x11_bytes(app, pb) -> None:
+    """Bytes to the X server per playback step and while idle (needs x11bytes.py)."""
+    sys.path.insert(0, str(ROOT.parent.parent / "shared" / "tools"))
+    sys.path.insert(0, "/work/shared/tools")
+    import x11bytes
+
+    pb.seek(len(pb) // 3)
+    app.processEvents()
+    per_step = []
+    for _ in range(12):
+        before = x11bytes.read()
+        pb.advance()
+        for _ in range(5):
+            app.processEvents()
+            time.sleep(0.02)
+        after = x11bytes.read()
+        per_step.append((after["to_server"] - before["to_server"]) / 1024)
+    before = x11bytes.read()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.05)
+    idle = (x11bytes.read()["to_server"] - before["to_server"]) / 1024
+    med = statistics.median(per_step)
+    print(
+        f"X11 bytes per playback step: median {med:.1f} KiB, max {max(per_step):.1f} KiB "
+        f"(n={len(per_step)}), target {STEP_TARGET_KIB:.0f} KiB, ratio {med / STEP_TARGET_KIB:.2f}"
+    )
+    print(f"X11 bytes idle for 1 s: {idle:.1f} KiB")
 
 
 def main(source: str = "example:transformer?layers=24") -> None:
@@ -130,6 +166,8 @@ def main(source: str = "example:transformer?layers=24") -> None:
         print(_line("step k -> k+1 repainted", steps, STEP_TARGET_MS, painted))
         jumps, painted = _measure(app, lambda: pb.seek(rng.randrange(len(pb))), 100)
         print(_line("jump to a random step repainted", jumps, JUMP_TARGET_MS, painted))
+    if os.environ.get("X11BYTES_FILE"):
+        _x11_bytes(app, pb)
     t = time.perf_counter()
     pb.reset()
     app.processEvents()
