@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from shardscope.backend.session.playback import Playback, PlaybackEvent
 
 ALL_AXES = "all axes"
+# Characters of one line of the step label (the tooltip has it whole).
+MAX_LINE = 110
 
 
 class TimelinePanel(QWidget):
@@ -79,6 +82,9 @@ class TimelinePanel(QWidget):
         self.step_label = QLabel("No propagation yet: press F5 or edit a spec.", self)
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.step_label.setWordWrap(False)
+        # As wide as its text: each step repaints only the text, not the dock's width
+        # (what a forwarded X11 display pays for).
+        self.step_label.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         # Two lines always: a step that moved several axes must not resize the dock.
         self.step_label.setFixedHeight(self.step_label.fontMetrics().lineSpacing() * 2 + 4)
 
@@ -125,7 +131,10 @@ class TimelinePanel(QWidget):
         layout.setSpacing(4)
         layout.addLayout(controls)
         layout.addWidget(self.scrubber)
-        layout.addWidget(self.step_label)
+        label_row = QHBoxLayout()
+        label_row.addWidget(self.step_label)
+        label_row.addStretch(1)
+        layout.addLayout(label_row)
         layout.addLayout(filters)
         self._enable(False)
 
@@ -207,8 +216,9 @@ class TimelinePanel(QWidget):
             )
         else:
             self.step_label.setText(head + self.describe(pb))
+            self.step_label.setToolTip(self.describe(pb, max_lines=50, max_line=10_000))
 
-    def describe(self, pb: Playback, max_lines: int = 2) -> str:
+    def describe(self, pb: Playback, max_lines: int = 2, max_line: int = MAX_LINE) -> str:
         """One line per row of the current step (at most ``max_lines``)."""
         lines = []
         graph = self.graph
@@ -221,10 +231,11 @@ class TimelinePanel(QWidget):
             if s.op is not None and graph is not None and graph.ops[s.op].scope:
                 where = f" in {graph.ops[s.op].scope}"
             unrec = " (not recorded by Shardy)" if not s.recorded else ""
-            lines.append(
+            line = (
                 f"step {s.index}: {s.axis} across {s.op_name}{where}, "
                 f"{s.source} → {', '.join(s.targets)}: {', '.join(names)}{more}{unrec}"
             )
+            lines.append(line if len(line) <= max_line else line[: max_line - 1] + "…")
         if len(lines) > max_lines:
             rest = len(lines) - max_lines + 1
             lines = lines[: max_lines - 1] + [f"… and {rest} more rows at this step"]
