@@ -162,6 +162,7 @@ class TimelineController(QObject):
             return
         self.overlay.set_spec_override(self._override if pb.active else None, event.changed)
         self.overlay.show_steps(pb.steps() if pb.active else [])
+        self.overlay.reveal()
         if event.changed:
             self.refresh_inspector(event.changed)
 

@@ -101,6 +101,11 @@ class StepOverlay:
         self.steps = list(steps)
         self._draw_steps()
 
+    def reveal(self) -> None:
+        """Scroll the view (only if needed) so the marked node is on screen."""
+        if self.marked_nodes and self.view.layout_ is not None:
+            self.view.ensureVisible(self.view.nodes[self.marked_nodes[0]], 80, 80)
+
     def set_changed(self, values: Iterable[int]) -> None:
         """Ring the badges of ``values`` (what the last edit changed; [] clears)."""
         self.changed_values = frozenset(values)

@@ -205,7 +205,7 @@ class TimelinePanel(QWidget):
         if pb.step_index is not None:
             self.jump_box.setValue(pb.step_index)
         self.jump_box.blockSignals(False)
-        self.count_label.setText(f"of {last + 1}")
+        self.count_label.setText(f"/ {last}")
         head = f"{self.note} · " if self.note else ""
         if not len(pb.all_indices):
             self.step_label.setText(head + "Propagation took no steps.")

@@ -38,7 +38,7 @@ class Scrubber(QWidget):
         self.setMinimumHeight(38)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setMouseTracking(False)
+        self.setMouseTracking(True)
         self.setToolTip("Steps grouped by scope (top) and by axis (bottom); click or drag to seek")
 
     def sizeHint(self) -> QSize:
@@ -160,8 +160,19 @@ class Scrubber(QWidget):
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
-        if event.buttons() & Qt.MouseButton.LeftButton and self._count():
-            self.seekRequested.emit(self.position_at(event.position().x()))
+        if not self._count():
+            return
+        position = self.position_at(event.position().x())
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self.seekRequested.emit(position)
             event.accept()
             return
+        self.setToolTip(self.describe(position))
         super().mouseMoveEvent(event)
+
+    def describe(self, position: int) -> str:
+        """What the scrubber holds at ``position``: the step, its group and axes."""
+        pb = self.playback
+        index = pb.indices[position]
+        group = pb.group_key(index, "op")
+        return f"step {index} · {group} · {pb.group_key(index, 'axis')}\nclick or drag to seek"

@@ -163,6 +163,9 @@ def test_a_step_inside_a_folded_scope_lights_the_scope_node(make_window, qtbot):
         raise AssertionError("no step inside a folded scope")
     pb.seek_step(index)
     assert window.timeline.overlay.marked_nodes[0] == node
+    # the view scrolled to it
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert shown.contains(view.nodes[node].sceneBoundingRect().center())
     (ring,) = [r for r in _ring_items(window)][:1]
     scope_item = view.nodes[node]
     assert ring.sceneBoundingRect().contains(scope_item.sceneBoundingRect().center())

@@ -68,7 +68,7 @@ def test_buttons_step_and_label_the_step(qtbot):
     qtbot.mouseClick(panel.back_button, Qt.MouseButton.LeftButton)
     assert pb.step_index == 2
     assert panel.step_label.text().count("\n") == 1  # two rows at one index
-    assert panel.jump_box.value() == 2 and panel.count_label.text() == "of 4"
+    assert panel.jump_box.value() == 2 and panel.count_label.text() == "/ 3"
     qtbot.mouseClick(panel.home_button, Qt.MouseButton.LeftButton)
     assert pb.position == 0
     qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)

@@ -46,6 +46,9 @@ def test_click_and_drag_seek(qtbot):
     qtbot.mouseRelease(s, Qt.MouseButton.LeftButton, pos=QPoint(490, 20))
     assert seen[-1] >= 95
     assert s.position_at(-50) == 0 and s.position_at(5000) == 99
+    # hovering names the step under the pointer
+    qtbot.mouseMove(s, QPoint(5, 20))
+    assert s.toolTip().startswith("step 0 · stablehlo.add · a")
 
 
 def test_groups_and_cursor(qtbot):
