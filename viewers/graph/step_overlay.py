@@ -60,6 +60,24 @@ def playback_override(playback: Playback, user_specs: Mapping[int, Spec]) -> Spe
     return override
 
 
+class OverlayItem(QGraphicsPathItem):
+    """A drawn-only path: it never takes a click, a hover or a drop from what lies under it."""
+
+    def __init__(self, path: QPainterPath, scale: float) -> None:
+        super().__init__(path)
+        # the pen is cosmetic (pixels at any zoom): its half-width in scene units at the
+        # view's zoom when drawn, so repaints cover the stroke and no more
+        self._scale = max(scale, 0.02)
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def boundingRect(self) -> QRectF:
+        # Qt derives a path item's bounds from shape(), which is empty here
+        w = self.pen().widthF() / (2 * self._scale) + 1
+        return self.path().controlPointRect().adjusted(-w, -w, w, w)
+
+
 class StepOverlay:
     """See the module docstring."""
 
@@ -160,6 +178,9 @@ class StepOverlay:
                 if wanted.intersection(edge_item.edge.values):
                     self.flow_items.append(self._flow(edge_item, color))
 
+    def _scale(self) -> float:
+        return self.view.transform().m11()
+
     def _axis_names(self) -> tuple[str, ...]:
         mesh = self.view.session.mesh
         return mesh.axis_names if mesh is not None else ()
@@ -172,7 +193,7 @@ class StepOverlay:
             n.x - NODE_W / 2 - pad, n.y - NODE_H / 2 - pad, NODE_W + 2 * pad, NODE_H + 2 * pad
         )
         path.addRoundedRect(rect, 10, 10)
-        item = QGraphicsPathItem(path)
+        item = OverlayItem(path, self._scale())
         pen = QPen(color, RING_WIDTH)
         pen.setCosmetic(True)
         item.setPen(pen)
@@ -185,7 +206,7 @@ class StepOverlay:
         return item
 
     def _flow(self, edge_item, color: QColor) -> QGraphicsPathItem:
-        item = QGraphicsPathItem(edge_item.path())
+        item = OverlayItem(edge_item.path(), self._scale())
         pen = QPen(color, EDGE_WIDTH)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
@@ -289,7 +310,7 @@ class StepOverlay:
                 rect = badge.sceneBoundingRect().adjusted(-4, -4, 4, 4)
                 path = QPainterPath()
                 path.addRoundedRect(rect, 7, 7)
-                item = QGraphicsPathItem(path)
+                item = OverlayItem(path, self._scale())
                 pen = QPen(color, 2.5)
                 pen.setCosmetic(True)
                 item.setPen(pen)
@@ -299,6 +320,5 @@ class StepOverlay:
                 item.setZValue(2.9)
                 item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
                 item.setData(0, "changed")
-                item.setToolTip("changed by the last edit")
                 self.scene.addItem(item)
                 self.change_items.append(item)

@@ -1,5 +1,7 @@
 """The step overlay: badges at a step, the step's edges and op, rings on changed badges."""
 
+from PySide6.QtCore import Qt
+
 from shardscope.backend.propagation.timeline import Step
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.graph.step_overlay import StepOverlay
@@ -105,3 +107,20 @@ def test_a_step_inside_a_loop_body_shows_on_the_loop_and_inside_it(panel_for):
     assert view.enter_op(loop.id, len(loop.regions) - 1)
     assert overlay.marked_nodes == [view.layout_.node_of_op[inner]]
     assert view.nodes[overlay.marked_nodes[0]].node.op == inner
+
+
+def test_overlay_items_never_take_a_click_from_the_node_under_them(panel_for, qtbot):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    overlay = StepOverlay(view)
+    view.collapse_all()
+    scope = next(i for i in view.nodes if i.node.kind == "scope")
+    op = next(o.id for o in session.graph.ops if (o.scope or "").startswith(scope.node.scope))
+    overlay.show_steps([Step(0, op, "x", "data", "operand-0", ("result-0",), ())])
+    assert overlay.marked_nodes == [view.nodes.index(scope)]
+    view.centerOn(scope)
+    pos = view.mapFromScene(scope.sceneBoundingRect().center())
+    assert view.itemAt(pos) is scope
+    # double-click on the ringed scope still unfolds it
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert scope.node.scope in view.expanded()
