@@ -162,7 +162,10 @@ class TimelineController(QObject):
             return
         self.overlay.set_spec_override(self._override if pb.active else None, event.changed)
         self.overlay.show_steps(pb.steps() if pb.active else [])
-        self.overlay.reveal()
+        if not pb.playing:
+            # follow a step the user moved to; while playing, scrolling every step would
+            # repaint the whole view each time (too slow over a forwarded display)
+            self.overlay.reveal()
         if event.changed:
             self.refresh_inspector(event.changed)
 
