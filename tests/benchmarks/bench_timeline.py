@@ -90,10 +90,15 @@ def _x11_bytes(app, pb) -> None:
 
     pb.seek(len(pb) // 3)
     app.processEvents()
+    # steps as playing makes them (the window's timer is stopped: ticks come from here)
+    pb.play()
+    window_timer = _x11_bytes.timer
+    window_timer.stop()
     per_step = []
     for _ in range(12):
         before = x11bytes.read()
-        pb.advance()
+        pb.tick(1.0 / pb.speed)
+        window_timer.stop()
         for _ in range(5):
             app.processEvents()
             time.sleep(0.02)
@@ -110,6 +115,7 @@ def _x11_bytes(app, pb) -> None:
         f"(n={len(per_step)}), target {STEP_TARGET_KIB:.0f} KiB, ratio {med / STEP_TARGET_KIB:.2f}"
     )
     print(f"X11 bytes idle for 1 s: {idle:.1f} KiB")
+    pb.pause()
 
 
 def main(source: str = "example:transformer?layers=24") -> None:
@@ -167,6 +173,7 @@ def main(source: str = "example:transformer?layers=24") -> None:
         jumps, painted = _measure(app, lambda: pb.seek(rng.randrange(len(pb))), 100)
         print(_line("jump to a random step repainted", jumps, JUMP_TARGET_MS, painted))
     if os.environ.get("X11BYTES_FILE"):
+        _x11_bytes.timer = window.timeline.timer
         _x11_bytes(app, pb)
     t = time.perf_counter()
     pb.reset()
