@@ -42,8 +42,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--view",
         default="graph",
-        help="graph, mesh, tiles:NAME for one tensor's tile map, or conflicts for the factor "
-        "table of each conflict (default: graph)",
+        help="graph, mesh, timeline (every propagation step), tiles:NAME for one tensor's "
+        "tile map, or conflicts for the factor table of each conflict (default: graph)",
     )
     parser.add_argument("--out", required=True, help="output file: .png or .svg")
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
@@ -62,6 +62,25 @@ def add_arguments(parser) -> None:
         help="mark on the graph the values GSPMD shards differently from Shardy (propagates; "
         "compiles the program with GSPMD in a worker)",
     )
+    parser.add_argument(
+        "--step",
+        type=step_number,
+        default=None,
+        metavar="K",
+        help="draw the graph as it stands after propagation step K (implies --propagate); "
+        "with --view timeline, mark step K",
+    )
+
+
+def step_number(text: str) -> int:
+    """argparse type for ``--step``: a whole number from 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a step number: give e.g. 12") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: steps are numbered from 0")
+    return value
 
 
 def _session(args):
@@ -86,7 +105,7 @@ def _session(args):
             names = ", ".join(program.arg_names[:6])
             raise ShardscopeError(f"--spec names unknown tensor {name!r}: use one of {names}")
         session.set_spec(value.id, spec)
-    if args.propagate:
+    if args.propagate or args.step is not None or args.view == "timeline":
         from shardscope.backend.propagation.propagate import propagate
 
         session.set_propagation(
@@ -156,6 +175,59 @@ def _save_widget(widget, path: Path) -> None:
         raise ShardscopeError(f"cannot write {path}: use a .png or .svg name in a writable folder")
 
 
+def _playback(session, step: int | None):
+    from shardscope.backend.session.playback import Playback
+
+    result = session.propagation
+    playback = Playback(result.timeline, result.graph)
+    last = result.timeline.last_index
+    if step is not None:
+        if last < 0:
+            raise ShardscopeError(
+                f"--step {step}: propagation of {session.program.name} took no steps; "
+                "drop --step, or shard an input with --spec so that axes flow"
+            )
+        if step > last:
+            raise ShardscopeError(
+                f"--step {step}: {session.program.name} has steps 0 to {last}; give one of those"
+            )
+    return playback
+
+
+def _show_step(session, graph, step: int):
+    """Put ``graph`` at propagation step ``step``: badges, the step's edges and its op."""
+    from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
+
+    playback = _playback(session, step)
+    playback.seek_step(step, quiet=True)
+    overlay = StepOverlay(graph)
+    overlay.set_spec_override(playback_override(playback, session.specs), None)
+    overlay.show_steps(playback.steps())
+    return overlay
+
+
+def _draw_timeline(session, args, path: Path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from shardscope.viewers.common.colors import THEMES
+    from shardscope.viewers.timeline.picture import draw_timeline
+
+    playback = _playback(session, args.step)
+    image = draw_timeline(
+        playback,
+        session.mesh.axis_names,
+        THEMES[args.theme],
+        width=max(args.width, 800),
+        title=session.program.name,
+        mark=args.step,
+    )
+    if path.suffix.lower() == ".svg":
+        raise ShardscopeError("--view timeline draws a picture: use a .png or .jpg name")
+    if not image.save(str(path)):
+        raise OSError(f"Qt could not write {path.name}")
+    QApplication.processEvents()
+
+
 def render(args) -> Path:
     """Render what ``args`` asks for and return the file written."""
     from PySide6.QtWidgets import QApplication
@@ -181,7 +253,10 @@ def render(args) -> Path:
         graph = GraphView(session)
         graph.set_style_theme(args.theme)
         markers = mark_graph(session, graph, gspmd=args.gspmd)
+        overlay = _show_step(session, graph, args.step) if args.step is not None else None
         _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
+        if overlay is not None:
+            overlay.close()
         markers.close()
         graph.close()
     elif view == "conflicts":
@@ -190,6 +265,8 @@ def render(args) -> Path:
         sheet = conflicts_sheet(session, args.width)
         app.processEvents()
         _write_out(out, lambda path: _save_widget(sheet, path))
+    elif view == "timeline":
+        _write_out(out, lambda path: _draw_timeline(session, args, path))
     elif view == "mesh":
         from shardscope.viewers.mesh.editor import MeshEditor
 
@@ -214,7 +291,7 @@ def render(args) -> Path:
         _write_out(out, lambda path: _save_widget(grid, path))
     else:
         raise ShardscopeError(
-            f"--view {view!r} is unknown: use graph, mesh, tiles:NAME or conflicts"
+            f"--view {view!r} is unknown: use graph, mesh, timeline, tiles:NAME or conflicts"
         )
     note_mesh_override(session.program, args.mesh)
     return out

@@ -25,6 +25,8 @@ from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
 from shardscope.viewers.tensor.inspector import TensorInspector
+from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.provenance_view import ProvenanceView
 
 W = TypeVar("W", bound=QWidget)
 
@@ -73,6 +75,10 @@ DOCKS: tuple[DockSpec, ...] = (
         "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
     ),
     DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
+    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, below="dock_messages", height=150),
+    DockSpec(
+        "Provenance", "dock_provenance", RIGHT, ProvenanceView, below="dock_source", height=200
+    ),
 )
 
 

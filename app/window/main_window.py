@@ -24,6 +24,7 @@ from shardscope.app.window.propagation import PropagationScheduler
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
+from shardscope.app.window.timeline import TimelineController
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import cancel_workers
@@ -49,6 +50,8 @@ from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
 from shardscope.viewers.tensor.inspector import TensorInspector
+from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.provenance_view import ProvenanceView
 
 
 class MainWindow(QMainWindow):
@@ -104,6 +107,14 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.debugger = Debugger(self)
+        self.timeline = TimelineController(
+            self.session,
+            self.graph,
+            self.docks.widget("dock_timeline", TimelinePanel),
+            self.docks.widget("dock_provenance", ProvenanceView),
+            self._refresh_inspector_at_step,
+            parent=self,
+        )
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
@@ -139,6 +150,23 @@ class MainWindow(QMainWindow):
         self.inspector.specMenuAction.connect(self.on_spec_menu)
         # hovering a tile outlines the devices that hold it on the mesh editor's grid
         self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
+        self._connect_timeline()
+
+    def _connect_timeline(self) -> None:
+        timeline = self.timeline
+        timeline.panel.filterRejected.connect(lambda msg: self.messages.add(msg, "warning"))
+        self.inspector.dimSelected.connect(timeline.select)
+        timeline.provenance_view.valueClicked.connect(self._outline_value)
+        timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
+
+    def _show_conflict_op(self, index: int) -> None:
+        result = self.session.propagation
+        if result is not None and 0 <= index < len(result.conflicts):
+            self._outline_op(result.conflicts[index].op)
+
+    def _refresh_inspector_at_step(self, changed: frozenset[int] | None) -> None:
+        if changed is None or self.selected_value in changed:
+            self._refresh_inspector()
 
     # -- entry points for launch and scripts ----------------------------------------------
     def open_program(self, source: str, state: dict | None = None) -> bool:
@@ -227,6 +255,7 @@ class MainWindow(QMainWindow):
         """Show a tensor in the inspector and its producer's source line."""
         self.selected_value = int(value_id)
         self._refresh_inspector()
+        self.timeline.select(self.selected_value)
         graph = self.session.graph
         value = graph.values[value_id]
         if value.producer is not None:
@@ -253,6 +282,9 @@ class MainWindow(QMainWindow):
     def _show_inspector(self, value: Value | None) -> None:
         spec = self.session.display_spec(value.id) if value is not None else None
         tiles = self.session.laid_out_spec(value.id) if value is not None else None
+        at_step = self.timeline.spec_at(value.id) if value is not None else None
+        if at_step is not None:
+            spec = tiles = at_step
         try:
             self.inspector.set_value(value, self.session.mesh, spec, tiles=tiles)
         except ShardscopeError as exc:
@@ -290,6 +322,7 @@ class MainWindow(QMainWindow):
             cancel_workers()
         self.runner.wait(10_000)
         self.debugger.close()
+        self.timeline.close()
         self.graph.close()
         ev = self.session.events
         ev.program.disconnect(self._on_program_change)

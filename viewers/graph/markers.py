@@ -272,7 +272,7 @@ class GraphMarkers(QObject):
         self.collective_marks: dict[int, CollectiveMarkItem] = {}
         self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
         self.note_marks: list[SpecNotesItem] = []
-        view.graph_scene.layoutAdded.connect(self.refresh)
+        view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
         # An edit changes only the user's notes; a stale result comes as its own event.
         self.session.events.specs.connect(self._on_specs_change)

@@ -31,10 +31,15 @@ MARGIN = 60
 
 
 class GraphScene(QGraphicsScene):
-    """Items of the frame last added; see the module docstring."""
+    """Items of the frame last added; see the module docstring.
 
-    # After ``add_layout`` drew a frame: overlays (``markers``) put their items back.
-    layoutAdded = Signal()
+    ``drawn`` fires after a layout's items were added (overlays such as the step overlay
+    and the markers draw themselves again);
+    ``spec_override(value_id, spec, origin)``, when set, gives the ``(spec, origin)`` a
+    badge shows instead of the session's (a propagation step's state).
+    """
+
+    drawn = Signal()
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +48,7 @@ class GraphScene(QGraphicsScene):
         self.badges: list[BadgeItem] = []
         self.edges: list[EdgeItem] = []
         self._badges_by_value: dict[int, list[BadgeItem]] = {}
+        self.spec_override = None
 
     def clear_items(self) -> None:
         """Remove every item (and the selection)."""
@@ -77,7 +83,7 @@ class GraphScene(QGraphicsScene):
         self._add_boxes(layout, style)
         bounds = self.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
         self.setSceneRect(bounds)
-        self.layoutAdded.emit()
+        self.drawn.emit()
 
     def _add_boxes(self, layout: GraphLayout, style: GraphStyle) -> None:
         """A region around each expanded scope (see ``ScopeBoxItem.around``)."""
@@ -137,6 +143,8 @@ class GraphScene(QGraphicsScene):
         value = graph.values[vid]
         spec = session.display_spec(vid)
         origin = session.origin(vid)
+        if self.spec_override is not None:
+            spec, origin = self.spec_override(vid, spec, origin)
         dims = [d.axes for d in spec.dims] if spec is not None else None
         if spec is None and value.rank == 0:
             dims = []

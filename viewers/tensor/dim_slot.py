@@ -21,6 +21,7 @@ class DimSlot(QWidget):
 
     dropped = Signal(int, object)
     menuAction = Signal(int, str, object)
+    clicked = Signal(int)  # dim: the user picked this dimension (for its provenance)
 
     def __init__(self, dim: int, size: int | None, parent: QWidget | None = None):
         super().__init__(parent)
@@ -99,6 +100,13 @@ class DimSlot(QWidget):
             )
             x += w + 6
         p.end()
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(self.dim)
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
     def dragEnterEvent(self, event) -> None:
         ours, _ = axis_from_mime(event.mimeData())

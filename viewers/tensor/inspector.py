@@ -31,11 +31,13 @@ class TensorInspector(QWidget):
 
     ``specDropped(value_id, dim, axis)``: axis is a mesh axis name or None (replicated).
     ``specMenuAction(value_id, dim, action, arg)``: ("open", None), ("closed", None),
-    ("priority", 0..3 or None), ("clear", None).
+    ("priority", 0..3 or None), ("clear", None). ``dimSelected(value_id, dim)``: a click
+    on a dimension.
     """
 
     specDropped = Signal(int, int, object)
     specMenuAction = Signal(int, int, str, object)
+    dimSelected = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -166,6 +168,7 @@ class TensorInspector(QWidget):
             slot = DimSlot(d, n, self)
             slot.dropped.connect(self._on_slot_dropped)
             slot.menuAction.connect(self._on_slot_menu)
+            slot.clicked.connect(self._on_slot_clicked)
             self._slot_row.insertWidget(d, slot)
             self.slots.append(slot)
 
@@ -178,6 +181,10 @@ class TensorInspector(QWidget):
     def _on_slot_dropped(self, dim: int, axis) -> None:
         if self.value is not None:
             self.specDropped.emit(int(self.value.id), dim, axis)
+
+    def _on_slot_clicked(self, dim: int) -> None:
+        if self.value is not None:
+            self.dimSelected.emit(int(self.value.id), dim)
 
     def _on_slot_menu(self, dim: int, action: str, arg) -> None:
         if self.value is not None:

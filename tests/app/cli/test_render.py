@@ -145,3 +145,75 @@ def test_a_mesh_replacing_the_programs_own_is_noted_on_stderr(tmp_path, qapp, ca
         captured.err
     )
     assert captured.out.strip() == f"wrote {out}"
+
+
+def _pixels_of(path, color) -> int:
+    import numpy as np
+
+    img = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB32)
+    n = img.bytesPerLine() // 4 * img.height()
+    arr = np.frombuffer(img.constBits(), dtype=np.uint32, count=n) & 0xFFFFFF
+    return int((arr == (color.rgb() & 0xFFFFFF)).sum())
+
+
+def test_step_draws_the_state_at_that_step(tmp_path, qapp):
+    from shardscope.viewers.common.colors import axis_color
+
+    final = tmp_path / "final.png"
+    first = tmp_path / "step0.png"
+    third = tmp_path / "step3.png"
+    assert main(["render", "example:mlp", "--propagate", "--out", str(final)]) == 0
+    assert main(["render", "example:mlp", "--step", "0", "--out", str(first)]) == 0
+    assert main(["render", "example:mlp", "--step", "3", "--out", str(third)]) == 0
+    model = axis_color(("data", "model"), "model")
+    data = axis_color(("data", "model"), "data")
+    # at step 0 only the annotated inputs and the first dot hold axes: fewer data chips
+    # than at the end, where data reached the whole forward pass
+    assert _pixels_of(first, data) < _pixels_of(final, data)
+    # step 3 moves model into params['b1']: its ring and edges add model-coloured pixels
+    # to a picture that otherwise holds fewer model chips than the final one
+    assert QImage(str(third)).size() == QImage(str(final)).size()
+    assert _pixels_of(third, model) != _pixels_of(final, model)
+
+
+def test_timeline_picture(tmp_path, qapp):
+    out = tmp_path / "tl.png"
+    assert (
+        main(["render", "example:mlp", "--view", "timeline", "--width", "1000", "--out", str(out)])
+        == 0
+    )
+    img = QImage(str(out))
+    assert img.width() == 1000 and distinct_colors(out) > 8
+    marked = tmp_path / "tl3.png"
+    assert (
+        main(
+            [
+                "render",
+                "example:mlp",
+                "--view",
+                "timeline",
+                "--step",
+                "3",
+                "--width",
+                "1000",
+                "--out",
+                str(marked),
+            ]
+        )
+        == 0
+    )
+    assert QImage(str(marked)) != img
+
+
+def test_step_errors_are_one_line(tmp_path, qapp, capsys):
+    out = tmp_path / "x.png"
+    assert main(["render", "example:mlp", "--step", "999", "--out", str(out)]) == 1
+    assert (
+        main(["render", "example:mlp", "--view", "timeline", "--out", str(tmp_path / "t.svg")]) == 1
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error:") for line in err)
+    assert "has steps 0 to" in err[0] and ".png" in err[1]
+    assert not out.exists() and not (tmp_path / "t.svg").exists()
+    with pytest.raises(SystemExit):
+        main(["render", "example:mlp", "--step", "-1", "--out", str(out)])

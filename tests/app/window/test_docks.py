@@ -28,6 +28,8 @@ EXPECTED = {
     "Conflicts": ("dock_conflicts", BOTTOM),
     "Collectives": ("dock_collectives", BOTTOM),
     "GSPMD vs Shardy": ("dock_gspmd", BOTTOM),
+    "Timeline": ("dock_timeline", BOTTOM),
+    "Provenance": ("dock_provenance", RIGHT),
 }
 
 

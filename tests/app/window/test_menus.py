@@ -59,6 +59,8 @@ EXPECTED = {
         ("Conflicts", ""),
         ("Collectives", ""),
         ("GSPMD vs Shardy", ""),
+        ("Timeline", ""),
+        ("Provenance", ""),
     ],
     "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
 }

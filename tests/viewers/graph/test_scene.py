@@ -45,5 +45,5 @@ def test_clear_items_leaves_an_empty_scene(panel_for):
 
 def test_each_drawn_frame_is_announced(panel_for, qtbot):
     session, panel = panel_for("example:mlp")
-    with qtbot.waitSignal(panel.view.graph_scene.layoutAdded, timeout=1000):
+    with qtbot.waitSignal(panel.view.graph_scene.drawn, timeout=1000):
         panel.view.collapse_all()

@@ -1,0 +1,186 @@
+"""Timeline benchmark on a large program (run as a script, not collected by pytest).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/bench_timeline.py [SOURCE]
+
+Opens the window on SOURCE, propagates, selects a tensor (so the inspector and its tile
+grid follow the steps too), then measures in this one run: stepping from step k to k+1
+until the window has repainted (badges at the step, the step's edges and op, the
+scrubber's cursor, the inspector), and jumping to a random step. Both with the default
+folded drawing and with one layer unfolded. Prints medians against the targets
+(16 ms a step, 50 ms a jump) as ratios.
+
+Run under ``x11bytes.py`` (as over ``ssh -X``), it also prints the bytes one playback
+step sends to the X server (target: at most 150 KiB):
+
+    python3 ../shared/tools/x11bytes.py -- .venv/bin/python tests/benchmarks/bench_timeline.py example:transformer
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+_state = tempfile.mkdtemp(prefix="shardscope-bench-")
+os.environ["SHARDSCOPE_STATE_DIR"] = _state
+os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
+
+from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+STEP_TARGET_MS = 16.0
+STEP_TARGET_KIB = 150.0
+JUMP_TARGET_MS = 50.0
+
+
+class PaintWatch(QObject):
+    """Counts paint events of the widgets it watches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def _settle(app) -> None:
+    for _ in range(3):
+        app.processEvents()
+
+
+def _measure(app, action, count: int) -> tuple[list[float], int]:
+    samples = []
+    painted = 0
+    watch = _measure.watch
+    for _ in range(count):
+        _settle(app)
+        seen = watch.count
+        t = time.perf_counter()
+        action()
+        app.processEvents()
+        samples.append((time.perf_counter() - t) * 1000)
+        painted += watch.count > seen
+    return samples, painted
+
+
+def _line(label: str, samples: list[float], target: float, painted: int) -> str:
+    med = statistics.median(samples)
+    p90 = sorted(samples)[int(len(samples) * 0.9) - 1]
+    return (
+        f"{label:34s} median {med:6.2f} ms  p90 {p90:6.2f} ms  max {max(samples):6.2f} ms  "
+        f"n={len(samples)} repainted={painted}  target {target:.0f} ms  ratio {med / target:.2f}"
+    )
+
+
+def _x11_bytes(app, pb) -> None:
+    """Bytes to the X server per playback step and while idle (needs x11bytes.py)."""
+    sys.path.insert(0, str(ROOT.parent.parent / "shared" / "tools"))
+    sys.path.insert(0, "/work/shared/tools")
+    import x11bytes
+
+    pb.seek(len(pb) // 3)
+    app.processEvents()
+    # steps as playing makes them (the window's timer is stopped: ticks come from here)
+    pb.play()
+    window_timer = _x11_bytes.timer
+    window_timer.stop()
+    per_step = []
+    for _ in range(12):
+        before = x11bytes.read()
+        pb.tick(1.0 / pb.speed)
+        window_timer.stop()
+        for _ in range(5):
+            app.processEvents()
+            time.sleep(0.02)
+        after = x11bytes.read()
+        per_step.append((after["to_server"] - before["to_server"]) / 1024)
+    before = x11bytes.read()
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.05)
+    idle = (x11bytes.read()["to_server"] - before["to_server"]) / 1024
+    med = statistics.median(per_step)
+    print(
+        f"X11 bytes per playback step: median {med:.1f} KiB, max {max(per_step):.1f} KiB "
+        f"(n={len(per_step)}), target {STEP_TARGET_KIB:.0f} KiB, ratio {med / STEP_TARGET_KIB:.2f}"
+    )
+    print(f"X11 bytes idle for 1 s: {idle:.1f} KiB")
+    pb.pause()
+
+
+def main(source: str = "example:transformer?layers=24") -> None:
+    from shardscope.app.window.main_window import MainWindow
+    from shardscope.backend.isolation.forkserver import warm_up
+
+    warm_up()
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow(auto_propagate=False)
+    window.resize(1600, 1000)
+    window.show()
+    window.open_program(source)
+    while window.session.program is None:
+        app.processEvents()
+        time.sleep(0.002)
+    t = time.perf_counter()
+    window.propagation.propagate_now()
+    while window.timeline.playback is None:
+        app.processEvents()
+        time.sleep(0.002)
+    propagated = time.perf_counter() - t
+    graph = window.session.graph
+    view = window.graph
+    watch = PaintWatch()
+    for widget in (view.viewport(), window.timeline.panel.scrubber, window.inspector.tile_grid):
+        widget.installEventFilter(watch)
+    _measure.watch = watch
+    pb = window.timeline.playback
+    rng = random.Random(0)
+    # a tensor the steps reach, selected so the inspector follows it
+    target = next(
+        (
+            b.value_id
+            for b in view.badges
+            if b.value_id is not None and pb.timeline.changes(b.value_id)
+        ),
+        None,
+    )
+    if target is not None:
+        view.select_value(target)
+    print(f"program: {source} ({len(graph.ops)} ops, {len(graph.values)} tensors)")
+    print(f"timeline: {len(pb.timeline.steps)} step rows, {len(pb)} positions")
+    print(f"window propagate to playback ready: {propagated:.2f} s")
+    scopes = [n.node for n in view.nodes if n.node.kind == "scope"]
+    biggest = max(scopes, key=lambda n: n.count).scope if scopes else None
+    for label, expand in (("folded", None), (f"unfolded {biggest}", biggest)):
+        if expand is not None:
+            view.set_expanded(expand, True)
+        _settle(app)
+        print(f"-- {label}: {len(view.nodes)} nodes, {len(view.badges)} badges")
+        start = rng.randrange(0, len(pb) - 400)
+        pb.seek(start)
+        steps, painted = _measure(app, pb.advance, 300)
+        print(_line("step k -> k+1 repainted", steps, STEP_TARGET_MS, painted))
+        jumps, painted = _measure(app, lambda: pb.seek(rng.randrange(len(pb))), 100)
+        print(_line("jump to a random step repainted", jumps, JUMP_TARGET_MS, painted))
+    if os.environ.get("X11BYTES_FILE"):
+        _x11_bytes.timer = window.timeline.timer
+        _x11_bytes(app, pb)
+    t = time.perf_counter()
+    pb.reset()
+    app.processEvents()
+    print(f"back to the final state: {(time.perf_counter() - t) * 1000:.1f} ms")
+    window.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,142 @@
+"""The timeline panel on its own: buttons, keys, jump, speed, filter fields, labels."""
+
+from types import SimpleNamespace
+
+from PySide6.QtCore import Qt
+
+from shardscope.backend.propagation.timeline import Step, Timeline
+from shardscope.backend.session.playback import Playback
+from shardscope.backend.sharding.values import ValueSharding
+from shardscope.viewers.timeline.panel import TimelinePanel
+
+
+def _vs(*dims):
+    return ValueSharding(tuple(tuple(d) for d in dims), tuple(True for _ in dims))
+
+
+def _graph():
+    names = ["x", "sine %0", "cos %1", "y", "add %2"]
+    values = [
+        SimpleNamespace(id=i, display_name=n, name=n if i in (0, 3) else None)
+        for i, n in enumerate(names)
+    ]
+    ops = [SimpleNamespace(scope=s) for s in ("a", "a/b", "c")]
+    return SimpleNamespace(
+        values=values,
+        ops=ops,
+        value_by_name=lambda n: next((v for v in values if v.name == n), None),
+    )
+
+
+def _playback():
+    steps = [
+        Step(0, 0, "stablehlo.sine", "data", "operand-0", ("result-0",), (1,), 0),
+        Step(1, 1, "stablehlo.cosine", "data", "operand-0", ("result-0",), (2,), 1),
+        Step(2, 2, "stablehlo.add", "data", "operand-0", ("result-0",), (4,), 2),
+        Step(2, 2, "stablehlo.add", "model", "operand-1", ("result-0",), (4,), 3),
+        Step(3, 2, "stablehlo.add", "model", "result-0", ("operand-0",), (2,), 4),
+    ]
+    initial = {0: _vs(["data"]), 3: _vs(["model"])}
+    final = {
+        0: _vs(["data"]),
+        1: _vs(["data"]),
+        2: _vs(["data", "model"]),
+        3: _vs(["model"]),
+        4: _vs(["data", "model"]),
+    }
+    return Playback(Timeline(steps, initial, final), _graph())
+
+
+def _panel(qtbot, pb=None):
+    panel = TimelinePanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    pb = pb or _playback()
+    panel.set_playback(pb, pb.graph, ("data", "model"))
+    return panel, pb
+
+
+def test_buttons_step_and_label_the_step(qtbot):
+    panel, pb = _panel(qtbot)
+    assert "Final state after 4 steps" in panel.step_label.text()
+    qtbot.mouseClick(panel.forward_button, Qt.MouseButton.LeftButton)
+    assert pb.position == 0
+    assert panel.step_label.text() == (
+        "step 0: data across stablehlo.sine in a, operand-0 → result-0: sine %0"
+    )
+    qtbot.mouseClick(panel.end_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.back_button, Qt.MouseButton.LeftButton)
+    assert pb.step_index == 2
+    assert panel.step_label.text().count("\n") == 1  # two rows at one index
+    assert panel.jump_box.value() == 2 and panel.count_label.text() == "/ 3"
+    qtbot.mouseClick(panel.home_button, Qt.MouseButton.LeftButton)
+    assert pb.position == 0
+    qtbot.mouseClick(panel.play_button, Qt.MouseButton.LeftButton)
+    assert pb.playing and panel.play_button.text() == "❚❚"
+    qtbot.mouseClick(panel.final_button, Qt.MouseButton.LeftButton)
+    assert not pb.active and not pb.playing and panel.play_button.text() == "▶"
+
+
+def test_many_rows_at_one_step_stay_on_two_lines(qtbot):
+    panel, pb = _panel(qtbot)
+    rows = [Step(0, None, "x", f"a{i}", "operand-0", ("result-0",), (1,)) for i in range(5)]
+    many = Playback(Timeline(rows, {}, {1: _vs(["a0", "a1", "a2", "a3", "a4"])}))
+    panel.set_playback(many, None, ())
+    many.home()
+    text = panel.step_label.text()
+    assert text.count("\n") == 1 and "and 4 more rows" in text
+
+
+def test_jump_speed_and_keys(qtbot):
+    panel, pb = _panel(qtbot)
+    panel.jump_box.setValue(3)
+    panel.jump_box.editingFinished.emit()
+    assert pb.step_index == 3
+    panel.speed_combo.setCurrentIndex(panel.speed_combo.findData(60.0))
+    panel.speed_combo.activated.emit(panel.speed_combo.currentIndex())
+    assert pb.speed == 60.0
+    pb.set_speed(2.0)
+    assert panel.speed_combo.currentData() == 2.0
+    panel.setFocus()
+    for key, check in (
+        (Qt.Key.Key_Home, lambda: pb.position == 0),
+        (Qt.Key.Key_Right, lambda: pb.position == 1),
+        (Qt.Key.Key_Left, lambda: pb.position == 0),
+        (Qt.Key.Key_End, lambda: pb.at_end),
+        (Qt.Key.Key_Space, lambda: pb.playing),
+        (Qt.Key.Key_Escape, lambda: not pb.active),
+    ):
+        qtbot.keyClick(panel, key)
+        assert check(), key
+
+
+def test_filter_fields(qtbot):
+    panel, pb = _panel(qtbot)
+    panel.axis_combo.setCurrentIndex(panel.axis_combo.findData("model"))
+    assert panel.apply_filter() == 2
+    assert panel.filter_label.text() == "2 of 4 steps"
+    panel.axis_combo.setCurrentIndex(0)
+    panel.scope_box.setText("a/")
+    assert panel.apply_filter() == 2 and pb.indices == [0, 1]
+    panel.scope_box.clear()
+    panel.tensor_box.setText("y")
+    assert panel.apply_filter() == 1 and pb.indices == [2]
+    panel.tensor_box.setText("cos %1")  # the name the graph shows an intermediate by
+    assert panel.apply_filter() == 3
+    rejected = []
+    panel.filterRejected.connect(rejected.append)
+    panel.tensor_box.setText("nope")
+    assert panel.apply_filter() is None and "no tensor is named 'nope'" in rejected[0]
+    panel.tensor_box.clear()
+    assert panel.apply_filter() == 4 and panel.filter_label.text() == ""
+
+
+def test_without_playback_everything_is_off(qtbot):
+    panel = TimelinePanel()
+    qtbot.addWidget(panel)
+    panel.set_playback(None, None, ())
+    assert not panel.play_button.isEnabled() and panel.apply_filter() is None
+    qtbot.keyClick(panel, Qt.Key.Key_Space)
+    empty = Playback(Timeline([], {}, {}))
+    panel.set_playback(empty, None, ())
+    assert "took no steps" in panel.step_label.text() and not panel.play_button.isEnabled()

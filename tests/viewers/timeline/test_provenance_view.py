@@ -1,0 +1,47 @@
+"""The provenance view: chains as text with links, and what a click on each link emits."""
+
+from shardscope.backend.propagation.provenance import AxisChain, DimProvenance, Link
+from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
+
+
+def _records():
+    chain = AxisChain(
+        5,
+        0,
+        "data",
+        (Link("step", 5, "data", 3, 7, "stablehlo.add", 2), Link("annotation", 2, "data")),
+        "input: 0 (x, user)",
+        "user",
+    )
+    return [
+        DimProvenance(5, 0, ("data",), (chain,)),
+        DimProvenance(5, 1, (), (), "replicated by a conflict at stablehlo.add", (0,)),
+    ]
+
+
+def test_chains_and_reasons_show_with_links(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    assert HINT in view.toPlainText()
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"))
+    text = view.toPlainText()
+    assert "dim 0 holds" in text and "your spec (input: 0 (x, user))" in text
+    assert "step 3: add %5 got it across stablehlo.add from x" in text
+    assert "x held data from the start" in text
+    assert "dim 1 is replicated. Why? replicated by a conflict at stablehlo.add" in text
+    assert view.links == ["value:5", "step:3", "value:2", "value:2", "conflict:0"]
+
+
+def test_links_emit_what_they_name(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    got = []
+    view.stepClicked.connect(lambda n: got.append(("step", n)))
+    view.valueClicked.connect(lambda n: got.append(("value", n)))
+    view.conflictClicked.connect(lambda n: got.append(("conflict", n)))
+    for target in ("step:3", "value:5", "conflict:0", "step:x", "other:1"):
+        view.activate(target)
+    assert got == [("step", 3), ("value", 5), ("conflict", 0)]
+    view.show_message("nothing here")
+    assert view.toPlainText() == "nothing here" and view.links == []

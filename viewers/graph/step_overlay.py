@@ -1,0 +1,324 @@
+"""What a propagation step looks like on the graph: an overlay, never a rebuild.
+
+``StepOverlay`` draws, on top of a ``GraphView``'s drawing, the edges along which the
+current step's axes flowed (in each axis' colour) and a ring around the node that holds
+the step's op: the op itself, the folded scope that hides it, or the op whose region or
+callee holds it. It also makes the badges show the sharding at the step (through the
+scene's ``spec_override``), and can ring the badges whose sharding changed in the last
+edit. When the view rebuilds its drawing (unfolding a scope, entering a region) the
+overlay draws itself again on the new items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
+
+from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
+from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.common.colors import axis_color
+
+if TYPE_CHECKING:
+    from shardscope.backend.propagation.timeline import Step
+    from shardscope.backend.session.playback import Playback
+    from shardscope.viewers.graph.view import GraphView
+
+# (spec, origin) a badge shows for a value, given what the session would show.
+SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
+
+EDGE_WIDTH = 4.0
+RING_WIDTH = 3.5
+
+
+def playback_override(playback: Playback, user_specs: Mapping[int, Spec]) -> SpecOverride:
+    """Badges at ``playback``'s step: the value's sharding there, from ``user`` (a value
+    the user annotated), ``code`` (it holds no more than before propagation),
+    ``propagated``, or ``none`` (no axis yet). Off step mode, the session's own."""
+    cache: dict[tuple, Spec] = {}
+
+    def override(vid: int, spec: Spec | None, origin: str) -> tuple[Spec | None, str]:
+        if not playback.active:
+            return spec, origin
+        state = playback.value_at(vid)
+        if state is None:
+            return spec, origin
+        dims = state.dims
+        shown = cache.get(dims)
+        if shown is None:
+            shown = cache[dims] = Spec.of(*[d if d else None for d in dims])
+        if vid in user_specs:
+            return shown, "user"
+        if not state.axes:
+            return shown, "none"
+        start = playback.timeline.initial.get(vid)
+        return shown, "code" if start is not None and start.axes >= state.axes else "propagated"
+
+    return override
+
+
+class OverlayItem(QGraphicsPathItem):
+    """A drawn-only path: it never takes a click, a hover or a drop from what lies under it."""
+
+    def __init__(self, path: QPainterPath, scale: float) -> None:
+        super().__init__(path)
+        # the pen is cosmetic (pixels at any zoom): its half-width in scene units at the
+        # view's zoom when drawn, so repaints cover the stroke and no more
+        self._scale = max(scale, 0.02)
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
+
+    def boundingRect(self) -> QRectF:
+        # Qt derives a path item's bounds from shape(), which is empty here
+        w = self.pen().widthF() / (2 * self._scale) + 1
+        return self.path().controlPointRect().adjusted(-w, -w, w, w)
+
+
+class StepOverlay:
+    """See the module docstring."""
+
+    def __init__(self, view: GraphView) -> None:
+        self.view = view
+        self.scene = view.graph_scene
+        self.steps: list[Step] = []
+        self.changed_values: frozenset[int] = frozenset()
+        self.flow_items: list[QGraphicsPathItem] = []
+        self.ring_items: list[QGraphicsPathItem] = []
+        self.change_items: list[QGraphicsPathItem] = []
+        self.marked_nodes: list[int] = []
+        self._index: FrameIndex | None = None
+        self._holders: dict[str, int] | None = None
+        self._members: tuple[str, set[int]] | None = None
+        self._edges_at: dict[int, list] | None = None
+        self.scene.drawn.connect(self._on_drawn)
+        view.session.events.program.connect(self._on_program)
+
+    def close(self) -> None:
+        self.scene.drawn.disconnect(self._on_drawn)
+        self.view.session.events.program.disconnect(self._on_program)
+
+    # -- badges -------------------------------------------------------------------------
+    def set_spec_override(
+        self, override: SpecOverride | None, values: Iterable[int] | None
+    ) -> None:
+        """Badges show ``override``'s spec (None: the session's); repaint ``values`` (all
+        badges when None)."""
+        self.scene.spec_override = override
+        if values is None:
+            self.scene.refresh_all()
+        else:
+            self.scene.refresh_values(values)
+
+    # -- the step -----------------------------------------------------------------------
+    def show_steps(self, steps: list[Step]) -> None:
+        """Draw ``steps`` (the rows of one step index; [] clears)."""
+        self.steps = list(steps)
+        self._draw_steps()
+
+    def reveal(self) -> None:
+        """Scroll the view (only if needed) so the marked node is on screen."""
+        if self.marked_nodes and self.view.layout_ is not None:
+            self.view.ensureVisible(self.view.nodes[self.marked_nodes[0]], 80, 80)
+
+    def set_changed(self, values: Iterable[int]) -> None:
+        """Ring the badges of ``values`` (what the last edit changed; [] clears)."""
+        self.changed_values = frozenset(values)
+        self._draw_changes()
+
+    def _on_program(self, _program) -> None:
+        self._index = None
+        self._members = None
+        self._holders = None
+        self.steps = []
+        self.changed_values = frozenset()
+
+    def _on_drawn(self) -> None:
+        # the scene dropped every item: ours are gone with them
+        self.flow_items, self.ring_items, self.change_items = [], [], []
+        self._edges_at = None
+        self._holders = None
+        self._draw_steps()
+        self._draw_changes()
+
+    def _clear(self, items: list[QGraphicsPathItem]) -> None:
+        for item in items:
+            if item.scene() is self.scene:
+                self.scene.removeItem(item)
+        items.clear()
+
+    def _draw_steps(self) -> None:
+        self._clear(self.flow_items)
+        self._clear(self.ring_items)
+        self.marked_nodes = []
+        layout = self.view.layout_
+        if not self.steps or layout is None:
+            return
+        names = self._axis_names()
+        rings_at: dict[int, list[str]] = {}
+        for step in self.steps:
+            color = axis_color(names, step.axis.split(":(")[0])
+            node = self.node_of_step(step)
+            if node is None:
+                continue
+            if node not in self.marked_nodes:
+                self.marked_nodes.append(node)
+            rings = rings_at.setdefault(node, [])
+            if step.axis not in rings:
+                # one ring per axis moved across the node, each a little outside the last
+                self.ring_items.append(self._ring(node, color, len(rings)))
+                rings.append(step.axis)
+            wanted = set(step.values)
+            if step.source_value is not None:
+                wanted.add(step.source_value)
+            for edge_item in self._edges_touching(node):
+                if wanted.intersection(edge_item.edge.values):
+                    self.flow_items.append(self._flow(edge_item, color))
+
+    def _scale(self) -> float:
+        return self.view.transform().m11()
+
+    def _axis_names(self) -> tuple[str, ...]:
+        mesh = self.view.session.mesh
+        return mesh.axis_names if mesh is not None else ()
+
+    def _ring(self, node: int, color: QColor, outer: int = 0) -> QGraphicsPathItem:
+        n = self.view.layout_.nodes[node]
+        path = QPainterPath()
+        pad = 6 + 5 * outer
+        rect = QRectF(
+            n.x - NODE_W / 2 - pad, n.y - NODE_H / 2 - pad, NODE_W + 2 * pad, NODE_H + 2 * pad
+        )
+        path.addRoundedRect(rect, 10, 10)
+        item = OverlayItem(path, self._scale())
+        pen = QPen(color, RING_WIDTH)
+        pen.setCosmetic(True)
+        item.setPen(pen)
+        item.setBrush(Qt.BrushStyle.NoBrush)
+        item.setZValue(2.5)
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, False)
+        item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        item.setData(0, "step-ring")
+        self.scene.addItem(item)
+        return item
+
+    def _flow(self, edge_item, color: QColor) -> QGraphicsPathItem:
+        item = OverlayItem(edge_item.path(), self._scale())
+        pen = QPen(color, EDGE_WIDTH)
+        pen.setCosmetic(True)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        item.setPen(pen)
+        item.setZValue(1)
+        item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        item.setData(0, "step-flow")
+        self.scene.addItem(item)
+        return item
+
+    def _edges_touching(self, node: int) -> list:
+        if self._edges_at is None:
+            at: dict[int, list] = {}
+            for item in self.scene.edges:
+                at.setdefault(item.edge.src, []).append(item)
+                if item.edge.dst != item.edge.src:
+                    at.setdefault(item.edge.dst, []).append(item)
+            self._edges_at = at
+        return self._edges_at.get(node, [])
+
+    def node_of_step(self, step: Step) -> int | None:
+        """The drawn node that holds the step's op (or, for a step with no op, the node
+        that produces or returns its first value)."""
+        layout = self.view.layout_
+        graph = self.view.session.graph
+        if layout is None or graph is None:
+            return None
+        op = step.op
+        if op is None:
+            for v in step.values:
+                key = f"in:{v}"
+                n = layout.node_by_key(key)
+                if n is not None:
+                    return n
+                producer = graph.values[v].producer
+                if producer is not None:
+                    op = producer
+                    break
+            else:
+                return layout.node_by_key("out")
+        top = self.op_holder(op)
+        return layout.node_of_op.get(top) if top is not None else None
+
+    def op_holder(self, op: int) -> int | None:
+        """The op of the view's frame that is or holds ``op`` (through regions and calls)."""
+        view = self.view
+        graph = view.session.graph
+        frame = view.frame
+        if graph is None or frame is None:
+            return None
+        if self._index is None or self._index.graph is not graph:
+            self._index = FrameIndex(graph)
+            self._holders = None
+        if self._members is None or self._members[0] != frame.key():
+            self._members = (frame.key(), set(self._index.frame_ops(frame)))
+            self._holders = None
+        members = self._members[1]
+        top = self._index.ancestor_in(op, frame, members)
+        if top is not None:
+            return top
+        if self._holders is None:
+            self._holders = self._callee_holders(members)
+        start = op
+        seen = 0
+        while start is not None and seen < 10_000:
+            holder = self._holders.get(graph.ops[start].function)
+            if holder is not None:
+                return holder
+            start = graph.ops[start].parent
+            seen += 1
+        return None
+
+    def _callee_holders(self, members: set[int]) -> dict[str, int]:
+        """Each function called (directly or not) from the frame's ops: the frame op that
+        leads to it."""
+        graph = self.view.session.graph
+        holders: dict[str, int] = {}
+        todo: list[tuple[int, int]] = [(m, m) for m in members]
+        by_function: dict[str, list[int]] = {}
+        for o in graph.ops:
+            by_function.setdefault(o.function, []).append(o.id)
+        while todo:
+            op_id, holder = todo.pop()
+            op = graph.ops[op_id]
+            for region in op.regions:
+                todo.extend((sub, holder) for sub in region.ops)
+            callee = op.callee
+            if callee and callee in graph.functions and callee not in holders:
+                holders[callee] = holder
+                todo.extend((sub, holder) for sub in by_function.get(callee, ()))
+        return holders
+
+    # -- changed badges -----------------------------------------------------------------
+    def _draw_changes(self) -> None:
+        self._clear(self.change_items)
+        if not self.changed_values:
+            return
+        color = QColor(self.view.style_.theme.highlight)
+        for vid in sorted(self.changed_values):
+            for badge in self.scene.badges_of(vid):
+                rect = badge.sceneBoundingRect().adjusted(-4, -4, 4, 4)
+                path = QPainterPath()
+                path.addRoundedRect(rect, 7, 7)
+                item = OverlayItem(path, self._scale())
+                pen = QPen(color, 2.5)
+                pen.setCosmetic(True)
+                item.setPen(pen)
+                fill = QColor(color)
+                fill.setAlpha(60)
+                item.setBrush(fill)
+                item.setZValue(2.9)
+                item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+                item.setData(0, "changed")
+                self.scene.addItem(item)
+                self.change_items.append(item)

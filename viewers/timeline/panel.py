@@ -1,0 +1,311 @@
+"""The timeline dock's widget: playback controls, the scrubber, jump, speed and a filter.
+
+``TimelinePanel`` drives a backend ``Playback`` (a state machine of where the user is
+among the steps; it holds no document data) and redraws from its events. Playing needs a
+clock: the panel emits nothing for that, the window's timer ticks the playback. Keys
+while the panel has focus: space plays or pauses, Left/Right step, Home/End jump to the
+first and last step, Escape shows the final state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from shardscope.backend.session.playback import SPEEDS, StepFilter
+from shardscope.viewers.timeline.scrubber import Scrubber
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.session.playback import Playback, PlaybackEvent
+
+ALL_AXES = "all axes"
+# Characters of one line of the step label (the tooltip has it whole).
+MAX_LINE = 110
+
+
+class TimelinePanel(QWidget):
+    """See the module docstring. ``filterRejected(message)`` when a filter names no tensor."""
+
+    filterRejected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.playback: Playback | None = None
+        self.graph: ProgramGraph | None = None
+        self.axis_names: tuple[str, ...] = ()
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+        def button(text: str, tip: str, slot) -> QToolButton:
+            b = QToolButton(self)
+            b.setText(text)
+            b.setToolTip(tip)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            b.clicked.connect(slot)
+            return b
+
+        self.home_button = button("|◀◀", "First step (Home)", lambda: self._do("home"))
+        self.back_button = button("◀|", "Step back (Left)", lambda: self._do("back"))
+        self.play_button = button("▶", "Play / pause (Space)", lambda: self._do("toggle"))
+        self.forward_button = button("|▶", "Step forward (Right)", lambda: self._do("advance"))
+        self.end_button = button("▶▶|", "Last step (End)", lambda: self._do("end"))
+        self.final_button = QPushButton("Final state", self)
+        self.final_button.setToolTip("Leave step mode: show the shardings after propagation (Esc)")
+        self.final_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.final_button.clicked.connect(lambda: self._do("reset"))
+        self.speed_combo = QComboBox(self)
+        for s in SPEEDS:
+            self.speed_combo.addItem(f"{s:g} steps/s", s)
+        self.speed_combo.setToolTip("Playing speed")
+        self.speed_combo.activated.connect(self._on_speed)
+        self.jump_box = QSpinBox(self)
+        self.jump_box.setToolTip("Jump to step (Enter)")
+        self.jump_box.setKeyboardTracking(False)
+        self.jump_box.editingFinished.connect(self._on_jump)
+        self.count_label = QLabel("", self)
+
+        self.scrubber = Scrubber(self)
+        self.scrubber.seekRequested.connect(self._on_seek)
+        self.step_label = QLabel("No propagation yet: press F5 or edit a spec.", self)
+        self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.step_label.setWordWrap(False)
+        # As wide as its text: each step repaints only the text, not the dock's width
+        # (what a forwarded X11 display pays for).
+        self.step_label.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        # Two lines always: a step that moved several axes must not resize the dock.
+        self.step_label.setFixedHeight(self.step_label.fontMetrics().lineSpacing() * 2 + 4)
+
+        self.axis_combo = QComboBox(self)
+        self.axis_combo.addItem(ALL_AXES, None)
+        self.axis_combo.setToolTip("Only steps that move this axis")
+        self.axis_combo.activated.connect(lambda _i: self.apply_filter())
+        self.tensor_box = QLineEdit(self)
+        self.tensor_box.setPlaceholderText("tensor name")
+        self.tensor_box.setToolTip("Only steps that reach or leave this tensor (Enter)")
+        self.tensor_box.setClearButtonEnabled(True)
+        self.tensor_box.returnPressed.connect(self.apply_filter)
+        self.scope_box = QLineEdit(self)
+        self.scope_box.setPlaceholderText("scope, e.g. layer3/attn")
+        self.scope_box.setToolTip("Only steps on ops inside this name scope (Enter)")
+        self.scope_box.setClearButtonEnabled(True)
+        self.scope_box.returnPressed.connect(self.apply_filter)
+        self.filter_label = QLabel("", self)
+
+        controls = QHBoxLayout()
+        for w in (
+            self.home_button,
+            self.back_button,
+            self.play_button,
+            self.forward_button,
+            self.end_button,
+            self.final_button,
+        ):
+            controls.addWidget(w)
+        controls.addSpacing(8)
+        controls.addWidget(QLabel("step", self))
+        controls.addWidget(self.jump_box)
+        controls.addWidget(self.count_label)
+        controls.addStretch(1)
+        controls.addWidget(self.speed_combo)
+        filters = QHBoxLayout()
+        filters.addWidget(QLabel("filter", self))
+        filters.addWidget(self.axis_combo)
+        filters.addWidget(self.tensor_box, 1)
+        filters.addWidget(self.scope_box, 1)
+        filters.addWidget(self.filter_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(4)
+        layout.addLayout(controls)
+        layout.addWidget(self.scrubber)
+        label_row = QHBoxLayout()
+        label_row.addWidget(self.step_label)
+        label_row.addStretch(1)
+        layout.addLayout(label_row)
+        layout.addLayout(filters)
+        self._enable(False)
+
+    # -- model ----------------------------------------------------------------------------
+    def set_playback(
+        self,
+        playback: Playback | None,
+        graph: ProgramGraph | None,
+        axis_names: tuple[str, ...],
+        note: str = "",
+    ) -> None:
+        """Control ``playback`` (None: no propagation result); ``note`` heads the label."""
+        if self.playback is not None:
+            self.playback.unlisten(self._on_event)
+        self.playback, self.graph, self.axis_names = playback, graph, axis_names
+        self.note = note
+        self.axis_combo.clear()
+        self.axis_combo.addItem(ALL_AXES, None)
+        for name in axis_names:
+            self.axis_combo.addItem(name, name)
+        self.tensor_box.clear()
+        self.scope_box.clear()
+        self.filter_label.setText("")
+        if playback is not None:
+            playback.listen(self._on_event)
+            self._select_speed(playback.speed)
+        self._enable(playback is not None and len(playback) > 0)
+        self.scrubber.set_playback(playback, axis_names)
+        self._show_position()
+
+    def _enable(self, on: bool) -> None:
+        for w in (
+            self.home_button,
+            self.back_button,
+            self.play_button,
+            self.forward_button,
+            self.end_button,
+            self.final_button,
+            self.jump_box,
+            self.scrubber,
+        ):
+            w.setEnabled(on)
+
+    def _select_speed(self, speed: float) -> None:
+        i = self.speed_combo.findData(speed)
+        if i >= 0:
+            self.speed_combo.setCurrentIndex(i)
+
+    def _on_event(self, event: PlaybackEvent) -> None:
+        if event.kind == "filter":
+            self.scrubber.set_playback(self.playback, self.axis_names)
+            self._enable(len(self.playback) > 0)
+        elif event.kind == "speed":
+            self._select_speed(self.playback.speed)
+        self.scrubber.position_changed()
+        self._show_position()
+
+    def _show_position(self) -> None:
+        pb = self.playback
+        self.play_button.setText("❚❚" if pb is not None and pb.playing else "▶")
+        if pb is None:
+            self.count_label.setText("")
+            self.step_label.setText("No propagation yet: press F5 or edit a spec.")
+            return
+        last = pb.timeline.last_index
+        self.jump_box.blockSignals(True)
+        self.jump_box.setRange(0, max(0, last))
+        if pb.step_index is not None:
+            self.jump_box.setValue(pb.step_index)
+        self.jump_box.blockSignals(False)
+        self.count_label.setText(f"/ {last}")
+        head = f"{self.note} · " if self.note else ""
+        if not len(pb.all_indices):
+            self.step_label.setText(head + "Propagation took no steps.")
+        elif pb.step_index is None:
+            self.step_label.setText(
+                head + f"Final state after {len(pb.all_indices)} steps.\nPress play (space) "
+                "to watch propagation from the start."
+            )
+        else:
+            self.step_label.setText(head + self.describe(pb))
+            self.step_label.setToolTip(self.describe(pb, max_lines=50, max_line=10_000))
+
+    def describe(self, pb: Playback, max_lines: int = 2, max_line: int = MAX_LINE) -> str:
+        """One line per row of the current step (at most ``max_lines``)."""
+        lines = []
+        graph = self.graph
+        for s in pb.steps():
+            names = []
+            for v in s.values[:3]:
+                names.append(graph.values[v].display_name if graph is not None else str(v))
+            more = f" +{len(s.values) - 3}" if len(s.values) > 3 else ""
+            where = ""
+            if s.op is not None and graph is not None and graph.ops[s.op].scope:
+                where = f" in {graph.ops[s.op].scope}"
+            unrec = " (not recorded by Shardy)" if not s.recorded else ""
+            line = (
+                f"step {s.index}: {s.axis} across {s.op_name}{where}, "
+                f"{s.source} → {', '.join(s.targets)}: {', '.join(names)}{more}{unrec}"
+            )
+            lines.append(line if len(line) <= max_line else line[: max_line - 1] + "…")
+        if len(lines) > max_lines:
+            rest = len(lines) - max_lines + 1
+            lines = lines[: max_lines - 1] + [f"… and {rest} more rows at this step"]
+        return "\n".join(lines)
+
+    # -- user actions -----------------------------------------------------------------------
+    def _do(self, action: str) -> None:
+        pb = self.playback
+        if pb is None:
+            return
+        getattr(pb, action)()
+
+    def _on_seek(self, position: int) -> None:
+        if self.playback is not None:
+            self.playback.seek(position)
+
+    def _on_jump(self) -> None:
+        if self.playback is not None and len(self.playback):
+            self.playback.seek_step(self.jump_box.value())
+
+    def _on_speed(self, index: int) -> None:
+        if self.playback is not None:
+            self.playback.set_speed(float(self.speed_combo.itemData(index)))
+
+    def apply_filter(self) -> int | None:
+        """Filter by the axis, tensor and scope fields; None if the tensor is unknown."""
+        pb = self.playback
+        if pb is None:
+            return None
+        value = None
+        name = self.tensor_box.text().strip()
+        if name:
+            value = self._find_value(name)
+            if value is None:
+                self.filter_label.setText("no such tensor")
+                self.filterRejected.emit(
+                    f"timeline filter: no tensor is named {name!r}; give a name as the "
+                    "graph shows it (an argument, result[0], or block/add %3)"
+                )
+                return None
+        scope = self.scope_box.text().strip().strip("/") or None
+        f = StepFilter(self.axis_combo.currentData(), value, scope)
+        count = pb.set_filter(f)
+        self.filter_label.setText("" if f.empty else f"{count} of {len(pb.all_indices)} steps")
+        return count
+
+    def _find_value(self, name: str) -> int | None:
+        graph = self.graph
+        if graph is None:
+            return None
+        v = graph.value_by_name(name)
+        if v is not None:
+            return v.id
+        for value in graph.values:
+            if value.display_name == name:
+                return value.id
+        return None
+
+    def keyPressEvent(self, event) -> None:
+        key = event.key()
+        actions = {
+            Qt.Key.Key_Space: "toggle",
+            Qt.Key.Key_Left: "back",
+            Qt.Key.Key_Right: "advance",
+            Qt.Key.Key_Home: "home",
+            Qt.Key.Key_End: "end",
+            Qt.Key.Key_Escape: "reset",
+        }
+        if key in actions and self.playback is not None:
+            self._do(actions[key])
+            event.accept()
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,126 @@
+"""Provenance of a tensor's dimensions: the chain of steps behind each axis, as links.
+
+``ProvenanceView`` shows ``DimProvenance`` records (computed by the backend): per axis,
+the steps that carried it, newest first, back to the annotation it came from; for a
+dimension without axes, why it is replicated. A step link emits ``stepClicked(index)``,
+a tensor link ``valueClicked(value_id)``, a conflict link ``conflictClicked(i)``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from shardscope.viewers.common.colors import axis_color, text_color_on
+
+if TYPE_CHECKING:
+    from shardscope.backend.propagation.provenance import DimProvenance
+
+SOURCES = {
+    "user": "your spec",
+    "code": "the code's annotation",
+    "program": "the program's own sharding",
+    "unknown": "an origin Shardy did not name",
+}
+HINT = "Select a tensor, then click one of its dimensions in the Tensor dock."
+
+
+class ProvenanceView(QTextBrowser):
+    """See the module docstring."""
+
+    stepClicked = Signal(int)
+    valueClicked = Signal(int)
+    conflictClicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(self._on_anchor)
+        self.records: list[DimProvenance] = []
+        self.links: list[str] = []
+        self.setHtml(f"<p>{HINT}</p>")
+
+    def show_message(self, text: str) -> None:
+        self.records, self.links = [], []
+        self.setHtml(f"<p>{html.escape(text)}</p>")
+
+    def set_records(
+        self,
+        title: str,
+        records: Sequence[DimProvenance],
+        name_of: Callable[[int], str],
+        axis_names: tuple[str, ...],
+    ) -> None:
+        """Show ``records`` for the tensor called ``title``; ``name_of(value_id)`` names
+        the tensors along the chains."""
+        self.records = list(records)
+        self.links = []
+        out = [f"<h3>{html.escape(title)}</h3>"]
+        for rec in records:
+            if rec.axes:
+                chips = " ".join(_chip(a, axis_names) for a in rec.axes)
+                out.append(f"<p><b>dim {rec.dim}</b> holds {chips}</p>")
+            else:
+                out.append(f"<p><b>dim {rec.dim}</b> is replicated. <i>Why?</i> ")
+                out.append(html.escape(rec.replicated_because or ""))
+                for i in rec.conflicts:
+                    out.append(" " + self._link(f"conflict:{i}", f"[conflict {i}]"))
+                out.append("</p>")
+            for chain in rec.chains:
+                out.append(f"<p>{_chip(chain.axis, axis_names)} came from ")
+                where = SOURCES.get(chain.source, chain.source)
+                origin = f" ({html.escape(chain.origin)})" if chain.origin else ""
+                out.append(f"{where}{origin}:</p><ol>")
+                for link in chain.links:
+                    tensor = self._link(f"value:{link.value}", name_of(link.value))
+                    if link.kind == "annotation":
+                        out.append(
+                            f"<li>{tensor} held {html.escape(link.axis)} from the start</li>"
+                        )
+                        continue
+                    step = self._link(f"step:{link.step}", f"step {link.step}")
+                    src = ""
+                    if link.source_value is not None and link.source_value != link.value:
+                        src = " from " + self._link(
+                            f"value:{link.source_value}", name_of(link.source_value)
+                        )
+                    note = " (not recorded by Shardy)" if link.kind == "unrecorded" else ""
+                    out.append(
+                        f"<li>{step}: {tensor} got it across "
+                        f"{html.escape(link.op_name)}{src}{note}</li>"
+                    )
+                out.append("</ol>")
+        self.setHtml("".join(out))
+
+    def _link(self, target: str, text: str) -> str:
+        self.links.append(target)
+        return f'<a href="{target}">{html.escape(text)}</a>'
+
+    def activate(self, target: str) -> None:
+        """Follow a link as a click would (``step:N``, ``value:V``, ``conflict:I``)."""
+        kind, _, number = target.partition(":")
+        if not number.lstrip("-").isdigit():
+            return
+        n = int(number)
+        if kind == "step":
+            self.stepClicked.emit(n)
+        elif kind == "value":
+            self.valueClicked.emit(n)
+        elif kind == "conflict":
+            self.conflictClicked.emit(n)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        self.activate(url.toString())
+
+
+def _chip(axis: str, axis_names: tuple[str, ...]) -> str:
+    color = axis_color(axis_names, axis.split(":(")[0])
+    return (
+        f'<span style="background-color:{color.name()}; color:{text_color_on(color).name()}">'
+        f"&nbsp;{html.escape(axis)}&nbsp;</span>"
+    )
