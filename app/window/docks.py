@@ -67,6 +67,9 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=620, scrolls=True),
     DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=220),
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
+    # Split from the messages before they are tabbed: splitting a tabbed dock would take
+    # it out of its tab group.
+    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, below="dock_messages", height=150),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
     DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
     # The debugger's docks share the messages' place.
@@ -75,7 +78,6 @@ DOCKS: tuple[DockSpec, ...] = (
         "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
     ),
     DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
-    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, below="dock_messages", height=150),
     DockSpec(
         "Provenance", "dock_provenance", RIGHT, ProvenanceView, below="dock_source", height=200
     ),
