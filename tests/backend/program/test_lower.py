@@ -62,7 +62,7 @@ def test_the_worker_writes_its_result_as_json(tmp_path):
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
             "SPECS = {'x': 'data'}\n",
-            "SPECS values must be jax.sharding.PartitionSpec (P('data', None)), not str",
+            "a spec must be a jax.sharding.PartitionSpec (P('data', None)) or a NamedSharding, not str",
         ),
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
