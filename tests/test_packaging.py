@@ -17,9 +17,12 @@ def _config():
 
 def test_every_package_folder_is_installed():
     config = _config()
-    on_disk = {"shardscope.assets", "shardscope.assets.examples"}
+    on_disk = {"shardscope", "shardscope.assets", "shardscope.assets.examples"}
+    top_folder = REPO / config["package-dir"]["shardscope"]
     for top in ("app", "backend", "viewers"):
         for init in (REPO / top).rglob("__init__.py"):
+            if init.parent == top_folder:
+                continue  # the top-level package itself
             parts = init.parent.relative_to(REPO).parts
             on_disk.add(".".join(("shardscope", *parts)))
     assert set(config["packages"]) == on_disk
@@ -28,7 +31,7 @@ def test_every_package_folder_is_installed():
 def test_one_top_level_name():
     config = _config()
     assert {name.split(".")[0] for name in config["packages"]} == {"shardscope"}
-    assert all(name.startswith("shardscope.") for name in config["package-dir"])
+    assert all(name.split(".")[0] == "shardscope" for name in config["package-dir"])
 
 
 def test_examples_ship_with_the_package():
@@ -72,5 +75,9 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"shardscope"}
     assert "shardscope/backend/propagation/propagate.py" in names
+    # ``import shardscope; shardscope.inspect``: the top-level package, and only once.
+    assert "shardscope/__init__.py" in names
+    assert "shardscope/app/api/inspection.py" in names
+    assert not any(n.startswith("shardscope/app/package/") for n in names)
     assert "shardscope/assets/examples/mlp.py" in names
     assert not any(n.startswith("shardscope/tests/") for n in names)

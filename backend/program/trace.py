@@ -166,7 +166,8 @@ def flat_specs(specs: Any, args: tuple, kwargs: dict, names: tuple[str, ...]) ->
             f"the shardings are not a tree prefix of the arguments ({str(exc).splitlines()[0]}); "
             f"give one entry per argument, a PartitionSpec or None"
         ) from None
-    flat = jax.tree.leaves(full, is_leaf=_is_spec_leaf)
+    # Flattened as the arguments are: a spec under a None (empty) argument is no leaf.
+    flat = jax.tree.structure(tuple(args)).flatten_up_to(full)
     out: dict[str, list] = {}
     # JAX names positional leaves first, in flattening order; keyword arguments follow.
     for name, spec in zip(names, flat, strict=False):
@@ -269,5 +270,5 @@ def lower_staged(staged: Any) -> Traced:
     if hasattr(staged, "lower") and not hasattr(staged, "as_text"):
         staged = staged.lower(lowering_platforms=("cpu",))
     text = staged.as_text(debug_info=True)
-    match = re.match(r"\s*module @(?:jit_)?([\w.]+)", text)
+    match = re.search(r"^module @(?:jit_)?([\w.]+)", text, re.MULTILINE)
     return Traced(match.group(1) if match else "program", text, None, {})

@@ -9,6 +9,7 @@ import runpy
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -208,3 +209,99 @@ def test_a_mesh_larger_than_the_callers_devices_needs_no_devices():
     out = _fresh_python(NO_DEVICES, 1).strip().splitlines()[-1]
     # Explicit axes: the result's type carries the sharding both arguments imply.
     assert out == "{'data': 4, 'model': 4} [['data'], ['model']]"
+
+
+def _sin_matmul(x, w):
+    import jax.numpy as jnp
+
+    return jnp.sin(x @ w)
+
+
+def _args():
+    import jax
+    import jax.numpy as jnp
+
+    return jax.ShapeDtypeStruct((16, 32), jnp.float32), jax.ShapeDtypeStruct((32, 8), jnp.float32)
+
+
+@pytest.mark.slow
+def test_a_lowered_program_is_inspected_with_its_own_shardings():
+    import jax
+    from jax.sharding import AbstractMesh, AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+
+    mesh = AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    jitted = jax.jit(_sin_matmul, in_shardings=(NamedSharding(mesh, P("data", None)), None))
+    with jax.sharding.use_abstract_mesh(mesh):
+        lowered = jitted.trace(*_args()).lower(lowering_platforms=("cpu",))
+    result = shardscope.inspect(lowered)
+    assert result.program == "_sin_matmul"
+    assert result.mesh.shape == {"data": 4, "model": 2}
+    assert result.value("result[0]").spec == [["data"], []]
+    with pytest.raises(TypeError, match="takes no arguments"):
+        shardscope.inspect(lowered, *_args())
+
+
+@pytest.mark.slow
+def test_out_shardings_are_the_programs_own():
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+
+    result = shardscope.inspect(
+        _sin_matmul, *_args(), mesh={"data": 4, "model": 2}, out_shardings=P(None, "model")
+    )
+    assert result.value("result[0]").spec == [[], ["model"]]
+    plain = shardscope.inspect(_sin_matmul, *_args(), mesh={"data": 4, "model": 2})
+    assert plain.value("result[0]").spec == [[], []]
+
+
+def test_without_a_mesh_inspect_says_how_to_give_one():
+    import shardscope
+    from shardscope.backend.errors import ShardscopeError
+
+    with pytest.raises(ShardscopeError, match="no mesh: pass mesh="):
+        shardscope.inspect(_sin_matmul, *_args())
+
+
+@pytest.mark.slow
+def test_the_notebook_forms_show_the_graph_and_qt_stays_out_of_the_caller():
+    code = textwrap.dedent(
+        """
+        import sys, jax, jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+        import shardscope
+        def f(x):
+            return jnp.tanh(x) * 2
+        r = shardscope.inspect(f, jax.ShapeDtypeStruct((16, 8), jnp.float32),
+                               mesh={"data": 4}, in_shardings=P("data", None))
+        svg = r._repr_svg_()
+        page = r._repr_html_()
+        print(svg.startswith("<?xml"), "<svg" in page, "<b>f</b>" in page, "PySide6" in sys.modules)
+        """
+    )
+    assert _fresh_python(code, 1).split() == ["True", "True", "True", "False"]
+
+
+@pytest.mark.slow
+def test_show_opens_the_window_on_the_program_in_another_process(tmp_path, monkeypatch):
+    import shardscope
+    from tests.support.processes import alive, gone_within
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path / "state"))
+    result = shardscope.inspect(_sin_matmul, *_args(), mesh={"data": 4})
+    proc = result.show()
+    try:
+        # The call returned at once; the window's process runs on.
+        assert proc.poll() is None
+        state = json.loads(Path(proc.args[-1]).read_text())
+        assert state["program"]["name"] == "_sin_matmul"
+        assert state["program"]["mlir"] == result.loaded.mlir_text
+        assert alive(proc.pid)
+    finally:
+        os.killpg(proc.pid, 15)
+        assert gone_within(proc.pid, 10)
+        proc.wait(10)
