@@ -18,14 +18,18 @@ def _config():
 def test_every_package_folder_is_installed():
     config = _config()
     on_disk = {"shardscope", "shardscope.assets", "shardscope.assets.examples"}
-    top_folder = REPO / config["package-dir"]["shardscope"]
     for top in ("app", "backend", "viewers"):
         for init in (REPO / top).rglob("__init__.py"):
-            if init.parent == top_folder:
-                continue  # the top-level package itself
             parts = init.parent.relative_to(REPO).parts
             on_disk.add(".".join(("shardscope", *parts)))
     assert set(config["packages"]) == on_disk
+
+
+def test_the_top_level_package_is_the_repositorys_init():
+    # ``import shardscope`` runs the repository's __init__.py (``shardscope.inspect``).
+    config = _config()
+    assert config["package-dir"]["shardscope"] == "."
+    assert (REPO / "__init__.py").is_file()
 
 
 def test_one_top_level_name():
@@ -49,7 +53,7 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     src = tmp_path / "src"
     for name in ("app", "backend", "viewers", "assets"):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "__init__.py"):
         shutil.copy(REPO / name, src / name)
     out = tmp_path / "wheel"
     proc = subprocess.run(
@@ -78,6 +82,5 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     # ``import shardscope; shardscope.inspect``: the top-level package, and only once.
     assert "shardscope/__init__.py" in names
     assert "shardscope/app/api/inspection.py" in names
-    assert not any(n.startswith("shardscope/app/package/") for n in names)
-    assert "shardscope/assets/examples/mlp.py" in names
     assert not any(n.startswith("shardscope/tests/") for n in names)
+    assert "shardscope/assets/examples/mlp.py" in names
