@@ -188,6 +188,35 @@ def _with_sharding(args: tuple, specs_by_leaf: list, mesh: AbstractMesh) -> tupl
     return jax.tree.unflatten(treedef, out)
 
 
+def _is_nnx(x: Any, kind: str) -> bool:
+    cls = type(x)
+    return cls.__module__.startswith("flax.nnx") and any(c.__name__ == kind for c in cls.__mro__)
+
+
+def unwrap(fn: Any) -> Any:
+    """The user's own function inside an ``nnx.jit`` object (traced here with ``jax.jit``,
+    so its arguments are named by the user's paths rather than nnx's split state)."""
+    if type(fn).__module__.startswith("flax.nnx") and hasattr(fn, "jitted_fn"):
+        inner = getattr(fn, "fun", None)
+        if callable(inner):
+            return inner
+    return fn
+
+
+def variable_names(args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[str, str]:
+    """JAX's names of ``nnx.Variable`` values (``model.w1.value``) -> the user's
+    (``model.w1``): an nnx Module flattens each Variable to one ``value`` leaf."""
+    out: dict[str, str] = {}
+    is_variable = []
+    for leaf in jax.tree.leaves((args, kwargs), is_leaf=lambda x: _is_nnx(x, "Variable")):
+        count = len(jax.tree.leaves(leaf)) if _is_nnx(leaf, "Variable") else 1
+        is_variable += [_is_nnx(leaf, "Variable") and count == 1] * count
+    for name, variable in zip(names, is_variable, strict=False):
+        if variable and name.endswith(".value"):
+            out[name] = name[: -len(".value")]
+    return out
+
+
 def _jitted(fn: Any) -> Any:
     return fn if hasattr(fn, "trace") else jax.jit(fn)
 
@@ -243,6 +272,7 @@ def lower_function(
     if abstract is None and not isinstance(mesh, Mesh):
         current = jax.sharding.get_abstract_mesh()
         abstract = current if current.axis_names else None
+    fn = unwrap(fn)
     name = function_name(fn)
     split = split_static(args, kwargs)
     # A jax.jit object takes its non-array arguments as its own static arguments.
@@ -254,6 +284,8 @@ def lower_function(
     with _enter(mesh, abstract):
         traced = jitted.trace(*args, **kwargs)
         names = tuple(traced.jaxpr.debug_info.arg_names or ())
+        renamed = variable_names(args, kwargs, names)
+        names = tuple(renamed.get(n, n) for n in names)
         flat = flat_specs(specs, args, kwargs, names)
         if flat and abstract is not None and AxisType.Explicit in abstract.axis_types:
             by_name = {n: flat.get(n) for n in names}
@@ -262,6 +294,8 @@ def lower_function(
             traced = jitted.trace(*_with_sharding(args, leaf_specs, abstract), **kwargs)
         lowered = traced.lower(lowering_platforms=("cpu",))
         text = lowered.as_text(debug_info=True)
+    for old, new in renamed.items():
+        text = text.replace(f'loc("{old}")', f'loc("{new}")')
     return Traced(name, text, mesh_dict(abstract), flat)
 
 

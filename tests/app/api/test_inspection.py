@@ -305,3 +305,70 @@ def test_show_opens_the_window_on_the_program_in_another_process(tmp_path, monke
         os.killpg(proc.pid, 15)
         assert gone_within(proc.pid, 10)
         proc.wait(10)
+
+
+# Flax and Equinox are not dependencies of shardscope: these tests run where the optional
+# extra is installed (pip install -e ".[test,models]") and are skipped elsewhere.
+
+
+def test_nnx_jit_arguments_read_as_the_users_paths():
+    pytest.importorskip("flax")
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+
+    class MLP(nnx.Module):
+        def __init__(self):
+            self.w1 = nnx.Param(jnp.ones((8, 16)))
+            self.w2 = nnx.Param(jnp.ones((16, 4)))
+
+        def __call__(self, x):
+            return jax.nn.relu(x @ self.w1[...]) @ self.w2[...]
+
+    @nnx.jit
+    def step(model, x):
+        return model(x)
+
+    x = jax.ShapeDtypeStruct((32, 8), jnp.float32)
+    result = shardscope.inspect(
+        step, MLP(), x, mesh={"data": 4, "model": 2}, in_shardings=(None, P("data", None))
+    )
+    assert [v.name for v in result.values if v.role == "arg"] == ["model.w1", "model.w2", "x"]
+    assert result.value("result[0]").spec == [["data"], []]
+
+
+def test_an_equinox_module_with_a_function_leaf_through_filter_jit():
+    eqx = pytest.importorskip("equinox")
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+
+    class MLP(eqx.Module):
+        w1: jax.Array
+        w2: jax.Array
+        activation: object
+
+        def __call__(self, x):
+            return self.activation(x @ self.w1) @ self.w2
+
+    @eqx.filter_jit
+    def step(model, x):
+        return model(x)
+
+    model = MLP(jnp.ones((8, 16)), jnp.ones((16, 4)), jax.nn.relu)
+    x = jax.ShapeDtypeStruct((32, 8), jnp.float32)
+    result = shardscope.inspect(
+        step,
+        model,
+        x,
+        mesh={"data": 4, "model": 2},
+        in_shardings=(MLP(P(None, "model"), None, None), P("data", None)),
+    )
+    assert [v.name for v in result.values if v.role == "arg"] == ["model.w1", "model.w2", "x"]
+    assert result.value("model.w1").spec == [[], ["model"]]
+    assert result.value("result[0]").spec[0] == ["data"]
