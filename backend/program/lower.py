@@ -145,7 +145,11 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     try:
         traced = lower_function(program, args, kwargs, mesh=mesh, specs=specs)
     except TraceError as exc:
-        raise _UserError(f"{path}: {exc} (in SPECS or MESH); fix them and load it again") from None
+        # The mesh was checked above: the problem is in SPECS.
+        raise _UserError(
+            f"{path}: SPECS must be a dict of argument name -> PartitionSpec, or one entry "
+            f"per argument as jax.jit's in_shardings: {exc}"
+        ) from None
     except BaseException as exc:  # noqa: BLE001 - tracing runs user code
         raise _UserError(
             _describe(path, exc, "tracing and lowering PROGRAM with EXAMPLE_ARGS")

@@ -62,7 +62,7 @@ def test_the_worker_writes_its_result_as_json(tmp_path):
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
             "SPECS = {'x': 'data'}\n",
-            "a spec must be a jax.sharding.PartitionSpec (P('data', None)) or a NamedSharding, not str",
+            "SPECS must be a dict of argument name -> PartitionSpec, or one entry per argument as jax.jit's in_shardings: a spec must be a jax.sharding.PartitionSpec (P('data', None)) or a NamedSharding, not str",
         ),
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
