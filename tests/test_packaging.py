@@ -17,7 +17,7 @@ def _config():
 
 def test_every_package_folder_is_installed():
     config = _config()
-    on_disk = {"shardscope.assets", "shardscope.assets.examples"}
+    on_disk = {"shardscope", "shardscope.assets", "shardscope.assets.examples"}
     for top in ("app", "backend", "viewers"):
         for init in (REPO / top).rglob("__init__.py"):
             parts = init.parent.relative_to(REPO).parts
@@ -25,10 +25,17 @@ def test_every_package_folder_is_installed():
     assert set(config["packages"]) == on_disk
 
 
+def test_the_top_level_package_is_the_repositorys_init():
+    # ``import shardscope`` runs the repository's __init__.py (``shardscope.inspect``).
+    config = _config()
+    assert config["package-dir"]["shardscope"] == "."
+    assert (REPO / "__init__.py").is_file()
+
+
 def test_one_top_level_name():
     config = _config()
     assert {name.split(".")[0] for name in config["packages"]} == {"shardscope"}
-    assert all(name.startswith("shardscope.") for name in config["package-dir"])
+    assert all(name.split(".")[0] == "shardscope" for name in config["package-dir"])
 
 
 def test_examples_ship_with_the_package():
@@ -46,7 +53,7 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     src = tmp_path / "src"
     for name in ("app", "backend", "viewers", "assets"):
         shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "__init__.py"):
         shutil.copy(REPO / name, src / name)
     out = tmp_path / "wheel"
     proc = subprocess.run(
@@ -72,6 +79,9 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"shardscope"}
     assert "shardscope/backend/propagation/propagate.py" in names
-    assert "shardscope/assets/examples/mlp.py" in names
     assert "shardscope/backend/program/capture_site/sitecustomize.py" in names
+    # ``import shardscope; shardscope.inspect``: the top-level package, and only once.
+    assert "shardscope/__init__.py" in names
+    assert "shardscope/app/api/inspection.py" in names
     assert not any(n.startswith("shardscope/tests/") for n in names)
+    assert "shardscope/assets/examples/mlp.py" in names

@@ -372,24 +372,10 @@ def _load_python(
     path: Path, params: dict[str, str], timeout: float, while_waiting: Callable[[], object] | None
 ) -> Program:
     path = path.resolve()
-    with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
-        out = Path(tmp) / "result.json"
-        job = WorkerJob(
-            LOWER_WORKER,
-            (str(path), json.dumps(params), str(out)),
-            cwd=path.parent,
-            log=Path(tmp) / "stderr.txt",
-            timeout=timeout,
-        )
-        try:
-            returncode = _run_in_fork_server(job, while_waiting)
-            if returncode is None:
-                returncode = run_worker(job, while_waiting)
-        except WorkerTimeout as exc:
-            raise ProgramError(_timeout_message(path, exc)) from None
-        if not out.exists():
-            raise ProgramError(_crash_message(path, job.crash(returncode)))
-        result = json.loads(out.read_text())
+    result = _lower_in_worker(path, params, timeout, while_waiting)
+    if not result["ok"] and result.get("devices"):
+        # The program builds a mesh at import larger than the worker's default devices.
+        result = _lower_in_worker(path, params, timeout, while_waiting, result["devices"])
     if not result["ok"]:
         raise ProgramError(result["error"])
     mesh = result["mesh"]
@@ -407,6 +393,38 @@ def _load_python(
         params=params,
         load_seconds=result["seconds"],
     )
+
+
+def _lower_in_worker(
+    path: Path,
+    params: dict[str, str],
+    timeout: float,
+    while_waiting: Callable[[], object] | None,
+    devices: int | None = None,
+) -> dict:
+    """The lowering worker's result for ``path``; with ``devices`` the program sees that
+    many fake CPU devices, else the worker's default."""
+    with tempfile.TemporaryDirectory(prefix="shardscope-load-") as tmp:
+        out = Path(tmp) / "result.json"
+        argv = [str(path), json.dumps(params), str(out)]
+        if devices is not None:
+            argv.append(str(devices))
+        job = WorkerJob(
+            LOWER_WORKER,
+            tuple(argv),
+            cwd=path.parent,
+            log=Path(tmp) / "stderr.txt",
+            timeout=timeout,
+        )
+        try:
+            returncode = _run_in_fork_server(job, while_waiting)
+            if returncode is None:
+                returncode = run_worker(job, while_waiting)
+        except WorkerTimeout as exc:
+            raise ProgramError(_timeout_message(path, exc)) from None
+        if not out.exists():
+            raise ProgramError(_crash_message(path, job.crash(returncode)))
+        return json.loads(out.read_text())
 
 
 def _run_in_fork_server(job: WorkerJob, while_waiting: Callable[[], object] | None) -> int | None:

@@ -1,14 +1,17 @@
 """Worker process: import a user's program, trace and lower it, report as JSON.
 
-Run as ``python -m shardscope.backend.program.lower PATH PARAMS_JSON OUT_JSON``. The result file
-holds either ``{"ok": true, "mlir_text": ..., "mesh": ..., "specs": ...}`` or
-``{"ok": false, "error": "<one line naming file, line and fix>"}``. A crash or a hang
-leaves no file; the parent turns that into its own message.
+Run as ``python -m shardscope.backend.program.lower PATH PARAMS_JSON OUT_JSON [DEVICES]``.
+The result file holds either ``{"ok": true, "mlir_text": ..., "mesh": ..., "specs": ...}``
+or ``{"ok": false, "error": "<message naming file, line and fix>"}`` (plus ``"devices": N``
+when the program needs N fake devices to import). A crash or a hang leaves no file; the
+parent turns that into its own message.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import runpy
 import sys
 import time
@@ -17,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
-from jax.sharding import AbstractMesh, AxisType, PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec
 
 from shardscope.backend.isolation.jobs import (
     exception_text,
@@ -25,10 +28,22 @@ from shardscope.backend.isolation.jobs import (
     memory_limit,
     memory_message,
 )
+from shardscope.backend.program.trace import TraceError, abstract_mesh, lower_function
 
 
 class _UserError(Exception):
-    pass
+    # Set when the program built a mesh larger than the worker's devices: a worker with
+    # this many can import it.
+    devices: int | None = None
+
+
+# The worker's fake CPU devices unless the loader asks for more: enough for the meshes
+# programs usually build at import (``jax.make_mesh((2, 4), ...)``); a program that builds
+# a larger one is loaded again with as many as its error names.
+DEFAULT_DEVICES = 8
+_TOO_FEW_DEVICES = re.compile(
+    r"Number of devices \d+ must be >= the product of mesh_shape (\([\d, ]*\))"
+)
 
 
 def load_python_namespace(path: str, params: dict[str, str] | None = None) -> dict[str, Any]:
@@ -64,42 +79,32 @@ def _describe(path: str, exc: BaseException, stage: str) -> str:
     return f"{where}: {detail}{sep}(raised while {stage}); fix the program and load it again"
 
 
-def _spec_entries(spec: Any) -> list:
-    if isinstance(spec, PartitionSpec | tuple | list):
-        entries = []
-        for entry in spec:
-            if entry is None:
-                entries.append(None)
-            elif isinstance(entry, str):
-                entries.append(entry)
-            elif isinstance(entry, tuple | list):
-                entries.append([str(e) for e in entry])
-            else:
-                entries.append(str(entry))
-        return entries
-    raise _UserError(
-        f"SPECS values must be jax.sharding.PartitionSpec (P('data', None)), not {type(spec).__name__}"
-    )
-
-
-def _read_defaults(path: str, ns: dict[str, Any]) -> tuple[dict[str, int] | None, dict[str, list]]:
+def _read_defaults(path: str, ns: dict[str, Any]) -> tuple[Any, Any]:
     mesh = ns.get("MESH")
-    if mesh is not None:
-        if not isinstance(mesh, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 1
-            for k, v in mesh.items()
-        ):
-            raise _UserError(
-                f"{path}: MESH must be a dict of axis name -> size >= 1, like {{'data': 4, 'model': 2}}"
-            )
-        mesh = dict(mesh)
-    specs = ns.get("SPECS") or {}
-    if not isinstance(specs, dict):
-        raise _UserError(f"{path}: SPECS must be a dict of argument name -> PartitionSpec")
     try:
-        return mesh, {str(k): _spec_entries(v) for k, v in specs.items()}
-    except _UserError as exc:
-        raise _UserError(f"{path}: {exc}") from None
+        abstract_mesh(mesh)
+    except TraceError:
+        raise _UserError(
+            f"{path}: MESH must be a dict of axis name -> size >= 1, like {{'data': 4, 'model': 2}}, "
+            f"a jax.sharding.Mesh or an AbstractMesh"
+        ) from None
+    specs = ns.get("SPECS")
+    if specs is not None and not isinstance(
+        specs, dict | tuple | list | PartitionSpec | NamedSharding
+    ):
+        raise _UserError(
+            f"{path}: SPECS must be a dict of argument name -> PartitionSpec, or a tuple with "
+            f"one PartitionSpec (or pytree of them) per argument as jax.jit's in_shardings"
+        )
+    return mesh, specs
+
+
+def devices_needed(exc: BaseException) -> int | None:
+    """The device count a ``jax.make_mesh`` that found too few devices asked for."""
+    match = _TOO_FEW_DEVICES.search(str(exc))
+    if match is None:
+        return None
+    return math.prod(int(n) for n in re.findall(r"\d+", match.group(1)))
 
 
 def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
@@ -112,7 +117,9 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
             f"{path}: the program called exit({exc.code}) while being imported; remove the call"
         ) from None
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported
-        raise _UserError(_describe(path, exc, "importing the program")) from None
+        error = _UserError(_describe(path, exc, "importing the program"))
+        error.devices = devices_needed(exc)
+        raise error from None
     program = ns.get("PROGRAM")
     if program is None:
         raise _UserError(
@@ -135,37 +142,47 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     if not isinstance(kwargs, dict):
         raise _UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
     mesh, specs = _read_defaults(path, ns)
-    jitted = program if hasattr(program, "trace") else jax.jit(program)
     try:
-        if mesh:
-            abstract = AbstractMesh(
-                tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
-            )
-            with jax.sharding.use_abstract_mesh(abstract):
-                lowered = jitted.trace(*args, **kwargs).lower(lowering_platforms=("cpu",))
-        else:
-            lowered = jitted.trace(*args, **kwargs).lower(lowering_platforms=("cpu",))
-        text = lowered.as_text(debug_info=True)
+        traced = lower_function(program, args, kwargs, mesh=mesh, specs=specs)
+    except TraceError as exc:
+        # The mesh was checked above: the problem is in SPECS.
+        raise _UserError(
+            f"{path}: SPECS must be a dict of argument name -> PartitionSpec, or one entry "
+            f"per argument as jax.jit's in_shardings: {exc}"
+        ) from None
     except BaseException as exc:  # noqa: BLE001 - tracing runs user code
         raise _UserError(
             _describe(path, exc, "tracing and lowering PROGRAM with EXAMPLE_ARGS")
         ) from None
     return {
         "ok": True,
-        "mlir_text": text,
-        "mesh": mesh,
-        "specs": specs,
+        "mlir_text": traced.mlir_text,
+        "mesh": traced.mesh,
+        "specs": traced.specs,
         "seconds": time.perf_counter() - started,
     }
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point; always writes the result file unless the process dies."""
-    path, params_json, out = argv
+    """Worker entry point; always writes the result file unless the process dies.
+
+    ``argv`` is ``PATH PARAMS_JSON OUT [DEVICES]``: the program sees DEVICES fake CPU
+    devices (``DEFAULT_DEVICES`` without it). A program that builds a larger mesh at import
+    gets ``"devices": N`` in its error result, N being what its mesh needs.
+    """
+    path, params_json, out = argv[:3]
+    devices = int(argv[3]) if len(argv) > 3 else DEFAULT_DEVICES
+    try:
+        # Before anything initialises a backend; overrides a device count in XLA_FLAGS.
+        jax.config.update("jax_num_cpu_devices", devices)
+    except RuntimeError:
+        pass  # raised once a backend is up (main called in-process): its devices stay
     try:
         result = lower_program(path, json.loads(params_json))
     except _UserError as exc:
         result = {"ok": False, "error": str(exc)}
+        if exc.devices is not None and exc.devices > devices:
+            result["devices"] = exc.devices
     Path(out).write_text(json.dumps(result))
     return 0
 

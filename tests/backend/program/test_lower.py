@@ -62,7 +62,7 @@ def test_the_worker_writes_its_result_as_json(tmp_path):
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
             "SPECS = {'x': 'data'}\n",
-            "SPECS values must be jax.sharding.PartitionSpec (P('data', None)), not str",
+            "SPECS must be a dict of argument name -> PartitionSpec, or one entry per argument as jax.jit's in_shardings: a spec must be a jax.sharding.PartitionSpec (P('data', None)) or a NamedSharding, not str",
         ),
         (
             "import jax.numpy as jnp\nPROGRAM = lambda x: x\nEXAMPLE_ARGS = (jnp.ones(2),)\n"
@@ -167,3 +167,106 @@ def test_a_program_that_runs_out_of_memory_says_so(tmp_path):
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(f"{path}:1: the program ran out of memory")
+
+
+REAL_CODE = """
+import dataclasses
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+# A concrete mesh built at import, as the Flax guide does: needs 8 devices in the worker.
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Model:
+    w1: jax.Array
+    w2: jax.Array
+    # A non-array leaf, as an Equinox Module's activation function.
+    activation: object
+
+
+def step(model, x):
+    return model.activation(x @ model.w1) @ model.w2
+
+
+PROGRAM = step
+EXAMPLE_ARGS = (
+    Model(jnp.ones((8, 16)), jnp.ones((16, 4)), jax.nn.relu),
+    jax.ShapeDtypeStruct((32, 8), jnp.float32),
+)
+MESH = mesh
+# A pytree prefix per argument, as jax.jit's in_shardings: None leaves w2 unspecified.
+SPECS = (Model(P(None, "model"), None, None), P("data", None))
+"""
+
+
+def test_a_concrete_mesh_a_pytree_of_specs_and_a_non_array_leaf(tmp_path):
+    path = write_input(tmp_path, "real.py", REAL_CODE)
+    program = load_program(path)
+    assert program.mesh == {"data": 2, "model": 4}
+    # JAX's own key paths, the static activation left out of the arguments.
+    assert program.arg_names == ["model.w1", "model.w2", "x"]
+    assert program.specs == {"model.w1": [None, "model"], "x": ["data", None]}
+
+
+def test_a_mesh_larger_than_the_default_devices_is_loaded_with_as_many(tmp_path):
+    path = write_input(
+        tmp_path,
+        "big.py",
+        "import jax, jax.numpy as jnp\n"
+        "mesh = jax.make_mesh((4, 4), ('data', 'model'))\n"
+        "PROGRAM = lambda x: x * 2\n"
+        "EXAMPLE_ARGS = (jax.ShapeDtypeStruct((16, 8), jnp.float32),)\n"
+        "MESH = mesh\n",
+    )
+    program = load_program(path)
+    assert program.mesh == {"data": 4, "model": 4}
+
+
+def test_the_worker_names_the_devices_a_larger_mesh_needs(tmp_path):
+    path = write_input(
+        tmp_path,
+        "big.py",
+        "import jax\nmesh = jax.make_mesh((4, 4), ('data', 'model'))\n",
+    )
+    result = _run_worker(tmp_path, path)
+    # This process has 64 devices (tests/conftest.py): the mesh fits, so no request.
+    assert "devices" not in result
+    assert "defines no PROGRAM" in result["error"]
+
+
+def test_an_abstract_mesh_keeps_its_axis_types(tmp_path):
+    path = write_input(
+        tmp_path,
+        "explicit.py",
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import AbstractMesh, AxisType, PartitionSpec as P\n"
+        "def f(x):\n    return jnp.sin(x)\n"
+        "PROGRAM = f\n"
+        "EXAMPLE_ARGS = (jax.ShapeDtypeStruct((16, 8), jnp.float32),)\n"
+        "MESH = AbstractMesh((4, 2), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)\n"
+        "SPECS = {'x': P('data', None)}\n",
+    )
+    result = _run_worker(tmp_path, path)
+    assert result["mesh"] == {"data": 4, "model": 2}
+    # Explicit axes: the argument's type carries its sharding, and the sine is constrained.
+    text = result["mlir_text"]
+    assert '{sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>} loc("x")' in text
+    assert 'sdy.sharding_constraint %0 <@mesh, [{"data"}, {}]>' in text
+
+
+def test_a_multi_line_error_is_reported_whole_with_the_users_line(tmp_path):
+    path = write_input(
+        tmp_path,
+        "multi.py",
+        "def f(x):\n    return x\n\n"
+        "raise ValueError('Error interpreting argument to _JitWrapper(\\n"
+        "  fn=f\\n)\\nThe argument model.activation is not an array')\n",
+    )
+    error = _run_worker(tmp_path, path)["error"]
+    assert error.startswith(f"{path}:4: ValueError: Error interpreting argument to _JitWrapper(")
+    assert "The argument model.activation is not an array" in error
+    assert error.endswith("(raised while importing the program); fix the program and load it again")

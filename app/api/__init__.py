@@ -1,0 +1,1 @@
+"""The Python API: ``shardscope.inspect`` and the result it returns."""

@@ -1,0 +1,211 @@
+"""``shardscope.inspect``: propagate shardings through a function in the caller's process.
+
+The function is traced and lowered here, in the caller's own interpreter (its code and
+arguments live here), on an abstract mesh unless the caller gave a concrete one: no
+devices are needed, whatever the mesh's size. The lowered module then goes the way of a
+loaded program file: ``propagate`` runs Shardy on it in a forked child, so the result, and
+its ``to_json()``, are those ``propagate --json`` prints for the same program. Drawing the
+graph (``_repr_svg_``) and the window (``show``) run in separate processes, so Qt never
+loads into the caller's interpreter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import Program, own_mesh, parse_program_text
+from shardscope.backend.propagation.result import PropagationResult
+
+# How long drawing the graph may take before ``_repr_svg_`` gives up.
+DRAW_TIMEOUT = 120.0
+
+
+@dataclass
+class Inspection(PropagationResult):
+    """What ``shardscope.inspect`` returns: the propagation result, plus the program it ran
+    on, a graph for notebooks and a window on demand."""
+
+    loaded: Program | None = None
+
+    def session_state(self) -> dict:
+        """The session file's contents for this program, mesh and specs."""
+        from shardscope.backend.session.document import Session
+
+        session = Session()
+        session.set_program(self.loaded)
+        return dict(session.to_json())
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Save a session file (``python main.py gui FILE.json`` opens it)."""
+        from shardscope.backend.session.persistence import write_json
+
+        path = Path(path)
+        write_json(path, self.session_state())
+        return path
+
+    def show(self) -> subprocess.Popen:
+        """Open the shardscope window on this program in a new process; returns at once.
+
+        The window gets the program as data (a session file), so nothing runs again."""
+        folder = Path(tempfile.mkdtemp(prefix="shardscope-show-"))
+        path = self.save(folder / f"{self.program}.json")
+        return subprocess.Popen(
+            [sys.executable, "-c", _CLI, "gui", str(path)],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def render_svg(self, scale: float = 1.0) -> str:
+        """The program graph with its propagated shardings, as SVG text (drawn offscreen in
+        a separate process)."""
+        with tempfile.TemporaryDirectory(prefix="shardscope-draw-") as folder:
+            session = self.save(Path(folder) / "session.json")
+            out = Path(folder) / "graph.svg"
+            env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+            try:
+                proc = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "shardscope.app.api.draw",
+                        str(session),
+                        str(out),
+                        str(scale),
+                    ],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=DRAW_TIMEOUT,
+                    stdin=subprocess.DEVNULL,
+                )
+            except subprocess.TimeoutExpired:
+                raise ShardscopeError(
+                    f"drawing the graph took over {DRAW_TIMEOUT:g} s; use .show() instead"
+                ) from None
+            if proc.returncode != 0 or not out.exists():
+                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                raise ShardscopeError(f"drawing the graph failed: {last}")
+            return out.read_text()
+
+    def _repr_svg_(self) -> str:
+        return self.render_svg()
+
+    def _repr_html_(self) -> str:
+        n = len(self.timeline.steps)
+        head = (
+            f"<p><b>{html.escape(self.program)}</b>: mesh "
+            f"{html.escape(', '.join(f'{k}={v}' for k, v in self.mesh.shape.items()))}, "
+            f"{n} step{'s' * (n != 1)}, {len(self.conflicts)} conflict(s), "
+            f"{len(self.collectives)} collective(s)</p>"
+        )
+        return head + f"<div>{self.render_svg()}</div>"
+
+    def __repr__(self) -> str:
+        return (
+            f"<shardscope.Inspection {self.program}: mesh {self.mesh.shape}, "
+            f"{len(self.values)} values, {len(self.timeline.steps)} steps, "
+            f"{len(self.conflicts)} conflicts, {len(self.collectives)} collectives>"
+        )
+
+
+_CLI = "import sys; from shardscope.app.cli.main import run; run(sys.argv[1:])"
+
+
+def _is_staged(fn: Any) -> bool:
+    import jax
+
+    return isinstance(fn, jax.stages.Lowered | jax.stages.Traced)
+
+
+def _out_shardings(out_shardings: Any, mesh: Any) -> Any:
+    """``out_shardings`` with each ``PartitionSpec`` on ``mesh`` (jit takes bare specs only
+    inside ``jax.set_mesh``)."""
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    from shardscope.backend.program.trace import abstract_mesh
+
+    abstract = abstract_mesh(mesh) if not isinstance(mesh, jax.sharding.Mesh) else mesh
+    if abstract is None:
+        return out_shardings
+    return jax.tree.map(
+        lambda s: NamedSharding(abstract, s) if isinstance(s, PartitionSpec) else s,
+        out_shardings,
+        is_leaf=lambda x: x is None or isinstance(x, PartitionSpec),
+    )
+
+
+def inspect(
+    fn: Any,
+    *args: Any,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    **kwargs: Any,
+) -> Inspection:
+    """Propagate shardings through ``fn(*args, **kwargs)`` as the compiler would.
+
+    ``fn``: a function, a ``jax.jit`` object (its own shardings are the program's), an
+    ``nnx.jit`` / ``eqx.filter_jit`` object, or a ``jax.stages.Lowered`` / ``Traced`` (then
+    no arguments). ``args``: arrays or ``jax.ShapeDtypeStruct``; non-array leaves (the
+    static parts of a Module) are closed over. ``mesh``: a dict of axis sizes, a
+    ``jax.sharding.Mesh`` or an ``AbstractMesh`` (axis types kept); without it, the mesh of
+    the shardings, else of ``jax.set_mesh``, else the one the program's own shardings use.
+    ``in_shardings``: the user's specs, a pytree prefix of the positional arguments as
+    ``jax.jit`` takes (``PartitionSpec`` or ``NamedSharding`` leaves, None unspecified) or
+    a dict of argument names (``{"params['w1']": P(None, 'model')}``). ``out_shardings``:
+    shardings the results must have, as ``jax.jit`` takes (part of the program).
+    """
+    from shardscope.backend.program.trace import lower_function, lower_staged
+    from shardscope.backend.propagation.propagate import propagate
+
+    if _is_staged(fn):
+        if args or kwargs or in_shardings is not None or out_shardings is not None:
+            raise TypeError(
+                "shardscope.inspect of a jax.stages.Lowered or Traced takes no arguments or "
+                "shardings: they are fixed in it"
+            )
+        traced = lower_staged(fn)
+        if mesh is not None:
+            from shardscope.backend.program.trace import abstract_mesh, mesh_dict
+
+            traced.mesh = mesh_dict(abstract_mesh(mesh))
+    else:
+        if out_shardings is not None:
+            if hasattr(fn, "trace"):
+                raise TypeError(
+                    "fn is already jitted: give out_shardings to its jax.jit, not to inspect"
+                )
+            import jax
+
+            fn = jax.jit(fn, out_shardings=_out_shardings(out_shardings, mesh))
+        traced = lower_function(fn, args, kwargs, mesh=mesh, specs=in_shardings)
+    program = Program(
+        name=traced.name,
+        source=f"{traced.name} (shardscope.inspect)",
+        kind="mlir",
+        path=None,
+        mlir_text=traced.mlir_text,
+        mesh=traced.mesh,
+        specs=traced.specs,
+    )
+    parse_program_text(program, program.source)
+    if program.mesh is None:
+        program.mesh = own_mesh(program.mlir_text)
+    if program.mesh is None:
+        raise ShardscopeError(
+            "no mesh: pass mesh= (a dict such as {'data': 4}, a Mesh or an AbstractMesh), "
+            "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
+        )
+    result = propagate(program)
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}
+    return Inspection(**fields, loaded=program)

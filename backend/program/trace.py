@@ -1,0 +1,308 @@
+"""Trace and lower a user's function with its example arguments, mesh and specs.
+
+The one place that turns what a user holds (a function or a ``jax.jit`` object, example
+arguments, a mesh as a dict, ``Mesh`` or ``AbstractMesh``, specs as a flat dict of names or
+as a pytree prefix like ``jax.jit``'s ``in_shardings``) into a lowered module and the flat
+mesh and specs the rest of shardscope reads. The lowering worker (``lower``) calls it on a
+program file's globals; the Python API calls it in the user's own process. It runs user
+code: never in a process that must survive it.
+
+Lowering needs no devices: a dict or abstract mesh is entered with
+``jax.sharding.use_abstract_mesh``; a concrete ``Mesh`` (which the caller could only build
+with its devices) with ``jax.set_mesh``, so a ``shard_map`` over that same mesh lowers.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
+
+
+class TraceError(ValueError):
+    """The user's mesh, specs or arguments do not fit together (a one-line message)."""
+
+
+@dataclass
+class Traced:
+    """A lowered module and the flat mesh and specs that go with it."""
+
+    name: str
+    mlir_text: str
+    # Axis name -> size, or None where nothing names a mesh.
+    mesh: dict[str, int] | None
+    # Argument key path (``params['w1']``) -> spec entries (``[None, "model"]``).
+    specs: dict[str, list]
+
+
+def abstract_mesh(mesh: Any) -> AbstractMesh | None:
+    """The abstract mesh of a dict (Auto axes), a ``Mesh`` or an ``AbstractMesh`` (their
+    axis types kept); None for None."""
+    if mesh is None:
+        return None
+    if isinstance(mesh, Mesh):
+        return mesh.abstract_mesh
+    if isinstance(mesh, AbstractMesh):
+        return mesh
+    if isinstance(mesh, Mapping):
+        if not mesh or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            for k, v in mesh.items()
+        ):
+            raise TraceError(
+                "a mesh dict maps axis names to sizes >= 1, like {'data': 4, 'model': 2}"
+            )
+        return AbstractMesh(
+            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+        )
+    raise TraceError(
+        f"the mesh is a {type(mesh).__name__}: give a dict of axis sizes, a "
+        f"jax.sharding.Mesh or a jax.sharding.AbstractMesh"
+    )
+
+
+def mesh_dict(mesh: AbstractMesh | None) -> dict[str, int] | None:
+    """Axis name -> size of ``mesh``; None for None or a mesh without axes."""
+    if mesh is None or not mesh.axis_names:
+        return None
+    return dict(zip(mesh.axis_names, mesh.axis_sizes, strict=True))
+
+
+def spec_entries(spec: Any) -> list:
+    """The JSON form of a ``PartitionSpec`` (or a ``NamedSharding``'s): one entry per dim,
+    None, an axis name or a list of axis names."""
+    if isinstance(spec, NamedSharding):
+        spec = spec.spec
+    if not isinstance(spec, PartitionSpec | tuple | list):
+        raise TraceError(
+            f"a spec must be a jax.sharding.PartitionSpec (P('data', None)) or a "
+            f"NamedSharding, not {type(spec).__name__}"
+        )
+    entries: list = []
+    for entry in spec:
+        if entry is None:
+            entries.append(None)
+        elif isinstance(entry, tuple | list):
+            entries.append([str(e) for e in entry])
+        else:
+            entries.append(str(entry))
+    return entries
+
+
+def _is_spec_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec | NamedSharding)
+
+
+def sharding_mesh(tree: Any) -> AbstractMesh | None:
+    """The mesh of the first ``NamedSharding`` in a pytree of shardings, if any."""
+    for leaf in jax.tree.leaves(tree, is_leaf=_is_spec_leaf):
+        if isinstance(leaf, NamedSharding):
+            return abstract_mesh(leaf.mesh)
+    return None
+
+
+def is_array(x: Any) -> bool:
+    """What ``jax.jit`` traces as an array: arrays, ``ShapeDtypeStruct`` and scalars."""
+    if isinstance(x, bool | int | float | complex):
+        return True
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def split_static(args: tuple, kwargs: dict) -> tuple[tuple, dict, Any, Any] | None:
+    """Arrays apart from the rest, as ``eqx.filter_jit`` does: ``(args, kwargs)`` with every
+    non-array leaf set to None, plus the trees that put them back; None if every leaf is an
+    array."""
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    if all(is_array(x) for x in leaves):
+        return None
+    dynamic = [x if is_array(x) else None for x in leaves]
+    static = [None if is_array(x) else x for x in leaves]
+    dyn_args, dyn_kwargs = jax.tree.unflatten(treedef, dynamic)
+    return dyn_args, dyn_kwargs, treedef, static
+
+
+def close_over_static(fn: Callable, treedef: Any, static: list) -> Callable:
+    """``fn`` taking only the array leaves; its non-array leaves come from ``static``. The
+    wrapper keeps ``fn``'s name and signature, so JAX names its arguments as ``fn``'s."""
+
+    @functools.wraps(fn)
+    def with_static(*args, **kwargs):
+        leaves = jax.tree.leaves((args, kwargs), is_leaf=lambda x: x is None)
+        merged = [d if s is None else s for d, s in zip(leaves, static, strict=True)]
+        full_args, full_kwargs = jax.tree.unflatten(treedef, merged)
+        return fn(*full_args, **full_kwargs)
+
+    return with_static
+
+
+def flat_specs(specs: Any, args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[str, list]:
+    """Specs by argument name: a dict of names is checked and kept; a pytree prefix of the
+    positional arguments (a tuple with one entry per argument, or one entry for all, as
+    ``jax.jit``'s ``in_shardings``) is spread over their leaves, None leaving a leaf
+    unspecified."""
+    if specs is None:
+        return {}
+    if isinstance(specs, Mapping):
+        return {str(k): spec_entries(v) for k, v in specs.items() if v is not None}
+    prefix = specs
+    if isinstance(prefix, list):
+        prefix = tuple(prefix)
+    if not isinstance(prefix, tuple) or isinstance(prefix, PartitionSpec):
+        prefix = (prefix,) * len(args)
+    if len(prefix) != len(args):
+        raise TraceError(
+            f"the shardings have {len(prefix)} entries for {len(args)} positional "
+            f"argument(s): give one per argument, as jax.jit's in_shardings"
+        )
+    try:
+        full = jax.tree.broadcast(prefix, tuple(args), is_leaf=_is_spec_leaf)
+    except (ValueError, TypeError) as exc:
+        raise TraceError(
+            f"the shardings are not a tree prefix of the arguments ({str(exc).splitlines()[0]}); "
+            f"give one entry per argument, a PartitionSpec or None"
+        ) from None
+    # Flattened as the arguments are: a spec under a None (empty) argument is no leaf.
+    flat = jax.tree.structure(tuple(args)).flatten_up_to(full)
+    out: dict[str, list] = {}
+    # JAX names positional leaves first, in flattening order; keyword arguments follow.
+    for name, spec in zip(names, flat, strict=False):
+        if spec is not None:
+            out[name] = spec_entries(spec)
+    return out
+
+
+def _with_sharding(args: tuple, specs_by_leaf: list, mesh: AbstractMesh) -> tuple:
+    leaves, treedef = jax.tree.flatten(args)
+    out = []
+    for leaf, spec in zip(leaves, specs_by_leaf, strict=True):
+        if spec is not None and hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            leaf = jax.ShapeDtypeStruct(
+                leaf.shape, leaf.dtype, sharding=NamedSharding(mesh, PartitionSpec(*spec))
+            )
+        out.append(leaf)
+    return jax.tree.unflatten(treedef, out)
+
+
+def _is_nnx(x: Any, kind: str) -> bool:
+    cls = type(x)
+    return cls.__module__.startswith("flax.nnx") and any(c.__name__ == kind for c in cls.__mro__)
+
+
+def unwrap(fn: Any) -> Any:
+    """The user's own function inside an ``nnx.jit`` object (traced here with ``jax.jit``,
+    so its arguments are named by the user's paths rather than nnx's split state)."""
+    if type(fn).__module__.startswith("flax.nnx") and hasattr(fn, "jitted_fn"):
+        inner = getattr(fn, "fun", None)
+        if callable(inner):
+            return inner
+    return fn
+
+
+def variable_names(args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[str, str]:
+    """JAX's names of ``nnx.Variable`` values (``model.w1.value``) -> the user's
+    (``model.w1``): an nnx Module flattens each Variable to one ``value`` leaf."""
+    out: dict[str, str] = {}
+    is_variable = []
+    for leaf in jax.tree.leaves((args, kwargs), is_leaf=lambda x: _is_nnx(x, "Variable")):
+        count = len(jax.tree.leaves(leaf)) if _is_nnx(leaf, "Variable") else 1
+        is_variable += [_is_nnx(leaf, "Variable") and count == 1] * count
+    for name, variable in zip(names, is_variable, strict=False):
+        if variable and name.endswith(".value"):
+            out[name] = name[: -len(".value")]
+    return out
+
+
+def _jitted(fn: Any) -> Any:
+    return fn if hasattr(fn, "trace") else jax.jit(fn)
+
+
+def _enter(mesh: Any, abstract: AbstractMesh | None):
+    if isinstance(mesh, Mesh):
+        return jax.set_mesh(mesh)
+    if abstract is not None:
+        return jax.sharding.use_abstract_mesh(abstract)
+    return _Nothing()
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def function_name(fn: Any) -> str:
+    """The name a function (or a jit object around one) goes by."""
+    inner = getattr(fn, "__wrapped__", None) or getattr(fn, "fun", None)
+    for f in (fn, inner):
+        name = getattr(f, "__name__", None)
+        if isinstance(name, str) and name and name != "<lambda>":
+            return name
+    return "program"
+
+
+def lower_function(
+    fn: Callable,
+    args: tuple,
+    kwargs: dict | None = None,
+    *,
+    mesh: Any = None,
+    specs: Any = None,
+) -> Traced:
+    """Trace and lower ``fn(*args, **kwargs)`` for the CPU, on ``mesh`` (or the mesh of the
+    shardings in ``specs``) with ``specs`` as the user's own specs.
+
+    Non-array leaves of the arguments are closed over, as ``eqx.filter_jit`` does. Where
+    the mesh has Explicit axes, the arguments carry their specs in their types (as arrays
+    placed with ``jax.device_put`` would), since JAX traces Explicit shardings; on Auto axes
+    the specs stay the user's, for propagation to spread. Exceptions from user code pass
+    through; mismatched inputs raise ``TraceError``.
+    """
+    kwargs = dict(kwargs or {})
+    args = tuple(args)
+    abstract = abstract_mesh(mesh)
+    if abstract is None:
+        abstract = sharding_mesh(specs)
+    if abstract is None and not isinstance(mesh, Mesh):
+        current = jax.sharding.get_abstract_mesh()
+        abstract = current if current.axis_names else None
+    fn = unwrap(fn)
+    name = function_name(fn)
+    split = split_static(args, kwargs)
+    # A jax.jit object takes its non-array arguments as its own static arguments.
+    if split is not None and not hasattr(fn, "trace"):
+        dyn_args, dyn_kwargs, treedef, static = split
+        fn = close_over_static(fn, treedef, static)
+        args, kwargs = dyn_args, dyn_kwargs
+    jitted = _jitted(fn)
+    with _enter(mesh, abstract):
+        traced = jitted.trace(*args, **kwargs)
+        names = tuple(traced.jaxpr.debug_info.arg_names or ())
+        renamed = variable_names(args, kwargs, names)
+        names = tuple(renamed.get(n, n) for n in names)
+        flat = flat_specs(specs, args, kwargs, names)
+        if flat and abstract is not None and AxisType.Explicit in abstract.axis_types:
+            by_name = {n: flat.get(n) for n in names}
+            positional = len(jax.tree.leaves(args))
+            leaf_specs = [by_name.get(n) for n in names[:positional]]
+            traced = jitted.trace(*_with_sharding(args, leaf_specs, abstract), **kwargs)
+        lowered = traced.lower(lowering_platforms=("cpu",))
+        text = lowered.as_text(debug_info=True)
+    for old, new in renamed.items():
+        text = text.replace(f'loc("{old}")', f'loc("{new}")')
+    return Traced(name, text, mesh_dict(abstract), flat)
+
+
+def lower_staged(staged: Any) -> Traced:
+    """The module of a ``jax.stages.Lowered`` or ``Traced``: what its own shardings say."""
+    if hasattr(staged, "lower") and not hasattr(staged, "as_text"):
+        staged = staged.lower(lowering_platforms=("cpu",))
+    text = staged.as_text(debug_info=True)
+    match = re.search(r"^module @(?:jit_)?([\w.]+)", text, re.MULTILINE)
+    return Traced(match.group(1) if match else "program", text, None, {})

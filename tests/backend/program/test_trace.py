@@ -1,0 +1,92 @@
+"""Turning what a user holds (mesh, specs, arguments with static parts) into a lowered module."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardscope.backend.program.trace import (
+    TraceError,
+    abstract_mesh,
+    flat_specs,
+    lower_function,
+    lower_staged,
+    mesh_dict,
+    split_static,
+)
+
+X = jax.ShapeDtypeStruct((16, 8), jnp.float32)
+W = jax.ShapeDtypeStruct((8, 4), jnp.float32)
+
+
+def test_a_dict_mesh_has_auto_axes_and_a_mesh_keeps_its_own():
+    assert abstract_mesh({"data": 4, "model": 2}).axis_types == (AxisType.Auto,) * 2
+    concrete = jax.make_mesh((2, 4), ("data", "model"))  # Explicit axes by default
+    assert abstract_mesh(concrete).axis_types == (AxisType.Explicit,) * 2
+    manual = AbstractMesh((2,), ("x",), axis_types=(AxisType.Manual,))
+    assert abstract_mesh(manual) is manual
+    assert mesh_dict(abstract_mesh(concrete)) == {"data": 2, "model": 4}
+    assert abstract_mesh(None) is None
+
+
+@pytest.mark.parametrize("bad", [{"data": 0}, {}, {"data": True}, [4, 2], "data=4"])
+def test_a_bad_mesh_is_refused(bad):
+    with pytest.raises(TraceError):
+        abstract_mesh(bad)
+
+
+def test_a_pytree_prefix_spreads_over_the_leaves_as_jit_takes_it():
+    args = ({"w": W, "b": jax.ShapeDtypeStruct((4,), jnp.float32)}, X)
+    names = ("params['b']", "params['w']", "x")
+    assert flat_specs((P("model"), P("data", None)), args, {}, names) == {
+        "params['b']": ["model"],
+        "params['w']": ["model"],
+        "x": ["data", None],
+    }
+    # None leaves an argument unspecified; a NamedSharding gives its spec.
+    mesh = AbstractMesh((4,), ("data",), axis_types=(AxisType.Auto,))
+    sharded = NamedSharding(mesh, P("data"))
+    assert flat_specs((None, sharded), args, {}, names) == {"x": ["data"]}
+    # One spec for every argument, as in_shardings=P(...) means.
+    assert flat_specs(P(), args, {}, names) == {n: [] for n in names}
+
+
+def test_a_prefix_that_does_not_fit_the_arguments_is_refused():
+    with pytest.raises(TraceError, match="2 entries for 1 positional"):
+        flat_specs((P(), P()), (X,), {}, ("x",))
+    with pytest.raises(TraceError, match="not a tree prefix"):
+        flat_specs(({"a": P()},), ((X, X),), {}, ("x[0]", "x[1]"))
+
+
+def test_non_array_leaves_are_closed_over_and_names_kept():
+    def apply(model, x):
+        return model["act"](x @ model["w"])
+
+    model = {"w": W, "act": jnp.tanh}
+    assert split_static((model, X), {})[0] == ({"w": W, "act": None}, X)
+    assert split_static((X,), {}) is None
+    traced = lower_function(apply, (model, X), mesh={"data": 4}, specs=(None, P("data")))
+    assert traced.name == "apply"
+    assert "loc(\"model['w']\")" in traced.mlir_text and "tanh" in traced.mlir_text
+    assert traced.specs == {"x": ["data"]}
+    assert traced.mesh == {"data": 4}
+
+
+def test_the_mesh_comes_from_the_shardings_or_from_set_mesh():
+    mesh = AbstractMesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    traced = lower_function(lambda x: x * 2, (X,), specs=(NamedSharding(mesh, P("data", "model")),))
+    assert traced.mesh == {"data": 4, "model": 2}
+    with jax.sharding.use_abstract_mesh(mesh):
+        assert lower_function(jnp.sin, (X,)).mesh == {"data": 4, "model": 2}
+    assert lower_function(jnp.sin, (X,)).mesh is None
+
+
+def test_a_lowered_or_traced_program_is_taken_as_it_is():
+    def double(x):
+        return x * 2
+
+    traced = jax.jit(double).trace(X)
+    assert lower_staged(traced).name == "double"
+    lowered = traced.lower()
+    assert lower_staged(lowered).mlir_text == lowered.as_text(debug_info=True)
