@@ -192,7 +192,7 @@ def inspect(
     program = Program(
         name=traced.name,
         source=f"{traced.name} (shardscope.inspect)",
-        kind="mlir",
+        kind="api",
         path=None,
         mlir_text=traced.mlir_text,
         mesh=traced.mesh,

@@ -305,6 +305,12 @@ class FileHandler:
         if program is None or self.loading is not None:
             self.messages.error("nothing to run again: open a program first")
             return False
+        if program.kind == "api":
+            self.messages.error(
+                f"{program.name} came from shardscope.inspect in your own Python: call "
+                "inspect(...).show() there again to see changed code"
+            )
+            return False
         state = {**self.session.to_json(), "program": None}
         before, clean = program.mlir_text, self.undo.qstack.isClean()
         names = {vid: program.graph.values[vid].display_name for vid in self.session.specs}

@@ -80,7 +80,7 @@ class Program:
 
     name: str
     source: str
-    kind: str  # "python" | "mlir" | "example" | "capture"
+    kind: str  # "python" | "mlir" | "example" | "capture" | "api" (shardscope.inspect)
     path: str | None
     mlir_text: str
     mesh: dict[str, int] | None = None

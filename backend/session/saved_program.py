@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
 
-KINDS = ("python", "example", "mlir", "capture")
+KINDS = ("python", "example", "mlir", "capture", "api")
 
 JsonDict = dict[str, object]
 

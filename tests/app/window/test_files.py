@@ -761,3 +761,27 @@ def test_a_corrupt_capture_is_one_line_in_messages(make_window, tmp_path):
     assert not window.files.open_file(str(bad))
     (error,) = window.messages.messages("error")
     assert "capture the script again" in error and "\n" not in error
+
+
+def test_run_source_again_on_a_program_from_the_api_says_where_to_run_it(
+    make_window, qtbot, tmp_path, pick
+):
+    import shardscope
+
+    result = shardscope.inspect(lambda x: x * 2, ShapeDtype((8, 4)), mesh={"data": 2})
+    path = result.save(tmp_path / "api.json")
+    window = make_window(None, propagate=False)
+    assert window.open_session(path)
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    before = window_state(window)
+    pick(window, "&File", "&Run source again")
+    (error,) = window.messages.messages("error")
+    assert "came from shardscope.inspect" in error and "show()" in error
+    assert window_state(window) == before
+
+
+def ShapeDtype(shape):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.ShapeDtypeStruct(shape, jnp.float32)
