@@ -373,18 +373,21 @@ def _op_detail(graph: ProgramGraph, op: Op) -> str:
 
 
 def _boxes(nodes: list[Node], expanded: frozenset[str]) -> list[ScopeBox]:
-    boxes = []
-    for path in sorted(expanded, key=lambda p: (p.count("/"), p)):
-        members = [
-            i
-            for i, n in enumerate(nodes)
-            if n.kind in ("op", "scope")
-            and n.scope
-            and (n.scope == path or n.scope.startswith(path + "/"))
-        ]
-        if members:
-            boxes.append(ScopeBox(path, path.rsplit("/", 1)[-1], members, path.count("/")))
-    return boxes
+    """A box per expanded scope holding a visible op or folded scope; each node joins the
+    box of every expanded prefix of its scope path."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, n in enumerate(nodes):
+        if n.kind not in ("op", "scope") or not n.scope:
+            continue
+        parts = n.scope.split("/")
+        for k in range(1, len(parts) + 1):
+            path = "/".join(parts[:k])
+            if path in expanded:
+                members[path].append(i)
+    return [
+        ScopeBox(path, path.rsplit("/", 1)[-1], members[path], path.count("/"))
+        for path in sorted(members, key=lambda p: (p.count("/"), p))
+    ]
 
 
 def _layers(n: int, edges: list[tuple[int, int]]) -> list[int] | None:

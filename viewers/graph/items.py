@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
+from shardscope.viewers.graph.spatial import RectIndex
 
 
 @dataclass
@@ -339,7 +340,7 @@ class ScopeBoxItem(QGraphicsItem):
         nodes: list[Node],
         outer_levels: int,
         style: GraphStyle,
-        avoid: list[QRectF],
+        avoid: RectIndex | None = None,
     ) -> ScopeBoxItem:
         """The region of ``box``: the union of its ``nodes``' padded cards. The layered
         layout interleaves scopes (a parameter sits beside the op that reads it), so a
@@ -348,8 +349,8 @@ class ScopeBoxItem(QGraphicsItem):
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
         path = QPainterPath()
         path.setFillRule(Qt.FillRule.WindingFill)
-        for n in nodes:
-            card = QRectF(n.x - NODE_W / 2, n.y - NODE_H / 2, NODE_W, NODE_H)
+        for x, top, bottom in _column_runs(nodes, NODE_H + 2 * pad_y):
+            card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
             path.addRoundedRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y), 10, 10)
         return cls(box, path.simplified(), style, avoid)
 
@@ -358,7 +359,7 @@ class ScopeBoxItem(QGraphicsItem):
         box: ScopeBox,
         outline: QPainterPath,
         style: GraphStyle,
-        avoid: list[QRectF] | None = None,
+        avoid: RectIndex | None = None,
     ) -> None:
         super().__init__()
         self.box = box
@@ -382,7 +383,12 @@ class ScopeBoxItem(QGraphicsItem):
                 QRectF(min(bottom_xs) + 4, bottom - 2 - self.HEADER, width, self.HEADER),
                 QRectF(max(bottom_xs) - 4 - width, bottom - 2 - self.HEADER, width, self.HEADER),
             ]
-            self._headers.append(min(spots, key=lambda r: _covered(r, avoid or [])))
+            if avoid is None or not len(avoid):
+                self._headers.append(spots[0])
+                continue
+            self._headers.append(
+                min(spots, key=lambda r: avoid.covered((r.x(), r.y(), r.width(), r.height())))
+            )
 
     def boundingRect(self) -> QRectF:
         rect = QRectF(self._bounds)
@@ -416,13 +422,25 @@ class ScopeBoxItem(QGraphicsItem):
             )
 
 
-def _covered(rect: QRectF, others: list[QRectF]) -> float:
-    """How much of ``rect`` the ``others`` cover (overlaps added up)."""
-    total = 0.0
-    for other in others:
-        overlap = rect.intersected(other)
-        total += max(0.0, overlap.width()) * max(0.0, overlap.height())
-    return total
+def _column_runs(nodes: list[Node], reach: float) -> list[tuple[float, float, float]]:
+    """Nodes of one column whose padded cards overlap (centres less than ``reach`` apart),
+    as ``(x, top centre, bottom centre)`` runs: one rectangle per run instead of one per
+    node keeps the union of a large scope cheap to simplify."""
+    columns: dict[float, list[float]] = {}
+    for n in nodes:
+        columns.setdefault(n.x, []).append(n.y)
+    runs = []
+    for x, ys in columns.items():
+        ys.sort()
+        top = bottom = ys[0]
+        for y in ys[1:]:
+            if y - bottom < reach:
+                bottom = y
+                continue
+            runs.append((x, top, bottom))
+            top = bottom = y
+        runs.append((x, top, bottom))
+    return runs
 
 
 def spread_badges(badges: list[BadgeItem], gap: float = 6.0) -> None:

@@ -21,6 +21,7 @@ from shardscope.viewers.graph.items import (
     ScopeBoxItem,
     spread_badges,
 )
+from shardscope.viewers.graph.spatial import RectIndex
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
@@ -39,6 +40,8 @@ class GraphScene(QGraphicsScene):
         self.badges: list[BadgeItem] = []
         self.edges: list[EdgeItem] = []
         self._badges_by_value: dict[int, list[BadgeItem]] = {}
+        # The badges the scope names were placed around (its counts are benchmarked).
+        self.header_index: RectIndex | None = None
 
     def clear_items(self) -> None:
         """Remove every item (and the selection)."""
@@ -79,7 +82,9 @@ class GraphScene(QGraphicsScene):
         if not layout.boxes:
             return
         deepest = max(box.depth for box in layout.boxes)
-        badges = [badge.sceneBoundingRect() for badge in self.badges]
+        rects = (badge.sceneBoundingRect() for badge in self.badges)
+        badges = RectIndex((r.x(), r.y(), r.width(), r.height()) for r in rects)
+        self.header_index = badges
         for box in layout.boxes:
             nodes = [layout.nodes[i] for i in box.nodes]
             item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, badges)

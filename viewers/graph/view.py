@@ -23,6 +23,7 @@ from shardscope.backend.program.layout import (
     Frame,
     FrameIndex,
     GraphLayout,
+    all_scopes,
     build_layout,
     default_expanded,
     main_region,
@@ -231,7 +232,19 @@ class GraphView(QGraphicsView):
         self._emit_state()
 
     def collapse_all(self) -> None:
-        self._expanded[self.frame.key()] = frozenset()
+        """Fold every scope of the current frame."""
+        self._set_all(frozenset())
+
+    def expand_all(self) -> None:
+        """Unfold every scope of the current frame."""
+        if self._index is None or not self._frames:
+            return
+        self._set_all(frozenset(all_scopes(self.session.graph, self._index, self.frame)))
+
+    def _set_all(self, expanded: frozenset[str]) -> None:
+        if not self._frames:
+            return
+        self._expanded[self.frame.key()] = expanded
         self._rebuild(fit=True)
         self._emit_state()
 
