@@ -227,7 +227,11 @@ class GraphView(QGraphicsView):
         if frozenset(current) == self.expanded():
             return
         self._expanded[self.frame.key()] = frozenset(current)
-        anchor = self._anchor_scene_point(path)
+        if self.layout_ is not None and self.layout_.in_place:
+            # The rest of the drawing keeps its scene position: so does the view.
+            anchor = self.mapToScene(self.viewport().rect().center())
+        else:
+            anchor = self._anchor_scene_point(path)
         self._rebuild(fit=False, keep=anchor)
         self._emit_state()
 
@@ -282,6 +286,8 @@ class GraphView(QGraphicsView):
         scene.add_layout(layout, self.style_)
         if fit:
             self.fit()
+        elif isinstance(keep, QPointF):
+            self.centerOn(keep)
         elif keep is not None:
             path, view_point = keep
             for item in self.nodes:

@@ -119,3 +119,35 @@ def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert path not in view.expanded()
     assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)
+
+
+def test_unfolding_a_scope_by_double_click_leaves_the_rest_where_it_was_on_screen(panel_for, qtbot):
+    session, panel = panel_for("example:transformer?layers=24")
+    view = panel.view
+    item = next(i for i in view.nodes if i.node.scope == "transpose(jvp(layer_10))")
+    view.centerOn(item)
+    before = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
+    scope_y = item.pos().y()
+    above = {i.node.key for i in view.nodes if i.pos().y() < scope_y}
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=before[item.node.key])
+    assert "transpose(jvp(layer_10))" in view.expanded()
+    after = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
+    assert item.node.key not in after
+    # Scrolling is by whole pixels: the drawing may land one pixel off.
+    moves = {k: after[k] - before[k] for k in before if k in after}
+    assert above and all(moves[k].manhattanLength() <= 2 for k in above)
+    below = [moves[k] for k in moves if k not in above and moves[k].manhattanLength() > 2]
+    assert below  # ... and everything below moved down together
+    assert all((m - below[0]).manhattanLength() <= 2 and m.y() > 100 for m in below)
+
+
+def test_expand_all_and_collapse_all(panel_for):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    assert any(n.kind == "scope" for n in view.layout_.nodes)
+    view.expand_all()
+    assert not any(n.kind == "scope" for n in view.layout_.nodes)
+    assert {b.path for b in view.layout_.boxes} >= {"jvp(layer_1)/attn", "sgd"}
+    view.collapse_all()
+    assert view.expanded() == frozenset()
+    assert all(n.kind != "op" or not n.scope for n in view.layout_.nodes)
