@@ -111,6 +111,7 @@ MENUS: tuple[Menu, ...] = (
             Action("zoom_in", "Zoom &in", "graph.zoom", ("Ctrl+=", "Ctrl++"), (1.25,)),
             Action("zoom_out", "Zoom &out", "graph.zoom", "Ctrl+-", (0.8,)),
             Action("back", "&Back (leave region)", "graph.back", "Alt+Left"),
+            Action("expand_all", "E&xpand all scopes", "graph.expand_all", "Ctrl+Shift+A"),
             Action("collapse_all", "&Collapse all scopes", "graph.collapse_all", "Ctrl+Shift+C"),
             SEPARATOR,
             Action("toggle_theme", "Toggle &dark/light theme", "toggle_theme", "Ctrl+T"),

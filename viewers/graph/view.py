@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QPainter
-from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
 
 from shardscope.backend.program.layout import (
     Frame,
@@ -246,10 +246,14 @@ class GraphView(QGraphicsView):
         self._set_all(frozenset(all_scopes(self.session.graph, self._index, self.frame)))
 
     def _set_all(self, expanded: frozenset[str]) -> None:
-        if not self._frames:
+        if not self._frames or expanded == self.expanded():
             return
         self._expanded[self.frame.key()] = expanded
-        self._rebuild(fit=True)
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            self._rebuild(fit=True)
+        finally:
+            QApplication.restoreOverrideCursor()
         self._emit_state()
 
     def _emit_state(self) -> None:
@@ -436,13 +440,27 @@ class GraphView(QGraphicsView):
                 menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
         if menu.actions():
             menu.addSeparator()
-        menu.addAction("Collapse all scopes", self.collapse_all)
+        self._add_fold_all(menu)
         return menu
+
+    def background_menu(self) -> QMenu:
+        """Actions on the whole frame (a right-click off the nodes)."""
+        menu = QMenu(self)
+        self._add_fold_all(menu)
+        return menu
+
+    def _add_fold_all(self, menu: QMenu) -> None:
+        menu.addAction("Expand all scopes", self.expand_all)
+        menu.addAction("Collapse all scopes", self.collapse_all)
 
     def contextMenuEvent(self, event) -> None:
         item = self.itemAt(event.pos())
         if isinstance(item, NodeItem):
             self.node_menu(item).exec(event.globalPos())
+            event.accept()
+            return
+        if item is None and self.layout_ is not None:
+            self.background_menu().exec(event.globalPos())
             event.accept()
             return
         super().contextMenuEvent(event)

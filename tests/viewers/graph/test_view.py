@@ -151,3 +151,17 @@ def test_expand_all_and_collapse_all(panel_for):
     view.collapse_all()
     assert view.expanded() == frozenset()
     assert all(n.kind != "op" or not n.scope for n in view.layout_.nodes)
+
+
+def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    texts = [a.text() for a in view.background_menu().actions()]
+    assert texts == ["Expand all scopes", "Collapse all scopes"]
+    node_menu = view.node_menu(view.nodes[0])
+    expand = next(a for a in node_menu.actions() if a.text() == "Expand all scopes")
+    expand.trigger()
+    assert not [n for n in view.layout_.nodes if n.kind == "scope"]
+    fold = next(a for a in view.background_menu().actions() if a.text() == "Collapse all scopes")
+    fold.trigger()
+    assert view.expanded() == frozenset()
