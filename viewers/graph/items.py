@@ -163,7 +163,9 @@ class EdgeItem(QGraphicsPathItem):
         path = QPainterPath(pts[0])
         if len(pts) == 2:
             a, b = pts
-            dy = max(40.0, abs(b.y() - a.y()) / 3)
+            # An edge back up the drawing (a cycle that folding scopes made) bends only a
+            # little beyond its ends, not by a third of its length.
+            dy = max(40.0, (b.y() - a.y()) / 3) if b.y() > a.y() else 80.0
             path.cubicTo(QPointF(a.x(), a.y() + dy), QPointF(b.x(), b.y() - dy), b)
         else:
             for p in pts[1:]:
@@ -180,6 +182,11 @@ class EdgeItem(QGraphicsPathItem):
         stroker = QPainterPathStroker()
         stroker.setWidth(8)
         return stroker.createStroke(self.path())
+
+    def boundingRect(self) -> QRectF:
+        # Qt bounds a path item by its stroke's control points, which for a long curve
+        # reach far beyond the curve itself and would stretch the scene.
+        return self.path().boundingRect().adjusted(-5, -5, 5, 5)
 
 
 class BadgeItem(QGraphicsItem):
