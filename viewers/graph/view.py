@@ -28,7 +28,9 @@ from shardscope.backend.program.layout import (
     default_expanded,
     main_region,
     region_names,
+    relative_scopes,
 )
+from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
 from shardscope.viewers.common.mime import axis_from_mime
 from shardscope.viewers.graph.items import (
@@ -364,6 +366,46 @@ class GraphView(QGraphicsView):
         item.setSelected(True)
         if center:
             self.centerOn(item)
+        return True
+
+    def frame_holds(self, op_id: int) -> bool:
+        """Whether op ``op_id`` is one of the shown frame's own ops."""
+        if self._index is None or not self._frames:
+            return False
+        return op_id in set(self._index.frame_ops(self.frame))
+
+    def reveal_scope(self, scope: str, op_id: int) -> bool:
+        """Show ``scope`` (as the program names it), a scope of op ``op_id`` of this frame:
+        unfold the scopes around it, select its node (its first node when it is unfolded)
+        and centre it. Falls back on the op when the scope is not one of the frame's."""
+        graph = self.session.graph
+        ops = self._index.frame_ops(self.frame) if self._index is not None else []
+        if op_id not in set(ops):
+            return self.select_op(op_id, center=True)
+        rel = relative_scopes(graph, ops)[op_id]
+        cut = len(split_name_path(graph.ops[op_id].scope)) - len(rel)
+        parts = split_name_path(scope)[cut:]
+        if not parts or tuple(parts) != rel[: len(parts)]:
+            return self.select_op(op_id, center=True)
+        path = "/".join(parts)
+        if len(parts) > 1:
+            self.set_expanded("/".join(parts[:-1]), True)
+        n = self.layout_.node_by_key(f"scope:{path}")
+        if n is None:  # unfolded: its first node
+            n = next(
+                (
+                    i
+                    for i, node in enumerate(self.layout_.nodes)
+                    if node.scope == path or (node.scope or "").startswith(path + "/")
+                ),
+                None,
+            )
+        if n is None:
+            return False
+        item = self.nodes[n]
+        self.scene().clearSelection()
+        item.setSelected(True)
+        self.centerOn(item)
         return True
 
     def select_value(self, value_id: int, *, center: bool = False) -> bool:

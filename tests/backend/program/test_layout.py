@@ -59,13 +59,16 @@ def test_a_bias_chain_sits_just_above_the_op_that_reads_it():
     assert b2.layer > 0
 
 
+def _within(node, scope):
+    return node.scope == scope or (node.scope or "").startswith(scope + "/")
+
+
 def _moves(before, after, scope):
     """How each node outside ``scope`` moved between two layouts: {(dx, dy): count}."""
-    inside = (scope, scope + "/")
     pos = {n.key: (n.x, n.y) for n in before.nodes}
     moved = defaultdict(int)
     for n in after.nodes:
-        if n.key in pos and not (n.scope or "").startswith(inside):
+        if n.key in pos and not _within(n, scope):
             x, y = pos[n.key]
             moved[(round(n.x - x, 6), round(n.y - y, 6))] += 1
     return dict(moved)
@@ -87,7 +90,7 @@ def test_unfolding_a_scope_moves_the_rest_down_rigidly_or_not_at_all(opened, sco
     before = build_layout(graph, frame, frozenset(opened), index=index)
     after = build_layout(graph, frame, frozenset(opened) | {scope}, index=index)
     folded = before.nodes[before.node_by_key(f"scope:{scope}")]
-    contents = [n for n in after.nodes if (n.scope or "").startswith((scope, scope + "/"))]
+    contents = [n for n in after.nodes if _within(n, scope)]
     assert len(contents) > 1
     moved = _moves(before, after, scope)
     still = moved.pop((0.0, 0.0))
