@@ -132,6 +132,13 @@ MENUS: tuple[Menu, ...] = (
             ),
         ),
     ),
+    Menu(
+        "&Help",
+        (
+            Action("shortcuts", "&Keyboard shortcuts…", "help.show_shortcuts", "F1"),
+            Action("first_steps", "&First steps", "help.show_first_steps"),
+        ),
+    ),
 )
 
 

@@ -55,6 +55,7 @@ EXPECTED = {
         ("Program", ""),
     ],
     "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
+    "&Help": [("&Keyboard shortcuts…", "F1"), ("&First steps", "")],
 }
 
 
