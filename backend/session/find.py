@@ -256,15 +256,20 @@ def _scopes(
     counts: dict[str, int] = {}
     first: dict[str, int] = {}
     for op in graph.ops:
-        if not op.scope or op.name in hidden:
+        if not op.scope:
             continue
         parts = split_name_path(op.scope)
         for k in range(1, len(parts) + 1):
             if not named(parts[k - 1]):
                 continue
             path = "/".join(parts[:k])
+            # counted as a folded scope's node counts them, constants included
             counts[path] = counts.get(path, 0) + 1
-            first.setdefault(path, op.id)
+            # the op that reveals it: its first one the graph draws
+            if path not in first or (
+                graph.ops[first[path]].name in hidden and op.name not in hidden
+            ):
+                first[path] = op.id
     return [
         Match(
             "scope",

@@ -116,6 +116,9 @@ class GraphView(QGraphicsView):
         frames = [Frame.from_key(k) for k in view.get("frames", [])] or [Frame(graph.main)]
         self._expanded = {k: frozenset(v) for k, v in (view.get("expanded") or {}).items()}
         try:
+            for frame in frames:  # the breadcrumb names each one, not just the shown one
+                frame.title(graph)
+                self._index.frame_inputs(frame)
             self._frames = frames
             self._rebuild(fit=True)
         except (KeyError, IndexError, ValueError):

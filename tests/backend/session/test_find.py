@@ -3,6 +3,7 @@
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.layout import Frame, build_layout
 from shardscope.backend.program.load import load_program
 from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.session.document import Session
@@ -30,15 +31,14 @@ def _labels(result, kind):
 def test_words_find_ops_scopes_named_tensors_and_callees_with_counts(mlp):
     result = find(mlp, "LAYER")
     scopes = {m.label: m.count for m in result.matches if m.kind == "scope"}
-    # ops of each scope, counted without the constants the graph hides
-    expected = {
-        f"layer{i}": sum(
-            1 for op in mlp.ops if op.scope == f"layer{i}" and op.short_name != "constant"
-        )
-        for i in (1, 2)
-    }
+    # ops of each scope, counted as a folded scope's node counts them
+    layout = build_layout(mlp, Frame(mlp.main), frozenset())
+    expected = {n.label: n.count for n in layout.nodes if n.kind == "scope"}
+    assert set(expected) == {"layer1", "layer2"}
     assert scopes == expected and all(n > 1 for n in expected.values())
     assert result.counts()["scope"] == 2 and result.summary() == "2 scopes"
+    first = {m.label: mlp.ops[m.op] for m in result.matches}
+    assert all(op.short_name != "constant" for op in first.values())
 
     dots = find(mlp, "dot_gen")
     assert _labels(dots, "op") == ["dot_general", "dot_general"]

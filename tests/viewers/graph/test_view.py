@@ -163,3 +163,19 @@ def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
     fold = next(a for a in view.background_menu().actions() if a.text() == "Collapse all scopes")
     fold.trigger()
     assert view.expanded() == frozenset()
+
+
+def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot):
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.panel import GraphPanel
+    from tests.viewers.graph.conftest import program
+
+    mlp = program(programs, "example:mlp")
+    session = Session()
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    state = {"source": "example:mlp", "mesh": None, "specs": []}
+    state["view"] = {"frames": ["main/op999.r0", "main"]}
+    session.set_program(mlp, state=state)
+    assert panel.view.frames == [Frame("main")]
+    assert panel.crumbs.text() == "@main"
