@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -14,6 +15,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QPainterPathStroker,
     QPen,
+    QPolygonF,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
@@ -354,12 +356,17 @@ class ScopeBoxItem(QGraphicsItem):
         rectangle would take in other scopes' nodes; the union never does."""
         pad_x = cls.PAD_X + cls.STEP * outer_levels
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
+        # The union of plain rectangles, its corners rounded afterwards: Qt merges curved
+        # outlines far more slowly, and a fully unfolded model has thousands of cards.
         path = QPainterPath()
         path.setFillRule(Qt.FillRule.WindingFill)
         for x, top, bottom in _column_runs(nodes, NODE_H + 2 * pad_y):
             card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
-            path.addRoundedRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y), 10, 10)
-        return cls(box, path.simplified(), style, avoid)
+            path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
+        pieces = path.simplified().toSubpathPolygons()
+        return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces)
+
+    RADIUS = 10.0
 
     def __init__(
         self,
@@ -367,7 +374,10 @@ class ScopeBoxItem(QGraphicsItem):
         outline: QPainterPath,
         style: GraphStyle,
         avoid: RectIndex | None = None,
+        pieces: list[QPolygonF] | None = None,
     ) -> None:
+        """``pieces``: the outline's separate parts as polygons with sharp corners (where
+        the names go); by default, the outline's own."""
         super().__init__()
         self.box = box
         self.style = style
@@ -379,16 +389,21 @@ class ScopeBoxItem(QGraphicsItem):
         # One name per piece, inside its top edge at the left end, or at another corner
         # when a badge (``avoid``) covers that spot.
         self._headers = []
-        for polygon in outline.toSubpathPolygons():
-            top = min(p.y() for p in polygon)
-            bottom = max(p.y() for p in polygon)
-            top_xs = [p.x() for p in polygon if p.y() <= top + 0.5]
-            bottom_xs = [p.x() for p in polygon if p.y() >= bottom - 0.5]
+        # clear of the rounded corners
+        inset = 4 + (self.RADIUS if pieces is not None else 0.0)
+        for polygon in pieces if pieces is not None else outline.toSubpathPolygons():
+            points = [(p.x(), p.y()) for p in polygon]
+            top = min(y for _, y in points)
+            bottom = max(y for _, y in points)
+            top_xs = [x for x, y in points if y <= top + 0.5]
+            bottom_xs = [x for x, y in points if y >= bottom - 0.5]
             spots = [
-                QRectF(min(top_xs) + 4, top + 2, width, self.HEADER),
-                QRectF(max(top_xs) - 4 - width, top + 2, width, self.HEADER),
-                QRectF(min(bottom_xs) + 4, bottom - 2 - self.HEADER, width, self.HEADER),
-                QRectF(max(bottom_xs) - 4 - width, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(min(top_xs) + inset, top + 2, width, self.HEADER),
+                QRectF(max(top_xs) - inset - width, top + 2, width, self.HEADER),
+                QRectF(min(bottom_xs) + inset, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(
+                    max(bottom_xs) - inset - width, bottom - 2 - self.HEADER, width, self.HEADER
+                ),
             ]
             if avoid is None or not len(avoid):
                 self._headers.append(spots[0])
@@ -427,6 +442,33 @@ class ScopeBoxItem(QGraphicsItem):
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                 f"▾ {self.box.label}",
             )
+
+
+def _rounded(polygons: list[QPolygonF], radius: float) -> QPainterPath:
+    """Closed outlines through ``polygons`` with each corner rounded by up to ``radius``
+    (less where an edge is too short for it)."""
+    path = QPainterPath()
+    for polygon in polygons:
+        pts = [(p.x(), p.y()) for p in polygon]
+        if len(pts) > 1 and pts[0] == pts[-1]:
+            pts.pop()
+        if len(pts) < 3:
+            continue
+        n = len(pts)
+        for i in range(n):
+            (ax, ay), (vx, vy), (bx, by) = pts[i - 1], pts[i], pts[(i + 1) % n]
+            da = math.hypot(ax - vx, ay - vy) or 1.0
+            db = math.hypot(bx - vx, by - vy) or 1.0
+            ra, rb = min(radius, da / 2) / da, min(radius, db / 2) / db
+            start = QPointF(vx + (ax - vx) * ra, vy + (ay - vy) * ra)
+            end = QPointF(vx + (bx - vx) * rb, vy + (by - vy) * rb)
+            if i == 0:
+                path.moveTo(start)
+            else:
+                path.lineTo(start)
+            path.quadTo(QPointF(vx, vy), end)
+        path.closeSubpath()
+    return path
 
 
 def _column_runs(nodes: list[Node], reach: float) -> list[tuple[float, float, float]]:
