@@ -176,7 +176,15 @@ class Finder(QObject):
         self.list.show()
         self.list.raise_()
 
+    def _hide_unless_focused(self) -> None:
+        if not (self.box.hasFocus() or self.list.hasFocus()):
+            self.list.hide()
+
     def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.FocusOut:
+            # the user went elsewhere (the graph, a dock): the list stops covering it
+            QTimer.singleShot(0, self._hide_unless_focused)
+            return False
         if event.type() != QEvent.Type.KeyPress:
             return False
         key = event.key()

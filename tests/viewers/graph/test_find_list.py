@@ -114,6 +114,10 @@ def test_bad_or_empty_queries_hide_the_list_and_say_why(panel_for, qtbot):
     assert panel.finder.list.isVisible()
     qtbot.keyClick(panel.find_box, Qt.Key.Key_Escape)
     assert not panel.finder.list.isVisible()
+    _type(qtbot, panel, "dot")
+    assert panel.finder.list.isVisible()
+    panel.view.setFocus()  # the user goes back to the graph
+    qtbot.waitUntil(lambda: not panel.finder.list.isVisible(), timeout=2000)
     panel.find_box.clear()
     assert panel.find_status.text() == "" and panel.finder.result is None
 
