@@ -174,6 +174,8 @@ class WindowHelp:
             "tensor's badge (the chips under each edge): that shards the tensor. "
             "3. Propagation then shows every tensor's sharding (Propagation ▸ Propagate "
             f"now{key('propagate')} runs it at once); double-click a scope to unfold it. "
+            f"Find{key('find')} takes names and <i>axis:model</i>, "
+            "<i>collective:all-gather</i> or <i>conflict</i>. "
             f"Help ▸ Keyboard shortcuts{key('shortcuts')} lists every key."
         )
 

@@ -45,7 +45,7 @@ def test_the_first_run_hint_shows_once_and_again_from_the_help_menu(make_window,
     assert hint is not None and hint.isVisible()
     text = hint.label.text()
     assert "Open example" in text and "Ctrl+Shift+E" in text and "Spec palette" in text
-    assert "F1" in text and "F5" in text
+    assert "F1" in text and "F5" in text and "axis:model" in text
     # it sits above the graph, not over it
     assert hint.geometry().bottom() < window.graph.geometry().top()
     qtbot.mouseClick(hint.close_button, Qt.MouseButton.LeftButton)
