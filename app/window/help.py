@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMainWindow,
     QMenu,
     QPushButton,
     QTableWidget,
@@ -28,9 +28,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-if TYPE_CHECKING:
-    from shardscope.app.window.main_window import MainWindow
 
 
 @dataclass(frozen=True)
@@ -142,9 +139,10 @@ class FirstRunHint(QFrame):
 
 
 class WindowHelp:
-    """The Help menu's handlers for one window."""
+    """The Help menu's handlers for one window (a ``MainWindow``: its ``settings``,
+    ``menu_actions`` and ``graph_panel``)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow) -> None:
         self.window = window
         self.dialog: ShortcutsDialog | None = None
         self.hint: FirstRunHint | None = None
