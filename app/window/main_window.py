@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.docks import build_docks
 from shardscope.app.window.files import FileHandler
+from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.propagation import PropagationScheduler
 from shardscope.app.window.settings import Settings
@@ -115,6 +116,7 @@ class MainWindow(QMainWindow):
             self._refresh_inspector_at_step,
             parent=self,
         )
+        self.help = WindowHelp(self)
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
@@ -128,6 +130,7 @@ class MainWindow(QMainWindow):
             self.docks.restored = self.restoreState(state)
         self.set_theme(self.theme)
         self.files.update_title()
+        self.help.first_run()
 
     def _connect(self) -> None:
         ev = self.session.events

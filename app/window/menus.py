@@ -112,6 +112,7 @@ MENUS: tuple[Menu, ...] = (
             Action("zoom_in", "Zoom &in", "graph.zoom", ("Ctrl+=", "Ctrl++"), (1.25,)),
             Action("zoom_out", "Zoom &out", "graph.zoom", "Ctrl+-", (0.8,)),
             Action("back", "&Back (leave region)", "graph.back", "Alt+Left"),
+            Action("expand_all", "E&xpand all scopes", "graph.expand_all", "Ctrl+Shift+A"),
             Action("collapse_all", "&Collapse all scopes", "graph.collapse_all", "Ctrl+Shift+C"),
             SEPARATOR,
             Action(
@@ -140,6 +141,13 @@ MENUS: tuple[Menu, ...] = (
                 checkable=True,
                 checked="propagation.auto",
             ),
+        ),
+    ),
+    Menu(
+        "&Help",
+        (
+            Action("shortcuts", "&Keyboard shortcuts…", "help.show_shortcuts", "F1"),
+            Action("first_steps", "&First steps", "help.show_first_steps"),
         ),
     ),
 )

@@ -56,5 +56,11 @@ class Settings:
     def set_auto_propagate(self, on: bool) -> None:
         self.qsettings.setValue("auto_propagate", "true" if on else "false")
 
+    def first_run_hint_shown(self) -> bool:
+        return str(self.qsettings.value("first_run_hint_shown", "false")).lower() == "true"
+
+    def set_first_run_hint_shown(self) -> None:
+        self.qsettings.setValue("first_run_hint_shown", "true")
+
     def sync(self) -> None:
         self.qsettings.sync()

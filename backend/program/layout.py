@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import igraph as ig
+import numpy as np
 
 from shardscope.backend.program.graph import Op, ProgramGraph
 from shardscope.backend.program.locations import split_name_path
@@ -127,6 +128,8 @@ class GraphLayout:
     width: float
     height: float
     frame_ops: int
+    # Scopes beyond those the frame opens with unfold in place (``_place_unfolding``).
+    in_place: bool = False
 
     def node_by_key(self, key: str) -> int | None:
         """Index of the node with ``key``, or None."""
@@ -342,8 +345,24 @@ def build_layout(
 
     edges = [Edge(s, d, tuple(v)) for (s, d), v in flows.items()]
     boxes = _boxes(nodes, expanded)
-    width, height = _place(nodes, edges)
-    return GraphLayout(frame, expanded, nodes, edges, boxes, node_of_op, width, height, len(ops))
+    opened = default_expanded(graph, index, frame)
+    base = expanded & opened
+    if nodes and expanded - base:
+        width, height = _place_unfolding(nodes, edges, base, expanded)
+    else:
+        width, height = _place(nodes, edges)
+    return GraphLayout(
+        frame,
+        expanded,
+        nodes,
+        edges,
+        boxes,
+        node_of_op,
+        width,
+        height,
+        len(ops),
+        in_place=not opened,
+    )
 
 
 def _subtree(graph: ProgramGraph, op_id: int) -> list[int]:
@@ -373,18 +392,21 @@ def _op_detail(graph: ProgramGraph, op: Op) -> str:
 
 
 def _boxes(nodes: list[Node], expanded: frozenset[str]) -> list[ScopeBox]:
-    boxes = []
-    for path in sorted(expanded, key=lambda p: (p.count("/"), p)):
-        members = [
-            i
-            for i, n in enumerate(nodes)
-            if n.kind in ("op", "scope")
-            and n.scope
-            and (n.scope == path or n.scope.startswith(path + "/"))
-        ]
-        if members:
-            boxes.append(ScopeBox(path, path.rsplit("/", 1)[-1], members, path.count("/")))
-    return boxes
+    """A box per expanded scope holding a visible op or folded scope; each node joins the
+    box of every expanded prefix of its scope path."""
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, n in enumerate(nodes):
+        if n.kind not in ("op", "scope") or not n.scope:
+            continue
+        parts = n.scope.split("/")
+        for k in range(1, len(parts) + 1):
+            path = "/".join(parts[:k])
+            if path in expanded:
+                members[path].append(i)
+    return [
+        ScopeBox(path, path.rsplit("/", 1)[-1], members[path], path.count("/"))
+        for path in sorted(members, key=lambda p: (p.count("/"), p))
+    ]
 
 
 def _layers(n: int, edges: list[tuple[int, int]]) -> list[int] | None:
@@ -440,26 +462,35 @@ def _spread(coords: list[list[float]]) -> list[list[float]]:
     return out
 
 
-def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
+@dataclass
+class _Sugiyama:
+    """A layered placement of ``n`` vertices: a column and a layer each, and the bends
+    of each edge that crosses layers (``(column, layer)`` per layer crossed)."""
+
+    columns: list[float]
+    layers: list[int]
+    bends: dict[int, list[tuple[float, int]]]
+    long: set[int]
+
+
+def _sugiyama(n: int, pairs: list[tuple[int, int]], order: list[int]) -> _Sugiyama:
     """Sugiyama placement. Edges that skip many layers (a parameter read again by the
     optimizer, residuals kept for the backward pass) are left out of the crossing
     reduction, which would otherwise widen every layer they cross; they are drawn as
-    curves between their end nodes (``Edge.points`` has just the two ends)."""
-    if not nodes:
-        return 0.0, 0.0
-    pairs = [(e.src, e.dst) for e in edges]
-    # Nodes are listed in program order, so an edge pointing back up the list closes a
-    # cycle that folding scopes made; it does not constrain the layering.
-    order = [-1 if n.kind == "input" else i for i, n in enumerate(nodes)]
+    curves between their end nodes (``long``). ``order`` is the program order of the
+    vertices: an edge pointing back up it closes a cycle that folding scopes made and
+    does not constrain the layering."""
+    if not n:
+        return _Sugiyama([], [], {}, set())
     forward = [i for i, (s, d) in enumerate(pairs) if order[s] < order[d]]
-    layers = _layers(len(nodes), [pairs[i] for i in forward])
+    layers = _layers(n, [pairs[i] for i in forward])
     if layers is not None:
         short = [i for i in forward if layers[pairs[i][1]] - layers[pairs[i][0]] <= MAX_SPAN]
     else:
         short = forward
     # Long-ish edges get one dummy vertex per layer they cross, added here rather than
     # by igraph so that each bend is known to belong to its edge.
-    n = len(nodes)
+    total = n
     ext_edges: list[tuple[int, int]] = []
     ext_layers = list(layers) if layers is not None else None
     chains: dict[int, list[int]] = {}
@@ -472,30 +503,181 @@ def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
         prev = s
         for lay in range(layers[s] + 1, layers[d]):
             ext_layers.append(lay)
-            chain.append(n)
-            ext_edges.append((prev, n))
-            prev = n
-            n += 1
+            chain.append(total)
+            ext_edges.append((prev, total))
+            prev = total
+            total += 1
         ext_edges.append((prev, d))
         chains[i] = chain
-    g = ig.Graph(n=n, edges=ext_edges, directed=True)
+    g = ig.Graph(n=total, edges=ext_edges, directed=True)
     layout = g.layout_sugiyama(layers=ext_layers, hgap=1, vgap=1, maxiter=40)
     coords = _spread(layout.coords)
-    xs = [c[0] for c in coords[: len(nodes)]]
     x0 = min(c[0] for c in coords)
-    for node, (x, y) in zip(nodes, coords[: len(nodes)], strict=True):
-        node.x = (x - x0) * X_PITCH
-        node.y = y * Y_PITCH
-        node.layer = int(round(y))
-    on_layout = set(short)
+    bends = {
+        i: [(coords[k][0] - x0, int(round(coords[k][1]))) for k in chain]
+        for i, chain in chains.items()
+    }
+    return _Sugiyama(
+        [c[0] - x0 for c in coords[:n]],
+        [int(round(c[1])) for c in coords[:n]],
+        bends,
+        set(range(len(pairs))) - set(short),
+    )
+
+
+def _program_order(nodes: list[Node]) -> list[int]:
+    # Nodes are listed in program order; inputs come first whatever their index.
+    return [-1 if n.kind == "input" else i for i, n in enumerate(nodes)]
+
+
+def _place(nodes: list[Node], edges: list[Edge]) -> tuple[float, float]:
+    """Lay out every visible node at once (``_sugiyama``)."""
+    if not nodes:
+        return 0.0, 0.0
+    placed = _sugiyama(len(nodes), [(e.src, e.dst) for e in edges], _program_order(nodes))
+    for node, x, layer in zip(nodes, placed.columns, placed.layers, strict=True):
+        node.x = x * X_PITCH
+        node.y = layer * Y_PITCH
+        node.layer = layer
     for i, edge in enumerate(edges):
-        a, b = nodes[edge.src], nodes[edge.dst]
-        pts = [(a.x, a.y + NODE_H / 2)]
-        pts += [((coords[k][0] - x0) * X_PITCH, coords[k][1] * Y_PITCH) for k in chains.get(i, [])]
-        pts.append((b.x, b.y - NODE_H / 2))
-        edge.points = pts
-        edge.long = i not in on_layout
-    xs = [nd.x / X_PITCH + x0 for nd in nodes]
-    width = (max(xs) - x0) * X_PITCH + NODE_W
-    height = max(n.y for n in nodes) + NODE_H
-    return width, height
+        bends = [(x * X_PITCH, lay * Y_PITCH) for x, lay in placed.bends.get(i, [])]
+        _route(nodes, edge, bends, i in placed.long)
+    return _extent(nodes)
+
+
+def _route(nodes: list[Node], edge: Edge, bends: list[tuple[float, float]], long: bool) -> None:
+    a, b = nodes[edge.src], nodes[edge.dst]
+    edge.points = [(a.x, a.y + NODE_H / 2), *bends, (b.x, b.y - NODE_H / 2)]
+    edge.long = long
+
+
+def _extent(nodes: list[Node]) -> tuple[float, float]:
+    xs = [n.x for n in nodes]
+    return max(xs) - min(xs) + NODE_W, max(n.y for n in nodes) + NODE_H
+
+
+class _Rows:
+    """The layer of every placed unit and bend, in one array: unfolding a scope shifts
+    every layer from the scope's own down by the height of its contents at once."""
+
+    def __init__(self) -> None:
+        self.rows = np.zeros(256, dtype=np.int64)
+        self.size = 0
+
+    def add(self, layers: list[int]) -> int:
+        start = self.size
+        end = start + len(layers)
+        if end > len(self.rows):
+            grown = np.zeros(max(end, 2 * len(self.rows)), dtype=np.int64)
+            grown[:start] = self.rows[:start]
+            self.rows = grown
+        self.rows[start:end] = layers
+        self.size = end
+        return start
+
+    def shift(self, at: int, by: int, end: int) -> None:
+        """Move every layer from ``at`` down by ``by``, among the first ``end``."""
+        rows = self.rows[:end]
+        rows[rows >= at] += by
+
+
+def _scope_parts(node: Node) -> list[str]:
+    return node.scope.split("/") if node.kind in ("op", "scope") and node.scope else []
+
+
+def _place_unfolding(
+    nodes: list[Node], edges: list[Edge], base: frozenset[str], expanded: frozenset[str]
+) -> tuple[float, float]:
+    """Lay out the frame with the scopes of ``base`` open, then open each other scope of
+    ``expanded`` (parents first) in place: its contents, laid out on their own, take the
+    folded node's place, centred under where it was, and everything from its layer down
+    moves down by the height of the contents, all by the same amount. Nodes above a
+    scope never move when it unfolds, nor do those below move sideways, so unfolding
+    one scope keeps the rest of the drawing where it was."""
+    parts = [_scope_parts(n) for n in nodes]
+    unit_of: list[str] = []
+    for i, node in enumerate(nodes):
+        unit = node.key
+        for k in range(1, len(parts[i]) + 1):
+            path = "/".join(parts[i][:k])
+            if path not in base:
+                unit = f"scope:{path}"
+                break
+        unit_of.append(unit)
+    edges_of: list[list[int]] = [[] for _ in nodes]
+    for j, edge in enumerate(edges):
+        edges_of[edge.src].append(j)
+        edges_of[edge.dst].append(j)
+    order = _program_order(nodes)
+    rows = _Rows()
+    unit_x: dict[str, float] = {}
+    unit_row: dict[str, int] = {}
+    members: dict[str, list[int]] = defaultdict(list)
+    # Per edge: its bends' x and the index of their first layer in ``rows``.
+    route: list[tuple[list[float], int] | None] = [None] * len(edges)
+    long = [False] * len(edges)
+
+    def place(units: list[str], candidates, x_of) -> int:
+        """Lay out ``units`` and route the unrouted ``candidates`` edges between two of
+        them; returns the layers they take, with their layers and x set."""
+        index = {u: k for k, u in enumerate(units)}
+        unit_order = [min(order[i] for i in members[u]) for u in units]
+        pairs: dict[tuple[int, int], int] = {}
+        born: list[tuple[int, int]] = []
+        for j in candidates:
+            if route[j] is not None:
+                continue
+            s, d = unit_of[edges[j].src], unit_of[edges[j].dst]
+            if s == d or s not in index or d not in index:
+                continue
+            pair = (index[s], index[d])
+            born.append((j, pairs.setdefault(pair, len(pairs))))
+        placed = _sugiyama(len(units), list(pairs), unit_order)
+        top = min(placed.layers)
+        for u, col, layer in zip(units, placed.columns, placed.layers, strict=True):
+            unit_x[u] = x_of(col, placed.columns)
+            unit_row[u] = rows.add([layer - top])
+        for j, p in born:
+            bends = placed.bends.get(p, [])
+            xs = [x_of(col, placed.columns) for col, _ in bends]
+            route[j] = (xs, rows.add([lay - top for _, lay in bends]))
+            long[j] = p in placed.long
+        return max(placed.layers) - top + 1
+
+    for i, unit in enumerate(unit_of):
+        members[unit].append(i)
+    place(list(members), range(len(edges)), lambda col, _cols: col * X_PITCH)
+    for path in sorted(expanded - base, key=lambda p: (p.count("/"), p)):
+        key = f"scope:{path}"
+        if key not in unit_x:
+            continue  # its parent is folded
+        depth = path.count("/") + 1
+        x, row = unit_x.pop(key), unit_row.pop(key)
+        at = int(rows.rows[row])
+        inside = members.pop(key)
+        children: dict[str, None] = {}
+        for i in inside:
+            p = parts[i]
+            unit = nodes[i].key if len(p) == depth else "scope:" + "/".join(p[: depth + 1])
+            unit_of[i] = unit
+            members[unit].append(i)
+            children[unit] = None
+        rows.rows[row] = -1  # the folded node's slot: it is gone
+        candidates = sorted({j for i in inside for j in edges_of[i]})
+        start = rows.size
+
+        def x_of(col: float, cols: list[float], x: float = x) -> float:
+            return x + (col - (min(cols) + max(cols)) / 2) * X_PITCH
+
+        height = place(list(children), candidates, x_of)
+        rows.shift(at, height, start)
+        rows.rows[start : rows.size] += at
+    for i, node in enumerate(nodes):
+        node.x = unit_x[unit_of[i]]
+        node.layer = int(rows.rows[unit_row[unit_of[i]]])
+        node.y = node.layer * Y_PITCH
+    for j, edge in enumerate(edges):
+        xs, first = route[j] or ([], 0)
+        bends = [(x, float(rows.rows[first + k]) * Y_PITCH) for k, x in enumerate(xs)]
+        _route(nodes, edge, bends, long[j])
+    return _extent(nodes)

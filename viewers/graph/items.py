@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -14,11 +15,13 @@ from PySide6.QtGui import (
     QPainterPath,
     QPainterPathStroker,
     QPen,
+    QPolygonF,
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
+from shardscope.viewers.graph.spatial import RectIndex
 
 
 @dataclass
@@ -162,7 +165,9 @@ class EdgeItem(QGraphicsPathItem):
         path = QPainterPath(pts[0])
         if len(pts) == 2:
             a, b = pts
-            dy = max(40.0, abs(b.y() - a.y()) / 3)
+            # An edge back up the drawing (a cycle that folding scopes made) bends only a
+            # little beyond its ends, not by a third of its length.
+            dy = max(40.0, (b.y() - a.y()) / 3) if b.y() > a.y() else 80.0
             path.cubicTo(QPointF(a.x(), a.y() + dy), QPointF(b.x(), b.y() - dy), b)
         else:
             for p in pts[1:]:
@@ -179,6 +184,11 @@ class EdgeItem(QGraphicsPathItem):
         stroker = QPainterPathStroker()
         stroker.setWidth(8)
         return stroker.createStroke(self.path())
+
+    def boundingRect(self) -> QRectF:
+        # Qt bounds a path item by its stroke's control points, which for a long curve
+        # reach far beyond the curve itself and would stretch the scene.
+        return self.path().boundingRect().adjusted(-5, -5, 5, 5)
 
 
 class BadgeItem(QGraphicsItem):
@@ -339,27 +349,35 @@ class ScopeBoxItem(QGraphicsItem):
         nodes: list[Node],
         outer_levels: int,
         style: GraphStyle,
-        avoid: list[QRectF],
+        avoid: RectIndex | None = None,
     ) -> ScopeBoxItem:
         """The region of ``box``: the union of its ``nodes``' padded cards. The layered
         layout interleaves scopes (a parameter sits beside the op that reads it), so a
         rectangle would take in other scopes' nodes; the union never does."""
         pad_x = cls.PAD_X + cls.STEP * outer_levels
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
+        # The union of plain rectangles, its corners rounded afterwards: Qt merges curved
+        # outlines far more slowly, and a fully unfolded model has thousands of cards.
         path = QPainterPath()
         path.setFillRule(Qt.FillRule.WindingFill)
-        for n in nodes:
-            card = QRectF(n.x - NODE_W / 2, n.y - NODE_H / 2, NODE_W, NODE_H)
-            path.addRoundedRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y), 10, 10)
-        return cls(box, path.simplified(), style, avoid)
+        for x, top, bottom in _column_runs(nodes, NODE_H + 2 * pad_y):
+            card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
+            path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
+        pieces = path.simplified().toSubpathPolygons()
+        return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces)
+
+    RADIUS = 10.0
 
     def __init__(
         self,
         box: ScopeBox,
         outline: QPainterPath,
         style: GraphStyle,
-        avoid: list[QRectF] | None = None,
+        avoid: RectIndex | None = None,
+        pieces: list[QPolygonF] | None = None,
     ) -> None:
+        """``pieces``: the outline's separate parts as polygons with sharp corners (where
+        the names go); by default, the outline's own."""
         super().__init__()
         self.box = box
         self.style = style
@@ -371,18 +389,28 @@ class ScopeBoxItem(QGraphicsItem):
         # One name per piece, inside its top edge at the left end, or at another corner
         # when a badge (``avoid``) covers that spot.
         self._headers = []
-        for polygon in outline.toSubpathPolygons():
-            top = min(p.y() for p in polygon)
-            bottom = max(p.y() for p in polygon)
-            top_xs = [p.x() for p in polygon if p.y() <= top + 0.5]
-            bottom_xs = [p.x() for p in polygon if p.y() >= bottom - 0.5]
+        # clear of the rounded corners
+        inset = 4 + (self.RADIUS if pieces is not None else 0.0)
+        for polygon in pieces if pieces is not None else outline.toSubpathPolygons():
+            points = [(p.x(), p.y()) for p in polygon]
+            top = min(y for _, y in points)
+            bottom = max(y for _, y in points)
+            top_xs = [x for x, y in points if y <= top + 0.5]
+            bottom_xs = [x for x, y in points if y >= bottom - 0.5]
             spots = [
-                QRectF(min(top_xs) + 4, top + 2, width, self.HEADER),
-                QRectF(max(top_xs) - 4 - width, top + 2, width, self.HEADER),
-                QRectF(min(bottom_xs) + 4, bottom - 2 - self.HEADER, width, self.HEADER),
-                QRectF(max(bottom_xs) - 4 - width, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(min(top_xs) + inset, top + 2, width, self.HEADER),
+                QRectF(max(top_xs) - inset - width, top + 2, width, self.HEADER),
+                QRectF(min(bottom_xs) + inset, bottom - 2 - self.HEADER, width, self.HEADER),
+                QRectF(
+                    max(bottom_xs) - inset - width, bottom - 2 - self.HEADER, width, self.HEADER
+                ),
             ]
-            self._headers.append(min(spots, key=lambda r: _covered(r, avoid or [])))
+            if avoid is None or not len(avoid):
+                self._headers.append(spots[0])
+                continue
+            self._headers.append(
+                min(spots, key=lambda r: avoid.covered((r.x(), r.y(), r.width(), r.height())))
+            )
 
     def boundingRect(self) -> QRectF:
         rect = QRectF(self._bounds)
@@ -416,13 +444,52 @@ class ScopeBoxItem(QGraphicsItem):
             )
 
 
-def _covered(rect: QRectF, others: list[QRectF]) -> float:
-    """How much of ``rect`` the ``others`` cover (overlaps added up)."""
-    total = 0.0
-    for other in others:
-        overlap = rect.intersected(other)
-        total += max(0.0, overlap.width()) * max(0.0, overlap.height())
-    return total
+def _rounded(polygons: list[QPolygonF], radius: float) -> QPainterPath:
+    """Closed outlines through ``polygons`` with each corner rounded by up to ``radius``
+    (less where an edge is too short for it)."""
+    path = QPainterPath()
+    for polygon in polygons:
+        pts = [(p.x(), p.y()) for p in polygon]
+        if len(pts) > 1 and pts[0] == pts[-1]:
+            pts.pop()
+        if len(pts) < 3:
+            continue
+        n = len(pts)
+        for i in range(n):
+            (ax, ay), (vx, vy), (bx, by) = pts[i - 1], pts[i], pts[(i + 1) % n]
+            da = math.hypot(ax - vx, ay - vy) or 1.0
+            db = math.hypot(bx - vx, by - vy) or 1.0
+            ra, rb = min(radius, da / 2) / da, min(radius, db / 2) / db
+            start = QPointF(vx + (ax - vx) * ra, vy + (ay - vy) * ra)
+            end = QPointF(vx + (bx - vx) * rb, vy + (by - vy) * rb)
+            if i == 0:
+                path.moveTo(start)
+            else:
+                path.lineTo(start)
+            path.quadTo(QPointF(vx, vy), end)
+        path.closeSubpath()
+    return path
+
+
+def _column_runs(nodes: list[Node], reach: float) -> list[tuple[float, float, float]]:
+    """Nodes of one column whose padded cards overlap (centres less than ``reach`` apart),
+    as ``(x, top centre, bottom centre)`` runs: one rectangle per run instead of one per
+    node keeps the union of a large scope cheap to simplify."""
+    columns: dict[float, list[float]] = {}
+    for n in nodes:
+        columns.setdefault(n.x, []).append(n.y)
+    runs = []
+    for x, ys in columns.items():
+        ys.sort()
+        top = bottom = ys[0]
+        for y in ys[1:]:
+            if y - bottom < reach:
+                bottom = y
+                continue
+            runs.append((x, top, bottom))
+            top = bottom = y
+        runs.append((x, top, bottom))
+    return runs
 
 
 def spread_badges(badges: list[BadgeItem], gap: float = 6.0) -> None:

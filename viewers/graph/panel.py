@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QVBoxLayout, QWidget
 
+from shardscope.viewers.graph.find_list import Finder
 from shardscope.viewers.graph.view import GraphView
 
 if TYPE_CHECKING:
@@ -33,11 +34,17 @@ class GraphPanel(QWidget):
         self.crumbs.setTextFormat(Qt.TextFormat.RichText)
         self.crumbs.linkActivated.connect(self._on_crumb)
         self.find_box = QLineEdit(self)
-        self.find_box.setPlaceholderText("Find op, scope or tensor (Ctrl+F, Enter for next)")
+        self.find_box.setPlaceholderText("Find op, scope, tensor, axis:NAME… (Ctrl+F)")
+        self.find_box.setToolTip(
+            "Matches are listed as you type; Enter shows the next one.\n"
+            "axis:model — tensors sharded on model\n"
+            "collective:all-gather — ops with an all-gather\n"
+            "conflict — ops where propagation settled a conflict"
+        )
         self.find_box.setClearButtonEnabled(True)
         self.find_box.setMaximumWidth(340)
-        self.find_box.returnPressed.connect(self._on_find)
         self.find_status = QLabel(self)
+        self.finder = Finder(self.find_box, self.find_status, self.view, self)
         bar.addWidget(self.back_button)
         bar.addWidget(self.crumbs, 1)
         bar.addWidget(self.find_status)
@@ -59,10 +66,6 @@ class GraphPanel(QWidget):
         self.find_box.clear()
         self.find_status.setText("")
         self._update_crumbs()
-
-    def _on_find(self) -> None:
-        found = self.view.find(self.find_box.text())
-        self.find_status.setText("" if found else "no match")
 
     def _on_crumb(self, link: str) -> None:
         target = int(link)

@@ -22,6 +22,7 @@ from shardscope.viewers.graph.items import (
     ScopeBoxItem,
     spread_badges,
 )
+from shardscope.viewers.graph.spatial import RectIndex
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
@@ -49,6 +50,8 @@ class GraphScene(QGraphicsScene):
         self.edges: list[EdgeItem] = []
         self._badges_by_value: dict[int, list[BadgeItem]] = {}
         self.spec_override = None
+        # The badges the scope names were placed around (its counts are benchmarked).
+        self.header_index: RectIndex | None = None
 
     def clear_items(self) -> None:
         """Remove every item (and the selection)."""
@@ -90,7 +93,9 @@ class GraphScene(QGraphicsScene):
         if not layout.boxes:
             return
         deepest = max(box.depth for box in layout.boxes)
-        badges = [badge.sceneBoundingRect() for badge in self.badges]
+        rects = (badge.sceneBoundingRect() for badge in self.badges)
+        badges = RectIndex((r.x(), r.y(), r.width(), r.height()) for r in rects)
+        self.header_index = badges
         for box in layout.boxes:
             nodes = [layout.nodes[i] for i in box.nodes]
             item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, badges)

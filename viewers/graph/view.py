@@ -17,17 +17,20 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QPainter
-from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
 
 from shardscope.backend.program.layout import (
     Frame,
     FrameIndex,
     GraphLayout,
+    all_scopes,
     build_layout,
     default_expanded,
     main_region,
     region_names,
+    relative_scopes,
 )
+from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
 from shardscope.viewers.common.mime import axis_from_mime
 from shardscope.viewers.graph.items import (
@@ -113,6 +116,9 @@ class GraphView(QGraphicsView):
         frames = [Frame.from_key(k) for k in view.get("frames", [])] or [Frame(graph.main)]
         self._expanded = {k: frozenset(v) for k, v in (view.get("expanded") or {}).items()}
         try:
+            for frame in frames:  # the breadcrumb names each one, not just the shown one
+                frame.title(graph)
+                self._index.frame_inputs(frame)
             self._frames = frames
             self._rebuild(fit=True)
         except (KeyError, IndexError, ValueError):
@@ -226,13 +232,33 @@ class GraphView(QGraphicsView):
         if frozenset(current) == self.expanded():
             return
         self._expanded[self.frame.key()] = frozenset(current)
-        anchor = self._anchor_scene_point(path)
+        if self.layout_ is not None and self.layout_.in_place:
+            # The rest of the drawing keeps its scene position: so does the view.
+            anchor = self.mapToScene(self.viewport().rect().center())
+        else:
+            anchor = self._anchor_scene_point(path)
         self._rebuild(fit=False, keep=anchor)
         self._emit_state()
 
     def collapse_all(self) -> None:
-        self._expanded[self.frame.key()] = frozenset()
-        self._rebuild(fit=True)
+        """Fold every scope of the current frame."""
+        self._set_all(frozenset())
+
+    def expand_all(self) -> None:
+        """Unfold every scope of the current frame."""
+        if self._index is None or not self._frames:
+            return
+        self._set_all(frozenset(all_scopes(self.session.graph, self._index, self.frame)))
+
+    def _set_all(self, expanded: frozenset[str]) -> None:
+        if not self._frames or expanded == self.expanded():
+            return
+        self._expanded[self.frame.key()] = expanded
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            self._rebuild(fit=True)
+        finally:
+            QApplication.restoreOverrideCursor()
         self._emit_state()
 
     def _emit_state(self) -> None:
@@ -269,6 +295,8 @@ class GraphView(QGraphicsView):
         scene.add_layout(layout, self.style_)
         if fit:
             self.fit()
+        elif isinstance(keep, QPointF):
+            self.centerOn(keep)
         elif keep is not None:
             path, view_point = keep
             for item in self.nodes:
@@ -341,6 +369,46 @@ class GraphView(QGraphicsView):
         item.setSelected(True)
         if center:
             self.centerOn(item)
+        return True
+
+    def frame_holds(self, op_id: int) -> bool:
+        """Whether op ``op_id`` is one of the shown frame's own ops."""
+        if self._index is None or not self._frames:
+            return False
+        return op_id in set(self._index.frame_ops(self.frame))
+
+    def reveal_scope(self, scope: str, op_id: int) -> bool:
+        """Show ``scope`` (as the program names it), a scope of op ``op_id`` of this frame:
+        unfold the scopes around it, select its node (its first node when it is unfolded)
+        and centre it. Falls back on the op when the scope is not one of the frame's."""
+        graph = self.session.graph
+        ops = self._index.frame_ops(self.frame) if self._index is not None else []
+        if op_id not in set(ops):
+            return self.select_op(op_id, center=True)
+        rel = relative_scopes(graph, ops)[op_id]
+        cut = len(split_name_path(graph.ops[op_id].scope)) - len(rel)
+        parts = split_name_path(scope)[cut:]
+        if not parts or tuple(parts) != rel[: len(parts)]:
+            return self.select_op(op_id, center=True)
+        path = "/".join(parts)
+        if len(parts) > 1:
+            self.set_expanded("/".join(parts[:-1]), True)
+        n = self.layout_.node_by_key(f"scope:{path}")
+        if n is None:  # unfolded: its first node
+            n = next(
+                (
+                    i
+                    for i, node in enumerate(self.layout_.nodes)
+                    if node.scope == path or (node.scope or "").startswith(path + "/")
+                ),
+                None,
+            )
+        if n is None:
+            return False
+        item = self.nodes[n]
+        self.scene().clearSelection()
+        item.setSelected(True)
+        self.centerOn(item)
         return True
 
     def select_value(self, value_id: int, *, center: bool = False) -> bool:
@@ -417,13 +485,27 @@ class GraphView(QGraphicsView):
                 menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
         if menu.actions():
             menu.addSeparator()
-        menu.addAction("Collapse all scopes", self.collapse_all)
+        self._add_fold_all(menu)
         return menu
+
+    def background_menu(self) -> QMenu:
+        """Actions on the whole frame (a right-click off the nodes)."""
+        menu = QMenu(self)
+        self._add_fold_all(menu)
+        return menu
+
+    def _add_fold_all(self, menu: QMenu) -> None:
+        menu.addAction("Expand all scopes", self.expand_all)
+        menu.addAction("Collapse all scopes", self.collapse_all)
 
     def contextMenuEvent(self, event) -> None:
         item = self.itemAt(event.pos())
         if isinstance(item, NodeItem):
             self.node_menu(item).exec(event.globalPos())
+            event.accept()
+            return
+        if item is None and self.layout_ is not None:
+            self.background_menu().exec(event.globalPos())
             event.accept()
             return
         super().contextMenuEvent(event)

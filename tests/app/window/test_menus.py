@@ -42,6 +42,7 @@ EXPECTED = {
         ("Zoom &in", "Ctrl+=, Ctrl++"),
         ("Zoom &out", "Ctrl+-"),
         ("&Back (leave region)", "Alt+Left"),
+        ("E&xpand all scopes", "Ctrl+Shift+A"),
         ("&Collapse all scopes", "Ctrl+Shift+C"),
         "---",
         ("Compare with &GSPMD", "Ctrl+Shift+G"),
@@ -63,6 +64,7 @@ EXPECTED = {
         ("Provenance", ""),
     ],
     "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
+    "&Help": [("&Keyboard shortcuts…", "F1"), ("&First steps", "")],
 }
 
 
@@ -129,6 +131,32 @@ def test_collapse_all_folds_every_scope(make_window, pick):
         "layer1",
         "layer2",
     }
+
+
+def test_expand_all_shows_every_scopes_contents_and_collapse_all_folds_them(
+    make_window, pick, qtbot
+):
+    window = make_window("example:transformer?layers=2", propagate=False)
+    view = window.graph
+    graph = window.session.graph
+    assert sum(n.kind == "scope" for n in view.layout_.nodes) > 5  # opens folded
+    pick(window, "&View", "E&xpand all scopes")
+    layout = view.layout_
+    assert not [n.label for n in layout.nodes if n.kind == "scope"]
+    shown_ops = {n.op for n in layout.nodes if n.kind == "op"}
+    # every op of the frame but the hidden constants has its own node
+    frame_ops = [op for op in graph.ops if op.parent is None and op.function == graph.main]
+    assert {op.id for op in frame_ops if op.short_name != "constant"} <= shown_ops
+    assert {"jvp(layer_1)/attn", "transpose(jvp(layer_0))/mlp"} <= {b.path for b in layout.boxes}
+    pick(window, "&View", "&Collapse all scopes")
+    assert view.expanded() == frozenset()
+    assert not [n for n in view.layout_.nodes if n.kind == "op" and n.scope]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(
+        view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert not [n for n in view.layout_.nodes if n.kind == "scope"]
 
 
 def test_shortcuts_reach_their_handlers(make_window, qtbot):

@@ -9,6 +9,7 @@ from shardscope.backend.program.layout import (
     NODE_W,
     Frame,
     FrameIndex,
+    all_scopes,
     build_layout,
     default_expanded,
 )
@@ -56,3 +57,65 @@ def test_a_bias_chain_sits_just_above_the_op_that_reads_it():
     # b2 -> broadcast -> broadcast -> add: three rows above the add, not at the top.
     assert add2.layer - b2.layer == 3
     assert b2.layer > 0
+
+
+def _within(node, scope):
+    return node.scope == scope or (node.scope or "").startswith(scope + "/")
+
+
+def _moves(before, after, scope):
+    """How each node outside ``scope`` moved between two layouts: {(dx, dy): count}."""
+    pos = {n.key: (n.x, n.y) for n in before.nodes}
+    moved = defaultdict(int)
+    for n in after.nodes:
+        if n.key in pos and not _within(n, scope):
+            x, y = pos[n.key]
+            moved[(round(n.x - x, 6), round(n.y - y, 6))] += 1
+    return dict(moved)
+
+
+@pytest.mark.parametrize(
+    ("opened", "scope"),
+    [
+        ((), "transpose(jvp(layer_10))"),
+        ((), "jvp(layer_3)"),
+        (("jvp(layer_3)",), "jvp(layer_3)/attn"),
+        (("sgd", "jvp(layer_3)", "jvp(layer_3)/attn"), "jvp(layer_3)/mlp"),
+    ],
+)
+def test_unfolding_a_scope_moves_the_rest_down_rigidly_or_not_at_all(opened, scope):
+    graph = load_program("example:transformer?layers=24").graph
+    index = FrameIndex(graph)
+    frame = Frame(graph.main)
+    before = build_layout(graph, frame, frozenset(opened), index=index)
+    after = build_layout(graph, frame, frozenset(opened) | {scope}, index=index)
+    folded = before.nodes[before.node_by_key(f"scope:{scope}")]
+    contents = [n for n in after.nodes if _within(n, scope)]
+    assert len(contents) > 1
+    moved = _moves(before, after, scope)
+    still = moved.pop((0.0, 0.0))
+    (((dx, dy), count),) = moved.items()  # one vector for every node that moved
+    assert dx == 0.0 and dy > 0 and still > 0 and count > 0
+    rows = {n.y for n in contents}
+    # The contents fill the rows the moved nodes left, starting at the folded node's row.
+    assert min(rows) == folded.y and max(rows) < folded.y + dy
+    by_key = {n.key: n for n in after.nodes}
+    for n in before.nodes:
+        if n.key in by_key and n.y < folded.y:
+            assert (by_key[n.key].x, by_key[n.key].y) == (n.x, n.y)
+    assert _overlaps(after) == []
+
+
+def test_a_fully_unfolded_24_layer_transformer_has_no_overlaps():
+    graph = load_program("example:transformer?layers=24").graph
+    index = FrameIndex(graph)
+    frame = Frame(graph.main)
+    everything = frozenset(all_scopes(graph, index, frame))
+    layout = build_layout(graph, frame, everything, index=index)
+    assert layout.in_place
+    assert {n.kind for n in layout.nodes} == {"op", "input", "output"}
+    assert _overlaps(layout) == []
+    # every edge runs downwards from its source's row to its consumer's
+    layer = [n.layer for n in layout.nodes]
+    down = sum(layer[e.dst] > layer[e.src] for e in layout.edges)
+    assert down / len(layout.edges) > 0.99

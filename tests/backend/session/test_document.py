@@ -18,6 +18,7 @@ SESSION_MODULES = (
     "shardscope.backend.session.edits",
     "shardscope.backend.session.display",
     "shardscope.backend.session.persistence",
+    "shardscope.backend.session.find",
 )
 
 

@@ -1,5 +1,7 @@
 """Graph items: badges side by side where edges converge."""
 
+from PySide6.QtCore import QPointF
+
 from shardscope.viewers.graph.items import BadgeItem, spread_badges
 
 
@@ -19,3 +21,26 @@ def test_converging_badges_move_apart_around_their_centre(panel_for):
     assert a.right() <= b.left()
     assert abs((badges[0].x() + badges[1].x()) / 2 - 520.0) < 1e-6
     assert badges[2].x() == 1400.0
+
+
+def test_each_scope_region_holds_its_nodes_and_no_other(panel_for):
+    """Regions of a fully unfolded model: every node of a scope inside its region, every
+    node outside the scope outside it, and its name inside it."""
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    view.expand_all()
+    regions = [i for i in view.scene().items() if isinstance(i, ScopeBoxItem)]
+    assert len(regions) == len(view.layout_.boxes) > 10
+    nodes = view.layout_.nodes
+    for region in regions:
+        inside = set(region.box.nodes)
+        outline = region._outline
+        for i, node in enumerate(nodes):
+            if node.kind not in ("op", "scope"):
+                continue
+            held = outline.contains(QPointF(node.x, node.y))
+            assert held == (i in inside), (region.box.path, node.label, node.scope)
+        header = region.header_rect()
+        assert outline.contains(header.center())

@@ -74,7 +74,7 @@ def test_the_find_box_says_when_nothing_matches(panel_for):
     assert panel.find_status.text() == "no match"
     panel.find_box.setText("dot_general")
     panel.find_box.returnPressed.emit()
-    assert panel.find_status.text() == ""
+    assert panel.find_status.text() == "2 ops"
     assert len(panel.view.scene().selectedItems()) == 1
 
 

@@ -49,9 +49,7 @@ def test_large_program_opens_folded_and_layouts_are_cached(panel_for):
 def test_find_selects_and_centres(panel_for):
     session, panel = panel_for("example:mlp")
     view = panel.view
-    panel.find_box.setText("maximum")
-    panel.find_box.returnPressed.emit()
-    assert panel.find_status.text() == "no match"  # maximum lives in @relu
+    assert not view.find("maximum")  # it lives in @relu: the find box enters it
     view.zoom(3.0)  # centring needs room to scroll
     assert view.find("dot_general")
     selected = view.scene().selectedItems()
@@ -119,3 +117,65 @@ def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     assert path not in view.expanded()
     assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)
+
+
+def test_unfolding_a_scope_by_double_click_leaves_the_rest_where_it_was_on_screen(panel_for, qtbot):
+    session, panel = panel_for("example:transformer?layers=24")
+    view = panel.view
+    item = next(i for i in view.nodes if i.node.scope == "transpose(jvp(layer_10))")
+    view.centerOn(item)
+    before = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
+    scope_y = item.pos().y()
+    above = {i.node.key for i in view.nodes if i.pos().y() < scope_y}
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=before[item.node.key])
+    assert "transpose(jvp(layer_10))" in view.expanded()
+    after = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
+    assert item.node.key not in after
+    # Scrolling is by whole pixels: the drawing may land one pixel off.
+    moves = {k: after[k] - before[k] for k in before if k in after}
+    assert above and all(moves[k].manhattanLength() <= 2 for k in above)
+    below = [moves[k] for k in moves if k not in above and moves[k].manhattanLength() > 2]
+    assert below  # ... and everything below moved down together
+    assert all((m - below[0]).manhattanLength() <= 2 and m.y() > 100 for m in below)
+
+
+def test_expand_all_and_collapse_all(panel_for):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    assert any(n.kind == "scope" for n in view.layout_.nodes)
+    view.expand_all()
+    assert not any(n.kind == "scope" for n in view.layout_.nodes)
+    assert {b.path for b in view.layout_.boxes} >= {"jvp(layer_1)/attn", "sgd"}
+    view.collapse_all()
+    assert view.expanded() == frozenset()
+    assert all(n.kind != "op" or not n.scope for n in view.layout_.nodes)
+
+
+def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    texts = [a.text() for a in view.background_menu().actions()]
+    assert texts == ["Expand all scopes", "Collapse all scopes"]
+    node_menu = view.node_menu(view.nodes[0])
+    expand = next(a for a in node_menu.actions() if a.text() == "Expand all scopes")
+    expand.trigger()
+    assert not [n for n in view.layout_.nodes if n.kind == "scope"]
+    fold = next(a for a in view.background_menu().actions() if a.text() == "Collapse all scopes")
+    fold.trigger()
+    assert view.expanded() == frozenset()
+
+
+def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot):
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.panel import GraphPanel
+    from tests.viewers.graph.conftest import program
+
+    mlp = program(programs, "example:mlp")
+    session = Session()
+    panel = GraphPanel(session)
+    qtbot.addWidget(panel)
+    state = {"source": "example:mlp", "mesh": None, "specs": []}
+    state["view"] = {"frames": ["main/op999.r0", "main"]}
+    session.set_program(mlp, state=state)
+    assert panel.view.frames == [Frame("main")]
+    assert panel.crumbs.text() == "@main"
