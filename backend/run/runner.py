@@ -152,9 +152,13 @@ def plan_run(
     """
     path = program.path
     if program.kind not in ("python", "example") or not path or not path.endswith(".py"):
+        what = {
+            "capture": "a captured module",
+            "api": "a program from shardscope.inspect",
+        }.get(program.kind, "a .mlir module")
         raise ShardscopeError(
-            f"{program.name}: run needs a Python program (.py or example:NAME); a .mlir "
-            f"module has no function to call: run the Python file it came from"
+            f"{program.name}: run needs a Python program (.py or example:NAME); {what} "
+            f"has no function to call: run the Python file it came from"
         )
     mesh = _as_mesh(mesh if mesh is not None else program.mesh)
     arg_specs, result_specs, notes = split_specs(
