@@ -125,12 +125,11 @@ class RunPanel(QWidget):
         self.tensor_table.itemSelectionChanged.connect(self._on_tensor_selection)
         self.shard_title = QLabel(self)
         self.shard_table = _table(SHARD_COLUMNS, self)
-        left = QWidget(self)
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.tensor_table, 1)
-        left_layout.addWidget(self.shard_title)
-        left_layout.addWidget(self.shard_table, 1)
+        shards = QWidget(self)
+        shards_layout = QVBoxLayout(shards)
+        shards_layout.setContentsMargins(0, 0, 0, 0)
+        shards_layout.addWidget(self.shard_title)
+        shards_layout.addWidget(self.shard_table, 1)
 
         self.collective_table = _table(COLLECTIVE_COLUMNS, self)
         self.collective_table.horizontalHeaderItem(BYTES_COLUMN).setToolTip(
@@ -153,9 +152,14 @@ class RunPanel(QWidget):
         right_layout.addWidget(self.predicted_only)
         right_layout.addWidget(self.warnings, 1)
 
+        # Side by side: the dock shares the messages' wide and short place.
         self.body = QSplitter(Qt.Orientation.Horizontal, self)
-        self.body.addWidget(left)
+        self.body.addWidget(self.tensor_table)
+        self.body.addWidget(shards)
         self.body.addWidget(right)
+        for i, stretch in enumerate((3, 2, 3)):
+            self.body.setStretchFactor(i, stretch)
+        self.body.setSizes([480, 380, 560])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
