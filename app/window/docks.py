@@ -24,6 +24,7 @@ from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
+from shardscope.viewers.run.panel import RunPanel
 from shardscope.viewers.tensor.inspector import TensorInspector
 from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import ProvenanceView
@@ -78,6 +79,7 @@ DOCKS: tuple[DockSpec, ...] = (
         "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
     ),
     DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
+    DockSpec("Run", "dock_run", BOTTOM, RunPanel, tabify_with="dock_gspmd"),
     DockSpec(
         "Provenance", "dock_provenance", RIGHT, ProvenanceView, below="dock_source", height=200
     ),

@@ -22,6 +22,7 @@ from shardscope.app.window.files import FileHandler
 from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.propagation import PropagationScheduler
+from shardscope.app.window.run import RunController
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
@@ -50,6 +51,7 @@ from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
+from shardscope.viewers.run.panel import RunPanel
 from shardscope.viewers.tensor.inspector import TensorInspector
 from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import ProvenanceView
@@ -108,6 +110,16 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.debugger = Debugger(self)
+        self.run = RunController(
+            self.session,
+            self.runner,
+            self.docks.widget("dock_run", RunPanel),
+            self.mesh_editor.grid,
+            self.messages,
+            self.statusBar(),
+            show_dock=self._show_run_dock,
+            parent=self,
+        )
         self.timeline = TimelineController(
             self.session,
             self.graph,
@@ -309,6 +321,11 @@ class MainWindow(QMainWindow):
         self.graph.set_style_theme(self.theme)
         self.messages.restyle()
 
+    def _show_run_dock(self) -> None:
+        dock = self.docks["dock_run"]
+        dock.show()
+        dock.raise_()
+
     def sizeHint(self) -> QSize:
         return QSize(1500, 950)
 
@@ -319,12 +336,13 @@ class MainWindow(QMainWindow):
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
-        if self.files.loading is not None or self.debugger.comparing:
+        if self.files.loading is not None or self.debugger.comparing or self.run.running:
             # The load may be waiting on a program that hangs, for its whole time limit;
-            # a GSPMD compile may take minutes.
+            # a GSPMD compile or a run may take minutes.
             cancel_workers()
         self.runner.wait(10_000)
         self.debugger.close()
+        self.run.close()
         self.timeline.close()
         self.graph.close()
         ev = self.session.events

@@ -141,6 +141,8 @@ MENUS: tuple[Menu, ...] = (
                 checkable=True,
                 checked="propagation.auto",
             ),
+            SEPARATOR,
+            Action("run", "&Run on devices", "run.run_now", "Ctrl+R"),
         ),
     ),
     Menu(

@@ -28,6 +28,7 @@ EXPECTED = {
     "Conflicts": ("dock_conflicts", BOTTOM),
     "Collectives": ("dock_collectives", BOTTOM),
     "GSPMD vs Shardy": ("dock_gspmd", BOTTOM),
+    "Run": ("dock_run", BOTTOM),
     "Timeline": ("dock_timeline", BOTTOM),
     "Provenance": ("dock_provenance", RIGHT),
 }
@@ -89,6 +90,7 @@ def test_default_layout(make_window, qtbot):
         docks["dock_messages"],
         docks["dock_collectives"],
         docks["dock_gspmd"],
+        docks["dock_run"],
     }
     assert not conflicts.visibleRegion().isEmpty()
 

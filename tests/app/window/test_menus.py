@@ -61,9 +61,15 @@ EXPECTED = {
         ("Conflicts", ""),
         ("Collectives", ""),
         ("GSPMD vs Shardy", ""),
+        ("Run", ""),
         ("Provenance", ""),
     ],
-    "&Propagation": [("&Propagate now", "F5"), ("&Automatic after each edit", "")],
+    "&Propagation": [
+        ("&Propagate now", "F5"),
+        ("&Automatic after each edit", ""),
+        "---",
+        ("&Run on devices", "Ctrl+R"),
+    ],
     "&Help": [("&Keyboard shortcuts…", "F1"), ("&First steps", "")],
 }
 

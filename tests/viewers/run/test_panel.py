@@ -1,0 +1,129 @@
+"""The Run dock shows a RunResult: summary, tensors with replica mismatches in red, each
+device's shard of the chosen one, compiled collectives sortable by bytes, warnings, and a
+stale mark after an edit."""
+
+import pytest
+from PySide6.QtCore import Qt
+
+from shardscope.backend.run.result import (
+    CompiledCollective,
+    PredictedRef,
+    RunResult,
+    Shard,
+    TensorRun,
+    XlaWarningEntry,
+)
+from shardscope.viewers.run.panel import HINT, MISMATCH, STALE, RunPanel
+
+
+def shards(pieces: dict[int, tuple[int, int]], checksums: dict[int, str]) -> tuple[Shard, ...]:
+    return tuple(
+        Shard(d, (pieces[d], (0, 4)), (pieces[d][1] - pieces[d][0], 4), checksums[d])
+        for d in sorted(pieces)
+    )
+
+
+def make_result() -> RunResult:
+    rows = {0: (0, 4), 1: (0, 4), 2: (4, 8), 3: (4, 8)}
+    good = TensorRun(
+        "result[0]", (8, 4), "float32", "data,_", "", shards(rows, dict.fromkeys(rows, "aa")), 1e-7
+    )
+    bad = TensorRun(
+        "x",
+        (8, 4),
+        "float32",
+        "data,_",
+        "",
+        shards(rows, {0: "aa", 1: "bb", 2: "cc", 3: "cc"}),
+        0.0,
+        replica_mismatches=((0, 1),),
+    )
+    ref = PredictedRef("all-reduce", ("model",), 3, "jit(f)/dot_general", 12, 256)
+    small = CompiledCollective("all-reduce", ((0, 1), (2, 3)), (4, 4), 64, "f/dot", 12, (ref,))
+    big = CompiledCollective("all-gather", ((0, 2), (1, 3)), (8, 4), 4096, "f/add", 14, ())
+    return RunResult(
+        program="f",
+        platform="cpu",
+        device_count=4,
+        mesh={"data": 2, "model": 2},
+        outputs=[good],
+        arguments=[bad],
+        collectives=[small, big],
+        predicted_only=[PredictedRef("all-gather", ("data",), 5, "jit(f)/mul", 20, 128)],
+        warnings=[XlaWarningEntry("Involuntary full rematerialization", "f/add", "add.1")],
+        compile_s=0.25,
+        run_s=0.002,
+        memory={"argument": 2048, "generated_code": 99},
+        run_times=[0.002] * 5,
+    )
+
+
+@pytest.fixture
+def panel(qtbot):
+    view = RunPanel()
+    qtbot.addWidget(view)
+    view.resize(1000, 500)
+    view.show()
+    return view
+
+
+def test_before_any_run_the_dock_says_how_to_run(panel):
+    assert panel.status.text() == HINT
+    assert not panel.body.isVisible()
+    panel.set_stale(True)  # nothing to mark
+    assert panel.status.text() == HINT
+
+
+def test_a_result_shows_summary_tensors_and_mismatches_in_red(panel):
+    panel.set_result(make_result())
+    summary = panel.summary.text()
+    assert "CPU, 4 devices (mesh data=2, model=2)" in summary
+    assert "compile 0.250 s · run 2.000 ms (median of 5)" in summary
+    assert "argument 2.0 KiB" in summary and "generated_code" not in summary
+    rows = panel.rows(panel.tensor_table)
+    assert rows[0] == ["result[0]", "float32[8, 4]", "[data,_]", "1.00e-07", "yes"]
+    assert rows[1][0] == "x" and rows[1][4] == "no: devices 0,1"
+    assert panel.tensor_table.item(1, 0).foreground().color() == MISMATCH
+    assert panel.tensor_table.item(0, 0).foreground().color() != MISMATCH
+    assert panel.status.text() == "Replicas differ in x."
+
+
+def test_choosing_a_tensor_lists_its_shards(panel, qtbot):
+    panel.set_result(make_result())
+    assert panel.shard_table.rowCount() == 0
+    panel.tensor_table.selectRow(1)
+    assert panel.rows(panel.shard_table) == [
+        ["0", "[0:4, 0:4]", "[4, 4]", "aa"],
+        ["1", "[0:4, 0:4]", "[4, 4]", "bb"],
+        ["2", "[4:8, 0:4]", "[4, 4]", "cc"],
+        ["3", "[4:8, 0:4]", "[4, 4]", "cc"],
+    ]
+    assert panel.shard_title.text() == "x: 4 shards, one per device"
+
+
+def test_collectives_sort_by_bytes_and_selecting_one_names_its_groups(panel, qtbot):
+    panel.set_result(make_result())
+    table = panel.collective_table
+    assert [r[5] for r in panel.rows(table)] == ["all-reduce model", "unmatched"]
+    table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    assert [r[0] for r in panel.rows(table)] == ["all-gather", "all-reduce"]
+    assert panel.rows(table)[0][1:5] == ["{0,2} {1,3}", "[8, 4]", "4.0 KiB", "f/add:14"]
+    with qtbot.waitSignal(panel.collectiveSelected) as chosen:
+        table.selectRow(0)
+    assert chosen.args == [1]  # the index in result.collectives, not the row
+    assert panel.groups.text() == "all-gather: 2 groups, outlined on the mesh: {0,2} {1,3}"
+    assert "all-gather data at jit(f)/mul" in panel.predicted_only.text()
+    assert panel.warnings.item(0).text() == "XLA: f/add: Involuntary full rematerialization"
+
+
+def test_stale_until_a_new_result_and_a_failure_keeps_the_last_result(panel):
+    panel.set_result(make_result())
+    panel.set_stale(True)
+    assert panel.status.text() == STALE
+    panel.set_running("f on 4 devices")
+    assert panel.status.text() == "Running f on 4 devices…"
+    panel.set_failed("the run crashed")
+    assert panel.status.text() == "The run failed: the run crashed"
+    assert panel.tensor_table.rowCount() == 2
+    panel.set_result(make_result())
+    assert panel.status.text() != STALE and not panel.stale

@@ -1,0 +1,351 @@
+"""The Run dock: what a run on the devices found, from one ``RunResult``.
+
+A summary line (platform, devices, compile and run time, memory per device); the outputs
+and arguments (shape, spec, error against the unsharded run, whether replicas hold the same
+bytes, flagged red when not); the chosen one's shard on each device; the compiled
+collectives (sortable, each matched with the predicted ones or called unmatched); the
+predicted collectives the compiler did not emit; XLA's warnings. ``set_stale`` marks the
+result as made for a mesh or specs that have changed since.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from shardscope.viewers.graph.markers import byte_text
+
+if TYPE_CHECKING:
+    from shardscope.backend.run.result import (
+        CompiledCollective,
+        PredictedRef,
+        RunResult,
+        Shard,
+        TensorRun,
+    )
+
+HINT = "Run the program (Propagation > Run on devices) to see each device's shard."
+STALE = "Stale: the mesh or specs changed since this run. Run again (Ctrl+R) to update."
+TENSOR_COLUMNS = ("Name", "Shape", "Spec", "Max rel error", "Replicas identical")
+SHARD_COLUMNS = ("Device", "Index ranges", "Local shape", "Checksum")
+COLLECTIVE_COLUMNS = ("Kind", "Device groups", "Shape", "Bytes / device", "Source", "Predicted")
+BYTES_COLUMN = 3
+MISMATCH = QColor("#D64545")
+INDEX_ROLE = Qt.ItemDataRole.UserRole
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _Item(QTableWidgetItem):
+    """A cell that sorts by ``SORT_ROLE`` when it has one (numbers as numbers)."""
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        a, b = self.data(SORT_ROLE), other.data(SORT_ROLE)
+        if a is not None and b is not None:
+            return a < b
+        return self.text() < other.text()
+
+
+def index_text(index: tuple[tuple[int, int], ...]) -> str:
+    """``[0:2, 0:16]``: a shard's [start, stop) per dimension."""
+    return "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]"
+
+
+def groups_text(groups: tuple[tuple[int, ...], ...] | None, limit: int = 8) -> str:
+    """``{0,1} {2,3}``, cut after ``limit`` groups; ``?`` when the HLO did not say."""
+    if groups is None:
+        return "?"
+    text = " ".join("{" + ",".join(map(str, g)) + "}" for g in groups[:limit])
+    return text + (f" … ({len(groups)} groups)" if len(groups) > limit else "")
+
+
+def predicted_text(refs: tuple[PredictedRef, ...]) -> str:
+    """What a compiled collective was matched with, or ``unmatched``."""
+    if not refs:
+        return "unmatched"
+    return ", ".join(f"{p.kind} {'+'.join(p.axes) or '—'}" for p in refs)
+
+
+def summary_text(result: RunResult) -> str:
+    """One line: where it ran, how long it took, what it held per device."""
+    mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
+    memory = ", ".join(
+        f"{k} {byte_text(v)}" for k, v in result.memory.items() if k != "generated_code"
+    )
+    return (
+        f"{result.program}: {result.platform.upper()}, {result.device_count} devices "
+        f"(mesh {mesh}) · compile {result.compile_s:.3f} s · run {result.run_s * 1e3:.3f} ms "
+        f"(median of {len(result.run_times)})" + (f" · per device: {memory}" if memory else "")
+    )
+
+
+def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
+    table = QTableWidget(0, len(columns), parent)
+    table.setHorizontalHeaderLabels(columns)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().setVisible(False)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setStretchLastSection(True)
+    return table
+
+
+class RunPanel(QWidget):
+    """The Run dock; ``collectiveSelected(index)`` gives the index in ``result.collectives``
+    of the compiled collective the user chose."""
+
+    collectiveSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: RunResult | None = None
+        self.tensors: list[TensorRun] = []
+        self.stale = False
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.summary = QLabel(self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.tensor_table = _table(TENSOR_COLUMNS, self)
+        self.tensor_table.itemSelectionChanged.connect(self._on_tensor_selection)
+        self.shard_title = QLabel(self)
+        self.shard_table = _table(SHARD_COLUMNS, self)
+        shards = QWidget(self)
+        shards_layout = QVBoxLayout(shards)
+        shards_layout.setContentsMargins(0, 0, 0, 0)
+        shards_layout.addWidget(self.shard_title)
+        shards_layout.addWidget(self.shard_table, 1)
+
+        self.collective_table = _table(COLLECTIVE_COLUMNS, self)
+        self.collective_table.horizontalHeaderItem(BYTES_COLUMN).setToolTip(
+            "Bytes one device sends or receives (the Collectives dock says how each kind counts)"
+        )
+        self.collective_table.setSortingEnabled(True)
+        self.collective_table.itemSelectionChanged.connect(self._on_collective_selection)
+        self.groups = QLabel(self)
+        self.groups.setWordWrap(True)
+        self.groups.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.predicted_only = QLabel(self)
+        self.predicted_only.setWordWrap(True)
+        self.warnings = QListWidget(self)
+        self.warnings.setWordWrap(True)
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.collective_table, 2)
+        right_layout.addWidget(self.groups)
+        right_layout.addWidget(self.predicted_only)
+        right_layout.addWidget(self.warnings, 1)
+
+        # Side by side: the dock shares the messages' wide and short place.
+        self.body = QSplitter(Qt.Orientation.Horizontal, self)
+        self.body.addWidget(self.tensor_table)
+        self.body.addWidget(shards)
+        self.body.addWidget(right)
+        for i, stretch in enumerate((3, 2, 3)):
+            self.body.setStretchFactor(i, stretch)
+        self.body.setSizes([480, 380, 560])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.status)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.body, 1)
+        self.set_result(None)
+
+    def sizeHint(self) -> QSize:
+        # Shares the messages' place at the bottom.
+        return QSize(400, 120)
+
+    # -- states ---------------------------------------------------------------------------
+    def set_running(self, what: str) -> None:
+        """Say a run is under way (the last result stays shown below)."""
+        self.status.setText(f"Running {what}…")
+
+    def set_failed(self, message: str) -> None:
+        """Say the last run failed (the result before it, if any, stays shown)."""
+        self.status.setText(f"The run failed: {message}")
+
+    def set_stale(self, stale: bool = True) -> None:
+        """Mark the shown result as made for an older mesh or specs (or not)."""
+        self.stale = bool(stale) and self.result is not None
+        self._show_status()
+
+    def set_result(self, result: RunResult | None) -> None:
+        """Show ``result`` (None: no run yet)."""
+        self.result = result
+        self.stale = False
+        self.tensors = [*result.outputs, *result.arguments] if result is not None else []
+        self.summary.setText(summary_text(result) if result is not None else "")
+        self.body.setVisible(result is not None)
+        self._fill_tensors()
+        self._fill_shards(None)
+        self._fill_collectives()
+        self._fill_warnings()
+        self._show_status()
+
+    def _show_status(self) -> None:
+        result = self.result
+        if result is None:
+            self.status.setText(HINT)
+        elif self.stale:
+            self.status.setText(STALE)
+        else:
+            bad = [t.name for t in self.tensors if not t.replicas_match]
+            self.status.setText(
+                f"Replicas differ in {', '.join(bad)}."
+                if bad
+                else "Every replica holds the same bytes."
+            )
+
+    # -- tables ---------------------------------------------------------------------------
+    def _fill_tensors(self) -> None:
+        table = self.tensor_table
+        table.blockSignals(True)
+        table.clearContents()
+        table.setRowCount(len(self.tensors))
+        for r, t in enumerate(self.tensors):
+            error = "—" if t.max_rel_error is None else f"{t.max_rel_error:.2e}"
+            if t.error_not_finite:
+                error += " (not finite)"
+            replicas = (
+                "yes"
+                if t.replicas_match
+                else "no: devices " + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+            )
+            cells = (t.name, f"{t.dtype}{list(t.shape)}", f"[{t.spec}]", error, replicas)
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(INDEX_ROLE, r)
+                if not t.replicas_match:
+                    item.setForeground(QBrush(MISMATCH))
+                    item.setToolTip("Devices that should hold the same piece hold different bytes")
+                table.setItem(r, col, item)
+        table.blockSignals(False)
+
+    def _fill_shards(self, tensor: TensorRun | None) -> None:
+        shards: tuple[Shard, ...] = tensor.shards if tensor is not None else ()
+        self.shard_title.setText(
+            f"{tensor.name}: {len(shards)} shards, one per device"
+            if tensor is not None
+            else ("Choose an output or argument to list its shards." if self.tensors else "")
+        )
+        table = self.shard_table
+        table.clearContents()
+        table.setRowCount(len(shards))
+        for r, s in enumerate(shards):
+            cells = (str(s.device), index_text(s.index), str(list(s.shape)), s.checksum)
+            for col, text in enumerate(cells):
+                table.setItem(r, col, QTableWidgetItem(text))
+
+    def _fill_collectives(self) -> None:
+        result = self.result
+        collectives: list[CompiledCollective] = result.collectives if result is not None else []
+        table = self.collective_table
+        table.blockSignals(True)
+        table.setSortingEnabled(False)
+        table.clearContents()
+        table.setRowCount(len(collectives))
+        for r, c in enumerate(collectives):
+            source = c.source + (f":{c.line}" if c.line else "")
+            cells = (
+                (c.kind + (f" ×{c.operands}" if c.operands > 1 else ""), None),
+                (groups_text(c.device_groups), None),
+                (str(list(c.shape)), None),
+                (byte_text(c.bytes), c.bytes),
+                (source, None),
+                (predicted_text(c.predicted), None),
+            )
+            for col, (text, key) in enumerate(cells):
+                item = _Item(text)
+                item.setData(INDEX_ROLE, r)
+                if key is not None:
+                    item.setData(SORT_ROLE, key)
+                item.setToolTip(c.name)
+                table.setItem(r, col, item)
+        table.setSortingEnabled(True)
+        table.blockSignals(False)
+        self.groups.setText(
+            f"{len(collectives)} compiled collective{'s' if len(collectives) != 1 else ''} "
+            "(choose one to outline its device groups on the mesh)."
+            if result is not None
+            else ""
+        )
+        missing = result.predicted_only if result is not None else []
+        self.predicted_only.setText(
+            "Predicted but not compiled: "
+            + "; ".join(f"{p.kind} {'+'.join(p.axes)} at {p.source}" for p in missing)
+            if missing
+            else ""
+        )
+
+    def _fill_warnings(self) -> None:
+        self.warnings.clear()
+        result = self.result
+        warnings = result.warnings if result is not None else []
+        for w in warnings:
+            self.warnings.addItem(f"XLA: {w.op_name or w.instruction or '?'}: {w.message}")
+        self.warnings.setVisible(bool(warnings))
+
+    # -- choosing -------------------------------------------------------------------------
+    def select_tensor(self, name: str) -> None:
+        """Choose the row of the output or argument ``name``."""
+        for r, t in enumerate(self.tensors):
+            if t.name == name:
+                self.tensor_table.selectRow(r)
+                return
+        raise KeyError(name)
+
+    def select_collective(self, index: int) -> None:
+        """Choose the row of ``result.collectives[index]``."""
+        table = self.collective_table
+        for r in range(table.rowCount()):
+            if table.item(r, 0).data(INDEX_ROLE) == index:
+                table.selectRow(r)
+                return
+
+    def show_groups(self, index: int) -> None:
+        """Say which device groups collective ``index`` ran in (outlined on the mesh)."""
+        if self.result is None:
+            return
+        c = self.result.collectives[index]
+        if c.device_groups is None:
+            self.groups.setText(f"{c.kind}: the compiled HLO names no device groups.")
+            return
+        n = len(c.device_groups)
+        self.groups.setText(
+            f"{c.kind}: {n} group{'s' if n != 1 else ''}, outlined on the mesh: "
+            f"{groups_text(c.device_groups, 16)}"
+        )
+
+    def rows(self, table: QTableWidget) -> list[list[str]]:
+        """A table's cells as shown, top to bottom."""
+        return [
+            [table.item(r, c).text() for c in range(table.columnCount())]
+            for r in range(table.rowCount())
+        ]
+
+    def _on_tensor_selection(self) -> None:
+        items = self.tensor_table.selectedItems()
+        self._fill_shards(self.tensors[int(items[0].data(INDEX_ROLE))] if items else None)
+
+    def _on_collective_selection(self) -> None:
+        items = self.collective_table.selectedItems()
+        if items:
+            index = int(items[0].data(INDEX_ROLE))
+            self.show_groups(index)
+            self.collectiveSelected.emit(index)
