@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self.inspector.dimSelected.connect(timeline.select)
         timeline.provenance_view.valueClicked.connect(self._outline_value)
         timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
+        timeline.stepShown.connect(self.debugger.show_step)
 
     def _show_conflict_op(self, index: int) -> None:
         result = self.session.propagation

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer, Signal
 
 from shardscope.backend.propagation.provenance import Provenance
 from shardscope.backend.propagation.result import PropagationResult
@@ -32,7 +32,10 @@ MIN_TICK_MS = 16
 
 
 class TimelineController(QObject):
-    """See the module docstring."""
+    """See the module docstring. ``stepShown(index)`` tells the step index the window
+    shows (-1: none, the final state)."""
+
+    stepShown = Signal(int)
 
     def __init__(
         self,
@@ -176,6 +179,7 @@ class TimelineController(QObject):
             return
         self.overlay.set_spec_override(self._override if pb.active else None, event.changed)
         self.overlay.show_steps(pb.steps() if pb.active else [])
+        self.stepShown.emit(pb.step_index if pb.active else -1)
         if not pb.playing:
             # follow a step the user moved to; while playing, scrolling every step would
             # repaint the whole view each time (too slow over a forwarded display)
