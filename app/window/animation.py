@@ -5,24 +5,21 @@ the window's view, its step and its selection stay as they were."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow
 
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.animation import write_gif
 from shardscope.viewers.graph.markers import GraphMarkers
 from shardscope.viewers.graph.view import GraphView
 
-if TYPE_CHECKING:
-    from shardscope.app.window.main_window import MainWindow
-
 
 class GifExport:
-    """See the module docstring."""
+    """See the module docstring. ``window`` is the main window: its session, graph view,
+    theme, messages and status bar."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QMainWindow) -> None:
         self.window = window
 
     def ask(self) -> None:
