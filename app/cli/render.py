@@ -71,6 +71,27 @@ def add_arguments(parser) -> None:
         "with --view timeline, mark step K",
     )
 
+    parser.add_argument(
+        "--animate",
+        action="store_true",
+        help="write an animated GIF of the graph stepping through the propagation "
+        "(--out f.gif; long timelines are sampled to at most 200 frames)",
+    )
+    parser.add_argument(
+        "--fps", type=frames_per_second, default=5.0, help="frames per second of --animate"
+    )
+
+
+def frames_per_second(text: str) -> float:
+    """argparse type for ``--fps``: from 0.1 to 50."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number: give e.g. 5") from None
+    if not 0.1 <= value <= 50:
+        raise argparse.ArgumentTypeError(f"{value}: give from 0.1 to 50 frames per second")
+    return value
+
 
 def step_number(text: str) -> int:
     """argparse type for ``--step``: a whole number from 0."""
@@ -105,7 +126,7 @@ def _session(args):
             names = ", ".join(program.arg_names[:6])
             raise ShardscopeError(f"--spec names unknown tensor {name!r}: use one of {names}")
         session.set_spec(value.id, spec)
-    if args.propagate or args.step is not None or args.view == "timeline":
+    if args.propagate or args.step is not None or args.view == "timeline" or args.animate:
         from shardscope.backend.propagation.propagate import propagate
 
         session.set_propagation(
@@ -228,6 +249,47 @@ def _draw_timeline(session, args, path: Path) -> None:
     QApplication.processEvents()
 
 
+def _check_animate(args, out: Path) -> None:
+    if out.suffix.lower() != ".gif":
+        raise ShardscopeError(f"--animate writes a GIF: give --out a .gif name, not {out.name}")
+    if args.view != "graph":
+        raise ShardscopeError(
+            f"--animate draws the graph: drop --view {args.view} (or use --view graph)"
+        )
+    if args.step is not None:
+        raise ShardscopeError("--animate draws every step: drop --step")
+
+
+def _animate(session, args, path: Path) -> None:
+    from shardscope.app.cli.render_debugger import mark_graph
+    from shardscope.viewers.graph.animation import write_gif
+    from shardscope.viewers.graph.view import GraphView
+
+    result = session.propagation
+    if result is None or result.timeline.last_index < 0:
+        raise ShardscopeError(
+            f"--animate: propagation of {session.program.name} took no steps; "
+            "shard an input with --spec so that axes flow"
+        )
+    graph = GraphView(session)
+    graph.set_style_theme(args.theme)
+    markers = mark_graph(session, graph, gspmd=args.gspmd)
+    try:
+        write_gif(
+            graph,
+            _playback(session, None),
+            session.specs,
+            path,
+            fps=args.fps,
+            scale=args.scale,
+        )
+    except ValueError as err:
+        raise ShardscopeError(f"--animate: {err}") from None
+    finally:
+        markers.close()
+        graph.close()
+
+
 def render(args) -> Path:
     """Render what ``args`` asks for and return the file written."""
     from PySide6.QtWidgets import QApplication
@@ -235,7 +297,9 @@ def render(args) -> Path:
     from shardscope.app.window.theme import apply_theme
 
     out = Path(args.out)
-    if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg"):
+    if args.animate:
+        _check_animate(args, out)
+    elif out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg"):
         raise ShardscopeError(f"--out {out} must end in .png or .svg")
     app = QApplication.instance() or QApplication([sys.argv[0]])
     apply_theme(app, args.theme)
@@ -245,7 +309,9 @@ def render(args) -> Path:
     if args.gspmd or view == "conflicts":
         args.propagate = True
     session = _session(args)
-    if view == "graph":
+    if args.animate:
+        _write_out(out, lambda path: _animate(session, args, path))
+    elif view == "graph":
         from shardscope.app.cli.render_debugger import mark_graph
         from shardscope.viewers.graph.panel import export_view
         from shardscope.viewers.graph.view import GraphView

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import Difference, gspmd_differences
+from shardscope.backend.propagation.conflicts import settling_steps
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.debugger.collectives import CollectivesView
@@ -81,6 +82,7 @@ class Debugger(QObject):
         self.markers = GraphMarkers(window.graph)
         self.legend_button = LegendButton(window.graph)
         self.gspmd_on = False
+        self.settling: dict[int, list[int]] = {}  # step index -> conflicts settled there
         self.gspmd_for: PropagationResult | None = None  # the result last compared
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
@@ -112,10 +114,19 @@ class Debugger(QObject):
         pending = result is None and self.window.propagation.auto
         pending = pending and self.session.program is not None
         self.conflicts.set_result(result, pending=pending)
+        self.settling = (
+            settling_steps(result.conflicts, result.timeline, result.graph)
+            if result is not None
+            else {}
+        )
         self.collectives.set_result(result, pending=pending)
         self.window.mesh_editor.grid.set_groups([])
         if self.gspmd_on:
             self._compare(result)
+
+    def show_step(self, index: int) -> None:
+        """Highlight the conflicts settled at timeline step ``index`` (-1: none)."""
+        self.conflicts.mark_settled(self.settling.get(index, []))
 
     # -- choosing -------------------------------------------------------------------------
     def reveal_op(self, op_id: int) -> None:

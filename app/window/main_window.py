@@ -16,6 +16,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
+from shardscope.app.window.animation import GifExport
 from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.docks import build_docks
 from shardscope.app.window.files import FileHandler
@@ -129,6 +130,7 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.help = WindowHelp(self)
+        self.gif_export = GifExport(self)
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
@@ -173,6 +175,7 @@ class MainWindow(QMainWindow):
         self.inspector.dimSelected.connect(timeline.select)
         timeline.provenance_view.valueClicked.connect(self._outline_value)
         timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
+        timeline.stepShown.connect(self.debugger.show_step)
 
     def _show_conflict_op(self, index: int) -> None:
         result = self.session.propagation

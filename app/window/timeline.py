@@ -5,7 +5,8 @@ to the timeline dock, and turns its events into what the window shows: every bad
 step (``StepOverlay``), the step's edges and op, and the selected tensor in the inspector
 (through ``refresh_inspector(changed)``: the values whose sharding changed, None for
 all). While playing, a ``QTimer`` ticks the playback with the
-time that went by. After an edit it rings the badges whose sharding the new propagation
+time that went by. The timeline's keys (space, arrows, Home/End) work on the graph view
+as in the dock. After an edit it rings the badges whose sharding the new propagation
 changed, and the timeline waits at its start. It also answers provenance questions for
 the Provenance dock.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer, Signal
 
 from shardscope.backend.propagation.provenance import Provenance
 from shardscope.backend.propagation.result import PropagationResult
@@ -23,7 +24,7 @@ from shardscope.backend.session.playback import Playback, PlaybackEvent
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
 from shardscope.viewers.graph.view import GraphView
-from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.panel import STEP_KEYS, TimelinePanel
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
 
 # Fastest timer period: one repaint per display frame is all the eye gets.
@@ -31,7 +32,10 @@ MIN_TICK_MS = 16
 
 
 class TimelineController(QObject):
-    """See the module docstring."""
+    """See the module docstring. ``stepShown(index)`` tells the step index the window
+    shows (-1: none, the final state)."""
+
+    stepShown = Signal(int)
 
     def __init__(
         self,
@@ -67,9 +71,22 @@ class TimelineController(QObject):
         ev.mesh.connect(self._on_mesh)
         ev.propagation.connect(self._on_propagation)
         provenance.stepClicked.connect(self.seek_step)
+        # the timeline's keys work on the graph view too, while there is a timeline (else
+        # the arrows and Home/End scroll the view as usual)
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if (
+            watched is self.view
+            and event.type() == QEvent.Type.KeyPress
+            and self.panel.step_key(event, STEP_KEYS)
+        ):
+            return True
+        return super().eventFilter(watched, event)
 
     def close(self) -> None:
         self.timer.stop()
+        self.view.removeEventFilter(self)
         ev = self.session.events
         ev.program.disconnect(self._on_program)
         ev.specs.disconnect(self._on_specs)
@@ -162,6 +179,7 @@ class TimelineController(QObject):
             return
         self.overlay.set_spec_override(self._override if pb.active else None, event.changed)
         self.overlay.show_steps(pb.steps() if pb.active else [])
+        self.stepShown.emit(pb.step_index if pb.active else -1)
         if not pb.playing:
             # follow a step the user moved to; while playing, scrolling every step would
             # repaint the whole view each time (too slow over a forwarded display)

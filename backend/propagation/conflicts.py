@@ -391,3 +391,32 @@ def _factors_of(per_tensor, label: str) -> dict:
         if lab == label:
             return fa
     return {}
+
+
+def settling_steps(
+    conflicts: list[Conflict], timeline: Timeline, graph: ProgramGraph
+) -> dict[int, list[int]]:
+    """For each step index, the conflicts (indices into ``conflicts``) settled there: the
+    last step across the conflict's op, or, when no axis crossed the op, the last step that
+    moved an axis into or out of one of its operands or results (after it, nothing the
+    decision depends on changes). A conflict no step touches has none."""
+    last_at_op: dict[int, int] = {}
+    last_at_value: dict[int, int] = {}
+    for step in timeline.steps:
+        if step.op is not None:
+            last_at_op[step.op] = max(last_at_op.get(step.op, -1), step.index)
+        touched = list(step.values)
+        if step.source_value is not None:
+            touched.append(step.source_value)
+        for v in touched:
+            last_at_value[v] = max(last_at_value.get(v, -1), step.index)
+    settled: dict[int, list[int]] = {}
+    for i, conflict in enumerate(conflicts):
+        index = last_at_op.get(conflict.op)
+        if index is None and 0 <= conflict.op < len(graph.ops):
+            op = graph.ops[conflict.op]
+            touched = [last_at_value[v] for v in (*op.operands, *op.results) if v in last_at_value]
+            index = max(touched) if touched else None
+        if index is not None:
+            settled.setdefault(index, []).append(i)
+    return settled

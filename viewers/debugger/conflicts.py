@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -194,6 +194,7 @@ class ConflictsView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conflicts: list[Conflict] = []
+        self.settled: list[int] = []  # rows highlighted as settled at the step shown
         self.graph: ProgramGraph | None = None
         self.status = QLabel(self)
         self.status.setWordWrap(True)
@@ -251,6 +252,7 @@ class ConflictsView(QWidget):
             item.setToolTip(0, title_text(c))
             self.list.addTopLevelItem(item)
         self.list.blockSignals(False)
+        self.settled = []
         for col in range(self.list.columnCount()):
             self.list.resizeColumnToContents(col)
         n = len(self.conflicts)
@@ -273,6 +275,28 @@ class ConflictsView(QWidget):
     def select(self, index: int) -> None:
         """Choose conflict ``index`` (as a click on its row does)."""
         self.list.setCurrentItem(self.list.topLevelItem(index))
+
+    def mark_settled(self, indices: list[int]) -> None:
+        """Highlight the rows of conflicts ``indices`` (settled at the step shown; [] for
+        none) and show the first one's factor table, without moving the graph."""
+        self.settled = [i for i in indices if 0 <= i < len(self.conflicts)]
+        fill = self.palette().highlight().color()
+        fill.setAlpha(70)
+        for row in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(row)
+            on = row in self.settled
+            for col in range(self.list.columnCount()):
+                item.setBackground(col, fill if on else QBrush())
+                font = item.font(col)
+                font.setBold(on)
+                item.setFont(col, font)
+        if self.settled:
+            item = self.list.topLevelItem(self.settled[0])
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(item)
+            self.list.blockSignals(False)
+            self.list.scrollToItem(item)
+            self._show(self.conflicts[self.settled[0]])
 
     def current(self) -> Conflict | None:
         item = self.list.currentItem()

@@ -88,6 +88,42 @@ class GraphPanel(QWidget):
 MAX_EXPORT_PIXELS = 8000
 
 
+def _draw_image(view: GraphView, size: QSize, target: QRectF, rect, background: bool) -> QImage:
+    image = QImage(size, QImage.Format.Format_ARGB32)
+    image.fill(view.style_.theme.background if background else Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+    view.scene().render(painter, target, rect)
+    painter.end()
+    return image
+
+
+def view_image(view: GraphView, *, scale: float = 1.0, max_pixels: int | None = None) -> QImage:
+    """The whole current frame of ``view`` drawn into an image (no selection outline), at
+    ``scale`` or smaller: no side over the export limit, and at most ``max_pixels`` pixels."""
+    scene = view.scene()
+    rect = scene.sceneRect()
+    if rect.isEmpty():
+        raise ValueError("the view is empty: open a program first")
+    scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
+    if max_pixels is not None:
+        scale = min(scale, (max_pixels / max(rect.width() * rect.height(), 1.0)) ** 0.5)
+    size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
+    selected = scene.selectedItems()
+    scene.clearSelection()
+    cached = [item for item in scene.items() if item.cacheMode() != item.CacheMode.NoCache]
+    modes = [item.cacheMode() for item in cached]
+    for item in cached:
+        item.setCacheMode(item.CacheMode.NoCache)
+    try:
+        return _draw_image(view, size, QRectF(0, 0, size.width(), size.height()), rect, True)
+    finally:
+        for item, mode in zip(cached, modes, strict=True):
+            item.setCacheMode(mode)
+        for item in selected:
+            item.setSelected(True)
+
+
 def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool = True) -> None:
     """Write the whole current frame of ``view`` as PNG (or any raster Qt writes) or SVG."""
     path = Path(path)
@@ -119,14 +155,7 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
             scene.render(painter, target, rect)
             painter.end()
             return
-        image = QImage(size, QImage.Format.Format_ARGB32)
-        image.fill(view.style_.theme.background if background else Qt.GlobalColor.transparent)
-        painter = QPainter(image)
-        painter.setRenderHints(
-            QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
-        )
-        scene.render(painter, target, rect)
-        painter.end()
+        image = _draw_image(view, size, target, rect, background)
         if not image.save(str(path)):
             raise OSError(f"Qt could not write {path.name}: use a .png, .jpg or .svg name")
     finally:

@@ -176,6 +176,13 @@ class GraphView(QGraphicsView):
             "expanded": {k: sorted(v) for k, v in self._expanded.items()},
         }
 
+    def show_like(self, other: GraphView) -> None:
+        """Show what ``other`` shows: its frame stack and expanded scopes (for pictures
+        drawn off screen from the window's view)."""
+        self._frames = list(other._frames)
+        self._expanded = dict(other._expanded)
+        self._rebuild(fit=True)
+
     def set_style_theme(self, name: str | None) -> None:
         """Redraw with the ``dark`` or ``light`` theme (None: follow the palette)."""
         self._make_style(name)

@@ -37,6 +37,18 @@ ALL_AXES = "all axes"
 MAX_LINE = 110
 
 
+# Keys that step the playback wherever they work (the dock, the graph view) ...
+STEP_KEYS = {
+    Qt.Key.Key_Space: "toggle",
+    Qt.Key.Key_Left: "back",
+    Qt.Key.Key_Right: "advance",
+    Qt.Key.Key_Home: "home",
+    Qt.Key.Key_End: "end",
+}
+# ... and in the dock, Escape leaves step mode (back to the final state).
+PANEL_KEYS = {**STEP_KEYS, Qt.Key.Key_Escape: "reset"}
+
+
 class TimelinePanel(QWidget):
     """See the module docstring. ``filterRejected(message)`` when a filter names no tensor."""
 
@@ -294,18 +306,21 @@ class TimelinePanel(QWidget):
                 return value.id
         return None
 
+    def step_key(self, event, keys: dict | None = None) -> bool:
+        """Do what key ``event`` asks of the playback (``keys``: which keys, default
+        ``PANEL_KEYS``); whether it did. Keys with Ctrl, Alt or Meta are left
+        to others."""
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if mods & ~Qt.KeyboardModifier.ShiftModifier or self.playback is None:
+            return False
+        action = (PANEL_KEYS if keys is None else keys).get(event.key())
+        if action is None:
+            return False
+        self._do(action)
+        return True
+
     def keyPressEvent(self, event) -> None:
-        key = event.key()
-        actions = {
-            Qt.Key.Key_Space: "toggle",
-            Qt.Key.Key_Left: "back",
-            Qt.Key.Key_Right: "advance",
-            Qt.Key.Key_Home: "home",
-            Qt.Key.Key_End: "end",
-            Qt.Key.Key_Escape: "reset",
-        }
-        if key in actions and self.playback is not None:
-            self._do(actions[key])
+        if self.step_key(event):
             event.accept()
             return
         super().keyPressEvent(event)

@@ -217,3 +217,35 @@ def test_step_errors_are_one_line(tmp_path, qapp, capsys):
     assert not out.exists() and not (tmp_path / "t.svg").exists()
     with pytest.raises(SystemExit):
         main(["render", "example:mlp", "--step", "-1", "--out", str(out)])
+
+
+def test_animate_writes_a_gif_of_the_steps(tmp_path, qapp, capsys):
+    from PIL import Image, ImageSequence
+
+    out = tmp_path / "mlp.gif"
+    assert main(["render", "example:mlp", "--animate", "--fps", "4", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    with Image.open(out) as gif:
+        frames = [(f.size, f.info["duration"]) for f in ImageSequence.Iterator(gif)]
+    # mlp's 8 steps, then the final state held longer
+    assert len(frames) == 9
+    (width, height), _ = frames[0]
+    assert 300 < width < 3000 and 300 < height < 3000
+    assert [d for _, d in frames[:-1]] == [250] * 8 and frames[-1][1] > 250
+
+
+def test_animate_errors_are_one_line(tmp_path, qapp, capsys):
+    png = tmp_path / "a.png"
+    gif = tmp_path / "a.gif"
+    assert main(["render", "example:mlp", "--animate", "--out", str(png)]) == 1
+    assert main(["render", "example:mlp", "--animate", "--view", "mesh", "--out", str(gif)]) == 1
+    assert main(["render", "example:mlp", "--view", "graph", "--out", str(gif)]) == 1
+    # nothing annotated, nothing flows: no step to animate
+    no_axes = ["--spec", "x=_,_", "--spec", "params['w1']=_,_", "--spec", "params['w2']=_,_"]
+    assert main(["render", "example:mlp", "--animate", *no_axes, "--out", str(gif)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 4 and all(line.startswith("error:") for line in err)
+    assert ".gif" in err[0] and "--view" in err[1] and ".png" in err[2] and "no steps" in err[3]
+    assert not png.exists() and not gif.exists()
+    with pytest.raises(SystemExit):
+        main(["render", "example:mlp", "--animate", "--fps", "0", "--out", str(gif)])

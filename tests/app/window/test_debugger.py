@@ -221,3 +221,24 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
     window.close()
     assert time.monotonic() - begin < 5
     assert window.runner.wait(5_000)
+
+
+def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, qtbot):
+    window = make_window("example:conflict")
+    conflicts = window.debugger.conflicts
+    row = conflicts.list.topLevelItem(0)
+    view = window.graph
+    selected_before = [i for i in view.scene().selectedItems()]
+    assert conflicts.settled == [] and not row.font(0).bold()
+    # step 0 brings data into the add's first operand: after it the add keeps nothing
+    window.timeline.panel.setFocus()
+    qtbot.keyClick(window.timeline.panel, Qt.Key.Key_Right)
+    assert window.timeline.playback.step_index == 0
+    assert conflicts.settled == [0] and row.font(0).bold()
+    assert conflicts.list.currentItem() is row
+    assert "by longest common prefix" in conflicts.title.text()
+    # highlighting is not choosing: the graph's selection stays as it was
+    assert view.scene().selectedItems() == selected_before
+    # back to the final state: the highlight goes
+    qtbot.keyClick(window.timeline.panel, Qt.Key.Key_Escape)
+    assert conflicts.settled == [] and not row.font(0).bold()

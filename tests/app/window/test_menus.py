@@ -32,6 +32,7 @@ EXPECTED = {
         "---",
         ("Export view as &PNG…", "Ctrl+E"),
         ("Export view as S&VG…", "Ctrl+Shift+X"),
+        ("Export propagation as &GIF…", ""),
         "---",
         ("&Quit", "std"),
     ],

@@ -238,3 +238,51 @@ def test_without_propagation_the_dock_says_what_to_do(make_window, qtbot):
     assert "No propagation yet" in panel.step_label.text()
     qtbot.keyClick(panel, Qt.Key.Key_Space)  # nothing to play: nothing happens
     assert window.timeline.playback is None
+
+
+def test_the_timeline_keys_work_on_the_graph_view(make_window, qtbot):
+    window = make_window("example:mlp")
+    pb = window.timeline.playback
+    view = window.graph
+    qtbot.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center()
+    )
+    assert window.focusWidget() is view
+    qtbot.keyClick(window.focusWidget(), Qt.Key.Key_Right)
+    assert pb.position == 0
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert pb.position == 1
+    assert _badges(window) == _expected(window, pb.step_index)
+    qtbot.keyClick(view, Qt.Key.Key_Left)
+    assert pb.position == 0
+    qtbot.keyClick(view, Qt.Key.Key_End)
+    assert pb.at_end
+    qtbot.keyClick(view, Qt.Key.Key_Home)
+    assert pb.position == 0
+    qtbot.keyClick(view, Qt.Key.Key_Space)
+    assert pb.playing
+    qtbot.keyClick(view, Qt.Key.Key_Space)
+    assert not pb.playing
+    # Escape (the dock's "leave step mode") and keys with Ctrl or Alt go on to the graph
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert pb.active
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+    assert pb.position == 0
+    # the find box keeps its arrows for its text
+    find = window.graph_panel.find_box
+    find.setFocus()
+    qtbot.keyClicks(find, "dot")
+    qtbot.keyClick(find, Qt.Key.Key_Left)
+    assert find.cursorPosition() == 2 and pb.position == 0
+
+
+def test_without_a_timeline_the_arrows_scroll_the_graph(make_window, qtbot):
+    window = make_window("example:transformer", propagate=False)
+    view = window.graph
+    view.zoom(4.0)
+    bar = view.horizontalScrollBar()
+    bar.setValue(bar.minimum())
+    before = bar.value()
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert bar.value() > before

@@ -8,7 +8,9 @@ from shardscope.backend.propagation.conflicts import (
     Reshard,
     factor_axes,
     factor_name,
+    settling_steps,
 )
+from shardscope.backend.propagation.timeline import Step, Timeline
 from shardscope.backend.sharding.values import ValueSharding
 from tests.support.compile_oracle import propagated
 
@@ -79,3 +81,20 @@ def test_conflict_json_renames_reshard_axes_and_nests_its_parts():
         }
     ]
     assert got["kept"] == [] and got["collectives"] == [] and got["dims"] == {"operand-0": [0]}
+
+
+def test_settling_steps_at_the_op_or_the_last_step_into_its_tensors():
+    result = propagated("example:conflict")
+    graph = result.graph
+    (add,) = [c for c in result.conflicts if c.op_name == "stablehlo.add"]
+    # no axis crosses the add (it keeps nothing): the conflict is settled by step 0, which
+    # brings data into the add's first operand
+    assert settling_steps(result.conflicts, result.timeline, graph) == {0: [0]}
+    assert result.timeline.steps[0].values[0] in graph.ops[add.op].operands
+    # a later step across the op itself settles it there
+    op = graph.ops[add.op]
+    across = Step(7, add.op, "stablehlo.add", "data", "operand-0", ("result-0",), op.results)
+    timeline = Timeline(steps=[*result.timeline.steps, across], initial={}, final={})
+    assert settling_steps(result.conflicts, timeline, graph) == {7: [0]}
+    # no step at all: no conflict is settled at any step
+    assert settling_steps(result.conflicts, Timeline(steps=[], initial={}, final={}), graph) == {}
