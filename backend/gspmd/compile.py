@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import jax
 import numpy as np
@@ -26,6 +25,7 @@ from shardscope.backend.hlo.dump import dump_options, dumped_after
 from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
 from shardscope.backend.isolation.jobs import json_worker_main
 from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.program.trace import constrain_results
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.sharding.spec import parse_spec
 
@@ -113,7 +113,7 @@ def _compile_python(job: dict, dump: Path) -> dict:
     program = ns["PROGRAM"]
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
     if result_specs:
-        program = _constrain_results(program, result_specs, jmesh)
+        program = constrain_results(program, result_specs, jmesh)
     with jax.set_mesh(jmesh):
         compiled = (
             jax.jit(program)
@@ -136,22 +136,6 @@ def _compile_python(job: dict, dump: Path) -> dict:
         ],
         "instructions": instructions,
     }
-
-
-def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sharding.Mesh) -> Any:
-    """``program`` with a sharding constraint on each flat result that has a spec."""
-
-    def constrained(*args, **kwargs):
-        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
-        for i, text in result_specs.items():
-            if i < len(leaves):
-                spec = parse_spec(text).padded(leaves[i].ndim)
-                leaves[i] = jax.lax.with_sharding_constraint(
-                    leaves[i], NamedSharding(jmesh, spec.to_jax())
-                )
-        return jax.tree.unflatten(tree, leaves)
-
-    return constrained
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
+from shardscope.backend.sharding.spec import parse_spec
+
 
 class TraceError(ValueError):
     """The user's mesh, specs or arguments do not fit together (a one-line message)."""
@@ -306,3 +308,20 @@ def lower_staged(staged: Any) -> Traced:
     text = staged.as_text(debug_info=True)
     match = re.search(r"^module @(?:jit_)?([\w.]+)", text, re.MULTILINE)
     return Traced(match.group(1) if match else "program", text, None, {})
+
+
+def constrain_results(program: Any, result_specs: dict[int, str], jmesh: Mesh) -> Any:
+    """``program`` with a sharding constraint on each flat result that has a spec
+    (``result_specs``: flat result index -> spec text)."""
+
+    def constrained(*args, **kwargs):
+        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
+        for i, text in result_specs.items():
+            if i < len(leaves):
+                spec = parse_spec(text).padded(leaves[i].ndim)
+                leaves[i] = jax.lax.with_sharding_constraint(
+                    leaves[i], NamedSharding(jmesh, spec.to_jax())
+                )
+        return jax.tree.unflatten(tree, leaves)
+
+    return constrained

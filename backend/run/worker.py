@@ -38,6 +38,7 @@ from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
 from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.program.trace import constrain_results
 from shardscope.backend.run.inputs import input_data, is_concrete
 from shardscope.backend.run.shards import (
     ValueBudget,
@@ -149,7 +150,7 @@ def _run(job: dict) -> dict:
         structs.append(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
     s_args, s_kwargs = jax.tree.unflatten(treedef, structs)
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
-    fn = _constrain_results(program, result_specs, jmesh) if result_specs else program
+    fn = constrain_results(program, result_specs, jmesh) if result_specs else program
 
     host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
     notes: list[str] = []
@@ -273,22 +274,6 @@ def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
         return tuple(leaf.shape), leaf.dtype
     arr = np.asarray(leaf)
     return arr.shape, arr.dtype
-
-
-def _constrain_results(program: Any, result_specs: dict[int, str], jmesh: jax.sharding.Mesh) -> Any:
-    """``program`` with each flat result that has a spec constrained to it."""
-
-    def constrained(*args, **kwargs):
-        leaves, tree = jax.tree.flatten(program(*args, **kwargs))
-        for i, text in result_specs.items():
-            if i < len(leaves):
-                spec = parse_spec(text).padded(leaves[i].ndim)
-                leaves[i] = jax.lax.with_sharding_constraint(
-                    leaves[i], NamedSharding(jmesh, spec.to_jax())
-                )
-        return jax.tree.unflatten(tree, leaves)
-
-    return constrained
 
 
 class _Reference:

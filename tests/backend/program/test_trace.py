@@ -90,3 +90,16 @@ def test_a_lowered_or_traced_program_is_taken_as_it_is():
     assert lower_staged(traced).name == "double"
     lowered = traced.lower()
     assert lower_staged(lowered).mlir_text == lowered.as_text(debug_info=True)
+
+
+def test_results_with_a_spec_get_a_sharding_constraint():
+    import jax
+    import jax.numpy as jnp
+
+    from shardscope.backend.program.trace import constrain_results
+
+    mesh = jax.sharding.AbstractMesh((1,), ("data",))
+    f = constrain_results(lambda x: (x + 1, x * 2), {1: "data"}, mesh)
+    with jax.sharding.use_abstract_mesh(mesh):
+        text = jax.jit(f).lower(jax.ShapeDtypeStruct((4,), jnp.float32)).as_text()
+    assert text.count("sdy.sharding_constraint") == 1 and '{"data"}' in text
