@@ -99,17 +99,23 @@ def read_location(location: ir.Location) -> SourceInfo:
 
 def split_name_path(name: str) -> list[str]:
     """Split ``jit(f)/transpose(jvp(block))/add`` on slashes outside parentheses."""
+    return [p for p in split_outside(name, "/") if p]
+
+
+def split_outside(text: str, sep: str, opening: str = "(", closing: str = ")") -> list[str]:
+    """``text`` split on ``sep`` wherever no ``opening`` bracket is left open (empty parts
+    kept): ``split_outside("a(b:c):d", ":")`` is ``["a(b:c)", "d"]``."""
     parts, depth, start = [], 0, 0
-    for i, ch in enumerate(name):
-        if ch == "(":
+    for i, ch in enumerate(text):
+        if ch in opening:
             depth += 1
-        elif ch == ")":
+        elif ch in closing:
             depth -= 1
-        elif ch == "/" and depth == 0:
-            parts.append(name[start:i])
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
             start = i + 1
-    parts.append(name[start:])
-    return [p for p in parts if p]
+    parts.append(text[start:])
+    return parts
 
 
 def scope_of(name: str | None) -> str:

@@ -14,6 +14,7 @@ import functools
 
 from jaxlib.mlir import passmanager
 
+from shardscope.backend.program.locations import split_outside
 from shardscope.backend.program.mlir import new_context
 
 ROUTE = "in-process sdy-propagation-pipeline (debug edges and origins on)"
@@ -58,14 +59,4 @@ def pipeline_stages(origins: bool = True) -> tuple[str, str]:
 
 def _split_top(text: str) -> list[str]:
     """Split a pass list on commas outside braces and parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "{(":
-            depth += 1
-        elif ch in "})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip() for p in split_outside(text, ",", "{(", "})") if p.strip()]

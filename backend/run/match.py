@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardscope.backend.program.locations import split_outside
 from shardscope.backend.run.result import CompiledCollective, PredictedRef
 
 if TYPE_CHECKING:
@@ -31,22 +32,7 @@ def operand_sources(op_name: str) -> list[str]:
     if not m:
         return [op_name] if op_name else []
     prefix = m["prefix"] or ""
-    return [prefix + part for part in _split_top(m["parts"])]
-
-
-def _split_top(text: str) -> list[str]:
-    """Split on ``:`` outside parentheses."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return out
+    return [prefix + part for part in split_outside(m["parts"], ":")]
 
 
 def predicted_refs(collectives: Iterable[Collective], graph: ProgramGraph) -> list[PredictedRef]:

@@ -89,3 +89,10 @@ def test_scopes():
     assert scope_of("cell/tanh") == "cell"
     assert scope_of(None) == ""
     assert split_name_path("a(b/c)/d") == ["a(b/c)", "d"]
+
+
+def test_split_outside_brackets():
+    from shardscope.backend.program.locations import split_outside
+
+    assert split_outside("a(b:c):d", ":") == ["a(b:c)", "d"]
+    assert split_outside("x{a,b},y(c,d),", ",", "{(", "})") == ["x{a,b}", "y(c,d)", ""]
