@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,6 +111,15 @@ def view_image(view: GraphView, *, scale: float = 1.0, max_pixels: int | None = 
     if max_pixels is not None:
         scale = min(scale, (max_pixels / max(rect.width() * rect.height(), 1.0)) ** 0.5)
     size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
+    with _drawn_plain(scene):
+        return _draw_image(view, size, QRectF(0, 0, size.width(), size.height()), rect, True)
+
+
+@contextlib.contextmanager
+def _drawn_plain(scene) -> Iterator[None]:
+    """While the block runs, ``scene`` has no selection outline and no cached items: cached
+    items would be pasted as bitmaps, so they are drawn afresh (vector in SVG, sharp at any
+    scale in PNG). Both are put back afterwards."""
     selected = scene.selectedItems()
     scene.clearSelection()
     cached = [item for item in scene.items() if item.cacheMode() != item.CacheMode.NoCache]
@@ -116,7 +127,7 @@ def view_image(view: GraphView, *, scale: float = 1.0, max_pixels: int | None = 
     for item in cached:
         item.setCacheMode(item.CacheMode.NoCache)
     try:
-        return _draw_image(view, size, QRectF(0, 0, size.width(), size.height()), rect, True)
+        yield
     finally:
         for item, mode in zip(cached, modes, strict=True):
             item.setCacheMode(mode)
@@ -134,15 +145,7 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
     scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
     size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
     target = QRectF(0, 0, size.width(), size.height())
-    selected = scene.selectedItems()
-    scene.clearSelection()
-    # Cached items would be pasted as bitmaps: draw them afresh (vector in SVG, sharp
-    # at any scale in PNG).
-    cached = [item for item in scene.items() if item.cacheMode() != item.CacheMode.NoCache]
-    modes = [item.cacheMode() for item in cached]
-    for item in cached:
-        item.setCacheMode(item.CacheMode.NoCache)
-    try:
+    with _drawn_plain(scene):
         if path.suffix.lower() == ".svg":
             gen = QSvgGenerator()
             gen.setFileName(str(path))
@@ -158,8 +161,3 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
         image = _draw_image(view, size, target, rect, background)
         if not image.save(str(path)):
             raise OSError(f"Qt could not write {path.name}: use a .png, .jpg or .svg name")
-    finally:
-        for item, mode in zip(cached, modes, strict=True):
-            item.setCacheMode(mode)
-        for item in selected:
-            item.setSelected(True)
