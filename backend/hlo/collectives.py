@@ -86,17 +86,24 @@ def element_bytes(dtype: str) -> int:
 def _split_type(rest: str) -> tuple[str, str]:
     """``(type text, after it)`` for the text after ``%x = ``: a tuple type is balanced."""
     if rest.startswith("("):
-        depth = 0
-        for i, ch in enumerate(rest):
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth == 0:
-                    return rest[: i + 1], rest[i + 1 :].lstrip()
-        return rest, ""
+        head = _balanced(rest, "(", ")")
+        return head, rest[len(head) :].lstrip()
     head, _, tail = rest.partition(" ")
     return head, tail
+
+
+def _balanced(text: str, opening: str, closing: str) -> str:
+    """The start of ``text`` (which opens with ``opening``) up to the bracket that closes
+    it; all of ``text`` if none does."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return text
 
 
 def _attribute(rest: str, key: str) -> str | None:
@@ -106,15 +113,7 @@ def _attribute(rest: str, key: str) -> str | None:
         return None
     value = rest[at + len(key) + 1 :]
     if value.startswith("{"):
-        depth = 0
-        for i, ch in enumerate(value):
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    return value[: i + 1]
-        return value
+        return _balanced(value, "{", "}")
     if value.startswith("mesh["):
         end = value.find("}")
         return value[: end + 1] if end >= 0 else value
