@@ -17,11 +17,11 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
 from shardscope.viewers.graph.markers import byte_text, dims_text
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 COLUMNS = ("Kind", "Axes", "Group", "Tensor", "Op", "Bytes / device")
 BYTES_COLUMN = 5
-INDEX_ROLE = Qt.ItemDataRole.UserRole
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 # What "bytes per device" counts for each kind (S: bytes of the result one device holds,
 # N: devices in one group).
 BYTES_MEANING = {
@@ -53,16 +51,6 @@ BYTES_LINE = (
     "all_gather S(N-1)/N · all_reduce 2S(N-1)/N · reduce_scatter S(N-1) · all_to_all "
     "S(N-1)/N · collective_permute S · all_slice 0"
 )
-
-
-class _Item(QTableWidgetItem):
-    """A cell that sorts by ``SORT_ROLE`` when it has one (numbers as numbers)."""
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        a, b = self.data(SORT_ROLE), other.data(SORT_ROLE)
-        if a is not None and b is not None:
-            return a < b
-        return self.text() < other.text()
 
 
 def totals_by_kind(collectives: list[Collective]) -> dict[str, tuple[int, int]]:
@@ -144,7 +132,7 @@ class CollectivesView(QWidget):
                 (byte_text(c.bytes_per_device), c.bytes_per_device),
             ]
             for col, (text, key) in enumerate(cells):
-                item = _Item(text)
+                item = SortableItem(text)
                 item.setData(INDEX_ROLE, r)
                 if key is not None:
                     item.setData(SORT_ROLE, key)

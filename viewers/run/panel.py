@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
 from shardscope.viewers.graph.markers import byte_text
 
 if TYPE_CHECKING:
@@ -44,18 +45,6 @@ SHARD_COLUMNS = ("Device", "Index ranges", "Local shape", "Checksum")
 COLLECTIVE_COLUMNS = ("Kind", "Device groups", "Shape", "Bytes / device", "Source", "Predicted")
 BYTES_COLUMN = 3
 MISMATCH = QColor("#D64545")
-INDEX_ROLE = Qt.ItemDataRole.UserRole
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-class _Item(QTableWidgetItem):
-    """A cell that sorts by ``SORT_ROLE`` when it has one (numbers as numbers)."""
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        a, b = self.data(SORT_ROLE), other.data(SORT_ROLE)
-        if a is not None and b is not None:
-            return a < b
-        return self.text() < other.text()
 
 
 def index_text(index: tuple[tuple[int, int], ...]) -> str:
@@ -271,7 +260,7 @@ class RunPanel(QWidget):
                 (predicted_text(c.predicted), None),
             )
             for col, (text, key) in enumerate(cells):
-                item = _Item(text)
+                item = SortableItem(text)
                 item.setData(INDEX_ROLE, r)
                 if key is not None:
                     item.setData(SORT_ROLE, key)

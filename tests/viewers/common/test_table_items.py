@@ -1,0 +1,13 @@
+"""Sortable table cells: by their key where they have one, else by text."""
+
+from shardscope.viewers.common.table_items import SORT_ROLE, SortableItem
+
+
+def test_cells_sort_by_their_key_then_by_text(qtbot):
+    small, big = SortableItem("900 B"), SortableItem("1.2 KiB")
+    small.setData(SORT_ROLE, 900)
+    big.setData(SORT_ROLE, 1200)
+    assert small < big and not big < small  # as text, "900 B" > "1.2 KiB"
+    assert SortableItem("a") < SortableItem("b")
+    assert not SortableItem("b") < big  # one side has no key: by text, "b" > "1.2 KiB"
+    assert not SortableItem("z") < SortableItem("a")
