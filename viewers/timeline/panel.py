@@ -116,15 +116,16 @@ class TimelinePanel(QWidget):
         self.scope_box.returnPressed.connect(self.apply_filter)
         self.filter_label = QLabel("", self)
 
-        controls = QHBoxLayout()
-        for w in (
+        self.step_buttons = (
             self.home_button,
             self.back_button,
             self.play_button,
             self.forward_button,
             self.end_button,
             self.final_button,
-        ):
+        )
+        controls = QHBoxLayout()
+        for w in self.step_buttons:
             controls.addWidget(w)
         controls.addSpacing(8)
         controls.addWidget(QLabel("step", self))
@@ -178,16 +179,7 @@ class TimelinePanel(QWidget):
         self._show_position()
 
     def _enable(self, on: bool) -> None:
-        for w in (
-            self.home_button,
-            self.back_button,
-            self.play_button,
-            self.forward_button,
-            self.end_button,
-            self.final_button,
-            self.jump_box,
-            self.scrubber,
-        ):
+        for w in (*self.step_buttons, self.jump_box, self.scrubber):
             w.setEnabled(on)
 
     def _select_speed(self, speed: float) -> None:
