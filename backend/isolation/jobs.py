@@ -25,6 +25,7 @@ import json
 import math
 import os
 import runpy
+import select
 import signal
 import subprocess
 import sys
@@ -262,13 +263,27 @@ def check_timeout(seconds: float) -> float:
 class WorkerTimeout(Exception):
     """A worker ran past its time limit and was killed."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, *, first_stage: bool = False) -> None:
         super().__init__(f"did not finish within {timeout:g} s")
         self.timeout = timeout
+        # True when the worker ran past its ``FirstStage``'s limit.
+        self.first_stage = first_stage
 
     def message(self, what: str) -> str:
         """``<what> did not finish within N s``: the start of the user's message."""
         return f"{what} did not finish within {self.timeout:g} s"
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """The first stage of a worker's job, with a time limit of its own: the worker writes
+    the file ``done`` when the stage ends, and the job's ``timeout`` counts from then."""
+
+    done: Path
+    timeout: float
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)
 
 
 @dataclass(frozen=True)
@@ -287,6 +302,8 @@ class WorkerJob:
     env: Mapping[str, str] = field(default_factory=dict)
     # False drops the worker's stdout: the log then holds its stderr alone.
     log_stdout: bool = True
+    # A first stage timed apart (``timeout`` then counts from its end); None: none.
+    first_stage: FirstStage | None = None
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)
@@ -356,12 +373,46 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
             with cancellable(proc.pid):
                 if while_waiting is not None:
                     while_waiting()
-                return proc.wait(timeout=job.timeout)
+                stage = job.first_stage
+                if stage is not None:
+                    _wait_for_stage(proc, stage)
+                return wait_exit(proc, job.timeout)
         except subprocess.TimeoutExpired:
             raise WorkerTimeout(job.timeout) from None
         finally:
             kill_group(proc.pid)
             proc.wait()
+
+
+def _wait_for_stage(proc: subprocess.Popen, stage: FirstStage) -> None:
+    """Return once ``stage`` is done or the worker has ended; ``WorkerTimeout`` (with
+    ``first_stage``) past the stage's limit."""
+    deadline = time.monotonic() + stage.timeout
+    while not stage.done.exists():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WorkerTimeout(stage.timeout, first_stage=True)
+        try:
+            wait_exit(proc, min(left, 0.01))
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def wait_exit(proc: subprocess.Popen, timeout: float) -> int:
+    """``proc.wait(timeout)``, told of the exit by the kernel (a pidfd) where Linux can:
+    ``Popen.wait`` with a timeout polls, sleeping up to 50 ms between looks."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return proc.wait(timeout=timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait()
 
 
 def run_json_worker(
@@ -374,6 +425,7 @@ def run_json_worker(
     devices: int | None = None,
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
+    first_stage: FirstStage | None = None,
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
@@ -384,7 +436,8 @@ def run_json_worker(
     the time limit starts when it returns, and what it raises ends the worker and is
     raised here. Raises ``ShardscopeError`` when the worker runs past ``timeout``, dies
     without a report or reports a failure. The worker's stdout is dropped; a crash
-    report quotes its stderr.
+    report quotes its stderr. With ``first_stage`` (see ``FirstStage``), a worker that
+    runs past the stage's limit raises ``WorkerTimeout`` for the caller to word.
     """
     with tempfile.TemporaryDirectory(prefix="shardscope-worker-") as tmp:
         job_path, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
@@ -407,10 +460,13 @@ def run_json_worker(
             devices=devices,
             env=dict(env or {}),
             log_stdout=False,
+            first_stage=first_stage,
         )
         try:
             returncode = run_worker(worker, write_job if callable(job) else None)
         except WorkerTimeout as exc:
+            if exc.first_stage:
+                raise
             raise ShardscopeError(f"{exc.message(what)}; allow more with --timeout") from None
         if not out.exists():
             crash = worker.crash(returncode)

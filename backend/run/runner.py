@@ -249,7 +249,7 @@ def execute(
             raise
         log_text = log.read_text(errors="replace") if log.exists() else ""
     done = plans[0]
-    return _result(done.program, done.mesh, report, log_text, done.notes, propagation)
+    return report_result(done.program.name, done.mesh, report, log_text, done.notes, propagation)
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh:
@@ -270,14 +270,16 @@ def _check_axes(name: str, text: str, mesh: Mesh) -> None:
             )
 
 
-def _result(
-    program: Program,
+def report_result(
+    name: str,
     mesh: Mesh,
     report: dict,
     log_text: str,
     notes: list[str],
     propagation: PropagationResult | None,
 ) -> RunResult:
+    """The ``RunResult`` of the worker's ``report`` on a program called ``name``; its
+    stderr ``log_text`` gives XLA's warnings, ``propagation`` the predicted collectives."""
     text = report["hlo_text"]
     collectives = [_compiled(c) for c in report["collectives"]]
     predicted_only = []
@@ -287,7 +289,7 @@ def _result(
     op_names = instruction_op_names(text.splitlines())
     warnings = [XlaWarningEntry(**w) for w in read_warnings(log_text, op_names)]
     return RunResult(
-        program=program.name,
+        program=name,
         platform=report["platform"],
         device_count=report["device_count"],
         mesh=mesh.shape,
@@ -302,6 +304,7 @@ def _result(
         run_times=report["run_times"],
         notes=[*notes, *report["notes"]],
         concrete_inputs=report["concrete_inputs"],
+        stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
         hlo_text=text,
     )
 

@@ -15,11 +15,17 @@ timed runs. The worker:
   executable wants them: once to warm up, then ``runs`` timed runs;
 - runs the same function unsharded, on one device, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
-  (``hlo.collectives``), the executable's per-device memory and the HLO text.
+  (``hlo.collectives``), the executable's per-device memory, the HLO text and the
+  seconds each stage took (``stages``).
+
+A ``source`` job (``run.source``, the CLI's ``run``) names only the program file, the
+mesh and specs the user gave: the worker loads the program itself first (as the load
+worker does) and predicts its collectives (``propagation``), so one process imports JAX.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import statistics
@@ -34,11 +40,18 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, NamedSharding
 
-from shardscope.backend.errors import MeshError
+from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
-from shardscope.backend.program.lower import load_python_namespace
-from shardscope.backend.program.trace import constrain_results
+from shardscope.backend.program.load import lowered_program
+from shardscope.backend.program.lower import (
+    DEFAULT_DEVICES,
+    UserError,
+    import_program,
+    load_python_namespace,
+    lower_namespace,
+)
+from shardscope.backend.program.trace import abstract_mesh, constrain_results
 from shardscope.backend.run.inputs import input_data, is_concrete
 from shardscope.backend.run.shards import (
     ValueBudget,
@@ -61,23 +74,134 @@ def main(argv: list[str]) -> int:
 
 def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
+    laps = Laps()
     jax.config.update("jax_enable_compilation_cache", False)
     # The worker may have started before its program was loaded (``runner.execute``):
     # the CPU device count and the program's folder come with the job. JAX reads the
     # count when it first asks for devices, which nothing has done yet.
-    jax.config.update("jax_num_cpu_devices", int(job["cpu_devices"]))
+    source = job.get("kind") == "source"
+    devices = job.get("cpu_devices") or (DEFAULT_DEVICES if source else None)
+    jax.config.update("jax_num_cpu_devices", int(devices))
     os.chdir(job["cwd"])
     sys.path[0] = job["cwd"]
     if job.get("kind") == "reshard":
         return _reshard(job)
     try:
-        return _run(job)
+        report = _from_source(job, laps) if source else _run(job, laps=laps)
     except RunRefused as exc:
+        return {"ok": False, "error": str(exc)}
+    except ShardscopeError as exc:
         return {"ok": False, "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
         if is_out_of_memory(exc):
             raise  # json_worker_main names the memory limit
         return {"ok": False, "error": failure_line(job["path"], exc)}
+    report["stages"] = {"started": laps.started, **laps.seconds}
+    return report
+
+
+class Laps:
+    """Seconds each stage of the worker took, one after the other, in order."""
+
+    def __init__(self) -> None:
+        # Wall-clock time (``time.time``) when the job began, for the parent to put the
+        # worker's start-up (interpreter, imports) before it.
+        self.started = time.time()
+        self._last = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        """Close stage ``name``: the time since the previous stage ended."""
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
+        self._last = now
+
+
+def _from_source(job: dict, laps: Laps) -> dict:
+    """The CLI's ``run`` in one worker: load the program file as the load worker does
+    (import, trace, lower), check the run, predict its collectives, then compile and run.
+
+    The parent's time limit for loading ends when the file ``job["loaded"]`` appears. A
+    program that needs more fake CPU devices than this worker has gets
+    ``{"ok": true, "needs_devices": N, "error": ...}``: the parent starts another worker
+    with N.
+    """
+    # Only this job propagates and plans: the worker's other jobs do not import them.
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.match import predicted_refs
+    from shardscope.backend.run.runner import cpu_device_limit, plan_run
+
+    path = job["path"]
+    started = time.perf_counter()
+    try:
+        ns = import_program(path, job["params"])
+    except UserError as exc:
+        return _load_failed(job, str(exc), exc.devices)
+    laps.lap("import_program")
+    given = Mesh.from_json(job["mesh"]) if job.get("mesh") else None
+    if not job.get("cpu_devices"):
+        # Before the program's lowering starts JAX's backend: as many CPU devices as the
+        # run's mesh has, where the program's own MESH says how many before lowering.
+        try:
+            own = abstract_mesh(ns.get("MESH"))
+        except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
+            own = None
+        size = given.size if given is not None else (own.size if own is not None else None)
+        if size is not None and size <= cpu_device_limit():
+            with contextlib.suppress(RuntimeError):  # the program already started it
+                jax.config.update("jax_num_cpu_devices", size)
+    try:
+        result = lower_namespace(path, ns, started)
+    except UserError as exc:
+        return _load_failed(job, str(exc), exc.devices)
+    program = lowered_program(Path(path), job["params"], result)
+    program.name, program.source, program.kind = job["name"], job["source"], job["program_kind"]
+    Path(job["loaded"]).write_text("")
+    laps.lap("lower")
+    specs = job.get("specs")
+    plan = plan_run(
+        program,
+        given,
+        specs,
+        runs=job["runs"],
+        seed=job["seed"],
+        reference=job["reference"],
+        values=job["values"],
+    )
+    attached = len(jax.devices())
+    if attached < plan.mesh.size and jax.devices()[0].platform == "cpu":
+        return {
+            "ok": True,
+            "needs_devices": plan.mesh.size,
+            "error": too_many_devices(plan.mesh, attached, "cpu"),
+        }
+    laps.lap("plan")
+    try:
+        predicted = propagate(program, plan.mesh, specs)
+        refs, why = (
+            [r.to_json() for r in predicted_refs(predicted.collectives, predicted.graph)],
+            None,
+        )
+    except ShardscopeError as exc:
+        refs, why = None, str(exc)
+    laps.lap("propagate")
+    report = _run(plan.job, ns=ns, laps=laps)
+    report.update(
+        predicted=refs,
+        predicted_error=why,
+        plan_notes=plan.notes,
+        program={"name": program.name, "mesh": program.mesh},
+        mesh=plan.mesh.to_json(),
+    )
+    return report
+
+
+def _load_failed(job: dict, error: str, devices: int | None) -> dict:
+    """The load's error, or a request for a worker with the ``devices`` the program's
+    import asked for where this one had fewer."""
+    if devices is not None and devices > int(job.get("cpu_devices") or DEFAULT_DEVICES):
+        return {"ok": True, "needs_devices": devices, "error": error}
+    return {"ok": False, "error": error, "stage": "load"}
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -120,8 +244,11 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     )
 
 
-def _run(job: dict) -> dict:
-    ns = load_python_namespace(job["path"], job["params"])
+def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
+    laps = laps or Laps()
+    if ns is None:
+        ns = load_python_namespace(job["path"], job["params"])
+        laps.lap("import_program")
     mesh = Mesh.from_json(job["mesh"])
     devices = jax.devices()
     platform = devices[0].platform
@@ -164,12 +291,15 @@ def _run(job: dict) -> dict:
     with jax.set_mesh(jmesh):
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
+    laps.lap("trace_and_lower")
     if reference is not None:
         reference.join()
+    laps.lap("reference_compile_wait")
     with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
         compile_s = time.perf_counter() - started
+    laps.lap("compile")
 
     in_shardings = jax.tree.leaves(
         compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
@@ -182,6 +312,7 @@ def _run(job: dict) -> dict:
         started = time.perf_counter()
         jax.block_until_ready(compiled(*p_args, **p_kwargs))
         times.append(time.perf_counter() - started)
+    laps.lap("run")
     out_leaves = jax.tree.leaves(out)
     values = ValueBudget() if job.get("values", True) else None
 
@@ -198,6 +329,7 @@ def _run(job: dict) -> dict:
             expected = reference.outputs()
         except Exception as exc:  # noqa: BLE001 - user code runs again here
             notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
+    laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
     )
@@ -215,8 +347,12 @@ def _run(job: dict) -> dict:
         _tensor(name, arr, sharding, h, values)
         for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
     ]
+    laps.lap("shards")
     text = compiled.as_text()
     assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    collectives = read_collectives(text, assignment, mesh.size)
+    memory = _memory(compiled)
+    laps.lap("hlo_and_memory")
     return {
         "ok": True,
         "platform": platform,
@@ -224,11 +360,11 @@ def _run(job: dict) -> dict:
         "devices_attached": len(devices),
         "outputs": outputs,
         "arguments": arguments,
-        "collectives": read_collectives(text, assignment, mesh.size),
+        "collectives": collectives,
         "compile_s": compile_s,
         "run_s": statistics.median(times),
         "run_times": times,
-        "memory": _memory(compiled),
+        "memory": memory,
         "notes": notes,
         "concrete_inputs": [
             name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)
@@ -383,4 +519,9 @@ def _memory(compiled: Any) -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The report is written: tearing down JAX's runtime and the interpreter (a fifth of a
+    # second after a small run) would only keep the parent waiting.
+    os._exit(code)

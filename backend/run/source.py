@@ -1,0 +1,172 @@
+"""Run a Python program straight from its file: the CLI's ``run``, in one worker.
+
+``run_source`` hands the worker (``run.worker``, a ``source`` job) the program's path,
+parameters and the mesh and specs the user gave; the worker imports JAX once, loads the
+program as the load worker does, checks the run, predicts its collectives, compiles and
+runs it. The report is the one ``runner.run_program`` gives for a loaded program, with
+the predicted collectives matched in, and the same one-line errors: loading has its own
+time limit and messages (``load``'s), the run its own from when loading ended.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardscope.backend.errors import ProgramError, ShardscopeError
+from shardscope.backend.isolation.jobs import (
+    FirstStage,
+    WorkerTimeout,
+    memory_limit,
+    memory_message,
+    run_json_worker,
+)
+from shardscope.backend.program.load import program_timeout_message
+from shardscope.backend.run.inputs import SEED
+from shardscope.backend.run.match import match
+from shardscope.backend.run.result import PredictedRef, RunResult
+from shardscope.backend.run.runner import (
+    DEFAULT_RUNS,
+    WHAT,
+    WORKER,
+    accelerator_installed,
+    check_device_count,
+    cpu_device_limit,
+    report_result,
+    run_environment,
+)
+from shardscope.backend.sharding.mesh import Mesh
+
+
+@dataclass
+class SourceRun:
+    """What ``run_source`` found: the run, and the program's own mesh (for the note that
+    ``--mesh`` replaced it)."""
+
+    result: RunResult
+    program_mesh: dict[str, int] | None
+
+
+def run_source(
+    path: Path,
+    params: dict[str, str],
+    *,
+    name: str,
+    source: str,
+    kind: str,
+    mesh: Mesh | None = None,
+    specs: dict[str, str] | None = None,
+    timeout: float = 300.0,
+    runs: int = DEFAULT_RUNS,
+    seed: int = SEED,
+    reference: bool = True,
+    values: bool = True,
+) -> SourceRun:
+    """Load the Python program at ``path`` (resolved; ``load.python_source``) and run it.
+
+    ``name``, ``source`` and ``kind`` are what ``load_program`` would call it. ``mesh``
+    and ``specs`` (name -> spec text) replace the program's ``MESH`` and ``SPECS`` where
+    given. ``timeout`` limits loading, and then the run. Raises ``ShardscopeError`` (one
+    line) as ``load_program`` and ``run_program`` do.
+    """
+    accelerator = accelerator_installed()
+    if mesh is not None and not accelerator:
+        check_device_count(mesh)
+    job = {
+        "kind": "source",
+        "path": str(path),
+        "cwd": str(path.parent),
+        "params": dict(params),
+        "name": name,
+        "source": source,
+        "program_kind": kind,
+        "mesh": mesh.to_json() if mesh is not None else None,
+        "specs": dict(specs) if specs is not None else None,
+        "cpu_devices": mesh.size if mesh is not None and not accelerator else None,
+        "seed": seed,
+        "runs": runs,
+        "reference": reference,
+        "values": values,
+    }
+    report, spawned, log_text = _work(path, job, timeout, accelerator)
+    if report.get("needs_devices") and not accelerator:
+        # The program's import or its mesh needs more fake CPU devices than the worker
+        # started with: once more, with as many from the start.
+        needed = int(report["needs_devices"])
+        if needed > cpu_device_limit() or job["cpu_devices"] == needed:
+            raise ShardscopeError(report["error"])
+        job["cpu_devices"] = needed
+        report, spawned, log_text = _work(path, job, timeout, accelerator)
+        if report.get("needs_devices"):
+            raise ShardscopeError(report["error"])
+    read = time.perf_counter()
+    result = report_result(
+        name, Mesh.from_json(report["mesh"]), report, log_text, report["plan_notes"], None
+    )
+    if report["predicted"] is not None:
+        refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
+        result.collectives, result.predicted_only = match(result.collectives, refs)
+    else:
+        result.notes.append(f"no predicted collectives to compare: {report['predicted_error']}")
+    stages = dict(report.get("stages") or {})
+    worker_started = stages.pop("started", spawned)
+    result.stages = {
+        "worker_start_and_imports": max(0.0, worker_started - spawned),
+        **stages,
+        "worker_exit_and_report": report["_received"] - worker_started - sum(stages.values()),
+        "read_report": time.perf_counter() - read,
+    }
+    return SourceRun(result, (report.get("program") or {}).get("mesh"))
+
+
+def _ref_fields(data: dict) -> dict:
+    return {**data, "axes": tuple(data["axes"])}
+
+
+def _work(path: Path, job: dict, timeout: float, accelerator: bool) -> tuple[dict, float, str]:
+    """The worker's report, when it started (``time.time``) and its stderr."""
+    with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
+        loaded = Path(tmp) / "loaded"
+        log = Path(tmp) / "stderr.txt"
+        job = {**job, "loaded": str(loaded)}
+        spawned = time.time()
+        try:
+            report = run_json_worker(
+                WORKER,
+                job,
+                what=WHAT,
+                cwd=Path.cwd(),
+                timeout=timeout,
+                env=run_environment(accelerator),
+                log=log,
+                first_stage=FirstStage(loaded, timeout),
+            )
+        except WorkerTimeout as exc:
+            raise ProgramError(program_timeout_message(path, exc)) from None
+        except ShardscopeError as exc:
+            raise _worded(exc, path, job["name"], loaded.exists()) from None
+        report["_received"] = time.time()
+        log_text = log.read_text(errors="replace") if log.exists() else ""
+    return report, spawned, log_text
+
+
+def _worded(exc: ShardscopeError, path: Path, name: str, loaded: bool) -> ShardscopeError:
+    """A crash worded as ``load_program`` (before the program loaded) or ``execute``
+    (after) word it; other errors as they are."""
+    text = str(exc)
+    crashed = f"{WHAT} crashed: its worker "
+    if text == memory_message(WHAT, memory_limit()) and not loaded:
+        return ProgramError(f"{path}: {memory_message('loading this program', memory_limit())}")
+    if not text.startswith(crashed):
+        return exc
+    if not loaded:
+        return ProgramError(
+            f"{path}: the worker loading this program {text[len(crashed) :]}; the program or "
+            f"the compiler crashed: run the file with python directly to see the full error"
+        )
+    return ShardscopeError(
+        f"{name}: {text}; the program or the compiler crashed: run the file with python "
+        f"directly to see the full error"
+    )
