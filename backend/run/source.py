@@ -10,10 +10,13 @@ time limit and messages (``load``'s), the run its own from when loading ended.
 
 from __future__ import annotations
 
+import importlib
+import os
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ProgramError, ShardscopeError
 from shardscope.backend.isolation.jobs import (
@@ -24,20 +27,27 @@ from shardscope.backend.isolation.jobs import (
     run_json_worker,
 )
 from shardscope.backend.program.load import program_timeout_message
-from shardscope.backend.run.inputs import SEED
-from shardscope.backend.run.match import match
-from shardscope.backend.run.result import PredictedRef, RunResult
-from shardscope.backend.run.runner import (
+from shardscope.backend.run.worker_setup import (
     DEFAULT_RUNS,
     WHAT,
     WORKER,
     accelerator_installed,
     check_device_count,
     cpu_device_limit,
-    report_result,
     run_environment,
 )
 from shardscope.backend.sharding.mesh import Mesh
+
+if TYPE_CHECKING:
+    from shardscope.backend.run.result import RunResult
+
+# What reads the worker's report (numpy, MLIR's bindings, the matcher) is imported while
+# the worker starts, not before: ``_import_readers``.
+_READERS = (
+    "shardscope.backend.run.runner",
+    "shardscope.backend.run.match",
+    "shardscope.backend.run.result",
+)
 
 
 @dataclass
@@ -60,7 +70,7 @@ def run_source(
     specs: dict[str, str] | None = None,
     timeout: float = 300.0,
     runs: int = DEFAULT_RUNS,
-    seed: int = SEED,
+    seed: int | None = None,
     reference: bool = True,
     values: bool = True,
 ) -> SourceRun:
@@ -68,7 +78,7 @@ def run_source(
 
     ``name``, ``source`` and ``kind`` are what ``load_program`` would call it. ``mesh``
     and ``specs`` (name -> spec text) replace the program's ``MESH`` and ``SPECS`` where
-    given. ``timeout`` limits loading, and then the run. Raises ``ShardscopeError`` (one
+    given; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout`` limits loading, and then the run. Raises ``ShardscopeError`` (one
     line) as ``load_program`` and ``run_program`` do.
     """
     accelerator = accelerator_installed()
@@ -90,6 +100,8 @@ def run_source(
         "reference": reference,
         "values": values,
     }
+    age = process_age()
+    born = time.time() - age if age is not None else None
     report, spawned, log_text = _work(path, job, timeout, accelerator)
     if report.get("needs_devices") and not accelerator:
         # The program's import or its mesh needs more fake CPU devices than the worker
@@ -101,6 +113,10 @@ def run_source(
         report, spawned, log_text = _work(path, job, timeout, accelerator)
         if report.get("needs_devices"):
             raise ShardscopeError(report["error"])
+    from shardscope.backend.run.match import match
+    from shardscope.backend.run.result import PredictedRef
+    from shardscope.backend.run.runner import report_result
+
     read = time.perf_counter()
     result = report_result(
         name, Mesh.from_json(report["mesh"]), report, log_text, report["plan_notes"], None
@@ -112,13 +128,37 @@ def run_source(
         result.notes.append(f"no predicted collectives to compare: {report['predicted_error']}")
     stages = dict(report.get("stages") or {})
     worker_started = stages.pop("started", spawned)
+    before = {"before_worker": spawned - born} if born is not None else {}
     result.stages = {
+        **before,
         "worker_start_and_imports": max(0.0, worker_started - spawned),
         **stages,
         "worker_exit_and_report": report["_received"] - worker_started - sum(stages.values()),
         "read_report": time.perf_counter() - read,
     }
     return SourceRun(result, (report.get("program") or {}).get("mesh"))
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (to 10 ms), from Linux's /proc; None elsewhere."""
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        # Field 22, start time in clock ticks after boot; the name (field 2) may hold spaces.
+        started = int(stat.rsplit(")", 1)[1].split()[19]) / ticks
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - started)
+
+
+def _import_readers(job: dict) -> dict:
+    """Import what reads the report, while the worker imports JAX; then its job. (In this
+    thread: two threads importing numpy or jaxlib at once can each see the other's
+    half-initialised module.)"""
+    for name in _READERS:
+        importlib.import_module(name)
+    return job
 
 
 def _ref_fields(data: dict) -> dict:
@@ -135,7 +175,7 @@ def _work(path: Path, job: dict, timeout: float, accelerator: bool) -> tuple[dic
         try:
             report = run_json_worker(
                 WORKER,
-                job,
+                lambda: _import_readers(job),
                 what=WHAT,
                 cwd=Path.cwd(),
                 timeout=timeout,

@@ -52,7 +52,7 @@ from shardscope.backend.program.lower import (
     lower_namespace,
 )
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
-from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.run.inputs import SEED, input_data, is_concrete
 from shardscope.backend.run.shards import (
     ValueBudget,
     max_relative_error,
@@ -129,7 +129,8 @@ def _from_source(job: dict, laps: Laps) -> dict:
     # Only this job propagates and plans: the worker's other jobs do not import them.
     from shardscope.backend.propagation.propagate import propagate
     from shardscope.backend.run.match import predicted_refs
-    from shardscope.backend.run.runner import cpu_device_limit, plan_run
+    from shardscope.backend.run.runner import plan_run
+    from shardscope.backend.run.worker_setup import cpu_device_limit
 
     path = job["path"]
     started = time.perf_counter()
@@ -164,7 +165,7 @@ def _from_source(job: dict, laps: Laps) -> dict:
         given,
         specs,
         runs=job["runs"],
-        seed=job["seed"],
+        seed=SEED if job["seed"] is None else job["seed"],
         reference=job["reference"],
         values=job["values"],
     )
@@ -176,18 +177,20 @@ def _from_source(job: dict, laps: Laps) -> dict:
             "error": too_many_devices(plan.mesh, attached, "cpu"),
         }
     laps.lap("plan")
+
+    # Before the run, not beside it: a forked child that propagated while this process
+    # went on to compile and run hung on this machine (Shardy itself runs in a forked
+    # child of ``propagate``, ``propagation.guard``).
     try:
         predicted = propagate(program, plan.mesh, specs)
-        refs, why = (
-            [r.to_json() for r in predicted_refs(predicted.collectives, predicted.graph)],
-            None,
-        )
+        refs = predicted_refs(predicted.collectives, predicted.graph)
+        predicted_json, why = [r.to_json() for r in refs], None
     except ShardscopeError as exc:
-        refs, why = None, str(exc)
+        predicted_json, why = None, str(exc)
     laps.lap("propagate")
     report = _run(plan.job, ns=ns, laps=laps)
     report.update(
-        predicted=refs,
+        predicted=predicted_json,
         predicted_error=why,
         plan_notes=plan.notes,
         program={"name": program.name, "mesh": program.mesh},
