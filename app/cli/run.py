@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from types import SimpleNamespace
 
 from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
 from shardscope.backend.errors import ShardscopeError
@@ -71,16 +72,9 @@ def run(args) -> int:
         reference=not args.no_reference,
         values=False,  # neither output form prints them
     )
-    note_mesh_override(_Named(done.program_mesh), args.mesh)
+    note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
     _print(done.result, args.json)
     return 0
-
-
-class _Named:
-    """What ``note_mesh_override`` reads of a program: its own mesh."""
-
-    def __init__(self, mesh: dict[str, int] | None) -> None:
-        self.mesh = mesh
 
 
 def _print(result, as_json: bool) -> None:
@@ -92,8 +86,8 @@ def _print(result, as_json: bool) -> None:
 
 def _run_loaded(args, mesh, specs) -> int:
     """Start the run worker, load, hand it the program, predict the collectives here while
-    it compiles and runs; print. For sources that are not Python programs, whose loading
-    tells the user what ``run`` needs."""
+    it compiles and runs; print. For sources ``load.python_source`` does not name: loading
+    or planning says what is wrong with them (``run`` needs a Python program)."""
     from shardscope.backend.run.runner import execute, plan_run
 
     loaded: queue.Queue = queue.Queue()

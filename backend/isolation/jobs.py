@@ -12,6 +12,10 @@ a process group of its own that is killed as a whole when the worker ends or tim
 (so nothing a user's program forks outlives the job), and has a memory limit
 (``memory_limit``) whose breach is reported as running out of memory, not as a crash.
 
+A job may time its first stage apart (``FirstStage``: loading a program, say, before
+running it): the worker writes a file when the stage ends, and the job's time limit
+counts from then.
+
 A JSON worker takes a job file and writes a report file (``{"ok": true, ...}`` or
 ``{"ok": false, "error": ...}``): ``run_json_worker`` is the parent's side, turning every
 way it can fail into a one-line ``ShardscopeError``, ``json_worker_main`` the child's.

@@ -13,6 +13,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import (
     MEMORY_ENV,
     Crash,
+    FirstStage,
     WorkerJob,
     WorkerTimeout,
     cancel_workers,
@@ -21,6 +22,7 @@ from shardscope.backend.isolation.jobs import (
     memory_limit,
     run_json_worker,
     run_worker,
+    wait_exit,
     worker_env,
 )
 from tests.support.processes import gone_within
@@ -359,3 +361,79 @@ def test_a_users_command_runs_as_a_worker_and_what_it_starts_ends_with_it(tmp_pa
         run_command(["sleep", "600"], env=dict(os.environ), cwd=tmp_path, timeout=1)
     code = run_command(["/no/such/program"], env=dict(os.environ), cwd=tmp_path, timeout=60)
     assert code == 127
+
+
+def _staged(tmp_path, first_s, then_s):
+    """A worker that sleeps ``first_s``, writes the stage file, then sleeps ``then_s``."""
+    done = tmp_path / "stage_done"
+    name = _module(
+        tmp_path,
+        "staged",
+        f"import pathlib, time\ntime.sleep({first_s})\n"
+        f"pathlib.Path({str(done)!r}).write_text('')\ntime.sleep({then_s})\n",
+    )
+    return name, done
+
+
+def test_a_first_stage_and_the_rest_each_get_their_own_time(tmp_path):
+    name, done = _staged(tmp_path, 1.5, 1.5)
+    job = _job(tmp_path, name, timeout=2.5, first_stage=FirstStage(done, 2.5))
+    assert run_worker(job) == 0  # 3 s in all, each stage under its 2.5 s
+
+
+def test_a_worker_past_its_first_stage_is_killed_and_says_so(tmp_path):
+    name, done = _staged(tmp_path, 60, 0)
+    started = time.monotonic()
+    with pytest.raises(WorkerTimeout) as caught:
+        run_worker(_job(tmp_path, name, timeout=60, first_stage=FirstStage(done, 1)))
+    assert time.monotonic() - started < 30
+    assert caught.value.first_stage and caught.value.timeout == 1
+
+
+def test_a_worker_past_its_time_after_the_first_stage_is_killed(tmp_path):
+    name, done = _staged(tmp_path, 0, 60)
+    with pytest.raises(WorkerTimeout) as caught:
+        run_worker(_job(tmp_path, name, timeout=1, first_stage=FirstStage(done, 60)))
+    assert not caught.value.first_stage and caught.value.timeout == 1
+
+
+def test_a_worker_that_dies_in_its_first_stage_is_reported_at_once(tmp_path):
+    name = _module(tmp_path, "dies", "import os\nos._exit(3)\n")
+    started = time.monotonic()
+    job = _job(tmp_path, name, timeout=60, first_stage=FirstStage(tmp_path / "never", 60))
+    assert run_worker(job) == 3
+    assert time.monotonic() - started < 10
+
+
+def test_a_json_worker_past_its_first_stage_raises_the_timeout_for_the_caller(tmp_path):
+    name = _module(
+        tmp_path,
+        "json_slow",
+        "import time\ntime.sleep(60)\n",
+    )
+    with pytest.raises(WorkerTimeout) as caught:
+        run_json_worker(
+            name,
+            {},
+            what="the work",
+            cwd=tmp_path,
+            timeout=60,
+            first_stage=FirstStage(tmp_path / "never", 1),
+        )
+    assert caught.value.first_stage
+
+
+def test_wait_exit_returns_the_exit_code_when_the_process_ends():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(4)"]
+    )
+    started = time.monotonic()
+    assert wait_exit(proc, 30) == 4
+    assert time.monotonic() - started < 10
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            wait_exit(proc, 0.2)
+    finally:
+        proc.kill()
+        proc.wait()
