@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,10 @@ class WorkerJob:
     log_stdout: bool = True
     # A first stage timed apart (``timeout`` then counts from its end); None: none.
     first_stage: FirstStage | None = None
+    # True: fork this process rather than start a fresh interpreter, which saves the
+    # interpreter's start and the imports both share. Only from a process with one thread
+    # that has not imported what the worker needs fresh (``can_fork``).
+    fork: bool = False
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)
@@ -363,32 +368,113 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     Whatever the worker started is killed with it when it ends.
     """
     memory_limit()  # a malformed setting is the user's error, not the worker's crash
-    with job.log.open("w") as log:
-        proc = subprocess.Popen(
-            job.command(),
-            env=job.environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=log if job.log_stdout else subprocess.DEVNULL,
-            stderr=log,
-            cwd=str(job.cwd),
-            process_group=0,
-        )
+    if job.fork:
+        proc: subprocess.Popen | ForkedWorker = ForkedWorker(job)
+    else:
+        with job.log.open("w") as log:
+            proc = subprocess.Popen(
+                job.command(),
+                env=job.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=log if job.log_stdout else subprocess.DEVNULL,
+                stderr=log,
+                cwd=str(job.cwd),
+                process_group=0,
+            )
+    try:
+        with cancellable(proc.pid):
+            if while_waiting is not None:
+                while_waiting()
+            stage = job.first_stage
+            if stage is not None:
+                _wait_for_stage(proc, stage)
+            return wait_exit(proc, job.timeout)
+    except subprocess.TimeoutExpired:
+        raise WorkerTimeout(job.timeout) from None
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+
+
+def can_fork() -> bool:
+    """Whether a worker may be forked from this process (``WorkerJob.fork``): it runs one
+    thread (a fork copies only the calling one, and locks held by others stay held) and
+    has not imported JAX (which reads its environment, the worker's, when imported)."""
+    return threading.active_count() == 1 and "jax" not in sys.modules
+
+
+class ForkedWorker:
+    """A worker forked from this process: ``python -m MODULE ARG...`` as ``launch`` runs
+    it, in its own process group, dying with this process, under the memory limit, its
+    output in the job's log. What ``run_worker`` uses of a ``Popen``."""
+
+    def __init__(self, job: WorkerJob) -> None:
+        self.args = [job.module, *job.argv]
+        self.returncode: int | None = None
+        env = job.environment()
+        log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Whatever this process has buffered must not be written twice.
+        sys.stdout.flush()
+        sys.stderr.flush()
         try:
-            with cancellable(proc.pid):
-                if while_waiting is not None:
-                    while_waiting()
-                stage = job.first_stage
-                if stage is not None:
-                    _wait_for_stage(proc, stage)
-                return wait_exit(proc, job.timeout)
-        except subprocess.TimeoutExpired:
-            raise WorkerTimeout(job.timeout) from None
+            pid = os.fork()
+            if pid == 0:
+                _forked_child(job, env, log)
         finally:
-            kill_group(proc.pid)
-            proc.wait()
+            os.close(log)
+        self.pid = pid
+        # Both sides make the worker a group leader, so the group exists whichever runs
+        # first, before this process may kill it.
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            os.setpgid(pid, pid)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit code (negative: the signal); ``subprocess.TimeoutExpired`` past
+        ``timeout`` seconds."""
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return self.returncode
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.005)
 
 
-def _wait_for_stage(proc: subprocess.Popen, stage: FirstStage) -> None:
+def _forked_child(job: WorkerJob, env: dict[str, str], log: int) -> None:
+    """Become the worker ``job`` describes and run its module; never returns."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        parent = env.pop(_PARENT_ENV, "")
+        os.environ.clear()
+        os.environ.update(env)
+        become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(log if job.log_stdout else null, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.chdir(job.cwd)
+        sys.argv = [job.module, *job.argv]
+        sys.path[0] = str(job.cwd)
+        runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported in the log, as a fresh worker's would be
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _wait_for_stage(proc: subprocess.Popen | ForkedWorker, stage: FirstStage) -> None:
     """Return once ``stage`` is done or the worker has ended; ``WorkerTimeout`` (with
     ``first_stage``) past the stage's limit."""
     deadline = time.monotonic() + stage.timeout
@@ -403,7 +489,7 @@ def _wait_for_stage(proc: subprocess.Popen, stage: FirstStage) -> None:
             pass
 
 
-def wait_exit(proc: subprocess.Popen, timeout: float) -> int:
+def wait_exit(proc: subprocess.Popen | ForkedWorker, timeout: float) -> int:
     """``proc.wait(timeout)``, told of the exit by the kernel (a pidfd) where Linux can:
     ``Popen.wait`` with a timeout polls, sleeping up to 50 ms between looks."""
     try:
@@ -430,6 +516,7 @@ def run_json_worker(
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
     first_stage: FirstStage | None = None,
+    fork: bool = False,
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
@@ -441,7 +528,8 @@ def run_json_worker(
     raised here. Raises ``ShardscopeError`` when the worker runs past ``timeout``, dies
     without a report or reports a failure. The worker's stdout is dropped; a crash
     report quotes its stderr. With ``first_stage`` (see ``FirstStage``), a worker that
-    runs past the stage's limit raises ``WorkerTimeout`` for the caller to word.
+    runs past the stage's limit raises ``WorkerTimeout`` for the caller to word. ``fork``
+    forks the worker from this process (``WorkerJob.fork``).
     """
     with tempfile.TemporaryDirectory(prefix="shardscope-worker-") as tmp:
         job_path, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
@@ -465,6 +553,7 @@ def run_json_worker(
             env=dict(env or {}),
             log_stdout=False,
             first_stage=first_stage,
+            fork=fork,
         )
         try:
             returncode = run_worker(worker, write_job if callable(job) else None)

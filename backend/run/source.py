@@ -22,6 +22,7 @@ from shardscope.backend.errors import ProgramError, ShardscopeError
 from shardscope.backend.isolation.jobs import (
     FirstStage,
     WorkerTimeout,
+    can_fork,
     memory_limit,
     memory_message,
     run_json_worker,
@@ -182,6 +183,9 @@ def _work(path: Path, job: dict, timeout: float, accelerator: bool) -> tuple[dic
                 env=run_environment(accelerator),
                 log=log,
                 first_stage=FirstStage(loaded, timeout),
+                # From the CLI, which has one thread and no JAX yet: a fork of it starts
+                # sooner than a fresh interpreter and imports JAX fresh all the same.
+                fork=can_fork(),
             )
         except WorkerTimeout as exc:
             raise ProgramError(program_timeout_message(path, exc)) from None
