@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from shardscope.backend.program.lower import (
     load_python_namespace,
     lower_namespace,
 )
-from shardscope.backend.program.trace import abstract_mesh, constrain_results
+from shardscope.backend.program.trace import abstract_mesh, constrain_results, mesh_dict
 from shardscope.backend.run.inputs import SEED, input_data, is_concrete
 from shardscope.backend.run.shards import (
     ValueBudget,
@@ -140,17 +141,21 @@ def _from_source(job: dict, laps: Laps) -> dict:
         return _load_failed(job, str(exc), exc.devices)
     laps.lap("import_program")
     given = Mesh.from_json(job["mesh"]) if job.get("mesh") else None
-    if not job.get("cpu_devices"):
-        # Before the program's lowering starts JAX's backend: as many CPU devices as the
-        # run's mesh has, where the program's own MESH says how many before lowering.
+    axes = given if given is not None else _own_axes(ns)
+    if not job.get("cpu_devices") and axes is not None and axes.size <= cpu_device_limit():
+        # Before anything starts JAX's backend: as many CPU devices as the run's mesh has.
+        with contextlib.suppress(RuntimeError):  # the program's import already started it
+            jax.config.update("jax_num_cpu_devices", axes.size)
+    # Where the mesh's axes are known before lowering, the unsharded reference compiles
+    # while the program lowers and the run is planned (the reference's mesh has the same
+    # axes, each of size 1); it is done before propagation forks this process.
+    inputs = None
+    if job["reference"] and axes is not None:
         try:
-            own = abstract_mesh(ns.get("MESH"))
-        except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
-            own = None
-        size = given.size if given is not None else (own.size if own is not None else None)
-        if size is not None and size <= cpu_device_limit():
-            with contextlib.suppress(RuntimeError):  # the program already started it
-                jax.config.update("jax_num_cpu_devices", size)
+            inputs = _early_reference(ns, axes, SEED if job["seed"] is None else job["seed"])
+        except Exception:  # noqa: BLE001 - the lowering below reports the program's errors
+            inputs = None
+        laps.lap("reference_trace_and_lower")
     try:
         result = lower_namespace(path, ns, started)
     except UserError as exc:
@@ -177,6 +182,9 @@ def _from_source(job: dict, laps: Laps) -> dict:
             "error": too_many_devices(plan.mesh, attached, "cpu"),
         }
     laps.lap("plan")
+    if inputs is not None and inputs.reference is not None:
+        inputs.reference.join()
+        laps.lap("reference_compile_wait")
 
     # Before the run, not beside it: a forked child that propagated while this process
     # went on to compile and run hung on this machine (Shardy itself runs in a forked
@@ -188,7 +196,7 @@ def _from_source(job: dict, laps: Laps) -> dict:
     except ShardscopeError as exc:
         predicted_json, why = None, str(exc)
     laps.lap("propagate")
-    report = _run(plan.job, ns=ns, laps=laps)
+    report = _run(plan.job, ns=ns, laps=laps, inputs=inputs)
     report.update(
         predicted=predicted_json,
         predicted_error=why,
@@ -197,6 +205,16 @@ def _from_source(job: dict, laps: Laps) -> dict:
         mesh=plan.mesh.to_json(),
     )
     return report
+
+
+def _own_axes(ns: dict) -> Mesh | None:
+    """The axes of the program's own ``MESH`` (None without one, or with one that is not
+    a mesh: the lowering reports that)."""
+    try:
+        own = abstract_mesh(ns.get("MESH"))
+    except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
+        return None
+    return Mesh.from_dict(mesh_dict(own)) if own is not None else None
 
 
 def _load_failed(job: dict, error: str, devices: int | None) -> dict:
@@ -247,7 +265,42 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     )
 
 
-def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
+@dataclass
+class _Inputs:
+    """The program's function, its example arguments' flat leaves and tree, the data
+    each run gets, and the unsharded reference when one was started early."""
+
+    program: Any
+    leaves: list
+    treedef: Any
+    host: list
+    reference: _Reference | None = None
+
+
+def _inputs(ns: dict, seed: int) -> _Inputs:
+    program = ns["PROGRAM"]
+    args = ns.get("EXAMPLE_ARGS")
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    host = [input_data(leaf, i, seed) for i, leaf in enumerate(leaves)]
+    return _Inputs(program, leaves, treedef, host)
+
+
+def _early_reference(ns: dict, axes: Mesh, seed: int) -> _Inputs:
+    """The inputs, with the unsharded reference on a mesh with ``axes``' names started."""
+    inputs = _inputs(ns, seed)
+    structs = [jax.ShapeDtypeStruct(*_shape_dtype(leaf)) for leaf in inputs.leaves]
+    inputs.reference = _Reference(
+        inputs.program, axes, jax.devices()[0], inputs.host, inputs.treedef, structs
+    )
+    return inputs
+
+
+def _run(
+    job: dict, ns: dict | None = None, laps: Laps | None = None, inputs: _Inputs | None = None
+) -> dict:
     laps = laps or Laps()
     if ns is None:
         ns = load_python_namespace(job["path"], job["params"])
@@ -258,12 +311,9 @@ def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
     if len(devices) < mesh.size:
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
     jmesh = _jax_mesh(mesh, devices)
-    program = ns["PROGRAM"]
-    args = ns.get("EXAMPLE_ARGS")
-    if not isinstance(args, tuple):
-        args = (args,) if not isinstance(args, list) else tuple(args)
-    kwargs = ns.get("EXAMPLE_KWARGS") or {}
-    leaves, treedef = jax.tree.flatten((args, kwargs))
+    early = inputs is not None
+    inputs = inputs or _inputs(ns, job["seed"])
+    program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
         raise RunRefused(
@@ -282,15 +332,16 @@ def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
     fn = constrain_results(program, result_specs, jmesh) if result_specs else program
 
-    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
     notes: list[str] = []
     # The unsharded reference compiles in a thread while the sharded program is traced
-    # and lowered (XLA's compiler releases the GIL); the sharded compile is timed alone.
-    reference = (
-        _Reference(program, mesh, devices[0], host, treedef, structs)
-        if job.get("reference", True)
-        else None
-    )
+    # and lowered (XLA's compiler releases the GIL), unless it was started earlier
+    # (``_from_source``); the sharded compile is timed alone.
+    if early:
+        reference = inputs.reference
+    elif job.get("reference", True):
+        reference = _Reference(program, mesh, devices[0], host, treedef, structs)
+    else:
+        reference = None
     with jax.set_mesh(jmesh):
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
