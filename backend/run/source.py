@@ -79,8 +79,10 @@ def run_source(
 
     ``name``, ``source`` and ``kind`` are what ``load_program`` would call it. ``mesh``
     and ``specs`` (name -> spec text) replace the program's ``MESH`` and ``SPECS`` where
-    given; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout`` limits loading, and then the run. Raises ``ShardscopeError`` (one
-    line) as ``load_program`` and ``run_program`` do.
+    given; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout``
+    limits loading, and then the run. Raises ``ShardscopeError`` (one line) as
+    ``load_program`` and ``run_program`` do. The result's ``stages`` say where the time
+    went, from this process's start (``before_worker``) to reading the report.
     """
     accelerator = accelerator_installed()
     if mesh is not None and not accelerator:

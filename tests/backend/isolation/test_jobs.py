@@ -446,7 +446,8 @@ def _fork_in_fresh_process(tmp_path, name, *, timeout=60.0):
     process (as the CLI forks its run worker); what it printed: the code or the timeout."""
     code = (
         "import sys\nfrom pathlib import Path\n"
-        "from shardscope.backend.isolation.jobs import WorkerJob, WorkerTimeout, can_fork, run_worker\n"
+        "from shardscope.backend.isolation.jobs import (\n"
+        "    WorkerJob, WorkerTimeout, can_fork, run_worker)\n"
         "assert can_fork()\n"
         f"here = Path({str(tmp_path)!r})\n"
         f"job = WorkerJob({name!r}, ('a', 'b'), here, here / 'log.txt', {timeout!r}, "
