@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from types import SimpleNamespace
 
 from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.load import load_program
+from shardscope.backend.program.load import load_program, python_source
 from shardscope.backend.sharding.mesh import parse_mesh
 
 NAME = "run"
 HELP = (
     "compile and run a program on the attached devices: each device's shard, the real collectives"
 )
-LOADS_PROGRAM = True
+# Not a loading command in ``main``'s sense (no fork server to warm up): a Python program
+# is loaded in the run's own worker.
+LOADS_PROGRAM = False
 
 
 def add_arguments(parser) -> None:
@@ -44,14 +47,49 @@ def _runs(text: str) -> int:
 
 
 def run(args) -> int:
-    """Start the run worker, load, hand it the program, predict the collectives here while
-    it compiles and runs; print."""
-    # Imported when the command runs: every command module is imported to build the
-    # parser, and the loading commands should not wait for jax before their worker starts.
-    from shardscope.backend.run.runner import execute, plan_run
-
+    """Run a Python program in one worker that loads, predicts, compiles and runs it
+    (``run.source``); other sources are loaded here first, which refuses them. Print."""
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
+    python = python_source(args.program)
+    if python is None:
+        return _run_loaded(args, mesh, specs)
+    # Imported when the command runs: every command module is imported to build the
+    # parser, and only ``run`` needs these.
+    from shardscope.backend.run.source import run_source
+
+    path, params, example = python
+    done = run_source(
+        path,
+        params,
+        name=example or path.stem,
+        source=args.program,
+        kind="example" if example else "python",
+        mesh=mesh,
+        specs={k: v.format() for k, v in specs.items()} if specs is not None else None,
+        timeout=args.timeout,
+        runs=args.runs,
+        reference=not args.no_reference,
+        values=False,  # neither output form prints them
+    )
+    note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
+    _print(done.result, args.json)
+    return 0
+
+
+def _print(result, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(summary(result))
+
+
+def _run_loaded(args, mesh, specs) -> int:
+    """Start the run worker, load, hand it the program, predict the collectives here while
+    it compiles and runs; print. For sources ``load.python_source`` does not name: loading
+    or planning says what is wrong with them (``run`` needs a Python program)."""
+    from shardscope.backend.run.runner import execute, plan_run
+
     loaded: queue.Queue = queue.Queue()
     outcome: dict = {}
 
@@ -86,10 +124,7 @@ def run(args) -> int:
     loaded.put(program)
     result = _finish(program, mesh, specs, thread, outcome)
     note_mesh_override(program, args.mesh)
-    if args.json:
-        print(json.dumps(result.to_json()))
-        return 0
-    print(summary(result))
+    _print(result, args.json)
     return 0
 
 

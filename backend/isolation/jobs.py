@@ -12,6 +12,10 @@ a process group of its own that is killed as a whole when the worker ends or tim
 (so nothing a user's program forks outlives the job), and has a memory limit
 (``memory_limit``) whose breach is reported as running out of memory, not as a crash.
 
+A job may time its first stage apart (``FirstStage``: loading a program, say, before
+running it): the worker writes a file when the stage ends, and the job's time limit
+counts from then.
+
 A JSON worker takes a job file and writes a report file (``{"ok": true, ...}`` or
 ``{"ok": false, "error": ...}``): ``run_json_worker`` is the parent's side, turning every
 way it can fail into a one-line ``ShardscopeError``, ``json_worker_main`` the child's.
@@ -25,12 +29,14 @@ import json
 import math
 import os
 import runpy
+import select
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,13 +268,27 @@ def check_timeout(seconds: float) -> float:
 class WorkerTimeout(Exception):
     """A worker ran past its time limit and was killed."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, *, first_stage: bool = False) -> None:
         super().__init__(f"did not finish within {timeout:g} s")
         self.timeout = timeout
+        # True when the worker ran past its ``FirstStage``'s limit.
+        self.first_stage = first_stage
 
     def message(self, what: str) -> str:
         """``<what> did not finish within N s``: the start of the user's message."""
         return f"{what} did not finish within {self.timeout:g} s"
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """The first stage of a worker's job, with a time limit of its own: the worker writes
+    the file ``done`` when the stage ends, and the job's ``timeout`` counts from then."""
+
+    done: Path
+    timeout: float
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)
 
 
 @dataclass(frozen=True)
@@ -287,6 +307,12 @@ class WorkerJob:
     env: Mapping[str, str] = field(default_factory=dict)
     # False drops the worker's stdout: the log then holds its stderr alone.
     log_stdout: bool = True
+    # A first stage timed apart (``timeout`` then counts from its end); None: none.
+    first_stage: FirstStage | None = None
+    # True: fork this process rather than start a fresh interpreter, which saves the
+    # interpreter's start and the imports both share. Only from a process with one thread
+    # that has not imported what the worker needs fresh (``can_fork``).
+    fork: bool = False
 
     def __post_init__(self) -> None:
         check_timeout(self.timeout)
@@ -342,26 +368,141 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     Whatever the worker started is killed with it when it ends.
     """
     memory_limit()  # a malformed setting is the user's error, not the worker's crash
-    with job.log.open("w") as log:
-        proc = subprocess.Popen(
-            job.command(),
-            env=job.environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=log if job.log_stdout else subprocess.DEVNULL,
-            stderr=log,
-            cwd=str(job.cwd),
-            process_group=0,
-        )
+    if job.fork:
+        proc: subprocess.Popen | ForkedWorker = ForkedWorker(job)
+    else:
+        with job.log.open("w") as log:
+            proc = subprocess.Popen(
+                job.command(),
+                env=job.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=log if job.log_stdout else subprocess.DEVNULL,
+                stderr=log,
+                cwd=str(job.cwd),
+                process_group=0,
+            )
+    try:
+        with cancellable(proc.pid):
+            if while_waiting is not None:
+                while_waiting()
+            stage = job.first_stage
+            if stage is not None:
+                _wait_for_stage(proc, stage)
+            return wait_exit(proc, job.timeout)
+    except subprocess.TimeoutExpired:
+        raise WorkerTimeout(job.timeout) from None
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+
+
+def can_fork() -> bool:
+    """Whether a worker may be forked from this process (``WorkerJob.fork``): it runs one
+    thread (a fork copies only the calling one, and locks held by others stay held) and
+    has not imported JAX (which reads its environment, the worker's, when imported)."""
+    return threading.active_count() == 1 and "jax" not in sys.modules
+
+
+class ForkedWorker:
+    """A worker forked from this process: ``python -m MODULE ARG...`` as ``launch`` runs
+    it, in its own process group, dying with this process, under the memory limit, its
+    output in the job's log. What ``run_worker`` uses of a ``Popen``."""
+
+    def __init__(self, job: WorkerJob) -> None:
+        self.args = [job.module, *job.argv]
+        self.returncode: int | None = None
+        env = job.environment()
+        log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Whatever this process has buffered must not be written twice.
+        sys.stdout.flush()
+        sys.stderr.flush()
         try:
-            with cancellable(proc.pid):
-                if while_waiting is not None:
-                    while_waiting()
-                return proc.wait(timeout=job.timeout)
-        except subprocess.TimeoutExpired:
-            raise WorkerTimeout(job.timeout) from None
+            pid = os.fork()
+            if pid == 0:
+                _forked_child(job, env, log)
         finally:
-            kill_group(proc.pid)
-            proc.wait()
+            os.close(log)
+        self.pid = pid
+        # Both sides make the worker a group leader, so the group exists whichever runs
+        # first, before this process may kill it.
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            os.setpgid(pid, pid)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit code (negative: the signal); ``subprocess.TimeoutExpired`` past
+        ``timeout`` seconds."""
+        if self.returncode is not None:
+            return self.returncode
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return self.returncode
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.005)
+
+
+def _forked_child(job: WorkerJob, env: dict[str, str], log: int) -> None:
+    """Become the worker ``job`` describes and run its module; never returns."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        parent = env.pop(_PARENT_ENV, "")
+        os.environ.clear()
+        os.environ.update(env)
+        become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(log if job.log_stdout else null, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.chdir(job.cwd)
+        sys.argv = [job.module, *job.argv]
+        sys.path[0] = str(job.cwd)
+        runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported in the log, as a fresh worker's would be
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _wait_for_stage(proc: subprocess.Popen | ForkedWorker, stage: FirstStage) -> None:
+    """Return once ``stage`` is done or the worker has ended; ``WorkerTimeout`` (with
+    ``first_stage``) past the stage's limit."""
+    deadline = time.monotonic() + stage.timeout
+    while not stage.done.exists():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WorkerTimeout(stage.timeout, first_stage=True)
+        try:
+            wait_exit(proc, min(left, 0.01))
+            return
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def wait_exit(proc: subprocess.Popen | ForkedWorker, timeout: float) -> int:
+    """``proc.wait(timeout)``, told of the exit by the kernel (a pidfd) where Linux can:
+    ``Popen.wait`` with a timeout polls, sleeping up to 50 ms between looks."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return proc.wait(timeout=timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    return proc.wait()
 
 
 def run_json_worker(
@@ -374,6 +515,8 @@ def run_json_worker(
     devices: int | None = None,
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
+    first_stage: FirstStage | None = None,
+    fork: bool = False,
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
@@ -384,7 +527,9 @@ def run_json_worker(
     the time limit starts when it returns, and what it raises ends the worker and is
     raised here. Raises ``ShardscopeError`` when the worker runs past ``timeout``, dies
     without a report or reports a failure. The worker's stdout is dropped; a crash
-    report quotes its stderr.
+    report quotes its stderr. With ``first_stage`` (see ``FirstStage``), a worker that
+    runs past the stage's limit raises ``WorkerTimeout`` for the caller to word. ``fork``
+    forks the worker from this process (``WorkerJob.fork``).
     """
     with tempfile.TemporaryDirectory(prefix="shardscope-worker-") as tmp:
         job_path, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
@@ -407,10 +552,14 @@ def run_json_worker(
             devices=devices,
             env=dict(env or {}),
             log_stdout=False,
+            first_stage=first_stage,
+            fork=fork,
         )
         try:
             returncode = run_worker(worker, write_job if callable(job) else None)
         except WorkerTimeout as exc:
+            if exc.first_stage:
+                raise
             raise ShardscopeError(f"{exc.message(what)}; allow more with --timeout") from None
         if not out.exists():
             crash = worker.crash(returncode)

@@ -378,6 +378,12 @@ def _load_python(
         result = _lower_in_worker(path, params, timeout, while_waiting, result["devices"])
     if not result["ok"]:
         raise ProgramError(result["error"])
+    return lowered_program(path, params, result)
+
+
+def lowered_program(path: Path, params: dict[str, str], result: dict) -> Program:
+    """The ``Program`` of the Python file at ``path`` (resolved) from the lowering
+    worker's successful ``result``."""
     mesh = result["mesh"]
     if mesh is None:
         # Without MESH, the mesh the program's own shardings are on (as for a .mlir file).
@@ -393,6 +399,28 @@ def _load_python(
         params=params,
         load_seconds=result["seconds"],
     )
+
+
+def python_source(source: str) -> tuple[Path, dict[str, str], str | None] | None:
+    """Where ``source`` names a Python program that exists (a regular ``.py`` file or a
+    built-in example): its resolved path, its parameters and the example's name (None for
+    a file); None for every other source, which ``load_program`` loads or refuses."""
+    base, params = split_source(source)
+    if base.startswith(EXAMPLE_PREFIX):
+        name = base[len(EXAMPLE_PREFIX) :]
+        path = EXAMPLES_DIR / f"{name}.py"
+        if name not in list_examples() or not path.is_file():
+            return None
+        return path.resolve(), params, name
+    if ".json#" in base or not base.endswith(".py"):
+        return None
+    path = Path(base).expanduser()
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+    except OSError:
+        return None
+    return path.resolve(), params, None
 
 
 def _lower_in_worker(
@@ -421,7 +449,7 @@ def _lower_in_worker(
             if returncode is None:
                 returncode = run_worker(job, while_waiting)
         except WorkerTimeout as exc:
-            raise ProgramError(_timeout_message(path, exc)) from None
+            raise ProgramError(program_timeout_message(path, exc)) from None
         if not out.exists():
             raise ProgramError(_crash_message(path, job.crash(returncode)))
         return json.loads(out.read_text())
@@ -441,7 +469,8 @@ def _run_in_fork_server(job: WorkerJob, while_waiting: Callable[[], object] | No
         server.release()
 
 
-def _timeout_message(path: Path, timeout: WorkerTimeout) -> str:
+def program_timeout_message(path: Path, timeout: WorkerTimeout) -> str:
+    """The user's line for a program whose loading ran past its limit."""
     return (
         f"{path}: {timeout.message('loading')} (does the program loop or wait forever?); "
         f"fix it, or allow more time with --timeout"

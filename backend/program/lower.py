@@ -31,7 +31,9 @@ from shardscope.backend.isolation.jobs import (
 from shardscope.backend.program.trace import TraceError, abstract_mesh, lower_function
 
 
-class _UserError(Exception):
+class UserError(Exception):
+    """The program cannot be loaded as written; the message is the user's one line."""
+
     # Set when the program built a mesh larger than the worker's devices: a worker with
     # this many can import it.
     devices: int | None = None
@@ -84,7 +86,7 @@ def _read_defaults(path: str, ns: dict[str, Any]) -> tuple[Any, Any]:
     try:
         abstract_mesh(mesh)
     except TraceError:
-        raise _UserError(
+        raise UserError(
             f"{path}: MESH must be a dict of axis name -> size >= 1, like {{'data': 4, 'model': 2}}, "
             f"a jax.sharding.Mesh or an AbstractMesh"
         ) from None
@@ -92,7 +94,7 @@ def _read_defaults(path: str, ns: dict[str, Any]) -> tuple[Any, Any]:
     if specs is not None and not isinstance(
         specs, dict | tuple | list | PartitionSpec | NamedSharding
     ):
-        raise _UserError(
+        raise UserError(
             f"{path}: SPECS must be a dict of argument name -> PartitionSpec, or a tuple with "
             f"one PartitionSpec (or pytree of them) per argument as jax.jit's in_shardings"
         )
@@ -110,29 +112,41 @@ def devices_needed(exc: BaseException) -> int | None:
 def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     """Import, trace and lower the program at ``path``; the worker's whole job."""
     started = time.perf_counter()
+    return lower_namespace(path, import_program(path, params), started)
+
+
+def import_program(path: str, params: dict[str, str]) -> dict[str, Any]:
+    """The globals of the program at ``path``, imported with ``params``; ``UserError``
+    (one line naming the file) for a program that raises or exits while importing."""
     try:
-        ns = load_python_namespace(path, params)
+        return load_python_namespace(path, params)
     except SystemExit as exc:
-        raise _UserError(
+        raise UserError(
             f"{path}: the program called exit({exc.code}) while being imported; remove the call"
         ) from None
     except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported
-        error = _UserError(_describe(path, exc, "importing the program"))
+        error = UserError(_describe(path, exc, "importing the program"))
         error.devices = devices_needed(exc)
         raise error from None
+
+
+def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, Any]:
+    """Trace and lower the ``PROGRAM`` of an imported program's globals ``ns`` on its
+    ``EXAMPLE_ARGS``, ``MESH`` and ``SPECS``; the load's result (``seconds`` counted from
+    ``started``, a ``time.perf_counter`` reading). ``UserError`` for what does not fit."""
     program = ns.get("PROGRAM")
     if program is None:
-        raise _UserError(
+        raise UserError(
             f"{path}: defines no PROGRAM; add `PROGRAM = <your function>` and "
             f"`EXAMPLE_ARGS = (...)` at module level"
         )
     if not callable(program):
-        raise _UserError(
+        raise UserError(
             f"{path}: PROGRAM is a {type(program).__name__}, not a function; set it to the function to shard"
         )
     args = ns.get("EXAMPLE_ARGS")
     if args is None:
-        raise _UserError(
+        raise UserError(
             f"{path}: defines no EXAMPLE_ARGS; add a tuple of arrays or jax.ShapeDtypeStruct, "
             f"one per argument of PROGRAM"
         )
@@ -140,18 +154,18 @@ def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
         args = (args,) if not isinstance(args, list) else tuple(args)
     kwargs = ns.get("EXAMPLE_KWARGS") or {}
     if not isinstance(kwargs, dict):
-        raise _UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
+        raise UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
     mesh, specs = _read_defaults(path, ns)
     try:
         traced = lower_function(program, args, kwargs, mesh=mesh, specs=specs)
     except TraceError as exc:
         # The mesh was checked above: the problem is in SPECS.
-        raise _UserError(
+        raise UserError(
             f"{path}: SPECS must be a dict of argument name -> PartitionSpec, or one entry "
             f"per argument as jax.jit's in_shardings: {exc}"
         ) from None
     except BaseException as exc:  # noqa: BLE001 - tracing runs user code
-        raise _UserError(
+        raise UserError(
             _describe(path, exc, "tracing and lowering PROGRAM with EXAMPLE_ARGS")
         ) from None
     return {
@@ -179,7 +193,7 @@ def main(argv: list[str]) -> int:
         pass  # raised once a backend is up (main called in-process): its devices stay
     try:
         result = lower_program(path, json.loads(params_json))
-    except _UserError as exc:
+    except UserError as exc:
         result = {"ok": False, "error": str(exc)}
         if exc.devices is not None and exc.devices > devices:
             result["devices"] = exc.devices

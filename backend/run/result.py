@@ -138,6 +138,9 @@ class RunResult(JsonForm):
     notes: list[str] = field(default_factory=list)
     # Arguments whose data the program file gave (the others are seeded random data).
     concrete_inputs: list[str] = field(default_factory=list)
+    # Seconds each stage took, in order (the worker's start and imports, loading, compile,
+    # runs, reading shards...); empty where nobody timed them.
+    stages: dict[str, float] = field(default_factory=dict)
     hlo_text: str = json_field(omit=True, default="")
 
     def kinds(self) -> dict[str, int]:

@@ -16,15 +16,13 @@ the compiler, as ``jax.jit`` does.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
+from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.collectives import bytes_per_device
@@ -36,6 +34,14 @@ from shardscope.backend.run.result import (
     TensorRun,
     XlaWarningEntry,
 )
+from shardscope.backend.run.worker_setup import (
+    DEFAULT_RUNS,
+    WHAT,
+    WORKER,
+    accelerator_installed,
+    check_device_count,
+    run_environment,
+)
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.mesh import Mesh
 
@@ -43,13 +49,6 @@ if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
 
-WORKER = "shardscope.backend.run.worker"
-WHAT = "the run"
-DEFAULT_RUNS = 5
-CPU_DEVICES_ENV = "SHARDSCOPE_RUN_CPU_DEVICES"
-DEFAULT_CPU_DEVICES = 64
-# Python packages of JAX's accelerator plugins: with one installed, JAX picks the device.
-_ACCELERATOR_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu")
 _KIND_NAMES = {
     "all-gather": "all_gather",
     "all-reduce": "all_reduce",
@@ -57,42 +56,6 @@ _KIND_NAMES = {
     "all-to-all": "all_to_all",
     "collective-permute": "collective_permute",
 }
-
-
-def cpu_device_limit() -> int:
-    """How many fake CPU devices a run may ask for (``SHARDSCOPE_RUN_CPU_DEVICES``)."""
-    text = os.environ.get(CPU_DEVICES_ENV, "").strip()
-    if not text:
-        return DEFAULT_CPU_DEVICES
-    if not text.isdigit() or int(text) < 1:
-        raise ShardscopeError(
-            f"{CPU_DEVICES_ENV}={text!r} is not a number of devices: set it to e.g. 64"
-        )
-    return int(text)
-
-
-def accelerator_installed() -> bool:
-    """Whether a JAX GPU or TPU plugin is installed (the worker then lets JAX choose)."""
-    return any(importlib.util.find_spec(name) is not None for name in _ACCELERATOR_PLUGINS)
-
-
-def check_device_count(mesh: Mesh, limit: int | None = None) -> None:
-    """Refuse a mesh with more devices than fake CPU devices may be attached."""
-    limit = cpu_device_limit() if limit is None else limit
-    if mesh.size > limit:
-        raise MeshError(
-            f"the mesh {mesh.describe()} needs {mesh.size} devices but {limit} CPU devices "
-            f"can be attached: use a mesh of at most {limit} devices (--mesh), or allow more "
-            f"with {CPU_DEVICES_ENV}={mesh.size}"
-        )
-
-
-def run_environment(accelerator: bool) -> dict[str, str]:
-    """Environment variables for the worker: the CPU, or JAX's own choice of platform
-    where an accelerator plugin is installed."""
-    env = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
-    env["JAX_PLATFORMS"] = "" if accelerator else "cpu"
-    return env
 
 
 def split_specs(
@@ -249,7 +212,7 @@ def execute(
             raise
         log_text = log.read_text(errors="replace") if log.exists() else ""
     done = plans[0]
-    return _result(done.program, done.mesh, report, log_text, done.notes, propagation)
+    return report_result(done.program.name, done.mesh, report, log_text, done.notes, propagation)
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh:
@@ -270,14 +233,16 @@ def _check_axes(name: str, text: str, mesh: Mesh) -> None:
             )
 
 
-def _result(
-    program: Program,
+def report_result(
+    name: str,
     mesh: Mesh,
     report: dict,
     log_text: str,
     notes: list[str],
     propagation: PropagationResult | None,
 ) -> RunResult:
+    """The ``RunResult`` of the worker's ``report`` on a program called ``name``; its
+    stderr ``log_text`` gives XLA's warnings, ``propagation`` the predicted collectives."""
     text = report["hlo_text"]
     collectives = [_compiled(c) for c in report["collectives"]]
     predicted_only = []
@@ -287,7 +252,7 @@ def _result(
     op_names = instruction_op_names(text.splitlines())
     warnings = [XlaWarningEntry(**w) for w in read_warnings(log_text, op_names)]
     return RunResult(
-        program=program.name,
+        program=name,
         platform=report["platform"],
         device_count=report["device_count"],
         mesh=mesh.shape,
@@ -302,6 +267,7 @@ def _result(
         run_times=report["run_times"],
         notes=[*notes, *report["notes"]],
         concrete_inputs=report["concrete_inputs"],
+        stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
         hlo_text=text,
     )
 

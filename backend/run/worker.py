@@ -15,11 +15,17 @@ timed runs. The worker:
   executable wants them: once to warm up, then ``runs`` timed runs;
 - runs the same function unsharded, on one device, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
-  (``hlo.collectives``), the executable's per-device memory and the HLO text.
+  (``hlo.collectives``), the executable's per-device memory, the HLO text and the
+  seconds each stage took (``stages``).
+
+A ``source`` job (``run.source``, the CLI's ``run``) names only the program file, the
+mesh and specs the user gave: the worker loads the program itself first (as the load
+worker does) and predicts its collectives (``propagation``), so one process imports JAX.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import statistics
@@ -27,6 +33,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +41,19 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, NamedSharding
 
-from shardscope.backend.errors import MeshError
+from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
-from shardscope.backend.program.lower import load_python_namespace
-from shardscope.backend.program.trace import constrain_results
-from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.program.load import lowered_program
+from shardscope.backend.program.lower import (
+    DEFAULT_DEVICES,
+    UserError,
+    import_program,
+    load_python_namespace,
+    lower_namespace,
+)
+from shardscope.backend.program.trace import abstract_mesh, constrain_results, mesh_dict
+from shardscope.backend.run.inputs import SEED, input_data, is_concrete
 from shardscope.backend.run.shards import (
     ValueBudget,
     max_relative_error,
@@ -61,23 +75,154 @@ def main(argv: list[str]) -> int:
 
 def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
+    laps = Laps()
     jax.config.update("jax_enable_compilation_cache", False)
     # The worker may have started before its program was loaded (``runner.execute``):
     # the CPU device count and the program's folder come with the job. JAX reads the
     # count when it first asks for devices, which nothing has done yet.
-    jax.config.update("jax_num_cpu_devices", int(job["cpu_devices"]))
+    source = job.get("kind") == "source"
+    devices = job.get("cpu_devices") or (DEFAULT_DEVICES if source else None)
+    jax.config.update("jax_num_cpu_devices", int(devices))
     os.chdir(job["cwd"])
     sys.path[0] = job["cwd"]
     if job.get("kind") == "reshard":
         return _reshard(job)
     try:
-        return _run(job)
+        report = _from_source(job, laps) if source else _run(job, laps=laps)
     except RunRefused as exc:
+        return {"ok": False, "error": str(exc)}
+    except ShardscopeError as exc:
         return {"ok": False, "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
         if is_out_of_memory(exc):
             raise  # json_worker_main names the memory limit
         return {"ok": False, "error": failure_line(job["path"], exc)}
+    report["stages"] = {"started": laps.started, **laps.seconds}
+    return report
+
+
+class Laps:
+    """Seconds each stage of the worker took, one after the other, in order."""
+
+    def __init__(self) -> None:
+        # Wall-clock time (``time.time``) when the job began, for the parent to put the
+        # worker's start-up (interpreter, imports) before it.
+        self.started = time.time()
+        self._last = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        """Close stage ``name``: the time since the previous stage ended."""
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
+        self._last = now
+
+
+def _from_source(job: dict, laps: Laps) -> dict:
+    """The CLI's ``run`` in one worker: load the program file as the load worker does
+    (import, trace, lower), check the run, predict its collectives, then compile and run.
+
+    The parent's time limit for loading ends when the file ``job["loaded"]`` appears. A
+    program that needs more fake CPU devices than this worker has gets
+    ``{"ok": true, "needs_devices": N, "error": ...}``: the parent starts another worker
+    with N.
+    """
+    # Only this job propagates and plans: the worker's other jobs do not import them.
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.match import predicted_refs
+    from shardscope.backend.run.runner import plan_run
+    from shardscope.backend.run.worker_setup import cpu_device_limit
+
+    path = job["path"]
+    started = time.perf_counter()
+    try:
+        ns = import_program(path, job["params"])
+    except UserError as exc:
+        return _load_failed(job, str(exc), exc.devices)
+    laps.lap("import_program")
+    given = Mesh.from_json(job["mesh"]) if job.get("mesh") else None
+    axes = given if given is not None else _own_axes(ns)
+    if not job.get("cpu_devices") and axes is not None and axes.size <= cpu_device_limit():
+        # Before anything starts JAX's backend: as many CPU devices as the run's mesh has.
+        with contextlib.suppress(RuntimeError):  # the program's import already started it
+            jax.config.update("jax_num_cpu_devices", axes.size)
+    # Where the mesh's axes are known before lowering, the unsharded reference compiles
+    # while the program lowers and the run is planned (the reference's mesh has the same
+    # axes, each of size 1); it is done before propagation forks this process.
+    inputs = None
+    if job["reference"] and axes is not None:
+        try:
+            inputs = _early_reference(ns, axes, SEED if job["seed"] is None else job["seed"])
+        except Exception:  # noqa: BLE001 - the lowering below reports the program's errors
+            inputs = None
+        laps.lap("reference_trace_and_lower")
+    try:
+        result = lower_namespace(path, ns, started)
+    except UserError as exc:
+        return _load_failed(job, str(exc), exc.devices)
+    program = lowered_program(Path(path), job["params"], result)
+    program.name, program.source, program.kind = job["name"], job["source"], job["program_kind"]
+    Path(job["loaded"]).write_text("")
+    laps.lap("lower")
+    specs = job.get("specs")
+    plan = plan_run(
+        program,
+        given,
+        specs,
+        runs=job["runs"],
+        seed=SEED if job["seed"] is None else job["seed"],
+        reference=job["reference"],
+        values=job["values"],
+    )
+    attached = len(jax.devices())
+    if attached < plan.mesh.size and jax.devices()[0].platform == "cpu":
+        return {
+            "ok": True,
+            "needs_devices": plan.mesh.size,
+            "error": too_many_devices(plan.mesh, attached, "cpu"),
+        }
+    laps.lap("plan")
+    if inputs is not None and inputs.reference is not None:
+        inputs.reference.join()
+        laps.lap("reference_compile_wait")
+
+    # Before the run, not beside it: a forked child that propagated while this process
+    # went on to compile and run hung on this machine (Shardy itself runs in a forked
+    # child of ``propagate``, ``propagation.guard``).
+    try:
+        predicted = propagate(program, plan.mesh, specs)
+        refs = predicted_refs(predicted.collectives, predicted.graph)
+        predicted_json, why = [r.to_json() for r in refs], None
+    except ShardscopeError as exc:
+        predicted_json, why = None, str(exc)
+    laps.lap("propagate")
+    report = _run(plan.job, ns=ns, laps=laps, inputs=inputs)
+    report.update(
+        predicted=predicted_json,
+        predicted_error=why,
+        plan_notes=plan.notes,
+        program={"name": program.name, "mesh": program.mesh},
+        mesh=plan.mesh.to_json(),
+    )
+    return report
+
+
+def _own_axes(ns: dict) -> Mesh | None:
+    """The axes of the program's own ``MESH`` (None without one, or with one that is not
+    a mesh: the lowering reports that)."""
+    try:
+        own = abstract_mesh(ns.get("MESH"))
+    except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
+        return None
+    return Mesh.from_dict(mesh_dict(own)) if own is not None else None
+
+
+def _load_failed(job: dict, error: str, devices: int | None) -> dict:
+    """The load's error, or a request for a worker with the ``devices`` the program's
+    import asked for where this one had fewer."""
+    if devices is not None and devices > int(job.get("cpu_devices") or DEFAULT_DEVICES):
+        return {"ok": True, "needs_devices": devices, "error": error}
+    return {"ok": False, "error": error, "stage": "load"}
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -120,20 +265,55 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     )
 
 
-def _run(job: dict) -> dict:
-    ns = load_python_namespace(job["path"], job["params"])
-    mesh = Mesh.from_json(job["mesh"])
-    devices = jax.devices()
-    platform = devices[0].platform
-    if len(devices) < mesh.size:
-        raise RunRefused(too_many_devices(mesh, len(devices), platform))
-    jmesh = _jax_mesh(mesh, devices)
+@dataclass
+class _Inputs:
+    """The program's function, its example arguments' flat leaves and tree, the data
+    each run gets, and the unsharded reference when one was started early."""
+
+    program: Any
+    leaves: list
+    treedef: Any
+    host: list
+    reference: _Reference | None = None
+
+
+def _inputs(ns: dict, seed: int) -> _Inputs:
     program = ns["PROGRAM"]
     args = ns.get("EXAMPLE_ARGS")
     if not isinstance(args, tuple):
         args = (args,) if not isinstance(args, list) else tuple(args)
     kwargs = ns.get("EXAMPLE_KWARGS") or {}
     leaves, treedef = jax.tree.flatten((args, kwargs))
+    host = [input_data(leaf, i, seed) for i, leaf in enumerate(leaves)]
+    return _Inputs(program, leaves, treedef, host)
+
+
+def _early_reference(ns: dict, axes: Mesh, seed: int) -> _Inputs:
+    """The inputs, with the unsharded reference on a mesh with ``axes``' names started."""
+    inputs = _inputs(ns, seed)
+    structs = [jax.ShapeDtypeStruct(*_shape_dtype(leaf)) for leaf in inputs.leaves]
+    inputs.reference = _Reference(
+        inputs.program, axes, jax.devices()[0], inputs.host, inputs.treedef, structs
+    )
+    return inputs
+
+
+def _run(
+    job: dict, ns: dict | None = None, laps: Laps | None = None, inputs: _Inputs | None = None
+) -> dict:
+    laps = laps or Laps()
+    if ns is None:
+        ns = load_python_namespace(job["path"], job["params"])
+        laps.lap("import_program")
+    mesh = Mesh.from_json(job["mesh"])
+    devices = jax.devices()
+    platform = devices[0].platform
+    if len(devices) < mesh.size:
+        raise RunRefused(too_many_devices(mesh, len(devices), platform))
+    jmesh = _jax_mesh(mesh, devices)
+    early = inputs is not None
+    inputs = inputs or _inputs(ns, job["seed"])
+    program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
         raise RunRefused(
@@ -152,24 +332,28 @@ def _run(job: dict) -> dict:
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
     fn = constrain_results(program, result_specs, jmesh) if result_specs else program
 
-    host = [input_data(leaf, i, job["seed"]) for i, leaf in enumerate(leaves)]
     notes: list[str] = []
     # The unsharded reference compiles in a thread while the sharded program is traced
-    # and lowered (XLA's compiler releases the GIL); the sharded compile is timed alone.
-    reference = (
-        _Reference(program, mesh, devices[0], host, treedef, structs)
-        if job.get("reference", True)
-        else None
-    )
+    # and lowered (XLA's compiler releases the GIL), unless it was started earlier
+    # (``_from_source``); the sharded compile is timed alone.
+    if early:
+        reference = inputs.reference
+    elif job.get("reference", True):
+        reference = _Reference(program, mesh, devices[0], host, treedef, structs)
+    else:
+        reference = None
     with jax.set_mesh(jmesh):
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
+    laps.lap("trace_and_lower")
     if reference is not None:
         reference.join()
+    laps.lap("reference_compile_wait")
     with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
         compile_s = time.perf_counter() - started
+    laps.lap("compile")
 
     in_shardings = jax.tree.leaves(
         compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
@@ -182,6 +366,7 @@ def _run(job: dict) -> dict:
         started = time.perf_counter()
         jax.block_until_ready(compiled(*p_args, **p_kwargs))
         times.append(time.perf_counter() - started)
+    laps.lap("run")
     out_leaves = jax.tree.leaves(out)
     values = ValueBudget() if job.get("values", True) else None
 
@@ -198,6 +383,7 @@ def _run(job: dict) -> dict:
             expected = reference.outputs()
         except Exception as exc:  # noqa: BLE001 - user code runs again here
             notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
+    laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
     )
@@ -215,8 +401,12 @@ def _run(job: dict) -> dict:
         _tensor(name, arr, sharding, h, values)
         for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
     ]
+    laps.lap("shards")
     text = compiled.as_text()
     assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    collectives = read_collectives(text, assignment, mesh.size)
+    memory = _memory(compiled)
+    laps.lap("hlo_and_memory")
     return {
         "ok": True,
         "platform": platform,
@@ -224,11 +414,11 @@ def _run(job: dict) -> dict:
         "devices_attached": len(devices),
         "outputs": outputs,
         "arguments": arguments,
-        "collectives": read_collectives(text, assignment, mesh.size),
+        "collectives": collectives,
         "compile_s": compile_s,
         "run_s": statistics.median(times),
         "run_times": times,
-        "memory": _memory(compiled),
+        "memory": memory,
         "notes": notes,
         "concrete_inputs": [
             name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)
@@ -383,4 +573,9 @@ def _memory(compiled: Any) -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The report is written: tearing down JAX's runtime and the interpreter (a fifth of a
+    # second after a small run) would only keep the parent waiting.
+    os._exit(code)

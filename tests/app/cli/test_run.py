@@ -100,3 +100,29 @@ def test_errors_are_one_line():
 def test_runs_must_be_a_count():
     done = _cli("run", "example:mlp", "--runs", "0")
     assert done.returncode == 2 and "number of runs" in done.stderr
+
+
+def test_the_json_says_where_the_time_went(mlp_json):
+    stages = mlp_json["stages"]
+    assert {"worker_start_and_imports", "lower", "propagate", "compile", "run"} <= set(stages)
+    assert stages["compile"] == pytest.approx(mlp_json["compile_s"], abs=0.05)
+
+
+def test_a_crash_or_an_error_while_loading_is_one_line():
+    path = INPUTS / "hostile" / "kills_itself.py"
+    done = _cli("run", str(path))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"error: {path}: the worker loading this program was killed")
+    done = _cli("run", str(INPUTS / "hostile" / "raises.py"))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "fix the program and load it again" in done.stderr
+
+
+def test_a_mesh_that_replaces_the_programs_is_noted_on_stderr():
+    done = _cli("run", "example:conflict", "--mesh", "data=2,model=2", "--json", "--runs", "1")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["device_count"] == 4
+    assert done.stderr == (
+        "note: --mesh data=2,model=2 replaces the program's own mesh (data=4, model=2)\n"
+    )

@@ -13,16 +13,20 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import (
     MEMORY_ENV,
     Crash,
+    FirstStage,
     WorkerJob,
     WorkerTimeout,
+    can_fork,
     cancel_workers,
     exception_text,
     last_line,
     memory_limit,
     run_json_worker,
     run_worker,
+    wait_exit,
     worker_env,
 )
+from tests.support.inputs import REPO
 from tests.support.processes import gone_within
 
 
@@ -359,3 +363,141 @@ def test_a_users_command_runs_as_a_worker_and_what_it_starts_ends_with_it(tmp_pa
         run_command(["sleep", "600"], env=dict(os.environ), cwd=tmp_path, timeout=1)
     code = run_command(["/no/such/program"], env=dict(os.environ), cwd=tmp_path, timeout=60)
     assert code == 127
+
+
+def _staged(tmp_path, first_s, then_s):
+    """A worker that sleeps ``first_s``, writes the stage file, then sleeps ``then_s``."""
+    done = tmp_path / "stage_done"
+    name = _module(
+        tmp_path,
+        "staged",
+        f"import pathlib, time\ntime.sleep({first_s})\n"
+        f"pathlib.Path({str(done)!r}).write_text('')\ntime.sleep({then_s})\n",
+    )
+    return name, done
+
+
+def test_a_first_stage_and_the_rest_each_get_their_own_time(tmp_path):
+    name, done = _staged(tmp_path, 1.5, 1.5)
+    job = _job(tmp_path, name, timeout=2.5, first_stage=FirstStage(done, 2.5))
+    assert run_worker(job) == 0  # 3 s in all, each stage under its 2.5 s
+
+
+def test_a_worker_past_its_first_stage_is_killed_and_says_so(tmp_path):
+    name, done = _staged(tmp_path, 60, 0)
+    started = time.monotonic()
+    with pytest.raises(WorkerTimeout) as caught:
+        run_worker(_job(tmp_path, name, timeout=60, first_stage=FirstStage(done, 1)))
+    assert time.monotonic() - started < 30
+    assert caught.value.first_stage and caught.value.timeout == 1
+
+
+def test_a_worker_past_its_time_after_the_first_stage_is_killed(tmp_path):
+    name, done = _staged(tmp_path, 0, 60)
+    with pytest.raises(WorkerTimeout) as caught:
+        run_worker(_job(tmp_path, name, timeout=1, first_stage=FirstStage(done, 60)))
+    assert not caught.value.first_stage and caught.value.timeout == 1
+
+
+def test_a_worker_that_dies_in_its_first_stage_is_reported_at_once(tmp_path):
+    name = _module(tmp_path, "dies", "import os\nos._exit(3)\n")
+    started = time.monotonic()
+    job = _job(tmp_path, name, timeout=60, first_stage=FirstStage(tmp_path / "never", 60))
+    assert run_worker(job) == 3
+    assert time.monotonic() - started < 10
+
+
+def test_a_json_worker_past_its_first_stage_raises_the_timeout_for_the_caller(tmp_path):
+    name = _module(
+        tmp_path,
+        "json_slow",
+        "import time\ntime.sleep(60)\n",
+    )
+    with pytest.raises(WorkerTimeout) as caught:
+        run_json_worker(
+            name,
+            {},
+            what="the work",
+            cwd=tmp_path,
+            timeout=60,
+            first_stage=FirstStage(tmp_path / "never", 1),
+        )
+    assert caught.value.first_stage
+
+
+def test_wait_exit_returns_the_exit_code_when_the_process_ends():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(4)"]
+    )
+    started = time.monotonic()
+    assert wait_exit(proc, 30) == 4
+    assert time.monotonic() - started < 10
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            wait_exit(proc, 0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _fork_in_fresh_process(tmp_path, name, *, timeout=60.0):
+    """``run_worker`` of module ``name`` with ``fork=True``, from a fresh single-threaded
+    process (as the CLI forks its run worker); what it printed: the code or the timeout."""
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from shardscope.backend.isolation.jobs import (\n"
+        "    WorkerJob, WorkerTimeout, can_fork, run_worker)\n"
+        "assert can_fork()\n"
+        f"here = Path({str(tmp_path)!r})\n"
+        f"job = WorkerJob({name!r}, ('a', 'b'), here, here / 'log.txt', {timeout!r}, "
+        "env={'SHARDSCOPE_TEST_VAR': 'set'}, fork=True)\n"
+        "try:\n    print(run_worker(job))\nexcept WorkerTimeout:\n    print('timeout')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_forked_worker_runs_its_module_as_a_fresh_one_would(tmp_path, monkeypatch):
+    monkeypatch.setenv(MEMORY_ENV, "3")
+    name = _module(
+        tmp_path,
+        "reports",
+        "import os, resource, sys\n"
+        "print(sys.argv[1:], os.getcwd(), os.environ['SHARDSCOPE_TEST_VAR'])\n"
+        "print(os.getpgid(0) == os.getpid(), resource.getrlimit(resource.RLIMIT_DATA)[0])\n"
+        "print(sys.stdin.read() == '', 'SHARDSCOPE_WORKER_PARENT' in os.environ)\n",
+    )
+    assert _fork_in_fresh_process(tmp_path, name) == "0"
+    assert (tmp_path / "log.txt").read_text().splitlines() == [
+        f"['a', 'b'] {tmp_path} set",
+        f"True {3 * 2**30}",
+        "True False",
+    ]
+
+
+def test_a_forked_worker_that_raises_or_exits_reports_like_a_fresh_one(tmp_path):
+    name = _module(tmp_path, "raises", "raise ValueError('the worker failed')\n")
+    assert _fork_in_fresh_process(tmp_path, name) == "1"
+    assert last_line((tmp_path / "log.txt").read_text()) == "ValueError: the worker failed"
+    name = _module(tmp_path, "exits", "import sys\nsys.exit(7)\n")
+    assert _fork_in_fresh_process(tmp_path, name) == "7"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_what_a_forked_worker_forks_ends_with_it_and_at_its_time_limit(tmp_path):
+    name = _module(tmp_path, "forker", _FORKER)
+    assert _fork_in_fresh_process(tmp_path, name) == "0"
+    assert gone_within(int((tmp_path / "child.pid").read_text()), 5)
+    name = _module(tmp_path, "forker_sleeps", _FORKER + "time.sleep(600)\n")
+    assert _fork_in_fresh_process(tmp_path, name, timeout=3) == "timeout"
+    assert gone_within(int((tmp_path / "child.pid").read_text()), 5)
+
+
+def test_this_test_process_may_not_fork_workers():
+    import jax  # noqa: F401 - a process with JAX imported, as the window's
+
+    assert not can_fork()

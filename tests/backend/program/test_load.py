@@ -1,5 +1,6 @@
 """Loading programs: built-in examples, Python files, .mlir files, and bad input."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from shardscope.backend.program.load import (
     _crash_message,
     list_examples,
     load_program,
+    python_source,
     split_source,
 )
 from tests.support.inputs import MLIR, PROGRAMS, write_input
@@ -250,3 +252,24 @@ def test_a_loader_killed_for_memory_says_so():
     assert message.startswith("/x/big.py: loading this program ran out of memory")
     plain = _crash_message(Path("/x/big.py"), Crash(-11, None))
     assert "was killed by SIGSEGV" in plain
+
+
+def test_python_source_names_only_python_programs_that_exist(tmp_path):
+    path, params, name = python_source("example:transformer?layers=3")
+    assert name == "transformer" and params == {"layers": "3"}
+    assert path.is_absolute() and path.name == "transformer.py"
+    program = tmp_path / "prog.py"
+    program.write_text("PROGRAM = 1\n")
+    assert python_source(str(program)) == (program.resolve(), {}, None)
+    assert python_source(f"{program}?rows=6") == (program.resolve(), {"rows": "6"}, None)
+    (tmp_path / "folder.py").mkdir()
+    os.mkfifo(tmp_path / "fifo.py")
+    for other in (
+        "example:nope",
+        str(tmp_path / "missing.py"),
+        str(tmp_path / "folder.py"),
+        str(tmp_path / "fifo.py"),
+        str(tmp_path / "module.mlir"),
+        f"{tmp_path / 'capture.json'}#f",
+    ):
+        assert python_source(other) is None, other
