@@ -119,6 +119,8 @@ class MainWindow(QMainWindow):
             self.messages,
             self.statusBar(),
             show_dock=self._show_run_dock,
+            show_warnings=self.debugger.markers.set_warnings,
+            reveal_op=self._outline_op,
             parent=self,
         )
         self.timeline = TimelineController(

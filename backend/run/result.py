@@ -18,8 +18,15 @@ class Shard(JsonForm):
     index: tuple[tuple[int, int], ...]  # [start, stop) per dimension
     shape: tuple[int, ...]
     checksum: str  # CRC-32 of the piece's bytes, row-major
-    # The piece's values, row-major, for small pieces (heatmaps); None for large ones.
+    # The piece's values for heat maps, row-major in ``values_shape``: all of them for a
+    # small piece, block means for a large one (``shards.preview``); None when not asked.
     values: tuple[float | None, ...] | None = json_field(omit=True, default=None)
+    values_shape: tuple[int, ...] | None = json_field(omit=True, default=None)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether ``values`` are block means rather than every value."""
+        return self.values_shape is not None and tuple(self.values_shape) != tuple(self.shape)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class TensorRun(JsonForm):
                     tuple(s["shape"]),
                     s["checksum"],
                     tuple(s["values"]) if s["values"] is not None else None,
+                    _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
                 )
                 for s in data["shards"]
             ),
@@ -66,6 +74,12 @@ class TensorRun(JsonForm):
             tuple(tuple(g) for g in data["replica_mismatches"]),
             data["error_not_finite"],
         )
+
+
+def _shape_or_none(shape, values, piece) -> tuple[int, ...] | None:
+    if values is None:
+        return None
+    return tuple(shape) if shape is not None else tuple(piece)
 
 
 @dataclass(frozen=True)
@@ -138,6 +152,8 @@ class RunResult(JsonForm):
     notes: list[str] = field(default_factory=list)
     # Arguments whose data the program file gave (the others are seeded random data).
     concrete_inputs: list[str] = field(default_factory=list)
+    # Device id at each row-major mesh position (empty: 0, 1, 2, ...).
+    device_order: list[int] = field(default_factory=list)
     hlo_text: str = json_field(omit=True, default="")
 
     def kinds(self) -> dict[str, int]:

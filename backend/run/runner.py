@@ -302,6 +302,7 @@ def _result(
         run_times=report["run_times"],
         notes=[*notes, *report["notes"]],
         concrete_inputs=report["concrete_inputs"],
+        device_order=list(mesh.device_order),
         hlo_text=text,
     )
 
