@@ -184,7 +184,7 @@ class HeatmapView(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if event.oldSize().width() != event.size().width():
+        if event.oldSize() != event.size():
             self._relayout()
 
     def _header_h(self) -> int:
@@ -205,15 +205,22 @@ class HeatmapView(QWidget):
         tile = int(max(MIN_TILE, min(MAX_TILE, (width - (cols - 1) * GAP) / max(cols, 1))))
         grid_h = max((g.shape[0] for g in self.tiles.values()), default=1)
         grid_w = max((g.shape[1] for g in self.tiles.values()), default=1)
-        # Whole pixels per value, the same on every device, so equal values look equal.
-        self.pixel = max(1, tile // max(grid_w, grid_h))
-        tile_w = max(grid_w * self.pixel, MIN_TILE)
+        # Whole pixels per value, the same on every device, so equal values look equal;
+        # as many as fit the width and the height the view is given (the dock is short).
+        text_h = len(self.lines) * (fm.height() + 2) + 4
+        parent = self.parentWidget()
+        avail_h = parent.height() if parent is not None else self.height()
+        fit_h = (avail_h - top - text_h) // max(rows, 1) - label_h - GAP
+        by_height = fit_h // grid_h if avail_h > 0 else tile
+        smallest = 2 if max(grid_w, grid_h) <= 32 else 1
+        self.pixel = max(smallest, min(tile // max(grid_w, grid_h), by_height))
+        labels = [self._label(device) for device in self.device_order]
+        tile_w = max(grid_w * self.pixel, MIN_TILE, *(fm.horizontalAdvance(t) for t in labels))
         tile_h = max(grid_h * self.pixel, 8)
         step_x, step_y = tile_w + GAP, tile_h + label_h + GAP
         for pos, device in enumerate(self.device_order):
             r, c = divmod(pos, cols)
             self._rects[device] = QRect(4 + c * step_x, top + r * step_y, tile_w, tile_h)
-        text_h = len(self.lines) * (fm.height() + 2) + 4
         height = top + rows * step_y + text_h
         self._size = QSize(8 + cols * step_x, height)
         self.setMinimumHeight(height)
@@ -298,6 +305,10 @@ class HeatmapView(QWidget):
             hi_text,
         )
 
+    def _label(self, device: int) -> str:
+        shard = next((s for s in self.tensor.shards if s.device == device), None)
+        return f"{device} {index_text(shard.index)}" if shard is not None else f"{device}"
+
     def _paint_tile(self, p: QPainter, device: int, rect: QRect, fm, theme) -> None:
         image = self._images.get(device)
         inner = self.image_rect(device)
@@ -310,8 +321,6 @@ class HeatmapView(QWidget):
         if device in self.flagged:
             p.setPen(QPen(MISMATCH, 3))
             p.drawRect(inner.adjusted(-2, -2, 1, 1))
-        shard = next((s for s in self.tensor.shards if s.device == device), None)
-        label = f"{device} {index_text(shard.index)}" if shard is not None else f"{device}"
-        label = fm.elidedText(label, Qt.TextElideMode.ElideRight, rect.width() + GAP - 2)
+        label = fm.elidedText(self._label(device), Qt.TextElideMode.ElideRight, rect.width() + 4)
         p.setPen(MISMATCH if device in self.flagged else theme.foreground)
         p.drawText(QRect(rect.x(), rect.bottom() + 2, rect.width() + GAP, fm.height()), 0, label)
