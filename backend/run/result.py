@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shardscope.backend.json_form import JsonForm, json_field
 
@@ -59,21 +59,33 @@ class TensorRun(JsonForm):
             data["dtype"],
             data["spec"],
             data["hlo_sharding"],
-            tuple(
-                Shard(
-                    s["device"],
-                    tuple(tuple(r) for r in s["index"]),
-                    tuple(s["shape"]),
-                    s["checksum"],
-                    tuple(s["values"]) if s["values"] is not None else None,
-                    _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
-                )
-                for s in data["shards"]
-            ),
+            _shards(data["shards"]),
             data["max_rel_error"],
             tuple(tuple(g) for g in data["replica_mismatches"]),
             data["error_not_finite"],
         )
+
+
+def _shards(records: list[dict]) -> tuple[Shard, ...]:
+    """The worker's shard records as Shards; a replica whose values were sent once, with
+    another device's record (``values_from``), gets them from there."""
+    out = [
+        Shard(
+            s["device"],
+            tuple(tuple(r) for r in s["index"]),
+            tuple(s["shape"]),
+            s["checksum"],
+            tuple(s["values"]) if s["values"] is not None else None,
+            _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
+        )
+        for s in records
+    ]
+    by_device = {s.device: s for s in out}
+    for i, record in enumerate(records):
+        source = by_device.get(record.get("values_from"))  # type: ignore[arg-type]
+        if source is not None and out[i].values is None:
+            out[i] = replace(out[i], values=source.values, values_shape=source.values_shape)
+    return tuple(out)
 
 
 def _shape_or_none(shape, values, piece) -> tuple[int, ...] | None:

@@ -50,6 +50,9 @@ class ShardRecord(TypedDict):
     checksum: str
     values: list[float | None] | None  # row-major; None past the budget, None for NaN/inf
     values_shape: list[int] | None  # how ``values`` are laid out (``shape`` when all of them)
+    # A replica with the same piece and bytes as an earlier record: that record's device,
+    # whose values are these (sent once).
+    values_from: int | None
 
 
 def checksum(data: np.ndarray) -> str:
@@ -127,22 +130,33 @@ def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRe
     """One record per addressable shard of jax.Array ``array``, in device id order.
 
     Each shard carries its ``preview`` values while ``budget`` lasts; without a budget,
-    none does."""
+    none does. A replica holding the same piece with the same bytes as one already
+    recorded names it in ``values_from`` instead of repeating its values."""
     out: list[ShardRecord] = []
     shape = tuple(array.shape)
+    carried: dict[tuple, int] = {}  # (index, checksum) -> the device whose record has the values
     for shard in array.addressable_shards:
         data = np.asarray(shard.data)
-        values = shape_of = None
-        if budget is not None and budget.take(min(data.size, MAX_VALUES)):
-            values, shape_of = preview(data)
+        device = int(shard.device.id)
+        index = index_ranges(shard.index, shape)
+        crc = checksum(data)
+        key = (tuple(map(tuple, index)), crc)
+        values = shape_of = same_as = None
+        if budget is not None:
+            if key in carried:
+                same_as = carried[key]
+            elif budget.take(min(data.size, MAX_VALUES)):
+                values, shape_of = preview(data)
+                carried[key] = device
         out.append(
             {
-                "device": int(shard.device.id),
-                "index": index_ranges(shard.index, shape),
+                "device": device,
+                "index": index,
                 "shape": list(data.shape),
-                "checksum": checksum(data),
+                "checksum": crc,
                 "values": values,
                 "values_shape": shape_of,
+                "values_from": same_as,
             }
         )
     out.sort(key=lambda r: r["device"])

@@ -28,7 +28,13 @@ def test_records_equal_addressable_shards():
         assert r["index"] == [[rows[0], rows[1]], [0, 6]]
         assert r["shape"] == list(shard.data.shape) == [4, 6]
         assert r["checksum"] == checksum(data[rows[0] : rows[1]])
-        assert r["values"] == data[rows[0] : rows[1]].ravel().tolist()
+    by_device = {r["device"]: r for r in records}
+    for r in records:
+        # the two model replicas of a row block send its values once
+        source = by_device[r["values_from"]] if r["values_from"] is not None else r
+        assert source["values"] == data[r["index"][0][0] : r["index"][0][1]].ravel().tolist()
+        assert (r["values"] is None) == (r["values_from"] is not None)
+    assert sum(r["values"] is not None for r in records) == 4
     assert replica_mismatches(records) == []
 
 
