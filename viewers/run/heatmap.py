@@ -19,7 +19,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from shardscope.backend.run.shards import heat_grid
+from shardscope.backend.run.shards import MAX_SIDE, heat_grid
 from shardscope.viewers.common.colors import theme_for
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ WRAP = 8
 MAX_TILE = 180
 MIN_TILE = 36
 GAP = 10
+STRIP = 16
 MISMATCH = QColor("#D64545")
 NAN = QColor("#9E9E9E")
 # Viridis at five stops: dark blue for the minimum, yellow for the maximum.
@@ -119,6 +120,7 @@ class HeatmapView(QWidget):
         self._images: dict[int, QImage] = {}
         self._rects: dict[int, QRect] = {}
         self.pixel = 1  # pixels a side per value
+        self.row_px = 1  # pixels down per row of values (a 1-D strip is taller)
         self._size = QSize(300, 120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
@@ -163,13 +165,17 @@ class HeatmapView(QWidget):
             self.lines.append(
                 "No values came back for this tensor (the run's value budget was spent)."
             )
-        pooled = [s for s in tensor.shards if s.values is not None and s.pooled]
+        pooled = [
+            s
+            for s in tensor.shards
+            if s.device in self.tiles and self.tiles[s.device].size < math.prod(s.shape)
+        ]
         if pooled:
             s = pooled[0]
             shown = "x".join(map(str, self.tiles[s.device].shape))
             self.lines.append(
                 f"Shards of {list(s.shape)} drawn as {shown} block means "
-                "(the worker averages large shards to at most 64x64 values)."
+                f"(at most {MAX_SIDE} values a side; the worker sends large shards averaged)."
             )
         if len(tensor.shape) > 2:
             self.lines.append(
@@ -216,7 +222,9 @@ class HeatmapView(QWidget):
         self.pixel = max(smallest, min(tile // max(grid_w, grid_h), by_height))
         labels = [self._label(device) for device in self.device_order]
         tile_w = max(grid_w * self.pixel, MIN_TILE, *(fm.horizontalAdvance(t) for t in labels))
-        tile_h = max(grid_h * self.pixel, 8)
+        # A 1-D shard is a strip: taller than its values are wide.
+        self.row_px = self.pixel if grid_h > 1 else max(self.pixel, STRIP)
+        tile_h = max(grid_h * self.row_px, 8)
         step_x, step_y = tile_w + GAP, tile_h + label_h + GAP
         for pos, device in enumerate(self.device_order):
             r, c = divmod(pos, cols)
@@ -237,13 +245,13 @@ class HeatmapView(QWidget):
         if grid is None:
             return rect
         h, w = grid.shape
-        return QRect(rect.x(), rect.y(), w * self.pixel, h * self.pixel)
+        return QRect(rect.x(), rect.y(), w * self.pixel, h * self.row_px)
 
     def value_at(self, device: int, row: int, col: int) -> QRect:
         """The square of the picture that draws value (row, col) of device's grid."""
         rect = self.image_rect(device)
         return QRect(
-            rect.x() + col * self.pixel, rect.y() + row * self.pixel, self.pixel, self.pixel
+            rect.x() + col * self.pixel, rect.y() + row * self.row_px, self.pixel, self.row_px
         )
 
     # -- painting -------------------------------------------------------------------------

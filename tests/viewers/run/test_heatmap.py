@@ -8,6 +8,7 @@ from shardscope.backend.run.result import Shard, TensorRun
 from shardscope.backend.run.shards import preview
 from shardscope.viewers.run.heatmap import (
     MISMATCH,
+    STRIP,
     HeatmapView,
     color_of,
     mesh_layout,
@@ -136,3 +137,16 @@ def test_mesh_layout():
     assert mesh_layout((2, 2, 2)) == (4, 2)
     assert mesh_layout((12,)) == (2, 8)
     assert mesh_layout(()) == (1, 1)
+
+
+def test_a_one_dimensional_shard_is_a_strip_of_block_means(view):
+    data = np.arange(256.0)
+    rows = {0: (0, 128), 1: (128, 256)}
+    view.set_tensor(tensor_of(data, rows), (2,), [0, 1])
+    np.testing.assert_array_equal(view.tiles[1], data[128:].reshape(64, 2).mean(axis=1)[None])
+    strip = view.image_rect(0)
+    assert strip.height() >= STRIP and strip.width() == 64 * view.pixel
+    assert view.lines == [
+        "Shards of [128] drawn as 1x64 block means (at most 64 values a side; the worker "
+        "sends large shards averaged)."
+    ]
