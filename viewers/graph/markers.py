@@ -11,8 +11,8 @@ time propagation changes, it hangs small child items on the nodes and badges con
   collective-permute); those that finish the program's results sit on the return node;
 - a purple outline on a badge whose value GSPMD shards differently, with GSPMD's spec
   written beside it;
-- a yellow ``⚠`` triangle on an op XLA logged a warning about during the last run
-  (``set_warnings``), the warnings as its tooltip;
+- a yellow triangle with ``!`` beside an op XLA logged a warning about during the last
+  run (``set_warnings``), the warnings as its tooltip;
 - ``?`` over a dimension the user left open and ``pN`` over one given priority N.
 
 It reads the session and the view; it never edits either.
@@ -179,10 +179,10 @@ class CollectiveMarkItem(QGraphicsItem):
 
 
 class WarningMarkItem(QGraphicsItem):
-    """A yellow triangle with ``!`` at a node's top-left corner: XLA warned about the op
+    """A yellow triangle with ``!`` just left of a node's card: XLA warned about the op
     (or, on a folded scope, about ops inside it) while compiling or running it."""
 
-    S = 16.0
+    S = 18.0
 
     def __init__(self, messages: list[str], style: GraphStyle) -> None:
         super().__init__()
@@ -197,7 +197,7 @@ class WarningMarkItem(QGraphicsItem):
         self.setZValue(6)
 
     def _triangle(self) -> QPolygonF:
-        x, y = -NODE_W / 2 - 4, -NODE_H / 2 - self.S / 2
+        x, y = -NODE_W / 2 - self.S - 3, -self.S / 2
         return QPolygonF(
             [QPointF(x + self.S / 2, y), QPointF(x + self.S, y + self.S), QPointF(x, y + self.S)]
         )

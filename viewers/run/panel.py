@@ -302,7 +302,12 @@ class RunPanel(QWidget):
         replicated = ",".join("_" for _ in tensor.shape) or "_"
         choices = [("replicated, as from the host", replicated)]
         if tensor.spec:
-            choices.append(("as the run placed it", tensor.spec))
+            placed = (
+                "as the compiled program produced it"
+                if tensor.name.startswith("result[")
+                else "as the compiled program wants it"
+            )
+            choices.append((placed, tensor.spec))
         current = self.session_spec(tensor.name)
         if current:
             choices.append(("the session's spec now", current))
