@@ -122,6 +122,7 @@ class RunController(QObject):
         self.timeout = timeout
         self.reshard_timeout = RESHARD_TIMEOUT_S
         self.checking = False  # a real reshard is under way
+        self._closed = False
         self.running = False
         self.count = 0  # results shown so far
         self.failures = 0
@@ -137,6 +138,7 @@ class RunController(QObject):
 
     def close(self) -> None:
         self._generation += 1
+        self._closed = True
         ev = self.session.events
         ev.program.disconnect(self._on_program)
         ev.mesh.disconnect(self._on_edit)
@@ -225,12 +227,16 @@ class RunController(QObject):
 
         def done(devices: dict, _seconds: float) -> None:
             self.checking = False
+            if self._closed:
+                return
             if not view.show_check(plan, devices):
                 if plan is view.plan:
                     self.messages.add("the real reshard disagrees with the plan", "warning")
 
         def failed(message: str) -> None:
             self.checking = False
+            if self._closed:
+                return
             view.show_check_failed(message)
             self.messages.error(f"reshard check failed: {message}")
 

@@ -289,3 +289,18 @@ def test_a_failed_reshard_check_says_so_and_leaves_the_session_alone(
     assert error == "reshard check failed: the reshard check crashed (exit code -9)"
     assert state_of(window) == before
     assert panel.reshard.run_button.isEnabled()
+
+
+def test_closing_during_a_reshard_check_ends_its_worker_at_once(make_window, qtbot, pick):
+    window = make_window("example:mlp", propagate=False)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    panel = window.run.panel
+    panel.select_tensor("x")
+    qtbot.mouseClick(panel.reshard.run_button, Qt.MouseButton.LeftButton)
+    qtbot.wait(300)  # the worker is starting or importing JAX
+    assert window.run.checking
+    begin = time.monotonic()
+    window.close()
+    assert time.monotonic() - begin < 5
+    assert window.runner.wait(0)
