@@ -135,6 +135,7 @@ class RunController(QObject):
         panel.warningSelected.connect(self.show_warning)
         panel.reshard.runRequested.connect(self.check_reshard)
         panel.session_spec = self._session_spec
+        panel.reshard.plan_async = self._plan_async
 
     def close(self) -> None:
         self._generation += 1
@@ -239,6 +240,19 @@ class RunController(QObject):
                 return
             view.show_check_failed(message)
             self.messages.error(f"reshard check failed: {message}")
+
+        self.runner.start(fn, done, failed)
+
+    def _plan_async(self, fn, on_done, on_failed) -> None:
+        """Plan a reshard of a large mesh in the thread pool (pure Python, no worker)."""
+
+        def done(plan, _seconds: float) -> None:
+            if not self._closed:
+                on_done(plan)
+
+        def failed(message: str) -> None:
+            if not self._closed:
+                on_failed(message)
 
         self.runner.start(fn, done, failed)
 

@@ -9,12 +9,15 @@ the receiving one's (``ReshardPicture.play``), and the last frame, which stays, 
 new pieces with an arrow per move. A line says whether the move is free (the layout does
 not change), local (each device slices what it holds) or real traffic, with bytes. "Run it
 for real" asks (``runRequested``) for ``jax.device_put`` on real devices; ``show_check``
-says whether every device ended with the planned slice holding the right values.
+says whether every device ended with the planned slice holding the right values. On a
+mesh of more than ``SYNC_DEVICES`` devices the plan is made through ``plan_async``
+(``plan_async(fn, on_done, on_failed)`` runs ``fn`` elsewhere) where one is given.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, QSize, Qt, QVariantAnimation, Signal
@@ -40,6 +43,9 @@ if TYPE_CHECKING:
     from shardscope.backend.run.reshard import Box, ReshardPlan
     from shardscope.backend.sharding.mesh import Mesh
 
+# Planning is quick up to here (0.3 s for 256 devices); larger meshes plan through
+# ``plan_async`` (off the GUI thread) when one is given.
+SYNC_DEVICES = 256
 MAX_CELL = 120
 MIN_CELL = 40
 GAP = 18
@@ -277,12 +283,15 @@ class ReshardView(QWidget):
         self.itemsize = 4
         self.mesh: Mesh | None = None
         self.plan: ReshardPlan | None = None
+        self.plan_async: Callable[..., None] | None = None
+        self._asked = 0  # plans asked for; an answer to an older one is dropped
+        self._shown: tuple[str, str] | None = None  # the choices last planned
         self.title = QLabel(self)
         self.title.setWordWrap(True)
         self.source = self._choice()
         self.target = self._choice()
         self.show_button = QPushButton("Show the move", self)
-        self.show_button.clicked.connect(self.refresh)
+        self.show_button.clicked.connect(lambda: self.refresh(again=True))
         self.run_button = QPushButton("Run it for real", self)
         self.run_button.setToolTip(
             "jax.device_put the tensor from one sharding to the other on as many CPU devices "
@@ -354,6 +363,7 @@ class ReshardView(QWidget):
             else "Choose an output or argument to see how it moves between shardings."
         )
         self.check.setText("")
+        self._shown = None
         self.refresh()
 
     def spec_text(self, box: QComboBox) -> str:
@@ -364,26 +374,51 @@ class ReshardView(QWidget):
             return str(box.itemData(index))
         return text
 
-    def refresh(self) -> None:
-        """Plan the move between the two chosen shardings and play it."""
-        self.check.setText("")
+    def refresh(self, again: bool = False) -> None:
+        """Plan the move between the two chosen shardings and play it (choices planned
+        already only play again when ``again``)."""
         if not self.name or self.mesh is None:
+            self._shown = None
+            self.check.setText("")
             self._show(None, "")
             return
         source, target = self.spec_text(self.source), self.spec_text(self.target)
-        try:
-            plan = plan_reshard(
-                self.mesh,
-                parse_spec(source or "_"),
-                parse_spec(target or "_"),
-                self.shape,
-                self.itemsize,
+        if (source, target) == self._shown:
+            if again and self.plan is not None:
+                self.picture.play()
+            return
+        self._shown = (source, target)
+        self.check.setText("")
+        mesh, shape, itemsize = self.mesh, self.shape, self.itemsize
+
+        def plan() -> ReshardPlan:
+            return plan_reshard(
+                mesh, parse_spec(source or "_"), parse_spec(target or "_"), shape, itemsize
             )
+
+        self._asked += 1
+        asked = self._asked
+        if self.plan_async is not None and mesh.size > SYNC_DEVICES:
+            self._show(None, f"Planning the move on {mesh.size} devices…")
+
+            def done(result: ReshardPlan) -> None:
+                if asked == self._asked:
+                    self._show(result, kind_text(result))
+                    self.picture.play()
+
+            def failed(message: str) -> None:
+                if asked == self._asked:
+                    self._show(None, f"Cannot plan this move: {message}")
+
+            self.plan_async(plan, done, failed)
+            return
+        try:
+            result = plan()
         except ShardscopeError as exc:
             # The last picture goes: it no longer matches the choices.
             self._show(None, f"Cannot plan this move: {exc}")
             return
-        self._show(plan, kind_text(plan))
+        self._show(result, kind_text(result))
         self.picture.play()
 
     def _show(self, plan: ReshardPlan | None, text: str) -> None:

@@ -38,6 +38,11 @@ def test_replicated_to_sharded_is_a_local_slice(view, qtbot):
     # the picture plays to its last frame, which stays
     qtbot.waitUntil(lambda: view.picture.progress == 1.0, timeout=5000)
     assert set(view.picture.cells) == set(range(8))
+    # Show the move plays it again from the first frame
+    qtbot.mouseClick(view.show_button, Qt.MouseButton.LeftButton)
+    assert view.picture.animation.state() == view.picture.animation.State.Running
+    assert view.picture.progress < 1.0
+    qtbot.waitUntil(lambda: view.picture.progress == 1.0, timeout=5000)
 
 
 def test_the_same_layout_is_free_and_a_gather_is_traffic_with_bytes(view, qtbot):
@@ -109,3 +114,28 @@ def test_no_tensor_disables_the_choices(qtbot):
     qtbot.addWidget(widget)
     assert not widget.source.isEnabled() and not widget.run_button.isEnabled()
     assert widget.plan is None
+
+
+def test_a_large_mesh_is_planned_elsewhere_and_only_the_last_answer_shows(qtbot):
+    widget = ReshardView()
+    qtbot.addWidget(widget)
+    asked = []
+    widget.plan_async = lambda fn, done, failed: asked.append((fn, done, failed))
+    mesh = Mesh.from_dict({"data": 256, "model": 2})
+    widget.set_tensor("w", (512, 64), "float32", 4, mesh, [("", "data,_"), ("", "_,_")], 0, 1)
+    assert widget.plan is None and widget.kind.text() == "Planning the move on 512 devices…"
+    assert not widget.run_button.isEnabled()
+    choose(qtbot, widget.target, "data,_")
+    assert len(asked) == 2
+    fn, done, _failed = asked[0]
+    done(fn())  # the answer to the first choice comes late: dropped
+    assert widget.plan is None
+    fn, done, _failed = asked[1]
+    done(fn())
+    assert widget.plan.kind == "free" and widget.run_button.isEnabled()
+    choose(qtbot, widget.target, "nope,_")
+    fn, _done, failed = asked[2]
+    failed("the spec names axis 'nope', which the mesh lacks")
+    assert widget.kind.text() == (
+        "Cannot plan this move: the spec names axis 'nope', which the mesh lacks"
+    )
