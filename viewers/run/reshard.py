@@ -152,6 +152,7 @@ class ReshardPicture(QWidget):
         """Fly the moves from the first frame to the last (which then stays)."""
         if self.plan is not None:
             self.animation.stop()
+            self.set_progress(0.0)
             self.animation.start()
 
     def set_progress(self, value: float) -> None:
