@@ -43,7 +43,9 @@ def add_arguments(parser) -> None:
         "--view",
         default="graph",
         help="graph, mesh, timeline (every propagation step), tiles:NAME for one tensor's "
-        "tile map, or conflicts for the factor table of each conflict (default: graph)",
+        "tile map, conflicts for the factor table of each conflict, or run:NAME to run the "
+        "program on the devices and draw each device's values of argument or output NAME "
+        "(default: graph)",
     )
     parser.add_argument("--out", required=True, help="output file: .png or .svg")
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
@@ -355,9 +357,16 @@ def render(args) -> Path:
         grid.resize(args.width, int(args.width * 0.7))
         app.processEvents()
         _write_out(out, lambda path: _save_widget(grid, path))
+    elif view.startswith("run:"):
+        from shardscope.app.cli.render_run import heatmap_sheet
+
+        sheet = heatmap_sheet(session, view.split(":", 1)[1], args.width, args.timeout)
+        app.processEvents()
+        _write_out(out, lambda path: _save_widget(sheet, path))
     else:
         raise ShardscopeError(
-            f"--view {view!r} is unknown: use graph, mesh, timeline, tiles:NAME or conflicts"
+            f"--view {view!r} is unknown: use graph, mesh, timeline, tiles:NAME, conflicts or "
+            "run:NAME"
         )
     note_mesh_override(session.program, args.mesh)
     return out

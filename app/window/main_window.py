@@ -119,6 +119,8 @@ class MainWindow(QMainWindow):
             self.messages,
             self.statusBar(),
             show_dock=self._show_run_dock,
+            show_warnings=self.debugger.markers.set_warnings,
+            reveal_op=self._outline_op,
             parent=self,
         )
         self.timeline = TimelineController(
@@ -339,9 +341,10 @@ class MainWindow(QMainWindow):
         self.propagation.stop()
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
-        if self.files.loading is not None or self.debugger.comparing or self.run.running:
+        busy = self.run.running or self.run.checking
+        if self.files.loading is not None or self.debugger.comparing or busy:
             # The load may be waiting on a program that hangs, for its whole time limit;
-            # a GSPMD compile or a run may take minutes.
+            # a GSPMD compile, a run or a reshard check may take minutes.
             cancel_workers()
         self.runner.wait(10_000)
         self.debugger.close()

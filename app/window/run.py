@@ -6,6 +6,11 @@ with compiled ones) in the thread pool; the program itself runs in a worker proc
 One run at a time: a second request while one runs is refused in the messages. A failure
 is one line in the messages and changes nothing in the session. After an edit of the
 mesh or specs the Run dock marks its result stale; a new program clears it.
+
+After a run, the ops XLA warned about get a mark on the graph (``show_warnings``, op id ->
+messages); choosing a warning in the dock selects and reveals its op (``reveal_op``).
+The dock's reshard view asks for a real ``jax.device_put`` (``check_reshard``), which runs
+in a worker process through the same thread pool.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 RUN_TIMEOUT_S = 300.0
+RESHARD_TIMEOUT_S = 120.0
 
 
 def run_task(
@@ -49,6 +55,42 @@ def run_task(
     return run
 
 
+def reshard_task(mesh: Mesh, source: str, target: str, shape, dtype: str, timeout: float):
+    """The function a reshard check runs: ``jax.device_put`` in a worker."""
+
+    def run() -> dict:
+        from shardscope.backend.run.reshard import check_reshard
+        from shardscope.backend.sharding.spec import parse_spec
+
+        return check_reshard(
+            mesh, parse_spec(source), parse_spec(target), shape, dtype, timeout=timeout
+        )
+
+    return run
+
+
+def warnings_by_op(result: RunResult, graph) -> dict[int, list[str]]:
+    """The XLA warnings of ``result`` by the id of the program op each names (through the
+    op's location name, which the compiled HLO's ``op_name`` repeats)."""
+    by_name: dict[str, list[int]] = {}
+    for op in graph.ops:
+        if op.location_name:
+            by_name.setdefault(op.location_name, []).append(op.id)
+    out: dict[int, list[str]] = {}
+    for w in result.warnings:
+        for op_id in by_name.get(w.op_name, [])[:1]:
+            out.setdefault(op_id, []).append(w.message)
+    return out
+
+
+def warning_op(result: RunResult, index: int, graph) -> int | None:
+    """The op warning ``index`` names, or None."""
+    name = result.warnings[index].op_name
+    if not name:
+        return None
+    return next((op.id for op in graph.ops if op.location_name == name), None)
+
+
 class RunController(QObject):
     """See the module docstring."""
 
@@ -62,6 +104,8 @@ class RunController(QObject):
         status_bar: QStatusBar,
         *,
         show_dock: Callable[[], None] = lambda: None,
+        show_warnings: Callable[[dict[int, list[str]]], None] = lambda _by_op: None,
+        reveal_op: Callable[[int], None] = lambda _op: None,
         timeout: float = RUN_TIMEOUT_S,
         parent: QObject | None = None,
     ) -> None:
@@ -73,7 +117,12 @@ class RunController(QObject):
         self.messages = messages
         self.status_bar = status_bar
         self.show_dock = show_dock
+        self.show_warnings = show_warnings
+        self.reveal_op = reveal_op
         self.timeout = timeout
+        self.reshard_timeout = RESHARD_TIMEOUT_S
+        self.checking = False  # a real reshard is under way
+        self._closed = False
         self.running = False
         self.count = 0  # results shown so far
         self.failures = 0
@@ -83,9 +132,14 @@ class RunController(QObject):
         ev.mesh.connect(self._on_edit)
         ev.specs.connect(self._on_edit)
         panel.collectiveSelected.connect(self.show_collective)
+        panel.warningSelected.connect(self.show_warning)
+        panel.reshard.runRequested.connect(self.check_reshard)
+        panel.session_spec = self._session_spec
+        panel.reshard.plan_async = self._plan_async
 
     def close(self) -> None:
         self._generation += 1
+        self._closed = True
         ev = self.session.events
         ev.program.disconnect(self._on_program)
         ev.mesh.disconnect(self._on_edit)
@@ -116,11 +170,7 @@ class RunController(QObject):
             self.running = False
             if generation != self._generation:
                 return
-            self.count += 1
-            self.grid.set_groups([])
-            self.panel.set_result(result)
-            for note in result.notes:
-                self.messages.add(f"run: {note}", "warning")
+            self.show_result(result)
             self.status_bar.showMessage(
                 f"ran on {result.device_count} {result.platform.upper()} devices in "
                 f"{seconds:.2f} s",
@@ -138,6 +188,82 @@ class RunController(QObject):
 
         self.runner.start(fn, done, failed)
 
+    def show_result(self, result: RunResult) -> None:
+        """Show a run's result: the dock, the notes, the warnings on their ops."""
+        self.count += 1
+        self.grid.set_groups([])
+        self.panel.set_result(result)
+        for note in result.notes:
+            self.messages.add(f"run: {note}", "warning")
+        graph = self.session.graph
+        self.show_warnings(warnings_by_op(result, graph) if graph is not None else {})
+
+    def show_warning(self, index: int) -> None:
+        """Select and reveal the op XLA warning ``index`` names."""
+        result, graph = self.panel.result, self.session.graph
+        if result is None or graph is None or not 0 <= index < len(result.warnings):
+            return
+        op = warning_op(result, index, graph)
+        if op is None:
+            self.messages.add(
+                "this XLA warning names no op of the program: read it in the Run dock", "warning"
+            )
+            return
+        self.reveal_op(op)
+
+    def check_reshard(self) -> None:
+        """Run the reshard view's move for real with ``jax.device_put`` in a worker."""
+        view = self.panel.reshard
+        plan, mesh = view.plan, view.mesh
+        if plan is None or mesh is None:
+            return
+        if self.checking:
+            self.messages.add("a reshard check is already running: wait for it", "warning")
+            return
+        self.checking = True
+        view.set_checking()
+        fn = reshard_task(
+            mesh, plan.source, plan.target, plan.shape, view.dtype, self.reshard_timeout
+        )
+
+        def done(devices: dict, _seconds: float) -> None:
+            self.checking = False
+            if self._closed:
+                return
+            if not view.show_check(plan, devices):
+                if plan is view.plan:
+                    self.messages.add("the real reshard disagrees with the plan", "warning")
+
+        def failed(message: str) -> None:
+            self.checking = False
+            if self._closed:
+                return
+            view.show_check_failed(message)
+            self.messages.error(f"reshard check failed: {message}")
+
+        self.runner.start(fn, done, failed)
+
+    def _plan_async(self, fn, on_done, on_failed) -> None:
+        """Plan a reshard of a large mesh in the thread pool (pure Python, no worker)."""
+
+        def done(plan, _seconds: float) -> None:
+            if not self._closed:
+                on_done(plan)
+
+        def failed(message: str) -> None:
+            if not self._closed:
+                on_failed(message)
+
+        self.runner.start(fn, done, failed)
+
+    def _session_spec(self, name: str) -> str | None:
+        graph = self.session.graph
+        value = graph.value_by_name(name) if graph is not None else None
+        if value is None:
+            return None
+        spec = self.session.display_spec(value.id)
+        return spec.format() if spec is not None else None
+
     def show_collective(self, index: int) -> None:
         """Outline the device groups compiled collective ``index`` ran in on the mesh."""
         result = self.panel.result
@@ -150,6 +276,7 @@ class RunController(QObject):
         self._generation += 1  # a run of the previous program is not shown
         self.grid.set_groups([])
         self.panel.set_result(None)
+        self.show_warnings({})
 
     def _on_edit(self, *_args) -> None:
         if self.panel.result is not None:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shardscope.backend.json_form import JsonForm, json_field
 
@@ -18,8 +18,15 @@ class Shard(JsonForm):
     index: tuple[tuple[int, int], ...]  # [start, stop) per dimension
     shape: tuple[int, ...]
     checksum: str  # CRC-32 of the piece's bytes, row-major
-    # The piece's values, row-major, for small pieces (heatmaps); None for large ones.
+    # The piece's values for heat maps, row-major in ``values_shape``: all of them for a
+    # small piece, block means for a large one (``shards.preview``); None when not asked.
     values: tuple[float | None, ...] | None = json_field(omit=True, default=None)
+    values_shape: tuple[int, ...] | None = json_field(omit=True, default=None)
+
+    @property
+    def pooled(self) -> bool:
+        """Whether ``values`` are block means rather than every value."""
+        return self.values_shape is not None and tuple(self.values_shape) != tuple(self.shape)
 
 
 @dataclass(frozen=True)
@@ -52,20 +59,39 @@ class TensorRun(JsonForm):
             data["dtype"],
             data["spec"],
             data["hlo_sharding"],
-            tuple(
-                Shard(
-                    s["device"],
-                    tuple(tuple(r) for r in s["index"]),
-                    tuple(s["shape"]),
-                    s["checksum"],
-                    tuple(s["values"]) if s["values"] is not None else None,
-                )
-                for s in data["shards"]
-            ),
+            _shards(data["shards"]),
             data["max_rel_error"],
             tuple(tuple(g) for g in data["replica_mismatches"]),
             data["error_not_finite"],
         )
+
+
+def _shards(records: list[dict]) -> tuple[Shard, ...]:
+    """The worker's shard records as Shards; a replica whose values were sent once, with
+    another device's record (``values_from``), gets them from there."""
+    out = [
+        Shard(
+            s["device"],
+            tuple(tuple(r) for r in s["index"]),
+            tuple(s["shape"]),
+            s["checksum"],
+            tuple(s["values"]) if s["values"] is not None else None,
+            _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
+        )
+        for s in records
+    ]
+    by_device = {s.device: s for s in out}
+    for i, record in enumerate(records):
+        source = by_device.get(record.get("values_from"))  # type: ignore[arg-type]
+        if source is not None and out[i].values is None:
+            out[i] = replace(out[i], values=source.values, values_shape=source.values_shape)
+    return tuple(out)
+
+
+def _shape_or_none(shape, values, piece) -> tuple[int, ...] | None:
+    if values is None:
+        return None
+    return tuple(shape) if shape is not None else tuple(piece)
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,8 @@ class RunResult(JsonForm):
     # Seconds each stage took, in order (the worker's start and imports, loading, compile,
     # runs, reading shards...); empty where nobody timed them.
     stages: dict[str, float] = field(default_factory=dict)
+    # Device id at each row-major mesh position (empty: 0, 1, 2, ...).
+    device_order: list[int] = field(default_factory=list)
     hlo_text: str = json_field(omit=True, default="")
 
     def kinds(self) -> dict[str, int]:

@@ -268,6 +268,7 @@ def report_result(
         notes=[*notes, *report["notes"]],
         concrete_inputs=report["concrete_inputs"],
         stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
+        device_order=list(mesh.device_order),
         hlo_text=text,
     )
 

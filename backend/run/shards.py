@@ -2,17 +2,27 @@
 
 ``shard_records`` reads ``jax.Array.addressable_shards``; ``replicas_match`` checks that
 the devices holding the same piece hold the same bytes.
+
+Values for the window's heat maps are capped: a shard of at most ``MAX_VALUES`` elements
+carries all of them, a larger one its mean over blocks (``pooled``: laid out 2-D, leading
+dimensions flattened into rows, at most ``MAX_SIDE`` x ``MAX_SIDE``), so one shard never
+carries more than ``MAX_VALUES`` numbers. ``heat_grid`` turns either into the 2-D array
+a heat map draws.
 """
 
 from __future__ import annotations
 
+import warnings
 import zlib
+from collections.abc import Sequence
 from typing import Any, TypedDict
 
 import numpy as np
 
-# Shards up to this many elements carry their values (for heatmaps); larger ones do not.
+# Shards up to this many elements carry their values (for heatmaps); larger ones their
+# block means, at most MAX_SIDE x MAX_SIDE of them.
 MAX_VALUES = 4096
+MAX_SIDE = 64
 # The most values one run reports in all (about 20 MB of JSON); shards past it carry none.
 MAX_TOTAL_VALUES = 1_000_000
 
@@ -38,7 +48,11 @@ class ShardRecord(TypedDict):
     index: list[list[int]]  # [start, stop) per dimension
     shape: list[int]
     checksum: str
-    values: list[float | None] | None  # row-major; None past MAX_VALUES, None for NaN/inf
+    values: list[float | None] | None  # row-major; None past the budget, None for NaN/inf
+    values_shape: list[int] | None  # how ``values`` are laid out (``shape`` when all of them)
+    # A replica with the same piece and bytes as an earlier record: that record's device,
+    # whose values are these (sent once).
+    values_from: int | None
 
 
 def checksum(data: np.ndarray) -> str:
@@ -55,35 +69,94 @@ def index_ranges(index: tuple[slice, ...], shape: tuple[int, ...]) -> list[list[
     return out
 
 
-def _values(data: np.ndarray) -> list[float | None] | None:
-    if data.size > MAX_VALUES:
-        return None
-    flat = np.asarray(data).reshape(-1)
-    if np.issubdtype(flat.dtype, np.complexfloating):
-        flat = np.abs(flat)
-    return [float(v) if np.isfinite(v) else None for v in flat.astype(np.float64)]
+def as_2d(data: np.ndarray) -> np.ndarray:
+    """``data`` as rows and columns: a scalar is 1x1, 1-D one row, more dimensions have the
+    leading ones flattened into rows (complex numbers as their magnitude)."""
+    a = np.asarray(data)
+    if np.iscomplexobj(a):
+        a = np.abs(a)
+    a = a.astype(np.float64)
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    if a.ndim == 1:
+        return a.reshape(1, -1)
+    return a.reshape(-1, a.shape[-1])
+
+
+def pooled(data: np.ndarray, side: int = MAX_SIDE) -> np.ndarray:
+    """``as_2d(data)`` averaged over blocks so that neither side exceeds ``side``
+    (NaN and infinities left out of a block's mean; a block of only those is NaN)."""
+    a = as_2d(data)
+    a = np.where(np.isfinite(a), a, np.nan)
+    for axis in (0, 1):
+        n = a.shape[axis]
+        block = -(-n // side)
+        if block <= 1:
+            continue
+        pad = (-n) % block
+        if pad:
+            widths = [(0, 0), (0, 0)]
+            widths[axis] = (0, pad)
+            a = np.pad(a, widths, constant_values=np.nan)
+        shape = list(a.shape)
+        shape[axis : axis + 1] = [shape[axis] // block, block]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN block's mean is NaN
+            a = np.nanmean(a.reshape(shape), axis=axis + 1)
+    return a
+
+
+def preview(data: np.ndarray) -> tuple[list[float | None], list[int]]:
+    """The values a shard carries and their layout: all of them in the shard's shape up
+    to ``MAX_VALUES``, else ``pooled`` block means."""
+    a = np.asarray(data)
+    if a.size <= MAX_VALUES:
+        flat = as_2d(a).reshape(-1)
+        shape = list(a.shape)
+    else:
+        grid = pooled(a)
+        flat, shape = grid.reshape(-1), list(grid.shape)
+    return [float(v) if np.isfinite(v) else None for v in flat], shape
+
+
+def heat_grid(values: Sequence[float | None], shape: Sequence[int]) -> np.ndarray:
+    """What a heat map of one shard draws: ``values`` laid out in ``shape``, as 2-D
+    (``as_2d``), pooled to at most ``MAX_SIDE`` a side; None becomes NaN."""
+    a = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    return pooled(a.reshape(tuple(shape)) if shape else a.reshape(()))
 
 
 def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRecord]:
     """One record per addressable shard of jax.Array ``array``, in device id order.
 
-    A shard of at most ``MAX_VALUES`` elements carries its values while ``budget`` lasts;
-    without a budget, none does."""
+    Each shard carries its ``preview`` values while ``budget`` lasts; without a budget,
+    none does. A replica holding the same piece with the same bytes as one already
+    recorded names it in ``values_from`` instead of repeating its values."""
     out: list[ShardRecord] = []
     shape = tuple(array.shape)
+    carried: dict[tuple, int] = {}  # (index, checksum) -> the device whose record has the values
     for shard in array.addressable_shards:
         data = np.asarray(shard.data)
+        device = int(shard.device.id)
+        index = index_ranges(shard.index, shape)
+        crc = checksum(data)
+        key = (tuple(map(tuple, index)), crc)
+        values = shape_of = same_as = None
+        if budget is not None:
+            if key in carried:
+                same_as = carried[key]
+            elif budget.take(min(data.size, MAX_VALUES)):
+                values, shape_of = preview(data)
+                carried[key] = device
         out.append(
             {
-                "device": int(shard.device.id),
-                "index": index_ranges(shard.index, shape),
+                "device": device,
+                "index": index,
                 "shape": list(data.shape),
-                "checksum": checksum(data),
-                "values": (
-                    _values(data)
-                    if budget is not None and data.size <= MAX_VALUES and budget.take(data.size)
-                    else None
-                ),
+                "checksum": crc,
+                "values": values,
+                "values_shape": shape_of,
+                "values_from": same_as,
             }
         )
     out.sort(key=lambda r: r["device"])

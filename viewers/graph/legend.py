@@ -2,8 +2,8 @@
 
 ``BadgeLegend`` is a small window listing each thing a badge or node can show: a spec
 the user set, one from the program's code, one propagation decided, one not known yet,
-the selection, open dimensions and priorities, conflicts, collectives and GSPMD
-differences. ``LegendButton`` sits in the graph's corner and opens it.
+the selection, open dimensions and priorities, conflicts, collectives, GSPMD
+differences and XLA's warnings from a run. ``LegendButton`` sits in the graph's corner and opens it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from shardscope.viewers.graph.markers import (
     ConflictMarkItem,
     GspmdMarkItem,
     SpecNotesItem,
+    WarningMarkItem,
 )
 
 if TYPE_CHECKING:
@@ -96,6 +97,11 @@ class LegendScene(QGraphicsScene):
         gspmd = self._badge("propagated", ((), ()), "", text_y=None)
         GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)
         self._text("GSPMD shards it differently: Shardy's spec inside, GSPMD's beside")
+        self._node(
+            "tanh",
+            lambda node: WarningMarkItem(["an XLA warning"], style),
+            "XLA logged a warning about the op in the last run (hover it; Run dock lists them)",
+        )
         self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
 
     def _text(self, text: str) -> None:

@@ -11,6 +11,8 @@ time propagation changes, it hangs small child items on the nodes and badges con
   collective-permute); those that finish the program's results sit on the return node;
 - a purple outline on a badge whose value GSPMD shards differently, with GSPMD's spec
   written beside it;
+- a yellow triangle with ``!`` beside an op XLA logged a warning about during the last
+  run (``set_warnings``), the warnings as its tooltip;
 - ``?`` over a dimension the user left open and ``pN`` over one given priority N.
 
 It reads the session and the view; it never edits either.
@@ -21,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 CONFLICT_COLOR = "#D64545"
 COLLECTIVE_COLOR = "#C77C02"
 GSPMD_COLOR = "#A23CC0"
+WARNING_COLOR = "#E0B000"
 KIND_SHORT = {
     "all_gather": "AG",
     "all_slice": "AS",
@@ -175,6 +178,48 @@ class CollectiveMarkItem(QGraphicsItem):
         painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
+class WarningMarkItem(QGraphicsItem):
+    """A yellow triangle with ``!`` just left of a node's card: XLA warned about the op
+    (or, on a folded scope, about ops inside it) while compiling or running it."""
+
+    S = 18.0
+
+    def __init__(self, messages: list[str], style: GraphStyle) -> None:
+        super().__init__()
+        self.messages = messages
+        self.style = style
+        n = len(messages)
+        lines = [f"XLA warning{'s' if n != 1 else ''} from the last run:"]
+        lines += ["  " + (m if len(m) <= 300 else m[:300] + "…") for m in messages[:8]]
+        if n > 8:
+            lines.append(f"  … {n - 8} more in the Run dock")
+        self.setToolTip("\n".join(lines))
+        self.setZValue(6)
+
+    def _triangle(self) -> QPolygonF:
+        x, y = -NODE_W / 2 - self.S - 3, -self.S / 2
+        return QPolygonF(
+            [QPointF(x + self.S / 2, y), QPointF(x + self.S, y + self.S), QPointF(x, y + self.S)]
+        )
+
+    def boundingRect(self) -> QRectF:
+        return self._triangle().boundingRect().adjusted(-2, -2, 2, 2)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor("#5A4500"), 1.0))
+        painter.setBrush(QColor(WARNING_COLOR))
+        triangle = self._triangle()
+        painter.drawPolygon(triangle)
+        font = QFont(self.style.small)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor("#000000"))
+        painter.drawText(
+            triangle.boundingRect().adjusted(0, 3, 0, 0), Qt.AlignmentFlag.AlignCenter, "!"
+        )
+
+
 class GspmdMarkItem(QGraphicsItem):
     """A purple outline around a badge whose value GSPMD shards differently, with
     GSPMD's spec written beside it (the badge itself shows Shardy's)."""
@@ -261,7 +306,8 @@ def spec_notes(spec) -> dict[int, str]:
 
 class GraphMarkers(QObject):
     """Keeps the marks of one ``GraphView`` in step with its session; see the module
-    docstring. ``set_gspmd`` gives the GSPMD differences to show (None: none shown)."""
+    docstring. ``set_gspmd`` gives the GSPMD differences to show (None: none shown),
+    ``set_warnings`` the XLA warnings of the last run by op id."""
 
     def __init__(self, view: GraphView) -> None:
         super().__init__(view)
@@ -272,6 +318,8 @@ class GraphMarkers(QObject):
         self.collective_marks: dict[int, CollectiveMarkItem] = {}
         self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
         self.note_marks: list[SpecNotesItem] = []
+        self.warnings: dict[int, list[str]] = {}  # op id -> XLA's warnings about it
+        self.warning_marks: dict[int, WarningMarkItem] = {}  # by node index
         view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
         # An edit changes only the user's notes; a stale result comes as its own event.
@@ -287,6 +335,11 @@ class GraphMarkers(QObject):
     def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
         self.differences = {d.id: d for d in differences or ()}
+        self.refresh()
+
+    def set_warnings(self, by_op: dict[int, list[str]] | None) -> None:
+        """Mark the ops XLA warned about (op id -> messages; None or empty: no marks)."""
+        self.warnings = {int(k): list(v) for k, v in (by_op or {}).items()}
         self.refresh()
 
     def _on_propagation_change(self, _result) -> None:
@@ -312,15 +365,18 @@ class GraphMarkers(QObject):
             self._mark_collectives(layout, graph, result.collectives, style)
         self._mark_gspmd(style)
         self._mark_notes(style)
+        self._mark_warnings(layout, graph, style)
 
     def _clear(self) -> None:
         marks: list[QGraphicsItem] = [*self.conflict_marks.values()]
+        marks += self.warning_marks.values()
         marks += self.collective_marks.values()
         marks += [m for ms in self.gspmd_marks.values() for m in ms]
         marks += self.note_marks
         self._remove(marks)
         self.conflict_marks, self.collective_marks = {}, {}
         self.gspmd_marks, self.note_marks = {}, []
+        self.warning_marks = {}
 
     def _remove(self, marks) -> None:
         scene = self.view.graph_scene
@@ -378,6 +434,19 @@ class GraphMarkers(QObject):
             mark = CollectiveMarkItem(found, style, graph)
             self._attach(n, mark)
             self.collective_marks[n] = mark
+
+    def _mark_warnings(self, layout, graph, style) -> None:
+        by_node: dict[int, list[str]] = {}
+        for op_id, messages in self.warnings.items():
+            if not 0 <= op_id < len(graph.ops):
+                continue
+            n = self.node_of(layout, graph, op_id)
+            if n is not None:
+                by_node.setdefault(n, []).extend(messages)
+        for n, messages in by_node.items():
+            mark = WarningMarkItem(messages, style)
+            self._attach(n, mark)
+            self.warning_marks[n] = mark
 
     def _mark_gspmd(self, style) -> None:
         scene = self.view.graph_scene

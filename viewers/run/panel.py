@@ -2,14 +2,18 @@
 
 A summary line (platform, devices, compile and run time, memory per device); the outputs
 and arguments (shape, spec, error against the unsharded run, whether replicas hold the same
-bytes, flagged red when not); the chosen one's shard on each device; the compiled
+bytes, flagged red when not); the chosen one's shard on each device, as heat maps laid out
+like the mesh (``heatmap``), as a table, and moved between two shardings (``reshard``);
+the compiled
 collectives (sortable, each matched with the predicted ones or called unmatched); the
-predicted collectives the compiler did not emit; XLA's warnings. ``set_stale`` marks the
-result as made for a mesh or specs that have changed since.
+predicted collectives the compiler did not emit; XLA's warnings (choosing one emits
+``warningSelected``). ``set_stale`` marks the result as made for a mesh or specs that
+have changed since.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -19,15 +23,21 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QListWidget,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
 from shardscope.viewers.graph.markers import byte_text
+from shardscope.viewers.run.heatmap import HeatmapView
+from shardscope.viewers.run.reshard import ReshardView
 
 if TYPE_CHECKING:
     from shardscope.backend.run.result import (
@@ -45,11 +55,28 @@ SHARD_COLUMNS = ("Device", "Index ranges", "Local shape", "Checksum")
 COLLECTIVE_COLUMNS = ("Kind", "Device groups", "Shape", "Bytes / device", "Source", "Predicted")
 BYTES_COLUMN = 3
 MISMATCH = QColor("#D64545")
+ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "int16": 2}
 
 
 def index_text(index: tuple[tuple[int, int], ...]) -> str:
     """``[0:2, 0:16]``: a shard's [start, stop) per dimension."""
     return "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]"
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a dtype named as numpy names it (``float32``: 4)."""
+    if dtype in ITEMSIZE:
+        return ITEMSIZE[dtype]
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return max(1, int(digits) // 8) if digits else 4
+
+
+def run_mesh(result: RunResult) -> Mesh | None:
+    """The mesh a result ran on (its axes and device order)."""
+    try:
+        return Mesh.from_dict(result.mesh, result.device_order or None)
+    except ShardscopeError:
+        return None
 
 
 def groups_text(groups: tuple[tuple[int, ...], ...] | None, limit: int = 8) -> str:
@@ -80,6 +107,13 @@ def summary_text(result: RunResult) -> str:
     )
 
 
+def _scrolled(widget: QWidget, parent: QWidget) -> QScrollArea:
+    area = QScrollArea(parent)
+    area.setWidgetResizable(True)
+    area.setWidget(widget)
+    return area
+
+
 def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
     table = QTableWidget(0, len(columns), parent)
     table.setHorizontalHeaderLabels(columns)
@@ -98,12 +132,15 @@ class RunPanel(QWidget):
     of the compiled collective the user chose."""
 
     collectiveSelected = Signal(int)
+    warningSelected = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: RunResult | None = None
         self.tensors: list[TensorRun] = []
         self.stale = False
+        # The spec the session gives a tensor now (offered in the reshard view).
+        self.session_spec: Callable[[str], str | None] = lambda _name: None
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.summary = QLabel(self)
@@ -114,11 +151,17 @@ class RunPanel(QWidget):
         self.tensor_table.itemSelectionChanged.connect(self._on_tensor_selection)
         self.shard_title = QLabel(self)
         self.shard_table = _table(SHARD_COLUMNS, self)
+        self.heatmap = HeatmapView(self)
+        self.reshard = ReshardView(self)
+        self.shard_tabs = QTabWidget(self)
+        self.shard_tabs.addTab(_scrolled(self.heatmap, self), "Heat maps")
+        self.shard_tabs.addTab(self.shard_table, "Shards")
+        self.shard_tabs.addTab(_scrolled(self.reshard, self), "Reshard")
         shards = QWidget(self)
         shards_layout = QVBoxLayout(shards)
         shards_layout.setContentsMargins(0, 0, 0, 0)
         shards_layout.addWidget(self.shard_title)
-        shards_layout.addWidget(self.shard_table, 1)
+        shards_layout.addWidget(self.shard_tabs, 1)
 
         self.collective_table = _table(COLLECTIVE_COLUMNS, self)
         self.collective_table.horizontalHeaderItem(BYTES_COLUMN).setToolTip(
@@ -133,6 +176,9 @@ class RunPanel(QWidget):
         self.predicted_only.setWordWrap(True)
         self.warnings = QListWidget(self)
         self.warnings.setWordWrap(True)
+        self.warnings.setToolTip("Choose a warning to select its op in the graph")
+        self.warnings.currentRowChanged.connect(self._on_warning)
+        self.warnings.itemClicked.connect(lambda item: self._on_warning(self.warnings.row(item)))
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -146,9 +192,9 @@ class RunPanel(QWidget):
         self.body.addWidget(self.tensor_table)
         self.body.addWidget(shards)
         self.body.addWidget(right)
-        for i, stretch in enumerate((3, 2, 3)):
+        for i, stretch in enumerate((2, 3, 3)):
             self.body.setStretchFactor(i, stretch)
-        self.body.setSizes([480, 380, 560])
+        self.body.setSizes([400, 560, 460])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
@@ -240,6 +286,41 @@ class RunPanel(QWidget):
             cells = (str(s.device), index_text(s.index), str(list(s.shape)), s.checksum)
             for col, text in enumerate(cells):
                 table.setItem(r, col, QTableWidgetItem(text))
+        result = self.result
+        mesh = run_mesh(result) if result is not None else None
+        self.heatmap.set_tensor(
+            tensor,
+            mesh.axis_sizes if mesh is not None else (),
+            list(mesh.device_order) if mesh is not None else None,
+        )
+        self._offer_reshard(tensor, mesh)
+
+    def _offer_reshard(self, tensor: TensorRun | None, mesh: Mesh | None) -> None:
+        if tensor is None or mesh is None:
+            self.reshard.set_tensor(None)
+            return
+        replicated = ",".join("_" for _ in tensor.shape) or "_"
+        choices = [("replicated, as from the host", replicated)]
+        if tensor.spec:
+            placed = (
+                "as the compiled program produced it"
+                if tensor.name.startswith("result[")
+                else "as the compiled program wants it"
+            )
+            choices.append((placed, tensor.spec))
+        current = self.session_spec(tensor.name)
+        if current:
+            choices.append(("the session's spec now", current))
+        self.reshard.set_tensor(
+            tensor.name,
+            tensor.shape,
+            tensor.dtype,
+            itemsize(tensor.dtype),
+            mesh,
+            choices,
+            source=0,
+            target=1 if len(choices) > 1 else 0,
+        )
 
     def _fill_collectives(self) -> None:
         result = self.result
@@ -286,9 +367,15 @@ class RunPanel(QWidget):
         self.warnings.clear()
         result = self.result
         warnings = result.warnings if result is not None else []
+        self.warnings.blockSignals(True)
         for w in warnings:
             self.warnings.addItem(f"XLA: {w.op_name or w.instruction or '?'}: {w.message}")
+        self.warnings.blockSignals(False)
         self.warnings.setVisible(bool(warnings))
+
+    def _on_warning(self, row: int) -> None:
+        if self.result is not None and 0 <= row < len(self.result.warnings):
+            self.warningSelected.emit(row)
 
     # -- choosing -------------------------------------------------------------------------
     def select_tensor(self, name: str) -> None:

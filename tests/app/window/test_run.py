@@ -4,9 +4,16 @@ it was."""
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+from PySide6.QtCore import Qt
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.run.result import XlaWarningEntry
 from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.viewers.run.heatmap import color_of
 from shardscope.viewers.run.panel import HINT, STALE
 
 HOSTILE = Path(__file__).resolve().parents[2] / "inputs" / "hostile"
@@ -120,6 +127,179 @@ def test_closing_during_a_run_ends_the_worker_at_once(make_window, qtbot, pick):
     pick(window, *RUN)
     qtbot.wait(2000)  # the worker is compiling or hanging in the program
     assert window.run.running
+    begin = time.monotonic()
+    window.close()
+    assert time.monotonic() - begin < 5
+    assert window.runner.wait(0)
+
+
+def _rows_of(table) -> dict[str, int]:
+    return {table.item(r, 0).text(): r for r in range(table.rowCount())}
+
+
+def _choose(qtbot, box, text: str) -> None:
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), text)
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+
+
+def _click_row(qtbot, table, row: int) -> None:
+    rect = table.visualItemRect(table.item(row, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_ctrl_r_then_choosing_an_output_draws_each_devices_values_and_its_reshard(
+    make_window, qtbot, wait_idle
+):
+    window = make_window("example:mlp")
+    wait_idle(window)
+    window.activateWindow()
+    qtbot.keyClick(window.graph, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    panel = window.run.panel
+    table = panel.tensor_table
+    _click_row(qtbot, table, _rows_of(table)["result[0]"])
+    assert panel.shard_tabs.tabText(panel.shard_tabs.currentIndex()) == "Heat maps"
+    heat = panel.heatmap
+    tensor = panel.result.tensor("result[0]")
+    assert heat.tensor is tensor
+    image = heat.grab().toImage()
+    values = [v for s in tensor.shards for v in s.values]
+    assert heat.scale == (min(values), max(values))
+    for shard in tensor.shards:
+        grid = np.array(shard.values).reshape(shard.values_shape)
+        np.testing.assert_array_equal(heat.tiles[shard.device], grid)
+        got = image.pixelColor(heat.value_at(shard.device, 3, 5).center())
+        assert got.getRgb()[:3] == color_of(grid[3, 5], *heat.scale).getRgb()[:3]
+    # data=4 down, model=2 across: devices 0 and 1 side by side, 2 below 0
+    assert heat.tile_rect(0).y() == heat.tile_rect(1).y() < heat.tile_rect(2).y()
+    assert heat.flagged == set()
+
+    tabs = panel.shard_tabs
+    qtbot.mouseClick(
+        tabs.tabBar(), Qt.MouseButton.LeftButton, pos=tabs.tabBar().tabRect(2).center()
+    )
+    reshard = panel.reshard
+    assert reshard.isVisible() and reshard.name == "result[0]"
+    _choose(qtbot, reshard.source, "data,_")
+    _choose(qtbot, reshard.target, "data,_")
+    assert reshard.plan.kind == "free" and reshard.kind.text().startswith("Free")
+    _choose(qtbot, reshard.target, "_,_")
+    assert reshard.plan.kind == "traffic" and reshard.plan.bytes == 8 * 24 * 16 * 4
+    qtbot.mouseClick(reshard.run_button, Qt.MouseButton.LeftButton)
+    assert window.run.checking
+    qtbot.waitUntil(lambda: not window.run.checking, timeout=120_000)
+    assert reshard.check.text().startswith("Checked with jax.device_put on 8 devices"), (
+        reshard.check.text()
+    )
+
+
+def test_differing_replicas_are_flagged_on_the_heat_maps(make_window, qtbot, pick):
+    window = make_window("example:mlp", propagate=False)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    result = window.run.panel.result
+    tensor = result.tensor("result[0]")
+    shards = list(tensor.shards)
+    values = list(shards[1].values)
+    values[0] += 0.5
+    shards[1] = replace(shards[1], values=tuple(values), checksum="00000000")
+    broken = replace(tensor, shards=tuple(shards), replica_mismatches=((0, 1),))
+    window.run.show_result(replace(result, outputs=[broken, *result.outputs[1:]]))
+    panel = window.run.panel
+    assert panel.status.text() == "Replicas differ in result[0]."
+    panel.select_tensor("result[0]")
+    assert panel.heatmap.flagged == {0, 1}
+    (line,) = [x for x in panel.heatmap.lines if x.startswith("Devices")]
+    assert line.startswith("Devices 0, 1 should hold the same piece [0:8, 0:16] but differ")
+    assert line.endswith("max |difference| 0.5")
+
+
+def test_an_xla_warning_marks_its_op_and_choosing_it_selects_the_op(make_window, qtbot, pick):
+    window = make_window("example:mlp")
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    graph = window.session.graph
+    # a warning about the op the compiled all-reduce serves (its HLO op_name, as XLA logs it)
+    compiled = window.run.panel.result
+    op_name = compiled.collectives[0].source
+    op = next(o for o in graph.ops if o.location_name == op_name)
+    message = "Involuntary full rematerialization of the operand"
+    result = replace(
+        compiled,
+        warnings=[
+            XlaWarningEntry("a warning about no op", "", ""),
+            XlaWarningEntry(message, op_name, compiled.collectives[0].name),
+        ],
+    )
+    window.run.show_result(result)
+    marks = window.debugger.markers.warning_marks
+    (node,) = marks
+    assert message in marks[node].toolTip()
+    assert window.graph.nodes[node].node.op in (op.id, *_ancestors(graph, op.id))
+
+    panel = window.run.panel
+    item = panel.warnings.item(1)
+    rect = panel.warnings.visualItemRect(item)
+    qtbot.mouseClick(panel.warnings.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    (selected,) = window.graph.scene().selectedItems()
+    assert selected.node.op == op.id
+    assert window.source_view.line == op.source_line
+
+    item = panel.warnings.item(0)
+    rect = panel.warnings.visualItemRect(item)
+    qtbot.mouseClick(panel.warnings.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert any("names no op" in m for m in window.messages.messages("warning"))
+    # a new program drops the marks
+    window.open_program("example:conflict")
+    qtbot.waitUntil(lambda: window.session.program.name == "conflict", timeout=60_000)
+    assert window.debugger.markers.warnings == {}
+
+
+def _ancestors(graph, op_id):
+    out = []
+    parent = graph.ops[op_id].parent
+    while parent is not None:
+        out.append(parent)
+        parent = graph.ops[parent].parent
+    return out
+
+
+def test_a_failed_reshard_check_says_so_and_leaves_the_session_alone(
+    make_window, qtbot, pick, monkeypatch
+):
+    import shardscope.backend.run.reshard as reshard_module
+
+    def crash(*_args, **_kwargs):
+        raise ShardscopeError("the reshard check crashed (exit code -9)")
+
+    monkeypatch.setattr(reshard_module, "check_reshard", crash)
+    window = make_window("example:mlp", propagate=False)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    before = state_of(window)
+    panel = window.run.panel
+    panel.select_tensor("x")
+    qtbot.mouseClick(panel.reshard.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.run.checking, timeout=30_000)
+    assert panel.reshard.check.text() == (
+        "The real move failed: the reshard check crashed (exit code -9)"
+    )
+    (error,) = window.messages.messages("error")
+    assert error == "reshard check failed: the reshard check crashed (exit code -9)"
+    assert state_of(window) == before
+    assert panel.reshard.run_button.isEnabled()
+
+
+def test_closing_during_a_reshard_check_ends_its_worker_at_once(make_window, qtbot, pick):
+    window = make_window("example:mlp", propagate=False)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    panel = window.run.panel
+    panel.select_tensor("x")
+    qtbot.mouseClick(panel.reshard.run_button, Qt.MouseButton.LeftButton)
+    qtbot.wait(300)  # the worker is starting or importing JAX
+    assert window.run.checking
     begin = time.monotonic()
     window.close()
     assert time.monotonic() - begin < 5

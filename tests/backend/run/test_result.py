@@ -81,3 +81,43 @@ def test_lookups():
     result = _result()
     assert result.kinds() == {"all-reduce": 1}
     assert result.tensor("x").spec == "data,_"
+
+
+def test_a_replica_sent_once_gets_its_values_from_the_record_that_carries_them():
+    from shardscope.backend.run.result import TensorRun
+
+    records = [
+        {
+            "device": 0,
+            "index": [[0, 2]],
+            "shape": [2],
+            "checksum": "aa",
+            "values": [1.0, 2.0],
+            "values_shape": [2],
+            "values_from": None,
+        },
+        {
+            "device": 1,
+            "index": [[0, 2]],
+            "shape": [2],
+            "checksum": "aa",
+            "values": None,
+            "values_shape": None,
+            "values_from": 0,
+        },
+    ]
+    tensor = TensorRun.from_report(
+        {
+            "name": "x",
+            "shape": [2],
+            "dtype": "float32",
+            "spec": "_",
+            "hlo_sharding": "",
+            "shards": records,
+            "max_rel_error": None,
+            "replica_mismatches": [],
+            "error_not_finite": False,
+        }
+    )
+    assert [s.values for s in tensor.shards] == [(1.0, 2.0), (1.0, 2.0)]
+    assert tensor.shards[1].values_shape == (2,) and not tensor.shards[1].pooled

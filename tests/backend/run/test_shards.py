@@ -2,6 +2,7 @@
 
 import jax
 import numpy as np
+import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -27,7 +28,13 @@ def test_records_equal_addressable_shards():
         assert r["index"] == [[rows[0], rows[1]], [0, 6]]
         assert r["shape"] == list(shard.data.shape) == [4, 6]
         assert r["checksum"] == checksum(data[rows[0] : rows[1]])
-        assert r["values"] == data[rows[0] : rows[1]].ravel().tolist()
+    by_device = {r["device"]: r for r in records}
+    for r in records:
+        # the two model replicas of a row block send its values once
+        source = by_device[r["values_from"]] if r["values_from"] is not None else r
+        assert source["values"] == data[r["index"][0][0] : r["index"][0][1]].ravel().tolist()
+        assert (r["values"] is None) == (r["values_from"] is not None)
+    assert sum(r["values"] is not None for r in records) == 4
     assert replica_mismatches(records) == []
 
 
@@ -62,3 +69,39 @@ def test_relative_error():
     assert max_relative_error(np.array([np.nan, 1.0]), np.array([0.0, 1.0])) == float("inf")
     assert max_relative_error(np.ones(2), np.ones(3)) == float("inf")
     assert max_relative_error(np.array([True, False]), np.array([True, True])) == 0.5
+
+
+def test_large_shards_carry_block_means_capped_at_64_a_side():
+    from shardscope.backend.run.shards import MAX_SIDE, MAX_VALUES, heat_grid, pooled, preview
+
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(130, 200)).astype(np.float32)
+    values, shape = preview(data)
+    assert len(values) <= MAX_VALUES and max(shape) <= MAX_SIDE
+    # rows in blocks of 3 (the last one short), columns in blocks of 4
+    assert shape == [44, 50]
+    grid = np.array(values).reshape(shape)
+    assert grid[0, 0] == pytest.approx(float(data[:3, :4].astype(np.float64).mean()))
+    assert grid[-1, -1] == pytest.approx(float(data[129:, 196:].astype(np.float64).mean()))
+    np.testing.assert_allclose(heat_grid(values, shape), grid)
+    # small shards carry every value, in their own shape; 3-D ones draw rows of the last dim
+    small = np.arange(24.0).reshape(2, 3, 4)
+    values, shape = preview(small)
+    assert shape == [2, 3, 4] and values == small.ravel().tolist()
+    np.testing.assert_array_equal(heat_grid(values, shape), small.reshape(6, 4))
+    # NaN and infinities are left out of a block's mean; an all-NaN block stays NaN
+    holes = np.ones((128, 2))
+    holes[0:2, 0] = np.nan
+    holes[0:2, 1] = np.inf
+    out = pooled(holes)
+    assert out.shape == (64, 2) and np.isnan(out[0]).all() and (out[1:] == 1).all()
+
+
+def test_a_large_shard_takes_its_block_means_from_the_budget():
+    data = np.ones((256, 256), dtype=np.float32)
+    array = jax.device_put(data)
+    (record,) = shard_records(array, ValueBudget(5000))
+    assert record["values_shape"] == [64, 64] and len(record["values"]) == 4096
+    assert set(record["values"]) == {1.0}
+    (record,) = shard_records(array, ValueBudget(100))
+    assert record["values"] is None and record["values_shape"] is None

@@ -10,6 +10,7 @@ from shardscope.viewers.graph.markers import (
     ConflictMarkItem,
     GspmdMarkItem,
     SpecNotesItem,
+    WarningMarkItem,
 )
 
 
@@ -39,6 +40,7 @@ def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_
         "folded scope",
         "collectives",
         "GSPMD",
+        "XLA logged a warning",
     ):
         assert words in entries, words
     items = scene.items()
@@ -50,6 +52,7 @@ def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_
         CollectiveMarkItem,
         GspmdMarkItem,
         SpecNotesItem,
+        WarningMarkItem,
     } <= kinds
     origins = {i.origin for i in items if isinstance(i, BadgeItem)}
     assert {"user", "code", "propagated", "none"} <= origins
