@@ -47,6 +47,7 @@ class TensorInspector(QWidget):
         self.tiles_spec: Spec | None = None
         self.texts: dict[str, str] = {}
         self.slots: list[DimSlot] = []
+        self._shown: tuple | None = None
 
         self.title = QLabel("No tensor selected")
         font = QFont(self.title.font())
@@ -112,9 +113,15 @@ class TensorInspector(QWidget):
         ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when
         None they are computed here from ``mesh`` and the tiles' spec.
         """
+        spec = spec if spec is not None else Spec()
+        tiles = tiles if tiles is not None else spec
+        shown = (mesh, spec, tiles, texts)
+        if value is self.value and shown == self._shown:
+            return  # nothing to redraw: over a forwarded display even a no-op repaint costs
+        self._shown = shown
         self.value, self.mesh = value, mesh
-        self.spec = spec if spec is not None else Spec()
-        self.tiles_spec = tiles if tiles is not None else self.spec
+        self.spec = spec
+        self.tiles_spec = tiles
         if value is None:
             self.title.setText("No tensor selected")
             self.facts.setText("")

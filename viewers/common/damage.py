@@ -1,0 +1,153 @@
+"""Repaint only the pixels that changed.
+
+Over a forwarded X11 display every repainted pixel crosses the network, and Qt repaints
+whole widgets for changes that move a few pixels (a plot whose range was refitted to a
+tensor of another size, a text browser given new HTML that differs in one line). The
+helpers here draw the widget off screen before and after a change and ask Qt to repaint
+only the blocks whose pixels differ:
+
+- ``changed_region(before, after)``: the blocks that differ between two images.
+- ``DiffedView(view)``: a QGraphicsView that repaints, on each scene change, only the
+  blocks of its viewport that now look different.
+- ``quiet_change(widget)``: a context manager; updates ``widget`` asks for inside it are
+  dropped, and the blocks that look different afterwards are repainted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
+from PySide6.QtGui import QImage, QPainter, QRegion
+from PySide6.QtWidgets import QGraphicsView, QWidget
+from shiboken6 import isValid
+
+BLOCK = 16
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    height, width = image.height(), image.width()
+    data = np.frombuffer(
+        image.constBits(), dtype=np.uint32, count=height * image.bytesPerLine() // 4
+    )
+    return data.reshape(height, image.bytesPerLine() // 4)[:, :width]
+
+
+def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> QRegion:
+    """The ``block``-pixel squares where ``after`` differs from ``before`` (all of
+    ``after`` when the sizes differ or there is no ``before``), as one region whose rows
+    of neighbouring squares are merged."""
+    full = QRegion(QRect(0, 0, after.width(), after.height()))
+    if before is None or before.size() != after.size():
+        return full
+    a, b = _pixels(before), _pixels(after)
+    height, width = b.shape
+    rows, cols = -(-height // block), -(-width // block)
+    pad = ((0, rows * block - height), (0, cols * block - width))
+    diff = np.pad(a != b, pad).reshape(rows, block, cols, block).any(axis=(1, 3))
+    region = QRegion()
+    for r in np.flatnonzero(diff.any(axis=1)):
+        line = diff[r]
+        c = 0
+        while c < cols:
+            if not line[c]:
+                c += 1
+                continue
+            start = c
+            while c < cols and line[c]:
+                c += 1
+            region += QRect(start * block, r * block, (c - start) * block, block)
+    return region.intersected(full)
+
+
+def _grab(widget: QWidget) -> QImage:
+    return widget.grab().toImage()
+
+
+@contextmanager
+def quiet_change(widget: QWidget) -> Iterator[None]:
+    """Inside: ``widget`` and the widgets in it ignore update requests (and moves and
+    resizes among them draw nothing). After: the blocks of ``widget`` that look
+    different are repainted. ``widget``'s own size must not change inside."""
+    if not widget.isVisible() or not widget.updatesEnabled():
+        yield
+        return
+    before = _grab(widget)
+    quiet = [widget, *widget.findChildren(QWidget)]
+    quiet = [w for w in quiet if not w.testAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled)]
+    for w in quiet:
+        w.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, True)
+    try:
+        yield
+    finally:
+        for w in quiet:
+            w.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, False)
+    region = changed_region(before, _grab(widget))
+    if not region.isEmpty():
+        widget.update(region)
+
+
+class DiffedView(QObject):
+    """Makes ``view`` repaint only the viewport blocks a scene change altered.
+
+    The view stops updating its viewport on scene changes itself; after each batch of
+    changes this draws the scene as the viewport shows it, compares it with the last
+    drawing and repaints the blocks that differ. Resizing, scrolling and exposing still
+    repaint as Qt does.
+    """
+
+    def __init__(self, view: QGraphicsView) -> None:
+        super().__init__(view)
+        self.view = view
+        self._last: QImage | None = None
+        self._pending = False
+        view.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.NoViewportUpdate)
+        self._viewport = view.viewport()
+        view.scene().changed.connect(self._schedule)
+        self._viewport.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self._viewport and event.type() in (
+            QEvent.Type.Resize,
+            QEvent.Type.Show,
+        ):
+            # Qt repaints all of it: what it draws next is the new reference
+            self._last = None
+            self._schedule()
+        return False
+
+    def _schedule(self, *_args) -> None:
+        if not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self._flush)
+
+    def draw(self) -> QImage:
+        """The viewport's picture as the scene is now."""
+        viewport = self.view.viewport()
+        image = QImage(viewport.size(), QImage.Format.Format_RGB32)
+        image.fill(self.view.backgroundBrush().color())
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        rect = viewport.rect()
+        self.view.render(painter, image.rect().toRectF(), rect)
+        painter.end()
+        return image
+
+    def _flush(self) -> None:
+        self._pending = False
+        if not isValid(self.view):
+            return
+        viewport = self.view.viewport()
+        if not viewport.isVisible() or viewport.width() <= 0 or viewport.height() <= 0:
+            self._last = None
+            return
+        image = self.draw()
+        # with no reference, Qt is repainting all of it already (a resize or show)
+        if self._last is not None:
+            region = changed_region(self._last, image)
+            if not region.isEmpty():
+                viewport.update(region)
+        self._last = image
