@@ -9,8 +9,9 @@ only the blocks whose pixels differ:
 - ``changed_region(before, after)``: the blocks that differ between two images.
 - ``DiffedView(view)``: a QGraphicsView that repaints, on each scene change, only the
   blocks of its viewport that now look different.
-- ``quiet_change(widget)``: a context manager; updates ``widget`` asks for inside it are
-  dropped, and the blocks that look different afterwards are repainted.
+- ``quiet_change(widget)``: a context manager; updates ``widget`` and the widgets in it
+  ask for inside it are dropped, and the blocks that look different afterwards are
+  repainted. ``settle_layouts(widget)`` inside it makes the moves happen there too.
 """
 
 from __future__ import annotations
@@ -76,18 +77,30 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
         yield
         return
     before = _grab(widget)
-    quiet = [widget, *widget.findChildren(QWidget)]
-    quiet = [w for w in quiet if not w.testAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled)]
-    for w in quiet:
-        w.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, True)
+    disabled = Qt.WidgetAttribute.WA_UpdatesDisabled
+    # widgets that had updates off before stay so; every other one (those made inside
+    # too: a child inherits its parent's switch) has them on again afterwards
+    kept = {w for w in widget.findChildren(QWidget) if w.testAttribute(disabled)}
+    for w in (widget, *widget.findChildren(QWidget)):
+        w.setAttribute(disabled, True)
     try:
         yield
     finally:
-        for w in quiet:
-            w.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, False)
+        for w in (widget, *widget.findChildren(QWidget)):
+            if w not in kept:
+                w.setAttribute(disabled, False)
     region = changed_region(before, _grab(widget))
     if not region.isEmpty():
         widget.update(region)
+
+
+def settle_layouts(root: QWidget) -> None:
+    """Lay out ``root`` and the widgets in it now, not at the event loop's next turn (so
+    the moves a change causes happen inside a ``quiet_change``)."""
+    for widget in (root, *root.findChildren(QWidget)):
+        layout = widget.layout()
+        if layout is not None:
+            layout.activate()
 
 
 class DiffedView(QObject):
@@ -135,6 +148,12 @@ class DiffedView(QObject):
         self.view.render(painter, image.rect().toRectF(), rect)
         painter.end()
         return image
+
+    def sync(self) -> None:
+        """Take the viewport as it is now as the reference (it was repainted some other
+        way, for example by a ``quiet_change`` around its parent)."""
+        viewport = self.view.viewport()
+        self._last = self.draw() if viewport.isVisible() else None
 
     def _flush(self) -> None:
         self._pending = False

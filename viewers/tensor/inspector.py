@@ -17,6 +17,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.sharding.text_forms import sharding_texts
+from shardscope.viewers.common.damage import quiet_change, settle_layouts
 from shardscope.viewers.common.flow_layout import FlowLayout
 from shardscope.viewers.common.value_text import facts_text
 from shardscope.viewers.tensor.dim_slot import DimSlot
@@ -119,6 +120,20 @@ class TensorInspector(QWidget):
         if value is self.value and shown == self._shown:
             return  # nothing to redraw: over a forwarded display even a no-op repaint costs
         self._shown = shown
+        # a selection changes a few texts and chips: repaint those pixels, not the dock
+        with quiet_change(self):
+            self._show(value, mesh, spec, tiles, texts)
+            settle_layouts(self)
+        self.tile_grid.damage.sync()
+
+    def _show(
+        self,
+        value: Value | None,
+        mesh: Mesh | None,
+        spec: Spec,
+        tiles: Spec,
+        texts: dict[str, str] | None,
+    ) -> None:
         self.value, self.mesh = value, mesh
         self.spec = spec
         self.tiles_spec = tiles
@@ -160,9 +175,10 @@ class TensorInspector(QWidget):
         return self.slots[dim]
 
     def _build_slots(self, shape: tuple[int, ...]) -> None:
-        if len(self.slots) == len(shape) and all(
-            s.size == n for s, n in zip(self.slots, shape, strict=True)
-        ):
+        if len(self.slots) == len(shape):
+            # same rank: the chips stay where they are, only their sizes change
+            for slot, n in zip(self.slots, shape, strict=True):
+                slot.set_size(n)
             return
         for slot in self.slots:
             self._slot_row.removeWidget(slot)

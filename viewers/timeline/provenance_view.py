@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from shardscope.viewers.common.colors import axis_color, text_color_on
@@ -42,6 +42,8 @@ class ProvenanceView(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
+        # always there: a scroll bar that comes and goes resizes, so repaints, the view
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.records: list[DimProvenance] = []
         self.links: list[str] = []
         self.html = ""
