@@ -22,7 +22,7 @@ from contextlib import contextmanager
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter, QRegion
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
 BLOCK = 16
@@ -38,18 +38,22 @@ def _pixels(image: QImage) -> np.ndarray:
 
 
 def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> QRegion:
-    """The ``block``-pixel squares where ``after`` differs from ``before`` (all of
-    ``after`` when the sizes differ or there is no ``before``), as one region whose rows
-    of neighbouring squares are merged."""
+    """The ``block``-pixel squares where ``after`` differs from ``before``, as one region
+    whose rows of neighbouring squares are merged. Where the sizes differ, the images are
+    compared where they overlap (both anchored at the top left) and the rest of ``after``
+    counts as changed; with no ``before``, all of ``after`` has."""
     full = QRegion(QRect(0, 0, after.width(), after.height()))
-    if before is None or before.size() != after.size():
+    if before is None:
         return full
-    a, b = _pixels(before), _pixels(after)
-    height, width = b.shape
+    width = min(before.width(), after.width())
+    height = min(before.height(), after.height())
+    if width <= 0 or height <= 0:
+        return full
+    a, b = _pixels(before)[:height, :width], _pixels(after)[:height, :width]
     rows, cols = -(-height // block), -(-width // block)
     pad = ((0, rows * block - height), (0, cols * block - width))
     diff = np.pad(a != b, pad).reshape(rows, block, cols, block).any(axis=(1, 3))
-    region = QRegion()
+    region = full.subtracted(QRegion(QRect(0, 0, width, height)))
     for r in np.flatnonzero(diff.any(axis=1)):
         line = diff[r]
         c = 0
@@ -72,7 +76,8 @@ def _grab(widget: QWidget) -> QImage:
 def quiet_change(widget: QWidget) -> Iterator[None]:
     """Inside: ``widget`` and the widgets in it ignore update requests (and moves and
     resizes among them draw nothing). After: the blocks of ``widget`` that look
-    different are repainted. ``widget``'s own size must not change inside."""
+    different are repainted (if ``widget`` itself changed size, all beyond the part
+    both sizes share)."""
     if not widget.isVisible() or not widget.updatesEnabled():
         yield
         return
@@ -96,7 +101,18 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
 
 def settle_layouts(root: QWidget) -> None:
     """Lay out ``root`` and the widgets in it now, not at the event loop's next turn (so
-    the moves a change causes happen inside a ``quiet_change``)."""
+    the moves a change causes happen inside a ``quiet_change``). A scroll area that holds
+    ``root`` sizes it now too."""
+    _activate(root)
+    # a scroll area sizes the widget it holds on a layout request that reaches it
+    # through its viewport (root's parent)
+    parent = root.parentWidget()
+    if parent is not None and parent.layout() is None:
+        QApplication.sendEvent(parent, QEvent(QEvent.Type.LayoutRequest))
+        _activate(root)
+
+
+def _activate(root: QWidget) -> None:
     for widget in (root, *root.findChildren(QWidget)):
         layout = widget.layout()
         if layout is not None:

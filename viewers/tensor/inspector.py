@@ -193,6 +193,9 @@ class TensorInspector(QWidget):
             slot.menuAction.connect(self._on_slot_menu)
             slot.clicked.connect(self._on_slot_clicked)
             self._slot_row.insertWidget(d, slot)
+            # now, not when the layout's queued show gets to it: the layout counts only
+            # shown widgets, and a later show would lay the dock out (and repaint it) again
+            slot.show()
             self.slots.append(slot)
 
     def _show_texts(self, texts: dict, error: str | None) -> None:
