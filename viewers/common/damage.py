@@ -26,6 +26,13 @@ from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
 BLOCK = 16
+_off_screen = 0
+
+
+def drawing_off_screen() -> bool:
+    """True while a helper here draws a widget into an image: the paint events the
+    widget gets then reach no display (for code that counts what is repainted)."""
+    return _off_screen > 0
 
 
 def _pixels(image: QImage) -> np.ndarray:
@@ -69,7 +76,12 @@ def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> 
 
 
 def _grab(widget: QWidget) -> QImage:
-    return widget.grab().toImage()
+    global _off_screen
+    _off_screen += 1
+    try:
+        return widget.grab().toImage()
+    finally:
+        _off_screen -= 1
 
 
 @contextmanager

@@ -1,0 +1,70 @@
+"""What a window repaints: paint events that reach the screen, and what the screen shows."""
+
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QImage, QRegion
+from PySide6.QtWidgets import QApplication, QWidget
+
+from shardscope.viewers.common.damage import drawing_off_screen
+
+
+class PaintLog(QObject):
+    """Records the regions repainted on screen inside ``roots`` (widgets and the widgets
+    in them), in window coordinates; paints into off-screen pictures are left out.
+
+    Use as a context manager (it stops listening on exit)."""
+
+    def __init__(self, *roots: QWidget) -> None:
+        super().__init__()
+        self.roots = roots
+        self.events: list[tuple[QWidget, QRegion]] = []
+
+    def __enter__(self) -> "PaintLog":
+        QApplication.instance().installEventFilter(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        QApplication.instance().removeEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if (
+            event.type() == QEvent.Type.Paint
+            and isinstance(obj, QWidget)
+            and not drawing_off_screen()
+            and any(obj is r or r.isAncestorOf(obj) for r in self.roots)
+        ):
+            offset = obj.mapTo(obj.window(), QPoint(0, 0))
+            self.events.append((obj, event.region().translated(offset)))
+        return False
+
+    def clear(self) -> None:
+        self.events.clear()
+
+    def region(self, within: QWidget | None = None) -> QRegion:
+        """The union of what was repainted (inside ``within`` only, if given)."""
+        out = QRegion()
+        for widget, region in self.events:
+            if within is None or widget is within or within.isAncestorOf(widget):
+                out += region
+        return out
+
+    def area(self, within: QWidget | None = None) -> int:
+        return region_area(self.region(within))
+
+
+def region_area(region: QRegion) -> int:
+    return sum(r.width() * r.height() for r in region)
+
+
+def on_screen(widget: QWidget) -> QImage:
+    """What the screen shows where ``widget`` is (the window's backing store)."""
+    window = widget.window()
+    at = widget.mapTo(window, QPoint(0, 0))
+    shot = widget.screen().grabWindow(
+        window.winId(), at.x(), at.y(), widget.width(), widget.height()
+    )
+    return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def fresh(widget: QWidget) -> QImage:
+    """``widget`` drawn now from scratch."""
+    return widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
