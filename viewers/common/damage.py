@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
@@ -108,7 +108,19 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
                 w.setAttribute(disabled, False)
     region = changed_region(before, _grab(widget))
     if not region.isEmpty():
-        widget.update(region)
+        _update(widget, region)
+
+
+def _update(widget: QWidget, region: QRegion) -> None:
+    """Repaint ``region`` of ``widget`` and of each widget in it: Qt repaints a child
+    whose background is opaque (a scroll area's viewport) only when asked itself."""
+    widget.update(region)
+    for child in widget.findChildren(QWidget):
+        if child.isVisible():
+            at = child.mapTo(widget, QPoint(0, 0))
+            part = region.translated(-at.x(), -at.y()).intersected(child.rect())
+            if not part.isEmpty():
+                child.update(part)
 
 
 def settle_layouts(root: QWidget) -> None:
@@ -155,9 +167,9 @@ class DiffedView(QObject):
             QEvent.Type.Resize,
             QEvent.Type.Show,
         ):
-            # Qt repaints all of it: what it draws next is the new reference
+            # Qt repaints all of it; with no reference, the next scene change repaints all
+            # of it again (a scene may change while it is painted, as pyqtgraph's do)
             self._last = None
-            self._schedule()
         return False
 
     def _schedule(self, *_args) -> None:
@@ -192,9 +204,7 @@ class DiffedView(QObject):
             self._last = None
             return
         image = self.draw()
-        # with no reference, Qt is repainting all of it already (a resize or show)
-        if self._last is not None:
-            region = changed_region(self._last, image)
-            if not region.isEmpty():
-                viewport.update(region)
+        region = changed_region(self._last, image)
+        if not region.isEmpty():
+            viewport.update(region)
         self._last = image

@@ -352,6 +352,9 @@ class TileGridView(QWidget):
                 self.view_box.setRange(rect=full, padding=0.02)
                 self.view_box.disableAutoRange()
                 self._fitted_extent = extent
+        # pyqtgraph moves the axes to a new range when it next paints; do it now, so that
+        # what is drawn off screen to find the changed pixels is what the screen will show
+        self.plot.scene().prepareForPaint()
 
     def _update_summary(self) -> None:
         self.summary.setText(tile_map_summary(self.tile_map))
