@@ -115,8 +115,9 @@ def _update(widget: QWidget, region: QRegion) -> None:
     """Repaint ``region`` of ``widget`` and of each widget in it: Qt repaints a child
     whose background is opaque (a scroll area's viewport) only when asked itself."""
     widget.update(region)
+    opaque = Qt.WidgetAttribute.WA_OpaquePaintEvent
     for child in widget.findChildren(QWidget):
-        if child.isVisible():
+        if child.isVisible() and (child.autoFillBackground() or child.testAttribute(opaque)):
             at = child.mapTo(widget, QPoint(0, 0))
             part = region.translated(-at.x(), -at.y()).intersected(child.rect())
             if not part.isEmpty():
