@@ -55,16 +55,21 @@ def region_area(region: QRegion) -> int:
     return sum(r.width() * r.height() for r in region)
 
 
+def _shown_rect(widget: QWidget):
+    """The part of ``widget`` not clipped away (a scroll area shows only some of it)."""
+    return widget.visibleRegion().boundingRect()
+
+
 def on_screen(widget: QWidget) -> QImage:
-    """What the screen shows where ``widget`` is (the window's backing store)."""
+    """What the screen shows of ``widget``'s shown part (the window's backing store)."""
     window = widget.window()
-    at = widget.mapTo(window, QPoint(0, 0))
-    shot = widget.screen().grabWindow(
-        window.winId(), at.x(), at.y(), widget.width(), widget.height()
-    )
+    rect = _shown_rect(widget)
+    at = widget.mapTo(window, rect.topLeft())
+    shot = widget.screen().grabWindow(window.winId(), at.x(), at.y(), rect.width(), rect.height())
     return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
 
 
 def fresh(widget: QWidget) -> QImage:
-    """``widget`` drawn now from scratch."""
-    return widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    """``widget``'s shown part drawn now from scratch."""
+    image = widget.grab(_shown_rect(widget)).toImage()
+    return image.convertToFormat(QImage.Format.Format_RGB32)
