@@ -73,3 +73,17 @@ def fresh(widget: QWidget) -> QImage:
     """``widget``'s shown part drawn now from scratch."""
     image = widget.grab(_shown_rect(widget)).toImage()
     return image.convertToFormat(QImage.Format.Format_RGB32)
+
+
+def wait_painted(qtbot, *widgets: QWidget, quiet_ms: int = 150, timeout_ms: int = 5000) -> None:
+    """Wait until ``widgets`` have not been repainted for ``quiet_ms`` (what showing or
+    changing them set off, timers included, is done)."""
+    waited = 0
+    with PaintLog(*widgets) as log:
+        while waited < timeout_ms:
+            log.clear()
+            qtbot.wait(quiet_ms)
+            waited += quiet_ms
+            if not log.events:
+                return
+    raise AssertionError("the widgets kept repainting")

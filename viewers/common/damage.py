@@ -129,6 +129,10 @@ def settle_layouts(root: QWidget) -> None:
     the moves a change causes happen inside a ``quiet_change``). A scroll area that holds
     ``root`` sizes it now too."""
     _activate(root)
+    # size hints that changed (a combo box's, a wrapped label's) post layout requests:
+    # handle them now rather than at the loop's next turn
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+    _activate(root)
     # a scroll area sizes the widget it holds on a layout request that reaches it
     # through its viewport (root's parent)
     parent = root.parentWidget()

@@ -246,8 +246,9 @@ class TileGridView(QWidget):
         names = [f"dim {d} ({n})" for d, n in enumerate(self._shape)]
         for combo, current in ((self.row_combo, self._row_dim), (self.col_combo, self._col_dim)):
             combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(names)
+            if [combo.itemText(i) for i in range(combo.count())] != names:
+                combo.clear()
+                combo.addItems(names)
             if current is not None:
                 combo.setCurrentIndex(current)
             combo.setEnabled(rank >= 2)

@@ -13,7 +13,7 @@ from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.view import MIN_FIT_SCALE
 from tests.support import qt_events
 from tests.support.inputs import write_input
-from tests.support.paints import PaintLog, fresh, on_screen
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -434,6 +434,7 @@ def test_a_selection_repaints_only_the_docks_it_changed(make_window, qtbot):
     assert window.selected_value == x
     tensor, provenance = window.docks["dock_tensor"], window.docks["dock_provenance"]
     untouched = [window.docks[name] for name in ("dock_mesh", "dock_palette", "dock_timeline")]
+    wait_painted(qtbot, tensor, provenance, *untouched)
     with PaintLog(tensor, provenance, *untouched) as log:
         _click_badge(qtbot, window, x)  # the same tensor again
     assert window.selected_value == x

@@ -11,7 +11,7 @@ from shardscope.viewers.common.damage import (
     quiet_change,
     settle_layouts,
 )
-from tests.support.paints import PaintLog, fresh, on_screen, region_area
+from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
 
 
 def _image(width=100, height=60, color="#202020") -> QImage:
@@ -56,7 +56,7 @@ def _panel(qtbot, text="shard the batch over data and the features over model"):
     panel.resize(480, 160)
     panel.show()
     qtbot.waitExposed(panel)
-    qtbot.wait(20)
+    wait_painted(qtbot, panel)
     return panel, label
 
 
@@ -112,7 +112,7 @@ def _view(qtbot):
     diffed = DiffedView(view)
     view.show()
     qtbot.waitExposed(view)
-    qtbot.wait(30)
+    wait_painted(qtbot, view)
     return view, diffed, big, dot
 
 

@@ -7,7 +7,7 @@ from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.dim_slot import DimSlot
 from tests.support import qt_events
-from tests.support.paints import PaintLog
+from tests.support.paints import PaintLog, wait_painted
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -60,7 +60,7 @@ def test_a_new_size_or_spec_repaints_and_the_same_ones_do_not(qtbot):
     slot = make(qtbot, DimSpec(("data",)))
     slot.show()
     qtbot.waitExposed(slot)
-    qtbot.wait(20)
+    wait_painted(qtbot, slot)
     with PaintLog(slot) as log:
         slot.set_dim_spec(DimSpec(("data",)), MESH)
         slot.set_size(32)

@@ -6,7 +6,7 @@ from shardscope.backend.sharding.spec import parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.inspector import TensorInspector
 from tests.support import qt_events
-from tests.support.paints import PaintLog, fresh, on_screen
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -107,7 +107,7 @@ def _shown(qtbot, spec="data,_", shape=(16, 32)):
     ins = make(qtbot, spec, shape)
     ins.show()
     qtbot.waitExposed(ins)
-    qtbot.wait(30)
+    wait_painted(qtbot, ins)
     return ins
 
 

@@ -10,7 +10,7 @@ from shardscope.backend.propagation.timeline import Step, Timeline
 from shardscope.backend.session.playback import Playback
 from shardscope.backend.sharding.values import ValueSharding
 from shardscope.viewers.timeline.panel import TimelinePanel
-from tests.support.paints import PaintLog, fresh, on_screen
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def _vs(*dims):
@@ -170,7 +170,7 @@ def test_a_step_repaints_its_text_and_cursor_and_lays_nothing_out(qtbot):
     pb = _playback()
     panel.set_playback(pb, pb.graph, ("data", "model"))
     pb.seek(0)
-    qtbot.wait(30)
+    wait_painted(qtbot, holder)
     watch = _LayoutWatch(holder)
     holder.installEventFilter(watch)
     with PaintLog(holder) as log:

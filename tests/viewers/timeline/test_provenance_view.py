@@ -2,7 +2,7 @@
 
 from shardscope.backend.propagation.provenance import AxisChain, DimProvenance, Link
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
-from tests.support.paints import PaintLog, fresh, on_screen
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def _records():
@@ -56,7 +56,7 @@ def test_the_same_text_repaints_nothing_and_new_text_only_what_differs(qtbot):
     qtbot.waitExposed(view)
     names = {5: "add %5", 2: "x"}
     view.set_records("add %5", _records(), names.__getitem__, ("data", "model"))
-    qtbot.wait(30)
+    wait_painted(qtbot, view)
     # a scroll bar that came and went would resize the text, so repaint all of it
     assert view.verticalScrollBar().isVisible()
     with PaintLog(view) as log:
