@@ -17,6 +17,7 @@ from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
 from shardscope.app.window.animation import GifExport
+from shardscope.app.window.bandwidth import LowBandwidth
 from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.docks import build_docks
 from shardscope.app.window.files import FileHandler
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.help = WindowHelp(self)
+        self.bandwidth = LowBandwidth(self)
         self.gif_export = GifExport(self)
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()

@@ -56,6 +56,16 @@ class Settings:
     def set_auto_propagate(self, on: bool) -> None:
         self.qsettings.setValue("auto_propagate", "true" if on else "false")
 
+    def low_bandwidth(self) -> bool | None:
+        """The user's choice of low-bandwidth mode, or None when never made."""
+        value = self.qsettings.value("low_bandwidth")
+        if value is None:
+            return None
+        return str(value).lower() == "true"
+
+    def set_low_bandwidth(self, on: bool) -> None:
+        self.qsettings.setValue("low_bandwidth", "true" if on else "false")
+
     def first_run_hint_shown(self) -> bool:
         return str(self.qsettings.value("first_run_hint_shown", "false")).lower() == "true"
 

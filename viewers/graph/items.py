@@ -31,6 +31,8 @@ class GraphStyle:
     theme: Theme
     font: QFont
     small: QFont
+    # False in low-bandwidth mode: hard edges, fewer distinct pixels to send
+    antialias: bool = True
 
     @property
     def dark(self) -> bool:
@@ -93,7 +95,7 @@ class NodeItem(QGraphicsItem):
         st = self.style
         kind = self.node.kind
         rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
         border = st.node_border(kind)
         selected = self.isSelected() or self.highlight
         pen = QPen(st.theme.highlight if selected else border, 2.5 if selected else 1.2)
@@ -276,7 +278,7 @@ class BadgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         st = self.style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
         bg = QColor("#232326") if st.dark else QColor("#FFFFFF")
         border = st.theme.highlight if self.isSelected() else st.theme.grid
         pen = QPen(border, 1.5 if self.isSelected() else 1.0)
@@ -430,7 +432,7 @@ class ScopeBoxItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         st = self.style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
         painter.setPen(QPen(st.box_border, 1.0, Qt.PenStyle.DashLine))
         painter.setBrush(st.box_fill)
         painter.drawPath(self._outline)

@@ -123,7 +123,7 @@ class ConflictMarkItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         color = QColor(CONFLICT_COLOR)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         if not self.folded:
             painter.setPen(QPen(color, 2.2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -169,7 +169,7 @@ class CollectiveMarkItem(QGraphicsItem):
         return self._rect.adjusted(-1, -1, 1, 1)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(COLLECTIVE_COLOR))
         painter.drawRoundedRect(self._rect, self.H / 2, self.H / 2)
@@ -246,7 +246,7 @@ class GspmdMarkItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         color = QColor(GSPMD_COLOR)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         painter.setPen(QPen(color, 2.2))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(self._badge.boundingRect().adjusted(-2, -2, 2, 2), 6, 6)
@@ -282,7 +282,7 @@ class SpecNotesItem(QGraphicsItem):
         return rect.adjusted(-1, -1, 1, 1)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         painter.setFont(self.style.small)
         for spot, text in self._spots:
             painter.setPen(Qt.PenStyle.NoPen)

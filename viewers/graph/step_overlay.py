@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
 
 EDGE_WIDTH = 4.0
+# Length of the pieces a flow's curve is drawn in (scene units).
+PIECE = 24.0
 RING_WIDTH = 3.5
 
 
@@ -76,6 +78,41 @@ class OverlayItem(QGraphicsPathItem):
         # Qt derives a path item's bounds from shape(), which is empty here
         w = self.pen().widthF() / (2 * self._scale) + 1
         return self.path().controlPointRect().adjusted(-w, -w, w, w)
+
+
+class FlowItem(OverlayItem):
+    """A step's flow along one edge. It keeps the whole path and pen (what it shows), but
+    short pieces of the curve draw it: adding or removing it repaints a band along the
+    stroke instead of the curve's whole bounding box (a long diagonal edge's box is mostly
+    background, and over a forwarded display every repainted pixel is sent)."""
+
+    def __init__(self, path: QPainterPath, scale: float, pen: QPen) -> None:
+        super().__init__(path, scale)
+        self.setPen(pen)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
+        self.pieces: list[OverlayItem] = []
+        for piece in _pieces(path):
+            item = OverlayItem(piece, scale)
+            item.setPen(pen)
+            item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+            item.setParentItem(self)
+            self.pieces.append(item)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF()
+
+
+def _pieces(path: QPainterPath) -> list[QPainterPath]:
+    """``path`` cut into pieces about ``PIECE`` scene units long, each a short polyline."""
+    count = max(1, round(path.length() / PIECE))
+    points = [path.pointAtPercent(i / (count * 4)) for i in range(count * 4 + 1)]
+    pieces = []
+    for k in range(count):
+        piece = QPainterPath(points[4 * k])
+        for point in points[4 * k + 1 : 4 * k + 5]:
+            piece.lineTo(point)
+        pieces.append(piece)
+    return pieces
 
 
 class StepOverlay:
@@ -206,11 +243,11 @@ class StepOverlay:
         return item
 
     def _flow(self, edge_item, color: QColor) -> QGraphicsPathItem:
-        item = OverlayItem(edge_item.path(), self._scale())
         pen = QPen(color, EDGE_WIDTH)
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        item.setPen(pen)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        item = FlowItem(edge_item.path(), self._scale(), pen)
         item.setZValue(1)
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         item.setData(0, "step-flow")

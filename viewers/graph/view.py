@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QSize, Qt, Signal
@@ -65,6 +66,7 @@ class GraphView(QGraphicsView):
         self.session = session
         self.graph_scene = GraphScene(session, self)
         self.setScene(self.graph_scene)
+        self._antialias = True
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
@@ -189,13 +191,37 @@ class GraphView(QGraphicsView):
         self.setBackgroundBrush(self.style_.theme.background)
         self.graph_scene.apply_style(self.style_)
 
+    @property
+    def antialiased(self) -> bool:
+        return self._antialias
+
+    def set_antialiased(self, on: bool) -> None:
+        """Smooth edges and text (on), or hard ones (low-bandwidth mode: fewer distinct
+        pixels to send over a forwarded display)."""
+        on = bool(on)
+        if on == self._antialias:
+            return
+        self._antialias = on
+        hints = QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
+        self.setRenderHints(hints if on else QPainter.RenderHint(0))
+        self.style_ = replace(self.style_, antialias=on)
+        self.graph_scene.apply_style(self.style_)
+        # the markers (conflicts, collectives, GSPMD notes) hold the style too
+        for item in self.graph_scene.items():
+            if (
+                isinstance(getattr(item, "style", None), GraphStyle)
+                and item.style is not self.style_
+            ):
+                item.style = replace(item.style, antialias=on)
+                item.update()
+
     def _make_style(self, name: str | None) -> None:
         theme = THEMES[name] if name in THEMES else theme_for(self)
         font = QFont(self.font())
         font.setPointSizeF(10.5)
         small = QFont(self.font())
         small.setPointSizeF(9.0)
-        self.style_ = GraphStyle(theme, font, small)
+        self.style_ = GraphStyle(theme, font, small, antialias=self._antialias)
         self.setBackgroundBrush(theme.background)
 
     # -- navigation ---------------------------------------------------------------------

@@ -38,8 +38,18 @@ class DimSlot(QWidget):
         )
 
     def set_dim_spec(self, spec: DimSpec, mesh: Mesh | None) -> None:
+        if (spec, mesh) == (self.spec, self.mesh):
+            return
         self.spec = spec
         self.mesh = mesh
+        self.updateGeometry()
+        self.update()
+
+    def set_size(self, size: int | None) -> None:
+        """The dim's length (another tensor of the same rank)."""
+        if size == self.size:
+            return
+        self.size = size
         self.updateGeometry()
         self.update()
 

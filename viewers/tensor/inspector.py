@@ -17,6 +17,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.sharding.text_forms import sharding_texts
+from shardscope.viewers.common.damage import quiet_change, settle_layouts
 from shardscope.viewers.common.flow_layout import FlowLayout
 from shardscope.viewers.common.value_text import facts_text
 from shardscope.viewers.tensor.dim_slot import DimSlot
@@ -47,6 +48,7 @@ class TensorInspector(QWidget):
         self.tiles_spec: Spec | None = None
         self.texts: dict[str, str] = {}
         self.slots: list[DimSlot] = []
+        self._shown: tuple | None = None
 
         self.title = QLabel("No tensor selected")
         font = QFont(self.title.font())
@@ -112,9 +114,29 @@ class TensorInspector(QWidget):
         ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when
         None they are computed here from ``mesh`` and the tiles' spec.
         """
+        spec = spec if spec is not None else Spec()
+        tiles = tiles if tiles is not None else spec
+        shown = (mesh, spec, tiles, texts)
+        if value is self.value and shown == self._shown:
+            return  # nothing to redraw: over a forwarded display even a no-op repaint costs
+        self._shown = shown
+        # a selection changes a few texts and chips: repaint those pixels, not the dock
+        with quiet_change(self):
+            self._show(value, mesh, spec, tiles, texts)
+            settle_layouts(self)
+        self.tile_grid.damage.sync()
+
+    def _show(
+        self,
+        value: Value | None,
+        mesh: Mesh | None,
+        spec: Spec,
+        tiles: Spec,
+        texts: dict[str, str] | None,
+    ) -> None:
         self.value, self.mesh = value, mesh
-        self.spec = spec if spec is not None else Spec()
-        self.tiles_spec = tiles if tiles is not None else self.spec
+        self.spec = spec
+        self.tiles_spec = tiles
         if value is None:
             self.title.setText("No tensor selected")
             self.facts.setText("")
@@ -153,9 +175,10 @@ class TensorInspector(QWidget):
         return self.slots[dim]
 
     def _build_slots(self, shape: tuple[int, ...]) -> None:
-        if len(self.slots) == len(shape) and all(
-            s.size == n for s, n in zip(self.slots, shape, strict=True)
-        ):
+        if len(self.slots) == len(shape):
+            # same rank: the chips stay where they are, only their sizes change
+            for slot, n in zip(self.slots, shape, strict=True):
+                slot.set_size(n)
             return
         for slot in self.slots:
             self._slot_row.removeWidget(slot)
@@ -170,6 +193,9 @@ class TensorInspector(QWidget):
             slot.menuAction.connect(self._on_slot_menu)
             slot.clicked.connect(self._on_slot_clicked)
             self._slot_row.insertWidget(d, slot)
+            # now, not when the layout's queued show gets to it: the layout counts only
+            # shown widgets, and a later show would lay the dock out (and repaint it) again
+            slot.show()
             self.slots.append(slot)
 
     def _show_texts(self, texts: dict, error: str | None) -> None:

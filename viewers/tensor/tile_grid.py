@@ -39,6 +39,7 @@ from shardscope.backend.sharding.tile_text import (
 )
 from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
+from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -115,6 +116,9 @@ class TileGridView(QWidget):
         self.layers = TileLayers(self.plot)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
+        # a refit to another tensor's size redraws the whole plot in Qt's eyes, though
+        # often only the axes' numbers differ on screen
+        self.damage = DiffedView(self.plot)
 
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -135,6 +139,10 @@ class TileGridView(QWidget):
     def set_tensor(self, shape: Sequence[int] | None, mesh: Mesh, spec: Spec) -> None:
         """Show the tiles of a ``shape`` tensor sharded by ``spec`` over ``mesh``."""
         shape = tuple(int(s) for s in shape) if shape is not None else ()
+        if (shape, mesh, spec) == (self._shape, self._mesh, self._spec) and (
+            self.tile_map is not None or self.error is not None
+        ):
+            return
         same_layout = (
             shape == self._shape
             and self.tile_map is not None
@@ -238,8 +246,9 @@ class TileGridView(QWidget):
         names = [f"dim {d} ({n})" for d, n in enumerate(self._shape)]
         for combo, current in ((self.row_combo, self._row_dim), (self.col_combo, self._col_dim)):
             combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(names)
+            if [combo.itemText(i) for i in range(combo.count())] != names:
+                combo.clear()
+                combo.addItems(names)
             if current is not None:
                 combo.setCurrentIndex(current)
             combo.setEnabled(rank >= 2)
@@ -344,6 +353,9 @@ class TileGridView(QWidget):
                 self.view_box.setRange(rect=full, padding=0.02)
                 self.view_box.disableAutoRange()
                 self._fitted_extent = extent
+        # pyqtgraph moves the axes to a new range when it next paints; do it now, so that
+        # what is drawn off screen to find the changed pixels is what the screen will show
+        self.plot.scene().prepareForPaint()
 
     def _update_summary(self) -> None:
         self.summary.setText(tile_map_summary(self.tile_map))

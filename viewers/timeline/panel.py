@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.session.playback import SPEEDS, StepFilter
+from shardscope.viewers.common.damage import quiet_change
 from shardscope.viewers.timeline.scrubber import Scrubber
 
 if TYPE_CHECKING:
@@ -47,6 +48,38 @@ STEP_KEYS = {
 }
 # ... and in the dock, Escape leaves step mode (back to the final state).
 PANEL_KEYS = {**STEP_KEYS, Qt.Key.Key_Escape: "reset"}
+
+
+class _StepLabel(QLabel):
+    """A label that sizes itself to its text inside a strip with no layout: a new text
+    repaints the old and new text's rects only, and never asks the dock (nor the window
+    around it) to lay itself out again."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        if text == self.text():
+            return
+        with quiet_change(self.parentWidget()):
+            super().setText(text)
+            self.fit()
+
+    def fit(self) -> None:
+        strip = self.parentWidget()
+        width = min(self.sizeHint().width(), strip.width())
+        self.setGeometry(0, 0, width, strip.height())
+
+
+class _LabelStrip(QWidget):
+    """Room for ``lines`` lines of text as wide as the dock; holds one ``_StepLabel``."""
+
+    def __init__(self, text: str, lines: int, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.label = _StepLabel(text, self)
+        self.setFixedHeight(self.label.fontMetrics().lineSpacing() * lines + 4)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.label.fit()
 
 
 class TimelinePanel(QWidget):
@@ -87,18 +120,20 @@ class TimelinePanel(QWidget):
         self.jump_box.setToolTip("Jump to step (Enter)")
         self.jump_box.setKeyboardTracking(False)
         self.jump_box.editingFinished.connect(self._on_jump)
+        # Fixed, sized for six digits: a new range or value must not lay the dock out again
+        self.jump_box.setRange(0, 999_999)
+        self.jump_box.setFixedSize(self.jump_box.sizeHint())
+        self.jump_box.setRange(0, 0)
         self.count_label = QLabel("", self)
 
         self.scrubber = Scrubber(self)
         self.scrubber.seekRequested.connect(self._on_seek)
-        self.step_label = QLabel("No propagation yet: press F5 or edit a spec.", self)
+        # Two lines always, as wide as its text: each step repaints only the text, not
+        # the dock (what a forwarded X11 display pays for).
+        self.step_strip = _LabelStrip("No propagation yet: press F5 or edit a spec.", 2, self)
+        self.step_label = self.step_strip.label
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.step_label.setWordWrap(False)
-        # As wide as its text: each step repaints only the text, not the dock's width
-        # (what a forwarded X11 display pays for).
-        self.step_label.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        # Two lines always: a step that moved several axes must not resize the dock.
-        self.step_label.setFixedHeight(self.step_label.fontMetrics().lineSpacing() * 2 + 4)
 
         self.axis_combo = QComboBox(self)
         self.axis_combo.addItem(ALL_AXES, None)
@@ -144,10 +179,7 @@ class TimelinePanel(QWidget):
         layout.setSpacing(4)
         layout.addLayout(controls)
         layout.addWidget(self.scrubber)
-        label_row = QHBoxLayout()
-        label_row.addWidget(self.step_label)
-        label_row.addStretch(1)
-        layout.addLayout(label_row)
+        layout.addWidget(self.step_strip)
         layout.addLayout(filters)
         self._enable(False)
 
@@ -205,8 +237,9 @@ class TimelinePanel(QWidget):
             return
         last = pb.timeline.last_index
         self.jump_box.blockSignals(True)
-        self.jump_box.setRange(0, max(0, last))
-        if pb.step_index is not None:
+        if self.jump_box.maximum() != max(0, last):
+            self.jump_box.setRange(0, max(0, last))
+        if pb.step_index is not None and self.jump_box.value() != pb.step_index:
             self.jump_box.setValue(pb.step_index)
         self.jump_box.blockSignals(False)
         self.count_label.setText(f"/ {last}")

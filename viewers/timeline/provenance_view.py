@@ -12,10 +12,11 @@ import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from shardscope.viewers.common.colors import axis_color, text_color_on
+from shardscope.viewers.common.damage import quiet_change
 
 if TYPE_CHECKING:
     from shardscope.backend.propagation.provenance import DimProvenance
@@ -41,13 +42,24 @@ class ProvenanceView(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
+        # always there: a scroll bar that comes and goes resizes, so repaints, the view
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.records: list[DimProvenance] = []
         self.links: list[str] = []
-        self.setHtml(f"<p>{HINT}</p>")
+        self.html = ""
+        self.show_html(f"<p>{HINT}</p>")
+
+    def show_html(self, text: str) -> None:
+        """Show ``text``; repaint only the part of the view that looks different."""
+        if text == self.html:
+            return
+        self.html = text
+        with quiet_change(self.viewport()):
+            self.setHtml(text)
 
     def show_message(self, text: str) -> None:
         self.records, self.links = [], []
-        self.setHtml(f"<p>{html.escape(text)}</p>")
+        self.show_html(f"<p>{html.escape(text)}</p>")
 
     def set_records(
         self,
@@ -95,7 +107,7 @@ class ProvenanceView(QTextBrowser):
                         f"{html.escape(link.op_name)}{src}{note}</li>"
                     )
                 out.append("</ol>")
-        self.setHtml("".join(out))
+        self.show_html("".join(out))
 
     def _link(self, target: str, text: str) -> str:
         self.links.append(target)

@@ -13,6 +13,7 @@ from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.view import MIN_FIT_SCALE
 from tests.support import qt_events
 from tests.support.inputs import write_input
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def test_opens_with_title_scopes_and_tensors(make_window):
@@ -413,3 +414,37 @@ def test_closing_during_a_hung_load_returns_at_once(qtbot, tmp_path):
     # Without cancelling, closing waits 10 s for the load and the load its 120 s limit.
     assert time.monotonic() - begin < 5
     assert window.runner.wait(0)  # the load has ended
+
+
+def _click_badge(qtbot, window, value_id):
+    view = window.graph
+    badge = view.badge_for(value_id)
+    view.centerOn(badge)
+    rect = badge.sceneBoundingRect()
+    pos = view.mapFromScene(QPointF(rect.left() + 4, rect.center().y()))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.wait(80)
+
+
+def test_a_selection_repaints_only_the_docks_it_changed(make_window, qtbot):
+    window = make_window("example:mlp")
+    graph = window.session.graph
+    x, w1 = graph.value_by_name("x").id, graph.value_by_name("params['w1']").id
+    _click_badge(qtbot, window, x)
+    assert window.selected_value == x
+    tensor, provenance = window.docks["dock_tensor"], window.docks["dock_provenance"]
+    untouched = [window.docks[name] for name in ("dock_mesh", "dock_palette", "dock_timeline")]
+    wait_painted(qtbot, tensor, provenance, *untouched)
+    with PaintLog(tensor, provenance, *untouched) as log:
+        _click_badge(qtbot, window, x)  # the same tensor again
+    assert window.selected_value == x
+    assert log.events == []
+    with PaintLog(tensor, provenance, *untouched) as log:
+        _click_badge(qtbot, window, w1)
+    assert window.selected_value == w1
+    assert window.inspector.title.text() == "params['w1']"
+    assert not log.region(tensor).isEmpty() and not log.region(provenance).isEmpty()
+    assert all(log.region(dock).isEmpty() for dock in untouched)
+    inspector = window.inspector
+    assert log.area(tensor) < inspector.width() * inspector.height() / 2
+    assert on_screen(inspector) == fresh(inspector)

@@ -50,6 +50,7 @@ EXPECTED = {
         ("Badge &legend", ""),
         "---",
         ("Toggle &dark/light theme", "Ctrl+T"),
+        ("Low-&bandwidth mode", ""),
         "---",
         ("Mesh", ""),
         ("Spec palette", ""),

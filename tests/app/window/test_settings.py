@@ -76,3 +76,12 @@ def test_an_explicit_path_wins_over_the_environment(tmp_path):
     Settings(str(path)).set_theme("light")
     assert Settings().theme() == "dark"
     assert Settings(str(path)).theme() == "light"
+
+
+def test_the_low_bandwidth_choice_is_unset_until_made_then_kept():
+    settings = Settings()
+    assert settings.low_bandwidth() is None
+    settings.set_low_bandwidth(True)
+    assert reopened(settings).low_bandwidth() is True
+    settings.set_low_bandwidth(False)
+    assert reopened(settings).low_bandwidth() is False

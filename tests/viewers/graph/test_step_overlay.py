@@ -124,3 +124,29 @@ def test_overlay_items_never_take_a_click_from_the_node_under_them(panel_for, qt
     # double-click on the ringed scope still unfolds it
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert scope.node.scope in view.expanded()
+
+
+def test_a_flow_is_drawn_in_short_pieces_along_its_edge(panel_for):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    graph = session.graph
+    overlay = StepOverlay(view)
+    x = graph.value_by_name("x").id
+    (dot,) = [op.id for op in graph.ops if x in op.operands and op.name == "stablehlo.dot_general"]
+    out = graph.ops[dot].results[0]
+    overlay.show_steps(
+        [Step(0, dot, "stablehlo.dot_general", "data", "operand-0", ("result-0",), (out,), x)]
+    )
+    for flow in _items(view, "step-flow"):
+        assert flow.boundingRect().isEmpty() and flow.pieces
+        path = flow.path()
+        # the pieces follow the curve from end to end ...
+        assert flow.pieces[0].path().pointAtPercent(0) == path.pointAtPercent(0)
+        assert flow.pieces[-1].path().pointAtPercent(1) == path.pointAtPercent(1)
+        assert all(p.pen().color() == flow.pen().color() for p in flow.pieces)
+        # ... and what a repaint covers is no more than the curve's box
+        covered = sum(p.boundingRect().width() * p.boundingRect().height() for p in flow.pieces)
+        box = path.controlPointRect()
+        assert covered <= box.width() * box.height() + len(flow.pieces) * 400
+    overlay.show_steps([])
+    assert not [i for i in view.scene().items() if i.data(0) == "step-flow"]

@@ -1,6 +1,7 @@
 """The program graph view: folding, entering regions and callees, finding, drops."""
 
 from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtGui import QPainter
 
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
@@ -179,3 +180,19 @@ def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot
     session.set_program(mlp, state=state)
     assert panel.view.frames == [Frame("main")]
     assert panel.crumbs.text() == "@main"
+
+
+def test_without_antialiasing_the_graph_draws_hard_edges(panel_for, count_colors):
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    smooth = count_colors(panel.grab())
+    view.set_antialiased(False)
+    assert not view.antialiased and not view.style_.antialias
+    assert not view.renderHints() & QPainter.RenderHint.Antialiasing
+    assert all(not item.style.antialias for item in view.nodes + view.badges)
+    hard = count_colors(panel.grab())
+    assert hard < smooth  # blended edge pixels are gone
+    view.set_style_theme("light")  # a theme change keeps the choice
+    assert not view.style_.antialias
+    view.set_antialiased(True)
+    assert view.renderHints() & QPainter.RenderHint.Antialiasing and view.style_.antialias

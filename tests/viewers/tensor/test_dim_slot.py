@@ -7,6 +7,7 @@ from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.dim_slot import DimSlot
 from tests.support import qt_events
+from tests.support.paints import PaintLog, wait_painted
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -53,3 +54,19 @@ def test_menu_emits_intents_without_bools(qtbot):
     assert prio["none"].isChecked()
     prio["none"].trigger()
     assert seen == [(1, "open", None), (1, "priority", None)]
+
+
+def test_a_new_size_or_spec_repaints_and_the_same_ones_do_not(qtbot):
+    slot = make(qtbot, DimSpec(("data",)))
+    slot.show()
+    qtbot.waitExposed(slot)
+    wait_painted(qtbot, slot)
+    with PaintLog(slot) as log:
+        slot.set_dim_spec(DimSpec(("data",)), MESH)
+        slot.set_size(32)
+        qtbot.wait(30)
+    assert log.events == []
+    with PaintLog(slot) as log:
+        slot.set_size(64)
+        qtbot.wait(30)
+    assert log.events and slot.size == 64 and "64" in slot._header()

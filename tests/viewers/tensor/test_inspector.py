@@ -6,6 +6,7 @@ from shardscope.backend.sharding.spec import parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.inspector import TensorInspector
 from tests.support import qt_events
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -100,3 +101,40 @@ def test_tiles_and_texts_show_the_decided_layout_chips_the_asked_one(qtbot):
     assert ins.tile_grid.summary.text() == "8 tiles"
     assert ins.text_labels["jax"].text() == "P('data', 'model')"
     assert ins.slot(0).spec == parse_spec("?").dims[0]
+
+
+def _shown(qtbot, spec="data,_", shape=(16, 32)):
+    ins = make(qtbot, spec, shape)
+    ins.show()
+    qtbot.waitExposed(ins)
+    wait_painted(qtbot, ins)
+    return ins
+
+
+def test_showing_the_same_tensor_again_repaints_nothing(qtbot):
+    ins = _shown(qtbot)
+    with PaintLog(ins) as log:
+        ins.set_value(value(), MESH, parse_spec("data,_"), None)
+        qtbot.wait(50)
+    assert log.events == []
+
+
+def test_another_tensor_repaints_only_what_changed_and_the_screen_is_right(qtbot):
+    ins = _shown(qtbot)
+    slots = list(ins.slots)
+    with PaintLog(ins) as log:
+        # same rank, same tiles: the title, a size and the texts change
+        ins.set_value(value((16, 64), vid=8), MESH, parse_spec("data,_"), None)
+        qtbot.wait(50)
+    assert ins.slots == slots  # the chips are kept, not rebuilt
+    assert 0 < log.area() < ins.width() * ins.height() / 3
+    assert on_screen(ins) == fresh(ins)
+    # a tensor of another rank and sharding: new chips, new tiles, all of it drawn right
+    ins.set_value(value((8, 4, 32), vid=9), MESH, parse_spec("_,model,data"), None)
+    qtbot.wait(50)
+    assert len(ins.slots) == 3 and all(s.isVisible() and s.updatesEnabled() for s in ins.slots)
+    assert on_screen(ins) == fresh(ins)
+    # and back to no tensor
+    ins.set_value(None, MESH, None, None)
+    qtbot.wait(50)
+    assert ins.hint.isVisible() and on_screen(ins) == fresh(ins)

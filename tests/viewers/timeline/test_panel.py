@@ -2,12 +2,15 @@
 
 from types import SimpleNamespace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QRegion
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from shardscope.backend.propagation.timeline import Step, Timeline
 from shardscope.backend.session.playback import Playback
 from shardscope.backend.sharding.values import ValueSharding
 from shardscope.viewers.timeline.panel import TimelinePanel
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def _vs(*dims):
@@ -140,3 +143,52 @@ def test_without_playback_everything_is_off(qtbot):
     empty = Playback(Timeline([], {}, {}))
     panel.set_playback(empty, None, ())
     assert "took no steps" in panel.step_label.text() and not panel.play_button.isEnabled()
+
+
+class _LayoutWatch(QObject):
+    """Counts the layout requests that reach ``target``."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.target, self.count = target, 0
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+        if obj is self.target and event.type() == QEvent.Type.LayoutRequest:
+            self.count += 1
+        return False
+
+
+def test_a_step_repaints_its_text_and_cursor_and_lays_nothing_out(qtbot):
+    holder = QWidget()
+    layout = QVBoxLayout(holder)
+    panel = TimelinePanel()
+    layout.addWidget(panel)
+    qtbot.addWidget(holder)
+    holder.resize(900, 200)
+    holder.show()
+    qtbot.waitExposed(holder)
+    pb = _playback()
+    panel.set_playback(pb, pb.graph, ("data", "model"))
+    pb.seek(0)
+    wait_painted(qtbot, holder)
+    watch = _LayoutWatch(holder)
+    holder.installEventFilter(watch)
+    with PaintLog(holder) as log:
+        pb.advance()
+        qtbot.wait(50)
+    assert panel.step_label.text().startswith("step 1: data across stablehlo.cosine")
+    assert watch.count == 0  # the window around the dock is not laid out again
+    # what changed: the label's text, the scrubber's cursor, the jump box
+    painted = log.region()
+    allowed = QRegion()
+    for part in (panel.step_strip, panel.scrubber, panel.jump_box):
+        allowed += QRect(part.mapTo(holder, QPoint(0, 0)), part.size())
+    assert not painted.isEmpty() and painted.subtracted(allowed).isEmpty()
+    assert log.area() < panel.width() * panel.height() / 4
+    assert on_screen(holder) == fresh(holder)
+    # the same step again: nothing to repaint
+    log.clear()
+    with PaintLog(holder) as log:
+        pb.seek(pb.position)
+        qtbot.wait(50)
+    assert log.region(panel.step_strip).isEmpty()

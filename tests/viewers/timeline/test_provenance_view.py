@@ -2,6 +2,7 @@
 
 from shardscope.backend.propagation.provenance import AxisChain, DimProvenance, Link
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 def _records():
@@ -45,3 +46,26 @@ def test_links_emit_what_they_name(qtbot):
     assert got == [("step", 3), ("value", 5), ("conflict", 0)]
     view.show_message("nothing here")
     assert view.toPlainText() == "nothing here" and view.links == []
+
+
+def test_the_same_text_repaints_nothing_and_new_text_only_what_differs(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    view.resize(420, 200)
+    view.show()
+    qtbot.waitExposed(view)
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"))
+    wait_painted(qtbot, view)
+    # a scroll bar that came and went would resize the text, so repaint all of it
+    assert view.verticalScrollBar().isVisible()
+    with PaintLog(view) as log:
+        view.set_records("add %5", _records(), names.__getitem__, ("data", "model"))
+        qtbot.wait(30)
+    assert log.events == []
+    with PaintLog(view) as log:
+        view.set_records("add %7", _records(), names.__getitem__, ("data", "model"))
+        qtbot.wait(30)
+    viewport = view.viewport()
+    assert 0 < log.area(viewport) < viewport.width() * viewport.height() / 3
+    assert on_screen(viewport) == fresh(viewport)

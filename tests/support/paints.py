@@ -1,0 +1,89 @@
+"""What a window repaints: paint events that reach the screen, and what the screen shows."""
+
+from PySide6.QtCore import QEvent, QObject, QPoint
+from PySide6.QtGui import QImage, QRegion
+from PySide6.QtWidgets import QApplication, QWidget
+
+from shardscope.viewers.common.damage import drawing_off_screen
+
+
+class PaintLog(QObject):
+    """Records the regions repainted on screen inside ``roots`` (widgets and the widgets
+    in them), in window coordinates; paints into off-screen pictures are left out.
+
+    Use as a context manager (it stops listening on exit)."""
+
+    def __init__(self, *roots: QWidget) -> None:
+        super().__init__()
+        self.roots = roots
+        self.events: list[tuple[QWidget, QRegion]] = []
+
+    def __enter__(self) -> "PaintLog":
+        QApplication.instance().installEventFilter(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        QApplication.instance().removeEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if (
+            event.type() == QEvent.Type.Paint
+            and isinstance(obj, QWidget)
+            and not drawing_off_screen()
+            and any(obj is r or r.isAncestorOf(obj) for r in self.roots)
+        ):
+            offset = obj.mapTo(obj.window(), QPoint(0, 0))
+            self.events.append((obj, event.region().translated(offset)))
+        return False
+
+    def clear(self) -> None:
+        self.events.clear()
+
+    def region(self, within: QWidget | None = None) -> QRegion:
+        """The union of what was repainted (inside ``within`` only, if given)."""
+        out = QRegion()
+        for widget, region in self.events:
+            if within is None or widget is within or within.isAncestorOf(widget):
+                out += region
+        return out
+
+    def area(self, within: QWidget | None = None) -> int:
+        return region_area(self.region(within))
+
+
+def region_area(region: QRegion) -> int:
+    return sum(r.width() * r.height() for r in region)
+
+
+def _shown_rect(widget: QWidget):
+    """The part of ``widget`` not clipped away (a scroll area shows only some of it)."""
+    return widget.visibleRegion().boundingRect()
+
+
+def on_screen(widget: QWidget) -> QImage:
+    """What the screen shows of ``widget``'s shown part (the window's backing store)."""
+    window = widget.window()
+    rect = _shown_rect(widget)
+    at = widget.mapTo(window, rect.topLeft())
+    shot = widget.screen().grabWindow(window.winId(), at.x(), at.y(), rect.width(), rect.height())
+    return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def fresh(widget: QWidget) -> QImage:
+    """``widget``'s shown part drawn now from scratch."""
+    image = widget.grab(_shown_rect(widget)).toImage()
+    return image.convertToFormat(QImage.Format.Format_RGB32)
+
+
+def wait_painted(qtbot, *widgets: QWidget, quiet_ms: int = 150, timeout_ms: int = 5000) -> None:
+    """Wait until ``widgets`` have not been repainted for ``quiet_ms`` (what showing or
+    changing them set off, timers included, is done)."""
+    waited = 0
+    with PaintLog(*widgets) as log:
+        while waited < timeout_ms:
+            log.clear()
+            qtbot.wait(quiet_ms)
+            waited += quiet_ms
+            if not log.events:
+                return
+    raise AssertionError("the widgets kept repainting")

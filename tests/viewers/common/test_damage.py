@@ -1,0 +1,148 @@
+"""Repainting only what changed: the block diff, quiet changes, and the diffed graphics view."""
+
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QImage, QRegion
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QLabel, QVBoxLayout, QWidget
+
+from shardscope.viewers.common.damage import (
+    BLOCK,
+    DiffedView,
+    changed_region,
+    quiet_change,
+    settle_layouts,
+)
+from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
+
+
+def _image(width=100, height=60, color="#202020") -> QImage:
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor(color))
+    return image
+
+
+def test_identical_images_differ_nowhere():
+    assert changed_region(_image(), _image()).isEmpty()
+
+
+def test_one_changed_pixel_is_one_block():
+    before, after = _image(), _image()
+    after.setPixelColor(40, 20, QColor("white"))
+    region = changed_region(before, after)
+    assert region == QRegion(QRect(32, 16, BLOCK, BLOCK))
+
+
+def test_neighbouring_blocks_merge_and_the_edge_block_is_clipped():
+    before, after = _image(), _image()
+    for x in range(10, 60):
+        after.setPixelColor(x, 58, QColor("white"))
+    region = changed_region(before, after)
+    assert list(region) == [QRect(0, 48, 64, 12)]  # the last row of blocks is 12 high
+
+
+def test_a_size_change_compares_the_shared_part_and_counts_the_rest():
+    before, after = _image(100, 60), _image(100, 80)
+    region = changed_region(before, after)
+    assert region == QRegion(QRect(0, 60, 100, 20))
+    assert changed_region(None, after) == QRegion(after.rect())
+
+
+def _panel(qtbot, text="shard the batch over data and the features over model"):
+    panel = QWidget()
+    layout = QVBoxLayout(panel)
+    label = QLabel(text)
+    layout.addWidget(label)
+    layout.addStretch(1)
+    qtbot.addWidget(panel)
+    panel.resize(480, 160)
+    panel.show()
+    qtbot.waitExposed(panel)
+    wait_painted(qtbot, panel)
+    return panel, label
+
+
+def test_a_quiet_change_repaints_the_changed_text_only_and_the_screen_is_right(qtbot):
+    panel, label = _panel(qtbot)
+    with PaintLog(panel) as log:
+        with quiet_change(panel):
+            label.setText("shard the batch over data and the features over mesh")
+        qtbot.wait(30)
+    painted = log.area()
+    assert 0 < painted < panel.width() * panel.height() / 4
+    assert on_screen(panel) == fresh(panel)
+
+
+def test_a_quiet_change_that_changes_nothing_repaints_nothing(qtbot):
+    panel, label = _panel(qtbot)
+    with PaintLog(panel) as log:
+        with quiet_change(panel):
+            label.setText("something else")
+            label.setText("shard the batch over data and the features over model")
+        qtbot.wait(30)
+    assert log.events == []
+
+
+def test_widgets_made_and_laid_out_inside_a_quiet_change_show_afterwards(qtbot):
+    panel, label = _panel(qtbot)
+    with quiet_change(panel):
+        extra = QLabel("a new line under the first", panel)
+        panel.layout().insertWidget(1, extra)
+        extra.show()
+        settle_layouts(panel)
+    qtbot.wait(30)
+    assert extra.updatesEnabled() and label.updatesEnabled() and panel.updatesEnabled()
+    assert extra.isVisible() and extra.geometry().top() >= label.geometry().bottom()
+    assert on_screen(panel) == fresh(panel)
+    # and it paints itself on later changes, as any widget
+    with PaintLog(panel) as log:
+        extra.setText("changed later")
+        qtbot.wait(30)
+    assert log.region(extra).intersects(extra.geometry())
+
+
+def _view(qtbot):
+    view = QGraphicsView()
+    scene = QGraphicsScene(0, 0, 400, 300, view)  # the view keeps it
+    big = scene.addRect(QRectF(0, 0, 400, 300), Qt.PenStyle.NoPen, QBrush(QColor("#335577")))
+    dot = scene.addRect(QRectF(190, 140, 10, 10), Qt.PenStyle.NoPen, QBrush(QColor("white")))
+    view.setScene(scene)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    qtbot.addWidget(view)
+    view.resize(420, 320)
+    diffed = DiffedView(view)
+    view.show()
+    qtbot.waitExposed(view)
+    wait_painted(qtbot, view)
+    return view, diffed, big, dot
+
+
+def test_a_diffed_view_repaints_the_blocks_a_scene_change_altered(qtbot):
+    view, _diffed, big, dot = _view(qtbot)
+    with PaintLog(view) as log:
+        dot.setBrush(QBrush(QColor("orange")))
+        qtbot.wait(50)
+    painted = log.area()
+    assert 0 < painted <= 4 * BLOCK * BLOCK
+    assert on_screen(view.viewport()) == fresh(view.viewport())
+
+
+def test_a_scene_change_that_looks_the_same_repaints_nothing(qtbot):
+    view, _diffed, big, dot = _view(qtbot)
+    with PaintLog(view) as log:
+        # changed and changed back before the next paint: Qt would repaint the dot
+        dot.setZValue(-1)
+        dot.setZValue(0)
+        qtbot.wait(50)
+    assert log.events == []
+
+
+def test_a_diffed_view_still_repaints_all_of_itself_when_resized(qtbot):
+    view, _diffed, big, dot = _view(qtbot)
+    with PaintLog(view) as log:
+        view.resize(300, 200)
+        qtbot.wait(50)
+    viewport = view.viewport()
+    assert region_area(log.region(viewport)) >= viewport.width() * viewport.height()
+    dot.setBrush(QBrush(QColor("red")))
+    qtbot.wait(50)
+    assert on_screen(viewport) == fresh(viewport)

@@ -1,0 +1,215 @@
+"""Repaint only the pixels that changed.
+
+Over a forwarded X11 display every repainted pixel crosses the network, and Qt repaints
+whole widgets for changes that move a few pixels (a plot whose range was refitted to a
+tensor of another size, a text browser given new HTML that differs in one line). The
+helpers here draw the widget off screen before and after a change and ask Qt to repaint
+only the blocks whose pixels differ:
+
+- ``changed_region(before, after)``: the blocks that differ between two images.
+- ``DiffedView(view)``: a QGraphicsView that repaints, on each scene change, only the
+  blocks of its viewport that now look different.
+- ``quiet_change(widget)``: a context manager; updates ``widget`` and the widgets in it
+  ask for inside it are dropped, and the blocks that look different afterwards are
+  repainted. ``settle_layouts(widget)`` inside it makes the moves happen there too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
+from PySide6.QtGui import QImage, QPainter, QRegion
+from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
+from shiboken6 import isValid
+
+BLOCK = 16
+_off_screen = 0
+
+
+def drawing_off_screen() -> bool:
+    """True while a helper here draws a widget into an image: the paint events the
+    widget gets then reach no display (for code that counts what is repainted)."""
+    return _off_screen > 0
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    height, width = image.height(), image.width()
+    data = np.frombuffer(
+        image.constBits(), dtype=np.uint32, count=height * image.bytesPerLine() // 4
+    )
+    return data.reshape(height, image.bytesPerLine() // 4)[:, :width]
+
+
+def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> QRegion:
+    """The ``block``-pixel squares where ``after`` differs from ``before``, as one region
+    whose rows of neighbouring squares are merged. Where the sizes differ, the images are
+    compared where they overlap (both anchored at the top left) and the rest of ``after``
+    counts as changed; with no ``before``, all of ``after`` has."""
+    full = QRegion(QRect(0, 0, after.width(), after.height()))
+    if before is None:
+        return full
+    width = min(before.width(), after.width())
+    height = min(before.height(), after.height())
+    if width <= 0 or height <= 0:
+        return full
+    a, b = _pixels(before)[:height, :width], _pixels(after)[:height, :width]
+    rows, cols = -(-height // block), -(-width // block)
+    pad = ((0, rows * block - height), (0, cols * block - width))
+    diff = np.pad(a != b, pad).reshape(rows, block, cols, block).any(axis=(1, 3))
+    region = full.subtracted(QRegion(QRect(0, 0, width, height)))
+    for r in np.flatnonzero(diff.any(axis=1)):
+        line = diff[r]
+        c = 0
+        while c < cols:
+            if not line[c]:
+                c += 1
+                continue
+            start = c
+            while c < cols and line[c]:
+                c += 1
+            region += QRect(start * block, r * block, (c - start) * block, block)
+    return region.intersected(full)
+
+
+def _grab(widget: QWidget) -> QImage:
+    global _off_screen
+    _off_screen += 1
+    try:
+        return widget.grab().toImage()
+    finally:
+        _off_screen -= 1
+
+
+@contextmanager
+def quiet_change(widget: QWidget) -> Iterator[None]:
+    """Inside: ``widget`` and the widgets in it ignore update requests (and moves and
+    resizes among them draw nothing). After: the blocks of ``widget`` that look
+    different are repainted (if ``widget`` itself changed size, all beyond the part
+    both sizes share)."""
+    if not widget.isVisible() or not widget.updatesEnabled():
+        yield
+        return
+    before = _grab(widget)
+    disabled = Qt.WidgetAttribute.WA_UpdatesDisabled
+    # widgets that had updates off before stay so; every other one (those made inside
+    # too: a child inherits its parent's switch) has them on again afterwards
+    kept = {w for w in widget.findChildren(QWidget) if w.testAttribute(disabled)}
+    for w in (widget, *widget.findChildren(QWidget)):
+        w.setAttribute(disabled, True)
+    try:
+        yield
+    finally:
+        for w in (widget, *widget.findChildren(QWidget)):
+            if w not in kept:
+                w.setAttribute(disabled, False)
+    region = changed_region(before, _grab(widget))
+    if not region.isEmpty():
+        _update(widget, region)
+
+
+def _update(widget: QWidget, region: QRegion) -> None:
+    """Repaint ``region`` of ``widget`` and of each widget in it: Qt repaints a child
+    whose background is opaque (a scroll area's viewport) only when asked itself."""
+    widget.update(region)
+    opaque = Qt.WidgetAttribute.WA_OpaquePaintEvent
+    for child in widget.findChildren(QWidget):
+        if child.isVisible() and (child.autoFillBackground() or child.testAttribute(opaque)):
+            at = child.mapTo(widget, QPoint(0, 0))
+            part = region.translated(-at.x(), -at.y()).intersected(child.rect())
+            if not part.isEmpty():
+                child.update(part)
+
+
+def settle_layouts(root: QWidget) -> None:
+    """Lay out ``root`` and the widgets in it now, not at the event loop's next turn (so
+    the moves a change causes happen inside a ``quiet_change``). A scroll area that holds
+    ``root`` sizes it now too."""
+    _activate(root)
+    # size hints that changed (a combo box's, a wrapped label's) post layout requests:
+    # handle them now rather than at the loop's next turn
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+    _activate(root)
+    # a scroll area sizes the widget it holds on a layout request that reaches it
+    # through its viewport (root's parent)
+    parent = root.parentWidget()
+    if parent is not None and parent.layout() is None:
+        QApplication.sendEvent(parent, QEvent(QEvent.Type.LayoutRequest))
+        _activate(root)
+
+
+def _activate(root: QWidget) -> None:
+    for widget in (root, *root.findChildren(QWidget)):
+        layout = widget.layout()
+        if layout is not None:
+            layout.activate()
+
+
+class DiffedView(QObject):
+    """Makes ``view`` repaint only the viewport blocks a scene change altered.
+
+    The view stops updating its viewport on scene changes itself; after each batch of
+    changes this draws the scene as the viewport shows it, compares it with the last
+    drawing and repaints the blocks that differ. Resizing, scrolling and exposing still
+    repaint as Qt does.
+    """
+
+    def __init__(self, view: QGraphicsView) -> None:
+        super().__init__(view)
+        self.view = view
+        self._last: QImage | None = None
+        self._pending = False
+        view.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.NoViewportUpdate)
+        self._viewport = view.viewport()
+        view.scene().changed.connect(self._schedule)
+        self._viewport.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self._viewport and event.type() in (
+            QEvent.Type.Resize,
+            QEvent.Type.Show,
+        ):
+            # Qt repaints all of it; with no reference, the next scene change repaints all
+            # of it again (a scene may change while it is painted, as pyqtgraph's do)
+            self._last = None
+        return False
+
+    def _schedule(self, *_args) -> None:
+        if not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self._flush)
+
+    def draw(self) -> QImage:
+        """The viewport's picture as the scene is now."""
+        viewport = self.view.viewport()
+        image = QImage(viewport.size(), QImage.Format.Format_RGB32)
+        image.fill(self.view.backgroundBrush().color())
+        painter = QPainter(image)
+        painter.setRenderHints(self.view.renderHints())
+        rect = viewport.rect()
+        self.view.render(painter, image.rect().toRectF(), rect)
+        painter.end()
+        return image
+
+    def sync(self) -> None:
+        """Take the viewport as it is now as the reference (it was repainted some other
+        way, for example by a ``quiet_change`` around its parent)."""
+        viewport = self.view.viewport()
+        self._last = self.draw() if viewport.isVisible() else None
+
+    def _flush(self) -> None:
+        self._pending = False
+        if not isValid(self.view):
+            return
+        viewport = self.view.viewport()
+        if not viewport.isVisible() or viewport.width() <= 0 or viewport.height() <= 0:
+            self._last = None
+            return
+        image = self.draw()
+        region = changed_region(self._last, image)
+        if not region.isEmpty():
+            viewport.update(region)
+        self._last = image
