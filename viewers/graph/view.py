@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
 
@@ -41,11 +43,39 @@ from shardscope.viewers.graph.items import (
     ScopeBoxItem,
 )
 from shardscope.viewers.graph.scene import GraphScene
+from shardscope.viewers.graph.staging import StagedDrawing
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
 
 LAYOUT_CACHE = 32
+# Work done on the GUI thread between two turns of the event loop while a large drawing
+# is built in slices.
+SLICE_S = 0.03
+
+# ``runner(fn, on_done(result, seconds), on_error(message))``: runs ``fn`` off the GUI
+# thread and reports on it (the window's ``TaskRunner.start``).
+Runner = Callable[[Callable[[], GraphLayout], Callable, Callable[[str], None]], object]
+
+
+@dataclass(eq=False)
+class FoldJob:
+    """A drawing on its way: where it goes (``frames``, ``expanded``), the view state it
+    was asked from (``base``; if that changes meanwhile the job is dropped), and how it
+    goes (``fit``, or keep the view centred where it was)."""
+
+    what: str
+    frames: list[Frame]
+    expanded: dict[str, frozenset[str]]
+    base: tuple
+    program: object
+    fit: bool
+    staged: StagedDrawing | None = None
+    steps: object = None
+    layout: GraphLayout | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
 MIN_FIT_SCALE = 0.6
 
@@ -59,6 +89,9 @@ class GraphView(QGraphicsView):
     dropRejected = Signal(str)
     frameChanged = Signal(str)
     viewStateChanged = Signal(dict)
+    viewMoved = Signal()  # scrolled or zoomed
+    foldStarted = Signal(str)  # what a drawing built in slices does
+    foldEnded = Signal(str)  # "done", "cancelled", "dropped" (the view changed) or an error
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +117,15 @@ class GraphView(QGraphicsView):
         self.layout_: GraphLayout | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
+        # Set by the window: new drawings of many items are built in slices (the event
+        # loop runs between them) and their layouts computed by ``runner``.
+        self.runner: Runner | None = None
+        self.in_slices = False
+        self.job: FoldJob | None = None
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.setInterval(0)
+        self._slice_timer.timeout.connect(self._slice)
         self.scene().selectionChanged.connect(self._on_selection)
         session.events.program.connect(self._on_program_change)
         session.events.specs.connect(self._on_specs_change)
@@ -102,6 +144,7 @@ class GraphView(QGraphicsView):
         return super().close()
 
     def _on_program_change(self, program) -> None:
+        self.cancel_fold("dropped")
         self._cache.clear()
         self._find_state = (None, -1)
         self._expanded.clear()
@@ -260,12 +303,136 @@ class GraphView(QGraphicsView):
     def _set_all(self, expanded: frozenset[str]) -> None:
         if not self._frames or expanded == self.expanded():
             return
+        if self.in_slices:
+            what = "Unfolding every scope" if expanded else "Folding every scope"
+            target = {**self._expanded, self.frame.key(): expanded}
+            self.show_state(list(self._frames), target, what=what, fit=True)
+            return
         self._expanded[self.frame.key()] = expanded
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             self._rebuild(fit=True)
         finally:
             QApplication.restoreOverrideCursor()
+        self._emit_state()
+
+    # -- drawings built in slices -------------------------------------------------------
+    def state_key(self) -> tuple:
+        """What the view shows: its frames and the current frame's unfolded scopes."""
+        return (tuple(f.key() for f in self._frames), self.expanded())
+
+    def show_state(
+        self,
+        frames: list[Frame],
+        expanded: dict[str, frozenset[str]],
+        *,
+        what: str = "Drawing",
+        fit: bool = False,
+    ) -> None:
+        """Show ``frames`` with ``expanded`` scopes per frame. In slices (``in_slices``)
+        the layout is computed by ``runner`` and the items made a slice at a time; the
+        old drawing stays until the new one is whole, and the job is dropped if the user
+        changes what the view shows meanwhile (``cancel_fold`` drops it on request)."""
+        if not frames:
+            return
+        self.cancel_fold("cancelled")
+        if not self.in_slices:
+            self._frames = list(frames)
+            self._expanded = dict(expanded)
+            self._rebuild(fit=fit, keep=self.mapToScene(self.viewport().rect().center()))
+            self._emit_state()
+            return
+        job = FoldJob(
+            what, list(frames), dict(expanded), self.state_key(), self.session.program, fit
+        )
+        self.job = job
+        self.foldStarted.emit(what)
+        frame = frames[-1]
+        shown = expanded.get(frame.key())
+        if shown is None:
+            shown = default_expanded(self.session.graph, self._index, frame)
+            job.expanded[frame.key()] = shown
+        key = (frame.key(), shown)
+        cached = self._cache.get(key)
+        if cached is not None or self.runner is None:
+            job.layout = cached
+            self._slice_timer.start()
+            return
+        graph, index = self.session.graph, self._index
+
+        def layout() -> GraphLayout:
+            return build_layout(graph, frame, shown, index=index)
+
+        def done(result: GraphLayout, seconds: float) -> None:
+            if self.job is not job:
+                return
+            self.layout_seconds = seconds
+            self._remember(key, result)
+            job.layout = result
+            self._slice()
+
+        def failed(message: str) -> None:
+            if self.job is job:
+                self._end_fold(job, message)
+
+        self.runner(layout, done, failed)
+
+    @property
+    def folding(self) -> bool:
+        """Whether a drawing is being built in slices."""
+        return self.job is not None
+
+    def cancel_fold(self, outcome: str = "cancelled") -> bool:
+        """Drop the drawing being built (the view stays as it is); False if none."""
+        job = self.job
+        if job is None:
+            return False
+        self._end_fold(job, outcome)
+        return True
+
+    def _end_fold(self, job: FoldJob, outcome: str) -> None:
+        if self.job is not job:
+            return
+        self.job = None
+        self._slice_timer.stop()
+        if self.graph_scene.staging is job.staged:
+            self.graph_scene.staging = None
+        self.foldEnded.emit(outcome)
+
+    def _slice(self) -> None:
+        job = self.job
+        if job is None:
+            return
+        if self.state_key() != job.base or self.session.program is not job.program:
+            self._end_fold(job, "dropped")
+            return
+        frame = job.frames[-1]
+        if job.layout is None:  # no runner: the layout is this slice's work
+            key = (frame.key(), job.expanded[frame.key()])
+            t = time.perf_counter()
+            job.layout = build_layout(self.session.graph, frame, key[1], index=self._index)
+            self.layout_seconds = time.perf_counter() - t
+            self._remember(key, job.layout)
+            self._slice_timer.start()
+            return
+        if job.staged is None:
+            job.staged = self.graph_scene.stage(job.layout, self.style_)
+            job.steps = job.staged.steps(SLICE_S)
+        next(job.steps, None)
+        if not job.staged.done:
+            self._slice_timer.start()
+            return
+        anchor = self.mapToScene(self.viewport().rect().center())
+        self._frames = job.frames
+        self._expanded = job.expanded
+        self._hover_badge = None
+        self.layout_ = job.layout
+        self.graph_scene.show_staged(job.staged)
+        if job.fit:
+            self.fit()
+        else:
+            self.centerOn(anchor)
+        self._end_fold(job, "done")
         self._emit_state()
 
     def _emit_state(self) -> None:
@@ -288,10 +455,18 @@ class GraphView(QGraphicsView):
         t = time.perf_counter()
         layout = build_layout(self.session.graph, frame, self.expanded(), index=self._index)
         self.layout_seconds = time.perf_counter() - t
+        self._remember(key, layout)
+        return layout
+
+    def _remember(self, key: tuple, layout: GraphLayout) -> None:
         self._cache[key] = layout
+        self._cache.move_to_end(key)
         while len(self._cache) > LAYOUT_CACHE:
             self._cache.popitem(last=False)
-        return layout
+
+    def share_layouts(self, other: GraphView) -> None:
+        """Use ``other``'s layouts (two views of one program lay out each state once)."""
+        self._cache = other._cache
 
     def _rebuild(self, *, fit: bool, keep=None) -> None:
         scene = self.graph_scene
@@ -528,6 +703,7 @@ class GraphView(QGraphicsView):
         factor = max(0.02 / scale, min(4.0 / scale, factor))
         self._fitted = False
         self.scale(factor, factor)
+        self.viewMoved.emit()
 
     def fit(self) -> None:
         """Fit the drawing, but never shrink text below legibility on large graphs:
@@ -550,6 +726,7 @@ class GraphView(QGraphicsView):
         finally:
             self._fitting = False
         self._fitted = True
+        self.viewMoved.emit()
 
     def resizeEvent(self, event) -> None:
         fitted, self._fitting = self._fitted, True
@@ -564,10 +741,12 @@ class GraphView(QGraphicsView):
         super().scrollContentsBy(dx, dy)
         if not self._fitting:
             self._fitted = False
+        self.viewMoved.emit()
 
     def fit_all(self) -> None:
         """Fit everything regardless of legibility."""
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.viewMoved.emit()
 
     # -- drag and drop of mesh axes ---------------------------------------------------------
     def _badge_dim_at(self, pos) -> tuple[BadgeItem | None, int | None]:
