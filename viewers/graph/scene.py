@@ -31,7 +31,9 @@ class GraphScene(QGraphicsScene):
     ``drawn`` fires after a layout's items were added (overlays such as the step overlay
     and the markers draw themselves again);
     ``spec_override(value_id, spec, origin)``, when set, gives the ``(spec, origin)`` a
-    badge shows instead of the session's (a propagation step's state).
+    badge shows instead of the session's (a propagation step's state);
+    ``mode_override``, of the same form, is applied before it (what a side-by-side pane
+    shows: the state before the last edit, or GSPMD's).
     """
 
     drawn = Signal()
@@ -44,6 +46,7 @@ class GraphScene(QGraphicsScene):
         self.edges: list[EdgeItem] = []
         self._badges_by_value: dict[int, list[BadgeItem]] = {}
         self.spec_override = None
+        self.mode_override = None
         # The badges the scope names were placed around (its counts are benchmarked).
         self.header_index: RectIndex | None = None
         # The drawing being built in slices, if any (edits meanwhile are noted on it).
@@ -84,6 +87,12 @@ class GraphScene(QGraphicsScene):
             self.refresh_values(staged.stale_values)
         self.setSceneRect(staged.bounds.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
         self.drawn.emit()
+
+    def set_mode_override(self, override) -> None:
+        """Badges show ``override``'s spec before any step override (None: the
+        session's); every badge is drawn again."""
+        self.mode_override = override
+        self.refresh_all()
 
     def apply_style(self, style: GraphStyle) -> None:
         """Redraw every item with ``style``."""
@@ -129,6 +138,8 @@ class GraphScene(QGraphicsScene):
         value = graph.values[vid]
         spec = session.display_spec(vid)
         origin = session.origin(vid)
+        if self.mode_override is not None:
+            spec, origin = self.mode_override(vid, spec, origin)
         if self.spec_override is not None:
             spec, origin = self.spec_override(vid, spec, origin)
         dims = [d.axes for d in spec.dims] if spec is not None else None

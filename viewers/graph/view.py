@@ -52,6 +52,8 @@ LAYOUT_CACHE = 32
 # Work done on the GUI thread between two turns of the event loop while a large drawing
 # is built in slices.
 SLICE_S = 0.03
+# Frames with fewer ops than this are drawn at once (in well under a tenth of a second).
+SLICE_OPS = 1500
 
 # ``runner(fn, on_done(result, seconds), on_error(message))``: runs ``fn`` off the GUI
 # thread and reports on it (the window's ``TaskRunner.start``).
@@ -212,6 +214,10 @@ class GraphView(QGraphicsView):
             self._expanded[key] = default_expanded(self.session.graph, self._index, frame)
         return self._expanded[key]
 
+    def expanded_map(self) -> dict[str, frozenset[str]]:
+        """The unfolded scopes of every frame visited, by frame key."""
+        return dict(self._expanded)
+
     def view_state(self) -> dict:
         """JSON-able view state: the frame stack and the expanded scopes per frame."""
         return {
@@ -303,7 +309,7 @@ class GraphView(QGraphicsView):
     def _set_all(self, expanded: frozenset[str]) -> None:
         if not self._frames or expanded == self.expanded():
             return
-        if self.in_slices:
+        if self.in_slices and self.is_large(self.frame):
             what = "Unfolding every scope" if expanded else "Folding every scope"
             target = {**self._expanded, self.frame.key(): expanded}
             self.show_state(list(self._frames), target, what=what, fit=True)
@@ -336,7 +342,7 @@ class GraphView(QGraphicsView):
         if not frames:
             return
         self.cancel_fold("cancelled")
-        if not self.in_slices:
+        if not (self.in_slices and self.is_large(frames[-1])):
             self._frames = list(frames)
             self._expanded = dict(expanded)
             self._rebuild(fit=fit, keep=self.mapToScene(self.viewport().rect().center()))
@@ -376,6 +382,10 @@ class GraphView(QGraphicsView):
                 self._end_fold(job, message)
 
         self.runner(layout, done, failed)
+
+    def is_large(self, frame: Frame) -> bool:
+        """Whether ``frame`` has so many ops that its drawings are built in slices."""
+        return self._index is not None and len(self._index.frame_ops(frame)) >= SLICE_OPS
 
     @property
     def folding(self) -> bool:
