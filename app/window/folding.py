@@ -92,9 +92,9 @@ class FoldProgress(QObject):
         return cancelled
 
     def _started(self, what: str) -> None:
-        if not self.busy.isVisible():
+        if not self.cancel_action.isEnabled():  # the first of the jobs shown together
             self._clock.start()
-        self.what = what
+            self.what = what
         self.label.setText(f"{what}… (Esc cancels)")
         for widget in (self.busy, self.label, self.cancel_button):
             widget.show()

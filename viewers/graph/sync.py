@@ -4,12 +4,14 @@
 same scene point and zoom; selecting a node or badge in one selects the same one in the
 other; entering, leaving, folding or unfolding in one does the same in the other (so
 both lay out the same frame the same way, and scene positions match). Each move is
-passed on once: what the follower does while it follows is not passed back.
+passed on once: what the follower does while it follows is not passed back. The view
+the user moved last leads: when either is resized (a splitter dragged, the window
+resized), the other is put back where the leader looks once the sizes settle.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QEvent, QObject, QTimer
 
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.view import GraphView
@@ -22,9 +24,18 @@ class ViewSync(QObject):
         super().__init__(parent)
         self.a, self.b = a, b
         self._passing = False  # a move, selection or state is being passed on
+        self.leader = a
         self._links = []
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(0)
+        self._settle.timeout.connect(
+            lambda: self.copy_viewport(self.leader, self.other(self.leader))
+        )
+        a.installEventFilter(self)
+        b.installEventFilter(self)
         for src, dst in ((a, b), (b, a)):
-            self._link(src.viewMoved, lambda s=src, d=dst: self.copy_viewport(s, d))
+            self._link(src.viewMoved, lambda s=src, d=dst: self._moved(s, d))
             self._link(src.scene().selectionChanged, lambda s=src, d=dst: self._selection(s, d))
             self._link(src.viewStateChanged, lambda _st, s=src, d=dst: self.follow(s, d))
             self._link(src.foldEnded, lambda outcome, s=src, d=dst: self._followed(s, d, outcome))
@@ -33,7 +44,18 @@ class ViewSync(QObject):
         signal.connect(slot)
         self._links.append((signal, slot))
 
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize and watched in (self.a, self.b):
+            self._settle.start()
+        return False
+
     def close(self) -> None:
+        self._settle.stop()
+        for view in (self.a, self.b):
+            try:
+                view.removeEventFilter(self)
+            except RuntimeError:
+                pass
         for signal, slot in self._links:
             try:
                 signal.disconnect(slot)
@@ -45,6 +67,12 @@ class ViewSync(QObject):
         return self.b if view is self.a else self.a
 
     # -- where they look -------------------------------------------------------------------
+    def _moved(self, src: GraphView, dst: GraphView) -> None:
+        if self._passing or src.folding:  # a view showing a new drawing is not led
+            return
+        self.leader = src
+        self.copy_viewport(src, dst)
+
     def copy_viewport(self, src: GraphView, dst: GraphView) -> None:
         """Give ``dst`` the zoom of ``src`` and centre it on the same scene point (while
         both show the same drawing)."""
