@@ -32,8 +32,9 @@ class ViewSync(QObject):
         self._settle.timeout.connect(
             lambda: self.copy_viewport(self.leader, self.other(self.leader))
         )
-        a.installEventFilter(self)
-        b.installEventFilter(self)
+        self._watched = (a, b, a.viewport(), b.viewport())
+        for widget in self._watched:  # the viewport shrinks when scroll bars appear
+            widget.installEventFilter(self)
         for src, dst in ((a, b), (b, a)):
             self._link(src.viewMoved, lambda s=src, d=dst: self._moved(s, d))
             self._link(src.scene().selectionChanged, lambda s=src, d=dst: self._selection(s, d))
@@ -45,15 +46,15 @@ class ViewSync(QObject):
         self._links.append((signal, slot))
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Type.Resize and watched in (self.a, self.b):
+        if event.type() == QEvent.Type.Resize and watched in self._watched:
             self._settle.start()
         return False
 
     def close(self) -> None:
         self._settle.stop()
-        for view in (self.a, self.b):
+        for widget in self._watched:
             try:
-                view.removeEventFilter(self)
+                widget.removeEventFilter(self)
             except RuntimeError:
                 pass
         for signal, slot in self._links:
