@@ -89,6 +89,7 @@ class Debugger(QObject):
         self.gspmd_for: PropagationResult | None = None  # the result last compared
         self.differences: list[Difference] | None = None  # GSPMD's, for ``gspmd_for``
         self.gspmd_wanted = False  # the side-by-side panes show GSPMD's shardings
+        self.gspmd_failed_for: PropagationResult | None = None  # not tried again for it
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
         self.conflicts.opRequested.connect(self.reveal_op)
@@ -192,7 +193,9 @@ class Debugger(QObject):
         if not on or self.gspmd_on:
             return
         result = self.session.propagation
-        if result is not None and (self.gspmd_for is result or self.comparing):
+        if result is not None and (
+            self.gspmd_for is result or self.gspmd_failed_for is result or self.comparing
+        ):
             return
         self._compare(result)
 
@@ -234,6 +237,7 @@ class Debugger(QObject):
             self._in_flight -= 1
             if generation != self._generation:
                 return
+            self.gspmd_failed_for = result
             if self.gspmd_on:
                 self.gspmd.set_failed(message)
             self.window.messages.error(f"GSPMD comparison failed: {message}")

@@ -107,6 +107,8 @@ class SideBySide(QObject):
         splitter.addWidget(self.right)
         self.splitter = splitter
         window.setCentralWidget(splitter)
+        for widget in (splitter, self.left, self.right, main, second):
+            widget.show()  # reparented widgets stay hidden until shown
         splitter.setSizes([1, 1])
         window.folding.watch(second.view)
         second.view.specDropped.connect(window.on_spec_dropped)

@@ -33,7 +33,9 @@ def test_slices_make_the_same_drawing_as_one_go(panel_for):
     scene.show_staged(staged)
     assert scene.staging is None
     assert picture(scene) == at_once
-    assert scene.header_index is staged.header_index and len(scene.header_index) == len(scene.badges)
+    assert scene.header_index is staged.header_index and len(scene.header_index) == len(
+        scene.badges
+    )
 
 
 def test_an_edit_made_while_building_shows_when_the_drawing_does(panel_for):

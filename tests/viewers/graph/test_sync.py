@@ -43,7 +43,9 @@ def test_selecting_a_badge_or_a_node_in_one_selects_it_in_the_other(linked, qtbo
     badge = next(x for x in b.badges if x.value_id is not None)
     b.centerOn(badge)
     qtbot.mouseClick(
-        b.viewport(), Qt.MouseButton.LeftButton, pos=b.mapFromScene(badge.sceneBoundingRect().center())
+        b.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=b.mapFromScene(badge.sceneBoundingRect().center()),
     )
     assert b.scene().selectedItems() == [badge]
     (chosen,) = a.scene().selectedItems()
