@@ -15,7 +15,7 @@ Turning side by side off puts the single graph back as it was.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
@@ -33,12 +33,32 @@ from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.graph.sync import ViewSync
 
 if TYPE_CHECKING:
-    from shardscope.app.window.main_window import MainWindow
+    from shardscope.app.window.debugger import Debugger
+    from shardscope.app.window.folding import FoldProgress
+    from shardscope.app.window.timeline import TimelineController
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.common.messages import MessagesView
 
 RIGHT_TIP = (
     "A second view of the same program. It never changes the program by itself: a mesh "
     "axis dropped here is the same undoable edit as one dropped on the left pane."
 )
+
+
+class Window(Protocol):
+    """The parts of the main window side by side works with."""
+
+    session: Session
+    graph_panel: GraphPanel
+    theme: str
+    debugger: Debugger
+    timeline: TimelineController
+    folding: FoldProgress
+    messages: MessagesView
+
+    def takeCentralWidget(self) -> QWidget: ...
+    def setCentralWidget(self, widget: QWidget) -> None: ...
+    def on_spec_dropped(self, value_id: int, dim: int, axis: str | None) -> bool: ...
 
 
 class Pane(QWidget):
@@ -62,8 +82,8 @@ class Pane(QWidget):
 class SideBySide(QObject):
     """See the module docstring."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: Window) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
         self.window = window
         self.session = window.session
         self.on = False

@@ -2,8 +2,8 @@
 
 ``BadgeLegend`` is a small window listing each thing a badge or node can show: a spec
 the user set, one from the program's code, one propagation decided, one not known yet,
-the selection, open dimensions and priorities, conflicts, collectives and GSPMD
-differences. ``LegendButton`` sits in the graph's corner and opens it.
+the selection, open dimensions and priorities, conflicts, collectives, GSPMD
+differences and, side by side, the values on which the two panes differ. ``LegendButton`` sits in the graph's corner and opens it.
 """
 
 from __future__ import annotations
@@ -96,6 +96,11 @@ class LegendScene(QGraphicsScene):
         gspmd = self._badge("propagated", ((), ()), "", text_y=None)
         GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)
         self._text("GSPMD shards it differently: Shardy's spec inside, GSPMD's beside")
+        other = self._badge("propagated", (("data",), ()), "", text_y=None)
+        GspmdMarkItem(
+            other, "[data, _]", "[_, _]", style, label="before", color=style.theme.highlight
+        )
+        self._text("side by side: the other pane differs (its spec beside; purple against GSPMD)")
         self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
 
     def _text(self, text: str) -> None:

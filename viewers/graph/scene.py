@@ -62,12 +62,12 @@ class GraphScene(QGraphicsScene):
     def add_layout(self, layout: GraphLayout, style: GraphStyle) -> None:
         """Draw ``layout``: a node per layout node, a badge under each input and on each
         short edge, an edge per layout edge, a region per expanded scope."""
-        self.show_staged(StagedDrawing(self, layout, style).build())
+        self.show_staged(StagedDrawing(self.refresh_badge, layout, style).build())
 
     def stage(self, layout: GraphLayout, style: GraphStyle) -> StagedDrawing:
         """A drawing of ``layout`` to build in slices (``StagedDrawing.steps``) and show
         with ``show_staged``; until then, edits to specs are noted on it."""
-        staged = StagedDrawing(self, layout, style)
+        staged = StagedDrawing(self.refresh_badge, layout, style)
         self.staging = staged
         return staged
 

@@ -15,8 +15,7 @@ are refreshed when it is shown.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QRectF
 
@@ -31,19 +30,22 @@ from shardscope.viewers.graph.items import (
 )
 from shardscope.viewers.graph.spatial import RectIndex
 
-if TYPE_CHECKING:
-    from shardscope.viewers.graph.scene import GraphScene
-
 # Items made between two checks of the clock (a check costs little; items are ~0.1 ms).
 CHECK_EVERY = 64
 
 
 class StagedDrawing:
     """The items of ``layout`` drawn with ``style``, made by ``steps()``; see the module
-    docstring. ``done`` once every item is made."""
+    docstring. ``refresh_badge(badge)`` gives a new badge its value's spec (the scene's).
+    ``done`` once every item is made."""
 
-    def __init__(self, scene: GraphScene, layout: GraphLayout, style: GraphStyle) -> None:
-        self.scene = scene
+    def __init__(
+        self,
+        refresh_badge: Callable[[BadgeItem], None],
+        layout: GraphLayout,
+        style: GraphStyle,
+    ) -> None:
+        self.refresh_badge = refresh_badge
         self.layout = layout
         self.style = style
         self.nodes: list[NodeItem] = []
@@ -150,7 +152,7 @@ class StagedDrawing:
         self._order.append(badge)
         for vid in badge.value_ids:
             self.badges_by_value.setdefault(vid, []).append(badge)
-        self.scene.refresh_badge(badge)
+        self.refresh_badge(badge)
 
     @property
     def items(self) -> list:

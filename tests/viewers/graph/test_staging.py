@@ -61,7 +61,7 @@ def test_a_drawing_dropped_half_way_leaves_the_scene_as_it_was(panel_for):
     session, panel = panel_for("example:transformer?layers=2")
     view, scene = panel.view, panel.view.graph_scene
     before = picture(scene)
-    staged = StagedDrawing(scene, unfolded_layout(session, view), view.style_)
+    staged = StagedDrawing(scene.refresh_badge, unfolded_layout(session, view), view.style_)
     steps = staged.steps(0.0)
     for _ in range(5):
         next(steps)
