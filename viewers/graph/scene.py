@@ -7,6 +7,8 @@ Where the user is and what they do with the drawing is the view's business.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
@@ -73,20 +75,33 @@ class GraphScene(QGraphicsScene):
 
     def show_staged(self, staged: StagedDrawing) -> None:
         """Replace every item by the finished drawing ``staged``."""
+        for _ in self.showing(staged, None):
+            pass
+
+    def showing(self, staged: StagedDrawing, budget_s: float | None) -> Iterator[int]:
+        """Replace every item by the finished drawing ``staged``, yielding after about
+        ``budget_s`` seconds of adding items (None: only at the end). From the first
+        step on, the scene's lists are the new drawing's (edits refresh its badges);
+        ``drawn`` fires once every item is in, and the last step yields -1."""
         if self.staging is staged:
             self.staging = None
         self.clear_items()
-        for item in staged.items:
-            self.addItem(item)
         self.nodes, self.badges, self.edges = staged.nodes, staged.badges, staged.edges
         self._badges_by_value = staged.badges_by_value
         self.header_index = staged.header_index
+        deadline = time.perf_counter() + budget_s if budget_s is not None else None
+        for n, item in enumerate(staged.items, 1):
+            self.addItem(item)
+            if deadline is not None and not n % 256 and time.perf_counter() > deadline:
+                yield n
+                deadline = time.perf_counter() + budget_s
         if staged.stale_all:
             self.refresh_all()
         else:
             self.refresh_values(staged.stale_values)
         self.setSceneRect(staged.bounds.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
         self.drawn.emit()
+        yield -1
 
     def set_mode_override(self, override) -> None:
         """Badges show ``override``'s spec before any step override (None: the

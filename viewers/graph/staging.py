@@ -81,10 +81,13 @@ class StagedDrawing:
         (None: only at the end); yields the number of items made so far."""
         deadline = [time.perf_counter() + budget_s] if budget_s is not None else None
         made = 0
+        unchecked = [0]  # work done since the clock was last read
 
-        def pause() -> bool:
-            if deadline is None or made % CHECK_EVERY:
+        def pause(work: int = 1) -> bool:
+            unchecked[0] += work
+            if deadline is None or unchecked[0] < CHECK_EVERY:
                 return False
+            unchecked[0] = 0
             now = time.perf_counter()
             if now < deadline[0]:
                 return False
@@ -133,8 +136,8 @@ class StagedDrawing:
                 item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, index)
                 self.boxes.append(item)
                 self._order.append(item)
-                made += CHECK_EVERY  # a region costs as much as many cards
-                if pause():
+                made += 1
+                if pause(CHECK_EVERY):  # a region costs as much as many cards
                     yield made
         bounds = QRectF()
         for item in self._order:

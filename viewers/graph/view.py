@@ -11,6 +11,7 @@ keeps where the user is (frames, expanded scopes, zoom) and handles what they do
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -52,12 +53,35 @@ LAYOUT_CACHE = 32
 # Work done on the GUI thread between two turns of the event loop while a large drawing
 # is built in slices.
 SLICE_S = 0.03
+# Adding items to the scene costs Qt as much again in the same turn, after the slice.
+SHOW_SLICE_S = 0.01
 # Frames with fewer ops than this are drawn at once (in well under a tenth of a second).
 SLICE_OPS = 1500
 
 # ``runner(fn, on_done(result, seconds), on_error(message))``: runs ``fn`` off the GUI
 # thread and reports on it (the window's ``TaskRunner.start``).
 Runner = Callable[[Callable[[], GraphLayout], Callable, Callable[[str], None]], object]
+
+
+class _Frozen:
+    """While any drawing is built in slices, the objects that existed when the first one
+    started are left out of the garbage collector's scans (``gc.freeze``): a full scan
+    over a large program's objects, which making thousands of items soon triggers,
+    would hold the GUI thread for about a tenth of a second."""
+
+    jobs = 0
+
+    @classmethod
+    def enter(cls) -> None:
+        if cls.jobs == 0:
+            gc.freeze()
+        cls.jobs += 1
+
+    @classmethod
+    def leave(cls) -> None:
+        cls.jobs -= 1
+        if cls.jobs == 0:
+            gc.unfreeze()
 
 
 @dataclass(eq=False)
@@ -75,6 +99,12 @@ class FoldJob:
     staged: StagedDrawing | None = None
     steps: object = None
     layout: GraphLayout | None = None
+    # Once the new drawing starts replacing the old one, the job only ends "done" (or
+    # "dropped" with the program): the last turns add items and let Qt index them.
+    committed: bool = False
+    showing: object = None
+    settle: int = 0
+    anchor: QPointF | None = None
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -352,6 +382,7 @@ class GraphView(QGraphicsView):
             what, list(frames), dict(expanded), self.state_key(), self.session.program, fit
         )
         self.job = job
+        _Frozen.enter()
         self.foldStarted.emit(what)
         frame = frames[-1]
         shown = expanded.get(frame.key())
@@ -395,7 +426,7 @@ class GraphView(QGraphicsView):
     def cancel_fold(self, outcome: str = "cancelled") -> bool:
         """Drop the drawing being built (the view stays as it is); False if none."""
         job = self.job
-        if job is None:
+        if job is None or (job.committed and outcome != "dropped"):
             return False
         self._end_fold(job, outcome)
         return True
@@ -404,14 +435,19 @@ class GraphView(QGraphicsView):
         if self.job is not job:
             return
         self.job = None
+        _Frozen.leave()
         self._slice_timer.stop()
         if self.graph_scene.staging is job.staged:
             self.graph_scene.staging = None
+        self.viewport().setUpdatesEnabled(True)
         self.foldEnded.emit(outcome)
 
     def _slice(self) -> None:
         job = self.job
         if job is None:
+            return
+        if job.committed:
+            self._show_slice(job)
             return
         if self.state_key() != job.base or self.session.program is not job.program:
             self._end_fold(job, "dropped")
@@ -432,17 +468,35 @@ class GraphView(QGraphicsView):
         if not job.staged.done:
             self._slice_timer.start()
             return
-        anchor = self.mapToScene(self.viewport().rect().center())
+        # Commit: the old picture stays on screen (no repaints) while the items go in.
+        job.committed = True
+        job.anchor = self.mapToScene(self.viewport().rect().center())
+        self.viewport().setUpdatesEnabled(False)
         self._frames = job.frames
         self._expanded = job.expanded
         self._hover_badge = None
         self.layout_ = job.layout
-        self.graph_scene.show_staged(job.staged)
-        if job.fit:
-            self.fit()
-        else:
-            self.centerOn(anchor)
-        self._end_fold(job, "done")
+        job.showing = self.graph_scene.showing(job.staged, SHOW_SLICE_S)
+        self._show_slice(job)
+
+    def _show_slice(self, job: FoldJob) -> None:
+        if job.showing is not None:
+            if next(job.showing, -1) != -1:
+                self._slice_timer.start()
+                return
+            job.showing = None
+            if job.fit:
+                self.fit()
+            else:
+                self.centerOn(job.anchor)
+            self._slice_timer.start()
+            return
+        if job.settle == 0:  # Qt indexes the new items on their first query: not in a paint
+            job.settle = 1
+            self.scene().items(self.mapToScene(self.viewport().rect()).boundingRect())
+            self._slice_timer.start()
+            return
+        self._end_fold(job, "done")  # repaints in the next turn
         self._emit_state()
 
     def _emit_state(self) -> None:
