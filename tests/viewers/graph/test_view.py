@@ -254,3 +254,19 @@ def test_a_layout_that_fails_is_reported(panel_for, qtbot, monkeypatch):
     with qtbot.waitSignal(view.foldEnded) as ended:
         view.expand_all()
     assert ended.args == ["MemoryError: out of memory"] and view.layout_ is old
+
+
+def test_once_the_new_drawing_goes_in_it_is_finished_not_cancelled(panel_for, qtbot, monkeypatch):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    _sliced(view, monkeypatch)
+    monkeypatch.setattr("shardscope.viewers.graph.view.SHOW_SLICE_S", 0.0)
+    outcomes = []
+    view.foldEnded.connect(outcomes.append)
+    view.expand_all()
+    qtbot.waitUntil(lambda: view.job is None or view.job.committed, timeout=20_000)
+    assert not view.viewport().updatesEnabled()  # the old picture stays meanwhile
+    assert not view.cancel_fold()
+    qtbot.waitUntil(lambda: bool(outcomes), timeout=20_000)
+    assert outcomes == ["done"] and view.viewport().updatesEnabled()
+    assert not any(n.kind == "scope" for n in view.layout_.nodes)
