@@ -113,7 +113,9 @@ class SideBySide(QObject):
         window = self.window
         main = window.graph_panel
         window.takeCentralWidget()
-        second = GraphPanel(self.session)
+        # opens at the outermost frame, folded (quick), then follows the left pane in
+        # slices like any large drawing
+        second = GraphPanel(self.session, restore=False)
         second.view.set_style_theme(window.theme)
         second.view.share_layouts(main.view)
         self.left = Pane("Left", main)

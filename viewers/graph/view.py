@@ -125,9 +125,14 @@ class GraphView(QGraphicsView):
     foldStarted = Signal(str)  # what a drawing built in slices does
     foldEnded = Signal(str)  # "done", "cancelled", "dropped" (the view changed) or an error
 
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Session, parent: QWidget | None = None, *, restore: bool = True
+    ) -> None:
+        """``restore``: open a program where the session's view state says (the frames
+        and unfolded scopes it saved), else at its outermost frame, as it opens first."""
         super().__init__(parent)
         self.session = session
+        self.restore = restore
         self.graph_scene = GraphScene(session, self)
         self.setScene(self.graph_scene)
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -187,7 +192,7 @@ class GraphView(QGraphicsView):
             return
         graph = program.graph
         self._index = FrameIndex(graph)
-        view = dict(self.session.view)
+        view = dict(self.session.view) if self.restore else {}
         frames = [Frame.from_key(k) for k in view.get("frames", [])] or [Frame(graph.main)]
         self._expanded = {k: frozenset(v) for k, v in (view.get("expanded") or {}).items()}
         try:

@@ -6,6 +6,7 @@ from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.items import ScopeBoxItem
+from shardscope.viewers.graph.panel import GraphPanel
 from tests.support.qt_events import drop
 
 
@@ -279,3 +280,15 @@ def test_once_the_new_drawing_goes_in_it_is_finished_not_cancelled(panel_for, qt
     assert seen == [(False, False)]
     assert outcomes == ["done"] and view.viewport().updatesEnabled()
     assert not any(n.kind == "scope" for n in view.layout_.nodes)
+
+
+def test_a_view_that_does_not_restore_opens_at_the_outermost_frame(panel_for, qtbot):
+    session, panel = panel_for("example:transformer?layers=2")
+    panel.view.set_expanded("jvp(layer_1)", True)
+    session.update_view(**panel.view.view_state())  # as the window keeps it
+    fresh = GraphPanel(session, restore=False)
+    qtbot.addWidget(fresh)
+    again = GraphPanel(session)
+    qtbot.addWidget(again)
+    assert "jvp(layer_1)" not in fresh.view.expanded()
+    assert "jvp(layer_1)" in again.view.expanded()
