@@ -97,7 +97,7 @@ class ViewSync(QObject):
             return
         self._passing = True
         try:
-            dst.show_state(src.frames, src.expanded_map(), what="Following the other pane")
+            dst.show_state(src.frames, src.expanded_map(), what="Drawing the other pane alike")
         finally:
             self._passing = False
         if not dst.folding:  # drawn at once
