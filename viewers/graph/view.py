@@ -173,6 +173,7 @@ class GraphView(QGraphicsView):
 
     # -- model events -----------------------------------------------------------------
     def close(self) -> bool:
+        self.cancel_fold("dropped")
         ev = self.session.events
         ev.program.disconnect(self._on_program_change)
         ev.specs.disconnect(self._on_specs_change)
@@ -376,6 +377,7 @@ class GraphView(QGraphicsView):
         changes what the view shows meanwhile (``cancel_fold`` drops it on request)."""
         if not frames:
             return
+        self._finish_committed()
         self.cancel_fold("cancelled")
         if not (self.in_slices and self.is_large(frames[-1])):
             self._frames = list(frames)
@@ -484,6 +486,11 @@ class GraphView(QGraphicsView):
         job.showing = self.graph_scene.showing(job.staged, SHOW_SLICE_S)
         self._show_slice(job)
 
+    def _finish_committed(self) -> None:
+        """Finish now a drawing that is already going into the scene (a few slices)."""
+        while self.job is not None and self.job.committed:
+            self._show_slice(self.job)
+
     def _show_slice(self, job: FoldJob) -> None:
         if job.showing is not None:
             if next(job.showing, -1) != -1:
@@ -538,6 +545,7 @@ class GraphView(QGraphicsView):
         self._cache = other._cache
 
     def _rebuild(self, *, fit: bool, keep=None) -> None:
+        self._finish_committed()  # a drawing half in the scene goes in whole first
         scene = self.graph_scene
         scene.clear_items()
         self._hover_badge = None
