@@ -138,6 +138,7 @@ class SideBySide(QObject):
         self.marks = [PaneMarks(main.view), PaneMarks(second.view)]
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
+        ev.program.connect(self._on_program)
         ev.propagation.connect(self._refresh)
         ev.specs.connect(self._refresh)
         ev.mesh.connect(self._refresh)
@@ -156,6 +157,7 @@ class SideBySide(QObject):
     def _close(self) -> None:
         window = self.window
         ev = self.session.events
+        ev.program.disconnect(self._on_program)
         ev.propagation.disconnect(self._refresh)
         ev.specs.disconnect(self._refresh)
         ev.mesh.disconnect(self._refresh)
@@ -177,6 +179,13 @@ class SideBySide(QObject):
         main.show()
         splitter.deleteLater()
         self.splitter = self.left = self.right = None
+
+    def _on_program(self, _program) -> None:
+        # each view opened the program on its own (the left one where a saved session
+        # left it): the right one shows what the left one does
+        if self.sync is not None and self.session.program is not None:
+            self.sync.follow(self.left.view, self.right.view)
+        self._refresh()
 
     def close(self) -> None:
         """The window is closing."""

@@ -174,3 +174,17 @@ def test_a_failed_gspmd_comparison_leaves_the_pane_on_now(
     assert any("the compiler aborted" in text for text in window.messages.messages("error"))
     qtbot.wait(200)
     assert len(calls) == 1  # not tried again and again for the same result
+
+
+def test_a_program_opened_while_side_by_side_shows_in_both_panes(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    count = window.propagation.count
+    window.open_program("example:transformer?layers=2")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    left, right = panes.left.view, panes.right.view
+    assert left.state_key() == right.state_key()
+    assert len(right.nodes) == len(left.nodes) > 10
+    assert panes.modes == ("shardy", "gspmd")  # the panes keep their modes
