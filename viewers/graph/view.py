@@ -105,6 +105,7 @@ class FoldJob:
     showing: object = None
     settle: int = 0
     anchor: QPointF | None = None
+    keep: object = None
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -312,8 +313,10 @@ class GraphView(QGraphicsView):
         self._rebuild(fit=True)
         self._emit_state()
 
-    def set_expanded(self, path: str, expanded: bool) -> None:
-        """Unfold (or fold) one scope of the current frame."""
+    def set_expanded(self, path: str, expanded: bool, *, background: bool = False) -> None:
+        """Unfold (or fold) one scope of the current frame. ``background``: what the
+        user asked for by hand, drawn in slices where the frame is large (callers that
+        look at the new drawing right away leave it off)."""
         current = set(self.expanded())
         if expanded:
             current.add(path)
@@ -323,12 +326,17 @@ class GraphView(QGraphicsView):
             current = {p for p in current if p != path and not p.startswith(path + "/")}
         if frozenset(current) == self.expanded():
             return
-        self._expanded[self.frame.key()] = frozenset(current)
         if self.layout_ is not None and self.layout_.in_place:
             # The rest of the drawing keeps its scene position: so does the view.
             anchor = self.mapToScene(self.viewport().rect().center())
         else:
             anchor = self._anchor_scene_point(path)
+        if background and self.in_slices and self.is_large(self.frame):
+            target = {**self._expanded, self.frame.key(): frozenset(current)}
+            what = f"{'Unfolding' if expanded else 'Folding'} {path}"
+            self.show_state(list(self._frames), target, what=what, keep=anchor)
+            return
+        self._expanded[self.frame.key()] = frozenset(current)
         self._rebuild(fit=False, keep=anchor)
         self._emit_state()
 
@@ -370,11 +378,14 @@ class GraphView(QGraphicsView):
         *,
         what: str = "Drawing",
         fit: bool = False,
+        keep=None,
     ) -> None:
         """Show ``frames`` with ``expanded`` scopes per frame. In slices (``in_slices``)
         the layout is computed by ``runner`` and the items made a slice at a time; the
         old drawing stays until the new one is whole, and the job is dropped if the user
-        changes what the view shows meanwhile (``cancel_fold`` drops it on request)."""
+        changes what the view shows meanwhile (``cancel_fold`` drops it on request).
+        ``fit`` the new drawing, or ``keep`` a point where it is (see ``_place``; by
+        default the scene point at the view's centre)."""
         if not frames:
             return
         self._finish_committed()
@@ -382,12 +393,14 @@ class GraphView(QGraphicsView):
         if not (self.in_slices and self.is_large(frames[-1])):
             self._frames = list(frames)
             self._expanded = dict(expanded)
-            self._rebuild(fit=fit, keep=self.mapToScene(self.viewport().rect().center()))
+            centre = self.mapToScene(self.viewport().rect().center())
+            self._rebuild(fit=fit, keep=centre if keep is None else keep)
             self._emit_state()
             return
         job = FoldJob(
             what, list(frames), dict(expanded), self.state_key(), self.session.program, fit
         )
+        job.keep = keep
         self.job = job
         _Frozen.enter()
         self.foldStarted.emit(what)
@@ -497,10 +510,7 @@ class GraphView(QGraphicsView):
                 self._slice_timer.start()
                 return
             job.showing = None
-            if job.fit:
-                self.fit()
-            else:
-                self.centerOn(job.anchor)
+            self._place(job.fit, job.anchor if job.keep is None else job.keep)
             self._slice_timer.start()
             return
         if job.settle == 0:  # Qt indexes the new items on their first query: not in a paint
@@ -552,6 +562,12 @@ class GraphView(QGraphicsView):
         layout = self._layout()
         self.layout_ = layout
         scene.add_layout(layout, self.style_)
+        self._place(fit, keep)
+
+    def _place(self, fit: bool, keep) -> None:
+        """Where a new drawing is shown: fitted, centred on the scene point ``keep``, or
+        (``keep`` = (scope path, view point)) with the scope's first node at that point
+        of the view, where its folded node was."""
         if fit:
             self.fit()
         elif isinstance(keep, QPointF):
@@ -713,13 +729,13 @@ class GraphView(QGraphicsView):
         if isinstance(item, NodeItem):
             node = item.node
             if node.kind == "scope":
-                self.set_expanded(node.scope, True)
+                self.set_expanded(node.scope, True, background=True)
             elif node.op is not None:
                 self.enter_op(node.op)
             event.accept()
             return
         if isinstance(item, ScopeBoxItem):
-            self.set_expanded(item.box.path, False)
+            self.set_expanded(item.box.path, False, background=True)
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
@@ -730,7 +746,10 @@ class GraphView(QGraphicsView):
         node = item.node
         graph = self.session.graph
         if node.kind == "scope":
-            menu.addAction(f"Expand {node.scope}", lambda: self.set_expanded(node.scope, True))
+            menu.addAction(
+                f"Expand {node.scope}",
+                lambda: self.set_expanded(node.scope, True, background=True),
+            )
         if node.op is not None:
             op = graph.ops[node.op]
             if op.callee and op.callee in graph.functions:
@@ -741,7 +760,9 @@ class GraphView(QGraphicsView):
             parts = node.scope.split("/")
             for k in range(len(parts), 0, -1):
                 path = "/".join(parts[:k])
-                menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
+                menu.addAction(
+                    f"Fold {path}", lambda p=path: self.set_expanded(p, False, background=True)
+                )
         if menu.actions():
             menu.addSeparator()
         self._add_fold_all(menu)

@@ -79,3 +79,18 @@ def test_an_edit_made_meanwhile_is_kept_and_folding_a_scope_drops_the_job(make_w
     qtbot.waitUntil(lambda: not window.folding.running, timeout=60_000)
     assert window.folding.last == "Folding every scope: dropped: the view changed meanwhile"
     assert scope not in view.expanded() and len(view.expanded()) > 1
+
+
+def test_unfolding_one_scope_by_hand_is_drawn_in_the_background_where_it_was(make_window, qtbot):
+    window = make_window(BIG, propagate=False)
+    view = window.graph
+    item = next(n for n in view.nodes if n.node.kind == "scope" and n.node.scope == "jvp(layer_5)")
+    view.centerOn(item)
+    where = view.mapFromScene(item.pos())
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert window.folding.running
+    assert window.folding.label.text() == "Unfolding jvp(layer_5)… (Esc cancels)"
+    qtbot.waitUntil(lambda: not window.folding.running, timeout=60_000)
+    assert "jvp(layer_5)" in view.expanded()
+    first = next(n for n in view.nodes if (n.node.scope or "").startswith("jvp(layer_5)"))
+    assert (view.mapFromScene(first.pos()) - where).manhattanLength() < 4
