@@ -4,8 +4,9 @@ the graph's marks and the badge legend.
 ``Debugger`` fills the conflicts and collectives docks from each propagation result,
 reveals the op of the conflict or collective the user chooses, outlines a collective's
 device groups on the mesh grid, and runs the GSPMD comparison in the background while
-its toggle is on (again after each propagation; a result that arrives after a newer
-run started is dropped).
+its toggle is on or the side-by-side panes want it (again after each propagation; a
+result that arrives after a newer run started is dropped). ``gspmdCompared`` tells when
+``differences`` holds the comparison of the current result.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import Difference, gspmd_differences
@@ -72,6 +73,8 @@ def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tupl
 class Debugger(QObject):
     """See the module docstring."""
 
+    gspmdCompared = Signal()
+
     def __init__(self, window: Window) -> None:
         super().__init__(window)  # type: ignore[arg-type]
         self.window = window
@@ -84,6 +87,9 @@ class Debugger(QObject):
         self.gspmd_on = False
         self.settling: dict[int, list[int]] = {}  # step index -> conflicts settled there
         self.gspmd_for: PropagationResult | None = None  # the result last compared
+        self.differences: list[Difference] | None = None  # GSPMD's, for ``gspmd_for``
+        self.gspmd_wanted = False  # the side-by-side panes show GSPMD's shardings
+        self.gspmd_failed_for: PropagationResult | None = None  # not tried again for it
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
         self.conflicts.opRequested.connect(self.reveal_op)
@@ -121,7 +127,7 @@ class Debugger(QObject):
         )
         self.collectives.set_result(result, pending=pending)
         self.window.mesh_editor.grid.set_groups([])
-        if self.gspmd_on:
+        if self.gspmd_on or self.gspmd_wanted:
             self._compare(result)
 
     def show_step(self, index: int) -> None:
@@ -172,21 +178,40 @@ class Debugger(QObject):
             self.window.docks["dock_gspmd"].raise_()
             self._compare(self.session.propagation)
         else:
-            self._generation += 1
-            self.gspmd_for = None
             self.markers.set_gspmd(None)
             self.gspmd.set_off()
+            if not self.gspmd_wanted:
+                self._generation += 1
+                self.gspmd_for = None
+                self.differences = None
+
+    def want_gspmd(self, on: bool) -> None:
+        """The side-by-side panes need GSPMD's shardings (``on``): compare now unless the
+        current result was compared already or is being compared, and after each
+        propagation; the dock and the graph's marks follow the toggle only."""
+        self.gspmd_wanted = bool(on)
+        if not on or self.gspmd_on:
+            return
+        result = self.session.propagation
+        if result is not None and (
+            self.gspmd_for is result or self.gspmd_failed_for is result or self.comparing
+        ):
+            return
+        self._compare(result)
 
     def _compare(self, result: PropagationResult | None) -> None:
         self._generation += 1
         generation = self._generation
         self.markers.set_gspmd(None)
+        self.differences = None
         program = self.session.program
         if result is None or program is None:
             self.gspmd_for = None
-            self.gspmd.set_waiting()
+            if self.gspmd_on:
+                self.gspmd.set_waiting()
             return
-        self.gspmd.set_running()
+        if self.gspmd_on:
+            self.gspmd.set_running()
         self._in_flight += 1
 
         def done(found: tuple[list[Difference], list[str]], seconds: float) -> None:
@@ -195,8 +220,10 @@ class Debugger(QObject):
                 return
             differences, warnings = found
             self.gspmd_for = result
-            self.gspmd.set_differences(differences)
-            self.markers.set_gspmd(differences)
+            self.differences = differences
+            if self.gspmd_on:
+                self.gspmd.set_differences(differences)
+                self.markers.set_gspmd(differences)
             for warning in warnings:
                 self.window.messages.add(warning, "warning")
             n = len(differences)
@@ -204,13 +231,17 @@ class Debugger(QObject):
                 f"GSPMD compared in {seconds:.2f} s: {n} value{'s' if n != 1 else ''} differ",
                 4000,
             )
+            self.gspmdCompared.emit()
 
         def failed(message: str) -> None:
             self._in_flight -= 1
             if generation != self._generation:
                 return
-            self.gspmd.set_failed(message)
+            self.gspmd_failed_for = result
+            if self.gspmd_on:
+                self.gspmd.set_failed(message)
             self.window.messages.error(f"GSPMD comparison failed: {message}")
+            self.gspmdCompared.emit()
 
         self.window.runner.start(gspmd_task(program, result), done, failed)
 

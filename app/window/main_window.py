@@ -21,8 +21,10 @@ from shardscope.app.window.bandwidth import LowBandwidth
 from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.docks import build_docks
 from shardscope.app.window.files import FileHandler
+from shardscope.app.window.folding import FoldProgress
 from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
+from shardscope.app.window.panes import SideBySide
 from shardscope.app.window.propagation import PropagationScheduler
 from shardscope.app.window.run import RunController
 from shardscope.app.window.settings import Settings
@@ -135,6 +137,9 @@ class MainWindow(QMainWindow):
         self.help = WindowHelp(self)
         self.bandwidth = LowBandwidth(self)
         self.gif_export = GifExport(self)
+        self.folding = FoldProgress(self, self.runner, self.messages)
+        self.folding.watch(self.graph)
+        self.panes = SideBySide(self)
         self.menu_actions = build_menus(self, self.qundo, self.docks.toggle_actions())
         self._connect()
         self.status = QLabel("")
@@ -326,6 +331,7 @@ class MainWindow(QMainWindow):
         self.theme = apply_theme(app, name)
         self.settings.set_theme(self.theme)
         self.graph.set_style_theme(self.theme)
+        self.panes.restyle(self.theme)
         self.messages.restyle()
 
     def _show_run_dock(self) -> None:
@@ -348,6 +354,8 @@ class MainWindow(QMainWindow):
             # The load may be waiting on a program that hangs, for its whole time limit;
             # a GSPMD compile, a run or a reshard check may take minutes.
             cancel_workers()
+        self.folding.cancel()
+        self.panes.close()
         self.runner.wait(10_000)
         self.debugger.close()
         self.run.close()

@@ -115,6 +115,14 @@ MENUS: tuple[Menu, ...] = (
             Action("back", "&Back (leave region)", "graph.back", "Alt+Left"),
             Action("expand_all", "E&xpand all scopes", "graph.expand_all", "Ctrl+Shift+A"),
             Action("collapse_all", "&Collapse all scopes", "graph.collapse_all", "Ctrl+Shift+C"),
+            Action(
+                "side_by_side",
+                "Side by si&de",
+                "panes.set_on",
+                "Ctrl+Shift+D",
+                checkable=True,
+                checked="panes.on",
+            ),
             SEPARATOR,
             Action(
                 "compare_gspmd",

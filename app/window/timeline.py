@@ -56,6 +56,9 @@ class TimelineController(QObject):
         self.playback: Playback | None = None
         self.provenance: Provenance | None = None
         self.changed: frozenset[int] = frozenset()
+        # The final shardings of the propagation before the last edit's (None when the
+        # current result follows no edit).
+        self.before_edit: dict[int, list[list[str]]] | None = None
         self.edited: tuple[int, ...] = ()
         self._edit_pending = False
         self._previous: dict[int, list[list[str]]] | None = None
@@ -97,6 +100,7 @@ class TimelineController(QObject):
     # -- session events ------------------------------------------------------------------
     def _on_program(self, _program) -> None:
         self._previous = None
+        self.before_edit = None
         self._edit_pending = False
         self.edited = ()
         self.selected = None
@@ -113,6 +117,7 @@ class TimelineController(QObject):
     def _on_propagation(self, result: PropagationResult | None) -> None:
         self._detach()
         if result is None:
+            self.before_edit = None
             self.panel.set_playback(None, self.session.graph, ())
             self.overlay.set_changed(())
             self._show_provenance()
@@ -125,6 +130,8 @@ class TimelineController(QObject):
             changed = {v for v, spec in current.items() if self._previous.get(v) != spec}
         self._previous = current
         self.changed = frozenset(changed)
+        followed_edit = self._edit_pending and self._previous_before is not None
+        self.before_edit = self._previous_before if followed_edit else None
         note = ""
         if self._edit_pending and self._previous_before is not None:
             graph = self.session.graph

@@ -3,7 +3,8 @@
 ``BadgeLegend`` is a small window listing each thing a badge or node can show: a spec
 the user set, one from the program's code, one propagation decided, one not known yet,
 the selection, open dimensions and priorities, conflicts, collectives, GSPMD
-differences and XLA's warnings from a run. ``LegendButton`` sits in the graph's corner and opens it.
+differences, XLA's warnings from a run and, side by side, the values on which the two
+panes differ. ``LegendButton`` sits in the graph's corner and opens it.
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ class LegendScene(QGraphicsScene):
             lambda node: WarningMarkItem(["an XLA warning"], style),
             "XLA logged a warning about the op in the last run (hover it; Run dock lists them)",
         )
+        other = self._badge("propagated", (("data",), ()), "", text_y=None)
+        GspmdMarkItem(
+            other, "[data, _]", "[_, _]", style, label="before", color=style.theme.highlight
+        )
+        self._text("side by side: the other pane differs (its spec beside; purple against GSPMD)")
         self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
 
     def _text(self, text: str) -> None:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
 from shardscope.backend.program.layout import NODE_H, NODE_W
+from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ class WarningMarkItem(QGraphicsItem):
         return self._triangle().boundingRect().adjusted(-2, -2, 2, 2)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         painter.setPen(QPen(QColor("#5A4500"), 1.0))
         painter.setBrush(QColor(WARNING_COLOR))
         triangle = self._triangle()
@@ -222,17 +223,33 @@ class WarningMarkItem(QGraphicsItem):
 
 class GspmdMarkItem(QGraphicsItem):
     """A purple outline around a badge whose value GSPMD shards differently, with
-    GSPMD's spec written beside it (the badge itself shows Shardy's)."""
+    GSPMD's spec written beside it (the badge itself shows Shardy's).
 
-    def __init__(self, badge: BadgeItem, shardy: str, gspmd: str, style: GraphStyle) -> None:
+    Side by side, the same mark says a value differs from the other pane: ``label``
+    names what is written beside (``before``, ``Shardy``...), ``color`` is the changed
+    badges' highlight unless one pane is GSPMD's, and ``tooltip`` says what differs."""
+
+    def __init__(
+        self,
+        badge: BadgeItem,
+        shardy: str,
+        gspmd: str,
+        style: GraphStyle,
+        *,
+        label: str = "GSPMD",
+        color: QColor | str = GSPMD_COLOR,
+        tooltip: str | None = None,
+    ) -> None:
         super().__init__(badge)
         self.style = style
         self.shardy = shardy
         self.gspmd = gspmd
-        self.text = f"GSPMD {gspmd}"
+        self.color = QColor(color)
+        self.text = f"{label} {gspmd}"
         self._badge = badge
         self.setToolTip(
-            f"GSPMD and Shardy shard this value differently\nShardy: {shardy}\nGSPMD: {gspmd}"
+            tooltip
+            or f"GSPMD and Shardy shard this value differently\nShardy: {shardy}\nGSPMD: {gspmd}"
         )
         self.setZValue(-0.5)
 
@@ -245,7 +262,7 @@ class GspmdMarkItem(QGraphicsItem):
         return self._badge.boundingRect().adjusted(-4, -4, 4, 4).united(self._label())
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        color = QColor(GSPMD_COLOR)
+        color = self.color
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
         painter.setPen(QPen(color, 2.2))
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -255,7 +272,7 @@ class GspmdMarkItem(QGraphicsItem):
         painter.setBrush(color)
         painter.drawRoundedRect(label, 4, 4)
         painter.setFont(self.style.small)
-        painter.setPen(QColor("#FFFFFF"))
+        painter.setPen(text_color_on(color))
         painter.drawText(label, Qt.AlignmentFlag.AlignCenter, self.text)
 
 

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 class GraphPanel(QWidget):
     """The graph view with a breadcrumb (back, frames) and a find box above it."""
 
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Session, parent: QWidget | None = None, *, restore: bool = True
+    ) -> None:
+        """``restore``: see ``GraphView``."""
         super().__init__(parent)
-        self.view = GraphView(session, self)
+        self.view = GraphView(session, self, restore=restore)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         self.back_button = QToolButton(self)

@@ -7,22 +7,18 @@ Where the user is and what they do with the drawing is the view's business.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGraphicsScene, QWidget
 
-from shardscope.backend.program.layout import NODE_H, GraphLayout
+from shardscope.backend.program.layout import GraphLayout
 from shardscope.viewers.common.value_text import badge_tooltip
-from shardscope.viewers.graph.items import (
-    BadgeItem,
-    EdgeItem,
-    GraphStyle,
-    NodeItem,
-    ScopeBoxItem,
-    spread_badges,
-)
+from shardscope.viewers.graph.items import BadgeItem, EdgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.spatial import RectIndex
+from shardscope.viewers.graph.staging import StagedDrawing
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
@@ -37,7 +33,9 @@ class GraphScene(QGraphicsScene):
     ``drawn`` fires after a layout's items were added (overlays such as the step overlay
     and the markers draw themselves again);
     ``spec_override(value_id, spec, origin)``, when set, gives the ``(spec, origin)`` a
-    badge shows instead of the session's (a propagation step's state).
+    badge shows instead of the session's (a propagation step's state);
+    ``mode_override``, of the same form, is applied before it (what a side-by-side pane
+    shows: the state before the last edit, or GSPMD's).
     """
 
     drawn = Signal()
@@ -50,8 +48,11 @@ class GraphScene(QGraphicsScene):
         self.edges: list[EdgeItem] = []
         self._badges_by_value: dict[int, list[BadgeItem]] = {}
         self.spec_override = None
+        self.mode_override = None
         # The badges the scope names were placed around (its counts are benchmarked).
         self.header_index: RectIndex | None = None
+        # The drawing being built in slices, if any (edits meanwhile are noted on it).
+        self.staging: StagedDrawing | None = None
 
     def clear_items(self) -> None:
         """Remove every item (and the selection)."""
@@ -63,50 +64,50 @@ class GraphScene(QGraphicsScene):
     def add_layout(self, layout: GraphLayout, style: GraphStyle) -> None:
         """Draw ``layout``: a node per layout node, a badge under each input and on each
         short edge, an edge per layout edge, a region per expanded scope."""
-        for i, node in enumerate(layout.nodes):
-            item = NodeItem(i, node, style)
+        self.show_staged(StagedDrawing(self.refresh_badge, layout, style).build())
+
+    def stage(self, layout: GraphLayout, style: GraphStyle) -> StagedDrawing:
+        """A drawing of ``layout`` to build in slices (``StagedDrawing.steps``) and show
+        with ``show_staged``; until then, edits to specs are noted on it."""
+        staged = StagedDrawing(self.refresh_badge, layout, style)
+        self.staging = staged
+        return staged
+
+    def show_staged(self, staged: StagedDrawing) -> None:
+        """Replace every item by the finished drawing ``staged``."""
+        for _ in self.showing(staged, None):
+            pass
+
+    def showing(self, staged: StagedDrawing, budget_s: float | None) -> Iterator[int]:
+        """Replace every item by the finished drawing ``staged``, yielding after about
+        ``budget_s`` seconds of adding items (None: only at the end). From the first
+        step on, the scene's lists are the new drawing's (edits refresh its badges);
+        ``drawn`` fires once every item is in, and the last step yields -1."""
+        if self.staging is staged:
+            self.staging = None
+        self.clear_items()
+        self.nodes, self.badges, self.edges = staged.nodes, staged.badges, staged.edges
+        self._badges_by_value = staged.badges_by_value
+        self.header_index = staged.header_index
+        deadline = time.perf_counter() + budget_s if budget_s is not None else None
+        for n, item in enumerate(staged.items, 1):
             self.addItem(item)
-            self.nodes.append(item)
-            if node.kind == "input" and node.value is not None:
-                badge = BadgeItem((node.value,), style)
-                badge.setPos(node.x, node.y + NODE_H / 2 + 14)
-                self._add_badge(badge)
-        for edge in layout.edges:
-            item = EdgeItem(edge, style)
-            self.addItem(item)
-            self.edges.append(item)
-            src = layout.nodes[edge.src]
-            if edge.long or src.kind == "input":
-                continue
-            (x0, y0), (x1, y1) = edge.points[0], edge.points[1]
-            badge = BadgeItem(edge.values, style)
-            badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
-            self._add_badge(badge)
-        spread_badges(self.badges)
-        self._add_boxes(layout, style)
-        bounds = self.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
-        self.setSceneRect(bounds)
+            if deadline is not None and not n % 256 and time.perf_counter() > deadline:
+                yield n
+                deadline = time.perf_counter() + budget_s
+        if staged.stale_all:
+            self.refresh_all()
+        else:
+            self.refresh_values(staged.stale_values)
+        self.setSceneRect(staged.bounds.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
         self.drawn.emit()
+        yield -1
 
-    def _add_boxes(self, layout: GraphLayout, style: GraphStyle) -> None:
-        """A region around each expanded scope (see ``ScopeBoxItem.around``)."""
-        if not layout.boxes:
-            return
-        deepest = max(box.depth for box in layout.boxes)
-        rects = (badge.sceneBoundingRect() for badge in self.badges)
-        badges = RectIndex((r.x(), r.y(), r.width(), r.height()) for r in rects)
-        self.header_index = badges
-        for box in layout.boxes:
-            nodes = [layout.nodes[i] for i in box.nodes]
-            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, badges)
-            self.addItem(item)
-
-    def _add_badge(self, badge: BadgeItem) -> None:
-        self.addItem(badge)
-        self.badges.append(badge)
-        for vid in badge.value_ids:
-            self._badges_by_value.setdefault(vid, []).append(badge)
-        self.refresh_badge(badge)
+    def set_mode_override(self, override) -> None:
+        """Badges show ``override``'s spec before any step override (None: the
+        session's); every badge is drawn again."""
+        self.mode_override = override
+        self.refresh_all()
 
     def apply_style(self, style: GraphStyle) -> None:
         """Redraw every item with ``style``."""
@@ -126,12 +127,16 @@ class GraphScene(QGraphicsScene):
 
     def refresh_values(self, value_ids) -> None:
         """Show the current specs of ``value_ids``."""
+        if self.staging is not None:
+            self.staging.note_values(value_ids)
         for vid in value_ids:
             for badge in self._badges_by_value.get(vid, ()):
                 self.refresh_badge(badge)
 
     def refresh_all(self) -> None:
         """Show the current spec on every badge (the mesh or propagation changed)."""
+        if self.staging is not None:
+            self.staging.note_all()
         for badge in self.badges:
             self.refresh_badge(badge)
 
@@ -148,6 +153,8 @@ class GraphScene(QGraphicsScene):
         value = graph.values[vid]
         spec = session.display_spec(vid)
         origin = session.origin(vid)
+        if self.mode_override is not None:
+            spec, origin = self.mode_override(vid, spec, origin)
         if self.spec_override is not None:
             spec, origin = self.spec_override(vid, spec, origin)
         dims = [d.axes for d in spec.dims] if spec is not None else None

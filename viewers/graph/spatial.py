@@ -27,13 +27,20 @@ class RectIndex:
 
     def __init__(self, rects: Iterable[Rect], cell: float = CELL) -> None:
         self.cell = cell
-        self.rects: list[Rect] = [tuple(map(float, r)) for r in rects]
+        self.rects: list[Rect] = []
         self._cells: dict[tuple[int, int], list[int]] = defaultdict(list)
-        for i, rect in enumerate(self.rects):
-            for key in self._keys(rect):
-                self._cells[key].append(i)
+        for rect in rects:
+            self.add(rect)
         self.queries = 0
         self.tests = 0
+
+    def add(self, rect: Rect) -> None:
+        """One more rectangle (``left, top, width, height``)."""
+        rect = tuple(map(float, rect))
+        i = len(self.rects)
+        self.rects.append(rect)
+        for key in self._keys(rect):
+            self._cells[key].append(i)
 
     def __len__(self) -> int:
         return len(self.rects)

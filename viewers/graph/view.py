@@ -11,12 +11,14 @@ keeps where the user is (frames, expanded scopes, zoom) and handles what they do
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
 
@@ -42,11 +44,71 @@ from shardscope.viewers.graph.items import (
     ScopeBoxItem,
 )
 from shardscope.viewers.graph.scene import GraphScene
+from shardscope.viewers.graph.staging import StagedDrawing
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
 
 LAYOUT_CACHE = 32
+# Work done on the GUI thread between two turns of the event loop while a large drawing
+# is built in slices.
+SLICE_S = 0.03
+# Adding items to the scene costs Qt as much again in the same turn, after the slice.
+SHOW_SLICE_S = 0.01
+# Frames with fewer ops than this are drawn at once (in well under a tenth of a second).
+SLICE_OPS = 1500
+
+# ``runner(fn, on_done(result, seconds), on_error(message))``: runs ``fn`` off the GUI
+# thread and reports on it (the window's ``TaskRunner.start``).
+Runner = Callable[[Callable[[], GraphLayout], Callable, Callable[[str], None]], object]
+
+
+class _Frozen:
+    """While any drawing is built in slices, the objects that existed when the first one
+    started are left out of the garbage collector's scans (``gc.freeze``): a full scan
+    over a large program's objects, which making thousands of items soon triggers,
+    would hold the GUI thread for about a tenth of a second."""
+
+    jobs = 0
+
+    @classmethod
+    def enter(cls) -> None:
+        if cls.jobs == 0:
+            gc.freeze()
+        cls.jobs += 1
+
+    @classmethod
+    def leave(cls) -> None:
+        cls.jobs -= 1
+        if cls.jobs == 0:
+            gc.unfreeze()
+
+
+@dataclass(eq=False)
+class FoldJob:
+    """A drawing on its way: where it goes (``frames``, ``expanded``), the view state it
+    was asked from (``base``; if that changes meanwhile the job is dropped), and how it
+    goes (``fit``, or keep the view centred where it was)."""
+
+    what: str
+    frames: list[Frame]
+    expanded: dict[str, frozenset[str]]
+    base: tuple
+    program: object
+    fit: bool
+    staged: StagedDrawing | None = None
+    steps: object = None
+    layout: GraphLayout | None = None
+    # Once the new drawing starts replacing the old one, the job only ends "done" (or
+    # "dropped" with the program): the last turns add items and let Qt index them.
+    committed: bool = False
+    showing: object = None
+    settle: int = 0
+    anchor: QPointF | None = None
+    keep: object = None
+    started: float = field(default_factory=time.perf_counter)
+
+
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
 MIN_FIT_SCALE = 0.6
 
@@ -60,10 +122,18 @@ class GraphView(QGraphicsView):
     dropRejected = Signal(str)
     frameChanged = Signal(str)
     viewStateChanged = Signal(dict)
+    viewMoved = Signal()  # scrolled or zoomed
+    foldStarted = Signal(str)  # what a drawing built in slices does
+    foldEnded = Signal(str)  # "done", "cancelled", "dropped" (the view changed) or an error
 
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, session: Session, parent: QWidget | None = None, *, restore: bool = True
+    ) -> None:
+        """``restore``: open a program where the session's view state says (the frames
+        and unfolded scopes it saved), else at its outermost frame, as it opens first."""
         super().__init__(parent)
         self.session = session
+        self.restore = restore
         self.graph_scene = GraphScene(session, self)
         self.setScene(self.graph_scene)
         self._antialias = True
@@ -86,6 +156,15 @@ class GraphView(QGraphicsView):
         self.layout_: GraphLayout | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
+        # Set by the window: new drawings of many items are built in slices (the event
+        # loop runs between them) and their layouts computed by ``runner``.
+        self.runner: Runner | None = None
+        self.in_slices = False
+        self.job: FoldJob | None = None
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.setInterval(0)
+        self._slice_timer.timeout.connect(self._slice)
         self.scene().selectionChanged.connect(self._on_selection)
         session.events.program.connect(self._on_program_change)
         session.events.specs.connect(self._on_specs_change)
@@ -96,6 +175,7 @@ class GraphView(QGraphicsView):
 
     # -- model events -----------------------------------------------------------------
     def close(self) -> bool:
+        self.cancel_fold("dropped")
         ev = self.session.events
         ev.program.disconnect(self._on_program_change)
         ev.specs.disconnect(self._on_specs_change)
@@ -104,6 +184,7 @@ class GraphView(QGraphicsView):
         return super().close()
 
     def _on_program_change(self, program) -> None:
+        self.cancel_fold("dropped")
         self._cache.clear()
         self._find_state = (None, -1)
         self._expanded.clear()
@@ -114,7 +195,7 @@ class GraphView(QGraphicsView):
             return
         graph = program.graph
         self._index = FrameIndex(graph)
-        view = dict(self.session.view)
+        view = dict(self.session.view) if self.restore else {}
         frames = [Frame.from_key(k) for k in view.get("frames", [])] or [Frame(graph.main)]
         self._expanded = {k: frozenset(v) for k, v in (view.get("expanded") or {}).items()}
         try:
@@ -170,6 +251,10 @@ class GraphView(QGraphicsView):
         if key not in self._expanded:
             self._expanded[key] = default_expanded(self.session.graph, self._index, frame)
         return self._expanded[key]
+
+    def expanded_map(self) -> dict[str, frozenset[str]]:
+        """The unfolded scopes of every frame visited, by frame key."""
+        return dict(self._expanded)
 
     def view_state(self) -> dict:
         """JSON-able view state: the frame stack and the expanded scopes per frame."""
@@ -253,8 +338,10 @@ class GraphView(QGraphicsView):
         self._rebuild(fit=True)
         self._emit_state()
 
-    def set_expanded(self, path: str, expanded: bool) -> None:
-        """Unfold (or fold) one scope of the current frame."""
+    def set_expanded(self, path: str, expanded: bool, *, background: bool = False) -> None:
+        """Unfold (or fold) one scope of the current frame. ``background``: what the
+        user asked for by hand, drawn in slices where the frame is large (callers that
+        look at the new drawing right away leave it off)."""
         current = set(self.expanded())
         if expanded:
             current.add(path)
@@ -264,12 +351,17 @@ class GraphView(QGraphicsView):
             current = {p for p in current if p != path and not p.startswith(path + "/")}
         if frozenset(current) == self.expanded():
             return
-        self._expanded[self.frame.key()] = frozenset(current)
         if self.layout_ is not None and self.layout_.in_place:
             # The rest of the drawing keeps its scene position: so does the view.
             anchor = self.mapToScene(self.viewport().rect().center())
         else:
             anchor = self._anchor_scene_point(path)
+        if background and self.in_slices and self.is_large(self.frame):
+            target = {**self._expanded, self.frame.key(): frozenset(current)}
+            what = f"{'Unfolding' if expanded else 'Folding'} {path}"
+            self.show_state(list(self._frames), target, what=what, keep=anchor)
+            return
+        self._expanded[self.frame.key()] = frozenset(current)
         self._rebuild(fit=False, keep=anchor)
         self._emit_state()
 
@@ -286,12 +378,172 @@ class GraphView(QGraphicsView):
     def _set_all(self, expanded: frozenset[str]) -> None:
         if not self._frames or expanded == self.expanded():
             return
+        if self.in_slices and self.is_large(self.frame):
+            what = "Unfolding every scope" if expanded else "Folding every scope"
+            target = {**self._expanded, self.frame.key(): expanded}
+            self.show_state(list(self._frames), target, what=what, fit=True)
+            return
         self._expanded[self.frame.key()] = expanded
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             self._rebuild(fit=True)
         finally:
             QApplication.restoreOverrideCursor()
+        self._emit_state()
+
+    # -- drawings built in slices -------------------------------------------------------
+    def state_key(self) -> tuple:
+        """What the view shows: its frames and the current frame's unfolded scopes."""
+        return (tuple(f.key() for f in self._frames), self.expanded())
+
+    def show_state(
+        self,
+        frames: list[Frame],
+        expanded: dict[str, frozenset[str]],
+        *,
+        what: str = "Drawing",
+        fit: bool = False,
+        keep=None,
+    ) -> None:
+        """Show ``frames`` with ``expanded`` scopes per frame. In slices (``in_slices``)
+        the layout is computed by ``runner`` and the items made a slice at a time; the
+        old drawing stays until the new one is whole, and the job is dropped if the user
+        changes what the view shows meanwhile (``cancel_fold`` drops it on request).
+        ``fit`` the new drawing, or ``keep`` a point where it is (see ``_place``; by
+        default the scene point at the view's centre)."""
+        if not frames:
+            return
+        self._finish_committed()
+        self.cancel_fold("cancelled")
+        if not (self.in_slices and self.is_large(frames[-1])):
+            self._frames = list(frames)
+            self._expanded = dict(expanded)
+            centre = self.mapToScene(self.viewport().rect().center())
+            self._rebuild(fit=fit, keep=centre if keep is None else keep)
+            self._emit_state()
+            return
+        job = FoldJob(
+            what, list(frames), dict(expanded), self.state_key(), self.session.program, fit
+        )
+        job.keep = keep
+        self.job = job
+        _Frozen.enter()
+        self.foldStarted.emit(what)
+        frame = frames[-1]
+        shown = expanded.get(frame.key())
+        if shown is None:
+            shown = default_expanded(self.session.graph, self._index, frame)
+            job.expanded[frame.key()] = shown
+        key = (frame.key(), shown)
+        cached = self._cache.get(key)
+        if cached is not None or self.runner is None:
+            job.layout = cached
+            self._slice_timer.start()
+            return
+        graph, index = self.session.graph, self._index
+
+        def layout() -> GraphLayout:
+            return build_layout(graph, frame, shown, index=index)
+
+        def done(result: GraphLayout, seconds: float) -> None:
+            if self.job is not job:
+                return
+            self.layout_seconds = seconds
+            self._remember(key, result)
+            job.layout = result
+            self._slice()
+
+        def failed(message: str) -> None:
+            if self.job is job:
+                self._end_fold(job, message)
+
+        self.runner(layout, done, failed)
+
+    def is_large(self, frame: Frame) -> bool:
+        """Whether ``frame`` has so many ops that its drawings are built in slices."""
+        return self._index is not None and len(self._index.frame_ops(frame)) >= SLICE_OPS
+
+    @property
+    def folding(self) -> bool:
+        """Whether a drawing is being built in slices."""
+        return self.job is not None
+
+    def cancel_fold(self, outcome: str = "cancelled") -> bool:
+        """Drop the drawing being built (the view stays as it is); False if none."""
+        job = self.job
+        if job is None or (job.committed and outcome != "dropped"):
+            return False
+        self._end_fold(job, outcome)
+        return True
+
+    def _end_fold(self, job: FoldJob, outcome: str) -> None:
+        if self.job is not job:
+            return
+        self.job = None
+        _Frozen.leave()
+        self._slice_timer.stop()
+        if self.graph_scene.staging is job.staged:
+            self.graph_scene.staging = None
+        self.viewport().setUpdatesEnabled(True)
+        self.foldEnded.emit(outcome)
+
+    def _slice(self) -> None:
+        job = self.job
+        if job is None:
+            return
+        if job.committed:
+            self._show_slice(job)
+            return
+        if self.state_key() != job.base or self.session.program is not job.program:
+            self._end_fold(job, "dropped")
+            return
+        frame = job.frames[-1]
+        if job.layout is None:  # no runner: the layout is this slice's work
+            key = (frame.key(), job.expanded[frame.key()])
+            t = time.perf_counter()
+            job.layout = build_layout(self.session.graph, frame, key[1], index=self._index)
+            self.layout_seconds = time.perf_counter() - t
+            self._remember(key, job.layout)
+            self._slice_timer.start()
+            return
+        if job.staged is None:
+            job.staged = self.graph_scene.stage(job.layout, self.style_)
+            job.steps = job.staged.steps(SLICE_S)
+        next(job.steps, None)
+        if not job.staged.done:
+            self._slice_timer.start()
+            return
+        # Commit: the old picture stays on screen (no repaints) while the items go in.
+        job.committed = True
+        job.anchor = self.mapToScene(self.viewport().rect().center())
+        self.viewport().setUpdatesEnabled(False)
+        self._frames = job.frames
+        self._expanded = job.expanded
+        self._hover_badge = None
+        self.layout_ = job.layout
+        job.showing = self.graph_scene.showing(job.staged, SHOW_SLICE_S)
+        self._show_slice(job)
+
+    def _finish_committed(self) -> None:
+        """Finish now a drawing that is already going into the scene (a few slices)."""
+        while self.job is not None and self.job.committed:
+            self._show_slice(self.job)
+
+    def _show_slice(self, job: FoldJob) -> None:
+        if job.showing is not None:
+            if next(job.showing, -1) != -1:
+                self._slice_timer.start()
+                return
+            job.showing = None
+            self._place(job.fit, job.anchor if job.keep is None else job.keep)
+            self._slice_timer.start()
+            return
+        if job.settle == 0:  # Qt indexes the new items on their first query: not in a paint
+            job.settle = 1
+            self.scene().items(self.mapToScene(self.viewport().rect()).boundingRect())
+            self._slice_timer.start()
+            return
+        self._end_fold(job, "done")  # repaints in the next turn
         self._emit_state()
 
     def _emit_state(self) -> None:
@@ -314,18 +566,33 @@ class GraphView(QGraphicsView):
         t = time.perf_counter()
         layout = build_layout(self.session.graph, frame, self.expanded(), index=self._index)
         self.layout_seconds = time.perf_counter() - t
-        self._cache[key] = layout
-        while len(self._cache) > LAYOUT_CACHE:
-            self._cache.popitem(last=False)
+        self._remember(key, layout)
         return layout
 
+    def _remember(self, key: tuple, layout: GraphLayout) -> None:
+        self._cache[key] = layout
+        self._cache.move_to_end(key)
+        while len(self._cache) > LAYOUT_CACHE:
+            self._cache.popitem(last=False)
+
+    def share_layouts(self, other: GraphView) -> None:
+        """Use ``other``'s layouts (two views of one program lay out each state once)."""
+        self._cache = other._cache
+
     def _rebuild(self, *, fit: bool, keep=None) -> None:
+        self._finish_committed()  # a drawing half in the scene goes in whole first
         scene = self.graph_scene
         scene.clear_items()
         self._hover_badge = None
         layout = self._layout()
         self.layout_ = layout
         scene.add_layout(layout, self.style_)
+        self._place(fit, keep)
+
+    def _place(self, fit: bool, keep) -> None:
+        """Where a new drawing is shown: fitted, centred on the scene point ``keep``, or
+        (``keep`` = (scope path, view point)) with the scope's first node at that point
+        of the view, where its folded node was."""
         if fit:
             self.fit()
         elif isinstance(keep, QPointF):
@@ -487,13 +754,13 @@ class GraphView(QGraphicsView):
         if isinstance(item, NodeItem):
             node = item.node
             if node.kind == "scope":
-                self.set_expanded(node.scope, True)
+                self.set_expanded(node.scope, True, background=True)
             elif node.op is not None:
                 self.enter_op(node.op)
             event.accept()
             return
         if isinstance(item, ScopeBoxItem):
-            self.set_expanded(item.box.path, False)
+            self.set_expanded(item.box.path, False, background=True)
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
@@ -504,7 +771,10 @@ class GraphView(QGraphicsView):
         node = item.node
         graph = self.session.graph
         if node.kind == "scope":
-            menu.addAction(f"Expand {node.scope}", lambda: self.set_expanded(node.scope, True))
+            menu.addAction(
+                f"Expand {node.scope}",
+                lambda: self.set_expanded(node.scope, True, background=True),
+            )
         if node.op is not None:
             op = graph.ops[node.op]
             if op.callee and op.callee in graph.functions:
@@ -515,7 +785,9 @@ class GraphView(QGraphicsView):
             parts = node.scope.split("/")
             for k in range(len(parts), 0, -1):
                 path = "/".join(parts[:k])
-                menu.addAction(f"Fold {path}", lambda p=path: self.set_expanded(p, False))
+                menu.addAction(
+                    f"Fold {path}", lambda p=path: self.set_expanded(p, False, background=True)
+                )
         if menu.actions():
             menu.addSeparator()
         self._add_fold_all(menu)
@@ -554,6 +826,7 @@ class GraphView(QGraphicsView):
         factor = max(0.02 / scale, min(4.0 / scale, factor))
         self._fitted = False
         self.scale(factor, factor)
+        self.viewMoved.emit()
 
     def fit(self) -> None:
         """Fit the drawing, but never shrink text below legibility on large graphs:
@@ -576,6 +849,7 @@ class GraphView(QGraphicsView):
         finally:
             self._fitting = False
         self._fitted = True
+        self.viewMoved.emit()
 
     def resizeEvent(self, event) -> None:
         fitted, self._fitting = self._fitted, True
@@ -590,10 +864,12 @@ class GraphView(QGraphicsView):
         super().scrollContentsBy(dx, dy)
         if not self._fitting:
             self._fitted = False
+        self.viewMoved.emit()
 
     def fit_all(self) -> None:
         """Fit everything regardless of legibility."""
         self.fitInView(self.scene().sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.viewMoved.emit()
 
     # -- drag and drop of mesh axes ---------------------------------------------------------
     def _badge_dim_at(self, pos) -> tuple[BadgeItem | None, int | None]:

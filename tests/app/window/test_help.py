@@ -18,6 +18,8 @@ def test_help_lists_every_shortcut_the_window_has_by_menu(make_window, pick, qtb
     native = QKeySequence.SequenceFormat.NativeText
     assert ("F5", "Propagate now", "Propagation") in rows
     assert ("Ctrl+Shift+A", "Expand all scopes", "View") in rows
+    assert ("Ctrl+Shift+D", "Side by side", "View") in rows
+    assert ("Esc", "Cancel expand/collapse all", "window") in rows
     assert ("Ctrl+=, Ctrl++", "Zoom in", "View") in rows
     assert (QKeySequence(QKeySequence.StandardKey.Find).toString(native), "Find", "Edit") in rows
     assert ("F1", "Keyboard shortcuts", "Help") in rows

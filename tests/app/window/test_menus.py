@@ -45,6 +45,7 @@ EXPECTED = {
         ("&Back (leave region)", "Alt+Left"),
         ("E&xpand all scopes", "Ctrl+Shift+A"),
         ("&Collapse all scopes", "Ctrl+Shift+C"),
+        ("Side by si&de", "Ctrl+Shift+D"),
         "---",
         ("Compare with &GSPMD", "Ctrl+Shift+G"),
         ("Badge &legend", ""),

@@ -41,6 +41,7 @@ def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_
         "collectives",
         "GSPMD",
         "XLA logged a warning",
+        "the other pane differs",
     ):
         assert words in entries, words
     items = scene.items()

@@ -47,3 +47,23 @@ def test_each_drawn_frame_is_announced(panel_for, qtbot):
     session, panel = panel_for("example:mlp")
     with qtbot.waitSignal(panel.view.graph_scene.drawn, timeout=1000):
         panel.view.collapse_all()
+
+
+def test_a_staged_drawing_goes_in_a_slice_at_a_time_and_is_announced_once(panel_for, qtbot):
+    from shardscope.backend.program.layout import Frame, all_scopes, build_layout
+
+    session, panel = panel_for("example:transformer?layers=2")
+    view, scene = panel.view, panel.view.graph_scene
+    graph = session.graph
+    frame = Frame(graph.main)
+    layout = build_layout(graph, frame, frozenset(all_scopes(graph, view._index, frame)))
+    staged = scene.stage(layout, view.style_).build()
+    drawn = []
+    scene.drawn.connect(lambda: drawn.append(len(scene.items())))
+    steps = scene.showing(staged, 0.0)
+    assert next(steps) > 0
+    assert scene.nodes is staged.nodes and not drawn  # the new lists, not announced yet
+    rest = list(steps)
+    assert len(rest) > 2 and rest[-1] == -1
+    assert drawn and drawn[0] >= len(staged.items)
+    assert scene.sceneRect().contains(staged.bounds)

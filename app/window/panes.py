@@ -1,0 +1,271 @@
+"""Side by side: the graph area split into two synchronised panes (View ▸ Side by side).
+
+The left pane is the window's own graph (everything it does, edits included, works as
+before); the right pane is a second graph view on the same program. Each pane's header
+chooses what it shows (``viewers.graph.pane.MODES``): now, before the last edit (the
+final shardings of the propagation before it, kept by the timeline), Shardy's final
+shardings, or GSPMD's (the debugger's comparison, run in the background on demand).
+Nothing here propagates again: every mode reads results the window already holds.
+
+The panes scroll, zoom, select and fold together (``ViewSync``; they share layouts), and
+the values on which they differ are marked in both (``PaneMarks``). Drops of mesh axes
+on the right pane go through the same undoable commands as drops on the left one.
+Turning side by side off puts the single graph back as it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+
+from shardscope.viewers.graph.pane import (
+    MODE_NAMES,
+    Dims,
+    PaneHeader,
+    PaneMarks,
+    as_dims,
+    differing,
+    dims_override,
+)
+from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.sync import ViewSync
+
+if TYPE_CHECKING:
+    from shardscope.app.window.debugger import Debugger
+    from shardscope.app.window.folding import FoldProgress
+    from shardscope.app.window.timeline import TimelineController
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.common.messages import MessagesView
+
+RIGHT_TIP = (
+    "A second view of the same program. It never changes the program by itself: a mesh "
+    "axis dropped here is the same undoable edit as one dropped on the left pane."
+)
+
+
+class Window(Protocol):
+    """The parts of the main window side by side works with."""
+
+    session: Session
+    graph_panel: GraphPanel
+    theme: str
+    debugger: Debugger
+    timeline: TimelineController
+    folding: FoldProgress
+    messages: MessagesView
+
+    def takeCentralWidget(self) -> QWidget: ...
+    def setCentralWidget(self, widget: QWidget) -> None: ...
+    def on_spec_dropped(self, value_id: int, dim: int, axis: str | None) -> bool: ...
+
+
+class Pane(QWidget):
+    """A pane: a header over a graph panel."""
+
+    def __init__(self, title: str, panel: GraphPanel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.header = PaneHeader(title, self)
+        self.panel = panel
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.header)
+        layout.addWidget(panel, 1)
+
+    @property
+    def view(self):
+        return self.panel.view
+
+
+class SideBySide(QObject):
+    """See the module docstring."""
+
+    def __init__(self, window: Window) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
+        self.window = window
+        self.session = window.session
+        self.on = False
+        self.splitter: QSplitter | None = None
+        self.left: Pane | None = None
+        self.right: Pane | None = None
+        self.sync: ViewSync | None = None
+        self.marks: list[PaneMarks] = []
+        self.found: dict[int, tuple[Dims, Dims]] = {}  # values the panes differ on
+
+    # -- on and off ---------------------------------------------------------------------
+    def set_on(self, on: bool) -> None:
+        """Split the graph area in two panes (``on``) or put the single graph back."""
+        on = bool(on)
+        if on == self.on:
+            return
+        if on:
+            self._open()
+        else:
+            self._close()
+        self.on = on
+        action = getattr(self.window, "menu_actions", {}).get("side_by_side")
+        if action is not None and action.isChecked() != on:
+            action.setChecked(on)
+
+    def _open(self) -> None:
+        window = self.window
+        main = window.graph_panel
+        window.takeCentralWidget()
+        # opens at the outermost frame, folded (quick), then follows the left pane in
+        # slices like any large drawing
+        second = GraphPanel(self.session, restore=False)
+        second.view.set_style_theme(window.theme)
+        second.view.share_layouts(main.view)
+        self.left = Pane("Left", main)
+        self.right = Pane("Right", second)
+        self.right.setToolTip(RIGHT_TIP)
+        self.right.header.title.setToolTip(RIGHT_TIP)
+        splitter = QSplitter(Qt.Orientation.Horizontal, window)
+        splitter.setObjectName("sideBySide")
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self.left)
+        splitter.addWidget(self.right)
+        self.splitter = splitter
+        window.setCentralWidget(splitter)
+        for widget in (splitter, self.left, self.right, main, second):
+            widget.show()  # reparented widgets stay hidden until shown
+        splitter.setSizes([1, 1])
+        window.folding.watch(second.view)
+        second.view.specDropped.connect(window.on_spec_dropped)
+        second.view.dropRejected.connect(lambda msg: window.messages.add(msg, "warning"))
+        self.marks = [PaneMarks(main.view), PaneMarks(second.view)]
+        self.sync = ViewSync(main.view, second.view, self)
+        ev = self.session.events
+        ev.program.connect(self._on_program)
+        ev.propagation.connect(self._refresh)
+        ev.specs.connect(self._refresh)
+        ev.mesh.connect(self._refresh)
+        window.debugger.gspmdCompared.connect(self._refresh)
+        before = window.timeline.before_edit is not None
+        for pane, mode in zip(
+            (self.left, self.right),
+            ("before", "now") if before else ("shardy", "gspmd"),
+            strict=True,
+        ):
+            pane.header.set_mode(mode)
+            pane.header.modeChanged.connect(self._refresh)
+        self._refresh()
+        self.sync.follow(main.view, second.view)
+
+    def _close(self) -> None:
+        window = self.window
+        ev = self.session.events
+        ev.program.disconnect(self._on_program)
+        ev.propagation.disconnect(self._refresh)
+        ev.specs.disconnect(self._refresh)
+        ev.mesh.disconnect(self._refresh)
+        window.debugger.gspmdCompared.disconnect(self._refresh)
+        window.debugger.want_gspmd(False)
+        self.sync.close()
+        self.sync = None
+        for marks in self.marks:
+            marks.close()
+        self.marks = []
+        main = window.graph_panel
+        main.view.graph_scene.set_mode_override(None)
+        second = self.right.panel
+        window.folding.unwatch(second.view)
+        second.view.close()
+        splitter = window.takeCentralWidget()
+        main.setParent(None)
+        window.setCentralWidget(main)
+        main.show()
+        splitter.deleteLater()
+        self.splitter = self.left = self.right = None
+
+    def _on_program(self, _program) -> None:
+        # each view opened the program on its own (the left one where a saved session
+        # left it): the right one shows what the left one does
+        if self.sync is not None and self.session.program is not None:
+            self.sync.follow(self.left.view, self.right.view)
+        self._refresh()
+
+    def close(self) -> None:
+        """The window is closing."""
+        if self.on:
+            self.set_on(False)
+
+    def restyle(self, theme: str) -> None:
+        if self.right is not None:
+            self.right.view.set_style_theme(theme)
+            self._refresh()
+
+    # -- what each pane shows -----------------------------------------------------------
+    @property
+    def modes(self) -> tuple[str, str]:
+        """The left and right panes' modes (``now``, ``before``, ``shardy``, ``gspmd``)."""
+        if self.left is None or self.right is None:
+            return ("now", "now")
+        return (self.left.header.mode, self.right.header.mode)
+
+    def dims(self, mode: str) -> tuple[dict[int, Dims] | None, str]:
+        """The shardings ``mode`` shows, per value, and a note when it cannot show them
+        (None: the pane shows the session as it is)."""
+        graph = self.session.graph
+        if graph is None:
+            return None, ""
+        result = self.session.propagation
+        if mode == "now":
+            out = {}
+            for value in graph.values:
+                spec = self.session.display_spec(value.id)
+                if spec is not None:
+                    out[value.id] = as_dims(d.axes for d in spec.dims)
+            return out, ""
+        if mode == "before":
+            before = self.window.timeline.before_edit
+            if before is None:
+                if result is None and self.session.program is not None:
+                    return None, "waiting for propagation: showing now"
+                return None, "no edit since the last propagation: showing now"
+            return {vid: as_dims(d) for vid, d in before.items()}, ""
+        if result is None:
+            return None, "waiting for propagation: showing now"
+        shardy = {v.id: as_dims(v.spec) for v in result.values}
+        if mode == "shardy":
+            return shardy, ""
+        debugger = self.window.debugger
+        if debugger.gspmd_for is not result or debugger.differences is None:
+            if debugger.comparing:
+                return None, "compiling with GSPMD…"
+            return None, "GSPMD comparison unavailable (see Messages)"
+        for d in debugger.differences:
+            if d.gspmd is not None:
+                shardy[d.id] = as_dims(d.gspmd)
+        return shardy, ""
+
+    def _refresh(self, *_args) -> None:
+        if self.left is None or self.right is None:
+            return
+        modes = self.modes
+        self.window.debugger.want_gspmd("gspmd" in modes)
+        shown: list[dict[int, Dims] | None] = []
+        for pane, mode in zip((self.left, self.right), modes, strict=True):
+            dims, note = self.dims(mode)
+            pane.header.set_note(note)
+            override = dims_override(dims) if dims is not None and mode != "now" else None
+            pane.view.graph_scene.set_mode_override(override)
+            shown.append(dims)
+        left, right = shown
+        gspmd = "gspmd" in modes
+        self.found = {}
+        if left is None or right is None or modes[0] == modes[1]:
+            self.marks[0].set_differences({}, modes[1])
+            self.marks[1].set_differences({}, modes[0])
+            return
+        found = self.found = differing(left, right)
+        self.marks[0].set_differences(found, modes[1], gspmd=gspmd)
+        self.marks[1].set_differences(
+            {v: (b, a) for v, (a, b) in found.items()}, modes[0], gspmd=gspmd
+        )
+
+    def describe(self) -> str:
+        left, right = self.modes
+        return f"{MODE_NAMES[left]} | {MODE_NAMES[right]}"

@@ -1,0 +1,190 @@
+"""Side by side, as a user meets it: View ▸ Side by side splits the graph in two
+synchronised panes, each showing now, before the last edit, Shardy or GSPMD, with the
+values on which they differ marked; turning it off gives back the single graph."""
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSplitter
+
+from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.graph.markers import GspmdMarkItem
+from tests.support.qt_events import drop
+
+
+def add_result(window) -> int:
+    (add,) = [op for op in window.session.graph.ops if op.short_name == "add"]
+    return add.results[0]
+
+
+def diff_marks(view, value_id):
+    return [
+        c
+        for badge in view.graph_scene.badges_of(value_id)
+        for c in badge.childItems()
+        if isinstance(c, GspmdMarkItem)
+    ]
+
+
+def open_side_by_side(window, pick, find_action):
+    pick(window, "&View", "Side by si&de")
+    assert find_action(window, "&View", "Side by si&de").isChecked()
+    panes = window.panes
+    assert isinstance(window.centralWidget(), QSplitter)
+    assert window.panes.left.panel is window.graph_panel
+    return panes
+
+
+def test_side_by_side_shows_shardy_against_gspmd_and_marks_the_adds_result(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    specs = dict(window.session.specs)
+    panes = open_side_by_side(window, pick, find_action)
+    assert panes.modes == ("shardy", "gspmd")  # no edit yet
+    left, right = panes.left.view, panes.right.view
+    assert right.isVisible() and right is not window.graph
+    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    assert panes.right.header.note.text() == ""
+    out = add_result(window)
+    assert set(panes.found) == {out}
+    assert left.badge_text(out) == "[_, _]"  # Shardy leaves it unsharded
+    assert right.badge_text(out) == "[data, _]"  # GSPMD shards it on data
+    (mark,) = diff_marks(right, out)
+    assert mark.text == "Shardy [_, _]"
+    (mark,) = diff_marks(left, out)
+    assert mark.text == "GSPMD [data, _]"
+    assert window.debugger.gspmd.state == "off"  # the dock follows its own toggle only
+    pick(window, "&View", "Side by si&de")
+    assert not find_action(window, "&View", "Side by si&de").isChecked()
+    assert window.centralWidget() is window.graph_panel and window.panes.right is None
+    assert window.graph.badge_text(out) == "[_, _]" and not diff_marks(window.graph, out)
+    assert window.graph.graph_scene.mode_override is None
+    assert dict(window.session.specs) == specs
+
+
+def test_after_an_edit_before_and_now_mark_the_changed_badges(
+    make_window, qtbot, pick, find_action, drop_axis
+):
+    window = make_window("example:mlp")
+    graph = window.session.graph
+    b2 = graph.value_by_name("params['b2']").id
+    before = {v.id: window.graph.badge_text(v.id) for v in graph.values}
+    count = window.propagation.count
+    drop_axis(window, b2, 0, "data")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    changed = window.timeline.changed
+    assert changed
+    panes = open_side_by_side(window, pick, find_action)
+    assert panes.modes == ("before", "now")
+    left, right = panes.left.view, panes.right.view
+    assert set(panes.found) == set(changed)
+    for vid in changed:
+        if left.badge_for(vid) is None:
+            continue
+        assert left.badge_text(vid) == before[vid]
+        assert right.badge_text(vid) != left.badge_text(vid)
+        assert [m.text.split()[0] for m in diff_marks(right, vid)] == ["before"] * len(
+            right.graph_scene.badges_of(vid)
+        )
+    assert right.badge_text(b2).startswith("[data")
+    # the left pane shows what was before; undo brings now back to it
+    qtbot.keyClick(window.graph, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: right.badge_text(b2) == before[b2], timeout=60_000)
+
+
+def test_each_pane_chooses_what_it_shows(make_window, qtbot, pick, find_action):
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    panes.left.header.combo.setCurrentIndex(panes.left.header.combo.findData("before"))
+    assert panes.modes == ("before", "gspmd")
+    assert "no edit" in panes.left.header.note.text()
+    panes.right.header.combo.setCurrentIndex(panes.right.header.combo.findData("now"))
+    assert panes.modes == ("before", "now") and panes.found == {}
+    assert not diff_marks(panes.right.view, add_result(window))
+    panes.left.header.combo.setCurrentIndex(panes.left.header.combo.findData("gspmd"))
+    assert set(panes.found) == {add_result(window)}
+    assert panes.left.view.badge_text(add_result(window)) == "[data, _]"
+
+
+def test_the_panes_scroll_zoom_select_and_fold_together(make_window, qtbot, pick, find_action):
+    window = make_window("example:transformer?layers=2", propagate=False)
+    panes = open_side_by_side(window, pick, find_action)
+    left, right = panes.left.view, panes.right.view
+    qtbot.waitUntil(lambda: left.state_key() == right.state_key())
+    right.zoom(1.6)
+    assert left.transform().m11() == right.transform().m11()
+    bar = right.verticalScrollBar()
+    bar.setValue(bar.value() + 250)
+
+    def centre(view):
+        return view.mapToScene(view.viewport().rect().center())
+
+    qtbot.waitUntil(lambda: (centre(left) - centre(right)).manhattanLength() < 2, timeout=2000)
+    scope = next(n for n in right.nodes if n.node.kind == "scope")
+    right.centerOn(scope)
+    qtbot.mouseDClick(
+        right.viewport(), Qt.MouseButton.LeftButton, pos=right.mapFromScene(scope.pos())
+    )
+    assert scope.node.scope in left.expanded()
+    assert window.session.view["expanded"][window.session.graph.main]  # kept by the window
+    badge = next(b for b in right.badges if b.value_id is not None)
+    right.centerOn(badge)
+    qtbot.mouseClick(
+        right.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=right.mapFromScene(badge.sceneBoundingRect().center()),
+    )
+    (chosen,) = left.scene().selectedItems()
+    assert chosen.value_id == badge.value_id
+    assert window.selected_value == badge.value_id  # the inspector shows it
+
+
+def test_a_drop_on_the_right_pane_is_an_undoable_edit(make_window, qtbot, pick, find_action):
+    window = make_window("example:mlp")
+    panes = open_side_by_side(window, pick, find_action)
+    right = panes.right.view
+    assert "undoable" in panes.right.toolTip()
+    b2 = window.session.graph.value_by_name("params['b2']").id
+    badge = right.badge_for(b2)
+    right.centerOn(badge)
+    mime = axis_mime_data("data")
+    drop(right, right.mapFromScene(badge.chip_scene_center(0)), mime)
+    assert window.session.spec(b2) is not None
+    assert window.qundo.count() == 1
+    window.qundo.undo()
+    assert window.session.spec(b2) is None
+
+
+def test_a_failed_gspmd_comparison_leaves_the_pane_on_now(
+    make_window, qtbot, pick, find_action, monkeypatch
+):
+    calls = []
+
+    def crash(program, result, **kwargs):
+        calls.append(result)
+        raise RuntimeError("the compiler aborted")
+
+    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", crash)
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=30_000)
+    assert panes.right.header.note.text() == "GSPMD comparison unavailable (see Messages)"
+    assert panes.found == {}
+    assert panes.right.view.badge_text(add_result(window)) == "[_, _]"
+    assert any("the compiler aborted" in text for text in window.messages.messages("error"))
+    qtbot.wait(200)
+    assert len(calls) == 1  # not tried again and again for the same result
+
+
+def test_a_program_opened_while_side_by_side_shows_in_both_panes(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    count = window.propagation.count
+    window.open_program("example:transformer?layers=2")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    left, right = panes.left.view, panes.right.view
+    assert left.state_key() == right.state_key()
+    assert len(right.nodes) == len(left.nodes) > 10
+    assert panes.modes == ("shardy", "gspmd")  # the panes keep their modes

@@ -1,0 +1,64 @@
+"""A side-by-side pane's pieces: the shardings a mode shows, its header, its marks."""
+
+from PySide6.QtGui import QColor
+
+from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem
+from shardscope.viewers.graph.pane import (
+    MODES,
+    PaneHeader,
+    PaneMarks,
+    as_dims,
+    differing,
+    dims_override,
+)
+
+
+def test_the_override_shows_the_modes_dims_and_keeps_the_users_own_marked():
+    override = dims_override({1: as_dims([["data"], []]), 2: as_dims([[], []])})
+    spec, origin = override(1, Spec.of(None, None), "propagated")
+    assert spec == Spec.of("data", None) and origin == "propagated"
+    assert override(1, Spec.of("model", None), "user") == (Spec.of("data", None), "user")
+    assert override(2, Spec.of("data", None), "propagated") == (Spec.of(None, None), "none")
+    theirs = Spec.of("model")
+    assert override(3, theirs, "code") == (theirs, "code")  # not listed: as the session shows
+
+
+def test_differing_lists_what_both_know_and_disagree_on():
+    left = {1: (("data",), ()), 2: ((), ()), 3: (("model",),)}
+    right = {1: ((), ()), 2: ((), ())}
+    assert differing(left, right) == {1: ((("data",), ()), ((), ()))}
+
+
+def test_the_header_offers_every_mode_and_tells_when_one_is_picked(qtbot):
+    header = PaneHeader("Left")
+    qtbot.addWidget(header)
+    assert [header.combo.itemText(i) for i in range(header.combo.count())] == [
+        name for _, name in MODES
+    ]
+    with qtbot.waitSignal(header.modeChanged) as picked:
+        header.combo.setCurrentIndex(3)
+    assert picked.args == ["gspmd"] and header.mode == "gspmd"
+    header.set_note("compiling with GSPMD…")
+    assert header.note.text() == "compiling with GSPMD…"
+
+
+def test_marks_name_the_other_panes_spec_and_follow_redraws(panel_for):
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    marks = PaneMarks(view)
+    vid = next(b.value_id for b in view.badges if b.value_id is not None)
+    marks.set_differences({vid: ((("data",), ()), ((), ()))}, "gspmd", gspmd=True)
+    (mark,) = [c for c in view.badge_for(vid).childItems() if isinstance(c, GspmdMarkItem)]
+    assert mark.text == "GSPMD [_, _]" and mark.color == QColor(GSPMD_COLOR)
+    assert "this pane: [data, _]" in mark.toolTip()
+    marks.set_differences({vid: ((("data",), ()), ((), ()))}, "before")
+    (mark,) = [c for c in view.badge_for(vid).childItems() if isinstance(c, GspmdMarkItem)]
+    assert mark.text == "before [_, _]"
+    assert mark.color == QColor(view.style_.theme.highlight)  # the changed badges' colour
+    view.expand_all()  # a new drawing: marked again
+    assert marks.marked_values() == {vid}
+    assert [c for c in view.badge_for(vid).childItems() if isinstance(c, GspmdMarkItem)]
+    marks.close()
+    assert marks.marked_values() == set()
+    assert not [c for c in view.badge_for(vid).childItems() if isinstance(c, GspmdMarkItem)]

@@ -1,0 +1,170 @@
+"""One pane of the side-by-side graph: a header choosing what the pane shows, and the
+marks on the values that differ from the other pane.
+
+A pane shows the session's program in one of ``MODES``: ``now`` (the session, as the
+single graph shows it), ``before`` (the final shardings of the propagation before the
+last edit), ``shardy`` (the current propagation's final shardings) or ``gspmd`` (the
+same with GSPMD's shardings where GSPMD differs). The app gives each mode's shardings as
+``Dims`` per value; ``dims_override`` turns them into the scene's ``mode_override``.
+``PaneMarks`` outlines, in one view, the badges of the values that differ from the other
+pane, with the other pane's spec beside them (the GSPMD mark's look, purple when one of
+the panes is GSPMD's, else the changed badges' highlight).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from shiboken6 import isValid
+
+from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem, dims_text
+
+if TYPE_CHECKING:
+    from shardscope.viewers.graph.view import GraphView
+
+MODES: tuple[tuple[str, str], ...] = (
+    ("now", "Now"),
+    ("before", "Before the last edit"),
+    ("shardy", "Shardy"),
+    ("gspmd", "GSPMD"),
+)
+MODE_NAMES = dict(MODES)
+# What a difference mark writes beside a badge: the other pane's mode, short.
+SHORT = {"now": "now", "before": "before", "shardy": "Shardy", "gspmd": "GSPMD"}
+
+Dims = tuple[tuple[str, ...], ...]
+
+
+def as_dims(dims) -> Dims:
+    """Any ``[[axis, ...], ...]`` form as a tuple of tuples (comparable, hashable)."""
+    return tuple(tuple(d) for d in dims)
+
+
+def dims_override(dims: Mapping[int, Dims]):
+    """A scene ``mode_override`` showing ``dims`` for the values it lists (the others as
+    the session shows them). Where the user set the spec it stays marked as theirs."""
+    cache: dict[Dims, Spec] = {}
+
+    def override(vid: int, spec: Spec | None, origin: str) -> tuple[Spec | None, str]:
+        shown = dims.get(vid)
+        if shown is None:
+            return spec, origin
+        made = cache.get(shown)
+        if made is None:
+            made = cache[shown] = Spec.of(*[d if d else None for d in shown])
+        if origin in ("user", "code"):
+            return made, origin
+        return made, "propagated" if any(shown) else "none"
+
+    return override
+
+
+def differing(left: Mapping[int, Dims], right: Mapping[int, Dims]) -> dict[int, tuple]:
+    """``{value: (left dims, right dims)}`` for the values the two list differently."""
+    out = {}
+    for vid, dims in left.items():
+        other = right.get(vid)
+        if other is not None and other != dims:
+            out[vid] = (dims, other)
+    return out
+
+
+class PaneHeader(QWidget):
+    """``Shows: [mode]`` and a note; ``modeChanged(mode)`` when the user picks a mode."""
+
+    modeChanged = Signal(str)
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel(f"<b>{title}</b> shows", self)
+        self.combo = QComboBox(self)
+        for key, name in MODES:
+            self.combo.addItem(name, key)
+        self.combo.setToolTip("What this pane shows of the program")
+        self.note = QLabel(self)
+        self.note.setObjectName("paneNote")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 3, 6, 3)
+        layout.addWidget(self.title)
+        layout.addWidget(self.combo)
+        layout.addWidget(self.note, 1)
+        self.combo.currentIndexChanged.connect(
+            lambda _i: self.modeChanged.emit(str(self.combo.currentData()))
+        )
+
+    @property
+    def mode(self) -> str:
+        return str(self.combo.currentData())
+
+    def set_mode(self, mode: str) -> None:
+        """Show ``mode`` (emits ``modeChanged`` if it changed)."""
+        self.combo.setCurrentIndex(self.combo.findData(mode))
+
+    def set_note(self, text: str) -> None:
+        self.note.setText(text)
+
+
+class PaneMarks(QObject):
+    """The difference marks of one view (see the module docstring); drawn again each
+    time the view draws a frame."""
+
+    def __init__(self, view: GraphView) -> None:
+        super().__init__(view)
+        self.view = view
+        self.differences: dict[int, tuple[Dims, Dims]] = {}
+        self.other_mode = "now"
+        self.gspmd = False
+        self.marks: dict[int, list[GspmdMarkItem]] = {}
+        view.graph_scene.drawn.connect(self.refresh)
+
+    def close(self) -> None:
+        self.view.graph_scene.drawn.disconnect(self.refresh)
+        self.set_differences({}, "now")
+
+    def set_differences(
+        self, differences: Mapping[int, tuple[Dims, Dims]], other_mode: str, *, gspmd=False
+    ) -> None:
+        """Mark ``differences`` (value -> (this pane's dims, the other's)); the other
+        pane shows ``other_mode``; ``gspmd``: one of the panes is GSPMD's."""
+        self.differences = dict(differences)
+        self.other_mode = other_mode
+        self.gspmd = gspmd
+        self.refresh()
+
+    def refresh(self) -> None:
+        scene = self.view.graph_scene
+        for marks in self.marks.values():
+            for mark in marks:
+                if isValid(mark) and mark.scene() is scene:
+                    scene.removeItem(mark)
+        self.marks = {}
+        style = self.view.style_
+        color = QColor(GSPMD_COLOR) if self.gspmd else QColor(style.theme.highlight)
+        other = SHORT.get(self.other_mode, self.other_mode)
+        for vid, (mine, theirs) in self.differences.items():
+            for badge in scene.badges_of(vid):
+                if badge.value_id is None:
+                    continue
+                here, there = dims_text(mine), dims_text(theirs)
+                mark = GspmdMarkItem(
+                    badge,
+                    here,
+                    there,
+                    style,
+                    label=other,
+                    color=color,
+                    tooltip=(
+                        "The two panes differ on this value\n"
+                        f"this pane: {here}\n{MODE_NAMES.get(self.other_mode, other)}: {there}"
+                    ),
+                )
+                self.marks.setdefault(vid, []).append(mark)
+
+    def marked_values(self) -> set[int]:
+        """Ids of the values whose badges carry a difference mark."""
+        return set(self.marks)

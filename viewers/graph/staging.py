@@ -1,0 +1,163 @@
+"""A frame's drawing built a slice at a time, off the scene, then shown in one go.
+
+Unfolding every scope of a large program makes tens of thousands of items. Building
+them all in one call blocks the window for about a second; ``StagedDrawing`` builds the
+same items (nodes, badges, edges, scope regions) in slices through ``steps()``, so the
+view can let the event loop run between slices. Nothing is added to the scene until
+``GraphScene.show_staged`` swaps the finished drawing in, so the old drawing stays
+whole (and usable) meanwhile, and a drawing dropped half-way leaves no trace.
+
+Badges show the session's specs as they were when each badge was made; edits made
+while the drawing is built are noted (``note_values`` / ``note_all``) and those badges
+are refreshed when it is shown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from PySide6.QtCore import QRectF
+
+from shardscope.backend.program.layout import NODE_H, GraphLayout
+from shardscope.viewers.graph.items import (
+    BadgeItem,
+    EdgeItem,
+    GraphStyle,
+    NodeItem,
+    ScopeBoxItem,
+    spread_badges,
+)
+from shardscope.viewers.graph.spatial import RectIndex
+
+# Items made between two checks of the clock (a check costs little; items are ~0.1 ms).
+CHECK_EVERY = 64
+
+
+class StagedDrawing:
+    """The items of ``layout`` drawn with ``style``, made by ``steps()``; see the module
+    docstring. ``refresh_badge(badge)`` gives a new badge its value's spec (the scene's).
+    ``done`` once every item is made."""
+
+    def __init__(
+        self,
+        refresh_badge: Callable[[BadgeItem], None],
+        layout: GraphLayout,
+        style: GraphStyle,
+    ) -> None:
+        self.refresh_badge = refresh_badge
+        self.layout = layout
+        self.style = style
+        self.nodes: list[NodeItem] = []
+        self.badges: list[BadgeItem] = []
+        self.edges: list[EdgeItem] = []
+        self.boxes: list[ScopeBoxItem] = []
+        self.badges_by_value: dict[int, list[BadgeItem]] = {}
+        self.header_index: RectIndex | None = None
+        self.bounds = QRectF()
+        self.done = False
+        self._order: list = []
+        self.stale_values: set[int] = set()
+        self.stale_all = False
+
+    # -- edits made while building --------------------------------------------------------
+    def note_values(self, value_ids) -> None:
+        """The specs of ``value_ids`` changed: refresh their badges when shown."""
+        self.stale_values.update(value_ids)
+
+    def note_all(self) -> None:
+        """Every badge may show an old spec (mesh, propagation or override changed)."""
+        self.stale_all = True
+
+    # -- building ---------------------------------------------------------------------------
+    def build(self) -> StagedDrawing:
+        """Make every item now, in one go."""
+        for _ in self.steps(None):
+            pass
+        return self
+
+    def steps(self, budget_s: float | None) -> Iterator[int]:
+        """Make the items, yielding after about ``budget_s`` seconds of work each time
+        (None: only at the end); yields the number of items made so far."""
+        deadline = [time.perf_counter() + budget_s] if budget_s is not None else None
+        made = 0
+        unchecked = [0]  # work done since the clock was last read
+
+        def pause(work: int = 1) -> bool:
+            unchecked[0] += work
+            if deadline is None or unchecked[0] < CHECK_EVERY:
+                return False
+            unchecked[0] = 0
+            now = time.perf_counter()
+            if now < deadline[0]:
+                return False
+            deadline[0] = now + budget_s
+            return True
+
+        layout, style = self.layout, self.style
+        for i, node in enumerate(layout.nodes):
+            item = NodeItem(i, node, style)
+            self.nodes.append(item)
+            self._order.append(item)
+            if node.kind == "input" and node.value is not None:
+                badge = BadgeItem((node.value,), style)
+                badge.setPos(node.x, node.y + NODE_H / 2 + 14)
+                self._add_badge(badge)
+            made += 1
+            if pause():
+                yield made
+        for edge in layout.edges:
+            item = EdgeItem(edge, style)
+            self.edges.append(item)
+            self._order.append(item)
+            src = layout.nodes[edge.src]
+            made += 1
+            if not (edge.long or src.kind == "input"):
+                (x0, y0), (x1, y1) = edge.points[0], edge.points[1]
+                badge = BadgeItem(edge.values, style)
+                badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
+                self._add_badge(badge)
+            if pause():
+                yield made
+        spread_badges(self.badges)
+        yield made
+        index = RectIndex(())
+        if layout.boxes:
+            for badge in self.badges:
+                r = badge.sceneBoundingRect()
+                index.add((r.x(), r.y(), r.width(), r.height()))
+                made += 1
+                if pause():
+                    yield made
+            self.header_index = index
+            deepest = max(box.depth for box in layout.boxes)
+            for box in layout.boxes:
+                nodes = [layout.nodes[i] for i in box.nodes]
+                item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, index)
+                self.boxes.append(item)
+                self._order.append(item)
+                made += 1
+                if pause(CHECK_EVERY):  # a region costs as much as many cards
+                    yield made
+        bounds = QRectF()
+        for item in self._order:
+            bounds = bounds.united(item.mapRectToScene(item.childrenBoundingRect()))
+            bounds = bounds.united(item.sceneBoundingRect())
+            made += 1
+            if pause():
+                yield made
+        self.bounds = bounds
+        self.done = True
+        yield made
+
+    def _add_badge(self, badge: BadgeItem) -> None:
+        self.badges.append(badge)
+        self._order.append(badge)
+        for vid in badge.value_ids:
+            self.badges_by_value.setdefault(vid, []).append(badge)
+        self.refresh_badge(badge)
+
+    @property
+    def items(self) -> list:
+        """Every item, in the order it was made (the order they go into the scene)."""
+        return list(self._order)
