@@ -74,8 +74,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--animate",
         action="store_true",
-        help="write an animated GIF of the graph stepping through the propagation "
-        "(--out f.gif; long timelines are sampled to at most 200 frames)",
+        help="write an animation of the graph stepping through the propagation: "
+        "--out f.gif, or f.mp4 (H.264; needs pip install 'shardscope[video]'); long "
+        "timelines are sampled to at most 200 frames",
     )
     parser.add_argument(
         "--fps", type=frames_per_second, default=5.0, help="frames per second of --animate"
@@ -250,8 +251,15 @@ def _draw_timeline(session, args, path: Path) -> None:
 
 
 def _check_animate(args, out: Path) -> None:
-    if out.suffix.lower() != ".gif":
-        raise ShardscopeError(f"--animate writes a GIF: give --out a .gif name, not {out.name}")
+    if out.suffix.lower() not in (".gif", ".mp4"):
+        raise ShardscopeError(
+            f"--animate writes a GIF or an MP4: give --out a .gif or .mp4 name, not {out.name}"
+        )
+    if out.suffix.lower() == ".mp4":
+        from shardscope.viewers.graph.video import MISSING, have_av
+
+        if not have_av():
+            raise ShardscopeError(f"--animate: {MISSING}")
     if args.view != "graph":
         raise ShardscopeError(
             f"--animate draws the graph: drop --view {args.view} (or use --view graph)"
