@@ -249,3 +249,27 @@ def test_animate_errors_are_one_line(tmp_path, qapp, capsys):
     assert not png.exists() and not gif.exists()
     with pytest.raises(SystemExit):
         main(["render", "example:mlp", "--animate", "--fps", "0", "--out", str(gif)])
+
+
+def test_animate_writes_an_mp4_that_decodes_to_every_frame(tmp_path, qapp, capsys):
+    av = pytest.importorskip("av")
+    out = tmp_path / "mlp.mp4"
+    assert main(["render", "example:mlp", "--animate", "--fps", "4", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    with av.open(str(out)) as video:
+        stream = video.streams.video[0]
+        assert stream.codec_context.name == "h264" and float(stream.average_rate) == 4
+        frames = sum(1 for _ in video.decode(video=0))
+    # mlp's 8 steps and the final state, which is held 2 s (8 frames at 4 fps)
+    assert frames == 8 + 8
+
+
+def test_mp4_without_pyav_is_one_line_naming_the_extra(tmp_path, qapp, capsys, monkeypatch):
+    from shardscope.viewers.graph import video
+
+    monkeypatch.setattr(video, "have_av", lambda: False)
+    out = tmp_path / "mlp.mp4"
+    assert main(["render", "example:mlp", "--animate", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --animate: MP4 needs PyAV") and "\n" not in err
+    assert "shardscope[video]" in err and not out.exists()
