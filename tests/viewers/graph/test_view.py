@@ -179,3 +179,19 @@ def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot
     session.set_program(mlp, state=state)
     assert panel.view.frames == [Frame("main")]
     assert panel.crumbs.text() == "@main"
+
+
+def test_show_scope_draws_that_scope_alone_unfolded(panel_for):
+    session, panel = panel_for("example:transformer")
+    view = panel.view
+    folded = {item.node.label for item in view.nodes if item.node.kind == "scope"}
+    assert "jvp(layer_1)" in folded
+    view.show_scope("jvp(layer_1)")
+    assert view.within == "jvp(layer_1)"
+    ops = [item.node for item in view.nodes if item.node.kind == "op"]
+    assert ops and all(node.scope.startswith("jvp(layer_1)") for node in ops)
+    assert not [item for item in view.nodes if item.node.kind == "scope"]
+    kinds = {item.node.kind for item in view.nodes}
+    assert {"input", "output"} <= kinds
+    # the layer's outputs carry badges with the session's specs
+    assert view.badges
