@@ -56,7 +56,7 @@ def add_arguments(parser) -> None:
         f"{PAGE_LIMIT} px on a side at --scale is split into pages instead of shrunk: "
         "f.png becomes f-1.png, f-2.png, ... (bands along the graph's long side, cut "
         f"between rows of boxes, then equal parts across if still over {PAGE_LIMIT} px), "
-        "each titled with the scopes it shows and 'page i of n'",
+        "each titled with the scopes it shows and 'page i of n'; an .svg stays one file",
     )
     parser.add_argument(
         "--scope",

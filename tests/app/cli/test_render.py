@@ -340,8 +340,11 @@ def test_a_big_graph_is_split_into_readable_pages(tmp_path, qapp, capsys):
             image = QImage(file)
             assert max(image.width(), image.height()) <= 8000 + 40
             assert distinct_colors(file) > 8
-    # at the default scale the smallest label is readable
-    assert _label_pixels_at(1.5) >= 9
+    # at the default scale the smallest label is readable; --help names the page size
+    from shardscope.app.cli.render import PAGE_LIMIT
+    from shardscope.viewers.graph.pages import PAGE_PIXELS
+
+    assert _label_pixels_at(1.5) >= 9 and PAGE_LIMIT == PAGE_PIXELS
     out = tmp_path / "p.png"
     assert main(["render", "example:transformer?layers=24", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.strip()
