@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -21,6 +22,9 @@ NAME = "render"
 HELP = "render the program graph, the mesh or a tensor's tiles to a PNG or SVG file"
 LOADS_PROGRAM = True
 MAX_WIDTH = 16_384
+# Pages of a big graph picture (viewers.graph.pages.PAGE_PIXELS; Qt is imported only when
+# the command draws).
+PAGE_LIMIT = 8000
 
 
 def pixel_width(text: str) -> int:
@@ -47,7 +51,25 @@ def add_arguments(parser) -> None:
         "program on the devices and draw each device's values of argument or output NAME "
         "(default: graph)",
     )
-    parser.add_argument("--out", required=True, help="output file: .png or .svg")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="output file: .png or .svg (.gif or .mp4 with --animate). A graph larger than "
+        f"{PAGE_LIMIT} px on a side at --scale is split into pages instead of shrunk: "
+        "f.png becomes f-1.png, f-2.png, ... (bands along the graph's long side, cut "
+        f"between rows of boxes, then equal parts across if still over {PAGE_LIMIT} px), "
+        "each titled with the scopes it shows and 'page i of n'; an .svg stays one file",
+    )
+    parser.add_argument(
+        "--scope",
+        metavar="NAME",
+        help="draw only this scope of the graph (its path as the graph shows it, e.g. "
+        "'jvp(layer_3)' or 'jvp(layer_3)/attn'), fully unfolded, with the values it takes "
+        "and hands on as input and output nodes",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object: the files written"
+    )
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
     parser.add_argument(
         "--scale", type=positive_number, default=1.5, help="pixels per unit of the graph"
@@ -76,8 +98,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--animate",
         action="store_true",
-        help="write an animated GIF of the graph stepping through the propagation "
-        "(--out f.gif; long timelines are sampled to at most 200 frames)",
+        help="write an animation of the graph stepping through the propagation: "
+        "--out f.gif, or f.mp4 (H.264; needs pip install 'shardscope[video]'); long "
+        "timelines are sampled to at most 200 frames",
     )
     parser.add_argument(
         "--fps", type=frames_per_second, default=5.0, help="frames per second of --animate"
@@ -252,8 +275,15 @@ def _draw_timeline(session, args, path: Path) -> None:
 
 
 def _check_animate(args, out: Path) -> None:
-    if out.suffix.lower() != ".gif":
-        raise ShardscopeError(f"--animate writes a GIF: give --out a .gif name, not {out.name}")
+    if out.suffix.lower() not in (".gif", ".mp4"):
+        raise ShardscopeError(
+            f"--animate writes a GIF or an MP4: give --out a .gif or .mp4 name, not {out.name}"
+        )
+    if out.suffix.lower() == ".mp4":
+        from shardscope.viewers.graph.video import MISSING, have_av
+
+        if not have_av():
+            raise ShardscopeError(f"--animate: {MISSING}")
     if args.view != "graph":
         raise ShardscopeError(
             f"--animate draws the graph: drop --view {args.view} (or use --view graph)"
@@ -292,8 +322,74 @@ def _animate(session, args, path: Path) -> None:
         graph.close()
 
 
-def render(args) -> Path:
-    """Render what ``args`` asks for and return the file written."""
+def scope_path(session, view, name: str) -> str:
+    """The scope of ``view``'s frame called ``name``; a ShardscopeError names close ones."""
+    import difflib
+
+    from shardscope.backend.program.layout import FrameIndex, all_scopes
+
+    graph = session.graph
+    paths = all_scopes(graph, FrameIndex(graph), view.frame)
+    if name in paths:
+        return name
+    if not paths:
+        raise ShardscopeError(
+            f"--scope {name!r}: {session.program.name} has no named scopes; drop --scope"
+        )
+    close = difflib.get_close_matches(name, paths, n=5, cutoff=0.5)
+    close = close or [p for p in paths if "/" not in p][:5]
+    raise ShardscopeError(
+        f"--scope {name!r} is not a scope of {session.program.name}: "
+        f"try {', '.join(repr(p) for p in close)}"
+    )
+
+
+def _paged(out: Path, count: int) -> list[Path]:
+    return [out.with_name(f"{out.stem}-{i}{out.suffix}") for i in range(1, count + 1)]
+
+
+def _draw_graph(session, args, out: Path) -> list[Path]:
+    from shardscope.app.cli.render_debugger import mark_graph
+    from shardscope.viewers.graph.pages import page_image, plan_pages
+    from shardscope.viewers.graph.panel import export_view
+    from shardscope.viewers.graph.view import GraphView
+
+    graph = GraphView(session)
+    graph.set_style_theme(args.theme)
+    overlay = markers = None
+    try:
+        if args.scope:
+            graph.show_scope(scope_path(session, graph, args.scope))
+        markers = mark_graph(session, graph, gspmd=args.gspmd)
+        overlay = _show_step(session, graph, args.step) if args.step is not None else None
+        title = session.program.name + (f" · {args.scope}" if args.scope else "")
+        pages = plan_pages(graph, args.scale, title)
+        if len(pages) == 1 or out.suffix.lower() == ".svg":
+            _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
+            return [out]
+        files = _paged(out, len(pages))
+
+        def draw(page):
+            def write(path: Path) -> None:
+                if not page_image(graph, page, args.scale).save(str(path)):
+                    raise OSError(f"Qt could not write {path.name}")
+
+            return write
+
+        for file, page in zip(files, pages, strict=True):
+            _write_out(file, draw(page))
+        return files
+    finally:
+        if overlay is not None:
+            overlay.close()
+        if markers is not None:
+            markers.close()
+        graph.close()
+
+
+def render(args) -> list[Path]:
+    """Render what ``args`` asks for and return the files written (several when a graph
+    is split into pages)."""
     from PySide6.QtWidgets import QApplication
 
     from shardscope.app.window.theme import apply_theme
@@ -310,23 +406,16 @@ def render(args) -> Path:
         raise ShardscopeError("--gspmd marks the graph: use it with --view graph")
     if args.gspmd or view == "conflicts":
         args.propagate = True
+    if args.scope and (view != "graph" or args.animate):
+        raise ShardscopeError(
+            "--scope draws one scope of the graph: use it with --view graph, without --animate"
+        )
     session = _session(args)
+    files = [out]
     if args.animate:
         _write_out(out, lambda path: _animate(session, args, path))
     elif view == "graph":
-        from shardscope.app.cli.render_debugger import mark_graph
-        from shardscope.viewers.graph.panel import export_view
-        from shardscope.viewers.graph.view import GraphView
-
-        graph = GraphView(session)
-        graph.set_style_theme(args.theme)
-        markers = mark_graph(session, graph, gspmd=args.gspmd)
-        overlay = _show_step(session, graph, args.step) if args.step is not None else None
-        _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
-        if overlay is not None:
-            overlay.close()
-        markers.close()
-        graph.close()
+        files = _draw_graph(session, args, out)
     elif view == "conflicts":
         from shardscope.app.cli.render_debugger import conflicts_sheet
 
@@ -369,7 +458,7 @@ def render(args) -> Path:
             "run:NAME"
         )
     note_mesh_override(session.program, args.mesh)
-    return out
+    return files
 
 
 def run(args) -> int:
@@ -378,6 +467,11 @@ def run(args) -> int:
 
     if display_problem() or not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    out = render(args)
-    print(f"wrote {out}")
+    files = render(args)
+    if args.json:
+        print(json.dumps({"files": [str(f) for f in files], "pages": len(files)}))
+    elif len(files) == 1:
+        print(f"wrote {files[0]}")
+    else:
+        print(f"wrote {len(files)} pages: {', '.join(str(f) for f in files)}")
     return 0

@@ -226,13 +226,20 @@ def build_layout(
     *,
     index: FrameIndex | None = None,
     show_constants: bool = False,
+    within: str | None = None,
 ) -> GraphLayout:
-    """Visible nodes and edges of ``frame`` with ``expanded`` scopes open, laid out."""
+    """Visible nodes and edges of ``frame`` with ``expanded`` scopes open, laid out.
+
+    ``within`` (a scope path of the frame) lays out only that scope's ops: the values
+    they take from elsewhere come in as input nodes, and each value they hand on (to an
+    op outside the scope, or to the frame's return) leaves through an output node."""
     index = index or FrameIndex(graph)
     expanded = frozenset(expanded)
     ops = index.frame_ops(frame)
-    members = set(ops)
     scopes = relative_scopes(graph, ops)
+    if within is not None:
+        ops = [i for i in ops if _in_scope(scopes[i], within)]
+    members = set(ops)
     nodes: list[Node] = []
     node_index: dict[str, int] = {}
     node_of_op: dict[int, int] = {}
@@ -244,7 +251,7 @@ def build_layout(
             nodes.append(node)
         return node_index[node.key]
 
-    for vid in index.frame_inputs(frame):
+    for vid in index.frame_inputs(frame) if within is None else ():
         value = graph.values[vid]
         add(
             Node(
@@ -293,6 +300,9 @@ def build_layout(
             n.enterable = True
 
     results = index.frame_results(frame)
+    if within is not None:
+        leaving = _leaving(graph, index, frame, members, results)
+        results = []
     out = (
         add(
             Node(
@@ -307,7 +317,7 @@ def build_layout(
     flows: dict[tuple[int, int], list[int]] = defaultdict(list)
 
     def source_of(vid: int) -> int | None:
-        if vid in inputs:
+        if vid in inputs and f"in:{vid}" in node_index:
             return node_index[f"in:{vid}"]
         value = graph.values[vid]
         producer = value.producer
@@ -319,7 +329,12 @@ def build_layout(
                 if top in hidden:
                     return None
                 return node_of_op[top]
-        # A value from outside the frame that the region captures.
+            elif within is not None and graph.ops[producer].name in HIDDEN_OPS:
+                # a constant of the frame outside the scope: hidden, as in the whole frame
+                if not show_constants:
+                    return None
+        # A value from outside the frame that the region captures (or, with ``within``,
+        # from outside the scope).
         return add(
             Node(
                 f"in:{vid}", "input", value.display_name or value.ssa, _shape_text(value), value=vid
@@ -342,10 +357,26 @@ def build_layout(
                 add_flow(source_of(vid), dst, vid)
     for vid in results:
         add_flow(source_of(vid), out, vid)
+    if within is not None:
+        for vid in leaving:
+            value = graph.values[vid]
+            src = source_of(vid)
+            if src is None:
+                continue
+            stub = add(
+                Node(
+                    f"out:{vid}",
+                    "output",
+                    value.display_name or value.ssa,
+                    _shape_text(value),
+                    value=vid,
+                )
+            )
+            add_flow(src, stub, vid)
 
     edges = [Edge(s, d, tuple(v)) for (s, d), v in flows.items()]
     boxes = _boxes(nodes, expanded)
-    opened = default_expanded(graph, index, frame)
+    opened = default_expanded(graph, index, frame) if within is None else expanded
     base = expanded & opened
     if nodes and expanded - base:
         width, height = _place_unfolding(nodes, edges, base, expanded)
@@ -361,8 +392,41 @@ def build_layout(
         width,
         height,
         len(ops),
-        in_place=not opened,
+        in_place=not opened and within is None,
     )
+
+
+def _in_scope(parts: tuple[str, ...], path: str) -> bool:
+    joined = "/".join(parts)
+    return joined == path or joined.startswith(path + "/")
+
+
+def scope_paths(graph: ProgramGraph, index: FrameIndex, frame: Frame, path: str) -> list[str]:
+    """``path``, the scopes around it and every scope under it: what is unfolded to lay
+    out that scope fully open."""
+    parts = path.split("/")
+    around = ["/".join(parts[:k]) for k in range(1, len(parts))]
+    inside = [p for p in all_scopes(graph, index, frame) if p == path or p.startswith(path + "/")]
+    return around + inside
+
+
+def _leaving(
+    graph: ProgramGraph, index: FrameIndex, frame: Frame, members: set[int], results: list[int]
+) -> list[int]:
+    """Values made by ``members`` (or ops inside them) and used by an op of the frame
+    outside them, or returned by the frame; in program order."""
+    inside: set[int] = set()
+    for op_id in members:
+        inside.update(_subtree(graph, op_id))
+    returned = set(results)
+    out = []
+    for op_id in sorted(members):
+        for sub in _subtree(graph, op_id):
+            for vid in graph.ops[sub].results:
+                users = graph.values[vid].users
+                if vid in returned or any(u not in inside for u in users):
+                    out.append(vid)
+    return out
 
 
 def _subtree(graph: ProgramGraph, op_id: int) -> list[int]:

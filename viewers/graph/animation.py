@@ -1,11 +1,13 @@
-"""An animated GIF of a propagation: the graph stepping through its timeline.
+"""An animation of a propagation: the graph stepping through its timeline, as GIF or MP4.
 
-``write_gif`` draws a ``GraphView`` at a bounded number of steps with a ``StepOverlay``
-(the same drawing as ``render --step``), each frame into an image in memory, and writes
-them with Pillow (Qt writes no GIF). Long timelines are sampled: every n-th step so that
-at most ``MAX_FRAMES`` step frames are drawn, then the last step and the final state.
-Frames are scaled down to at most ``MAX_FRAME_PIXELS`` pixels, so memory stays bounded
-whatever the graph's size.
+``AnimationDrawer`` draws a ``GraphView`` at a bounded number of steps with a
+``StepOverlay`` (the same drawing as ``render --step``), one frame per ``draw_next`` call
+so that a window can draw between events, and hands each frame to an encoder: Pillow for
+GIF (Qt writes no GIF), PyAV for MP4 (``viewers.graph.video``). Long timelines are sampled:
+every n-th step so that at most ``MAX_FRAMES`` step frames are drawn, then the last step
+and the final state. Frames are scaled down to at most ``MAX_FRAME_PIXELS`` pixels, so
+memory stays bounded whatever the graph's size. The file is written whole at the end, so
+a failed or cancelled export leaves no partial file.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ DEFAULT_FPS = 5.0
 MAX_FPS = 50.0
 # How long the final state stays on screen before the animation loops.
 FINAL_HOLD_MS = 2000
+# What the animation can be written as: the file's suffix picks the encoder.
+FORMATS = (".gif", ".mp4")
 
 
 @dataclass(frozen=True)
 class GifSummary:
-    """What ``write_gif`` wrote: frames (the final state included), their size in pixels,
+    """What was written: frames (the final state included), their size in pixels,
     how many steps the timeline has and every how many steps a frame was drawn."""
 
     frames: int
@@ -89,6 +93,147 @@ def _paletted(image: QImage) -> Image.Image:
     return to_pil(image).quantize(colors=255, method=Image.Quantize.MEDIANCUT)
 
 
+class GifEncoder:
+    """Collects frames and encodes them as a looping GIF."""
+
+    def __init__(self, fps: float) -> None:
+        self.fps = fps
+        self.frames: list[Image.Image] = []
+
+    def add(self, image: QImage) -> None:
+        self.frames.append(_paletted(image))
+
+    def encode(self) -> bytes:
+        frames = self.frames
+        # GIF delays are whole hundredths of a second
+        durations = [max(2, round(100 / self.fps)) * 10] * (len(frames) - 1) + [FINAL_HOLD_MS]
+        encoded = io.BytesIO()
+        frames[0].save(
+            encoded,
+            format="GIF",
+            save_all=True,
+            append_images=frames[1:],
+            duration=durations,
+            loop=0,
+            optimize=False,
+        )
+        return encoded.getvalue()
+
+    def discard(self) -> None:
+        """Drop the frames (a cancelled export)."""
+        self.frames = []
+
+
+def encoder_for(path: Path, fps: float):
+    """The encoder for ``path``'s suffix. Raises ValueError for a suffix not in ``FORMATS``
+    and for MP4 without PyAV (the message names the fix)."""
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        return GifEncoder(fps)
+    if suffix == ".mp4":
+        from shardscope.viewers.graph.video import Mp4Encoder
+
+        return Mp4Encoder(fps, FINAL_HOLD_MS)
+    raise ValueError(f"an animation is written as .gif or .mp4, not {path.name}")
+
+
+class AnimationDrawer:
+    """Draws the animation of ``playback`` on ``view`` one frame at a time and writes it to
+    ``path`` (see the module docstring). ``view`` is left showing the final state without
+    overlay once ``finish`` or ``cancel`` ran. Raises ValueError for a timeline with no
+    step, an unknown suffix or MP4 without PyAV."""
+
+    def __init__(
+        self,
+        view: GraphView,
+        playback: Playback,
+        user_specs: Mapping[int, Spec],
+        path: str | Path,
+        *,
+        fps: float = DEFAULT_FPS,
+        scale: float = 1.0,
+    ) -> None:
+        self.positions, self.stride = sampled_positions(len(playback))
+        if not self.positions:
+            raise ValueError("propagation took no steps: shard an input so that axes flow")
+        self.path = Path(path)
+        self.encoder = encoder_for(self.path, min(max(fps, 0.1), MAX_FPS))
+        self.view = view
+        self.playback = playback
+        self.scale = scale
+        self.drawn = 0
+        self.size: tuple[int, int] | None = None
+        self._color = QColor(view.style_.theme.foreground)
+        self._overlay: StepOverlay | None = StepOverlay(view)
+        self._overlay.set_spec_override(playback_override(playback, user_specs), None)
+
+    @property
+    def total(self) -> int:
+        """Frames to draw: the sampled steps and the final state."""
+        return len(self.positions) + 1
+
+    def _frame(self, text: str) -> None:
+        image = view_image(self.view, scale=self.scale, max_pixels=MAX_FRAME_PIXELS)
+        if self.size is None:
+            self.size = (image.width(), image.height())
+        self.encoder.add(caption(image, text, self._color))
+        self.drawn += 1
+
+    def draw_next(self) -> bool:
+        """Draw the next frame; False once every frame is drawn."""
+        overlay, playback = self._overlay, self.playback
+        if overlay is None or self.drawn >= self.total:
+            return False
+        if self.drawn < len(self.positions):
+            playback.seek(self.positions[self.drawn], quiet=True)
+            overlay.set_spec_override(overlay.scene.spec_override, None)
+            overlay.show_steps(playback.steps())
+            self._frame(f"step {playback.step_index} of {playback.timeline.last_index}")
+        else:
+            playback.seek(None, quiet=True)
+            overlay.show_steps([])
+            overlay.set_spec_override(None, None)
+            self._frame("final state")
+        return self.drawn < self.total
+
+    def cancel(self) -> None:
+        """Stop: take the overlay off the view and drop the frames; nothing is written."""
+        self.release_view()
+        self.encoder.discard()
+
+    def release_view(self) -> None:
+        """Take the overlay off the view (done drawing; the frames stay)."""
+        overlay, self._overlay = self._overlay, None
+        if overlay is None:
+            return
+        overlay.show_steps([])
+        if overlay.scene.spec_override is not None:
+            overlay.set_spec_override(None, None)
+        overlay.close()
+
+    def finish(self) -> GifSummary:
+        """Draw what is left, then write the file whole. Raises OSError when it cannot
+        be written (no file is left then)."""
+        try:
+            while self.draw_next():
+                QApplication.processEvents()
+        finally:
+            self.release_view()
+        data = self.encoder.encode()
+        path = self.path
+        try:
+            path.write_bytes(data)
+        except OSError:
+            if path.is_file():
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            raise
+        width, height = self.size
+        return GifSummary(self.drawn, width, height, len(self.playback), self.stride)
+
+
 def write_gif(
     view: GraphView,
     playback: Playback,
@@ -98,51 +243,6 @@ def write_gif(
     fps: float = DEFAULT_FPS,
     scale: float = 1.0,
 ) -> GifSummary:
-    """Write the animation of ``playback`` on ``view`` to ``path`` (see the module
-    docstring). ``view`` is left showing the final state without overlay. Raises
-    ValueError for a timeline with no step or an empty view, OSError when the file
-    cannot be written."""
-    positions, stride = sampled_positions(len(playback))
-    if not positions:
-        raise ValueError("propagation took no steps: shard an input so that axes flow")
-    last = playback.timeline.last_index
-    color = QColor(view.style_.theme.foreground)
-    overlay = StepOverlay(view)
-    frames: list[Image.Image] = []
-    try:
-        overlay.set_spec_override(playback_override(playback, user_specs), None)
-        for position in positions:
-            playback.seek(position, quiet=True)
-            overlay.set_spec_override(overlay.scene.spec_override, None)
-            overlay.show_steps(playback.steps())
-            image = view_image(view, scale=scale, max_pixels=MAX_FRAME_PIXELS)
-            text = f"step {playback.step_index} of {last}"
-            frames.append(_paletted(caption(image, text, color)))
-            QApplication.processEvents()
-        playback.seek(None, quiet=True)
-        overlay.show_steps([])
-        overlay.set_spec_override(None, None)
-        image = view_image(view, scale=scale, max_pixels=MAX_FRAME_PIXELS)
-        frames.append(_paletted(caption(image, "final state", color)))
-    finally:
-        overlay.show_steps([])
-        if overlay.scene.spec_override is not None:
-            overlay.set_spec_override(None, None)
-        overlay.close()
-    fps = min(max(fps, 0.1), MAX_FPS)
-    # GIF delays are whole hundredths of a second
-    durations = [max(2, round(100 / fps)) * 10] * (len(frames) - 1) + [FINAL_HOLD_MS]
-    first = frames[0]
-    encoded = io.BytesIO()
-    first.save(
-        encoded,
-        format="GIF",
-        save_all=True,
-        append_images=frames[1:],
-        duration=durations,
-        loop=0,
-        optimize=False,
-    )
-    # written whole once encoded, so that a failed write leaves no half animation
-    Path(path).write_bytes(encoded.getvalue())
-    return GifSummary(len(frames), first.width, first.height, len(playback), stride)
+    """Write the animation of ``playback`` on ``view`` to ``path`` (.gif, or .mp4 where
+    PyAV is installed) in one go; see ``AnimationDrawer``."""
+    return AnimationDrawer(view, playback, user_specs, path, fps=fps, scale=scale).finish()

@@ -114,12 +114,12 @@ def view_image(view: GraphView, *, scale: float = 1.0, max_pixels: int | None = 
     if max_pixels is not None:
         scale = min(scale, (max_pixels / max(rect.width() * rect.height(), 1.0)) ** 0.5)
     size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
-    with _drawn_plain(scene):
+    with drawn_plain(scene):
         return _draw_image(view, size, QRectF(0, 0, size.width(), size.height()), rect, True)
 
 
 @contextlib.contextmanager
-def _drawn_plain(scene) -> Iterator[None]:
+def drawn_plain(scene) -> Iterator[None]:
     """While the block runs, ``scene`` has no selection outline and no cached items: cached
     items would be pasted as bitmaps, so they are drawn afresh (vector in SVG, sharp at any
     scale in PNG). Both are put back afterwards."""
@@ -148,7 +148,7 @@ def export_view(view: GraphView, path, *, scale: float = 1.0, background: bool =
     scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
     size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
     target = QRectF(0, 0, size.width(), size.height())
-    with _drawn_plain(scene):
+    with drawn_plain(scene):
         if path.suffix.lower() == ".svg":
             gen = QSvgGenerator()
             gen.setFileName(str(path))

@@ -32,6 +32,7 @@ from shardscope.backend.program.layout import (
     main_region,
     region_names,
     relative_scopes,
+    scope_paths,
 )
 from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
@@ -154,6 +155,8 @@ class GraphView(QGraphicsView):
         self._fitted = False
         self._fitting = False
         self.layout_: GraphLayout | None = None
+        # One scope drawn on its own (``show_scope``), or None for the whole frame.
+        self.within: str | None = None
         self._hover_badge: BadgeItem | None = None
         self.layout_seconds = 0.0
         # Set by the window: new drawings of many items are built in slices (the event
@@ -308,6 +311,16 @@ class GraphView(QGraphicsView):
         small.setPointSizeF(9.0)
         self.style_ = GraphStyle(theme, font, small, antialias=self._antialias)
         self.setBackgroundBrush(theme.background)
+
+    def show_scope(self, path: str) -> None:
+        """Draw only scope ``path`` of the current frame, fully unfolded, with the values
+        it takes and hands on as input and output nodes (for pictures of one scope)."""
+        frame = self.frame
+        self.within = path
+        self._expanded[frame.key()] = frozenset(
+            scope_paths(self.session.graph, self._index, frame, path)
+        )
+        self._rebuild(fit=True)
 
     # -- navigation ---------------------------------------------------------------------
     def enter(self, frame: Frame) -> None:
@@ -559,12 +572,14 @@ class GraphView(QGraphicsView):
     # -- building ---------------------------------------------------------------------
     def _layout(self) -> GraphLayout:
         frame = self.frame
-        key = (frame.key(), self.expanded())
+        key = (frame.key(), self.expanded(), self.within)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
         t = time.perf_counter()
-        layout = build_layout(self.session.graph, frame, self.expanded(), index=self._index)
+        layout = build_layout(
+            self.session.graph, frame, self.expanded(), index=self._index, within=self.within
+        )
         self.layout_seconds = time.perf_counter() - t
         self._remember(key, layout)
         return layout

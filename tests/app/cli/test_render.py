@@ -249,3 +249,103 @@ def test_animate_errors_are_one_line(tmp_path, qapp, capsys):
     assert not png.exists() and not gif.exists()
     with pytest.raises(SystemExit):
         main(["render", "example:mlp", "--animate", "--fps", "0", "--out", str(gif)])
+
+
+def test_animate_writes_an_mp4_that_decodes_to_every_frame(tmp_path, qapp, capsys):
+    av = pytest.importorskip("av")
+    out = tmp_path / "mlp.mp4"
+    assert main(["render", "example:mlp", "--animate", "--fps", "4", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    with av.open(str(out)) as video:
+        stream = video.streams.video[0]
+        assert stream.codec_context.name == "h264" and float(stream.average_rate) == 4
+        frames = sum(1 for _ in video.decode(video=0))
+    # mlp's 8 steps and the final state, which is held 2 s (8 frames at 4 fps)
+    assert frames == 8 + 8
+
+
+def test_mp4_without_pyav_is_one_line_naming_the_extra(tmp_path, qapp, capsys, monkeypatch):
+    from shardscope.viewers.graph import video
+
+    monkeypatch.setattr(video, "have_av", lambda: False)
+    out = tmp_path / "mlp.mp4"
+    assert main(["render", "example:mlp", "--animate", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --animate: MP4 needs PyAV") and "\n" not in err
+    assert "shardscope[video]" in err and not out.exists()
+
+
+def _label_pixels_at(scale):
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.pages import label_pixels
+    from shardscope.viewers.graph.view import GraphView
+
+    view = GraphView(Session())
+    try:
+        return label_pixels(view, scale)
+    finally:
+        view.close()
+
+
+def test_scope_draws_one_scope_with_its_boundary(tmp_path, qapp, capsys):
+    import json
+
+    whole = tmp_path / "whole.png"
+    one = tmp_path / "attn.png"
+    assert main(["render", "example:transformer", "--out", str(whole)]) == 0
+    capsys.readouterr()
+    args = ["render", "example:transformer", "--scope", "jvp(layer_0)/attn", "--propagate"]
+    assert main([*args, "--json", "--out", str(one)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"files": [str(one)], "pages": 1}
+    # the attention block unfolded is a picture of its own, not the folded whole graph
+    assert QImage(str(one)).size() != QImage(str(whole)).size()
+    assert distinct_colors(one) > 20
+    svg = tmp_path / "attn.svg"
+    assert main([*args, "--out", str(svg)]) == 0
+    text = svg.read_text()
+    # its weights come in from outside; no other layer's do
+    assert "dot_general" in text and "[0]['wq']" in text and "[1]['wq']" not in text
+
+
+def test_an_unknown_scope_is_one_line_naming_close_ones(tmp_path, qapp, capsys):
+    out = tmp_path / "x.png"
+    assert main(["render", "example:transformer", "--scope", "layer_1", "--out", str(out)]) == 1
+    assert main(["render", "example:mlp", "--view", "mesh", "--scope", "a", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error: --scope") for line in err)
+    assert "try 'jvp(layer_1)'" in err[0]
+    assert "--view graph" in err[1]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_big_graph_is_split_into_readable_pages(tmp_path, qapp, capsys):
+    import json
+
+    from tests.support.inputs import PROGRAMS
+
+    # a 24-layer transformer is tall, a model with 96 parameters side by side is wide
+    for source, name in (
+        ("example:transformer?layers=24", "t24.png"),
+        (str(PROGRAMS / "wide_params.py"), "wide.png"),
+    ):
+        out = tmp_path / name
+        assert main(["render", source, "--json", "--out", str(out)]) == 0
+        report = json.loads(capsys.readouterr().out)
+        files = report["files"]
+        assert report["pages"] == len(files) >= 2 and not out.exists()
+        assert files == [
+            str(out.with_name(f"{out.stem}-{i}.png")) for i in range(1, len(files) + 1)
+        ]
+        for file in files:
+            image = QImage(file)
+            assert max(image.width(), image.height()) <= 8000 + 40
+            assert distinct_colors(file) > 8
+    # at the default scale the smallest label is readable; --help names the page size
+    from shardscope.app.cli.render import PAGE_LIMIT
+    from shardscope.viewers.graph.pages import PAGE_PIXELS
+
+    assert _label_pixels_at(1.5) >= 9 and PAGE_LIMIT == PAGE_PIXELS
+    out = tmp_path / "p.png"
+    assert main(["render", "example:transformer?layers=24", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("wrote 2 pages: ") and str(out.with_name("p-2.png")) in printed

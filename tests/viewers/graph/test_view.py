@@ -309,3 +309,19 @@ def test_a_view_that_does_not_restore_opens_at_the_outermost_frame(panel_for, qt
     qtbot.addWidget(again)
     assert "jvp(layer_1)" not in fresh.view.expanded()
     assert "jvp(layer_1)" in again.view.expanded()
+
+
+def test_show_scope_draws_that_scope_alone_unfolded(panel_for):
+    session, panel = panel_for("example:transformer")
+    view = panel.view
+    folded = {item.node.label for item in view.nodes if item.node.kind == "scope"}
+    assert "jvp(layer_1)" in folded
+    view.show_scope("jvp(layer_1)")
+    assert view.within == "jvp(layer_1)"
+    ops = [item.node for item in view.nodes if item.node.kind == "op"]
+    assert ops and all(node.scope.startswith("jvp(layer_1)") for node in ops)
+    assert not [item for item in view.nodes if item.node.kind == "scope"]
+    kinds = {item.node.kind for item in view.nodes}
+    assert {"input", "output"} <= kinds
+    # the layer's outputs carry badges with the session's specs
+    assert view.badges

@@ -1,0 +1,175 @@
+"""Benchmark: a spec edit in the window until the badges show the final shardings, against
+Shardy's pipeline alone on the same module (run as a script, not collected by pytest).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/bench_edit.py [SOURCE] [--repeat N]
+
+Both are measured in this one run, on the same program, mesh and specs:
+
+- pipeline: ``prepare`` (parse, annotate) is left out; what is timed is ``run_passes`` with
+  the two pass lists the backend runs (``pipeline_stages()``: Shardy's registered
+  propagation pipeline with its debug options on, cut where the steps are read), median
+  of ``--repeat`` fresh modules. The same pipeline without debug options is printed too.
+- window: a ``MainWindow`` (offscreen) with the program open and propagated; a drop of an
+  axis on a tensor's dimension goes through the window's undoable command (``push``);
+  the clock stops at the first paint of the graph after the badges show the shardings of
+  the propagation that edit started. Edit, undo and redo, each timed; median.
+
+Prints both, the window's parts (debounce, propagation task, repaint) and the ratio
+against the 1.5x target.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+_state = tempfile.mkdtemp(prefix="shardscope-bench-")
+os.environ["SHARDSCOPE_STATE_DIR"] = _state
+os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
+
+from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+TARGET = 1.5
+# The tensor and dimension the edit drops an axis on, and the axis.
+EDIT = ("tokens", 1, "model")
+
+
+class PaintWatch(QObject):
+    """Records when a widget last handled a paint event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = 0.0
+        self.count = 0
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+            self.last = time.perf_counter()
+        return False
+
+
+def pipeline_seconds(session, repeat: int) -> tuple[float, float]:
+    """Median seconds of the backend's pass lists, and of the plain registered pipeline,
+    on fresh annotated modules of the session's program."""
+    from shardscope.backend.program.mlir import run_passes
+    from shardscope.backend.propagation.pipeline import pipeline_stages
+    from shardscope.backend.propagation.propagate import prepare
+
+    propagate_passes, export = pipeline_stages(True)
+    debug, plain = [], []
+    specs = session.specs_for_propagation()
+    for _ in range(repeat):
+        prep = prepare(session.program, session.mesh, specs, strict=False)
+        t = time.perf_counter()
+        run_passes(prep.module, propagate_passes)
+        run_passes(prep.module, export)
+        debug.append(time.perf_counter() - t)
+        prep = prepare(session.program, session.mesh, specs, strict=False)
+        t = time.perf_counter()
+        run_passes(prep.module, "builtin.module(sdy-propagation-pipeline)")
+        plain.append(time.perf_counter() - t)
+    return statistics.median(debug), statistics.median(plain)
+
+
+def main(source: str = "example:transformer?layers=24", repeat: int = 3) -> None:
+    from shardscope.app.window.main_window import MainWindow
+    from shardscope.backend.isolation.forkserver import warm_up
+
+    warm_up()
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow(auto_propagate=True)
+    window.resize(1600, 1000)
+    window.show()
+    watch = PaintWatch()
+    window.graph.viewport().installEventFilter(watch)
+    window.open_program(source)
+    scheduler = window.propagation
+    while window.session.program is None or scheduler.count == 0:
+        app.processEvents()
+        time.sleep(0.002)
+    session = window.session
+    graph = session.graph
+    name, dim, axis = EDIT
+    value = graph.value_by_name(name)
+
+    def badges_now() -> dict[int, str | None]:
+        return {
+            b.value_ids[0]: window.graph.badge_text(b.value_ids[0]) for b in window.graph.badges
+        }
+
+    def timed(action) -> dict[str, float]:
+        for _ in range(20):
+            app.processEvents()
+        before_count = scheduler.count
+        task_seconds = []
+        original = scheduler.runner.start
+
+        def start(fn, done, failed):
+            started = time.perf_counter()
+
+            def timed_done(result, seconds):
+                task_seconds.append((started, time.perf_counter()))
+                done(result, seconds)
+
+            return original(fn, timed_done, failed)
+
+        scheduler.runner.start = start
+        t0 = time.perf_counter()
+        action()
+        while scheduler.count == before_count:
+            app.processEvents()
+            time.sleep(0.0005)
+        applied = time.perf_counter()
+        seen = watch.count
+        while watch.count == seen or watch.last < applied:
+            app.processEvents()
+        scheduler.runner.start = original
+        started, finished = task_seconds[-1]
+        return {
+            "total": watch.last - t0,
+            "debounce": started - t0,
+            "task": finished - started,
+            "apply+paint": watch.last - finished,
+        }
+
+    before = badges_now()
+    samples = [timed(lambda: window.on_spec_dropped(value.id, dim, axis))]
+    after = badges_now()
+    changed = sum(1 for k, v in after.items() if before.get(k) != v)
+    samples.append(timed(window.undo.qstack.undo))
+    samples.append(timed(window.undo.qstack.redo))
+    pipeline, plain = pipeline_seconds(session, repeat)
+
+    def med(key: str) -> float:
+        return statistics.median(s[key] for s in samples)
+
+    total = med("total")
+    print(f"program: {source} ({len(graph.ops)} ops); edit: {name} dim {dim} <- {axis}")
+    print(f"badges repainted by the edit: {changed} of {len(after)}")
+    steps = len(session.propagation.timeline.steps) if session.propagation else 0
+    print(f"propagation steps: {steps}")
+    print(f"Shardy pipeline alone (backend pass lists, debug on): {pipeline:6.3f} s")
+    print(f"Shardy pipeline alone (registered, no debug options): {plain:6.3f} s")
+    print(f"edit to repainted badges (median of {len(samples)}):    {total:6.3f} s")
+    print(f"  debounce before the task starts:                  {med('debounce'):6.3f} s")
+    print(f"  propagation task (prepare, Shardy, readback...):  {med('task'):6.3f} s")
+    print(f"  apply the result and paint:                       {med('apply+paint'):6.3f} s")
+    ratio = total / pipeline
+    verdict = "within" if ratio <= TARGET else "over"
+    print(f"ratio: {ratio:.2f}x the pipeline (target at most {TARGET}x: {verdict})")
+    window.close()
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if not a.startswith("--repeat")]
+    rep = next((int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--repeat=")), 3)
+    main(*args[:1], repeat=rep)
