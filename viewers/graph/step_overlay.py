@@ -131,10 +131,15 @@ class StepOverlay:
         self._holders: dict[str, int] | None = None
         self._members: tuple[str, set[int]] | None = None
         self._edges_at: dict[int, list] | None = None
+        self._closed = False
         self.scene.drawn.connect(self._on_drawn)
         view.session.events.program.connect(self._on_program)
 
     def close(self) -> None:
+        """Stop following the scene and the session (a second call does nothing)."""
+        if self._closed:
+            return
+        self._closed = True
         self.scene.drawn.disconnect(self._on_drawn)
         self.view.session.events.program.disconnect(self._on_program)
 

@@ -150,3 +150,11 @@ def test_a_flow_is_drawn_in_short_pieces_along_its_edge(panel_for):
         assert covered <= box.width() * box.height() + len(flow.pieces) * 400
     overlay.show_steps([])
     assert not [i for i in view.scene().items() if i.data(0) == "step-flow"]
+
+
+def test_closing_an_overlay_twice_is_quiet(panel_for, recwarn):
+    session, panel = panel_for("example:mlp")
+    overlay = StepOverlay(panel.view)
+    overlay.close()
+    overlay.close()
+    assert not [w for w in recwarn if "disconnect" in str(w.message)]
