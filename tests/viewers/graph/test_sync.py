@@ -83,7 +83,7 @@ def test_after_close_they_go_their_own_ways(linked, qtbot):
 
 
 def test_a_view_building_in_slices_follows_when_its_drawing_is_whole(linked, qtbot, monkeypatch):
-    monkeypatch.setattr("shardscope.viewers.graph.view.SLICE_OPS", 0)
+    monkeypatch.setattr("shardscope.viewers.graph.sliced.SLICE_OPS", 0)
     session, a, b, sync = linked("example:transformer?layers=2")
     a.in_slices = b.in_slices = True
     a.expand_all()
