@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,7 +26,7 @@ from jaxlib.mlir import ir
 
 from shardscope.backend.errors import ProgramError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph, build_graph
-from shardscope.backend.program.mlir import new_context, run_passes
+from shardscope.backend.program.mlir import ModuleView, detached_copy, new_context, run_passes
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.propagation.annotate import (
     Annotation,
@@ -40,7 +40,7 @@ from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
 from shardscope.backend.propagation.guard import ChildCrashed, run_forked
 from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
 from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
-from shardscope.backend.propagation.result import PropagationResult, value_infos
+from shardscope.backend.propagation.result import PropagationResult, final_dims, value_infos
 from shardscope.backend.propagation.sdywrite import MESH_NAME
 from shardscope.backend.propagation.timeline import Timeline, complete
 from shardscope.backend.sharding.mesh import Mesh
@@ -68,31 +68,39 @@ class Prepared:
     """An annotated module ready for Shardy: tags set, user specs applied, calls inlined."""
 
     name: str
-    module: ir.Module
+    module: ir.Module | ModuleView
     graph: ProgramGraph
     index: ProgramIndex
     mesh: Mesh
     annotations: list[Annotation]
 
 
-def prepare(
-    program: Program | str,
-    mesh: Mesh | Mapping[str, int] | None = None,
-    specs: Mapping[str | int, SpecLike] | None = None,
-    *,
-    strict: bool | None = None,
-) -> Prepared:
-    """Parse ``program``, tag its ops, apply ``mesh`` and ``specs`` and inline its calls.
+@dataclass
+class Parsed:
+    """A program's module parsed and tagged, before any sharding is written on it.
 
-    Arguments as for ``propagate``; the returned module is what Shardy's pipeline runs on.
+    ``prepare`` annotates it in place; ``annotated_copy`` annotates a copy, so one parse
+    serves every propagation of the same program (the window's edits).
     """
+
+    name: str
+    text: str
+    module: ir.Module
+    graph: ProgramGraph
+    index: ProgramIndex
+    mesh: Mesh | None  # the program's own, if it has one
+
+    def own_axes(self) -> list[str]:
+        """Mesh axes the program's own shardings name (read once)."""
+        cached = self.__dict__.get("_own_axes")
+        if cached is None:
+            cached = self.__dict__["_own_axes"] = _own_axes(self.text)
+        return cached
+
+
+def parse(program: Program | str) -> Parsed:
+    """Parse ``program``'s StableHLO in a fresh context and tag its ops (``ProgramIndex``)."""
     name, text = _program_text(program)
-    user_specs = specs is not None
-    if mesh is None:
-        mesh = getattr(program, "mesh", None)
-    if specs is None:
-        specs = getattr(program, "specs", None) or {}
-    strict = user_specs if strict is None else strict
     ctx = new_context()
     sdyread.clear_cache()
     try:
@@ -108,15 +116,58 @@ def prepare(
             # Each edit re-propagates the same program: its graph (built from the same
             # text, so with the same ids) is built once.
             program.__dict__["graph"] = graph
-    mesh = _as_mesh(mesh) or _as_mesh(graph.meshes.get(MESH_NAME))
+    own = _as_mesh(getattr(program, "mesh", None)) or _as_mesh(graph.meshes.get(MESH_NAME))
+    return Parsed(name, text, module, graph, ProgramIndex(module, graph), own)
+
+
+def prepare(
+    program: Program | str,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    strict: bool | None = None,
+) -> Prepared:
+    """Parse ``program``, tag its ops, apply ``mesh`` and ``specs`` and inline its calls.
+
+    Arguments as for ``propagate``; the returned module is what Shardy's pipeline runs on.
+    """
+    user_specs = specs is not None
+    if specs is None:
+        specs = getattr(program, "specs", None) or {}
+    strict = user_specs if strict is None else strict
+    parsed = parse(program)
+    return _annotate(parsed, parsed.module, parsed.index, mesh, specs, strict)
+
+
+def annotated_copy(
+    parsed: Parsed,
+    mesh: Mesh | Mapping[str, int] | None,
+    specs: Mapping[str | int, SpecLike],
+    *,
+    strict: bool,
+) -> Prepared:
+    """A copy of ``parsed``'s module annotated with ``mesh`` and ``specs``, calls inlined;
+    ``parsed`` stays as it was, ready for the next copy."""
+    return _annotate(parsed, detached_copy(parsed.module), parsed.index.copy(), mesh, specs, strict)
+
+
+def _annotate(
+    parsed: Parsed,
+    module: ir.Module | ModuleView,
+    index: ProgramIndex,
+    mesh: Mesh | Mapping[str, int] | None,
+    specs: Mapping[str | int, SpecLike],
+    strict: bool,
+) -> Prepared:
+    mesh = _as_mesh(mesh) or parsed.mesh
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
-    _check_own_axes(text, graph, mesh)
-    index = ProgramIndex(module, graph)
+    _check_own_axes(parsed.own_axes(), parsed.graph, mesh)
+    graph = parsed.graph
     annotations = annotate(module, graph, index, mesh, specs, strict)
     inline_calls(module, index)
     index.alias_calls()
-    return Prepared(name, module, graph, index, mesh, annotations)
+    return Prepared(parsed.name, module, graph, index, mesh, annotations)
 
 
 # A sharding on the mesh the session's replaces, up to its closing ``>``; and the axes a
@@ -125,17 +176,22 @@ _ON_MESH = re.compile(r"<@" + MESH_NAME + r",\s*\[[^>]*>")
 _MANUAL = re.compile(r"manual_axes=\{([^}]*)\}")
 
 
-def _check_own_axes(text: str, graph: ProgramGraph, mesh: Mesh) -> None:
-    """Refuse a mesh that lacks axes the program's own shardings name.
-
-    The session's mesh replaces the module's ``@mesh``; Shardy aborts the process (an LLVM
-    fatal error, "unknown axis name") on a sharding whose axis that mesh lacks.
-    """
+def _own_axes(text: str) -> list[str]:
+    """The mesh axes the program's own shardings and shard_map bodies name."""
     used: dict[str, None] = {}
     for m in _ON_MESH.finditer(text):
         used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(0))))
     for m in _MANUAL.finditer(text):
         used.update(dict.fromkeys(a.split(":")[0] for a in axes_in(m.group(1))))
+    return list(used)
+
+
+def _check_own_axes(used: list[str], graph: ProgramGraph, mesh: Mesh) -> None:
+    """Refuse a mesh that lacks axes the program's own shardings name.
+
+    The session's mesh replaces the module's ``@mesh``; Shardy aborts the process (an LLVM
+    fatal error, "unknown axis name") on a sharding whose axis that mesh lacks.
+    """
     missing = [a for a in used if a not in mesh.shape]
     if not missing:
         return
@@ -224,13 +280,29 @@ def _in_child(
     # The context's thread pool has no threads in a forked child: work queued on it
     # would wait forever.
     prep.module.context.enable_multithreading(False)
-    result = _run(prep, origins, conflicts=conflicts, collectives=collectives)
+    result = run_prepared(prep, origins, conflicts=conflicts, collectives=collectives)
     result.graph = None
     result.module = None
     return result
 
 
-def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -> PropagationResult:
+def run_prepared(
+    prep: Prepared,
+    origins: bool,
+    *,
+    conflicts: bool = True,
+    collectives: bool = True,
+    on_final: Callable[[dict[int, tuple[tuple[str, ...], ...]]], None] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> PropagationResult:
+    """Run Shardy on a prepared module in this process and explain what it did.
+
+    ``on_final`` gets the final shardings (``result.final_dims``) as soon as propagation
+    has run, before the steps, conflicts and collectives are read. ``checkpoint`` is
+    called between those later stages; an exception it raises abandons the run.
+    Callers other than a forked child want ``propagate``, which runs this where a
+    crash cannot reach them.
+    """
     module, graph, index, mesh, annotations = (
         prep.module,
         prep.graph,
@@ -238,14 +310,24 @@ def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -
         prep.mesh,
         prep.annotations,
     )
+    check = checkpoint or (lambda: None)
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
     propagate_passes, export = pipeline_stages(origins)
     run_passes(module, propagate_passes)
     scan = sdyread.Scan(module.operation)
+    if on_final is not None:
+        # Function boundaries can still change in the export passes (see below): what
+        # is sent first is the ops' final shardings and the boundaries as they stand.
+        on_final(
+            final_dims(graph, read_state(module, index, graph, debug=False, scan=scan)[0], mesh)
+        )
+        check()
     after, origins_of, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
+    check()
     rules = read_rules(module, index, scan) if conflicts else []
     del scan
+    check()
     run_passes(module, export)
     # The export passes after propagation change function boundaries (non-divisible
     # input/output shardings are cut, dims closed) but no op's sharding.
@@ -269,11 +351,13 @@ def _run(prep: Prepared, origins: bool, *, conflicts: bool, collectives: bool) -
         return "(not recorded by Shardy)", None
 
     timeline = complete(timeline, describe)
+    check()
     values = value_infos(graph, final, mesh)
     route = ROUTE if origins else ROUTE_NO_ORIGINS
     result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module, route)
     if conflicts:
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
+        check()
     if collectives:
         result.collectives = predict_collectives(module, index, graph, mesh)
         for c in result.conflicts:

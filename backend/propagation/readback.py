@@ -108,6 +108,18 @@ class ProgramIndex:
         self.copy_of: dict[int, int] = {}
         self.call_results: dict[int, list[tuple | None]] = {}
 
+    def copy(self) -> ProgramIndex:
+        """An index for a copy of the tagged module: the same tags, its own tables (what
+        annotating and inlining the copy add stays out of this one)."""
+        out = object.__new__(ProgramIndex)
+        out.__dict__.update(self.__dict__)
+        out.key_to_id = dict(self.key_to_id)
+        out.canonical = dict(self.canonical)
+        out.aliases = {k: list(v) for k, v in self.aliases.items()}
+        out.copy_of = dict(self.copy_of)
+        out.call_results = dict(self.call_results)
+        return out
+
     def graph_op(self, tag: int | None) -> int | None:
         """The program op id of a tagged op: itself, or the op an inlined copy copies."""
         if tag is None or tag < 0:

@@ -130,6 +130,25 @@ def value_infos(
     return out
 
 
+def final_dims(
+    graph: ProgramGraph, final: dict[int, ValueSharding], mesh: Mesh
+) -> dict[int, tuple[tuple[str, ...], ...]]:
+    """The axes per dimension ``value_infos`` would list, for the values that have any
+    (the others are replicated): what a view needs to draw final shardings before the
+    rest of a result is ready."""
+    shape = mesh.shape
+    cache: dict[tuple, tuple] = {}
+    out = {}
+    for vid, s in final.items():
+        if not any(s.dims):
+            continue
+        dims = cache.get(s.dims)
+        if dims is None:
+            dims = cache[s.dims] = tuple(tuple(merge_full_axes(d, shape)) for d in s.dims)
+        out[vid] = dims
+    return out
+
+
 def _hlo_text(mesh: Mesh, dims: tuple, rank: int) -> str:
     """HloSharding text of ``dims``; empty where HLO text cannot say it (sub-axes)."""
     if any(":(" in a for d in dims for a in d):
