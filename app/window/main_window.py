@@ -113,6 +113,9 @@ class MainWindow(QMainWindow):
             auto=auto_propagate,
             parent=self,
         )
+        # An edit, an undo or a redo is whole once the stack's index moves: its
+        # propagation starts then, while the views still repaint what it changed.
+        self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
         self.debugger = Debugger(self)
         self.run = RunController(
             self.session,
@@ -161,6 +164,7 @@ class MainWindow(QMainWindow):
         ev.mesh.connect(self._on_mesh_change)
         ev.specs.connect(self._on_specs_change)
         ev.propagation.connect(self._on_propagation_change)
+        ev.final_specs.connect(self._on_final_specs)
         self.graph.specDropped.connect(self.on_spec_dropped)
         self.graph.dropRejected.connect(lambda msg: self.messages.add(msg, "warning"))
         self.graph.valueSelected.connect(self.select_value)
@@ -277,6 +281,10 @@ class MainWindow(QMainWindow):
         self.outline.specs_changed()
         self._refresh_inspector()
 
+    def _on_final_specs(self) -> None:
+        self.outline.specs_changed()
+        self._refresh_inspector()
+
     # -- selection ------------------------------------------------------------------------
     def select_value(self, value_id: int) -> None:
         """Show a tensor in the inspector and its producer's source line."""
@@ -366,6 +374,7 @@ class MainWindow(QMainWindow):
         ev.mesh.disconnect(self._on_mesh_change)
         ev.specs.disconnect(self._on_specs_change)
         ev.propagation.disconnect(self._on_propagation_change)
+        ev.final_specs.disconnect(self._on_final_specs)
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

@@ -1,27 +1,37 @@
-"""When the window propagates: on demand (F5), or shortly after each edit while automatic.
+"""When the window propagates: on demand (F5), or right after each edit while automatic.
 
-``PropagationScheduler`` debounces edits with a single-shot timer, runs propagation on the
-session's current mesh and specs in the thread pool, and hands the result to the session;
-a result that arrives after a newer run started is dropped.
+``PropagationScheduler`` runs propagation on the session's current mesh and specs in the
+thread pool, through the program's ``PropagationServer`` (one child that keeps the
+program parsed), and hands what comes back to the session: the final shardings first
+(``Session.set_final_specs``: the badges show them at once), then the whole result.
+Edits made in one turn of the event loop (a zero-length single-shot timer) propagate
+once, and an edit through the undo stack starts as soon as it is whole (``flush``); a result that arrives after a newer run started is dropped, and the server cuts
+the older run short.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QStatusBar
 
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, propagate_task
+from shardscope.backend.program.load import Program
 from shardscope.backend.propagation.result import PropagationResult
+from shardscope.backend.propagation.server import FinalDims, PropagationServer
 from shardscope.backend.session.document import Session
 from shardscope.viewers.common.messages import MessagesView
 
-PROPAGATE_DELAY_MS = 150
+# Edits of one turn of the event loop propagate once; a lone edit at once.
+PROPAGATE_DELAY_MS = 0
 MAX_WARNINGS_SHOWN = 5
 
 
 class PropagationScheduler(QObject):
     """Runs propagation for one session; see the module docstring."""
+
+    # (generation, final dims), emitted on the task's thread, handled on the GUI thread
+    finalSpecs = Signal(int, object)
 
     def __init__(
         self,
@@ -47,6 +57,9 @@ class PropagationScheduler(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(PROPAGATE_DELAY_MS)
         self.timer.timeout.connect(self.propagate_now)
+        self.finalSpecs.connect(self._on_final_specs)
+        self.server: PropagationServer | None = None
+        session.events.program.connect(self._on_program)
 
     @property
     def pending(self) -> bool:
@@ -58,6 +71,12 @@ class PropagationScheduler(QObject):
         if self.auto and self.session.program is not None:
             self.timer.start()
 
+    def flush(self) -> None:
+        """Start the pending propagation now rather than on the next turn of the loop."""
+        if self.timer.isActive():
+            self.timer.stop()
+            self.propagate_now()
+
     def set_auto(self, on: bool) -> None:
         """Turn propagation after each edit on or off (remembered in the settings)."""
         self.auto = bool(on)
@@ -65,7 +84,30 @@ class PropagationScheduler(QObject):
         self.schedule()
 
     def stop(self) -> None:
+        """Propagate no more: the pending edit is dropped and the server's child stops."""
         self.timer.stop()
+        self._generation += 1
+        self.session.events.program.disconnect(self._on_program)
+        self._close_server()
+
+    def _on_program(self, program: Program | None) -> None:
+        if self.server is not None and self.server.program is not program:
+            self._close_server()
+
+    def _close_server(self) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            server.close()
+
+    def _server_for(self, program: Program) -> PropagationServer:
+        if self.server is None or self.server.program is not program:
+            self._close_server()
+            self.server = PropagationServer(program)
+        return self.server
+
+    def _on_final_specs(self, generation: int, dims: FinalDims) -> None:
+        if generation == self._generation:
+            self.session.set_final_specs(dims)
 
     def propagate_now(self) -> None:
         """Run propagation on the current mesh and specs in the pool."""
@@ -74,10 +116,16 @@ class PropagationScheduler(QObject):
             return
         self._generation += 1
         generation = self._generation
-        fn = propagate_task(session.program, session.mesh, session.specs_for_propagation())
+        fn = propagate_task(
+            session.program,
+            session.mesh,
+            session.specs_for_propagation(),
+            server=self._server_for(session.program),
+            on_final=lambda dims: self.finalSpecs.emit(generation, dims),
+        )
 
-        def done(result: PropagationResult, seconds: float) -> None:
-            if generation != self._generation:
+        def done(result: PropagationResult | None, seconds: float) -> None:
+            if result is None or generation != self._generation:
                 return
             self.count += 1
             session.set_propagation(result)

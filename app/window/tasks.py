@@ -18,8 +18,10 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, load_program
 from shardscope.backend.program.mlir import warm_up
 from shardscope.backend.program.snippets import read_snippets
+from shardscope.backend.propagation.guard import ChildCrashed
 from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.propagation.result import PropagationResult
+from shardscope.backend.propagation.server import FinalDims, PropagationServer, Superseded
 from shardscope.backend.session.persistence import SavedState
 from shardscope.backend.session.saved_program import unpack_program
 from shardscope.backend.sharding.mesh import Mesh
@@ -120,10 +122,30 @@ def saved_program_task(state: SavedState, where: str) -> Callable[[], Program]:
     return run
 
 
-def propagate_task(program: Program, mesh: Mesh, specs: dict) -> Callable[[], PropagationResult]:
-    """The function a propagation task runs: propagate, reporting problems as warnings."""
+def propagate_task(
+    program: Program,
+    mesh: Mesh,
+    specs: dict,
+    *,
+    server: PropagationServer | None = None,
+    on_final: Callable[[FinalDims], None] | None = None,
+) -> Callable[[], PropagationResult | None]:
+    """The function a propagation task runs: propagate, reporting problems as warnings.
 
-    def run() -> PropagationResult:
+    With ``server`` (the program's ``PropagationServer``) the run goes there and
+    ``on_final`` gets the final shardings ahead of the result; the task returns None when
+    a newer request superseded it. A server whose child crashed hands over to
+    ``propagate``, which forks afresh and retries without origins where that helps.
+    """
+
+    def run() -> PropagationResult | None:
+        if server is not None:
+            try:
+                return server.propagate(mesh, specs, strict=False, on_final=on_final)
+            except Superseded:
+                return None
+            except ChildCrashed:
+                pass
         return propagate(program, mesh, specs, strict=False)
 
     return run

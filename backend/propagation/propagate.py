@@ -98,10 +98,16 @@ class Parsed:
         return cached
 
 
-def parse(program: Program | str) -> Parsed:
-    """Parse ``program``'s StableHLO in a fresh context and tag its ops (``ProgramIndex``)."""
+def parse(program: Program | str, *, threads: bool = True) -> Parsed:
+    """Parse ``program``'s StableHLO in a fresh context and tag its ops (``ProgramIndex``).
+
+    ``threads=False`` keeps the context's work (parsing included) on the calling thread:
+    what a forked child needs, whose copy of the shared thread pool has no threads.
+    """
     name, text = _program_text(program)
     ctx = new_context()
+    if not threads:
+        ctx.enable_multithreading(False)
     sdyread.clear_cache()
     try:
         module = ir.Module.parse(text, context=ctx)

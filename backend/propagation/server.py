@@ -304,10 +304,9 @@ def _serve(
     gc.freeze()
     gc.disable()
     try:
-        parsed: Any = parse(program)
-        # The context's thread pool would start threads in this child; one thread keeps
-        # its runs like those of ``propagate``'s children.
-        parsed.module.context.enable_multithreading(False)
+        # The fork copied the shared MLIR thread pool without its threads: work queued
+        # on it would wait forever.
+        parsed: Any = parse(program, threads=False)
     except Exception as exc:  # noqa: BLE001 - answered to every request
         parsed = exc
     newest = 0

@@ -38,6 +38,23 @@ class PropagatedSpecs:
         return Spec.of(*[tuple(d) if d else None for d in info.spec])
 
 
+class FinalSpecs(PropagatedSpecs):
+    """The final specs a propagation sends ahead of its result (``result.final_dims``:
+    axes per dimension of the values that have any); they read as the result will."""
+
+    def __init__(self, dims: Mapping[int, tuple[tuple[str, ...], ...]], graph: ProgramGraph):
+        self.dims = dims
+        self.graph = graph
+
+    def get(self, value_id: int) -> Spec | None:
+        dims = self.dims.get(value_id)
+        if dims is None:
+            if not 0 <= value_id < len(self.graph.values):
+                return None
+            return Spec.of(*[None] * self.graph.values[value_id].rank)
+        return Spec.of(*[tuple(d) if d else None for d in dims])
+
+
 def shown_spec(
     value_id: int,
     user: Mapping[int, Spec],

@@ -18,6 +18,7 @@ from psygnal import Signal, SignalGroup
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.session.display import (
+    FinalSpecs,
     Origin,
     PropagatedSpecs,
     decided_spec,
@@ -59,6 +60,7 @@ class SessionEvents(SignalGroup):
     specs = Signal(tuple)  # ids of the values whose user spec changed
     view = Signal(dict)  # the whole view state after the change
     propagation = Signal(object)  # PropagationResult, or None when stale
+    final_specs = Signal()  # a propagation's final shardings, ahead of its result
 
 
 class Session:
@@ -262,8 +264,17 @@ class Session:
             self._set_propagation(result)
             self.events.propagation.emit(result)
 
+    def set_final_specs(self, dims: Mapping[int, tuple[tuple[str, ...], ...]]) -> None:
+        """Show the final shardings a propagation sends ahead of its result
+        (``result.final_dims``) until the result itself comes; ignored unless the session
+        is waiting for one (its propagation is stale)."""
+        if self._propagation is not None or self.graph is None:
+            return
+        self._propagated = FinalSpecs(dims, self.graph)
+        self.events.final_specs.emit()
+
     def _stale(self) -> None:
-        if self._propagation is not None:
+        if self._propagation is not None or self._propagated is not None:
             self._set_propagation(None)
             self.events.propagation.emit(None)
 

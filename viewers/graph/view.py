@@ -112,6 +112,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         session.events.specs.connect(self._on_specs_change)
         session.events.mesh.connect(self._on_mesh_change)
         session.events.propagation.connect(self._on_propagation_change)
+        session.events.final_specs.connect(self._on_final_specs)
         if session.program is not None:
             self._on_program_change(session.program)
 
@@ -123,6 +124,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         ev.specs.disconnect(self._on_specs_change)
         ev.mesh.disconnect(self._on_mesh_change)
         ev.propagation.disconnect(self._on_propagation_change)
+        ev.final_specs.disconnect(self._on_final_specs)
         return super().close()
 
     def _on_program_change(self, program) -> None:
@@ -158,6 +160,9 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self.graph_scene.refresh_all()
 
     def _on_propagation_change(self, result) -> None:
+        self.graph_scene.refresh_all()
+
+    def _on_final_specs(self) -> None:
         self.graph_scene.refresh_all()
 
     # -- state ------------------------------------------------------------------------
