@@ -25,7 +25,7 @@ from PySide6.QtGui import QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
-BLOCK = 16
+BLOCK = 8
 _off_screen = 0
 
 
@@ -41,7 +41,8 @@ def _pixels(image: QImage) -> np.ndarray:
     data = np.frombuffer(
         image.constBits(), dtype=np.uint32, count=height * image.bytesPerLine() // 4
     )
-    return data.reshape(height, image.bytesPerLine() // 4)[:, :width]
+    # a copy: the array must not outlive the converted image that owns its memory
+    return data.reshape(height, image.bytesPerLine() // 4)[:, :width].copy()
 
 
 def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> QRegion:
@@ -103,6 +104,14 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
     try:
         yield
     finally:
+        # a widget made inside is polished when the loop gets to it, and polishing
+        # repaints it; layouts asked for inside move widgets when the loop gets to them:
+        # deliver what the change posted to these widgets now, while updates are dropped
+        for w in widget.findChildren(QWidget):
+            if not w.isHidden():
+                w.ensurePolished()
+        for w in (widget, *widget.findChildren(QWidget)):
+            QApplication.sendPostedEvents(w, 0)
         for w in (widget, *widget.findChildren(QWidget)):
             if w not in kept:
                 w.setAttribute(disabled, False)
@@ -124,10 +133,30 @@ def _update(widget: QWidget, region: QRegion) -> None:
                 child.update(part)
 
 
-def settle_layouts(root: QWidget) -> None:
+def settle_layouts(root: QWidget, rounds: int = 6) -> None:
     """Lay out ``root`` and the widgets in it now, not at the event loop's next turn (so
     the moves a change causes happen inside a ``quiet_change``). A scroll area that holds
-    ``root`` sizes it now too."""
+    ``root`` sizes it now too. Laying out can change size hints (a wrapped label given
+    another width wants another height), which asks for another layout: this goes on
+    until the widgets stop moving (at most ``rounds`` times)."""
+    last = None
+    for _ in range(rounds):
+        _settle_once(root)
+        now = _geometries(root)
+        if now == last:
+            return
+        last = now
+
+
+def _geometries(root: QWidget) -> list:
+    return [(w.geometry().getRect(), w.isHidden()) for w in (root, *root.findChildren(QWidget))]
+
+
+def _settle_once(root: QWidget) -> None:
+    # a new widget's style (its fonts, its margins) sets its size hint: polish it first
+    for widget in root.findChildren(QWidget):
+        if not widget.isHidden():
+            widget.ensurePolished()
     _activate(root)
     # size hints that changed (a combo box's, a wrapped label's) post layout requests:
     # handle them now rather than at the loop's next turn
@@ -185,6 +214,11 @@ class DiffedView(QObject):
     def draw(self) -> QImage:
         """The viewport's picture as the scene is now."""
         viewport = self.view.viewport()
+        # a pyqtgraph scene moves its axes and ranges when it is about to be painted,
+        # which rendering into an image does not announce: as the screen will show it
+        prepare = getattr(self.view.scene(), "prepareForPaint", None)
+        if prepare is not None:
+            prepare()
         image = QImage(viewport.size(), QImage.Format.Format_RGB32)
         image.fill(self.view.backgroundBrush().color())
         painter = QPainter(image)
