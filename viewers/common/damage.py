@@ -26,6 +26,8 @@ from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
 BLOCK = 8
+# what a change posts to the widgets it changed and that repaints them when delivered
+_POSTED = (QEvent.Type.PolishRequest.value, QEvent.Type.LayoutRequest.value)
 _off_screen = 0
 
 
@@ -111,10 +113,17 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
             if not w.isHidden():
                 w.ensurePolished()
         for w in (widget, *widget.findChildren(QWidget)):
-            QApplication.sendPostedEvents(w, 0)
+            for kind in _POSTED:
+                QApplication.sendPostedEvents(w, kind)
         for w in (widget, *widget.findChildren(QWidget)):
             if w not in kept:
                 w.setAttribute(disabled, False)
+    # the first drawing lays out what was only laid out when painted (a label's text),
+    # and a widget laid out while it paints asks to be painted again: drop those asks
+    # (they would repaint it all once more) and compare the second drawing
+    _grab(widget)
+    for w in (widget, *widget.findChildren(QWidget)):
+        QApplication.removePostedEvents(w, QEvent.Type.UpdateLater.value)
     region = changed_region(before, _grab(widget))
     if not region.isEmpty():
         _update(widget, region)
