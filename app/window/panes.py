@@ -44,6 +44,15 @@ RIGHT_TIP = (
     "axis dropped here is the same undoable edit as one dropped on the left pane."
 )
 
+_MARKS = "Conflict marks, collective tags and the timeline's rings are hidden here: "
+# why the left pane hides the current propagation's marks, by the mode it shows
+HIDDEN_MARKS = {
+    "before": _MARKS
+    + "they belong to the current propagation, and only the shardings from before the "
+    "last edit are kept, not that propagation's conflicts or collectives.",
+    "gspmd": _MARKS + "they belong to Shardy's propagation, not to GSPMD's shardings.",
+}
+
 
 class Window(Protocol):
     """The parts of the main window side by side works with."""
@@ -170,6 +179,8 @@ class SideBySide(QObject):
         self.marks = []
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
+        window.debugger.markers.show_result_marks(True)
+        window.timeline.overlay.set_marks_shown(True)
         second = self.right.panel
         window.folding.unwatch(second.view)
         second.view.close()
@@ -253,6 +264,7 @@ class SideBySide(QObject):
             override = dims_override(dims) if dims is not None and mode != "now" else None
             pane.view.graph_scene.set_mode_override(override)
             shown.append(dims)
+        self._show_left_marks(modes[0], shown[0] is not None)
         left, right = shown
         gspmd = "gspmd" in modes
         self.found = {}
@@ -265,6 +277,15 @@ class SideBySide(QObject):
         self.marks[1].set_differences(
             {v: (b, a) for v, (a, b) in found.items()}, modes[0], gspmd=gspmd
         )
+
+    def _show_left_marks(self, mode: str, overridden: bool) -> None:
+        """The left pane is the window's graph, which carries the marks of the current
+        propagation (conflicts, collectives, the timeline's rings): shown only where the
+        pane shows that propagation's shardings, hidden (and said why) elsewhere."""
+        why = HIDDEN_MARKS.get(mode, "") if overridden else ""
+        self.window.debugger.markers.show_result_marks(not why)
+        self.window.timeline.overlay.set_marks_shown(not why)
+        self.left.header.setToolTip(why)
 
     def describe(self) -> str:
         left, right = self.modes

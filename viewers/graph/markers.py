@@ -337,6 +337,9 @@ class GraphMarkers(QObject):
         self.note_marks: list[SpecNotesItem] = []
         self.warnings: dict[int, list[str]] = {}  # op id -> XLA's warnings about it
         self.warning_marks: dict[int, WarningMarkItem] = {}  # by node index
+        # False while the view shows other shardings than the current result's: its
+        # conflicts and collectives are not marked there
+        self.result_marks = True
         view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
         # An edit changes only the user's notes; a stale result comes as its own event.
@@ -353,6 +356,13 @@ class GraphMarkers(QObject):
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
         self.differences = {d.id: d for d in differences or ()}
         self.refresh()
+
+    def show_result_marks(self, shown: bool) -> None:
+        """Mark the current result's conflicts and collectives (True) or not (False)."""
+        shown = bool(shown)
+        if shown != self.result_marks:
+            self.result_marks = shown
+            self.refresh()
 
     def set_warnings(self, by_op: dict[int, list[str]] | None) -> None:
         """Mark the ops XLA warned about (op id -> messages; None or empty: no marks)."""
@@ -377,7 +387,7 @@ class GraphMarkers(QObject):
             return
         style = self.view.style_
         result = self.session.propagation
-        if result is not None:
+        if result is not None and self.result_marks:
             self._mark_conflicts(layout, graph, result.conflicts, style)
             self._mark_collectives(layout, graph, result.collectives, style)
         self._mark_gspmd(style)
