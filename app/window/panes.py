@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from shardscope.viewers.graph.markers import CURRENT
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
     Dims,
@@ -48,10 +49,15 @@ _MARKS = "Conflict marks, collective tags and the timeline's rings are hidden he
 # why the left pane hides the current propagation's marks, by the mode it shows
 HIDDEN_MARKS = {
     "before": _MARKS
-    + "they belong to the current propagation, and only the shardings from before the "
-    "last edit are kept, not that propagation's conflicts or collectives.",
+    + "they belong to the current propagation, and the one before the last edit is "
+    "not kept.",
     "gspmd": _MARKS + "they belong to Shardy's propagation, not to GSPMD's shardings.",
 }
+BEFORE_MARKS = (
+    "Conflict marks and collective tags here are those of the propagation before the "
+    "last edit; the timeline's rings (the current propagation's steps and changes) are "
+    "hidden."
+)
 
 
 class Window(Protocol):
@@ -179,7 +185,7 @@ class SideBySide(QObject):
         self.marks = []
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
-        window.debugger.markers.show_result_marks(True)
+        window.debugger.markers.show_result(CURRENT)
         window.timeline.overlay.set_marks_shown(True)
         second = self.right.panel
         window.folding.unwatch(second.view)
@@ -279,13 +285,20 @@ class SideBySide(QObject):
         )
 
     def _show_left_marks(self, mode: str, overridden: bool) -> None:
-        """The left pane is the window's graph, which carries the marks of the current
-        propagation (conflicts, collectives, the timeline's rings): shown only where the
-        pane shows that propagation's shardings, hidden (and said why) elsewhere."""
-        why = HIDDEN_MARKS.get(mode, "") if overridden else ""
-        self.window.debugger.markers.show_result_marks(not why)
-        self.window.timeline.overlay.set_marks_shown(not why)
-        self.left.header.setToolTip(why)
+        """The left pane is the window's graph, which carries the marks of a propagation
+        (conflicts, collectives, the timeline's rings): those of the propagation whose
+        shardings the pane shows, or none (and the header's tooltip says why)."""
+        markers = self.window.debugger.markers
+        overlay = self.window.timeline.overlay
+        if not overridden or mode not in HIDDEN_MARKS:
+            markers.show_result(CURRENT)
+            overlay.set_marks_shown(True)
+            self.left.header.setToolTip("")
+            return
+        before = self.window.timeline.before_result if mode == "before" else None
+        markers.show_result(before)
+        overlay.set_marks_shown(False)
+        self.left.header.setToolTip(BEFORE_MARKS if before is not None else HIDDEN_MARKS[mode])
 
     def describe(self) -> str:
         left, right = self.modes
