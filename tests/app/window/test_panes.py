@@ -243,9 +243,20 @@ def test_the_left_pane_showing_before_the_edit_hides_the_rings_of_the_new_result
     assert not overlay.change_items
     assert not [i for i in window.graph.graph_scene.items() if i.data(0) == "changed"]
     tip = panes.left.header.toolTip()
-    assert "hidden" in tip and "before the last edit" in tip
+    assert "before the last edit" in tip and "rings" in tip
+    # the collective tags are the previous propagation's, kept by the timeline
+    before, now = window.timeline.before_result, window.session.propagation
+    assert before is not None and before is not now and before.collectives
+
+    def tagged(view):
+        return [id(c) for tag in collective_tags(view) for c in tag.collectives]
+
+    left = panes.left.view
+    assert tagged(left) and set(tagged(left)) <= {id(c) for c in before.collectives}
     choose(panes.left, "now")
     assert overlay.change_items and panes.left.header.toolTip() == ""
+    assert set(tagged(left)) <= {id(c) for c in now.collectives}
+    assert not set(tagged(left)) & {id(c) for c in before.collectives}
     choose(panes.left, "before")
     assert not overlay.change_items
     pick(window, "&View", "Side by si&de")
