@@ -25,7 +25,7 @@ from PySide6.QtGui import QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
-BLOCK = 8
+BLOCK = 4
 # what a change posts to the widgets it changed and that repaints them when delivered
 _POSTED = (QEvent.Type.PolishRequest.value, QEvent.Type.LayoutRequest.value)
 _off_screen = 0
@@ -65,16 +65,10 @@ def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> 
     diff = np.pad(a != b, pad).reshape(rows, block, cols, block).any(axis=(1, 3))
     region = full.subtracted(QRegion(QRect(0, 0, width, height)))
     for r in np.flatnonzero(diff.any(axis=1)):
-        line = diff[r]
-        c = 0
-        while c < cols:
-            if not line[c]:
-                c += 1
-                continue
-            start = c
-            while c < cols and line[c]:
-                c += 1
-            region += QRect(start * block, r * block, (c - start) * block, block)
+        # the runs of changed blocks in this row: where the row flips on and off
+        flips = np.flatnonzero(np.diff(np.concatenate(([False], diff[r], [False]))))
+        for start, end in zip(flips[::2].tolist(), flips[1::2].tolist(), strict=True):
+            region += QRect(start * block, r * block, (end - start) * block, block)
     return region.intersected(full)
 
 

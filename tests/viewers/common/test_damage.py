@@ -32,14 +32,15 @@ def test_one_changed_pixel_is_one_block():
 
 
 def test_neighbouring_blocks_merge_and_the_edge_block_is_clipped():
-    before, after = _image(), _image()
+    height = 62  # not a whole number of blocks: the last row of blocks is cut short
+    assert height % BLOCK
+    before, after = _image(100, height), _image(100, height)
     for x in range(10, 60):
-        after.setPixelColor(x, 58, QColor("white"))
+        after.setPixelColor(x, height - 1, QColor("white"))
     region = changed_region(before, after)
-    top = 58 // BLOCK * BLOCK
-    left = 10 // BLOCK * BLOCK
-    # one run of blocks; the last row of blocks is cut at the image's edge (60 high)
-    assert list(region) == [QRect(left, top, 64 - left, 60 - top)]
+    top = (height - 1) // BLOCK * BLOCK
+    left, right = 10 // BLOCK * BLOCK, -(-60 // BLOCK) * BLOCK
+    assert list(region) == [QRect(left, top, right - left, height - top)]
 
 
 def test_a_size_change_compares_the_shared_part_and_counts_the_rest():
