@@ -171,5 +171,8 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     scroll.setWidget(widget)
     scroll.setWidgetResizable(True)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    # always there: a scroll bar that comes and goes when the contents' height crosses the
+    # dock's narrows or widens them, and every line is laid out and repainted again
+    scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
     return scroll

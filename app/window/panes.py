@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from shardscope.viewers.graph.markers import CURRENT
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
     Dims,
@@ -42,6 +43,20 @@ if TYPE_CHECKING:
 RIGHT_TIP = (
     "A second view of the same program. It never changes the program by itself: a mesh "
     "axis dropped here is the same undoable edit as one dropped on the left pane."
+)
+
+_MARKS = "Conflict marks, collective tags and the timeline's rings are hidden here: "
+# why the left pane hides the current propagation's marks, by the mode it shows
+HIDDEN_MARKS = {
+    "before": _MARKS
+    + "they belong to the current propagation, and the one before the last edit is "
+    "not kept.",
+    "gspmd": _MARKS + "they belong to Shardy's propagation, not to GSPMD's shardings.",
+}
+BEFORE_MARKS = (
+    "Conflict marks and collective tags here are those of the propagation before the "
+    "last edit; the timeline's rings (the current propagation's steps and changes) are "
+    "hidden."
 )
 
 
@@ -170,6 +185,8 @@ class SideBySide(QObject):
         self.marks = []
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
+        window.debugger.markers.show_result(CURRENT)
+        window.timeline.overlay.set_marks_shown(True)
         second = self.right.panel
         window.folding.unwatch(second.view)
         second.view.close()
@@ -253,6 +270,7 @@ class SideBySide(QObject):
             override = dims_override(dims) if dims is not None and mode != "now" else None
             pane.view.graph_scene.set_mode_override(override)
             shown.append(dims)
+        self._show_left_marks(modes[0], shown[0] is not None)
         left, right = shown
         gspmd = "gspmd" in modes
         self.found = {}
@@ -265,6 +283,22 @@ class SideBySide(QObject):
         self.marks[1].set_differences(
             {v: (b, a) for v, (a, b) in found.items()}, modes[0], gspmd=gspmd
         )
+
+    def _show_left_marks(self, mode: str, overridden: bool) -> None:
+        """The left pane is the window's graph, which carries the marks of a propagation
+        (conflicts, collectives, the timeline's rings): those of the propagation whose
+        shardings the pane shows, or none (and the header's tooltip says why)."""
+        markers = self.window.debugger.markers
+        overlay = self.window.timeline.overlay
+        if not overridden or mode not in HIDDEN_MARKS:
+            markers.show_result(CURRENT)
+            overlay.set_marks_shown(True)
+            self.left.header.setToolTip("")
+            return
+        before = self.window.timeline.before_result if mode == "before" else None
+        markers.show_result(before)
+        overlay.set_marks_shown(False)
+        self.left.header.setToolTip(BEFORE_MARKS if before is not None else HIDDEN_MARKS[mode])
 
     def describe(self) -> str:
         left, right = self.modes

@@ -59,10 +59,13 @@ class TimelineController(QObject):
         # The final shardings of the propagation before the last edit's (None when the
         # current result follows no edit).
         self.before_edit: dict[int, list[list[str]]] | None = None
+        # and that propagation itself (its conflicts and collectives), kept as long
+        self.before_result: PropagationResult | None = None
         self.edited: tuple[int, ...] = ()
         self._edit_pending = False
         self._previous: dict[int, list[list[str]]] | None = None
         self._previous_before: dict[int, list[list[str]]] | None = None
+        self._previous_result: PropagationResult | None = None
         self._override = None
         self.selected: tuple[int, int | None] | None = None
         self.timer = QTimer(self)
@@ -100,7 +103,9 @@ class TimelineController(QObject):
     # -- session events ------------------------------------------------------------------
     def _on_program(self, _program) -> None:
         self._previous = None
+        self._previous_result = None
         self.before_edit = None
+        self.before_result = None
         self._edit_pending = False
         self.edited = ()
         self.selected = None
@@ -118,6 +123,7 @@ class TimelineController(QObject):
         self._detach()
         if result is None:
             self.before_edit = None
+            self.before_result = None
             self.panel.set_playback(None, self.session.graph, ())
             self.overlay.set_changed(())
             self._show_provenance()
@@ -126,12 +132,14 @@ class TimelineController(QObject):
         changed: set[int] = set()
         # the first result of a program follows no edit: the program's own specs
         self._previous_before = self._previous
+        previous_result, self._previous_result = self._previous_result, result
         if self._edit_pending and self._previous is not None:
             changed = {v for v, spec in current.items() if self._previous.get(v) != spec}
         self._previous = current
         self.changed = frozenset(changed)
         followed_edit = self._edit_pending and self._previous_before is not None
         self.before_edit = self._previous_before if followed_edit else None
+        self.before_result = previous_result if followed_edit else None
         note = ""
         if self._edit_pending and self._previous_before is not None:
             graph = self.session.graph

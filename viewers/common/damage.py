@@ -25,7 +25,9 @@ from PySide6.QtGui import QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
-BLOCK = 16
+BLOCK = 4
+# what a change posts to the widgets it changed and that repaints them when delivered
+_POSTED = (QEvent.Type.PolishRequest.value, QEvent.Type.LayoutRequest.value)
 _off_screen = 0
 
 
@@ -41,7 +43,8 @@ def _pixels(image: QImage) -> np.ndarray:
     data = np.frombuffer(
         image.constBits(), dtype=np.uint32, count=height * image.bytesPerLine() // 4
     )
-    return data.reshape(height, image.bytesPerLine() // 4)[:, :width]
+    # a copy: the array must not outlive the converted image that owns its memory
+    return data.reshape(height, image.bytesPerLine() // 4)[:, :width].copy()
 
 
 def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> QRegion:
@@ -62,16 +65,10 @@ def changed_region(before: QImage | None, after: QImage, block: int = BLOCK) -> 
     diff = np.pad(a != b, pad).reshape(rows, block, cols, block).any(axis=(1, 3))
     region = full.subtracted(QRegion(QRect(0, 0, width, height)))
     for r in np.flatnonzero(diff.any(axis=1)):
-        line = diff[r]
-        c = 0
-        while c < cols:
-            if not line[c]:
-                c += 1
-                continue
-            start = c
-            while c < cols and line[c]:
-                c += 1
-            region += QRect(start * block, r * block, (c - start) * block, block)
+        # the runs of changed blocks in this row: where the row flips on and off
+        flips = np.flatnonzero(np.diff(np.concatenate(([False], diff[r], [False]))))
+        for start, end in zip(flips[::2].tolist(), flips[1::2].tolist(), strict=True):
+            region += QRect(start * block, r * block, (end - start) * block, block)
     return region.intersected(full)
 
 
@@ -103,9 +100,24 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
     try:
         yield
     finally:
+        # a widget made inside is polished when the loop gets to it, and polishing
+        # repaints it; layouts asked for inside move widgets when the loop gets to them:
+        # deliver what the change posted to these widgets now, while updates are dropped
+        for w in widget.findChildren(QWidget):
+            if not w.isHidden():
+                w.ensurePolished()
+        for w in (widget, *widget.findChildren(QWidget)):
+            for kind in _POSTED:
+                QApplication.sendPostedEvents(w, kind)
         for w in (widget, *widget.findChildren(QWidget)):
             if w not in kept:
                 w.setAttribute(disabled, False)
+    # the first drawing lays out what was only laid out when painted (a label's text),
+    # and a widget laid out while it paints asks to be painted again: drop those asks
+    # (they would repaint it all once more) and compare the second drawing
+    _grab(widget)
+    for w in (widget, *widget.findChildren(QWidget)):
+        QApplication.removePostedEvents(w, QEvent.Type.UpdateLater.value)
     region = changed_region(before, _grab(widget))
     if not region.isEmpty():
         _update(widget, region)
@@ -124,10 +136,30 @@ def _update(widget: QWidget, region: QRegion) -> None:
                 child.update(part)
 
 
-def settle_layouts(root: QWidget) -> None:
+def settle_layouts(root: QWidget, rounds: int = 6) -> None:
     """Lay out ``root`` and the widgets in it now, not at the event loop's next turn (so
     the moves a change causes happen inside a ``quiet_change``). A scroll area that holds
-    ``root`` sizes it now too."""
+    ``root`` sizes it now too. Laying out can change size hints (a wrapped label given
+    another width wants another height), which asks for another layout: this goes on
+    until the widgets stop moving (at most ``rounds`` times)."""
+    last = None
+    for _ in range(rounds):
+        _settle_once(root)
+        now = _geometries(root)
+        if now == last:
+            return
+        last = now
+
+
+def _geometries(root: QWidget) -> list:
+    return [(w.geometry().getRect(), w.isHidden()) for w in (root, *root.findChildren(QWidget))]
+
+
+def _settle_once(root: QWidget) -> None:
+    # a new widget's style (its fonts, its margins) sets its size hint: polish it first
+    for widget in root.findChildren(QWidget):
+        if not widget.isHidden():
+            widget.ensurePolished()
     _activate(root)
     # size hints that changed (a combo box's, a wrapped label's) post layout requests:
     # handle them now rather than at the loop's next turn
@@ -185,6 +217,11 @@ class DiffedView(QObject):
     def draw(self) -> QImage:
         """The viewport's picture as the scene is now."""
         viewport = self.view.viewport()
+        # a pyqtgraph scene moves its axes and ranges when it is about to be painted,
+        # which rendering into an image does not announce: as the screen will show it
+        prepare = getattr(self.view.scene(), "prepareForPaint", None)
+        if prepare is not None:
+            prepare()
         image = QImage(viewport.size(), QImage.Format.Format_RGB32)
         image.fill(self.view.backgroundBrush().color())
         painter = QPainter(image)

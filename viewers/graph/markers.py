@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.layout import GraphLayout
     from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.result import PropagationResult
     from shardscope.viewers.graph.view import GraphView
 
 CONFLICT_COLOR = "#D64545"
@@ -91,6 +92,10 @@ def byte_text(n: int) -> str:
             return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
+
+
+# ``GraphMarkers.show_result``: follow the session's current result
+CURRENT = "current"
 
 
 class ConflictMarkItem(QGraphicsItem):
@@ -337,6 +342,9 @@ class GraphMarkers(QObject):
         self.note_marks: list[SpecNotesItem] = []
         self.warnings: dict[int, list[str]] = {}  # op id -> XLA's warnings about it
         self.warning_marks: dict[int, WarningMarkItem] = {}  # by node index
+        # whose conflicts and collectives are marked: the session's current result, or
+        # the one the view's shardings come from when it shows another (None: none)
+        self.shown_result: PropagationResult | None | str = CURRENT
         view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
         # An edit changes only the user's notes; a stale result comes as its own event.
@@ -353,6 +361,13 @@ class GraphMarkers(QObject):
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
         self.differences = {d.id: d for d in differences or ()}
         self.refresh()
+
+    def show_result(self, result: PropagationResult | None | str) -> None:
+        """Mark the conflicts and collectives of ``result``: ``CURRENT`` (the session's
+        result, whichever it is), another propagation result, or None (no such marks)."""
+        if result is not self.shown_result:
+            self.shown_result = result
+            self.refresh()
 
     def set_warnings(self, by_op: dict[int, list[str]] | None) -> None:
         """Mark the ops XLA warned about (op id -> messages; None or empty: no marks)."""
@@ -376,7 +391,7 @@ class GraphMarkers(QObject):
         if layout is None or graph is None or not self.view.nodes:
             return
         style = self.view.style_
-        result = self.session.propagation
+        result = self.session.propagation if self.shown_result is CURRENT else self.shown_result
         if result is not None:
             self._mark_conflicts(layout, graph, result.conflicts, style)
             self._mark_collectives(layout, graph, result.collectives, style)

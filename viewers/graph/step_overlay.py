@@ -123,6 +123,9 @@ class StepOverlay:
         self.scene = view.graph_scene
         self.steps: list[Step] = []
         self.changed_values: frozenset[int] = frozenset()
+        # False while the view shows other shardings than the current result's (a side
+        # by side pane showing "before the last edit"): its steps and rings are not drawn
+        self.marks_shown = True
         self.flow_items: list[QGraphicsPathItem] = []
         self.ring_items: list[QGraphicsPathItem] = []
         self.change_items: list[QGraphicsPathItem] = []
@@ -166,6 +169,16 @@ class StepOverlay:
         if self.marked_nodes and self.view.layout_ is not None:
             self.view.ensureVisible(self.view.nodes[self.marked_nodes[0]], 80, 80)
 
+    def set_marks_shown(self, shown: bool) -> None:
+        """Draw the steps' flows and rings and the changed badges' rings (True), or none
+        of them (False: the view shows shardings they do not belong to)."""
+        shown = bool(shown)
+        if shown == self.marks_shown:
+            return
+        self.marks_shown = shown
+        self._draw_steps()
+        self._draw_changes()
+
     def set_changed(self, values: Iterable[int]) -> None:
         """Ring the badges of ``values`` (what the last edit changed; [] clears)."""
         self.changed_values = frozenset(values)
@@ -197,7 +210,7 @@ class StepOverlay:
         self._clear(self.ring_items)
         self.marked_nodes = []
         layout = self.view.layout_
-        if not self.steps or layout is None:
+        if not self.steps or layout is None or not self.marks_shown:
             return
         names = self._axis_names()
         rings_at: dict[int, list[str]] = {}
@@ -344,7 +357,7 @@ class StepOverlay:
     # -- changed badges -----------------------------------------------------------------
     def _draw_changes(self) -> None:
         self._clear(self.change_items)
-        if not self.changed_values:
+        if not self.changed_values or not self.marks_shown:
             return
         color = QColor(self.view.style_.theme.highlight)
         for vid in sorted(self.changed_values):

@@ -9,6 +9,7 @@ from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -121,10 +122,19 @@ class TensorInspector(QWidget):
             return  # nothing to redraw: over a forwarded display even a no-op repaint costs
         self._shown = shown
         # a selection changes a few texts and chips: repaint those pixels, not the dock
-        with quiet_change(self):
+        # (nor the scroll bar of a scroll area holding the inspector, whose range moves)
+        with quiet_change(self._quiet_root()):
             self._show(value, mesh, spec, tiles, texts)
             settle_layouts(self)
         self.tile_grid.damage.sync()
+
+    def _quiet_root(self) -> QWidget:
+        """The scroll area showing the inspector, if one does, else the inspector."""
+        viewport = self.parentWidget()
+        area = viewport.parentWidget() if viewport is not None else None
+        if isinstance(area, QScrollArea) and area.widget() is self:
+            return area
+        return self
 
     def _show(
         self,
@@ -175,19 +185,19 @@ class TensorInspector(QWidget):
         return self.slots[dim]
 
     def _build_slots(self, shape: tuple[int, ...]) -> None:
-        if len(self.slots) == len(shape):
-            # same rank: the chips stay where they are, only their sizes change
-            for slot, n in zip(self.slots, shape, strict=True):
-                slot.set_size(n)
-            return
-        for slot in self.slots:
+        # the chips of the dims both tensors have stay where they are, only their sizes
+        # change; the rest are taken away or added at the end
+        for slot, n in zip(self.slots, shape, strict=False):
+            slot.set_size(n)
+        for slot in self.slots[len(shape) :]:
             self._slot_row.removeWidget(slot)
             # deleteLater alone leaves the old chip drawn until the event loop gets to it
             slot.hide()
             slot.setParent(None)
             slot.deleteLater()
-        self.slots = []
-        for d, n in enumerate(shape):
+        del self.slots[len(shape) :]
+        for d in range(len(self.slots), len(shape)):
+            n = shape[d]
             slot = DimSlot(d, n, self)
             slot.dropped.connect(self._on_slot_dropped)
             slot.menuAction.connect(self._on_slot_menu)

@@ -43,6 +43,8 @@ from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
+WIDEST_DIM = "dim 0 (65536)"
+WIDEST_TICK = "65536"
 
 
 class _GridPlot(pg.PlotWidget):
@@ -81,7 +83,12 @@ class TileGridView(QWidget):
         self.row_combo = QComboBox()
         self.col_combo = QComboBox()
         for combo in (self.row_combo, self.col_combo):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            # one width for every tensor (WIDEST_DIM fits): a box that fits its items
+            # resizes a moment after they change, and the whole row is laid out and
+            # repainted again
+            combo.addItem(WIDEST_DIM)
+            combo.setFixedWidth(combo.sizeHint().width())
+            combo.clear()
         self.row_combo.setToolTip("Tensor dimension drawn down the rows")
         self.col_combo.setToolTip("Tensor dimension drawn across the columns")
         self.row_combo.activated.connect(self._on_row_dim_change)
@@ -90,6 +97,9 @@ class TileGridView(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # Wraps rather than squeezing the dimension pickers beside it in a narrow dock.
         self.summary.setWordWrap(True)
+        # two lines tall even when the text fits on one, so that the plot below does
+        # not move (and repaint) between tensors whose summaries wrap differently
+        self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing())
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -114,6 +124,18 @@ class TileGridView(QWidget):
         self.plot.setMinimumSize(160, 120)
         self.view_box = self.plot.getPlotItem().getViewBox()
         self.layers = TileLayers(self.plot)
+        # the left axis as wide for every tensor (numbers up to WIDEST_TICK and its
+        # label): an axis that fits its numbers narrows or widens a paint after the
+        # tensor changes, moving (and repainting) the whole plot once more
+        left = self.plot.getPlotItem().getAxis("left")
+        metrics = self.plot.fontMetrics()
+        left.setWidth(
+            metrics.horizontalAdvance(WIDEST_TICK)
+            + left.style["tickTextOffset"][0]
+            + max(0, left.style["tickLength"])
+            + metrics.height()
+            + 6
+        )
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
         # a refit to another tensor's size redraws the whole plot in Qt's eyes, though
@@ -256,6 +278,10 @@ class TileGridView(QWidget):
         while self._slider_layout.count():
             item = self._slider_layout.takeAt(0)
             if item.widget() is not None:
+                # gone now, not when the loop gets to deleteLater (a later relayout would
+                # repaint the grid again)
+                item.widget().hide()
+                item.widget().setParent(None)
                 item.widget().deleteLater()
         self.sliders = {}
         self._slider_labels = {}
@@ -270,6 +296,9 @@ class TileGridView(QWidget):
             label = QLabel()
             self._slider_layout.addWidget(label, row, 0)
             self._slider_layout.addWidget(slider, row, 1)
+            if self._slider_box.isVisible():
+                label.show()
+                slider.show()
             self.sliders[d] = slider
             self._slider_labels[d] = label
             self._update_slider_label(d)

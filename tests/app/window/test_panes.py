@@ -6,7 +6,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter
 
 from shardscope.viewers.common.mime import axis_mime_data
-from shardscope.viewers.graph.markers import GspmdMarkItem
+from shardscope.viewers.graph.markers import (
+    CollectiveMarkItem,
+    ConflictMarkItem,
+    GspmdMarkItem,
+)
 from tests.support.qt_events import drop
 
 
@@ -188,3 +192,72 @@ def test_a_program_opened_while_side_by_side_shows_in_both_panes(
     assert left.state_key() == right.state_key()
     assert len(right.nodes) == len(left.nodes) > 10
     assert panes.modes == ("shardy", "gspmd")  # the panes keep their modes
+
+
+def conflict_marks(view):
+    return [i for i in view.graph_scene.items() if isinstance(i, ConflictMarkItem)]
+
+
+def collective_tags(view):
+    return [i for i in view.graph_scene.items() if isinstance(i, CollectiveMarkItem)]
+
+
+def choose(pane, mode):
+    pane.header.combo.setCurrentIndex(pane.header.combo.findData(mode))
+
+
+def test_the_left_pane_marks_conflicts_only_where_it_shows_their_result(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    assert window.session.propagation.conflicts
+    assert conflict_marks(window.graph)
+    panes = open_side_by_side(window, pick, find_action)
+    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    left = panes.left.view
+    assert panes.modes == ("shardy", "gspmd")
+    # Shardy's final shardings are the current result's: its conflicts are marked
+    assert conflict_marks(left) and panes.left.header.toolTip() == ""
+    choose(panes.left, "gspmd")
+    assert not conflict_marks(left) and not collective_tags(left)
+    assert "not to GSPMD's" in panes.left.header.toolTip()
+    choose(panes.left, "now")
+    assert conflict_marks(left) and panes.left.header.toolTip() == ""
+    choose(panes.left, "gspmd")
+    pick(window, "&View", "Side by si&de")  # off: the single graph has its marks again
+    assert conflict_marks(window.graph)
+
+
+def test_the_left_pane_showing_before_the_edit_hides_the_rings_of_the_new_result(
+    make_window, qtbot, pick, find_action, drop_axis
+):
+    window = make_window("example:mlp")
+    b2 = window.session.graph.value_by_name("params['b2']").id
+    count = window.propagation.count
+    drop_axis(window, b2, 0, "data")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    overlay = window.timeline.overlay
+    assert overlay.change_items  # the single graph rings what the edit changed
+    panes = open_side_by_side(window, pick, find_action)
+    assert panes.modes == ("before", "now")
+    assert not overlay.change_items
+    assert not [i for i in window.graph.graph_scene.items() if i.data(0) == "changed"]
+    tip = panes.left.header.toolTip()
+    assert "before the last edit" in tip and "rings" in tip
+    # the collective tags are the previous propagation's, kept by the timeline
+    before, now = window.timeline.before_result, window.session.propagation
+    assert before is not None and before is not now and before.collectives
+
+    def tagged(view):
+        return [id(c) for tag in collective_tags(view) for c in tag.collectives]
+
+    left = panes.left.view
+    assert tagged(left) and set(tagged(left)) <= {id(c) for c in before.collectives}
+    choose(panes.left, "now")
+    assert overlay.change_items and panes.left.header.toolTip() == ""
+    assert set(tagged(left)) <= {id(c) for c in now.collectives}
+    assert not set(tagged(left)) & {id(c) for c in before.collectives}
+    choose(panes.left, "before")
+    assert not overlay.change_items
+    pick(window, "&View", "Side by si&de")
+    assert overlay.change_items
