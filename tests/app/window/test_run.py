@@ -62,12 +62,21 @@ def test_running_mlp_shows_every_device_shard_and_collective(make_window, qtbot,
     collectives = panel.rows(panel.collective_table)
     assert collectives, "the compiled mlp has a collective"
     assert all(r[5] for r in collectives)  # matched with a prediction, or "unmatched"
-    panel.collective_table.selectRow(0)
+    _click_row(qtbot, panel.collective_table, 0)
     index = panel.collective_table.item(0, 0).data(0x0100)
-    groups = window.run.panel.result.collectives[index].device_groups
+    collective = window.run.panel.result.collectives[index]
+    groups = [tuple(g) for g in collective.device_groups]
     assert groups
-    assert window.mesh_editor.grid.groups == [tuple(g) for g in groups]
-    assert "outlined on the mesh" in panel.groups.text()
+    assert window.mesh_editor.grid.groups == groups
+    assert "outlined on the mesh and the heat maps" in panel.groups.text()
+    heat = panel.heatmap
+    assert heat.groups == groups
+    assert heat.legend_text().startswith(f"Outlined: {collective.kind} device groups: g0 {{")
+    image = heat.grab().toImage()
+    for i, group in enumerate(groups):
+        for device in group:
+            corner = heat.group_rect(device).topLeft()
+            assert image.pixelColor(corner).getRgb()[:3] == heat.group_color(i).getRgb()[:3]
 
 
 def test_a_second_run_while_one_runs_is_refused(make_window, qtbot, pick, wait_idle):
