@@ -5,7 +5,8 @@ program, mesh and specs (with the current propagation, to match predicted collec
 with compiled ones) in the thread pool; the program itself runs in a worker process.
 One run at a time: a second request while one runs is refused in the messages. A failure
 is one line in the messages and changes nothing in the session. After an edit of the
-mesh or specs the Run dock marks its result stale; a new program clears it.
+mesh or specs the Run dock marks its result stale; a new program clears it. A result
+shown asks the window to give the Run dock room (``make_room``): its heat maps need it.
 
 After a run, the ops XLA warned about get a mark on the graph (``show_warnings``, op id ->
 messages); choosing a warning in the dock selects and reveals its op (``reveal_op``).
@@ -104,6 +105,7 @@ class RunController(QObject):
         status_bar: QStatusBar,
         *,
         show_dock: Callable[[], None] = lambda: None,
+        make_room: Callable[[], None] = lambda: None,
         show_warnings: Callable[[dict[int, list[str]]], None] = lambda _by_op: None,
         reveal_op: Callable[[int], None] = lambda _op: None,
         timeout: float = RUN_TIMEOUT_S,
@@ -117,6 +119,7 @@ class RunController(QObject):
         self.messages = messages
         self.status_bar = status_bar
         self.show_dock = show_dock
+        self.make_room = make_room
         self.show_warnings = show_warnings
         self.reveal_op = reveal_op
         self.timeout = timeout
@@ -193,6 +196,7 @@ class RunController(QObject):
         self.count += 1
         self.grid.set_groups([])
         self.panel.set_result(result)
+        self.make_room()
         for note in result.notes:
             self.messages.add(f"run: {note}", "warning")
         graph = self.session.graph
