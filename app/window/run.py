@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.run.panel import RunPanel
@@ -90,6 +91,17 @@ def warning_op(result: RunResult, index: int, graph) -> int | None:
     if not name:
         return None
     return next((op.id for op in graph.ops if op.location_name == name), None)
+
+
+def reveal(widget: QWidget) -> None:
+    """Scroll each scroll area ``widget`` sits in (innermost first) to show it: the mesh
+    editor scrolls in a short dock."""
+    child, parent = widget, widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea) and parent.widget() is not None:
+            parent.ensureWidgetVisible(child, 0, 0)
+            child = parent
+        parent = parent.parentWidget()
 
 
 class RunController(QObject):
@@ -275,6 +287,8 @@ class RunController(QObject):
             return
         groups = result.collectives[index].device_groups
         self.grid.set_groups(list(groups) if groups else [])
+        if groups:
+            reveal(self.grid)
 
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown

@@ -311,10 +311,14 @@ class HeatmapView(QWidget):
         tensor = self.tensor
         if tensor is None:
             p.setPen(theme.muted)
+            text = "Choose an output or argument to see each device's values."
+            if self._group_of:
+                what = f"the {self.group_title}'s" if self.group_title else "the"
+                text += f" {what.capitalize()} device groups are outlined on them."
             p.drawText(
                 self.rect().adjusted(6, 6, -6, -6),
-                Qt.AlignmentFlag.AlignLeft,
-                "Choose an output or argument to see each device's values.",
+                Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap,
+                text,
             )
             p.end()
             return

@@ -102,6 +102,11 @@ def test_after_a_run_the_run_dock_has_room_and_every_other_dock_stays(
     # The heat maps get the room: their pictures fit the dock without scrolling.
     assert panel.heatmap.height() <= panel.shard_tabs.currentWidget().viewport().height()
     assert {n for n, d in docks.by_name.items() if d.isVisible()} == shown
+    # The mesh dock is short now: choosing a collective scrolls it to the outlined grid.
+    grid = window.mesh_editor.grid
+    _click_row(qtbot, panel.collective_table, 0)
+    assert grid.groups and grid.groups == panel.heatmap.groups
+    qtbot.waitUntil(lambda: not grid.visibleRegion().isEmpty())
     for name in ("dock_mesh", "dock_palette", "dock_program", "dock_tensor", "dock_timeline"):
         assert docks[name].height() >= docks[name].minimumSizeHint().height() > 0, name
     assert window.graph_panel.height() >= 90
