@@ -198,19 +198,23 @@ def _apply_bottom_heights(window: QMainWindow, docks: Docks) -> None:
 class _SizesOnFirstShow(QObject):
     def __init__(self, window: QMainWindow, docks: Docks) -> None:
         super().__init__(window)
+        self.main = window
         self.docks = docks
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Show and isinstance(obj, QMainWindow):
             obj.removeEventFilter(self)
-            if not self.docks.restored:
+            if self.docks.restored:
+                self.deleteLater()
+            else:
                 _apply_sizes(obj, self.docks)
-                docks = self.docks
-                QTimer.singleShot(
-                    0, obj, lambda: None if docks.restored else _apply_bottom_heights(obj, docks)
-                )
-            self.deleteLater()
+                QTimer.singleShot(0, self._once_laid_out)
         return False
+
+    def _once_laid_out(self) -> None:
+        if not self.docks.restored:
+            _apply_bottom_heights(self.main, self.docks)
+        self.deleteLater()
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
