@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QUndoView, QWidget
 
@@ -61,7 +61,10 @@ def history_view() -> QUndoView:
 
 # Registry order is the order of the View menu's dock toggles.
 DOCKS: tuple[DockSpec, ...] = (
-    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300),
+    # The left and right columns stand above the bottom docks, so their smallest heights
+    # cap the bottom docks' height: docks whose content is tall scroll instead of
+    # reserving it (the Run dock needs the height after a run).
+    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, scrolls=True),
     DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
@@ -70,9 +73,19 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
     # Split from the messages before they are tabbed: splitting a tabbed dock would take
     # it out of its tab group.
-    DockSpec("Timeline", "dock_timeline", BOTTOM, TimelinePanel, below="dock_messages", height=150),
+    DockSpec(
+        "Timeline",
+        "dock_timeline",
+        BOTTOM,
+        TimelinePanel,
+        below="dock_messages",
+        height=150,
+        scrolls=True,
+    ),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
-    DockSpec("Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history"),
+    DockSpec(
+        "Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history", scrolls=True
+    ),
     # The debugger's docks share the messages' place.
     DockSpec("Conflicts", "dock_conflicts", BOTTOM, ConflictsView, tabify_with="dock_messages"),
     DockSpec(
@@ -141,6 +154,25 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
     return docks
 
 
+# The share of the window's height a dock given room (``make_room``) gets, and below
+# which share it is given it.
+ROOM = 0.5
+ROOM_BELOW = 0.45
+
+
+def make_room(window: QMainWindow, dock: QDockWidget) -> None:
+    """Show ``dock`` on top of its tab group and, where it is docked and shorter than
+    ``ROOM_BELOW`` of the window, give it ``ROOM`` of the window's height (the docks
+    beside it in its area give up theirs)."""
+    dock.show()
+    dock.raise_()
+    if dock.isFloating():
+        return
+    height = window.height()
+    if dock.height() < ROOM_BELOW * height:
+        window.resizeDocks([dock], [int(ROOM * height)], Qt.Orientation.Vertical)
+
+
 def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
     specs = docks.specs
     widths = {s.name: s.width for s in specs if s.width is not None}
@@ -152,18 +184,37 @@ def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
         window.resizeDocks([docks[n] for n in sizes], list(sizes.values()), orientation)
 
 
+def _apply_bottom_heights(window: QMainWindow, docks: Docks) -> None:
+    """The heights of the bottom docks that have no tabs again, once the window is laid
+    out: the columns above them ask for more height than a short window has, and given
+    with theirs the timeline kept only its smallest height (84 px instead of 150 in a
+    1400x900 window). Resizing a dock of a tab group as well undid it."""
+    for spec in docks.specs:
+        dock = docks[spec.name]
+        if spec.area == BOTTOM and spec.height is not None and not window.tabifiedDockWidgets(dock):
+            window.resizeDocks([dock], [spec.height], Qt.Orientation.Vertical)
+
+
 class _SizesOnFirstShow(QObject):
     def __init__(self, window: QMainWindow, docks: Docks) -> None:
         super().__init__(window)
+        self.main = window
         self.docks = docks
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Show and isinstance(obj, QMainWindow):
             obj.removeEventFilter(self)
-            if not self.docks.restored:
+            if self.docks.restored:
+                self.deleteLater()
+            else:
                 _apply_sizes(obj, self.docks)
-            self.deleteLater()
+                QTimer.singleShot(0, self._once_laid_out)
         return False
+
+    def _once_laid_out(self) -> None:
+        if not self.docks.restored:
+            _apply_bottom_heights(self.main, self.docks)
+        self.deleteLater()
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:
@@ -175,4 +226,6 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     # dock's narrows or widens them, and every line is laid out and repainted again
     scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
+    # Three lines of text at the least (a scroll area's own smallest size is taller).
+    scroll.setMinimumHeight(3 * scroll.fontMetrics().height())
     return scroll

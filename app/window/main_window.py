@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 from shardscope.app.window.animation import GifExport
 from shardscope.app.window.bandwidth import LowBandwidth
 from shardscope.app.window.debugger import Debugger
-from shardscope.app.window.docks import build_docks
+from shardscope.app.window.docks import build_docks, make_room
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
 from shardscope.app.window.help import WindowHelp
@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
             self.messages,
             self.statusBar(),
             show_dock=self._show_run_dock,
+            make_room=lambda: make_room(self, self.docks["dock_run"]),
             show_warnings=self.debugger.markers.set_warnings,
             reveal_op=self._outline_op,
             parent=self,

@@ -5,7 +5,8 @@ program, mesh and specs (with the current propagation, to match predicted collec
 with compiled ones) in the thread pool; the program itself runs in a worker process.
 One run at a time: a second request while one runs is refused in the messages. A failure
 is one line in the messages and changes nothing in the session. After an edit of the
-mesh or specs the Run dock marks its result stale; a new program clears it.
+mesh or specs the Run dock marks its result stale; a new program clears it. A result
+shown asks the window to give the Run dock room (``make_room``): its heat maps need it.
 
 After a run, the ops XLA warned about get a mark on the graph (``show_warnings``, op id ->
 messages); choosing a warning in the dock selects and reveals its op (``reveal_op``).
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.run.panel import RunPanel
@@ -91,6 +93,17 @@ def warning_op(result: RunResult, index: int, graph) -> int | None:
     return next((op.id for op in graph.ops if op.location_name == name), None)
 
 
+def reveal(widget: QWidget) -> None:
+    """Scroll each scroll area ``widget`` sits in (innermost first) to show it: the mesh
+    editor scrolls in a short dock."""
+    child, parent = widget, widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea) and parent.widget() is not None:
+            parent.ensureWidgetVisible(child, 0, 0)
+            child = parent
+        parent = parent.parentWidget()
+
+
 class RunController(QObject):
     """See the module docstring."""
 
@@ -104,6 +117,7 @@ class RunController(QObject):
         status_bar: QStatusBar,
         *,
         show_dock: Callable[[], None] = lambda: None,
+        make_room: Callable[[], None] = lambda: None,
         show_warnings: Callable[[dict[int, list[str]]], None] = lambda _by_op: None,
         reveal_op: Callable[[int], None] = lambda _op: None,
         timeout: float = RUN_TIMEOUT_S,
@@ -117,6 +131,7 @@ class RunController(QObject):
         self.messages = messages
         self.status_bar = status_bar
         self.show_dock = show_dock
+        self.make_room = make_room
         self.show_warnings = show_warnings
         self.reveal_op = reveal_op
         self.timeout = timeout
@@ -193,6 +208,7 @@ class RunController(QObject):
         self.count += 1
         self.grid.set_groups([])
         self.panel.set_result(result)
+        self.make_room()
         for note in result.notes:
             self.messages.add(f"run: {note}", "warning")
         graph = self.session.graph
@@ -271,6 +287,8 @@ class RunController(QObject):
             return
         groups = result.collectives[index].device_groups
         self.grid.set_groups(list(groups) if groups else [])
+        if groups:
+            reveal(self.grid)
 
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown

@@ -146,16 +146,6 @@ def _from_source(job: dict, laps: Laps) -> dict:
         # Before anything starts JAX's backend: as many CPU devices as the run's mesh has.
         with contextlib.suppress(RuntimeError):  # the program's import already started it
             jax.config.update("jax_num_cpu_devices", axes.size)
-    # Where the mesh's axes are known before lowering, the unsharded reference compiles
-    # while the program lowers and the run is planned (the reference's mesh has the same
-    # axes, each of size 1); it is done before propagation forks this process.
-    inputs = None
-    if job["reference"] and axes is not None:
-        try:
-            inputs = _early_reference(ns, axes, SEED if job["seed"] is None else job["seed"])
-        except Exception:  # noqa: BLE001 - the lowering below reports the program's errors
-            inputs = None
-        laps.lap("reference_trace_and_lower")
     try:
         result = lower_namespace(path, ns, started)
     except UserError as exc:
@@ -182,9 +172,6 @@ def _from_source(job: dict, laps: Laps) -> dict:
             "error": too_many_devices(plan.mesh, attached, "cpu"),
         }
     laps.lap("plan")
-    if inputs is not None and inputs.reference is not None:
-        inputs.reference.join()
-        laps.lap("reference_compile_wait")
 
     # Before the run, not beside it: a forked child that propagated while this process
     # went on to compile and run hung on this machine (Shardy itself runs in a forked
@@ -196,7 +183,7 @@ def _from_source(job: dict, laps: Laps) -> dict:
     except ShardscopeError as exc:
         predicted_json, why = None, str(exc)
     laps.lap("propagate")
-    report = _run(plan.job, ns=ns, laps=laps, inputs=inputs)
+    report = _run(plan.job, ns=ns, laps=laps)
     report.update(
         predicted=predicted_json,
         predicted_error=why,
@@ -267,14 +254,13 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
 
 @dataclass
 class _Inputs:
-    """The program's function, its example arguments' flat leaves and tree, the data
-    each run gets, and the unsharded reference when one was started early."""
+    """The program's function, its example arguments' flat leaves and tree, and the data
+    each run gets."""
 
     program: Any
     leaves: list
     treedef: Any
     host: list
-    reference: _Reference | None = None
 
 
 def _inputs(ns: dict, seed: int) -> _Inputs:
@@ -288,19 +274,7 @@ def _inputs(ns: dict, seed: int) -> _Inputs:
     return _Inputs(program, leaves, treedef, host)
 
 
-def _early_reference(ns: dict, axes: Mesh, seed: int) -> _Inputs:
-    """The inputs, with the unsharded reference on a mesh with ``axes``' names started."""
-    inputs = _inputs(ns, seed)
-    structs = [jax.ShapeDtypeStruct(*_shape_dtype(leaf)) for leaf in inputs.leaves]
-    inputs.reference = _Reference(
-        inputs.program, axes, jax.devices()[0], inputs.host, inputs.treedef, structs
-    )
-    return inputs
-
-
-def _run(
-    job: dict, ns: dict | None = None, laps: Laps | None = None, inputs: _Inputs | None = None
-) -> dict:
+def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
     laps = laps or Laps()
     if ns is None:
         ns = load_python_namespace(job["path"], job["params"])
@@ -311,8 +285,7 @@ def _run(
     if len(devices) < mesh.size:
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
     jmesh = _jax_mesh(mesh, devices)
-    early = inputs is not None
-    inputs = inputs or _inputs(ns, job["seed"])
+    inputs = _inputs(ns, job["seed"])
     program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
@@ -333,22 +306,19 @@ def _run(
     fn = constrain_results(program, result_specs, jmesh) if result_specs else program
 
     notes: list[str] = []
-    # The unsharded reference compiles in a thread while the sharded program is traced
-    # and lowered (XLA's compiler releases the GIL), unless it was started earlier
-    # (``_from_source``); the sharded compile is timed alone.
-    if early:
-        reference = inputs.reference
-    elif job.get("reference", True):
-        reference = _Reference(program, mesh, devices[0], host, treedef, structs)
-    else:
-        reference = None
     with jax.set_mesh(jmesh):
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
-    if reference is not None:
-        reference.join()
-    laps.lap("reference_compile_wait")
+    # The unsharded reference is traced, lowered and compiled in a thread beside the
+    # sharded compile (a Python thread kept running beside XLA's compile on this
+    # machine; the sharded compile used 1.7 of its 2 cores, the reference's cheap one
+    # fits beside it). It starts after anything forks this process (``_from_source``'s
+    # propagation): a fork beside a compile hung. ``compile_s`` is the sharded compile's
+    # wall time with the reference compiling beside it.
+    reference = None
+    if job.get("reference", True) and not manual:
+        reference = _Reference(program, mesh, devices[0], host, treedef, structs)
     with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
@@ -371,13 +341,13 @@ def _run(
     values = ValueBudget() if job.get("values", True) else None
 
     expected = None
-    if reference is None:
-        notes.append("no unsharded reference: not asked for")
-    elif manual:
+    if manual:
         notes.append(
             "no unsharded reference: the program uses shard_map, whose result depends on "
             "the mesh it runs on"
         )
+    elif reference is None:
+        notes.append("no unsharded reference: not asked for")
     else:
         try:
             expected = reference.outputs()
@@ -466,10 +436,24 @@ def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
     return arr.shape, arr.dtype
 
 
+# How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
+# or parallel codegen. On this machine (jaxlib 0.10.2) it then took 0.73 s of CPU on one
+# core for example:transformer instead of 1.18 s on two, and gave the same bits as the
+# default compile on every built-in example. Level 0 was cheaper still (0.15 s) but is
+# not used: its float32 rounding differed (2.6e-7 on the transformer), and the scan
+# example's recurrence grew that to a 3.7e-2 error the sharded run did not have.
+REFERENCE_CPU_OPTIONS: dict[str, Any] = {
+    "xla_backend_optimization_level": 1,
+    "xla_cpu_use_fusion_emitters": False,
+    "xla_cpu_parallel_codegen_split_count": 1,
+}
+
+
 class _Reference:
     """The program unsharded, on one device, every mesh axis of size 1 (so specs and
-    constraints in the program's code still name known axes): traced and lowered at once,
-    compiled in a thread, run by ``outputs``."""
+    constraints in the program's code still name known axes): traced, lowered and
+    compiled in a thread (cheaply on the CPU: ``REFERENCE_CPU_OPTIONS``) from the
+    moment it is made, run by ``outputs``."""
 
     def __init__(
         self, program: Any, mesh: Mesh, device: Any, host: list, treedef: Any, structs: list
@@ -483,32 +467,32 @@ class _Reference:
         self.compiled: Any = None
         self.error: BaseException | None = None
         plain = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in structs]
-        args, kwargs = jax.tree.unflatten(treedef, plain)
+        self.thread = threading.Thread(target=self._compile, args=(program, plain), daemon=True)
+        self.thread.start()
+
+    def _compile(self, program: Any, plain: list) -> None:
+        # ``jax.set_mesh`` holds for this thread only (checked: the main thread saw no
+        # mesh meanwhile).
+        args, kwargs = jax.tree.unflatten(self.treedef, plain)
         try:
             with jax.set_mesh(self.mesh):
                 lowered = jax.jit(program).trace(*args, **kwargs).lower()
-        except Exception as exc:  # noqa: BLE001 - user code runs again here
-            self.error, self.thread = exc, None
-            return
-        self.thread = threading.Thread(target=self._compile, args=(lowered,), daemon=True)
-        self.thread.start()
-
-    def _compile(self, lowered: Any) -> None:
-        try:
-            self.compiled = lowered.compile()
-        except Exception as exc:  # noqa: BLE001 - reported by ``outputs``
+            options = REFERENCE_CPU_OPTIONS if self.device.platform == "cpu" else None
+            self.compiled = lowered.compile(options)
+        except BaseException as exc:  # noqa: BLE001 - user code runs again here
             self.error = exc
 
     def join(self) -> None:
         """Wait for the compile."""
-        if self.thread is not None:
-            self.thread.join()
+        self.thread.join()
 
     def outputs(self) -> list[np.ndarray]:
         """The flat outputs; raises what tracing, compiling or running raised."""
         self.join()
-        if self.error is not None:
+        if isinstance(self.error, Exception):
             raise self.error
+        if self.error is not None:  # SystemExit and the like: user code that exits
+            raise RuntimeError(f"{type(self.error).__name__} while tracing it unsharded")
         placed = [jax.device_put(h, self.device) for h in self.host]
         args, kwargs = jax.tree.unflatten(self.treedef, placed)
         out = jax.block_until_ready(self.compiled(*args, **kwargs))

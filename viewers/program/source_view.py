@@ -29,6 +29,8 @@ class SourceView(QWidget):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(font.pointSizeF(), 10.0))
         self.text.setFont(font)
+        # Two lines at the least: the dock may be short (the docks below it need room).
+        self.text.setMinimumHeight(2 * self.text.fontMetrics().lineSpacing() + 12)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)

@@ -6,7 +6,9 @@ each drawing that device's shard values (``RunResult`` carries them; large shard
 block means, ``backend.run.shards``) on one colour scale shared by every device, with a
 legend of the scale's minimum and maximum. Each picture is labelled with its device id and
 index ranges. Devices that should hold the same piece but hold different bytes get a red
-outline, and a line below says which devices disagree and by how much.
+outline, and a line below says which devices disagree and by how much. ``set_groups``
+outlines the device groups of a compiled collective, each group in its own colour (the
+mesh editor's colours), with a legend line naming each group.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from shardscope.backend.run.shards import MAX_SIDE, heat_grid
 from shardscope.viewers.common.colors import theme_for
+from shardscope.viewers.mesh.device_grid import GROUP_COLORS
 
 if TYPE_CHECKING:
     from shardscope.backend.run.result import Shard, TensorRun
@@ -122,7 +125,45 @@ class HeatmapView(QWidget):
         self.pixel = 1  # pixels a side per value
         self.row_px = 1  # pixels down per row of values (a 1-D strip is taller)
         self._size = QSize(300, 120)
+        self._group_of: dict[int, int] = {}  # device id -> index of its outlined group
+        self.group_title = ""  # what the groups are, e.g. ``all-reduce``
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def set_groups(self, groups: list[tuple[int, ...]], title: str = "") -> None:
+        """Outline each group of device ids in its own colour; ``title`` (e.g. the
+        collective's kind) heads the legend. An empty list removes the outlines."""
+        group_of = {int(d): i for i, group in enumerate(groups) for d in group}
+        if group_of == self._group_of and title == self.group_title:
+            return
+        self._group_of, self.group_title = group_of, title
+        self._relayout()
+        self.update()
+
+    @property
+    def groups(self) -> list[tuple[int, ...]]:
+        """The outlined groups, in the order given to ``set_groups``."""
+        out: dict[int, list[int]] = {}
+        for device, i in self._group_of.items():
+            out.setdefault(i, []).append(device)
+        return [tuple(out[i]) for i in sorted(out)]
+
+    @staticmethod
+    def group_color(index: int) -> QColor:
+        """The colour of group ``index``'s outline (as on the mesh editor's grid)."""
+        return QColor(GROUP_COLORS[index % len(GROUP_COLORS)])
+
+    def group_of(self, device: int) -> int | None:
+        """The index of the outlined group ``device`` is in, or None."""
+        return self._group_of.get(device)
+
+    def legend_text(self) -> str:
+        """The groups' legend line ("" without groups)."""
+        groups = self.groups
+        if not groups:
+            return ""
+        parts = " ".join(f"g{i} {{{','.join(map(str, g))}}}" for i, g in enumerate(groups))
+        what = f"{self.group_title} device groups" if self.group_title else "Device groups"
+        return f"Outlined: {what}: {parts}"
 
     def set_tensor(
         self,
@@ -194,7 +235,8 @@ class HeatmapView(QWidget):
             self._relayout()
 
     def _header_h(self) -> int:
-        return 2 * (QFontMetrics(self.font()).height() + 6)
+        lines = 3 if self._group_of else 2
+        return lines * (QFontMetrics(self.font()).height() + 6)
 
     def _relayout(self) -> None:
         self._rects = {}
@@ -238,6 +280,13 @@ class HeatmapView(QWidget):
         """Where device ``device``'s picture is drawn."""
         return self._rects[device]
 
+    def group_rect(self, device: int) -> QRect:
+        """The outline drawn around device ``device``'s picture and label when it is in
+        an outlined group."""
+        rect = self._rects[device]
+        label_h = QFontMetrics(self.font()).height() + 2
+        return rect.adjusted(-4, -4, 4, label_h + 4)
+
     def image_rect(self, device: int) -> QRect:
         """The part of ``tile_rect`` the device's values fill (``pixel`` pixels a value)."""
         rect = self._rects[device]
@@ -262,10 +311,14 @@ class HeatmapView(QWidget):
         tensor = self.tensor
         if tensor is None:
             p.setPen(theme.muted)
+            text = "Choose an output or argument to see each device's values."
+            if self._group_of:
+                what = f"the {self.group_title}'s" if self.group_title else "the"
+                text += f" {what.capitalize()} device groups are outlined on them."
             p.drawText(
                 self.rect().adjusted(6, 6, -6, -6),
-                Qt.AlignmentFlag.AlignLeft,
-                "Choose an output or argument to see each device's values.",
+                Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap,
+                text,
             )
             p.end()
             return
@@ -279,6 +332,7 @@ class HeatmapView(QWidget):
             f"{tensor.name}: {tensor.dtype}{list(tensor.shape)}{spec}, one picture per device",
         )
         self._paint_legend(p, QRect(4, 2 + line_h, self.width() - 8, line_h - 4), theme)
+        self._paint_group_legend(p, QRect(4, 2 + 2 * line_h, self.width() - 8, line_h - 4), theme)
         for device, rect in self._rects.items():
             self._paint_tile(p, device, rect, fm, theme)
         y = max((r.bottom() for r in self._rects.values()), default=self._header_h())
@@ -313,9 +367,35 @@ class HeatmapView(QWidget):
             hi_text,
         )
 
+    def _paint_group_legend(self, p: QPainter, rect: QRect, theme) -> None:
+        """``Outlined: all-reduce device groups:`` then ``g0 {0,1}`` ... each in its colour."""
+        groups = self.groups
+        if not groups:
+            return
+        fm = QFontMetrics(self.font())
+        what = f"{self.group_title} device groups" if self.group_title else "Device groups"
+        head = f"Outlined: {what}:"
+        p.setPen(theme.foreground)
+        p.drawText(QRect(rect.x(), rect.y(), rect.width(), rect.height()), 0, head)
+        x = rect.x() + fm.horizontalAdvance(head) + 8
+        for i, group in enumerate(groups):
+            text = f"g{i} {{{','.join(map(str, group))}}}"
+            width = fm.horizontalAdvance(text) + 8
+            if x + width > rect.right():
+                p.setPen(theme.muted)
+                p.drawText(QRect(x, rect.y(), rect.right() - x, rect.height()), 0, "…")
+                return
+            box = QRect(x, rect.y(), width, rect.height())
+            p.setPen(QPen(self.group_color(i), 2))
+            p.drawRect(box.adjusted(0, 0, -1, -1))
+            p.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+            x += width + 6
+
     def _label(self, device: int) -> str:
         shard = next((s for s in self.tensor.shards if s.device == device), None)
-        return f"{device} {index_text(shard.index)}" if shard is not None else f"{device}"
+        text = f"{device} {index_text(shard.index)}" if shard is not None else f"{device}"
+        group = self._group_of.get(device)
+        return f"g{group} · {text}" if group is not None else text
 
     def _paint_tile(self, p: QPainter, device: int, rect: QRect, fm, theme) -> None:
         image = self._images.get(device)
@@ -329,6 +409,14 @@ class HeatmapView(QWidget):
         if device in self.flagged:
             p.setPen(QPen(MISMATCH, 3))
             p.drawRect(inner.adjusted(-2, -2, 1, 1))
+        group = self._group_of.get(device)
+        if group is not None:
+            # Around the picture and its label, outside the mismatch outline.
+            p.setPen(QPen(self.group_color(group), 3))
+            p.drawRect(self.group_rect(device))
         label = fm.elidedText(self._label(device), Qt.TextElideMode.ElideRight, rect.width() + 4)
-        p.setPen(MISMATCH if device in self.flagged else theme.foreground)
+        if group is not None:
+            p.setPen(self.group_color(group))
+        else:
+            p.setPen(MISMATCH if device in self.flagged else theme.foreground)
         p.drawText(QRect(rect.x(), rect.bottom() + 2, rect.width() + GAP, fm.height()), 0, label)

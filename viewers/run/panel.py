@@ -227,6 +227,7 @@ class RunPanel(QWidget):
         self.tensors = [*result.outputs, *result.arguments] if result is not None else []
         self.summary.setText(summary_text(result) if result is not None else "")
         self.body.setVisible(result is not None)
+        self.heatmap.set_groups([])
         self._fill_tensors()
         self._fill_shards(None)
         self._fill_collectives()
@@ -351,7 +352,7 @@ class RunPanel(QWidget):
         table.blockSignals(False)
         self.groups.setText(
             f"{len(collectives)} compiled collective{'s' if len(collectives) != 1 else ''} "
-            "(choose one to outline its device groups on the mesh)."
+            "(choose one to outline its device groups on the mesh and the heat maps)."
             if result is not None
             else ""
         )
@@ -395,17 +396,20 @@ class RunPanel(QWidget):
                 return
 
     def show_groups(self, index: int) -> None:
-        """Say which device groups collective ``index`` ran in (outlined on the mesh)."""
+        """Say which device groups collective ``index`` ran in and outline them on the
+        heat maps (the window outlines them on the mesh too)."""
         if self.result is None:
             return
         c = self.result.collectives[index]
         if c.device_groups is None:
+            self.heatmap.set_groups([])
             self.groups.setText(f"{c.kind}: the compiled HLO names no device groups.")
             return
+        self.heatmap.set_groups([tuple(g) for g in c.device_groups], c.kind)
         n = len(c.device_groups)
         self.groups.setText(
-            f"{c.kind}: {n} group{'s' if n != 1 else ''}, outlined on the mesh: "
-            f"{groups_text(c.device_groups, 16)}"
+            f"{c.kind}: {n} group{'s' if n != 1 else ''}, outlined on the mesh and the heat "
+            f"maps: {groups_text(c.device_groups, 16)}"
         )
 
     def rows(self, table: QTableWidget) -> list[list[str]]:

@@ -6,7 +6,9 @@ with, the one the session gives it, replicated, or any spec typed in). The pictu
 mesh, one cell per device, each cell a miniature of the whole tensor with the piece the
 device holds filled in; the parts that travel fly from their sending device's cell to
 the receiving one's (``ReshardPicture.play``), and the last frame, which stays, shows the
-new pieces with an arrow per move. A line says whether the move is free (the layout does
+new pieces with an arrow per move. A miniature draws two dimensions of the tensor (down
+and across); for a tensor of more than two a choice says which two, the sharded ones
+first. A line says whether the move is free (the layout does
 not change), local (each device slices what it holds) or real traffic, with bytes. "Run it
 for real" asks (``runRequested``) for ``jax.device_put`` on real devices; ``show_check``
 says whether every device ended with the planned slice holding the right values. On a
@@ -100,17 +102,18 @@ def _ids(devices) -> str:
     return ", ".join(str(d) for d in sorted(devices))
 
 
-def _mini(box: Box, shape: tuple[int, ...], cell: QRectF) -> QRectF:
+def _mini(box: Box, shape: tuple[int, ...], cell: QRectF, dims: tuple[int, int] = (0, 1)) -> QRectF:
     """Where ``box`` of a ``shape`` tensor sits in a miniature of it drawn in ``cell``:
-    rows along the first dimension, columns along the second (1-D: one row)."""
+    rows along dimension ``dims[0]``, columns along ``dims[1]`` (1-D: one row)."""
     if not shape:
         return QRectF(cell)
     if len(shape) == 1:
         rows, cols = (0, 1), box[0]
         n_rows, n_cols = 1, shape[0]
     else:
-        rows, cols = box[0], box[1]
-        n_rows, n_cols = shape[0], shape[1]
+        down, across = dims
+        rows, cols = box[down], box[across]
+        n_rows, n_cols = shape[down], shape[across]
     fx = cell.width() / max(n_cols, 1)
     fy = cell.height() / max(n_rows, 1)
     return QRectF(
@@ -121,6 +124,36 @@ def _mini(box: Box, shape: tuple[int, ...], cell: QRectF) -> QRectF:
     )
 
 
+def dim_pairs(rank: int) -> list[tuple[int, int]]:
+    """The pairs of dimensions a miniature of a rank-``rank`` tensor can draw."""
+    return [(a, b) for a in range(rank) for b in range(a + 1, rank)]
+
+
+def default_dims(rank: int, specs: list[str]) -> tuple[int, int]:
+    """The two dimensions to draw: those the ``specs`` (spec texts) shard, in order,
+    then the first others."""
+    if rank < 2:
+        return (0, 1)
+    sharded: list[int] = []
+    for text in specs:
+        try:
+            spec = parse_spec(text or "_").padded(rank)
+        except ShardscopeError:
+            continue
+        for i, dim in enumerate(spec.dims[:rank]):
+            if dim.axes and i not in sharded:
+                sharded.append(i)
+    chosen = sharded[:2] + [i for i in range(rank) if i not in sharded]
+    a, b = sorted(chosen[:2])
+    return (a, b)
+
+
+def dims_text(dims: tuple[int, int], shape: tuple[int, ...]) -> str:
+    """``dim 0 (8) down, dim 2 (16) across``."""
+    down, across = dims
+    return f"dim {down} ({shape[down]}) down, dim {across} ({shape[across]}) across"
+
+
 class ReshardPicture(QWidget):
     """The mesh with each device's piece, and the moves of a ``ReshardPlan`` flying."""
 
@@ -129,6 +162,7 @@ class ReshardPicture(QWidget):
         self.plan: ReshardPlan | None = None
         self.mesh: Mesh | None = None
         self.progress = 1.0  # 0: pieces before the move; 1: after (the frame that stays)
+        self.dims: tuple[int, int] = (0, 1)  # the tensor's dimensions drawn down, across
         self.cells: dict[int, QRect] = {}
         self._colors: list[QColor] = []
         self.animation = QVariantAnimation(self)
@@ -139,10 +173,13 @@ class ReshardPicture(QWidget):
         self._size = QSize(300, 120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
-    def set_plan(self, plan: ReshardPlan | None, mesh: Mesh | None) -> None:
-        """Show ``plan`` on ``mesh`` at its last frame."""
+    def set_plan(
+        self, plan: ReshardPlan | None, mesh: Mesh | None, dims: tuple[int, int] = (0, 1)
+    ) -> None:
+        """Show ``plan`` on ``mesh`` at its last frame, dimensions ``dims`` of the tensor
+        drawn down and across."""
         self.animation.stop()
-        self.plan, self.mesh = plan, mesh
+        self.plan, self.mesh, self.dims = plan, mesh, tuple(dims)
         self._colors = device_colors(min(mesh.size, 256)) if mesh is not None else []
         self.progress = 1.0
         self._relayout()
@@ -180,8 +217,9 @@ class ReshardPicture(QWidget):
         cell = int(max(MIN_CELL, min(MAX_CELL, (width - (cols - 1) * GAP) / max(cols, 1))))
         shape = self.plan.shape
         aspect = 1.0
-        if len(shape) >= 2 and shape[1]:
-            aspect = min(2.0, max(0.25, shape[0] / shape[1]))
+        down, across = self.dims
+        if len(shape) >= 2 and shape[across]:
+            aspect = min(2.0, max(0.25, shape[down] / shape[across]))
         elif len(shape) == 1:
             aspect = 0.25
         cell_h = max(12, int(cell * aspect))
@@ -193,6 +231,10 @@ class ReshardPicture(QWidget):
         self._size = QSize(8 + cols * (cell + GAP), 8 + rows * (cell_h + label_h + GAP))
         self.setMinimumHeight(self._size.height())
         self.updateGeometry()
+
+    def piece_rect(self, box: Box, cell: QRect) -> QRectF:
+        """Where piece ``box`` of the tensor is drawn in a device's ``cell``."""
+        return _mini(box, self.plan.shape if self.plan else (), QRectF(cell), self.dims)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
@@ -212,7 +254,7 @@ class ReshardPicture(QWidget):
             if step is not None:
                 box = step.after if done else step.before
                 if all(b > a for a, b in box) or not box:
-                    p.fillRect(_mini(box, plan.shape, QRectF(rect)), HELD)
+                    p.fillRect(self.piece_rect(box, rect), HELD)
             p.setPen(QPen(theme.grid, 1))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(rect.adjusted(0, 0, -1, -1))
@@ -231,8 +273,8 @@ class ReshardPicture(QWidget):
             if source is None or target is None:
                 continue
             color = QColor(self._colors[move.source % len(self._colors)])
-            start = _mini(move.index, plan.shape, QRectF(source))
-            end = _mini(move.index, plan.shape, QRectF(target))
+            start = self.piece_rect(move.index, source)
+            end = self.piece_rect(move.index, target)
             if done:
                 _arrow(p, start.center(), end.center(), color)
                 continue
@@ -303,6 +345,14 @@ class ReshardView(QWidget):
         self.kind.setWordWrap(True)
         self.check = QLabel(self)
         self.check.setWordWrap(True)
+        # Which two dimensions of a tensor of more than two the miniatures draw.
+        self.dims_label = QLabel("Drawn", self)
+        self.dims_choice = QComboBox(self)
+        self.dims_choice.setToolTip(
+            "The two dimensions of the tensor each device's miniature draws"
+        )
+        self.dims_choice.activated.connect(self._on_dims)
+        self._pairs: list[tuple[int, int]] = []  # the dims' choices, in order
         self.picture = ReshardPicture(self)
         form = QGridLayout()
         form.addWidget(QLabel("From", self), 0, 0)
@@ -311,6 +361,8 @@ class ReshardView(QWidget):
         form.addWidget(self.target, 1, 1)
         form.addWidget(self.show_button, 0, 2)
         form.addWidget(self.run_button, 1, 2)
+        form.addWidget(self.dims_label, 2, 0)
+        form.addWidget(self.dims_choice, 2, 1)
         form.setColumnStretch(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -358,6 +410,11 @@ class ReshardView(QWidget):
                 box.setCurrentIndex(min(index, box.count() - 1))
             box.setEnabled(enabled)
         self.show_button.setEnabled(enabled)
+        self._fill_dims(
+            default_dims(
+                len(self.shape), [self.spec_text(self.source), self.spec_text(self.target)]
+            )
+        )
         self.title.setText(
             f"Reshard {name}: {dtype}{list(shape)} from one sharding to another (jax.device_put)."
             if enabled
@@ -366,6 +423,28 @@ class ReshardView(QWidget):
         self.check.setText("")
         self._shown = None
         self.refresh()
+
+    def _fill_dims(self, chosen: tuple[int, int]) -> None:
+        """Offer the pairs of dimensions of a tensor of more than two, ``chosen`` chosen;
+        hidden for fewer."""
+        self.dims_choice.clear()
+        rank = len(self.shape)
+        self._pairs = dim_pairs(rank) if rank > 2 else []
+        for pair in self._pairs:
+            self.dims_choice.addItem(f"{dims_text(pair, self.shape)} (of {rank})")
+        if chosen in self._pairs:
+            self.dims_choice.setCurrentIndex(self._pairs.index(chosen))
+        many = rank > 2 and bool(self.name) and self.mesh is not None
+        self.dims_label.setVisible(many)
+        self.dims_choice.setVisible(many)
+
+    def drawn_dims(self) -> tuple[int, int]:
+        """The two dimensions of the tensor the miniatures draw (down, across)."""
+        index = self.dims_choice.currentIndex()
+        return self._pairs[index] if 0 <= index < len(self._pairs) else (0, 1)
+
+    def _on_dims(self, _index: int) -> None:
+        self.picture.set_plan(self.plan, self.mesh, self.drawn_dims())
 
     def spec_text(self, box: QComboBox) -> str:
         """The spec a choice names: the chosen entry's, or what was typed."""
@@ -426,7 +505,7 @@ class ReshardView(QWidget):
         self.plan = plan
         self.kind.setText(text)
         self.kind.setStyleSheet("" if plan is not None or not text else f"color: {FAILED.name()}")
-        self.picture.set_plan(plan, self.mesh)
+        self.picture.set_plan(plan, self.mesh, self.drawn_dims())
         self.run_button.setEnabled(plan is not None)
 
     def _on_run(self) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
-from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks
+from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks, make_room
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.tensor.dim_slot import DimSlot
@@ -93,6 +93,8 @@ def test_default_layout(make_window, qtbot):
         docks["dock_run"],
     }
     assert not conflicts.visibleRegion().isEmpty()
+    # The timeline gets its height although the columns above ask for more than 900 px.
+    qtbot.waitUntil(lambda: docks["dock_timeline"].height() >= 140)
 
 
 def test_a_hidden_dock_stays_hidden_in_the_next_window(make_window, pick):
@@ -232,3 +234,28 @@ def test_a_restored_layout_keeps_its_own_dock_sizes(make_window, qtbot):
     qtbot.wait(10)
     assert again.docks.restored
     assert abs(again.docks["dock_tensor"].width() - 300) < 10
+
+
+def test_making_room_grows_a_short_dock_and_leaves_a_tall_or_floating_one(make_window, qtbot):
+    window = make_window(None, propagate=False)
+    qtbot.wait(10)
+    run = window.docks["dock_run"]
+    assert run.height() < 0.3 * window.height()
+    make_room(window, run)
+    qtbot.waitUntil(lambda: run.height() >= 0.45 * window.height())
+    assert not run.visibleRegion().isEmpty()  # on top of its tab group
+    # In a tall window the user makes it a little shorter than it was made: it stays so.
+    window.resize(1400, 1400)
+    qtbot.wait(10)
+    window.resizeDocks([run], [int(0.47 * window.height())], Qt.Orientation.Vertical)
+    qtbot.wait(10)
+    tall = run.height()
+    assert 0.45 * window.height() <= tall < 0.5 * window.height()
+    make_room(window, run)
+    qtbot.wait(10)
+    assert run.height() == tall
+    run.setFloating(True)
+    run.resize(500, 200)
+    make_room(window, run)
+    qtbot.wait(10)
+    assert run.isFloating() and run.height() == 200

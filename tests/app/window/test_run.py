@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 
 from shardscope.backend.errors import ShardscopeError
@@ -62,12 +63,53 @@ def test_running_mlp_shows_every_device_shard_and_collective(make_window, qtbot,
     collectives = panel.rows(panel.collective_table)
     assert collectives, "the compiled mlp has a collective"
     assert all(r[5] for r in collectives)  # matched with a prediction, or "unmatched"
-    panel.collective_table.selectRow(0)
+    _click_row(qtbot, panel.collective_table, 0)
     index = panel.collective_table.item(0, 0).data(0x0100)
-    groups = window.run.panel.result.collectives[index].device_groups
+    collective = window.run.panel.result.collectives[index]
+    groups = [tuple(g) for g in collective.device_groups]
     assert groups
-    assert window.mesh_editor.grid.groups == [tuple(g) for g in groups]
-    assert "outlined on the mesh" in panel.groups.text()
+    assert window.mesh_editor.grid.groups == groups
+    assert "outlined on the mesh and the heat maps" in panel.groups.text()
+    heat = panel.heatmap
+    assert heat.groups == groups
+    assert heat.legend_text().startswith(f"Outlined: {collective.kind} device groups: g0 {{")
+    image = heat.grab().toImage()
+    for i, group in enumerate(groups):
+        for device in group:
+            corner = heat.group_rect(device).topLeft()
+            assert image.pixelColor(corner).getRgb()[:3] == heat.group_color(i).getRgb()[:3]
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1600, 1000)])
+def test_after_a_run_the_run_dock_has_room_and_every_other_dock_stays(
+    make_window, qtbot, wait_idle, size
+):
+    window = make_window("example:mlp")
+    window.resize(*size)
+    wait_idle(window)
+    docks = window.docks
+    run = docks["dock_run"]
+    shown = {n for n, d in docks.by_name.items() if d.isVisible()}
+    assert run.height() < 0.3 * window.height()
+    window.activateWindow()
+    qtbot.keyClick(window.graph, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    qtbot.waitUntil(lambda: run.height() >= 0.45 * window.height())
+    assert not run.visibleRegion().isEmpty()
+    panel = window.run.panel
+    panel.select_tensor("result[0]")
+    qtbot.wait(10)
+    # The heat maps get the room: their pictures fit the dock without scrolling.
+    assert panel.heatmap.height() <= panel.shard_tabs.currentWidget().viewport().height()
+    assert {n for n, d in docks.by_name.items() if d.isVisible()} == shown
+    # The mesh dock is short now: choosing a collective scrolls it to the outlined grid.
+    grid = window.mesh_editor.grid
+    _click_row(qtbot, panel.collective_table, 0)
+    assert grid.groups and grid.groups == panel.heatmap.groups
+    qtbot.waitUntil(lambda: not grid.visibleRegion().isEmpty())
+    for name in ("dock_mesh", "dock_palette", "dock_program", "dock_tensor", "dock_timeline"):
+        assert docks[name].height() >= docks[name].minimumSizeHint().height() > 0, name
+    assert window.graph_panel.height() >= 90
 
 
 def test_a_second_run_while_one_runs_is_refused(make_window, qtbot, pick, wait_idle):

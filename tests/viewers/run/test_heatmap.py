@@ -150,3 +150,27 @@ def test_a_one_dimensional_shard_is_a_strip_of_block_means(view):
         "Shards of [128] drawn as 1x64 block means (at most 64 values a side; the worker "
         "sends large shards averaged)."
     ]
+
+
+def test_a_collectives_device_groups_are_outlined_each_in_its_colour(view):
+    data = np.arange(48, dtype=np.float64).reshape(8, 6)
+    view.set_tensor(tensor_of(data, ROWS), (2, 2), [0, 1, 2, 3])
+    assert view.groups == [] and view.legend_text() == ""
+    top_before = view.tile_rect(0).y()
+    view.set_groups([(0, 2), (1, 3)], "all-reduce")
+    assert view.groups == [(0, 2), (1, 3)]
+    assert view.legend_text() == "Outlined: all-reduce device groups: g0 {0,2} g1 {1,3}"
+    assert view.tile_rect(0).y() > top_before  # the legend line sits above the pictures
+    image = view.grab().toImage()
+    for device in range(4):
+        group = view.group_of(device)
+        assert group == device % 2
+        corner = view.group_rect(device).topLeft()
+        want = view.group_color(group).getRgb()[:3]
+        assert image.pixelColor(corner).getRgb()[:3] == want
+    assert view.group_color(0) != view.group_color(1)
+    view.set_groups([])
+    assert view.groups == [] and view.tile_rect(0).y() == top_before
+    image = view.grab().toImage()
+    corner = view.group_rect(0).topLeft()
+    assert image.pixelColor(corner).getRgb()[:3] != view.group_color(0).getRgb()[:3]

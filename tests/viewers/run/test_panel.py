@@ -111,7 +111,13 @@ def test_collectives_sort_by_bytes_and_selecting_one_names_its_groups(panel, qtb
     with qtbot.waitSignal(panel.collectiveSelected) as chosen:
         table.selectRow(0)
     assert chosen.args == [1]  # the index in result.collectives, not the row
-    assert panel.groups.text() == "all-gather: 2 groups, outlined on the mesh: {0,2} {1,3}"
+    assert panel.groups.text() == (
+        "all-gather: 2 groups, outlined on the mesh and the heat maps: {0,2} {1,3}"
+    )
+    assert panel.heatmap.groups == [(0, 2), (1, 3)]
+    assert panel.heatmap.group_title == "all-gather"
+    panel.set_result(make_result())
+    assert panel.heatmap.groups == []
     assert "all-gather data at jit(f)/mul" in panel.predicted_only.text()
     assert panel.warnings.item(0).text() == "XLA: f/add: Involuntary full rematerialization"
 

@@ -139,3 +139,58 @@ def test_a_large_mesh_is_planned_elsewhere_and_only_the_last_answer_shows(qtbot)
     assert widget.kind.text() == (
         "Cannot plan this move: the spec names axis 'nope', which the mesh lacks"
     )
+
+
+def _held_fraction(view, device: int) -> tuple[float, float, float, float]:
+    """Where device's piece sits in its cell, as fractions (x, y, width, height)."""
+    cell = view.picture.cells[device]
+    piece = view.picture.piece_rect(
+        next(s.after for s in view.plan.steps if s.device == device), cell
+    )
+    return (
+        round((piece.x() - cell.x()) / cell.width(), 3),
+        round((piece.y() - cell.y()) / cell.height(), 3),
+        round(piece.width() / cell.width(), 3),
+        round(piece.height() / cell.height(), 3),
+    )
+
+
+def test_a_3d_tensor_says_which_dims_are_drawn_and_the_user_chooses_them(qtbot):
+    view = ReshardView()
+    qtbot.addWidget(view)
+    view.resize(800, 600)
+    view.show()
+    choices = [("replicated", "_,_,_"), ("as the run placed it", "_,model,data")]
+    view.set_tensor("h", (2, 6, 16), "float32", 4, MESH, choices, source=0, target=1)
+    box = view.dims_choice
+    # The sharded dims are drawn first: dim 1 (model) down, dim 2 (data) across.
+    assert box.isVisible() and view.dims_label.isVisible()
+    assert box.count() == 3
+    assert box.currentText() == "dim 1 (6) down, dim 2 (16) across (of 3)"
+    assert view.drawn_dims() == view.picture.dims == (1, 2)
+    # device 0 is data 0, model 0: rows 0:3 of dim 1, columns 0:4 of dim 2
+    assert _held_fraction(view, 0) == (0.0, 0.0, 0.25, 0.5)
+    assert _held_fraction(view, 1) == (0.0, 0.5, 0.25, 0.5)  # model 1: the lower half
+    qtbot.waitUntil(lambda: view.picture.progress == 1.0, timeout=5000)
+    # The user picks dims 0 and 2 from the list: dim 0 is not split, so whole rows.
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Up)
+    assert box.currentText() == "dim 0 (2) down, dim 2 (16) across (of 3)"
+    assert view.picture.dims == (0, 2)
+    assert _held_fraction(view, 0) == (0.0, 0.0, 0.25, 1.0)
+    assert _held_fraction(view, 2) == (0.25, 0.0, 0.25, 1.0)  # data 1
+    # The same plan, only drawn another way; a new tensor of rank 2 hides the choice.
+    assert view.plan.kind == "local"
+    view.set_tensor("x", (16, 32), "float32", 4, MESH, CHOICES, source=0, target=1)
+    assert not box.isVisible() and not view.dims_label.isVisible()
+    assert view.picture.dims == (0, 1)
+
+
+def test_the_default_dims_follow_the_specs():
+    from shardscope.viewers.run.reshard import default_dims, dim_pairs
+
+    assert dim_pairs(3) == [(0, 1), (0, 2), (1, 2)]
+    assert default_dims(4, ["_,_,_,_", "_,_,_,data"]) == (0, 3)
+    assert default_dims(4, ["_,model,_,_", "_,_,_,data"]) == (1, 3)
+    assert default_dims(3, ["_,_,_", "_"]) == (0, 1)
+    assert default_dims(3, ["not a spec ((", "_,_,data"]) == (0, 2)
