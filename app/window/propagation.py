@@ -63,7 +63,8 @@ class PropagationScheduler(QObject):
 
     @property
     def pending(self) -> bool:
-        """Whether an edit's propagation is still waiting for the debounce timer."""
+        """Whether a propagation waits for the loop to turn (edits made outside the undo
+        stack, such as loading a program, start on the next turn)."""
         return self.timer.isActive()
 
     def schedule(self) -> None:
