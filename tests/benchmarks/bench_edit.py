@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 _state = tempfile.mkdtemp(prefix="shardscope-bench-")
 os.environ["SHARDSCOPE_STATE_DIR"] = _state
 os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
+os.environ["SHARDSCOPE_UNSAVED"] = "discard"  # the edits are the benchmark's own
 
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
