@@ -64,7 +64,9 @@ DOCKS: tuple[DockSpec, ...] = (
     # The left and right columns stand above the bottom docks, so their smallest heights
     # cap the bottom docks' height: docks whose content is tall scroll instead of
     # reserving it (the Run dock needs the height after a run).
-    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, scrolls=True),
+    # The mesh grid is what a user draws on first: it gets its height, the Program dock
+    # below takes what is left.
+    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, height=360, scrolls=True),
     DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
