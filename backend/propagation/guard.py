@@ -67,16 +67,20 @@ def run_forked(work: Callable[[], T], *, timeout: float = DEFAULT_TIMEOUT) -> T:
             raise value
         log.seek(0)
         text = log.read().decode(errors="replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    raise ChildCrashed(how_it_ended(status), lines[-1][:200] if lines else None)
+
+
+def how_it_ended(status: int) -> str:
+    """A child's ``os.waitpid`` status in words: ``killed by SIGABRT``, ``exited with
+    status 3``."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
-            how = f"killed by {signal.Signals(sig).name}"
+            return f"killed by {signal.Signals(sig).name}"
         except ValueError:
-            how = f"killed by signal {sig}"
-    else:
-        how = f"exited with status {os.WEXITSTATUS(status)}"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    raise ChildCrashed(how, lines[-1][:200] if lines else None)
+            return f"killed by signal {sig}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
 
 
 def _child(work: Callable[[], object], out: int, log: int) -> None:

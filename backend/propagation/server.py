@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.propagation.guard import DEFAULT_TIMEOUT, ChildCrashed
+from shardscope.backend.propagation.guard import DEFAULT_TIMEOUT, ChildCrashed, how_it_ended
 from shardscope.backend.propagation.propagate import annotated_copy, parse, run_prepared
 from shardscope.backend.propagation.result import PropagationResult
 
@@ -229,7 +229,7 @@ class PropagationServer:
         """The child ended without answering: how, and the last line it wrote."""
         log, self._log = self._log, None  # kept open to read the last line
         status = self._stop(grace=5.0)
-        how = "ended" if status is None else _how(status)
+        how = "ended" if status is None else how_it_ended(status)
         last = None
         if log is not None:
             log.seek(0)
@@ -261,16 +261,6 @@ def _reap(pid: int, grace: float) -> int | None:
         return os.waitpid(pid, 0)[1]
     except (ChildProcessError, ProcessLookupError):
         return None
-
-
-def _how(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            return f"killed by {signal.Signals(sig).name}"
-        except ValueError:
-            return f"killed by signal {sig}"
-    return f"exited with status {os.WEXITSTATUS(status)}"
 
 
 def _write_all(fd: int, data: bytes) -> None:
