@@ -5,8 +5,9 @@ thread pool, through the program's ``PropagationServer`` (one child that keeps t
 program parsed), and hands what comes back to the session: the final shardings first
 (``Session.set_final_specs``: the badges show them at once), then the whole result.
 Edits made in one turn of the event loop (a zero-length single-shot timer) propagate
-once, and an edit through the undo stack starts as soon as it is whole (``flush``); a result that arrives after a newer run started is dropped, and the server cuts
-the older run short.
+once, and an edit through the undo stack starts as soon as it is whole (``flush``). A
+result that arrives after a newer run started is dropped, and the server cuts the older
+run short.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ argument they belong to, and exporting named computations back into calls drops 
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from collections.abc import Callable, Mapping
@@ -90,12 +91,10 @@ class Parsed:
     index: ProgramIndex
     mesh: Mesh | None  # the program's own, if it has one
 
+    @functools.cached_property
     def own_axes(self) -> list[str]:
-        """Mesh axes the program's own shardings name (read once)."""
-        cached = self.__dict__.get("_own_axes")
-        if cached is None:
-            cached = self.__dict__["_own_axes"] = _own_axes(self.text)
-        return cached
+        """Mesh axes the program's own shardings name."""
+        return _own_axes(self.text)
 
 
 def parse(program: Program | str, *, threads: bool = True) -> Parsed:
@@ -168,7 +167,7 @@ def _annotate(
     mesh = _as_mesh(mesh) or parsed.mesh
     if mesh is None:
         raise SpecError("the program has no mesh: give one with --mesh, e.g. --mesh data=4,model=2")
-    _check_own_axes(parsed.own_axes(), parsed.graph, mesh)
+    _check_own_axes(parsed.own_axes, parsed.graph, mesh)
     graph = parsed.graph
     annotations = annotate(module, graph, index, mesh, specs, strict)
     inline_calls(module, index)
