@@ -90,6 +90,12 @@ def measure(app, window, mode: str, tensors: list, scope: str) -> list[str]:
         )
     )
     out.append(line(mode, "select a tensor (largest)", max(selects), SELECT_KIB))
+    graph = window.session.graph
+    each = ", ".join(
+        f"{graph.values[v].display_name} {tuple(graph.values[v].shape)} {kib:.0f}"
+        for v, kib in zip(tensors[1:], selects, strict=True)
+    )
+    out.append(f"{mode:14s} each selection (KiB): {each}")
 
     # steps as playing makes them (the window's timer is stopped: ticks come from here)
     pb.seek(len(pb) // 3)
@@ -152,7 +158,9 @@ def main() -> None:
     print(f"program: {source}, window 1600x1000, {len(shown)} tensors in view")
     print(f"open, load, propagate, first paint: {start['to_server'] / 1024:9.1f} KiB")
     first = cost(app, lambda: view.badge_for(tensors[-1]).setSelected(True))
-    print(line("normal", "select a tensor (inspector empty)", first, SELECT_KIB))
+    value = window.session.graph.values[tensors[-1]]
+    label = f"select a tensor (inspector empty: {value.display_name})"
+    print(line("normal", label, first, SELECT_KIB))
     rows = measure(app, window, "normal", tensors, scope)
     switch = cost(app, lambda: window.bandwidth.set_on(True), 1.0)
     window.statusBar().clearMessage()
