@@ -1,4 +1,4 @@
-"""File > Export propagation as GIF: the animation ``render --animate`` writes (GIF, or MP4
+"""File > Export propagation animation: the animation ``render --animate`` writes (GIF, or MP4
 where PyAV is installed), for what the graph view shows (its frame and unfolded scopes),
 drawn on a view of its own off screen so the window's view, its step and its selection stay
 as they were.
@@ -54,7 +54,7 @@ class GifExport(QObject):
         program = self.window.session.program
         name = (program.name if program else "propagation") + ".gif"
         path, chosen = QFileDialog.getSaveFileName(
-            self.window, "Export propagation as GIF", name, FILTERS
+            self.window, "Export propagation animation", name, FILTERS
         )
         if path:
             if Path(path).suffix.lower() not in (".gif", ".mp4"):

@@ -91,7 +91,7 @@ MENUS: tuple[Menu, ...] = (
             Action(
                 "export_svg", "Export view as S&VG…", "files.ask_export", "Ctrl+Shift+X", ("svg",)
             ),
-            Action("export_gif", "Export propagation as &GIF…", "gif_export.ask"),
+            Action("export_gif", "Export propagation a&nimation…", "gif_export.ask"),
             SEPARATOR,
             Action("quit", "&Quit", "close", StandardKey.Quit),
         ),

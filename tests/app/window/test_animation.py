@@ -1,4 +1,4 @@
-"""File > Export propagation as GIF, as a user picks it: the file dialog answered by the test."""
+"""File > Export propagation animation, as a user picks it: the file dialog answered by the test."""
 
 import pytest
 from PIL import Image, ImageSequence
@@ -31,9 +31,9 @@ def test_menu_writes_the_animation_and_leaves_the_view_as_it_was(
     out = tmp_path / "anim.gif"
     answer_save(monkeypatch, out, asked)
     with qtbot.waitSignal(window.gif_export.finished, timeout=60_000) as ended:
-        pick(window, "&File", "Export propagation as &GIF…")
+        pick(window, "&File", "Export propagation a&nimation…")
     assert ended.args == [True]
-    assert asked == [("Export propagation as GIF", "mlp.gif")]
+    assert asked == [("Export propagation animation", "mlp.gif")]
     frames = frames_of(out)
     # one frame per step of mlp's timeline, then the final state
     assert len(frames) == len(timeline.playback) + 1
@@ -50,7 +50,7 @@ def test_without_propagation_it_is_one_line_in_messages(make_window, tmp_path, m
     window = make_window("example:mlp", propagate=False)
     out = tmp_path / "anim.gif"
     answer_save(monkeypatch, out, [])
-    pick(window, "&File", "Export propagation as &GIF…")
+    pick(window, "&File", "Export propagation a&nimation…")
     errors = window.messages.messages("error")
     assert len(errors) == 1 and "propagate first" in errors[0] and "\n" not in errors[0]
     assert not out.exists()
@@ -73,7 +73,7 @@ def test_mp4_is_a_file_type_of_the_export(make_window, tmp_path, monkeypatch, pi
     out = tmp_path / "anim.mp4"
     answer_save(monkeypatch, out, [])
     with qtbot.waitSignal(window.gif_export.finished, timeout=60_000) as ended:
-        pick(window, "&File", "Export propagation as &GIF…")
+        pick(window, "&File", "Export propagation a&nimation…")
     assert ended.args == [True]
     with av.open(str(out)) as video:
         stream = video.streams.video[0]

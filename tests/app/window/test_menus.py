@@ -32,7 +32,7 @@ EXPECTED = {
         "---",
         ("Export view as &PNG…", "Ctrl+E"),
         ("Export view as S&VG…", "Ctrl+Shift+X"),
-        ("Export propagation as &GIF…", ""),
+        ("Export propagation a&nimation…", ""),
         "---",
         ("&Quit", "std"),
     ],
