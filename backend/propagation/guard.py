@@ -67,8 +67,13 @@ def run_forked(work: Callable[[], T], *, timeout: float = DEFAULT_TIMEOUT) -> T:
             raise value
         log.seek(0)
         text = log.read().decode(errors="replace")
+    raise ChildCrashed(how_it_ended(status), last_line(text))
+
+
+def last_line(text: str) -> str | None:
+    """The last non-blank line a child wrote (cut to 200 characters), if any."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    raise ChildCrashed(how_it_ended(status), lines[-1][:200] if lines else None)
+    return lines[-1][:200] if lines else None
 
 
 def how_it_ended(status: int) -> str:

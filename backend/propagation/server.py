@@ -38,7 +38,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.propagation.guard import DEFAULT_TIMEOUT, ChildCrashed, how_it_ended
+from shardscope.backend.propagation.guard import (
+    DEFAULT_TIMEOUT,
+    ChildCrashed,
+    how_it_ended,
+    last_line,
+)
 from shardscope.backend.propagation.propagate import annotated_copy, parse, run_prepared
 from shardscope.backend.propagation.result import PropagationResult
 
@@ -142,12 +147,7 @@ class PropagationServer:
             finally:
                 self._busy.release()
             return
-        pid = self.pid
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        self._kill_child()
 
     def _stop(self, grace: float) -> int | None:
         """Close the pipes and reap the child; its wait status, if it was reaped."""
@@ -233,19 +233,22 @@ class PropagationServer:
         last = None
         if log is not None:
             log.seek(0)
-            lines = [ln.strip() for ln in log.read().decode(errors="replace").splitlines()]
+            last = last_line(log.read().decode(errors="replace"))
             log.close()
-            last = next((ln[:200] for ln in reversed(lines) if ln), None)
         return ChildCrashed(how, last)
 
     def _kill(self) -> None:
+        self._kill_child()
+        self._stop(grace=5.0)
+
+    def _kill_child(self) -> None:
+        """SIGKILL the child, if there is one; whoever reads its pipe reaps it."""
         pid = self.pid
         if pid is not None:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self._stop(grace=5.0)
 
 
 def _reap(pid: int, grace: float) -> int | None:
