@@ -246,6 +246,18 @@ def last_line(text: str) -> str | None:
     return lines[-1][:200] if lines else None
 
 
+def how_it_ended(status: int) -> str:
+    """A child's ``os.waitpid`` status in words: ``killed by SIGABRT``, ``exited with
+    status 3``."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            return f"killed by {signal.Signals(sig).name}"
+        except ValueError:
+            return f"killed by signal {sig}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
+
+
 # A limit past this is no limit; far larger ones overflow the clocks that time a worker.
 MAX_TIMEOUT = 7 * 24 * 3600.0
 

@@ -15,19 +15,22 @@ the readback to do here.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import os
 import pickle
+import select
 import signal
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.isolation.jobs import how_it_ended, last_line
 
 T = TypeVar("T")
 
@@ -51,41 +54,61 @@ def run_forked(work: Callable[[], T], *, timeout: float = DEFAULT_TIMEOUT) -> T:
     The result and exceptions must pickle. Raises ``ChildCrashed`` when the child dies
     without a result, ``ShardscopeError`` when it runs past ``timeout`` (it is killed).
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as log:
+    return start_forked(work).result(timeout)
+
+
+class Forked(Generic[T]):
+    """``work()`` running in a forked child (``start_forked``): ``result`` waits for it.
+    Whatever is not waited for is killed and reaped by ``cancel``."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._out = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()
         with warnings.catch_warnings():
             # JAX warns on every fork once it has a backend; the child runs no JAX code.
             warnings.filterwarnings("ignore", message="os.fork", category=RuntimeWarning)
             pid = os.fork()
         if pid == 0:
-            _child(work, out.fileno(), log.fileno())
-        status = _wait(pid, timeout)
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-            out.seek(0)
-            ok, value = pickle.load(out)
-            if ok:
-                return value
-            raise value
-        log.seek(0)
-        text = log.read().decode(errors="replace")
-    raise ChildCrashed(how_it_ended(status), last_line(text))
+            _child(work, self._out.fileno(), self._log.fileno())
+        self.pid = pid
+        self._done = False
 
-
-def last_line(text: str) -> str | None:
-    """The last non-blank line a child wrote (cut to 200 characters), if any."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else None
-
-
-def how_it_ended(status: int) -> str:
-    """A child's ``os.waitpid`` status in words: ``killed by SIGABRT``, ``exited with
-    status 3``."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    def result(self, timeout: float = DEFAULT_TIMEOUT) -> T:
+        """The child's return value, or what it raised (see ``run_forked``)."""
         try:
-            return f"killed by {signal.Signals(sig).name}"
-        except ValueError:
-            return f"killed by signal {sig}"
-    return f"exited with status {os.WEXITSTATUS(status)}"
+            try:
+                status = _wait(self.pid, timeout)
+            except ShardscopeError:
+                self._done = True  # killed and reaped
+                raise
+            self._done = True
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+                self._out.seek(0)
+                ok, value = pickle.load(self._out)
+                if ok:
+                    return value
+                raise value
+            self._log.seek(0)
+            text = self._log.read().decode(errors="replace")
+            raise ChildCrashed(how_it_ended(status), last_line(text))
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Kill the child if it still runs, reap it, and drop its files."""
+        if not self._done:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self._done = True
+        self._out.close()
+        self._log.close()
+
+
+def start_forked(work: Callable[[], T]) -> Forked[T]:
+    """Start ``work()`` in a forked child and go on; ``Forked.result`` waits for it."""
+    return Forked(work)
 
 
 def _child(work: Callable[[], object], out: int, log: int) -> None:
@@ -119,17 +142,30 @@ def _child(work: Callable[[], object], out: int, log: int) -> None:
 def _wait(pid: int, timeout: float) -> int:
     """The child's wait status; kills it and raises ``ShardscopeError`` past ``timeout``."""
     deadline = time.monotonic() + timeout
+    try:
+        # Woken the moment the child ends, where Linux has process file descriptors.
+        ready = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        ready = None
     pause = 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise ShardscopeError(
-                f"Shardy's propagation did not finish within {timeout:g} s; "
-                f"try a smaller program or a smaller mesh"
-            )
-        time.sleep(pause)
-        pause = min(pause * 2, 0.02)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise ShardscopeError(
+                    f"Shardy's propagation did not finish within {timeout:g} s; "
+                    f"try a smaller program or a smaller mesh"
+                )
+            if ready is not None:
+                select.select([ready], [], [], left)
+            else:
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.02)
+    finally:
+        if ready is not None:
+            os.close(ready)

@@ -16,10 +16,11 @@ argument they belong to, and exporting named computations back into calls drops 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ from shardscope.backend.propagation.annotate import (
 )
 from shardscope.backend.propagation.collectives import predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
-from shardscope.backend.propagation.guard import ChildCrashed, run_forked
+from shardscope.backend.propagation.guard import ChildCrashed, run_forked, start_forked
 from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
 from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
 from shardscope.backend.propagation.result import PropagationResult, final_dims, value_infos
@@ -234,47 +235,73 @@ def propagate(
     on for user specs, off for the program's) wants one spec entry per dimension.
     Raises ``SpecError`` / ``MeshError`` for bad input, ``ShardscopeError`` if Shardy fails.
     """
+    return start_propagation(
+        program, mesh, specs, strict=strict, conflicts=conflicts, collectives=collectives
+    ).result()
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
     # Tens of thousands of small acyclic objects are made here; the cyclic collector
     # would walk them many times over for nothing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _propagate(
-            program, mesh, specs, strict=strict, conflicts=conflicts, collectives=collectives
-        )
+        yield
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _propagate(
+def start_propagation(
     program: Program | str,
-    mesh: Mesh | Mapping[str, int] | None,
-    specs: Mapping[str | int, SpecLike] | None,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
     *,
-    strict: bool | None,
-    conflicts: bool,
-    collectives: bool,
-) -> PropagationResult:
-    prep = prepare(program, mesh, specs, strict=strict)
-    # Shardy runs in a forked child (``guard``): a crash there cannot take the caller down.
-    # It has crashed with ``debug-sharding-origins`` on where it ran without it.
-    try:
-        result = run_forked(lambda: _in_child(prep, True, conflicts, collectives))
-    except ChildCrashed:
-        try:
-            result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
-        except ChildCrashed as crash:
-            raise ShardscopeError(
-                f"Shardy crashed on this program ({crash}); check the program's shardings "
-                f"against the mesh, or report the module to Shardy"
-            ) from None
-        result.warnings.append(
-            "Shardy crashed recording where each axis came from; propagated without that "
-            "record, so steps name no origins"
-        )
-    result.graph = prep.graph
-    return result
+    strict: bool | None = None,
+    conflicts: bool = True,
+    collectives: bool = True,
+) -> PendingPropagation:
+    """``propagate``, with Shardy left running in its forked child: the caller goes on
+    and asks ``result`` later. Bad input raises here, as ``propagate`` raises it."""
+    with _no_cyclic_gc():
+        prep = prepare(program, mesh, specs, strict=strict)
+    return PendingPropagation(prep, conflicts, collectives)
+
+
+class PendingPropagation:
+    """Shardy running on a prepared module in a forked child (``guard``), where a crash
+    cannot take the caller down; ``result`` waits for it."""
+
+    def __init__(self, prep: Prepared, conflicts: bool, collectives: bool) -> None:
+        self._prep, self._conflicts, self._collectives = prep, conflicts, collectives
+        self._child = start_forked(lambda: _in_child(prep, True, conflicts, collectives))
+
+    def result(self) -> PropagationResult:
+        """The result; ``ShardscopeError`` if Shardy crashed or ran out of time."""
+        prep, conflicts, collectives = self._prep, self._conflicts, self._collectives
+        with _no_cyclic_gc():
+            # Shardy has crashed with ``debug-sharding-origins`` on where it ran without it.
+            try:
+                result = self._child.result()
+            except ChildCrashed:
+                try:
+                    result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
+                except ChildCrashed as crash:
+                    raise ShardscopeError(
+                        f"Shardy crashed on this program ({crash}); check the program's "
+                        f"shardings against the mesh, or report the module to Shardy"
+                    ) from None
+                result.warnings.append(
+                    "Shardy crashed recording where each axis came from; propagated without "
+                    "that record, so steps name no origins"
+                )
+        result.graph = prep.graph
+        return result
+
+    def cancel(self) -> None:
+        """Stop the child if it still runs (the result is no longer wanted)."""
+        self._child.cancel()
 
 
 def _in_child(

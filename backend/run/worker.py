@@ -30,16 +30,14 @@ import os
 import re
 import statistics
 import sys
-import threading
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import NamedSharding
 
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
@@ -53,7 +51,15 @@ from shardscope.backend.program.lower import (
     lower_namespace,
 )
 from shardscope.backend.program.trace import abstract_mesh, constrain_results, mesh_dict
-from shardscope.backend.run.inputs import SEED, input_data, is_concrete
+from shardscope.backend.run.inputs import SEED, is_concrete
+from shardscope.backend.run.reference import (
+    ProgramInputs,
+    ReferenceFailed,
+    ReferenceProcess,
+    ReferenceThread,
+    program_inputs,
+    shape_dtype,
+)
 from shardscope.backend.run.shards import (
     ValueBudget,
     max_relative_error,
@@ -87,8 +93,16 @@ def run_job(job: dict, scratch: Path) -> dict:
     sys.path[0] = job["cwd"]
     if job.get("kind") == "reshard":
         return _reshard(job)
+    reference = None
+    if job.get("reference", True) and os.environ.get("JAX_PLATFORMS") == "cpu":
+        # Forked now, before anything here starts JAX's backend (``reference``).
+        given = Mesh.from_json(job["mesh"]).axis_names if job.get("mesh") else None
+        reference = ReferenceProcess.fork(job["path"], job["params"], given, scratch)
     try:
-        report = _from_source(job, laps) if source else _run(job, laps=laps)
+        if source:
+            report = _from_source(job, laps, reference)
+        else:
+            report = _run(job, laps=laps, reference=reference)
     except RunRefused as exc:
         return {"ok": False, "error": str(exc)}
     except ShardscopeError as exc:
@@ -97,6 +111,9 @@ def run_job(job: dict, scratch: Path) -> dict:
         if is_out_of_memory(exc):
             raise  # json_worker_main names the memory limit
         return {"ok": False, "error": failure_line(job["path"], exc)}
+    finally:
+        if reference is not None:
+            reference.stop()
     report["stages"] = {"started": laps.started, **laps.seconds}
     return report
 
@@ -118,7 +135,7 @@ class Laps:
         self._last = now
 
 
-def _from_source(job: dict, laps: Laps) -> dict:
+def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = None) -> dict:
     """The CLI's ``run`` in one worker: load the program file as the load worker does
     (import, trace, lower), check the run, predict its collectives, then compile and run.
 
@@ -128,7 +145,7 @@ def _from_source(job: dict, laps: Laps) -> dict:
     with N.
     """
     # Only this job propagates and plans: the worker's other jobs do not import them.
-    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.propagation.propagate import start_propagation
     from shardscope.backend.run.match import predicted_refs
     from shardscope.backend.run.runner import plan_run
     from shardscope.backend.run.worker_setup import cpu_device_limit
@@ -171,19 +188,34 @@ def _from_source(job: dict, laps: Laps) -> dict:
             "needs_devices": plan.mesh.size,
             "error": too_many_devices(plan.mesh, attached, "cpu"),
         }
+    inputs = program_inputs(ns, plan.job["seed"])
+    if reference is not None and plan.job.get("reference", True):
+        reference.start(plan.mesh.axis_names, plan.job["seed"], inputs.concrete())
     laps.lap("plan")
 
-    # Before the run, not beside it: a forked child that propagated while this process
-    # went on to compile and run hung on this machine (Shardy itself runs in a forked
-    # child of ``propagate``, ``propagation.guard``).
+    # Shardy runs in a forked child (``propagation.guard``) beside the compile and the
+    # run; no thread of this process is at work when it forks.
+    pending, why = None, None
     try:
-        predicted = propagate(program, plan.mesh, specs)
-        refs = predicted_refs(predicted.collectives, predicted.graph)
-        predicted_json, why = [r.to_json() for r in refs], None
+        pending = start_propagation(program, plan.mesh, specs)
     except ShardscopeError as exc:
-        predicted_json, why = None, str(exc)
+        why = str(exc)
     laps.lap("propagate")
-    report = _run(plan.job, ns=ns, laps=laps)
+    try:
+        report = _run(plan.job, ns=ns, laps=laps, inputs=inputs, reference=reference)
+    except BaseException:
+        if pending is not None:
+            pending.cancel()
+        raise
+    predicted_json = None
+    if pending is not None:
+        try:
+            predicted = pending.result()
+            refs = predicted_refs(predicted.collectives, predicted.graph)
+            predicted_json = [r.to_json() for r in refs]
+        except ShardscopeError as exc:
+            why = str(exc)
+    laps.lap("predicted_collectives")
     report.update(
         predicted=predicted_json,
         predicted_error=why,
@@ -252,40 +284,30 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     )
 
 
-@dataclass
-class _Inputs:
-    """The program's function, its example arguments' flat leaves and tree, and the data
-    each run gets."""
-
-    program: Any
-    leaves: list
-    treedef: Any
-    host: list
-
-
-def _inputs(ns: dict, seed: int) -> _Inputs:
-    program = ns["PROGRAM"]
-    args = ns.get("EXAMPLE_ARGS")
-    if not isinstance(args, tuple):
-        args = (args,) if not isinstance(args, list) else tuple(args)
-    kwargs = ns.get("EXAMPLE_KWARGS") or {}
-    leaves, treedef = jax.tree.flatten((args, kwargs))
-    host = [input_data(leaf, i, seed) for i, leaf in enumerate(leaves)]
-    return _Inputs(program, leaves, treedef, host)
-
-
-def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
+def _run(
+    job: dict,
+    ns: dict | None = None,
+    laps: Laps | None = None,
+    inputs: ProgramInputs | None = None,
+    reference: ReferenceProcess | None = None,
+) -> dict:
+    """Compile, run and read back a loaded program (``job``: ``runner.plan_run``'s).
+    ``reference``: the unsharded run forked at the job's start, not yet started unless
+    ``inputs`` are given (``_from_source`` started it)."""
     laps = laps or Laps()
     if ns is None:
         ns = load_python_namespace(job["path"], job["params"])
         laps.lap("import_program")
     mesh = Mesh.from_json(job["mesh"])
+    if inputs is None:
+        inputs = program_inputs(ns, job["seed"])
+        if reference is not None and job.get("reference", True):
+            reference.start(mesh.axis_names, job["seed"], inputs.concrete())
     devices = jax.devices()
     platform = devices[0].platform
     if len(devices) < mesh.size:
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
     jmesh = _jax_mesh(mesh, devices)
-    inputs = _inputs(ns, job["seed"])
     program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
@@ -295,7 +317,7 @@ def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
         )
     structs = []
     for leaf, name in zip(leaves, names, strict=True):
-        shape, dtype = _shape_dtype(leaf)
+        shape, dtype = shape_dtype(leaf)
         sharding = None
         if name in job["specs"]:
             spec = parse_spec(job["specs"][name]).padded(len(shape))
@@ -310,15 +332,16 @@ def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
         lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
-    # The unsharded reference is traced, lowered and compiled in a thread beside the
-    # sharded compile (a Python thread kept running beside XLA's compile on this
-    # machine; the sharded compile used 1.7 of its 2 cores, the reference's cheap one
-    # fits beside it). It starts after anything forks this process (``_from_source``'s
-    # propagation): a fork beside a compile hung. ``compile_s`` is the sharded compile's
-    # wall time with the reference compiling beside it.
-    reference = None
-    if job.get("reference", True) and not manual:
-        reference = _Reference(program, mesh, devices[0], host, treedef, structs)
+    # On an accelerator the unsharded reference is traced, lowered and compiled in a
+    # thread beside the sharded compile. It starts after anything forks this process
+    # (``_from_source``'s propagation): a fork beside a compile hung. ``compile_s`` is
+    # the sharded compile's wall time with the reference compiling beside it.
+    unsharded: ReferenceProcess | ReferenceThread | None = reference
+    if manual and reference is not None:
+        reference.stop()
+        unsharded = None
+    elif reference is None and job.get("reference", True) and not manual:
+        unsharded = ReferenceThread(inputs, mesh.axis_names, devices[0])
     with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
@@ -346,13 +369,13 @@ def _run(job: dict, ns: dict | None = None, laps: Laps | None = None) -> dict:
             "no unsharded reference: the program uses shard_map, whose result depends on "
             "the mesh it runs on"
         )
-    elif reference is None:
+    elif unsharded is None:
         notes.append("no unsharded reference: not asked for")
     else:
         try:
-            expected = reference.outputs()
-        except Exception as exc:  # noqa: BLE001 - user code runs again here
-            notes.append(f"no unsharded reference: {type(exc).__name__}: {str(exc)[:200]}")
+            expected = unsharded.outputs()
+        except ReferenceFailed as exc:
+            notes.append(f"no unsharded reference: {exc}")
     laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
@@ -427,76 +450,6 @@ def _jax_mesh(mesh: Mesh, devices: list) -> jax.sharding.Mesh:
         return auto.to_jax(devices[: mesh.size])
     except MeshError as exc:
         raise RunRefused(str(exc)) from None
-
-
-def _shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
-    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
-        return tuple(leaf.shape), leaf.dtype
-    arr = np.asarray(leaf)
-    return arr.shape, arr.dtype
-
-
-# How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
-# or parallel codegen. On this machine (jaxlib 0.10.2) it then took 0.73 s of CPU on one
-# core for example:transformer instead of 1.18 s on two, and gave the same bits as the
-# default compile on every built-in example. Level 0 was cheaper still (0.15 s) but is
-# not used: its float32 rounding differed (2.6e-7 on the transformer), and the scan
-# example's recurrence grew that to a 3.7e-2 error the sharded run did not have.
-REFERENCE_CPU_OPTIONS: dict[str, Any] = {
-    "xla_backend_optimization_level": 1,
-    "xla_cpu_use_fusion_emitters": False,
-    "xla_cpu_parallel_codegen_split_count": 1,
-}
-
-
-class _Reference:
-    """The program unsharded, on one device, every mesh axis of size 1 (so specs and
-    constraints in the program's code still name known axes): traced, lowered and
-    compiled in a thread (cheaply on the CPU: ``REFERENCE_CPU_OPTIONS``) from the
-    moment it is made, run by ``outputs``."""
-
-    def __init__(
-        self, program: Any, mesh: Mesh, device: Any, host: list, treedef: Any, structs: list
-    ) -> None:
-        self.device, self.host, self.treedef = device, host, treedef
-        self.mesh = jax.sharding.Mesh(
-            np.array([device]).reshape((1,) * len(mesh.axes)),
-            mesh.axis_names,
-            axis_types=(AxisType.Auto,) * len(mesh.axes),
-        )
-        self.compiled: Any = None
-        self.error: BaseException | None = None
-        plain = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in structs]
-        self.thread = threading.Thread(target=self._compile, args=(program, plain), daemon=True)
-        self.thread.start()
-
-    def _compile(self, program: Any, plain: list) -> None:
-        # ``jax.set_mesh`` holds for this thread only (checked: the main thread saw no
-        # mesh meanwhile).
-        args, kwargs = jax.tree.unflatten(self.treedef, plain)
-        try:
-            with jax.set_mesh(self.mesh):
-                lowered = jax.jit(program).trace(*args, **kwargs).lower()
-            options = REFERENCE_CPU_OPTIONS if self.device.platform == "cpu" else None
-            self.compiled = lowered.compile(options)
-        except BaseException as exc:  # noqa: BLE001 - user code runs again here
-            self.error = exc
-
-    def join(self) -> None:
-        """Wait for the compile."""
-        self.thread.join()
-
-    def outputs(self) -> list[np.ndarray]:
-        """The flat outputs; raises what tracing, compiling or running raised."""
-        self.join()
-        if isinstance(self.error, Exception):
-            raise self.error
-        if self.error is not None:  # SystemExit and the like: user code that exits
-            raise RuntimeError(f"{type(self.error).__name__} while tracing it unsharded")
-        placed = [jax.device_put(h, self.device) for h in self.host]
-        args, kwargs = jax.tree.unflatten(self.treedef, placed)
-        out = jax.block_until_ready(self.compiled(*args, **kwargs))
-        return [np.asarray(x) for x in jax.tree.leaves(out)]
 
 
 def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:

@@ -49,17 +49,18 @@ def test_the_module_that_crashes_shardy_propagates_and_says_what_is_missing():
         assert ("origins off" in result.route) == bool(result.warnings)
 
 
+class _Crashed:
+    """A forked child that died without a result."""
+
+    def result(self, timeout=None):
+        raise guard.ChildCrashed("killed by SIGSEGV", None)
+
+    def cancel(self):
+        pass
+
+
 def test_a_crash_with_origins_falls_back_to_none_and_warns(monkeypatch):
-    real = guard.run_forked
-    calls = []
-
-    def crash_first(work, **kwargs):
-        calls.append(work)
-        if len(calls) == 1:
-            raise guard.ChildCrashed("killed by SIGSEGV", None)
-        return real(work, **kwargs)
-
-    monkeypatch.setattr(propagate_module, "run_forked", crash_first)
+    monkeypatch.setattr(propagate_module, "start_forked", lambda work: _Crashed())
     result = propagate(CRASH, MESH, SPECS)
     assert "origins off" in result.route and "crashed" in result.warnings[0]
     assert result.graph is not None and result.value("x").spec == [["data"], []]
@@ -69,11 +70,22 @@ def test_a_crash_with_and_without_origins_is_one_line(monkeypatch):
     def crash(work, **kwargs):
         raise guard.ChildCrashed("killed by SIGSEGV", None)
 
+    monkeypatch.setattr(propagate_module, "start_forked", lambda work: _Crashed())
     monkeypatch.setattr(propagate_module, "run_forked", crash)
     with pytest.raises(
         ShardscopeError, match=r"^Shardy crashed on this program \(killed by SIGSEGV\); "
     ):
         propagate(CRASH, MESH, SPECS)
+
+
+def test_a_started_propagation_runs_while_the_caller_goes_on_and_can_be_cancelled():
+    pending = propagate_module.start_propagation(CRASH, MESH, SPECS)
+    assert pending.result().value("x").spec == [["data"], []]
+    pending = propagate_module.start_propagation(CRASH, MESH, SPECS)
+    pid = pending._child.pid
+    pending.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: no zombie left
 
 
 def test_a_clean_module_keeps_its_origins():

@@ -1,0 +1,301 @@
+"""The unsharded run a sharded run is checked against: the program on one device, every
+mesh axis of size 1 (so the specs and constraints in its code still name known axes).
+
+Two ways to make it, with one interface (``outputs``, ``stop``):
+
+- ``ReferenceProcess``, on the CPU: a child forked from the run worker before JAX starts
+  its backend. It imports the program itself while the worker does, waits for the mesh's
+  axis names and the inputs (``start``), then traces, lowers, compiles (cheaply:
+  ``REFERENCE_CPU_OPTIONS``) and runs the program. In a process of its own it takes no
+  share of the worker's interpreter lock, so on a machine of few cores its compile fills
+  the core the worker's own single-threaded work (lowering, propagation) leaves idle.
+- ``ReferenceThread``, on an accelerator: a thread in the worker, started beside the
+  sharded compile, so that one process holds the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import signal
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType
+
+from shardscope.backend.isolation.jobs import become_worker, how_it_ended, last_line
+from shardscope.backend.program.lower import load_python_namespace
+from shardscope.backend.program.trace import abstract_mesh
+from shardscope.backend.run.inputs import input_data, is_concrete
+
+# How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
+# or parallel codegen. On this machine (jaxlib 0.10.2) it then took 0.73 s of CPU on one
+# core for example:transformer instead of 1.18 s on two, and gave the same bits as the
+# default compile on every built-in example. Level 0 was cheaper still (0.15 s) but is
+# not used: its float32 rounding differed (2.6e-7 on the transformer), and the scan
+# example's recurrence grew that to a 3.7e-2 error the sharded run did not have.
+REFERENCE_CPU_OPTIONS: dict[str, Any] = {
+    "xla_backend_optimization_level": 1,
+    "xla_cpu_use_fusion_emitters": False,
+    "xla_cpu_parallel_codegen_split_count": 1,
+}
+
+
+@dataclass
+class ProgramInputs:
+    """The program's function, its example arguments' flat leaves and tree, and the data
+    each run gets (``inputs.input_data``)."""
+
+    program: Any
+    leaves: list
+    treedef: Any
+    host: list
+
+    @property
+    def structs(self) -> list:
+        """Each flat argument's shape and dtype, without sharding."""
+        return [jax.ShapeDtypeStruct(*shape_dtype(leaf)) for leaf in self.leaves]
+
+    def concrete(self) -> dict[int, np.ndarray]:
+        """The data of the arguments the program file gives (the rest are seeded)."""
+        return {i: self.host[i] for i, leaf in enumerate(self.leaves) if is_concrete(leaf)}
+
+
+def program_inputs(ns: dict, seed: int | None) -> ProgramInputs:
+    """The inputs of the program whose globals are ``ns``: ``EXAMPLE_ARGS`` (and
+    ``EXAMPLE_KWARGS``), with data seeded by ``seed`` where they give none (None: no
+    data, ``host`` empty)."""
+    program = ns["PROGRAM"]
+    args = ns.get("EXAMPLE_ARGS")
+    if not isinstance(args, tuple):
+        args = (args,) if not isinstance(args, list) else tuple(args)
+    kwargs = ns.get("EXAMPLE_KWARGS") or {}
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    host = [] if seed is None else [input_data(leaf, i, seed) for i, leaf in enumerate(leaves)]
+    return ProgramInputs(program, leaves, treedef, host)
+
+
+def shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
+    """A flat argument's shape and dtype."""
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+        return tuple(leaf.shape), leaf.dtype
+    arr = np.asarray(leaf)
+    return arr.shape, arr.dtype
+
+
+def _compile(program: Any, axes: tuple[str, ...], device: Any, inputs: ProgramInputs) -> Any:
+    """The program compiled for ``device`` alone, on a mesh of ``axes`` all of size 1."""
+    mesh = jax.sharding.Mesh(
+        np.array([device]).reshape((1,) * len(axes)),
+        axes,
+        axis_types=(AxisType.Auto,) * len(axes),
+    )
+    args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.structs)
+    # ``jax.set_mesh`` holds for the calling thread only (checked: the main thread saw no
+    # mesh meanwhile).
+    with jax.set_mesh(mesh):
+        lowered = jax.jit(program).trace(*args, **kwargs).lower()
+    options = REFERENCE_CPU_OPTIONS if device.platform == "cpu" else None
+    return lowered.compile(options)
+
+
+def _run(compiled: Any, device: Any, inputs: ProgramInputs) -> list[np.ndarray]:
+    placed = [jax.device_put(h, device) for h in inputs.host]
+    args, kwargs = jax.tree.unflatten(inputs.treedef, placed)
+    out = jax.block_until_ready(compiled(*args, **kwargs))
+    return [np.asarray(x) for x in jax.tree.leaves(out)]
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, Exception):
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    # SystemExit and the like: user code that exits.
+    return f"{type(exc).__name__} while tracing it unsharded"
+
+
+class ReferenceFailed(Exception):
+    """The unsharded run failed; the message says how, in one line."""
+
+
+class ReferenceThread:
+    """The unsharded reference traced, lowered and compiled in a thread of this process
+    from the moment it is made; run by ``outputs``."""
+
+    def __init__(self, inputs: ProgramInputs, axes: tuple[str, ...], device: Any) -> None:
+        self.inputs, self.device = inputs, device
+        self.compiled: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._compile, args=(axes,), daemon=True)
+        self.thread.start()
+
+    def _compile(self, axes: tuple[str, ...]) -> None:
+        try:
+            self.compiled = _compile(self.inputs.program, axes, self.device, self.inputs)
+        except BaseException as exc:  # noqa: BLE001 - user code runs again here
+            self.error = exc
+
+    def outputs(self) -> list[np.ndarray]:
+        """The flat outputs; ``ReferenceFailed`` for what tracing, compiling or running
+        raised."""
+        self.thread.join()
+        if self.error is not None:
+            raise ReferenceFailed(_failure(self.error))
+        try:
+            return _run(self.compiled, self.device, self.inputs)
+        except Exception as exc:  # noqa: BLE001 - user code runs here
+            raise ReferenceFailed(_failure(exc)) from None
+
+    def stop(self) -> None:
+        """Nothing to stop: the thread ends with its compile (it is a daemon)."""
+
+
+_STATUS = "reference.json"
+_OUTPUTS = "reference-outputs.npz"
+_INPUTS = "reference-inputs.npz"
+_LOG = "reference-log.txt"
+
+
+class ReferenceProcess:
+    """The unsharded reference in a child forked from this process (``fork``), which
+    must not have started JAX's backend yet: the child starts its own."""
+
+    def __init__(self, pid: int, pipe: int, scratch: Path) -> None:
+        self.pid, self._pipe, self.scratch = pid, pipe, scratch
+        self._status: int | None = None
+
+    @classmethod
+    def fork(
+        cls, path: str, params: dict[str, str], axes: tuple[str, ...] | None, scratch: Path
+    ) -> ReferenceProcess:
+        """Fork the child: it imports the program at ``path`` with ``params`` at once and
+        compiles it on a mesh of ``axes`` (None: the program's own ``MESH``'s), then
+        waits for ``start`` to run it. It dies with this process's calling thread."""
+        parent = os.getpid()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child's lines run in the child
+            code = 1
+            try:
+                os.close(write)
+                _child(parent, path, params, axes, read, scratch)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(read)
+        return cls(pid, write, scratch)
+
+    def start(self, axes: tuple[str, ...], seed: int, concrete: dict[int, np.ndarray]) -> None:
+        """Let the child compile and run: the mesh's axis names, the seed of the random
+        inputs and the arrays the program file gave this process (``ProgramInputs.
+        concrete``: a program may make other data each time it is imported)."""
+        inputs = None
+        if concrete:
+            inputs = str(self.scratch / _INPUTS)
+            np.savez(inputs, **{str(i): a for i, a in concrete.items()})
+        message = pickle.dumps({"axes": tuple(axes), "seed": seed, "inputs": inputs})
+        self._send(message)
+
+    def _send(self, message: bytes) -> None:
+        if self._pipe < 0:
+            return
+        with contextlib.suppress(OSError):  # a child that has already ended
+            os.write(self._pipe, message)
+        os.close(self._pipe)
+        self._pipe = -1
+
+    def _wait(self) -> int:
+        if self._status is None:
+            _, status = os.waitpid(self.pid, 0)
+            self._status = status
+        return self._status
+
+    def outputs(self) -> list[np.ndarray]:
+        """Wait for the child; its flat outputs, or ``ReferenceFailed``."""
+        self._send(b"")  # a child never started ends
+        status = self._wait()
+        path = self.scratch / _STATUS
+        if not path.exists():
+            log = self.scratch / _LOG
+            text = log.read_text(errors="replace") if log.exists() else ""
+            ended = how_it_ended(status)
+            line = last_line(text)
+            raise ReferenceFailed(f"its process {ended}" + (f" ({line})" if line else ""))
+        report = json.loads(path.read_text())
+        if not report["ok"]:
+            raise ReferenceFailed(report["error"])
+        with np.load(self.scratch / _OUTPUTS) as data:
+            return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+    def stop(self) -> None:
+        """End the child now if it has not ended, and reap it."""
+        self._send(b"")
+        if self._status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._wait()
+
+
+def _child(
+    parent: int,
+    path: str,
+    params: dict[str, str],
+    axes: tuple[str, ...] | None,
+    pipe: int,
+    scratch: Path,
+) -> None:
+    """The forked child's work: report to ``scratch`` (``_STATUS``, ``_OUTPUTS``).
+
+    It compiles as soon as it knows the mesh's axis names (``axes``, else the program's
+    own ``MESH``), before the worker's message comes: the names in the message win if
+    they differ."""
+    become_worker(parent, None)  # the memory limit is the worker's, inherited
+    log = os.open(scratch / _LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 2)  # the compiler's warnings are not the sharded program's
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    try:
+        ns = load_python_namespace(path, params)
+        inputs = program_inputs(ns, None)
+        device = jax.devices()[0]
+        axes = axes if axes is not None else _own_axes(ns)
+        compiled: Any = None
+        early: BaseException | None = None
+        if axes is not None:
+            try:
+                compiled = _compile(inputs.program, axes, device, inputs)
+            except BaseException as exc:  # noqa: BLE001 - raised again below if it holds
+                early = exc
+        with os.fdopen(pipe, "rb") as reader:
+            data = reader.read()
+        if not data:
+            return  # stopped
+        message = pickle.loads(data)
+        if message["axes"] != axes:
+            compiled = _compile(inputs.program, message["axes"], device, inputs)
+        elif early is not None:
+            raise early
+        inputs = program_inputs(ns, message["seed"])
+        if message["inputs"] is not None:
+            with np.load(message["inputs"]) as given:
+                for key in given.files:
+                    inputs.host[int(key)] = given[key]
+        outputs = _run(compiled, device, inputs)
+        np.savez(scratch / _OUTPUTS, *outputs)
+        report: dict[str, Any] = {"ok": True}
+    except BaseException as exc:  # noqa: BLE001 - user code runs here
+        report = {"ok": False, "error": _failure(exc)}
+    (scratch / _STATUS).write_text(json.dumps(report))
+
+
+def _own_axes(ns: dict) -> tuple[str, ...] | None:
+    """The axis names of the program's own ``MESH``, if it has a usable one."""
+    try:
+        own = abstract_mesh(ns.get("MESH"))
+    except Exception:  # noqa: BLE001 - a malformed MESH is the worker's error to report
+        return None
+    return tuple(own.axis_names) if own is not None else None
