@@ -16,6 +16,7 @@ Two ways to make it, with one interface (``outputs``, ``stop``):
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import os
 import pickle
@@ -257,6 +258,7 @@ def _child(
     become_worker(parent, None)  # the memory limit is the worker's, inherited
     log = os.open(scratch / _LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 2)  # the compiler's warnings are not the sharded program's
+    faulthandler.disable()  # a crash is reported from the wait status, not dumped
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     try:
         ns = load_python_namespace(path, params)

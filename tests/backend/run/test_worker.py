@@ -44,32 +44,25 @@ def test_a_plain_error_keeps_its_first_line():
 def _transformer_inputs():
     import runpy
 
-    import jax
-
     from shardscope.backend.program.load import EXAMPLES_DIR
-    from shardscope.backend.run.inputs import input_data
+    from shardscope.backend.run.reference import program_inputs
 
     ns = runpy.run_path(str(EXAMPLES_DIR / "transformer.py"), run_name="__shardscope__")
-    leaves, treedef = jax.tree.flatten((ns["EXAMPLE_ARGS"], {}))
-    host = [input_data(leaf, i) for i, leaf in enumerate(leaves)]
-    structs = [jax.ShapeDtypeStruct(leaf.shape, leaf.dtype) for leaf in leaves]
-    return ns, treedef, host, structs
+    return ns, program_inputs(ns, 0)
 
 
 def test_the_cheap_reference_compile_gives_the_unsharded_values():
     import jax
     import numpy as np
 
+    from shardscope.backend.run.reference import REFERENCE_CPU_OPTIONS, ReferenceThread
     from shardscope.backend.run.shards import max_relative_error
-    from shardscope.backend.run.worker import REFERENCE_CPU_OPTIONS, _Reference
 
-    ns, treedef, host, structs = _transformer_inputs()
-    reference = _Reference(
-        ns["PROGRAM"], Mesh.from_dict(ns["MESH"]), jax.devices()[0], host, treedef, structs
-    )
+    ns, inputs = _transformer_inputs()
+    reference = ReferenceThread(inputs, tuple(ns["MESH"]), jax.devices()[0])
     got = reference.outputs()
     assert reference.compiled is not None and REFERENCE_CPU_OPTIONS
-    args, kwargs = jax.tree.unflatten(treedef, host)
+    args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.host)
     want = [np.asarray(x) for x in jax.tree.leaves(jax.jit(ns["PROGRAM"])(*args, **kwargs))]
     assert len(got) == len(want)
     for a, b in zip(got, want, strict=True):
@@ -84,13 +77,10 @@ def test_a_reference_whose_program_exits_raises_an_error_not_the_exit():
     import numpy as np
     import pytest
 
-    from shardscope.backend.run.worker import _Reference
+    from shardscope.backend.run.reference import ProgramInputs, ReferenceFailed, ReferenceThread
 
-    host = [np.ones((4,), np.float32)]
-    treedef = jax.tree.structure(((0,), {}))
-    structs = [jax.ShapeDtypeStruct((4,), np.float32)]
-    reference = _Reference(
-        lambda x: sys.exit(3), Mesh.from_dict({"data": 2}), jax.devices()[0], host, treedef, structs
-    )
-    with pytest.raises(RuntimeError, match="SystemExit while tracing it unsharded"):
+    leaves = [np.ones((4,), np.float32)]
+    inputs = ProgramInputs(lambda x: sys.exit(3), leaves, jax.tree.structure(((0,), {})), leaves)
+    reference = ReferenceThread(inputs, ("data",), jax.devices()[0])
+    with pytest.raises(ReferenceFailed, match="SystemExit while tracing it unsharded"):
         reference.outputs()

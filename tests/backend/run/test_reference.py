@@ -1,0 +1,133 @@
+"""The unsharded reference on the CPU, in a child forked from the run worker: what a run
+reports when it fails, that it runs on the worker's own inputs, and that it never
+outlives the run."""
+
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.run.source import run_source
+
+pytestmark = pytest.mark.slow
+
+HEAD = """
+import os, time
+import jax, jax.numpy as jnp
+import numpy as np
+
+MESH = {"data": 2}
+SPECS = {"x": jax.P("data")}
+
+
+def unsharded():
+    # Inside PROGRAM while tracing: the reference's mesh has every axis of size 1.
+    return jax.sharding.get_abstract_mesh().size == 1
+"""
+
+
+def _run(tmp_path, body, **options):
+    path = tmp_path / "prog.py"
+    path.write_text(HEAD + textwrap.dedent(body))
+    return run_source(
+        path, {}, name="prog", source=str(path), kind="python", runs=1, **options
+    ).result
+
+
+def test_a_reference_that_aborts_is_a_note_and_the_run_stands(tmp_path):
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            if unsharded():
+                os.abort()
+            return x * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+    )
+    assert result.outputs[0].max_rel_error is None
+    assert any(
+        n.startswith("no unsharded reference: its process killed by SIGABRT") for n in result.notes
+    ), result.notes
+    assert result.outputs[0].shards  # the sharded run is reported all the same
+
+
+def test_a_reference_that_raises_names_the_error(tmp_path):
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            if unsharded():
+                raise ValueError("only sharded")
+            return x * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+    )
+    assert "no unsharded reference: ValueError: only sharded" in result.notes
+
+
+def test_the_reference_runs_on_the_workers_arrays_not_a_second_import(tmp_path):
+    # Each import of this file makes other data: the reference must use the run's.
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            return jnp.tanh(x) @ x.T
+
+        EXAMPLE_ARGS = (np.random.default_rng().standard_normal((8, 4)).astype(np.float32),)
+        """,
+    )
+    assert result.outputs[0].max_rel_error is not None
+    assert result.outputs[0].max_rel_error < 1e-5
+
+
+def test_the_reference_child_does_not_outlive_a_failed_run(tmp_path):
+    marker = tmp_path / "reference-started"
+    started = time.monotonic()
+    with pytest.raises(ShardscopeError, match="sharded only"):
+        _run(
+            tmp_path,
+            f"""
+            def PROGRAM(x):
+                if unsharded():
+                    open({str(marker)!r}, "w").close()
+                    time.sleep(120)  # the reference hangs; the sharded run fails
+                else:
+                    for _ in range(200):  # until the reference is surely tracing
+                        if os.path.exists({str(marker)!r}):
+                            break
+                        time.sleep(0.05)
+                    raise ValueError("sharded only")
+                return x
+
+            EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+            """,
+        )
+    assert marker.exists()
+    assert time.monotonic() - started < 60  # the run did not wait for the hung child
+    left = subprocess.run(
+        ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert left.stdout == "", f"processes left behind: {left.stdout}"
+
+
+def test_without_a_reference_no_child_is_forked(tmp_path):
+    marker = tmp_path / "traced-unsharded"
+    result = _run(
+        tmp_path,
+        f"""
+        def PROGRAM(x):
+            if unsharded():
+                open({str(marker)!r}, "w").close()
+            return x + 1
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+        reference=False,
+    )
+    assert not marker.exists()
+    assert "no unsharded reference: not asked for" in result.notes
