@@ -15,4 +15,8 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=64"
 ).strip()
 
+# Each test computes its unsharded references afresh; the cache's own tests point it at
+# a folder of their own.
+os.environ["SHARDSCOPE_CACHE_DIR"] = "off"
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

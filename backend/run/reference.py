@@ -34,6 +34,7 @@ from shardscope.backend.isolation.jobs import become_worker, how_it_ended, last_
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import abstract_mesh
 from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.run.reference_cache import ReferenceCache
 
 # How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
 # or parallel codegen. On this machine (jaxlib 0.10.2) it then took 0.73 s of CPU on one
@@ -90,27 +91,53 @@ def shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
     return arr.shape, arr.dtype
 
 
-def _compile(program: Any, axes: tuple[str, ...], device: Any, inputs: ProgramInputs) -> Any:
-    """The program compiled for ``device`` alone, on a mesh of ``axes`` all of size 1."""
-    mesh = jax.sharding.Mesh(
-        np.array([device]).reshape((1,) * len(axes)),
-        axes,
-        axis_types=(AxisType.Auto,) * len(axes),
-    )
-    args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.structs)
-    # ``jax.set_mesh`` holds for the calling thread only (checked: the main thread saw no
-    # mesh meanwhile).
-    with jax.set_mesh(mesh):
-        lowered = jax.jit(program).trace(*args, **kwargs).lower()
-    options = REFERENCE_CPU_OPTIONS if device.platform == "cpu" else None
-    return lowered.compile(options)
+class _Unsharded:
+    """The program lowered for ``device`` alone, on a mesh of ``axes`` all of size 1, and
+    compiled, unless ``cache`` keeps outputs of the same module: then it compiles only if
+    the inputs turn out to be new."""
 
+    def __init__(
+        self,
+        program: Any,
+        axes: tuple[str, ...],
+        device: Any,
+        inputs: ProgramInputs,
+        cache: ReferenceCache | None,
+    ) -> None:
+        mesh = jax.sharding.Mesh(
+            np.array([device]).reshape((1,) * len(axes)),
+            axes,
+            axis_types=(AxisType.Auto,) * len(axes),
+        )
+        args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.structs)
+        # ``jax.set_mesh`` holds for the calling thread only (checked: the main thread saw
+        # no mesh meanwhile).
+        with jax.set_mesh(mesh):
+            self.lowered = jax.jit(program).trace(*args, **kwargs).lower()
+        self.device, self.cache = device, cache
+        self.options = REFERENCE_CPU_OPTIONS if device.platform == "cpu" else None
+        self.key = None
+        if cache is not None:
+            self.key = cache.program_key(self.lowered.as_text(), device, self.options)
+        self.compiled: Any = None
+        if self.key is None or not cache.knows(self.key):
+            self.compiled = self.lowered.compile(self.options)
 
-def _run(compiled: Any, device: Any, inputs: ProgramInputs) -> list[np.ndarray]:
-    placed = [jax.device_put(h, device) for h in inputs.host]
-    args, kwargs = jax.tree.unflatten(inputs.treedef, placed)
-    out = jax.block_until_ready(compiled(*args, **kwargs))
-    return [np.asarray(x) for x in jax.tree.leaves(out)]
+    def outputs(self, inputs: ProgramInputs) -> list[np.ndarray]:
+        """The flat outputs on ``inputs``: kept ones, or from a run."""
+        if self.key is not None:
+            kept = self.cache.load(self.key, inputs.host)
+            if kept is not None:
+                return kept
+        if self.compiled is None:
+            self.compiled = self.lowered.compile(self.options)
+        placed = [jax.device_put(h, self.device) for h in inputs.host]
+        args, kwargs = jax.tree.unflatten(inputs.treedef, placed)
+        out = jax.block_until_ready(self.compiled(*args, **kwargs))
+        outputs = [np.asarray(x) for x in jax.tree.leaves(out)]
+        if self.key is not None:
+            self.cache.store(self.key, inputs.host, outputs)
+        return outputs
 
 
 def _failure(exc: BaseException) -> str:
@@ -130,14 +157,15 @@ class ReferenceThread:
 
     def __init__(self, inputs: ProgramInputs, axes: tuple[str, ...], device: Any) -> None:
         self.inputs, self.device = inputs, device
-        self.compiled: Any = None
+        self.unsharded: _Unsharded | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._compile, args=(axes,), daemon=True)
         self.thread.start()
 
     def _compile(self, axes: tuple[str, ...]) -> None:
         try:
-            self.compiled = _compile(self.inputs.program, axes, self.device, self.inputs)
+            cache = ReferenceCache.here()
+            self.unsharded = _Unsharded(self.inputs.program, axes, self.device, self.inputs, cache)
         except BaseException as exc:  # noqa: BLE001 - user code runs again here
             self.error = exc
 
@@ -148,7 +176,7 @@ class ReferenceThread:
         if self.error is not None:
             raise ReferenceFailed(_failure(self.error))
         try:
-            return _run(self.compiled, self.device, self.inputs)
+            return self.unsharded.outputs(self.inputs)
         except Exception as exc:  # noqa: BLE001 - user code runs here
             raise ReferenceFailed(_failure(exc)) from None
 
@@ -265,11 +293,12 @@ def _child(
         inputs = program_inputs(ns, None)
         device = jax.devices()[0]
         axes = axes if axes is not None else _own_axes(ns)
-        compiled: Any = None
+        cache = ReferenceCache.here()
+        unsharded: _Unsharded | None = None
         early: BaseException | None = None
         if axes is not None:
             try:
-                compiled = _compile(inputs.program, axes, device, inputs)
+                unsharded = _Unsharded(inputs.program, axes, device, inputs, cache)
             except BaseException as exc:  # noqa: BLE001 - raised again below if it holds
                 early = exc
         with os.fdopen(pipe, "rb") as reader:
@@ -278,7 +307,7 @@ def _child(
             return  # stopped
         message = pickle.loads(data)
         if message["axes"] != axes:
-            compiled = _compile(inputs.program, message["axes"], device, inputs)
+            unsharded = _Unsharded(inputs.program, message["axes"], device, inputs, cache)
         elif early is not None:
             raise early
         inputs = program_inputs(ns, message["seed"])
@@ -286,7 +315,7 @@ def _child(
             with np.load(message["inputs"]) as given:
                 for key in given.files:
                     inputs.host[int(key)] = given[key]
-        outputs = _run(compiled, device, inputs)
+        outputs = unsharded.outputs(inputs)
         np.savez(scratch / _OUTPUTS, *outputs)
         report: dict[str, Any] = {"ok": True}
     except BaseException as exc:  # noqa: BLE001 - user code runs here

@@ -61,7 +61,7 @@ def test_the_cheap_reference_compile_gives_the_unsharded_values():
     ns, inputs = _transformer_inputs()
     reference = ReferenceThread(inputs, tuple(ns["MESH"]), jax.devices()[0])
     got = reference.outputs()
-    assert reference.compiled is not None and REFERENCE_CPU_OPTIONS
+    assert reference.unsharded.compiled is not None and REFERENCE_CPU_OPTIONS
     args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.host)
     want = [np.asarray(x) for x in jax.tree.leaves(jax.jit(ns["PROGRAM"])(*args, **kwargs))]
     assert len(got) == len(want)
