@@ -11,6 +11,9 @@ Two ways to make it, with one interface (``outputs``, ``stop``):
   the core the worker's own single-threaded work (lowering, propagation) leaves idle.
 - ``ReferenceThread``, on an accelerator: a thread in the worker, started beside the
   sharded compile, so that one process holds the device.
+
+Both keep their outputs (``reference_cache``): a program run again with other specs
+skips its unsharded compile and run.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ class _Unsharded:
         if cache is not None:
             self.key = cache.program_key(self.lowered.as_text(), device, self.options)
         self.compiled: Any = None
+        # Whether ``outputs`` gave kept outputs.
+        self.kept = False
         if self.key is None or not cache.knows(self.key):
             self.compiled = self.lowered.compile(self.options)
 
@@ -128,6 +133,7 @@ class _Unsharded:
         if self.key is not None:
             kept = self.cache.load(self.key, inputs.host)
             if kept is not None:
+                self.kept = True
                 return kept
         if self.compiled is None:
             self.compiled = self.lowered.compile(self.options)
@@ -180,6 +186,11 @@ class ReferenceThread:
         except Exception as exc:  # noqa: BLE001 - user code runs here
             raise ReferenceFailed(_failure(exc)) from None
 
+    @property
+    def kept(self) -> bool:
+        """Whether ``outputs`` were kept ones (``reference_cache``)."""
+        return self.unsharded is not None and self.unsharded.kept
+
     def stop(self) -> None:
         """Nothing to stop: the thread ends with its compile (it is a daemon)."""
 
@@ -197,6 +208,8 @@ class ReferenceProcess:
     def __init__(self, pid: int, pipe: int, scratch: Path) -> None:
         self.pid, self._pipe, self.scratch = pid, pipe, scratch
         self._status: int | None = None
+        # Whether ``outputs`` were kept ones (``reference_cache``).
+        self.kept = False
 
     @classmethod
     def fork(
@@ -258,6 +271,7 @@ class ReferenceProcess:
         report = json.loads(path.read_text())
         if not report["ok"]:
             raise ReferenceFailed(report["error"])
+        self.kept = report["kept"]
         with np.load(self.scratch / _OUTPUTS) as data:
             return [data[f"arr_{i}"] for i in range(len(data.files))]
 
@@ -317,7 +331,7 @@ def _child(
                     inputs.host[int(key)] = given[key]
         outputs = unsharded.outputs(inputs)
         np.savez(scratch / _OUTPUTS, *outputs)
-        report: dict[str, Any] = {"ok": True}
+        report: dict[str, Any] = {"ok": True, "kept": unsharded.kept}
     except BaseException as exc:  # noqa: BLE001 - user code runs here
         report = {"ok": False, "error": _failure(exc)}
     (scratch / _STATUS).write_text(json.dumps(report))

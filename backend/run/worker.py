@@ -60,6 +60,7 @@ from shardscope.backend.run.reference import (
     program_inputs,
     shape_dtype,
 )
+from shardscope.backend.run.reference_cache import cache_root
 from shardscope.backend.run.shards import (
     ValueBudget,
     max_relative_error,
@@ -376,6 +377,11 @@ def _run(
             expected = unsharded.outputs()
         except ReferenceFailed as exc:
             notes.append(f"no unsharded reference: {exc}")
+        if unsharded.kept:
+            notes.append(
+                f"unsharded reference: kept from an earlier run of the same module on the "
+                f"same inputs ({cache_root()})"
+            )
     laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)

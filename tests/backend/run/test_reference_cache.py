@@ -1,0 +1,143 @@
+"""Kept reference outputs: keyed by module and inputs, bounded, robust to damage, never for
+modules that call back into Python, and what a second run of a program reports."""
+
+import os
+import textwrap
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from shardscope.backend.run import reference_cache
+from shardscope.backend.run.reference_cache import ReferenceCache, cache_root
+from shardscope.backend.run.source import run_source
+
+CPU = jax.devices("cpu")[0]
+MODULE = "module @jit_f { func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> }"
+
+
+def _inputs(seed=0):
+    return [np.random.default_rng(seed).standard_normal((4, 3)).astype(np.float32)]
+
+
+def test_outputs_come_back_for_the_same_module_and_inputs_only(tmp_path):
+    cache = ReferenceCache(tmp_path)
+    key = cache.program_key(MODULE, CPU, {"xla_backend_optimization_level": 1})
+    assert not cache.knows(key)
+    outputs = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array(3, np.int32)]
+    cache.store(key, _inputs(), outputs)
+    assert cache.knows(key)
+    got = cache.load(key, _inputs())
+    assert [a.tolist() for a in got] == [a.tolist() for a in outputs]
+    assert [a.dtype for a in got] == [np.float32, np.int32]
+    assert cache.load(key, _inputs(seed=1)) is None  # other data
+    other = cache.program_key(MODULE.replace("4x", "8x"), CPU, None)
+    assert other != key and not cache.knows(other)
+
+
+def test_the_key_names_the_compile_options_and_flags(tmp_path, monkeypatch):
+    cache = ReferenceCache(tmp_path)
+    base = cache.program_key(MODULE, CPU, None)
+    assert cache.program_key(MODULE, CPU, {"xla_backend_optimization_level": 1}) != base
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_cpu_ftz=true")
+    assert cache.program_key(MODULE, CPU, None) != base
+
+
+def test_a_module_that_calls_back_into_python_is_never_kept(tmp_path):
+    def program(x):
+        jax.debug.print("x {}", x)
+        return x * 2
+
+    text = jax.jit(program).lower(np.ones(4, np.float32)).as_text()
+    assert ReferenceCache(tmp_path).program_key(text, CPU, None) is None
+    plain = jax.jit(lambda x: x * 2).lower(np.ones(4, np.float32)).as_text()
+    assert ReferenceCache(tmp_path).program_key(plain, CPU, None) is not None
+
+
+def test_a_damaged_entry_is_a_miss_and_is_removed(tmp_path):
+    cache = ReferenceCache(tmp_path)
+    key = cache.program_key(MODULE, CPU, None)
+    cache.store(key, _inputs(), [np.ones(3)])
+    (entry,) = (tmp_path / key).glob("*.npz")
+    entry.write_bytes(b"not an npz file")
+    assert cache.load(key, _inputs()) is None
+    assert not entry.exists()
+
+
+def test_entries_too_large_are_not_kept_and_the_least_recently_used_go(tmp_path, monkeypatch):
+    monkeypatch.setattr(reference_cache, "MAX_ENTRY_BYTES", 1000)
+    cache = ReferenceCache(tmp_path)
+    key = cache.program_key(MODULE, CPU, None)
+    cache.store(key, _inputs(0), [np.zeros(1000)])
+    assert not cache.knows(key)
+    for seed in range(3):
+        cache.store(key, _inputs(seed), [np.zeros(100)])
+        time.sleep(0.01)
+    cache.load(key, _inputs(0))  # used: now the most recent
+    size = next((tmp_path / key).glob("*.npz")).stat().st_size
+    cache.prune(limit=2 * size)
+    assert cache.load(key, _inputs(0)) is not None
+    assert cache.load(key, _inputs(1)) is None  # the least recently used
+    assert cache.load(key, _inputs(2)) is not None
+
+
+def test_an_unwritable_folder_only_costs_time(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    cache = ReferenceCache(blocked / "reference")
+    key = cache.program_key(MODULE, CPU, None)
+    cache.store(key, _inputs(), [np.ones(3)])  # no error
+    assert cache.load(key, _inputs()) is None
+
+
+def test_where_it_lives(monkeypatch, tmp_path):
+    monkeypatch.setenv("SHARDSCOPE_CACHE_DIR", "off")
+    assert cache_root() is None and ReferenceCache.here() is None
+    monkeypatch.setenv("SHARDSCOPE_CACHE_DIR", str(tmp_path))
+    assert cache_root() == tmp_path / "reference"
+    monkeypatch.delenv("SHARDSCOPE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "shardscope" / "reference"
+
+
+PROGRAM = """
+import jax, jax.numpy as jnp
+
+MESH = {"data": 2}
+SPECS = {"x": jax.P("data")}
+
+
+def PROGRAM(x, w):
+    return jnp.tanh(x @ w).sum(axis=0)
+
+
+EXAMPLE_ARGS = (
+    jax.ShapeDtypeStruct((8, 16), jnp.float32),
+    jax.ShapeDtypeStruct((16, 4), jnp.float32),
+)
+"""
+
+
+@pytest.mark.slow
+def test_a_program_run_again_reuses_its_reference_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARDSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "prog.py"
+    path.write_text(textwrap.dedent(PROGRAM))
+
+    def run(**options):
+        return run_source(
+            path, {}, name="prog", source=str(path), kind="python", runs=1, **options
+        ).result
+
+    first = run()
+    assert not any("kept from an earlier run" in n for n in first.notes)
+    # Other specs and the same inputs: the unsharded module is the same one.
+    again = run(specs={"x": "_,_", "w": "_,data"})
+    assert any("unsharded reference: kept from an earlier run" in n for n in again.notes)
+    assert again.outputs[0].max_rel_error is not None
+    assert again.outputs[0].max_rel_error < 1e-5
+    # Another seed: other inputs, computed afresh.
+    other = run(seed=7)
+    assert not any("kept from an earlier run" in n for n in other.notes)
+    assert other.outputs[0].max_rel_error < 1e-5
