@@ -176,6 +176,10 @@ def summary(result) -> str:
         "memory per device: "
         + ", ".join(f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code"),
     ]
+    if result.reference_kept:
+        from shardscope.backend.run.reference_cache import KEPT
+
+        lines.append(KEPT)
     for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
         lines += ["", f"{title}:"]
         for t in tensors:

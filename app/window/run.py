@@ -211,6 +211,10 @@ class RunController(QObject):
         self.make_room()
         for note in result.notes:
             self.messages.add(f"run: {note}", "warning")
+        if result.reference_kept:
+            from shardscope.backend.run.reference_cache import KEPT
+
+            self.messages.add(f"run: {KEPT}", "info")
         graph = self.session.graph
         self.show_warnings(warnings_by_op(result, graph) if graph is not None else {})
 

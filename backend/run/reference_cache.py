@@ -33,6 +33,11 @@ from typing import Any
 import numpy as np
 
 CACHE_ENV = "SHARDSCOPE_CACHE_DIR"
+# What a run that used kept outputs says of its errors.
+KEPT = (
+    "errors are against the unsharded run's outputs kept from an earlier run of the same "
+    f"module on the same inputs ({CACHE_ENV}=off computes them afresh)"
+)
 MAX_ENTRY_BYTES = 64 << 20
 MAX_BYTES = 512 << 20
 # Custom calls into Python: ``jax.debug.print``, ``pure_callback``, ``io_callback``.

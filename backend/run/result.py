@@ -162,6 +162,9 @@ class RunResult(JsonForm):
     run_times: list[float] = field(default_factory=list)
     # What the run could not do as asked, in one line each (specs it could not apply...).
     notes: list[str] = field(default_factory=list)
+    # Whether the unsharded reference's outputs were kept from an earlier run of the same
+    # unsharded module on the same inputs (``reference_cache``) rather than computed.
+    reference_kept: bool = False
     # Arguments whose data the program file gave (the others are seeded random data).
     concrete_inputs: list[str] = field(default_factory=list)
     # Seconds each stage took, in order (the worker's start and imports, loading, compile,

@@ -267,6 +267,7 @@ def report_result(
         run_times=report["run_times"],
         notes=[*notes, *report["notes"]],
         concrete_inputs=report["concrete_inputs"],
+        reference_kept=report.get("reference_kept", False),
         stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
         device_order=list(mesh.device_order),
         hlo_text=text,

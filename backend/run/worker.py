@@ -60,7 +60,6 @@ from shardscope.backend.run.reference import (
     program_inputs,
     shape_dtype,
 )
-from shardscope.backend.run.reference_cache import cache_root
 from shardscope.backend.run.shards import (
     ValueBudget,
     max_relative_error,
@@ -364,7 +363,7 @@ def _run(
     out_leaves = jax.tree.leaves(out)
     values = ValueBudget() if job.get("values", True) else None
 
-    expected = None
+    expected, kept = None, False
     if manual:
         notes.append(
             "no unsharded reference: the program uses shard_map, whose result depends on "
@@ -377,11 +376,7 @@ def _run(
             expected = unsharded.outputs()
         except ReferenceFailed as exc:
             notes.append(f"no unsharded reference: {exc}")
-        if unsharded.kept:
-            notes.append(
-                f"unsharded reference: kept from an earlier run of the same module on the "
-                f"same inputs ({cache_root()})"
-            )
+        kept = unsharded.kept
     laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
@@ -416,6 +411,7 @@ def _run(
         "collectives": collectives,
         "compile_s": compile_s,
         "run_s": statistics.median(times),
+        "reference_kept": kept,
         "run_times": times,
         "memory": memory,
         "notes": notes,

@@ -346,3 +346,28 @@ def test_closing_during_a_reshard_check_ends_its_worker_at_once(make_window, qtb
     window.close()
     assert time.monotonic() - begin < 5
     assert window.runner.wait(0)
+
+
+def test_running_again_after_an_edit_says_the_reference_was_kept(
+    make_window, qtbot, pick, wait_idle, monkeypatch, tmp_path
+):
+    from shardscope.backend.run.reference_cache import KEPT
+
+    monkeypatch.setenv("SHARDSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    window = make_window("example:mlp", propagate=False)
+
+    def said() -> list[str]:
+        return window.messages.messages("info")
+
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    assert not any(KEPT in m for m in said())
+    first = [r[3] for r in window.run.panel.rows(window.run.panel.tensor_table)]
+    window.mesh_editor.meshEdited.emit(parse_mesh("data=2,model=4"))
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 2, timeout=120_000)
+    assert any(KEPT in m for m in said())
+    panel = window.run.panel
+    assert "8 devices" in panel.summary.text()
+    errors = [r[3] for r in panel.rows(panel.tensor_table)]
+    assert len(errors) == len(first) and all(e != "—" and float(e) < 1e-4 for e in errors)

@@ -9,8 +9,9 @@ import jax
 import numpy as np
 import pytest
 
+from shardscope.app.cli.run import summary
 from shardscope.backend.run import reference_cache
-from shardscope.backend.run.reference_cache import ReferenceCache, cache_root
+from shardscope.backend.run.reference_cache import KEPT, ReferenceCache, cache_root
 from shardscope.backend.run.source import run_source
 
 CPU = jax.devices("cpu")[0]
@@ -131,13 +132,14 @@ def test_a_program_run_again_reuses_its_reference_and_says_so(tmp_path, monkeypa
         ).result
 
     first = run()
-    assert not any("kept from an earlier run" in n for n in first.notes)
+    assert not first.reference_kept and first.to_json()["reference_kept"] is False
     # Other specs and the same inputs: the unsharded module is the same one.
     again = run(specs={"x": "_,_", "w": "_,data"})
-    assert any("unsharded reference: kept from an earlier run" in n for n in again.notes)
+    assert again.reference_kept
     assert again.outputs[0].max_rel_error is not None
     assert again.outputs[0].max_rel_error < 1e-5
+    assert KEPT in summary(again) and KEPT not in summary(first)
     # Another seed: other inputs, computed afresh.
     other = run(seed=7)
-    assert not any("kept from an earlier run" in n for n in other.notes)
+    assert not other.reference_kept
     assert other.outputs[0].max_rel_error < 1e-5
