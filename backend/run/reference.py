@@ -33,7 +33,14 @@ import jax
 import numpy as np
 from jax.sharding import AxisType
 
-from shardscope.backend.isolation.jobs import become_worker, how_it_ended, last_line
+from shardscope.backend.isolation.jobs import (
+    become_worker,
+    how_it_ended,
+    is_out_of_memory,
+    last_line,
+    memory_limit,
+    memory_message,
+)
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import abstract_mesh
 from shardscope.backend.run.inputs import input_data, is_concrete
@@ -297,7 +304,9 @@ def _child(
     It compiles as soon as it knows the mesh's axis names (``axes``, else the program's
     own ``MESH``), before the worker's message comes: the names in the message win if
     they differ."""
-    become_worker(parent, None)  # the memory limit is the worker's, inherited
+    # Half the worker's memory limit: the two share what one worker may use.
+    limit = memory_limit()
+    become_worker(parent, None if limit is None else limit // 2)
     log = os.open(scratch / _LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 2)  # the compiler's warnings are not the sharded program's
     faulthandler.disable()  # a crash is reported from the wait status, not dumped
@@ -333,7 +342,10 @@ def _child(
         np.savez(scratch / _OUTPUTS, *outputs)
         report: dict[str, Any] = {"ok": True, "kept": unsharded.kept}
     except BaseException as exc:  # noqa: BLE001 - user code runs here
-        report = {"ok": False, "error": _failure(exc)}
+        error = _failure(exc)
+        if is_out_of_memory(exc):
+            error = memory_message("it (given half the run's memory)", limit)
+        report = {"ok": False, "error": error}
     (scratch / _STATUS).write_text(json.dumps(report))
 
 

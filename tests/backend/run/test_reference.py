@@ -131,3 +131,24 @@ def test_without_a_reference_no_child_is_forked(tmp_path):
     )
     assert not marker.exists()
     assert "no unsharded reference: not asked for" in result.notes
+
+
+def test_a_reference_out_of_memory_is_a_note_about_its_half_of_the_limit(tmp_path, monkeypatch):
+    # 4 GB for the run: the reference child gets 2 GB, and this asks for 3.
+    monkeypatch.setenv("SHARDSCOPE_WORKER_MEMORY_GB", "4")
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            if unsharded():
+                np.ones(3 * 2**30 // 8)
+            return x * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+    )
+    assert (
+        "no unsharded reference: it (given half the run's memory) ran out of memory (limit 4 GB)"
+        in " ".join(result.notes)
+    ), result.notes
+    assert result.outputs[0].shards
