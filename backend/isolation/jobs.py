@@ -501,6 +501,34 @@ def _wait_for_stage(proc: subprocess.Popen | ForkedWorker, stage: FirstStage) ->
             pass
 
 
+def wait_pid(pid: int, timeout: float | None) -> int | None:
+    """The wait status of child ``pid`` once it ends (reaped), or None if it still runs
+    after ``timeout`` seconds (None: no limit). Woken by the kernel (a pidfd) where Linux
+    can, else polling."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        ready = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        ready = None
+    pause = 0.001
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            if ready is not None:
+                select.select([ready], [], [], left)
+            else:
+                time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, 0.02)
+    finally:
+        if ready is not None:
+            os.close(ready)
+
+
 def wait_exit(proc: subprocess.Popen | ForkedWorker, timeout: float) -> int:
     """``proc.wait(timeout)``, told of the exit by the kernel (a pidfd) where Linux can:
     ``Popen.wait`` with a timeout polls, sleeping up to 50 ms between looks."""

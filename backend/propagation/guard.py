@@ -20,17 +20,15 @@ import ctypes
 import faulthandler
 import os
 import pickle
-import select
 import signal
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import how_it_ended, last_line
+from shardscope.backend.isolation.jobs import how_it_ended, last_line, wait_pid
 
 T = TypeVar("T")
 
@@ -141,31 +139,12 @@ def _child(work: Callable[[], object], out: int, log: int) -> None:
 
 def _wait(pid: int, timeout: float) -> int:
     """The child's wait status; kills it and raises ``ShardscopeError`` past ``timeout``."""
-    deadline = time.monotonic() + timeout
-    try:
-        # Woken the moment the child ends, where Linux has process file descriptors.
-        ready = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        ready = None
-    pause = 0.001
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                raise ShardscopeError(
-                    f"Shardy's propagation did not finish within {timeout:g} s; "
-                    f"try a smaller program or a smaller mesh"
-                )
-            if ready is not None:
-                select.select([ready], [], [], left)
-            else:
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, 0.02)
-    finally:
-        if ready is not None:
-            os.close(ready)
+    status = wait_pid(pid, timeout)
+    if status is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise ShardscopeError(
+            f"Shardy's propagation did not finish within {timeout:g} s; "
+            f"try a smaller program or a smaller mesh"
+        )
+    return status

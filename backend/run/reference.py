@@ -25,6 +25,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from shardscope.backend.isolation.jobs import (
     last_line,
     memory_limit,
     memory_message,
+    wait_pid,
 )
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import abstract_mesh
@@ -182,9 +184,10 @@ class ReferenceThread:
         except BaseException as exc:  # noqa: BLE001 - user code runs again here
             self.error = exc
 
-    def outputs(self) -> list[np.ndarray]:
+    def outputs(self, deadline: float | None = None) -> list[np.ndarray]:
         """The flat outputs; ``ReferenceFailed`` for what tracing, compiling or running
-        raised."""
+        raised. (``deadline`` is not kept: a thread cannot be stopped; the run's own time
+        limit holds.)"""
         self.thread.join()
         if self.error is not None:
             raise ReferenceFailed(_failure(self.error))
@@ -202,6 +205,9 @@ class ReferenceThread:
         """Nothing to stop: the thread ends with its compile (it is a daemon)."""
 
 
+# The share of a run's time limit its reference may take from the run's start: past it
+# the run reports without it rather than fail at the limit.
+REFERENCE_SHARE = 0.8
 _STATUS = "reference.json"
 _OUTPUTS = "reference-outputs.npz"
 _INPUTS = "reference-inputs.npz"
@@ -258,16 +264,23 @@ class ReferenceProcess:
         os.close(self._pipe)
         self._pipe = -1
 
-    def _wait(self) -> int:
+    def _wait(self, timeout: float | None = None) -> int | None:
         if self._status is None:
-            _, status = os.waitpid(self.pid, 0)
-            self._status = status
+            self._status = wait_pid(self.pid, timeout)
         return self._status
 
-    def outputs(self) -> list[np.ndarray]:
-        """Wait for the child; its flat outputs, or ``ReferenceFailed``."""
+    def outputs(self, deadline: float | None = None) -> list[np.ndarray]:
+        """Wait for the child (until ``deadline``, a ``time.monotonic`` reading, at the
+        most: then it is stopped); its flat outputs, or ``ReferenceFailed``."""
         self._send(b"")  # a child never started ends
-        status = self._wait()
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        status = self._wait(left)
+        if status is None:
+            self.stop()
+            raise ReferenceFailed(
+                f"it did not finish within {REFERENCE_SHARE:.0%} of the run's time limit; "
+                f"allow more time (--timeout) or run without it (--no-reference)"
+            )
         path = self.scratch / _STATUS
         if not path.exists():
             log = self.scratch / _LOG

@@ -189,7 +189,7 @@ def execute(
 
     def job() -> dict:
         plans.append(plan() if callable(plan) else plan)
-        return plans[0].job
+        return {**plans[0].job, "timeout": timeout}
 
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         log = Path(tmp) / "stderr.txt"

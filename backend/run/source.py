@@ -102,6 +102,7 @@ def run_source(
         "runs": runs,
         "reference": reference,
         "values": values,
+        "timeout": timeout,
     }
     age = process_age()
     born = time.time() - age if age is not None else None

@@ -53,6 +53,7 @@ from shardscope.backend.program.lower import (
 from shardscope.backend.program.trace import abstract_mesh, constrain_results, mesh_dict
 from shardscope.backend.run.inputs import SEED, is_concrete
 from shardscope.backend.run.reference import (
+    REFERENCE_SHARE,
     ProgramInputs,
     ReferenceFailed,
     ReferenceProcess,
@@ -102,7 +103,7 @@ def run_job(job: dict, scratch: Path) -> dict:
         if source:
             report = _from_source(job, laps, reference)
         else:
-            report = _run(job, laps=laps, reference=reference)
+            report = _run(job, laps=laps, reference=reference, deadline=_deadline(job))
     except RunRefused as exc:
         return {"ok": False, "error": str(exc)}
     except ShardscopeError as exc:
@@ -170,6 +171,7 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
     program = lowered_program(Path(path), job["params"], result)
     program.name, program.source, program.kind = job["name"], job["source"], job["program_kind"]
     Path(job["loaded"]).write_text("")
+    deadline = _deadline(job)  # the run's time limit starts now
     laps.lap("lower")
     specs = job.get("specs")
     plan = plan_run(
@@ -202,7 +204,9 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         why = str(exc)
     laps.lap("propagate")
     try:
-        report = _run(plan.job, ns=ns, laps=laps, inputs=inputs, reference=reference)
+        report = _run(
+            plan.job, ns=ns, laps=laps, inputs=inputs, reference=reference, deadline=deadline
+        )
     except BaseException:
         if pending is not None:
             pending.cancel()
@@ -224,6 +228,13 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         mesh=plan.mesh.to_json(),
     )
     return report
+
+
+def _deadline(job: dict) -> float | None:
+    """When (``time.monotonic``) the run's reference is given up: its share of the time
+    limit (``reference.REFERENCE_SHARE``) from now, the run's start."""
+    timeout = job.get("timeout")
+    return None if timeout is None else time.monotonic() + REFERENCE_SHARE * float(timeout)
 
 
 def _own_axes(ns: dict) -> Mesh | None:
@@ -290,10 +301,12 @@ def _run(
     laps: Laps | None = None,
     inputs: ProgramInputs | None = None,
     reference: ReferenceProcess | None = None,
+    deadline: float | None = None,
 ) -> dict:
     """Compile, run and read back a loaded program (``job``: ``runner.plan_run``'s).
     ``reference``: the unsharded run forked at the job's start, not yet started unless
-    ``inputs`` are given (``_from_source`` started it)."""
+    ``inputs`` are given (``_from_source`` started it); it is given up at ``deadline``
+    (``_deadline``)."""
     laps = laps or Laps()
     if ns is None:
         ns = load_python_namespace(job["path"], job["params"])
@@ -373,7 +386,7 @@ def _run(
         notes.append("no unsharded reference: not asked for")
     else:
         try:
-            expected = unsharded.outputs()
+            expected = unsharded.outputs(deadline)
         except ReferenceFailed as exc:
             notes.append(f"no unsharded reference: {exc}")
         kept = unsharded.kept

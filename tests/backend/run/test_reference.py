@@ -2,7 +2,6 @@
 reports when it fails, that it runs on the worker's own inputs, and that it never
 outlives the run."""
 
-import subprocess
 import textwrap
 import time
 
@@ -10,6 +9,7 @@ import pytest
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.source import run_source
+from tests.support.processes import gone_within
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def test_the_reference_runs_on_the_workers_arrays_not_a_second_import(tmp_path):
 
 
 def test_the_reference_child_does_not_outlive_a_failed_run(tmp_path):
-    marker = tmp_path / "reference-started"
+    marker = tmp_path / "reference-pid"
     started = time.monotonic()
     with pytest.raises(ShardscopeError, match="sharded only"):
         _run(
@@ -94,7 +94,8 @@ def test_the_reference_child_does_not_outlive_a_failed_run(tmp_path):
             f"""
             def PROGRAM(x):
                 if unsharded():
-                    open({str(marker)!r}, "w").close()
+                    with open({str(marker)!r}, "w") as f:
+                        f.write(str(os.getpid()))
                     time.sleep(120)  # the reference hangs; the sharded run fails
                 else:
                     for _ in range(200):  # until the reference is surely tracing
@@ -107,12 +108,8 @@ def test_the_reference_child_does_not_outlive_a_failed_run(tmp_path):
             EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
             """,
         )
-    assert marker.exists()
     assert time.monotonic() - started < 60  # the run did not wait for the hung child
-    left = subprocess.run(
-        ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False
-    )
-    assert left.stdout == "", f"processes left behind: {left.stdout}"
+    assert gone_within(int(marker.read_text()), 5)
 
 
 def test_without_a_reference_no_child_is_forked(tmp_path):
@@ -152,3 +149,29 @@ def test_a_reference_out_of_memory_is_a_note_about_its_half_of_the_limit(tmp_pat
         in " ".join(result.notes)
     ), result.notes
     assert result.outputs[0].shards
+
+
+def test_a_reference_that_hangs_is_given_up_before_the_runs_time_limit(tmp_path):
+    marker = tmp_path / "reference-pid"
+    started = time.monotonic()
+    result = _run(
+        tmp_path,
+        f"""
+        def PROGRAM(x):
+            if unsharded():
+                with open({str(marker)!r}, "w") as f:
+                    f.write(str(os.getpid()))
+                time.sleep(600)
+            return x * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+        timeout=20,
+    )
+    assert time.monotonic() - started < 40
+    assert (
+        "no unsharded reference: it did not finish within 80% of the run's time limit; allow "
+        "more time (--timeout) or run without it (--no-reference)" in result.notes
+    ), result.notes
+    assert result.outputs[0].shards
+    assert gone_within(int(marker.read_text()), 5)
