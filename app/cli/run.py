@@ -199,6 +199,8 @@ def summary(result) -> str:
             lines.append(
                 f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"
             )
+            if t.where:
+                lines.append(f"    in the return value: {t.where}")
             for s in t.shards:
                 lines.append(
                     f"    device {s.device:3} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"

@@ -44,6 +44,23 @@ class TensorRun(JsonForm):
     # Groups of devices that hold the same piece with different bytes.
     replica_mismatches: tuple[tuple[int, ...], ...] = ()
     error_not_finite: bool = False
+    # An output's place in the function's return value, as JAX names it (its
+    # ``jax.result_info``: ``result[0]['layers'][0]['wq']``); empty for arguments.
+    path: str = ""
+
+    @property
+    def where(self) -> str:
+        """The output's place in the return value where it says more than ``name``:
+        ``[0]['layers'][0]['wq']`` (empty for a lone array and for arguments)."""
+        if not self.path.startswith("result") or self.path in ("result", self.name):
+            return ""
+        return self.path[len("result") :]
+
+    @property
+    def label(self) -> str:
+        """The name, followed by its place in the return value where that says more:
+        ``result[4] [0]['layers'][0]['w_out']``."""
+        return f"{self.name} {self.where}" if self.where else self.name
 
     @property
     def replicas_match(self) -> bool:
@@ -63,6 +80,7 @@ class TensorRun(JsonForm):
             data["max_rel_error"],
             tuple(tuple(g) for g in data["replica_mismatches"]),
             data["error_not_finite"],
+            data.get("path", ""),
         )
 
 

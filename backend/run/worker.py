@@ -373,7 +373,10 @@ def _run(
         jax.block_until_ready(compiled(*p_args, **p_kwargs))
         times.append(time.perf_counter() - started)
     laps.lap("run")
-    out_leaves = jax.tree.leaves(out)
+    flat = jax.tree_util.tree_flatten_with_path(out)[0]
+    out_leaves = [leaf for _, leaf in flat]
+    # JAX's own name of each output (its ``jax.result_info``): ``result[0]['w']``.
+    paths = ["result" + jax.tree_util.keystr(path) for path, _ in flat]
     values = ValueBudget() if job.get("values", True) else None
 
     expected, kept = None, False
@@ -395,13 +398,16 @@ def _run(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
     )
     outputs = [
-        _tensor(
-            f"result[{i}]",
-            arr,
-            sharding,
-            None if expected is None else expected[i],
-            values,
-        )
+        {
+            **_tensor(
+                f"result[{i}]",
+                arr,
+                sharding,
+                None if expected is None else expected[i],
+                values,
+            ),
+            "path": paths[i],
+        }
         for i, (arr, sharding) in enumerate(zip(out_leaves, out_shardings, strict=True))
     ]
     arguments = [

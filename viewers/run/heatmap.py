@@ -329,7 +329,7 @@ class HeatmapView(QWidget):
         p.drawText(
             QRect(4, 2, self.width() - 8, line_h),
             Qt.AlignmentFlag.AlignVCenter,
-            f"{tensor.name}: {tensor.dtype}{list(tensor.shape)}{spec}, one picture per device",
+            f"{tensor.label}: {tensor.dtype}{list(tensor.shape)}{spec}, one picture per device",
         )
         self._paint_legend(p, QRect(4, 2 + line_h, self.width() - 8, line_h - 4), theme)
         self._paint_group_legend(p, QRect(4, 2 + 2 * line_h, self.width() - 8, line_h - 4), theme)

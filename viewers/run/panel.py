@@ -263,10 +263,12 @@ class RunPanel(QWidget):
                 if t.replicas_match
                 else "no: devices " + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
             )
-            cells = (t.name, f"{t.dtype}{list(t.shape)}", f"[{t.spec}]", error, replicas)
+            cells = (t.label, f"{t.dtype}{list(t.shape)}", f"[{t.spec}]", error, replicas)
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(INDEX_ROLE, r)
+                if col == 0 and t.where:
+                    item.setToolTip(f"{t.name} is {t.path} of the function's return value")
                 if not t.replicas_match:
                     item.setForeground(QBrush(MISMATCH))
                     item.setToolTip("Devices that should hold the same piece hold different bytes")
@@ -276,7 +278,7 @@ class RunPanel(QWidget):
     def _fill_shards(self, tensor: TensorRun | None) -> None:
         shards: tuple[Shard, ...] = tensor.shards if tensor is not None else ()
         self.shard_title.setText(
-            f"{tensor.name}: {len(shards)} shards, one per device"
+            f"{tensor.label}: {len(shards)} shards, one per device"
             if tensor is not None
             else ("Choose an output or argument to list its shards." if self.tensors else "")
         )

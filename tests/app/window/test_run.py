@@ -371,3 +371,28 @@ def test_running_again_after_an_edit_says_the_reference_was_kept(
     assert "8 devices" in panel.summary.text()
     errors = [r[3] for r in panel.rows(panel.tensor_table)]
     assert len(errors) == len(first) and all(e != "—" and float(e) < 1e-4 for e in errors)
+
+
+def test_the_run_dock_names_each_output_by_its_place_in_the_return_value(
+    make_window, qtbot, pick, tmp_path
+):
+    path = tmp_path / "tree.py"
+    path.write_text(
+        "import jax, jax.numpy as jnp\n"
+        "MESH = {'data': 2}\n"
+        "SPECS = {'x': jax.P('data')}\n"
+        "def PROGRAM(x):\n"
+        "    return {'loss': x.sum(), 'grads': {'w': x * 2}}\n"
+        "EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)\n"
+    )
+    window = make_window(str(path), propagate=False)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    panel = window.run.panel
+    names = [r[0] for r in panel.rows(panel.tensor_table)]
+    assert names[:2] == ["result[0] ['grads']['w']", "result[1] ['loss']"]
+    assert "x" in names
+    item = panel.tensor_table.item(0, 0)
+    assert item.toolTip() == "result[0] is result['grads']['w'] of the function's return value"
+    panel.select_tensor("result[0]")
+    assert panel.shard_title.text().startswith("result[0] ['grads']['w']: 2 shards")

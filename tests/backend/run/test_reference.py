@@ -175,3 +175,39 @@ def test_a_reference_that_hangs_is_given_up_before_the_runs_time_limit(tmp_path)
     ), result.notes
     assert result.outputs[0].shards
     assert gone_within(int(marker.read_text()), 5)
+
+
+def test_each_output_carries_jaxs_own_name_of_its_place_in_the_return_value(tmp_path):
+    import re
+
+    import jax
+    import jax.numpy as jnp
+
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            return {"b": (x * 2, x.sum()), "a": x + 1}
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+    )
+    lowered = jax.jit(lambda x: {"b": (x * 2, x.sum()), "a": x + 1}).lower(
+        jax.ShapeDtypeStruct((8, 4), jnp.float32)
+    )
+    want = re.findall(r'jax.result_info = "([^"]*)"', lowered.as_text())
+    assert (
+        [t.path for t in result.outputs]
+        == want
+        == [
+            "result['a']",
+            "result['b'][0]",
+            "result['b'][1]",
+        ]
+    )
+    assert [t.label for t in result.outputs] == [
+        "result[0] ['a']",
+        "result[1] ['b'][0]",
+        "result[2] ['b'][1]",
+    ]
+    assert all(t.path == "" and t.label == t.name for t in result.arguments)
