@@ -4,11 +4,12 @@ mesh axis of size 1 (so the specs and constraints in its code still name known a
 Two ways to make it, with one interface (``outputs``, ``stop``):
 
 - ``ReferenceProcess``, on the CPU: a child forked from the run worker before JAX starts
-  its backend. It imports the program itself while the worker does, waits for the mesh's
-  axis names and the inputs (``start``), then traces, lowers, compiles (cheaply:
-  ``REFERENCE_CPU_OPTIONS``) and runs the program. In a process of its own it takes no
-  share of the worker's interpreter lock, so on a machine of few cores its compile fills
-  the core the worker's own single-threaded work (lowering, propagation) leaves idle.
+  its backend. It imports the program itself while the worker does, and traces, lowers
+  and compiles it (cheaply: ``REFERENCE_CPU_OPTIONS``) as soon as it knows the mesh's
+  axis names (the job's mesh, else the program's own ``MESH``); it runs it once the
+  worker sends the inputs (``start``). In a process of its own it takes no share of the
+  worker's interpreter lock, so its compile runs on the core the worker's own
+  single-threaded work (loading, lowering) leaves idle.
 - ``ReferenceThread``, on an accelerator: a thread in the worker, started beside the
   sharded compile, so that one process holds the device.
 
@@ -246,9 +247,10 @@ class ReferenceProcess:
         return cls(pid, write, scratch)
 
     def start(self, axes: tuple[str, ...], seed: int, concrete: dict[int, np.ndarray]) -> None:
-        """Let the child compile and run: the mesh's axis names, the seed of the random
-        inputs and the arrays the program file gave this process (``ProgramInputs.
-        concrete``: a program may make other data each time it is imported)."""
+        """Let the child run: the mesh's axis names (it compiles again if they are not
+        the ones it guessed), the seed of the random inputs and the arrays the program
+        file gave this process (``ProgramInputs.concrete``: a program may make other data
+        each time it is imported)."""
         inputs = None
         if concrete:
             inputs = str(self.scratch / _INPUTS)
