@@ -95,8 +95,10 @@ def run_job(job: dict, scratch: Path) -> dict:
     if job.get("kind") == "reshard":
         return _reshard(job)
     reference = None
-    if job.get("reference", True) and os.environ.get("JAX_PLATFORMS") == "cpu":
-        # Forked now, before anything here starts JAX's backend (``reference``).
+    on_cpu = os.environ.get("JAX_PLATFORMS") == "cpu"
+    if job.get("reference", True) and on_cpu and hasattr(os, "fork"):
+        # Forked now, before anything here starts JAX's backend (``reference``); elsewhere
+        # the reference is a thread (``ReferenceThread``).
         given = Mesh.from_json(job["mesh"]).axis_names if job.get("mesh") else None
         reference = ReferenceProcess.fork(job["path"], job["params"], given, scratch)
     try:
