@@ -6,10 +6,11 @@ Both sides are fresh processes started from the program file, as a user would ru
 measured one after the other in the same run:
 
 - shardscope: ``python main.py run PROGRAM --json``: one worker (``run.source``) imports
-  JAX, loads the program (import, trace, lower), propagates for the predicted
-  collectives, then builds the mesh and shardings, compiles (the unsharded reference is
-  traced and compiled in a thread beside it), makes a warm-up and 5 timed runs and the
-  unsharded reference run, and reads each device's shards and the compiled collectives;
+  JAX and forks the unsharded reference (``run.reference``: it imports, lowers and
+  compiles the program on its own), loads the program (import, trace, lower), starts
+  Shardy for the predicted collectives in a forked child, then builds the mesh and
+  shardings, compiles, makes a warm-up and 5 timed runs, takes the reference's outputs,
+  and reads each device's shards and the compiled collectives;
 - plain: a script that imports jax on as many CPU devices as the mesh has, builds the same
   mesh and ``NamedSharding`` per argument from the program's ``SPECS``, then
   ``jax.jit(f).lower(...).compile()`` and one run on the same seeded inputs.
