@@ -25,6 +25,11 @@ SPECS = {"x": jax.P("data")}
 def unsharded():
     # Inside PROGRAM while tracing: the reference's mesh has every axis of size 1.
     return jax.sharding.get_abstract_mesh().size == 1
+
+
+def note_pid(path):
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
 """
 
 
@@ -94,8 +99,7 @@ def test_the_reference_child_does_not_outlive_a_failed_run(tmp_path):
             f"""
             def PROGRAM(x):
                 if unsharded():
-                    with open({str(marker)!r}, "w") as f:
-                        f.write(str(os.getpid()))
+                    note_pid({str(marker)!r})
                     time.sleep(120)  # the reference hangs; the sharded run fails
                 else:
                     for _ in range(200):  # until the reference is surely tracing
@@ -159,8 +163,7 @@ def test_a_reference_that_hangs_is_given_up_before_the_runs_time_limit(tmp_path)
         f"""
         def PROGRAM(x):
             if unsharded():
-                with open({str(marker)!r}, "w") as f:
-                    f.write(str(os.getpid()))
+                note_pid({str(marker)!r})
                 time.sleep(600)
             return x * 2
 
