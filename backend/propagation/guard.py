@@ -74,11 +74,12 @@ class Forked(Generic[T]):
     def result(self, timeout: float = DEFAULT_TIMEOUT) -> T:
         """The child's return value, or what it raised (see ``run_forked``)."""
         try:
-            try:
-                status = _wait(self.pid, timeout)
-            except ShardscopeError:
-                self._done = True  # killed and reaped
-                raise
+            status = wait_pid(self.pid, timeout)
+            if status is None:  # cancel() below kills and reaps it
+                raise ShardscopeError(
+                    f"Shardy's propagation did not finish within {timeout:g} s; "
+                    f"try a smaller program or a smaller mesh"
+                )
             self._done = True
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
                 self._out.seek(0)
@@ -135,16 +136,3 @@ def _child(work: Callable[[], object], out: int, log: int) -> None:
         code = 0
     finally:
         os._exit(code)
-
-
-def _wait(pid: int, timeout: float) -> int:
-    """The child's wait status; kills it and raises ``ShardscopeError`` past ``timeout``."""
-    status = wait_pid(pid, timeout)
-    if status is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        raise ShardscopeError(
-            f"Shardy's propagation did not finish within {timeout:g} s; "
-            f"try a smaller program or a smaller mesh"
-        )
-    return status

@@ -45,9 +45,10 @@ from shardscope.backend.isolation.jobs import (
     wait_pid,
 )
 from shardscope.backend.program.lower import load_python_namespace
-from shardscope.backend.program.trace import abstract_mesh
+from shardscope.backend.program.trace import abstract_mesh, mesh_dict
 from shardscope.backend.run.inputs import input_data, is_concrete
 from shardscope.backend.run.reference_cache import ReferenceCache
+from shardscope.backend.sharding.mesh import Mesh
 
 # How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
 # or parallel codegen. On this machine (jaxlib 0.10.2) it then took 0.73 s of CPU on one
@@ -330,7 +331,9 @@ def _child(
         ns = load_python_namespace(path, params)
         inputs = program_inputs(ns, None)
         device = jax.devices()[0]
-        axes = axes if axes is not None else _own_axes(ns)
+        if axes is None:
+            own = own_mesh(ns)
+            axes = own.axis_names if own is not None else None
         cache = ReferenceCache.here()
         unsharded: _Unsharded | None = None
         early: BaseException | None = None
@@ -364,10 +367,11 @@ def _child(
     (scratch / _STATUS).write_text(json.dumps(report))
 
 
-def _own_axes(ns: dict) -> tuple[str, ...] | None:
-    """The axis names of the program's own ``MESH``, if it has a usable one."""
+def own_mesh(ns: dict) -> Mesh | None:
+    """The axes of the program's own ``MESH`` (None without one, or with one that is not
+    a mesh: the lowering reports that)."""
     try:
         own = abstract_mesh(ns.get("MESH"))
-    except Exception:  # noqa: BLE001 - a malformed MESH is the worker's error to report
+    except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
         return None
-    return tuple(own.axis_names) if own is not None else None
+    return Mesh.from_dict(mesh_dict(own)) if own is not None else None

@@ -10,8 +10,9 @@ that built it, never on the run's shardings. An entry is keyed by the SHA-256 of
   (XLA compiles for the host it runs on);
 
 and within that, by the SHA-256 of the input arrays (dtype, shape and bytes). A module
-that calls back into Python (``jax.debug.print``, ``pure_callback``) is never kept: its
-callbacks are named by numbers that mean other functions in another process.
+that calls back into Python (``jax.debug.print``, ``pure_callback``) is never kept: it
+names its callbacks only by an index (``mhlo.backend_config = {index = 0}``), so two
+different callbacks look alike.
 
 Where: ``$SHARDSCOPE_CACHE_DIR/reference`` (``off`` keeps nothing), else
 ``$XDG_CACHE_HOME/shardscope/reference`` or ``~/.cache/shardscope/reference``. Entries

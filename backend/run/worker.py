@@ -50,7 +50,7 @@ from shardscope.backend.program.lower import (
     load_python_namespace,
     lower_namespace,
 )
-from shardscope.backend.program.trace import abstract_mesh, constrain_results, mesh_dict
+from shardscope.backend.program.trace import constrain_results
 from shardscope.backend.run.inputs import SEED, is_concrete
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
@@ -58,6 +58,7 @@ from shardscope.backend.run.reference import (
     ReferenceFailed,
     ReferenceProcess,
     ReferenceThread,
+    own_mesh,
     program_inputs,
     shape_dtype,
 )
@@ -161,7 +162,7 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         return _load_failed(job, str(exc), exc.devices)
     laps.lap("import_program")
     given = Mesh.from_json(job["mesh"]) if job.get("mesh") else None
-    axes = given if given is not None else _own_axes(ns)
+    axes = given if given is not None else own_mesh(ns)
     if not job.get("cpu_devices") and axes is not None and axes.size <= cpu_device_limit():
         # Before anything starts JAX's backend: as many CPU devices as the run's mesh has.
         with contextlib.suppress(RuntimeError):  # the program's import already started it
@@ -237,16 +238,6 @@ def _deadline(job: dict) -> float | None:
     limit (``reference.REFERENCE_SHARE``) from now, the run's start."""
     timeout = job.get("timeout")
     return None if timeout is None else time.monotonic() + REFERENCE_SHARE * float(timeout)
-
-
-def _own_axes(ns: dict) -> Mesh | None:
-    """The axes of the program's own ``MESH`` (None without one, or with one that is not
-    a mesh: the lowering reports that)."""
-    try:
-        own = abstract_mesh(ns.get("MESH"))
-    except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
-        return None
-    return Mesh.from_dict(mesh_dict(own)) if own is not None else None
 
 
 def _load_failed(job: dict, error: str, devices: int | None) -> dict:
