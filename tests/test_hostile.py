@@ -1,7 +1,8 @@
 """The hostile-input corpus, run through the command line as a user would.
 
-Every case in tests/inputs/hostile/cases.json is one ``python main.py ...`` run in a
-subprocess. It must either work (exit 0 with output) or fail cleanly: exit 1 or 2 with
+Every case in tests/inputs/hostile/cases*.json (one file a topic: cases.json for loading
+and the commands' options, cases-run.json for running, ...) is one ``python main.py ...``
+run in a subprocess. It must either work (exit 0 with output) or fail cleanly: exit 1 or 2 with
 one ``error:`` line on stderr. Never a traceback, a death by signal, a hang, or a process
 left running after it (each run carries a marker in its environment that every process
 it starts inherits, so leftovers are found by that marker).
@@ -29,7 +30,11 @@ MARKER = "SHARDSCOPE_HOSTILE_CASE"
 
 
 def _cases() -> list[dict]:
-    return json.loads((HOSTILE / "cases.json").read_text())["cases"]
+    return [
+        case
+        for path in sorted(HOSTILE.glob("cases*.json"))
+        for case in json.loads(path.read_text())["cases"]
+    ]
 
 
 CASES = _cases()
