@@ -136,13 +136,16 @@ class _Unsharded:
         self.compiled: Any = None
         # Whether ``outputs`` gave kept outputs.
         self.kept = False
+        # Why a kept entry was refused (``ReferenceCache.lookup``), or None.
+        self.refused: str | None = None
         if self.key is None or not cache.knows(self.key):
             self.compiled = self.lowered.compile(self.options)
 
     def outputs(self, inputs: ProgramInputs) -> list[np.ndarray]:
         """The flat outputs on ``inputs``: kept ones, or from a run."""
         if self.key is not None:
-            kept = self.cache.load(self.key, inputs.host)
+            expected = [(o.shape, o.dtype) for o in jax.tree.leaves(self.lowered.out_info)]
+            kept, self.refused = self.cache.lookup(self.key, inputs.host, expected)
             if kept is not None:
                 self.kept = True
                 return kept
@@ -203,6 +206,11 @@ class ReferenceThread:
         """Whether ``outputs`` were kept ones (``reference_cache``)."""
         return self.unsharded is not None and self.unsharded.kept
 
+    @property
+    def refused(self) -> str | None:
+        """Why kept outputs were refused (``ReferenceCache.lookup``), or None."""
+        return None if self.unsharded is None else self.unsharded.refused
+
     def stop(self) -> None:
         """Nothing to stop: the thread ends with its compile (it is a daemon)."""
 
@@ -225,6 +233,8 @@ class ReferenceProcess:
         self._status: int | None = None
         # Whether ``outputs`` were kept ones (``reference_cache``).
         self.kept = False
+        # Why kept outputs were refused (``ReferenceCache.lookup``), or None.
+        self.refused: str | None = None
 
     @classmethod
     def fork(
@@ -295,6 +305,7 @@ class ReferenceProcess:
         if not report["ok"]:
             raise ReferenceFailed(report["error"])
         self.kept = report["kept"]
+        self.refused = report.get("refused")
         with np.load(self.scratch / _OUTPUTS) as data:
             return [data[f"arr_{i}"] for i in range(len(data.files))]
 
@@ -358,7 +369,7 @@ def _child(
                     inputs.host[int(key)] = given[key]
         outputs = unsharded.outputs(inputs)
         np.savez(scratch / _OUTPUTS, *outputs)
-        report: dict[str, Any] = {"ok": True, "kept": unsharded.kept}
+        report: dict[str, Any] = {"ok": True, "kept": unsharded.kept, "refused": unsharded.refused}
     except BaseException as exc:  # noqa: BLE001 - user code runs here
         error = _failure(exc)
         if is_out_of_memory(exc):

@@ -17,16 +17,26 @@ different callbacks look alike.
 Where: ``$SHARDSCOPE_CACHE_DIR/reference`` (``off`` keeps nothing), else
 ``$XDG_CACHE_HOME/shardscope/reference`` or ``~/.cache/shardscope/reference``. Entries
 over ``MAX_ENTRY_BYTES`` are not kept; past ``MAX_BYTES`` in all, the least recently
-used go. A damaged entry is a miss, and is removed.
+used go.
+
+An entry holds each output's bytes and a record of what it stored: the key and the inputs'
+digest it was stored under, each output's dtype, shape and SHA-256. What is read is
+checked against that record and against the dtypes and shapes the program gives
+(``lookup``); an entry that fails any check is refused (the reason says which), removed,
+and the outputs are computed afresh. Only regular files are opened, without following
+links and without waiting (a FIFO in an entry's place is refused, not read).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
+import json
 import os
 import platform
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -109,33 +119,57 @@ class ReferenceCache:
         return folder.is_dir() and any(folder.glob("*.npz"))
 
     def load(self, key: str, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
-        """The kept outputs of module ``key`` on ``inputs``, or None."""
+        """The kept outputs of module ``key`` on ``inputs``, or None (``lookup``)."""
+        return self.lookup(key, inputs)[0]
+
+    def lookup(
+        self, key: str, inputs: list[np.ndarray], expected: list[tuple[tuple, Any]] | None = None
+    ) -> tuple[list[np.ndarray] | None, str | None]:
+        """The kept outputs of module ``key`` on ``inputs`` (None where none are kept),
+        and why an entry found was refused (None where none was). ``expected`` is each
+        output's shape and dtype as the program gives them: an entry of others is
+        refused. A refused entry is removed."""
         path = self._path(key, inputs)
         try:
-            with np.load(path, allow_pickle=False) as data:
-                outputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+            outputs = _read_entry(path, key, path.stem, expected)
         except FileNotFoundError:
-            return None
-        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            return None, None
+        except _Refused as refused:
             with contextlib.suppress(OSError):
-                path.unlink()
-            return None
+                path.unlink()  # a link or a FIFO goes itself: unlink follows nothing
+            return None, str(refused)
         with contextlib.suppress(OSError):
-            os.utime(path)  # recently used
-        return outputs
+            os.utime(path, follow_symlinks=False)  # recently used
+        return outputs, None
 
     def store(self, key: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
         """Keep ``outputs`` of module ``key`` on ``inputs`` (not when too large, nor when
         the folder cannot be written: the cache only saves time)."""
-        if sum(np.asarray(o).nbytes for o in outputs) > MAX_ENTRY_BYTES:
+        arrays = [np.asarray(o) for o in outputs]
+        if sum(a.nbytes for a in arrays) > MAX_ENTRY_BYTES:
             return
         path = self._path(key, inputs)
+        record = {
+            "key": key,
+            "inputs": path.stem,
+            "outputs": [
+                {"dtype": a.dtype.name, "shape": list(a.shape), "sha256": _digest(a)}
+                for a in arrays
+            ],
+        }
+        fields = {f"arr_{i}": _bytes(a) for i, a in enumerate(arrays)}
+        fields[_RECORD] = np.frombuffer(json.dumps(record).encode(), np.uint8)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, *outputs)
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    np.savez(f, **fields)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         except OSError:
             return
         self.prune()
@@ -145,8 +179,8 @@ class ReferenceCache:
         entries = []
         for path in self.root.glob("*/*.npz"):
             with contextlib.suppress(OSError):
-                stat = path.stat()
-                entries.append((stat.st_mtime, stat.st_size, path))
+                info = path.lstat()
+                entries.append((info.st_mtime, info.st_size, path))
         total = sum(size for _, size, _ in entries)
         for _, size, path in sorted(entries, key=lambda e: e[0]):
             if total <= limit:
@@ -164,3 +198,88 @@ class ReferenceCache:
             digest.update(f"{array.dtype.str}{array.shape}".encode())
             digest.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
         return self.root / key / f"{digest.hexdigest()}.npz"
+
+
+# The field of an entry that records what it stored.
+_RECORD = "record"
+
+
+class _Refused(Exception):
+    """A kept entry that is not used; the message says why."""
+
+
+def _bytes(array: np.ndarray) -> np.ndarray:
+    """The array's bytes in C order, as a flat uint8 array."""
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+
+def _digest(array: np.ndarray) -> str:
+    return hashlib.sha256(_bytes(array)).hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path``: never a link followed, nor a FIFO or
+    device opened for longer than it takes to see it is one (``_Refused``)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if path.is_symlink():
+            raise _Refused("it is a symbolic link") from None
+        raise _Refused(f"it cannot be opened ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused("it is not a regular file")
+        if info.st_size > MAX_ENTRY_BYTES + (1 << 20):
+            raise _Refused(f"it is larger ({info.st_size} bytes) than an entry may be")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_entry(
+    path: Path, key: str, inputs: str, expected: list[tuple[tuple, Any]] | None
+) -> list[np.ndarray]:
+    """The outputs the entry at ``path`` holds, once each check has passed (else
+    ``_Refused``, naming the first that failed)."""
+    data = _read_bytes(path)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as entry:
+            fields = {name: entry[name] for name in entry.files}
+        record = json.loads(fields.pop(_RECORD).tobytes())
+        kept_key, kept_inputs, described = record["key"], record["inputs"], record["outputs"]
+    except Exception:  # noqa: BLE001 - anything unreadable is a damaged entry
+        raise _Refused("it is damaged or of an older form") from None
+    if kept_key != key:
+        raise _Refused("it was stored under another module's key")
+    if kept_inputs != inputs:
+        raise _Refused("it was stored for other inputs")
+    if sorted(fields) != sorted(f"arr_{i}" for i in range(len(described))):
+        raise _Refused("its outputs do not match its record")
+    if expected is not None and len(expected) != len(described):
+        raise _Refused(f"it holds {len(described)} outputs where the program gives {len(expected)}")
+    outputs = []
+    for i, about in enumerate(described):
+        try:
+            dtype = np.dtype(about["dtype"])
+            shape = tuple(int(n) for n in about["shape"])
+            array = fields[f"arr_{i}"].view(dtype).reshape(shape)
+        except (TypeError, ValueError, KeyError):
+            raise _Refused(f"output {i} does not match its record") from None
+        if _digest(array) != about.get("sha256"):
+            raise _Refused(f"output {i}'s values do not match their SHA-256")
+        if expected is not None:
+            want_shape, want_dtype = expected[i]
+            if (tuple(want_shape), np.dtype(want_dtype)) != (shape, dtype):
+                raise _Refused(
+                    f"output {i} is {dtype.name}{list(shape)} where the program gives "
+                    f"{np.dtype(want_dtype).name}{list(want_shape)}"
+                )
+        outputs.append(array)
+    return outputs

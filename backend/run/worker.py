@@ -386,6 +386,11 @@ def _run(
         except ReferenceFailed as exc:
             notes.append(f"no unsharded reference: {exc}")
         kept = unsharded.kept
+        if unsharded.refused is not None:
+            notes.append(
+                f"the unsharded outputs kept from an earlier run were refused "
+                f"({unsharded.refused}) and computed afresh"
+            )
     laps.lap("reference_run")
     out_shardings = jax.tree.leaves(
         compiled.output_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
