@@ -46,6 +46,7 @@ def _make_inputs(tmp: Path) -> None:
     (tmp / "folder.py").mkdir()
     os.mkfifo(tmp / "fifo.mlir")
     os.mkfifo(tmp / "fifo.py")
+    os.mkfifo(tmp / "fifo.json")
     (tmp / "binary.mlir").write_bytes(bytes(range(256)) * 64)
     # Broken Python is written here: in the repository the linters would read it.
     (tmp / "syntax_error.py").write_text('"""Not valid Python."""\n\ndef f(x)\n    return x\n')

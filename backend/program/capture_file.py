@@ -17,7 +17,9 @@ One JSON object::
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -83,12 +85,20 @@ class Capture:
 
 
 def is_capture_file(path: str | Path) -> bool:
-    """Whether ``path`` starts like a capture file (read: its first bytes only)."""
+    """Whether ``path`` is a regular file that starts like a capture file (read: its first
+    bytes only; a FIFO or device is never read, and opening one does not wait)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(256)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 256)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return SIGNATURE.match(head.decode("utf-8", "replace")) is not None
 
 

@@ -219,6 +219,15 @@ def _load_mlir(path: Path, source: str, timeout: float) -> Program:
 
 def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> Program:
     """One function of a capture file (``name``, or the largest) as a program."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = True  # reading it says why it cannot be read
+    if not regular:
+        raise ProgramError(
+            f"{path}: not a regular file (a pipe, device or socket); write the capture to a "
+            f"file (`capture --out FILE.json -- python SCRIPT`) and load that"
+        )
     if not is_capture_file(path):
         raise ProgramError(
             f"{path}: not a capture file; a session opens in the window (gui {path}), and "
