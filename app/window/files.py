@@ -7,9 +7,11 @@ Programs load in the thread pool; a load that fails, or a session that does not 
 program, reports to the messages dock and leaves the window as it was (title, session
 file, program, specs, undo history).
 
-A session opens from the program saved in it, so opening one runs no code. Running the
-source again is its own action (``rerun_source``); a session saved before sessions held
-their program runs its Python source only once the user agrees (``ask_run_source``).
+A session opens from the program saved in it, so opening one runs no code. Nothing a
+session or recovery file names runs until the user agrees to run that file, by name
+(``ask_to_run``): running the source again (``rerun_source``), running the program on
+devices (``allow_session_code``), and opening a session saved before sessions held their
+program (``ask_run_source``) each ask first.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_tas
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.capture_file import is_capture_file, parse_capture
+from shardscope.backend.program.consent import allow, needs_consent, source_python_file
 from shardscope.backend.program.load import (
-    EXAMPLE_PREFIX,
     Program,
     list_examples,
     read_mlir_text,
@@ -269,12 +271,28 @@ class FileHandler:
 
     def ask_run_source(self, source: str, what: str) -> bool:
         """A session without its saved program can only open by running its source: True
-        for built-in examples and ``.mlir`` modules (data), and for a Python source only
-        if the user agrees. The environment variable ``SHARDSCOPE_RUN_SOURCE`` (``run`` or
-        ``cancel``) answers without asking, for tests and scripts."""
-        base, _ = split_source(source)
-        if base.startswith(EXAMPLE_PREFIX) or base.endswith(".mlir"):
+        for built-in examples, ``.mlir`` modules and captures (data), and for a Python
+        source only if the user agrees (``ask_to_run``)."""
+        path = source_python_file(source)
+        if path is None:
             return True
+        if self.ask_to_run(
+            path, f"{what} was saved without its program, so opening it runs {path}."
+        ):
+            return True
+        self.messages.add(
+            f"not opened: {what} was saved without its program and opening it would run "
+            f"{path}; open it again and choose Yes to run it, or open the program "
+            "with File > Open program",
+            "warning",
+        )
+        return False
+
+    def ask_to_run(self, path: str, why: str) -> bool:
+        """Ask whether to run the Python file ``path`` (named by a session file, not by the
+        user); ``why`` says what would run it. The environment variable
+        ``SHARDSCOPE_RUN_SOURCE`` (``run`` or ``cancel``) answers without asking, for tests
+        and scripts."""
         buttons = QMessageBox.StandardButton
         answer = {"run": buttons.Yes, "cancel": buttons.Cancel}.get(
             os.environ.get("SHARDSCOPE_RUN_SOURCE", "").lower()
@@ -283,18 +301,27 @@ class FileHandler:
             answer = QMessageBox.question(
                 self.window,
                 "Run the program?",
-                f"{what} was saved without its program, so opening it runs {source}. Run it?",
+                f"{why} This imports and runs its Python code. Run {Path(path).name}?",
                 buttons.Yes | buttons.Cancel,
                 buttons.Cancel,
             )
-        if answer != buttons.Yes:
+        return answer == buttons.Yes
+
+    def allow_session_code(self, program: Program, action: str) -> bool:
+        """Before ``action`` runs ``program``'s Python file: True if it may, asking first
+        when a session file named that file (``consent.needs_consent``); the answer is kept
+        for this program."""
+        path = needs_consent(program)
+        if path is None:
+            return True
+        if not self.ask_to_run(path, f"{action} runs {path}, which the session file names."):
             self.messages.add(
-                f"not opened: {what} was saved without its program and opening it would run "
-                f"{source}; open it again and choose Yes to run it, or open the program "
-                "with File > Open program",
+                f"not run: {path} came from the session file; {action} runs it only once you "
+                "choose Yes",
                 "warning",
             )
             return False
+        allow(program, path)
         return True
 
     def rerun_source(self) -> bool:
@@ -309,6 +336,21 @@ class FileHandler:
             self.messages.error(
                 f"{program.name} came from shardscope.inspect in your own Python: call "
                 "inspect(...).show() there again to see changed code"
+            )
+            return False
+        path = source_python_file(program.source)
+        if (
+            program.from_session
+            and path is not None
+            and program.allowed_file != path
+            and not self.ask_to_run(
+                path, f"File > Run source again runs {path}, which the session file names."
+            )
+        ):
+            self.messages.add(
+                f"not run: {path} came from the session file; File > Run source again runs "
+                "it only once you choose Yes",
+                "warning",
             )
             return False
         state = {**self.session.to_json(), "program": None}

@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
             make_room=lambda: make_room(self, self.docks["dock_run"]),
             show_warnings=self.debugger.markers.set_warnings,
             reveal_op=self._outline_op,
+            allow_code=lambda program: self.files.allow_session_code(program, "Run on devices"),
             parent=self,
         )
         self.timeline = TimelineController(

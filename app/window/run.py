@@ -3,7 +3,9 @@
 ``RunController.run_now`` runs ``backend.run.runner.run_program`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
 with compiled ones) in the thread pool; the program itself runs in a worker process.
-One run at a time: a second request while one runs is refused in the messages. A failure
+One run at a time: a second request while one runs is refused in the messages. A
+program from a session file runs only once the user has allowed its Python file
+(``allow_code``, which asks). A failure
 is one line in the messages and changes nothing in the session. After an edit of the
 mesh or specs the Run dock marks its result stale; a new program clears it. A result
 shown asks the window to give the Run dock room (``make_room``): its heat maps need it.
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QScrollArea, QWidget
 
+from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.run.panel import RunPanel
 
@@ -120,6 +123,7 @@ class RunController(QObject):
         make_room: Callable[[], None] = lambda: None,
         show_warnings: Callable[[dict[int, list[str]]], None] = lambda _by_op: None,
         reveal_op: Callable[[int], None] = lambda _op: None,
+        allow_code: Callable[[Program], bool] = lambda program: needs_consent(program) is None,
         timeout: float = RUN_TIMEOUT_S,
         parent: QObject | None = None,
     ) -> None:
@@ -134,6 +138,7 @@ class RunController(QObject):
         self.make_room = make_room
         self.show_warnings = show_warnings
         self.reveal_op = reveal_op
+        self.allow_code = allow_code
         self.timeout = timeout
         self.reshard_timeout = RESHARD_TIMEOUT_S
         self.checking = False  # a real reshard is under way
@@ -169,6 +174,8 @@ class RunController(QObject):
             return
         if program is None or mesh is None:
             self.messages.add("open a program first (File > Open example…), then run it", "warning")
+            return
+        if not self.allow_code(program):
             return
         self.running = True
         self._generation += 1

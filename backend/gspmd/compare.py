@@ -25,6 +25,7 @@ from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.json_form import JsonForm, json_field
+from shardscope.backend.program.consent import NoPythonFile, runnable_file
 from shardscope.backend.sharding.hlo_text import hlo_sharding_text, spec_from_hlo_sharding
 from shardscope.backend.sharding.spec import Spec
 
@@ -140,12 +141,13 @@ def run_gspmd(
     spec text. Raises ``ShardscopeError`` if the program is not Python, or the worker
     fails, hangs or crashes.
     """
-    path = getattr(program, "path", None)
-    if not path or not str(path).endswith(".py"):
+    try:
+        path = runnable_file(program, "the GSPMD comparison")
+    except NoPythonFile:
         raise ShardscopeError(
             "--gspmd needs a Python program (.py or example:NAME) for this module; "
             "a .mlir module with shard_map cannot be recompiled with GSPMD"
-        )
+        ) from None
     job = {
         "kind": "python",
         "path": str(path),

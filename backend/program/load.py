@@ -38,7 +38,13 @@ from shardscope.backend.program.capture_file import (
     parse_capture,
     split_capture_source,
 )
-from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth, new_context, parse_module
+from shardscope.backend.program.mlir import (
+    MAX_NESTING,
+    nesting_depth,
+    new_context,
+    parse_module,
+    text_problem,
+)
 from shardscope.backend.program.snippets import Snippets
 
 if TYPE_CHECKING:
@@ -91,6 +97,8 @@ class Program:
     snippets: Snippets = field(default_factory=dict)
     # True when it came from a saved session's data rather than from running its source.
     from_session: bool = False
+    # The Python file of a session's program the user allowed to run (``consent.allow``).
+    allowed_file: str | None = None
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -251,9 +259,16 @@ def module_mesh(graph: ProgramGraph) -> dict[str, int] | None:
 
 def parse_program_text(program: Program, where: str) -> None:
     """Parse ``program.mlir_text`` here, in this process, and store its graph; a text
-    that nests too deep for the parser, is not MLIR, or has no ``@main`` is a one-line
-    ``ProgramError`` naming ``where`` it came from."""
+    that MLIR cannot read (``mlir.text_problem``), nests too deep for the parser, is not
+    MLIR, or has no ``@main`` is a one-line ``ProgramError`` naming ``where`` it came
+    from."""
     text = program.mlir_text
+    problem = text_problem(text)
+    if problem is not None:
+        raise ProgramError(
+            f"{where}: the module text holds {problem}, which MLIR does not read; export the "
+            f"module again with jax.jit(f).lower(...).as_text()"
+        )
     depth = nesting_depth(text)
     if depth > MAX_NESTING:
         raise ProgramError(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.run.inputs import SEED
@@ -111,18 +112,10 @@ def plan_run(
 
     Arguments as for ``run_program``. Raises ``ShardscopeError`` for a program that is
     not Python, specs on axes the mesh lacks, and a mesh larger than the CPU devices
-    a run may have.
+    a run may have; ``consent.SourceNotAllowed`` for a session's Python file the user has
+    not allowed to run.
     """
-    path = program.path
-    if program.kind not in ("python", "example") or not path or not path.endswith(".py"):
-        what = {
-            "capture": "a captured module",
-            "api": "a program from shardscope.inspect",
-        }.get(program.kind, "a .mlir module")
-        raise ShardscopeError(
-            f"{program.name}: run needs a Python program (.py or example:NAME); {what} "
-            f"has no function to call: run the Python file it came from"
-        )
+    path = runnable_file(program, "run")
     mesh = _as_mesh(mesh if mesh is not None else program.mesh)
     arg_specs, result_specs, notes = split_specs(
         program, specs if specs is not None else (program.specs or {})

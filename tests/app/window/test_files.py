@@ -588,7 +588,9 @@ def test_run_source_again_is_the_explicit_way_to_run_it(
     qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
     assert runs(marker) == 1
 
-    # The same source again: the code runs, nothing changed, the session stays saved.
+    # The same source again, the file allowed by name: the code runs, nothing changed, the
+    # session stays saved.
+    monkeypatch.setenv("SHARDSCOPE_RUN_SOURCE", "run")
     pick(other, "&File", "&Run source again")
     qtbot.waitUntil(lambda: runs(marker) == 2 and other.files.loading is None, timeout=60_000)
     assert other.qundo.isClean() and other.session.spec(x) == Spec.of("data", None)
@@ -652,7 +654,8 @@ def test_an_old_session_without_its_program_runs_python_only_if_the_user_agrees(
     assert asked == [
         (
             "Run the program?",
-            f"{old} was saved without its program, so opening it runs {program}. Run it?",
+            f"{old} was saved without its program, so opening it runs {program}. This "
+            "imports and runs its Python code. Run marked.py?",
         )
     ]
     x = window.session.graph.value_by_name("x").id
