@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.mlir import has_utf8, text_problem
 
 FORMAT = "shardscope-capture"
 VERSION = 1
@@ -130,6 +131,15 @@ def parse_capture(text: str, where: str) -> Capture:
         for key in ("name", "module", "mlir"):
             if not isinstance(getattr(function, key), str):
                 raise bad(f"function {i} has a {key} that is not text")
+        problem = text_problem(function.mlir)
+        if problem is not None:
+            raise bad(
+                f"function {i} ({function.name!r}) has module text with {problem}, which "
+                f"MLIR does not read"
+            )
+        for key in ("name", "module", "file"):
+            if not has_utf8(getattr(function, key)):
+                raise bad(f"function {i} has a {key} that is not UTF-8 text (a lone surrogate)")
         if type(function.ops) is not int:
             raise bad(f"function {i} has an op count that is not a whole number")
         mesh = function.mesh
@@ -144,6 +154,10 @@ def parse_capture(text: str, where: str) -> Capture:
     skipped = data.get("skipped") or {}
     if not isinstance(command, list) or type(devices) is not int or not isinstance(skipped, dict):
         raise bad("its command, devices or skipped entries are malformed")
+    if not all(has_utf8(str(c)) for c in [*command, data.get("ended", ""), *skipped]) or not all(
+        has_utf8(axis) for f in out for axis in f.mesh or {}
+    ):
+        raise bad("its command, ended, skipped or mesh entries are not UTF-8 text")
     return Capture(
         [str(c) for c in command], devices, str(data.get("ended", "")), out, dict(skipped)
     )

@@ -38,6 +38,38 @@ def nesting_depth(text: str) -> int:
     return int(np.cumsum(step[codes], dtype=np.int64).max(initial=0))
 
 
+def has_utf8(text: str | None) -> bool:
+    """Whether ``text`` (None: no text) has a UTF-8 form, which printing it or handing it to
+    MLIR needs: it holds no lone surrogate."""
+    try:
+        (text or "").encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` is not module text MLIR reads as written (``a lone surrogate \\udcff at
+    line 3``), or None.
+
+    A str with a lone surrogate has no UTF-8 form, and the bindings refuse it with a
+    TypeError; the parser skips a NUL character between tokens and ends a token at one
+    (both measured here), and the MLIR printer never writes one.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = exc.start
+        what = f"a lone surrogate {ascii(text[at])[1:-1]}"
+    else:
+        at = text.find("\0")
+        if at < 0:
+            return None
+        what = "a NUL character"
+    line = text.count("\n", 0, at) + 1
+    return f"{what} at line {line}"
+
+
 def warm_up() -> None:
     """Import jax's MLIR support and register every dialect and pass now.
 
@@ -60,7 +92,14 @@ def new_context() -> ir.Context:
 
 
 def parse_module(text: str, context: ir.Context | None = None) -> ir.Module:
-    """Parse StableHLO text into a module; raises ``ir.MLIRError`` on malformed text."""
+    """Parse StableHLO text into a module; raises ``ir.MLIRError`` on malformed text and
+    ShardscopeError on text that is not MLIR's to read (``text_problem``)."""
+    problem = text_problem(text)
+    if problem is not None:
+        raise ShardscopeError(
+            f"the module text holds {problem}, which MLIR does not read; export the module "
+            f"again with jax.jit(f).lower(...).as_text()"
+        )
     # Lazy: importing jaxlib's MLIR bindings is not free (module docstring).
     from jaxlib.mlir import ir
 

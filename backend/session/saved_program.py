@@ -47,6 +47,7 @@ def check_program(data: object) -> str | None:
     """The first problem with a ``"program"`` entry's form, or None if it has none (the
     module itself is only parsed by ``unpack_program``)."""
     from shardscope.backend.program.load import MAX_MLIR_BYTES
+    from shardscope.backend.program.mlir import has_utf8, text_problem
     from shardscope.backend.program.snippets import check_snippets
 
     if not isinstance(data, dict):
@@ -58,8 +59,13 @@ def check_program(data: object) -> str | None:
         return f"a program of unknown kind {data['kind']!r}"
     if len(data["mlir"]) > MAX_MLIR_BYTES:
         return f"a program larger than the {MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
+    problem = text_problem(data["mlir"])
+    if problem is not None:
+        return f"a program whose module text holds {problem}, which MLIR does not read"
     if data.get("path") is not None and not isinstance(data["path"], str):
         return "a program path that is not text"
+    if not all(has_utf8(data.get(key)) for key in ("name", "path")):
+        return "a program whose name or path is not UTF-8 text (a lone surrogate)"
     mesh = data.get("mesh")
     if mesh is not None and not (
         isinstance(mesh, dict)

@@ -64,6 +64,19 @@ def test_picking_by_name_or_the_largest():
             "mesh",
         ),
         ({"devices": "8"}, "malformed"),
+        (
+            {"functions": [{"name": "f", "module": "m", "mlir": "module {\n\udcff}", "ops": 1}]},
+            r"function 0 \('f'\) has module text with a lone surrogate \\udcff at line 2",
+        ),
+        (
+            {"functions": [{"name": "f", "module": "m", "mlir": "module {}\x00", "ops": 1}]},
+            "a NUL character at line 1, which MLIR does not read",
+        ),
+        (
+            {"functions": [{"name": "f\udcff", "module": "m", "mlir": "", "ops": 1}]},
+            "a name that is not UTF-8 text",
+        ),
+        ({"command": ["python", "t\udcff.py"]}, "not UTF-8 text"),
     ],
 )
 def test_a_malformed_capture_is_one_line_naming_the_fix(change, problem):
