@@ -28,7 +28,12 @@ from shardscope.backend.isolation.jobs import (
     memory_limit,
     memory_message,
 )
-from shardscope.backend.program.trace import TraceError, abstract_mesh, lower_function
+from shardscope.backend.program.trace import (
+    MeshTooLarge,
+    TraceError,
+    abstract_mesh,
+    lower_function,
+)
 
 
 class UserError(Exception):
@@ -85,6 +90,8 @@ def _read_defaults(path: str, ns: dict[str, Any]) -> tuple[Any, Any]:
     mesh = ns.get("MESH")
     try:
         abstract_mesh(mesh)
+    except MeshTooLarge as exc:
+        raise UserError(f"{path}: MESH: {exc}") from None
     except TraceError:
         raise UserError(
             f"{path}: MESH must be a dict of axis name -> size >= 1, like {{'data': 4, 'model': 2}}, "

@@ -15,6 +15,7 @@ with its devices) with ``jax.set_mesh``, so a ``shard_map`` over that same mesh 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,11 +24,18 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.graph import name_forms
+from shardscope.backend.sharding.mesh import MAX_DEVICES
 from shardscope.backend.sharding.spec import parse_spec
 
 
-class TraceError(ValueError):
+class TraceError(ShardscopeError, ValueError):
     """The user's mesh, specs or arguments do not fit together (a one-line message)."""
+
+
+class MeshTooLarge(TraceError):
+    """A mesh with more devices than shardscope shows."""
 
 
 @dataclass
@@ -50,7 +58,7 @@ def abstract_mesh(mesh: Any) -> AbstractMesh | None:
     if isinstance(mesh, Mesh):
         return mesh.abstract_mesh
     if isinstance(mesh, AbstractMesh):
-        return mesh
+        return _not_too_large(mesh)
     if isinstance(mesh, Mapping):
         if not mesh or not all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 1
@@ -59,13 +67,25 @@ def abstract_mesh(mesh: Any) -> AbstractMesh | None:
             raise TraceError(
                 "a mesh dict maps axis names to sizes >= 1, like {'data': 4, 'model': 2}"
             )
-        return AbstractMesh(
-            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+        return _not_too_large(
+            AbstractMesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
         )
     raise TraceError(
         f"the mesh is a {type(mesh).__name__}: give a dict of axis sizes, a "
         f"jax.sharding.Mesh or a jax.sharding.AbstractMesh"
     )
+
+
+def _not_too_large(mesh: AbstractMesh) -> AbstractMesh:
+    size = math.prod(mesh.axis_sizes)
+    if size > MAX_DEVICES:
+        sizes = ", ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True))
+        shown = f"{size:,}" if size < 10**30 else f"about 10^{len(str(size)) - 1}"
+        raise MeshTooLarge(
+            f"the mesh ({sizes}) has {shown} devices, more than shardscope shows "
+            f"({MAX_DEVICES:,}): use smaller axis sizes"
+        )
+    return mesh
 
 
 def mesh_dict(mesh: AbstractMesh | None) -> dict[str, int] | None:
@@ -115,31 +135,52 @@ def is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
-def split_static(args: tuple, kwargs: dict) -> tuple[tuple, dict, Any, Any] | None:
+def _is_none(x: Any) -> bool:
+    return x is None
+
+
+# Marks a leaf of ``split_static``'s static list that the traced arguments carry.
+_DYNAMIC = object()
+
+
+def split_static(
+    args: tuple, kwargs: dict, traced: Callable[[Any], bool] = is_array
+) -> tuple[tuple, dict, Any, Any] | None:
     """Arrays apart from the rest, as ``eqx.filter_jit`` does: ``(args, kwargs)`` with every
-    non-array leaf set to None, plus the trees that put them back; None if every leaf is an
-    array."""
-    leaves, treedef = jax.tree.flatten((args, kwargs))
-    if all(is_array(x) for x in leaves):
+    leaf that ``traced`` refuses set to None, plus the trees that put them back; None if
+    every leaf is traced. None fields (optax's and Equinox's states hold them) are leaves
+    here and stay None."""
+    leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=_is_none)
+    if all(x is None or traced(x) for x in leaves):
         return None
-    dynamic = [x if is_array(x) else None for x in leaves]
-    static = [None if is_array(x) else x for x in leaves]
+    dynamic = [x if x is not None and traced(x) else None for x in leaves]
+    static = [_DYNAMIC if x is not None and traced(x) else x for x in leaves]
     dyn_args, dyn_kwargs = jax.tree.unflatten(treedef, dynamic)
     return dyn_args, dyn_kwargs, treedef, static
 
 
-def close_over_static(fn: Callable, treedef: Any, static: list) -> Callable:
-    """``fn`` taking only the array leaves; its non-array leaves come from ``static``. The
-    wrapper keeps ``fn``'s name and signature, so JAX names its arguments as ``fn``'s."""
+def close_over_static(
+    fn: Callable, treedef: Any, static: list, traced: Callable[[Any], bool] = is_array
+) -> Callable:
+    """``fn`` taking only the array leaves; its non-array leaves come from ``static``, and
+    the leaves of its result that ``traced`` refuses (a returned Module's activation) are
+    None, as ``eqx.filter_jit`` keeps them out of the compiled program. The wrapper keeps
+    ``fn``'s name and signature, so JAX names its arguments as ``fn``'s."""
 
     @functools.wraps(fn)
     def with_static(*args, **kwargs):
-        leaves = jax.tree.leaves((args, kwargs), is_leaf=lambda x: x is None)
-        merged = [d if s is None else s for d, s in zip(leaves, static, strict=True)]
+        leaves = jax.tree.leaves((args, kwargs), is_leaf=_is_none)
+        merged = [d if s is _DYNAMIC else s for d, s in zip(leaves, static, strict=True)]
         full_args, full_kwargs = jax.tree.unflatten(treedef, merged)
-        return fn(*full_args, **full_kwargs)
+        out = fn(*full_args, **full_kwargs)
+        return jax.tree.map(lambda x: x if _returned(x, traced) else None, out)
 
     return with_static
+
+
+def _returned(x: Any, traced: Callable[[Any], bool]) -> bool:
+    # What the trace computed is an array (a tracer) whatever ``traced`` says of the rest.
+    return isinstance(x, jax.Array) or traced(x)
 
 
 def flat_specs(specs: Any, args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[str, list]:
@@ -195,14 +236,28 @@ def _is_nnx(x: Any, kind: str) -> bool:
     return cls.__module__.startswith("flax.nnx") and any(c.__name__ == kind for c in cls.__mro__)
 
 
-def unwrap(fn: Any) -> Any:
-    """The user's own function inside an ``nnx.jit`` object (traced here with ``jax.jit``,
-    so its arguments are named by the user's paths rather than nnx's split state)."""
-    if type(fn).__module__.startswith("flax.nnx") and hasattr(fn, "jitted_fn"):
-        inner = getattr(fn, "fun", None)
-        if callable(inner):
-            return inner
-    return fn
+def _is_nnx_jit(fn: Any) -> bool:
+    return (
+        type(fn).__module__.startswith("flax.nnx")
+        and hasattr(fn, "jitted_fn")
+        and hasattr(fn, "_get_pure_args_kwargs")
+    )
+
+
+def _is_filter_jit(fn: Any) -> bool:
+    return (
+        type(fn).__module__.startswith("equinox")
+        and hasattr(fn, "_cached")
+        and callable(getattr(fn, "__wrapped__", None))
+    )
+
+
+def _equinox_traced(x: Any) -> bool:
+    """What ``eqx.filter_jit`` traces (``eqx.is_array``: JAX and NumPy arrays), and the
+    ``ShapeDtypeStruct``s that stand for arrays here; Python scalars stay static."""
+    import equinox as eqx
+
+    return bool(eqx.is_array(x)) or isinstance(x, jax.ShapeDtypeStruct)
 
 
 def variable_names(args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[str, str]:
@@ -219,8 +274,177 @@ def variable_names(args: tuple, kwargs: dict, names: tuple[str, ...]) -> dict[st
     return out
 
 
-def _jitted(fn: Any) -> Any:
-    return fn if hasattr(fn, "trace") else jax.jit(fn)
+class _JaxCall:
+    """``jax.jit`` (or the user's jit object) on the arguments as they are."""
+
+    def __init__(self, jitted: Any, args: tuple, kwargs: dict) -> None:
+        self.jitted, self.args, self.kwargs = jitted, args, kwargs
+        self.positional = len(jax.tree.leaves(args))
+
+    def trace(self, leaf_specs: list | None = None, mesh: AbstractMesh | None = None) -> Any:
+        args = self.args
+        if leaf_specs is not None and mesh is not None:
+            args = _with_sharding(args, leaf_specs, mesh)
+        return self.jitted.trace(*args, **self.kwargs)
+
+    def names(self, jax_names: tuple[str, ...]) -> dict[str, str]:
+        return variable_names(self.args, self.kwargs, jax_names)
+
+    def spec_view(self, specs: Any, renamed: dict[str, str], jax_names: tuple) -> tuple:
+        return self.args, tuple(renamed.get(n, n) for n in jax_names)
+
+
+class _NnxCall:
+    """What an ``nnx.jit`` object compiles: its own ``jax.jit`` (``jitted_fn``) on the state
+    nnx splits the graph nodes among the arguments into, as its ``trace`` does; the
+    Variables' new values come back as results. Each flat argument is named by the user's
+    path of its Variable (``model.w1.kernel``), not by nnx's split (``model.states[0][1]``)."""
+
+    def __init__(self, fn: Any, args: tuple, kwargs: dict) -> None:
+        from flax.nnx import graph as graphlib
+
+        self.fn, self.args, self.kwargs, self.graphlib = fn, args, kwargs, graphlib
+        self.pure: tuple = ((), {})
+        self.positional = 0
+
+    def trace(self, leaf_specs: list | None = None, mesh: AbstractMesh | None = None) -> Any:
+        # The split and the trace share one update context, as in nnx.jit's own trace.
+        with self.graphlib.update_context(self.fn):
+            pure_args, pure_kwargs = self.fn._get_pure_args_kwargs(self.args, self.kwargs)
+            self.pure = (pure_args, pure_kwargs)
+            self.positional = len(jax.tree.leaves(pure_args))
+            if leaf_specs is not None and mesh is not None:
+                pure_args = _with_sharding(pure_args, leaf_specs, mesh)
+            return self.fn.jitted_fn.trace(*pure_args, **pure_kwargs)
+
+    def _params(self, jax_names: tuple[str, ...]) -> dict[tuple, str]:
+        """(args or kwargs, position or keyword) -> JAX's name of that parameter: a flat
+        argument's name less its path inside the parameter."""
+        out: dict[tuple, str] = {}
+        leaves = jax.tree_util.tree_flatten_with_path(self.pure)[0]
+        if len(leaves) != len(jax_names):
+            return out
+        for (path, _), name in zip(leaves, jax_names, strict=True):
+            rest = jax.tree_util.keystr(path[2:])
+            if len(name) > len(rest) and name.endswith(rest):
+                out.setdefault(path[:2], name[: len(name) - len(rest)])
+        return out
+
+    def _user_names(self, params: dict[tuple, str]) -> dict[int, str]:
+        """id of each Variable -> its path in the user's arguments (``model.w1.kernel``),
+        where the Module flattens as a pytree."""
+        keystr = jax.tree_util.keystr
+        out: dict[int, str] = {}
+        tree = jax.tree_util.tree_flatten_with_path(
+            (self.args, self.kwargs), is_leaf=lambda x: _is_nnx(x, "Variable")
+        )[0]
+        for path, leaf in tree:
+            if _is_nnx(leaf, "Variable") and path[:2] in params:
+                out.setdefault(id(leaf), params[path[:2]] + keystr(path[2:]))
+        return out
+
+    def names(self, jax_names: tuple[str, ...]) -> dict[str, str]:
+        graphlib = self.graphlib
+        params = self._params(jax_names)
+        users = self._user_names(params)
+        self.users = users
+        is_node = lambda x: _is_nnx(x, "Variable") or graphlib.is_graph_node(x)  # noqa: E731
+        # Each graph node's Variables in the order nnx.jit splits them (one reference
+        # index across the arguments: a Variable two arguments share is split once).
+        nodes: dict[tuple, list] = {}
+        ref_index = graphlib.RefMap()
+        for path, leaf in jax.tree_util.tree_flatten_with_path(
+            (self.args, self.kwargs), is_leaf=is_node
+        )[0]:
+            if is_node(leaf):
+                _, flat = graphlib.flatten(leaf, ref_index=ref_index, with_paths=True, graph=True)
+                nodes[path] = list(zip(flat.paths, flat.leaves, strict=True))
+        out: dict[str, str] = {}
+        leaves = jax.tree_util.tree_flatten_with_path(self.pure)[0]
+        if len(leaves) != len(jax_names):
+            return out
+        for (path, _), name in zip(leaves, jax_names, strict=True):
+            new = self._leaf_name(path, nodes, users, params)
+            if new is not None:
+                out[name] = new
+        if len(set(out.values())) != len(out) or set(out.values()) & (set(jax_names) - set(out)):
+            return {}  # two leaves would share a name: keep JAX's
+        return out
+
+    @staticmethod
+    def _leaf_name(path: tuple, nodes: dict, users: dict, params: dict) -> str | None:
+        for cut in range(len(path) - 2):
+            states, first, index = path[cut : cut + 3]
+            if (
+                getattr(states, "name", None) == "states"
+                and getattr(first, "idx", None) == 0
+                and path[:cut] in nodes
+                and isinstance(getattr(index, "idx", None), int)
+            ):
+                variables = nodes[path[:cut]]
+                if index.idx >= len(variables):
+                    return None
+                nnx_path, variable = variables[index.idx]
+                user = users.get(id(variable))
+                if user is None:
+                    param = params.get(path[:2])
+                    if param is None:
+                        return None
+                    parts = "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in nnx_path)
+                    user = param + jax.tree_util.keystr(path[2:cut]) + parts
+                return user + jax.tree_util.keystr(path[cut + 3 :])
+        return None
+
+    def spec_view(self, specs: Any, renamed: dict[str, str], jax_names: tuple) -> tuple:
+        """The positional arguments as a spec prefix spreads over them (an ``nnx.State``
+        prefix over its Module's state), and each leaf's name as the lowered module has it."""
+        from flax import nnx
+
+        params = self._params(jax_names)
+        users = getattr(self, "users", None) or self._user_names(params)
+        args = list(self.args)
+        if isinstance(specs, tuple | list) and len(specs) == len(args):
+            for i, (prefix, arg) in enumerate(zip(specs, args, strict=True)):
+                if isinstance(prefix, nnx.State) and self.graphlib.is_graph_node(arg):
+                    args[i] = nnx.state(arg)
+        keystr = jax.tree_util.keystr
+        names: list[str] = []
+        tree = jax.tree_util.tree_flatten_with_path(
+            tuple(args), is_leaf=lambda x: _is_nnx(x, "Variable")
+        )[0]
+        for path, leaf in tree:
+            param = params.get((jax.tree_util.SequenceKey(0), path[0]), "")
+            if _is_nnx(leaf, "Variable"):
+                inner = jax.tree_util.tree_flatten_with_path(leaf)[0]
+                user = users.get(id(leaf))
+                for sub, _ in inner:
+                    if user is not None and len(inner) == 1:
+                        names.append(user)
+                    else:
+                        names.append(param + keystr(path[1:]) + keystr(sub))
+            else:
+                names.append(param + keystr(path[1:]))
+        return tuple(args), tuple(names)
+
+
+def _call_of(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, str]:
+    """How ``fn`` is traced, and its name. A plain function goes to ``jax.jit`` with its
+    non-array leaves closed over; an ``eqx.filter_jit`` object is its function traced
+    as Equinox splits its arguments; an ``nnx.jit`` object traces itself."""
+    name = function_name(fn)
+    if _is_nnx_jit(fn):
+        return _NnxCall(fn, args, kwargs), name
+    traced = is_array
+    if _is_filter_jit(fn):
+        fn, traced = fn.__wrapped__, _equinox_traced
+    split = split_static(args, kwargs, traced)
+    # A jax.jit object takes its non-array arguments as its own static arguments.
+    if split is not None and not hasattr(fn, "trace"):
+        dyn_args, dyn_kwargs, treedef, static = split
+        fn = close_over_static(fn, treedef, static, traced)
+        args, kwargs = dyn_args, dyn_kwargs
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    return _JaxCall(jitted, args, kwargs), name
 
 
 def _enter(mesh: Any, abstract: AbstractMesh | None):
@@ -249,6 +473,30 @@ def function_name(fn: Any) -> str:
     return "program"
 
 
+def _by_own_names(
+    flat: dict[str, list], names: tuple[str, ...], renamed: dict[str, str]
+) -> dict[str, list]:
+    """Specs keyed by the lowered module's names: JAX's names of the same arguments
+    (``model.w1.value``, ``model.states[0][1]``) become the user's."""
+    known = set(names)
+    out: dict[str, list] = {}
+    for key, spec in flat.items():
+        if key not in known:
+            key = renamed.get(key, key)
+        out[canonical_name(key, known)] = spec
+    return out
+
+
+def canonical_name(name: str, known: set[str] | frozenset[str]) -> str:
+    """``name`` as one of ``known`` names it: the user's path of an nnx Variable
+    (``model.w1``) and JAX's (``model.w1.value``) name one argument; ``name`` itself where
+    neither form is known."""
+    if name in known:
+        return name
+    other = name_forms(name)[1]
+    return other if other in known else name
+
+
 def lower_function(
     fn: Callable,
     args: tuple,
@@ -260,11 +508,13 @@ def lower_function(
     """Trace and lower ``fn(*args, **kwargs)`` for the CPU, on ``mesh`` (or the mesh of the
     shardings in ``specs``) with ``specs`` as the user's own specs.
 
-    Non-array leaves of the arguments are closed over, as ``eqx.filter_jit`` does. Where
-    the mesh has Explicit axes, the arguments carry their specs in their types (as arrays
-    placed with ``jax.device_put`` would), since JAX traces Explicit shardings; on Auto axes
-    the specs stay the user's, for propagation to spread. Exceptions from user code pass
-    through; mismatched inputs raise ``TraceError``.
+    Non-array leaves of the arguments are closed over, as ``eqx.filter_jit`` does. An
+    ``nnx.jit`` object is lowered as it compiles: on its split state, its updates among
+    the results. Where the mesh has Explicit axes, the arguments carry their specs in
+    their types (as arrays placed with ``jax.device_put`` would), since JAX traces
+    Explicit shardings; on Auto axes the specs stay the user's, for propagation to spread.
+    Specs may name an argument by the user's path or by JAX's. Exceptions from user code
+    pass through; mismatched inputs raise ``TraceError``.
     """
     kwargs = dict(kwargs or {})
     args = tuple(args)
@@ -274,26 +524,18 @@ def lower_function(
     if abstract is None and not isinstance(mesh, Mesh):
         current = jax.sharding.get_abstract_mesh()
         abstract = current if current.axis_names else None
-    fn = unwrap(fn)
-    name = function_name(fn)
-    split = split_static(args, kwargs)
-    # A jax.jit object takes its non-array arguments as its own static arguments.
-    if split is not None and not hasattr(fn, "trace"):
-        dyn_args, dyn_kwargs, treedef, static = split
-        fn = close_over_static(fn, treedef, static)
-        args, kwargs = dyn_args, dyn_kwargs
-    jitted = _jitted(fn)
+    call, name = _call_of(fn, args, kwargs)
     with _enter(mesh, abstract):
-        traced = jitted.trace(*args, **kwargs)
-        names = tuple(traced.jaxpr.debug_info.arg_names or ())
-        renamed = variable_names(args, kwargs, names)
-        names = tuple(renamed.get(n, n) for n in names)
-        flat = flat_specs(specs, args, kwargs, names)
+        traced = call.trace()
+        jax_names = tuple(traced.jaxpr.debug_info.arg_names or ())
+        renamed = call.names(jax_names)
+        names = tuple(renamed.get(n, n) for n in jax_names)
+        spec_args, spec_names = call.spec_view(specs, renamed, jax_names)
+        flat = flat_specs(specs, spec_args, call.kwargs, spec_names)
+        flat = _by_own_names(flat, names, renamed)
         if flat and abstract is not None and AxisType.Explicit in abstract.axis_types:
-            by_name = {n: flat.get(n) for n in names}
-            positional = len(jax.tree.leaves(args))
-            leaf_specs = [by_name.get(n) for n in names[:positional]]
-            traced = jitted.trace(*_with_sharding(args, leaf_specs, abstract), **kwargs)
+            leaf_specs = [flat.get(n) for n in names[: call.positional]]
+            traced = call.trace(leaf_specs, abstract)
         lowered = traced.lower(lowering_platforms=("cpu",))
         text = lowered.as_text(debug_info=True)
     for old, new in renamed.items():

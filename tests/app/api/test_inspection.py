@@ -337,7 +337,11 @@ def test_nnx_jit_arguments_read_as_the_users_paths():
         step, MLP(), x, mesh={"data": 4, "model": 2}, in_shardings=(None, P("data", None))
     )
     assert [v.name for v in result.values if v.role == "arg"] == ["model.w1", "model.w2", "x"]
-    assert result.value("result[0]").spec == [["data"], []]
+    # nnx.jit returns the model's state first (here unchanged: the arguments themselves).
+    assert result.value("result[0]").id == result.value("model.w1").id
+    assert result.value("result[2]").spec == [["data"], []]
+    # JAX's name of the Variable's leaf names the same argument.
+    assert result.value("model.w1.value").id == result.value("model.w1").id
 
 
 def test_an_equinox_module_with_a_function_leaf_through_filter_jit():
