@@ -25,6 +25,10 @@ MAX_WIDTH = 16_384
 # Pages of a big graph picture (viewers.graph.pages.PAGE_PIXELS; Qt is imported only when
 # the command draws).
 PAGE_LIMIT = 8000
+# The most pages, and megapixels in all, one graph picture may take: each page of
+# PAGE_LIMIT px on a side takes seconds to draw and tens of megabytes to write.
+MAX_PAGES = 50
+MAX_MEGAPIXELS = 500
 
 
 def pixel_width(text: str) -> int:
@@ -348,6 +352,28 @@ def _paged(out: Path, count: int) -> list[Path]:
     return [out.with_name(f"{out.stem}-{i}{out.suffix}") for i in range(1, count + 1)]
 
 
+def _check_size(width: float, height: float, args, out: Path, pages: int | None) -> None:
+    """A one-line ``ShardscopeError`` when a graph of ``width`` x ``height`` units drawn at
+    ``--scale`` would take more than ``MAX_MEGAPIXELS`` (or, given, ``pages`` more than
+    ``MAX_PAGES``): before anything is drawn or written."""
+    if out.suffix.lower() == ".svg":
+        return  # one file, at most PAGE_LIMIT px on a side (export_view)
+    area = max(width, 1.0) * max(height, 1.0)
+    megapixels = area * args.scale**2 / 1e6
+    if megapixels <= MAX_MEGAPIXELS and (pages is None or pages <= MAX_PAGES):
+        return
+    fits = (MAX_MEGAPIXELS * 1e6 / area) ** 0.5
+    if pages is not None and megapixels <= MAX_MEGAPIXELS:
+        fits = args.scale * MAX_PAGES / pages
+    fits = float(f"{fits * 0.95:.2g}")
+    size = f"{pages} pages" if pages is not None else f"{megapixels:.3g} megapixels"
+    raise ShardscopeError(
+        f"--scale {args.scale:g} would draw the graph as {size}, over the {MAX_PAGES} pages "
+        f"and {MAX_MEGAPIXELS} megapixels render writes: give --scale {fits:g} or less, "
+        f"--scope NAME for part of the graph, or an .svg --out"
+    )
+
+
 def _draw_graph(session, args, out: Path) -> list[Path]:
     from shardscope.app.cli.render_debugger import mark_graph
     from shardscope.viewers.graph.pages import page_image, plan_pages
@@ -360,10 +386,14 @@ def _draw_graph(session, args, out: Path) -> list[Path]:
     try:
         if args.scope:
             graph.show_scope(scope_path(session, graph, args.scope))
+        rect = graph.scene().sceneRect()
+        _check_size(rect.width(), rect.height(), args, out, None)
         markers = mark_graph(session, graph, gspmd=args.gspmd)
         overlay = _show_step(session, graph, args.step) if args.step is not None else None
         title = session.program.name + (f" · {args.scope}" if args.scope else "")
         pages = plan_pages(graph, args.scale, title)
+        rect = graph.scene().sceneRect()
+        _check_size(rect.width(), rect.height(), args, out, len(pages))
         if len(pages) == 1 or out.suffix.lower() == ".svg":
             _write_out(out, lambda path: export_view(graph, path, scale=args.scale))
             return [out]

@@ -349,3 +349,39 @@ def test_a_big_graph_is_split_into_readable_pages(tmp_path, qapp, capsys):
     assert main(["render", "example:transformer?layers=24", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.strip()
     assert printed.startswith("wrote 2 pages: ") and str(out.with_name("p-2.png")) in printed
+
+
+def test_a_scale_too_large_to_draw_is_refused_before_anything_is_written(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    for scale in ("1000", "1e12"):
+        out = tmp_path / "g.png"
+        argv = ["render", "example:mlp", "--scale", scale, "--out", str(out)]
+        proc = subprocess.run(
+            [sys.executable, "main.py", *argv],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 1, proc.stderr[-2000:]
+        (line,) = proc.stderr.strip().splitlines()
+        assert line.startswith(f"error: --scale {float(scale):g} would draw the graph as ")
+        assert "megapixels" in line and "give --scale " in line and "or less" in line
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_too_many_pages_are_refused_before_any_is_written(tmp_path, qapp, capsys, monkeypatch):
+    from shardscope.app.cli import render
+
+    monkeypatch.setattr(render, "MAX_PAGES", 1)
+    out = tmp_path / "p.png"
+    assert main(["render", "example:transformer?layers=24", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --scale 1.5 would draw the graph as 2 pages, over the 1 pages")
+    assert "give --scale 0.71 or less" in err
+    assert list(tmp_path.iterdir()) == []
