@@ -23,7 +23,7 @@ from typing import Any
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, own_mesh, parse_program_text
-from shardscope.backend.propagation.result import PropagationResult
+from shardscope.backend.propagation.result import PropagationResult, ValueInfo
 
 # How long drawing the graph may take before ``_repr_svg_`` gives up.
 DRAW_TIMEOUT = 120.0
@@ -35,6 +35,28 @@ class Inspection(PropagationResult):
     on, a graph for notebooks and a window on demand."""
 
     loaded: Program | None = None
+
+    def value(self, ref: int | str) -> ValueInfo:
+        """A value by graph id or name: an argument by its name (an nnx Variable's by the
+        user's path, ``model.w1``, or JAX's, ``model.w1.value``), a result as
+        ``result[i]``, an intermediate as the window shows it. A name that matches none is
+        a ``ShardscopeError`` naming the close ones."""
+        by_id = {v.id: v for v in self.values}
+        if isinstance(ref, int) and not isinstance(ref, bool) and ref in by_id:
+            return by_id[ref]
+        if isinstance(ref, str):
+            found = self.graph.value_by_name(ref)
+            if found is not None and found.id in by_id:
+                return by_id[found.id]
+            for v in self.values:
+                if ref in (v.name, v.display_name):
+                    return v
+        shown = repr(ref) if len(repr(ref)) <= 80 else f"{repr(ref)[:60]}..."
+        close = ", ".join(self.graph.close_names(str(ref)))
+        raise ShardscopeError(
+            f"{self.program} has no value {shown}: name an argument or result such as "
+            f"{close}, or give a value id from 0 to {len(self.graph.values) - 1}"
+        )
 
     def session_state(self) -> dict:
         """The session file's contents for this program, mesh and specs."""

@@ -9,6 +9,7 @@ other part of shardscope (propagation, views, sessions) refers to values and ops
 
 from __future__ import annotations
 
+import difflib
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,17 @@ ARG, RESULT, INTERMEDIATE = "arg", "result", "intermediate"
 # Terminators close a region; they are edges to the region's results, not ops to draw.
 _TERMINATORS = {"func.return", "stablehlo.return", "sdy.return", "mhlo.return"}
 _SHARDING_ATTRS = ("sdy.sharding", "mhlo.sharding")
+# JAX names the leaf of an nnx Variable ``model.w1.value`` (``jax.tree_util.keystr``,
+# ``debug_info.arg_names``); shardscope names it by the user's path, ``model.w1``.
+_VARIABLE_LEAF = ".value"
+
+
+def name_forms(name: str) -> tuple[str, str]:
+    """``name`` and the other name of the same argument: an nnx Variable's leaf with and
+    without JAX's ``.value``."""
+    if name.endswith(_VARIABLE_LEAF) and len(name) > len(_VARIABLE_LEAF):
+        return name, name[: -len(_VARIABLE_LEAF)]
+    return name, name + _VARIABLE_LEAF
 
 
 @dataclass(slots=True)
@@ -160,14 +172,22 @@ class ProgramGraph:
         return names + [f"result[{i}]" for i in range(len(main.results))]
 
     def value_by_name(self, name: str) -> Value | None:
-        """An argument or result by its user-visible name (``params['w1']``, ``result[0]``)."""
-        for value in self.values:
-            if value.name == name:
-                return value
+        """An argument or result by its user-visible name (``params['w1']``, ``result[0]``);
+        an nnx Variable's by the user's path (``model.w1``) or by JAX's (``model.w1.value``)."""
+        for form in name_forms(name):
+            for value in self.values:
+                if value.name == form:
+                    return value
         for index, vid in enumerate(self.functions[self.main].results):
             if name == f"result[{index}]":
                 return self.values[vid]
         return None
+
+    def close_names(self, name: str, count: int = 5) -> list[str]:
+        """Argument and result names close to ``name`` (the first ones where none is)."""
+        names = self.io_names()
+        short = name_forms(name)[1] if name.endswith(_VARIABLE_LEAF) else name
+        return difflib.get_close_matches(short, names, n=count, cutoff=0.5) or names[:count]
 
     def walk_ops(self, function: str | None = None) -> Iterator[Op]:
         """Every op, or every op of one function, in id order."""

@@ -27,6 +27,7 @@ from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.inputs import SEED
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.result import (
@@ -47,6 +48,7 @@ from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.mesh import Mesh
 
 if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
 
@@ -62,17 +64,19 @@ _KIND_NAMES = {
 def split_specs(
     program: Program, specs: Mapping[str | int, SpecLike]
 ) -> tuple[dict[str, str], dict[int, str], list[str]]:
-    """Argument specs by name, result specs by flat index, and notes for the rest."""
+    """Argument specs by the program's argument name, result specs by flat index, and notes
+    for the rest. An argument goes by its own name or any other the graph knows it by (an
+    nnx Variable's ``model.w1`` and JAX's ``model.w1.value``); a name that matches no
+    value is a ``SpecError`` naming the close ones."""
     args: dict[str, str] = {}
     results: dict[int, str] = {}
     notes = []
+    graph = program.graph
     names = set(program.arg_names)
     n_results = len(program.result_names)
     for key, value in specs.items():
         text = as_spec(value).format()
-        if isinstance(key, str) and key in names:
-            args[key] = text
-        elif isinstance(key, str) and key.startswith("result[") and key.endswith("]"):
+        if isinstance(key, str) and key.startswith("result[") and key.endswith("]"):
             index = key[len("result[") : -1]
             if not index.isdigit() or int(index) >= n_results:
                 raise SpecError(
@@ -80,12 +84,39 @@ def split_specs(
                     f"result[{n_results - 1}]"
                 )
             results[int(index)] = text
-        else:
+            continue
+        found = _value_of(graph, key)
+        if found is not None and found.name in names:
+            args[found.name] = text
+        elif found is not None:
             notes.append(
                 f"the spec on {key} was not applied: a run places specs on arguments and "
                 f"results only"
             )
+        else:
+            shown = repr(key) if len(repr(key)) <= 80 else f"{repr(key)[:60]}..."
+            raise SpecError(
+                f"{shown} names no argument or result of {program.name}; name one such as "
+                f"{', '.join(graph.close_names(str(key)))}"
+            )
     return args, results, notes
+
+
+def _value_of(graph: ProgramGraph, key: str | int) -> Value | None:
+    """The value ``key`` names: its id, an argument's or result's name, its name as the
+    window shows it, or an SSA name such as ``%3`` (the first value of that name)."""
+    if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+        index = int(key)
+        return graph.values[index] if 0 <= index < len(graph.values) else None
+    found = graph.value_by_name(key)
+    if found is not None:
+        return found
+    for v in graph.values:
+        if v.display_name == key:
+            return v
+    if key.startswith("%"):
+        return next((v for v in graph.values if v.display_name.rsplit(" ", 1)[-1] == key), None)
+    return None
 
 
 @dataclass
@@ -154,6 +185,7 @@ def run_program(
     propagation: PropagationResult | None = None,
     reference: bool = True,
     values: bool = True,
+    cancel: Cancel | None = None,
 ) -> RunResult:
     """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
 
@@ -163,10 +195,10 @@ def run_program(
     unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
     its values (``run --json`` prints none). Raises ``ShardscopeError`` (one line) for a
     program that is not Python, a mesh too large for the devices, and whatever goes wrong
-    in the worker.
+    in the worker; ``RunCancelled`` once ``cancel`` is cancelled.
     """
     plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
-    return execute(plan, timeout=timeout, propagation=propagation)
+    return execute(plan, timeout=timeout, propagation=propagation, cancel=cancel)
 
 
 def execute(
@@ -174,22 +206,26 @@ def execute(
     *,
     timeout: float = 300.0,
     propagation: PropagationResult | None = None,
+    cancel: Cancel | None = None,
 ) -> RunResult:
     """Run ``plan`` in a worker. ``plan`` may be a function that returns it once the
     program is loaded: the worker starts at once and imports JAX meanwhile (the time
-    limit starts when the plan is there); what the function raises is raised here."""
+    limit starts when the plan is there); what the function raises is raised here.
+    ``cancel`` may stop it from another thread (``RunCancelled``)."""
     plans: list[RunPlan] = []
-
-    def job() -> dict:
-        plans.append(plan() if callable(plan) else plan)
-        return {**plans[0].job, "timeout": timeout}
 
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         log = Path(tmp) / "stderr.txt"
+
+        def job() -> dict:
+            plans.append(plan() if callable(plan) else plan)
+            extra = cancel._attach(Path(tmp)) if cancel is not None else {}
+            return {**plans[0].job, "timeout": timeout, **extra}
+
         try:
             report = run_json_worker(
                 WORKER,
-                job if callable(plan) else job(),
+                job if callable(plan) or cancel is not None else job(),
                 what=WHAT,
                 cwd=Path.cwd(),
                 timeout=timeout,
@@ -197,6 +233,8 @@ def execute(
                 log=log,
             )
         except ShardscopeError as exc:
+            if cancel is not None and cancel.cancelled:
+                raise RunCancelled(CANCELLED) from None
             if plans and str(exc).startswith(f"{WHAT} crashed"):
                 raise ShardscopeError(
                     f"{plans[0].program.name}: {exc}; the program or the compiler crashed: "
