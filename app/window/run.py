@@ -21,10 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QLabel, QProgressBar, QScrollArea, QToolButton, QWidget
 
 from shardscope.backend.program.consent import needs_consent
+from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.run.panel import RunPanel
 
@@ -49,13 +51,17 @@ def run_task(
     specs: dict,
     propagation: PropagationResult | None,
     timeout: float = RUN_TIMEOUT_S,
+    cancel: Cancel | None = None,
 ) -> Callable[[], RunResult]:
-    """The function a run task runs (JAX is imported by the worker, not here)."""
+    """The function a run task runs (JAX is imported by the worker, not here); ``cancel``
+    stops it from the GUI thread."""
 
     def run() -> RunResult:
         from shardscope.backend.run.runner import run_program
 
-        return run_program(program, mesh, specs, timeout=timeout, propagation=propagation)
+        return run_program(
+            program, mesh, specs, timeout=timeout, propagation=propagation, cancel=cancel
+        )
 
     return run
 
@@ -147,6 +153,29 @@ class RunController(QObject):
         self.count = 0  # results shown so far
         self.failures = 0
         self._generation = 0
+        self._cancel: Cancel | None = None
+        self._status_before = ""  # the dock's status line before the run under way
+        self.busy = QProgressBar(status_bar)
+        self.busy.setRange(0, 0)  # an indicator with no end known
+        self.busy.setMaximumWidth(120)
+        self.busy.setMaximumHeight(14)
+        self.busy.setTextVisible(False)
+        self.busy_label = QLabel(status_bar)
+        self.cancel_button = QToolButton(status_bar)
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolTip("Stop the run: its worker is killed, nothing changes (Esc)")
+        self.cancel_button.clicked.connect(self.cancel_run)
+        # permanent widgets: a passing status message does not hide them
+        for widget in self._busy_widgets:
+            status_bar.addPermanentWidget(widget)
+            widget.hide()
+        self.cancel_action = QAction("Cancel the run", self)
+        self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.cancel_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.cancel_action.setEnabled(False)  # Esc belongs to other widgets meanwhile
+        self.cancel_action.triggered.connect(self.cancel_run)
+        status_bar.window().addAction(self.cancel_action)
+        panel.cancelRequested.connect(self.cancel_run)
         ev = session.events
         ev.program.connect(self._on_program)
         ev.mesh.connect(self._on_edit)
@@ -157,7 +186,41 @@ class RunController(QObject):
         panel.session_spec = self._session_spec
         panel.reshard.plan_async = self._plan_async
 
+    @property
+    def _busy_widgets(self) -> tuple[QWidget, ...]:
+        return (self.busy, self.busy_label, self.cancel_button)
+
+    def _show_busy(self, what: str | None) -> None:
+        """The status bar's busy bar and Cancel while ``what`` runs (None: hide them)."""
+        if what is not None:
+            self.busy_label.setText(f"Running {what}… (Esc cancels)")
+        for widget in self._busy_widgets:
+            widget.setVisible(what is not None)
+        self.cancel_action.setEnabled(what is not None)
+
+    def _finished(self) -> None:
+        self.running = False
+        self._cancel = None
+        self._show_busy(None)
+        self.panel.set_cancellable(False)
+
+    def cancel_run(self) -> bool:
+        """Stop the run under way: kill its worker (with whatever it started) and show the
+        dock as it was before; False if no run was under way."""
+        if not self.running or self._cancel is None:
+            return False
+        cancel = self._cancel
+        self._generation += 1  # what the task still reports is not shown
+        self._finished()
+        cancel.cancel()
+        self.panel.status.setText(self._status_before)
+        self.messages.add("run cancelled: its worker was stopped; nothing changed", "info")
+        self.status_bar.showMessage("the run was cancelled", 4000)
+        return True
+
     def close(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
         self._generation += 1
         self._closed = True
         ev = self.session.events
@@ -180,16 +243,26 @@ class RunController(QObject):
         self.running = True
         self._generation += 1
         generation = self._generation
+        self._cancel = cancel = Cancel()
         what = f"{program.name} on {mesh.size} devices"
+        self._status_before = self.panel.status.text()
         self.panel.set_running(what)
+        self.panel.set_cancellable(True)
         self.show_dock()
+        self._show_busy(what)
         self.status_bar.showMessage(f"Running {what}…")
         fn = run_task(
-            program, mesh, session.specs_for_propagation(), session.propagation, self.timeout
+            program,
+            mesh,
+            session.specs_for_propagation(),
+            session.propagation,
+            self.timeout,
+            cancel,
         )
 
         def done(result: RunResult, seconds: float) -> None:
-            self.running = False
+            if self._cancel is cancel:
+                self._finished()
             if generation != self._generation:
                 return
             self.show_result(result)
@@ -200,7 +273,8 @@ class RunController(QObject):
             )
 
         def failed(message: str) -> None:
-            self.running = False
+            if self._cancel is cancel:
+                self._finished()
             if generation != self._generation:
                 return
             self.failures += 1

@@ -27,6 +27,7 @@ from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.inputs import SEED
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.result import (
@@ -184,6 +185,7 @@ def run_program(
     propagation: PropagationResult | None = None,
     reference: bool = True,
     values: bool = True,
+    cancel: Cancel | None = None,
 ) -> RunResult:
     """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
 
@@ -193,10 +195,10 @@ def run_program(
     unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
     its values (``run --json`` prints none). Raises ``ShardscopeError`` (one line) for a
     program that is not Python, a mesh too large for the devices, and whatever goes wrong
-    in the worker.
+    in the worker; ``RunCancelled`` once ``cancel`` is cancelled.
     """
     plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
-    return execute(plan, timeout=timeout, propagation=propagation)
+    return execute(plan, timeout=timeout, propagation=propagation, cancel=cancel)
 
 
 def execute(
@@ -204,22 +206,26 @@ def execute(
     *,
     timeout: float = 300.0,
     propagation: PropagationResult | None = None,
+    cancel: Cancel | None = None,
 ) -> RunResult:
     """Run ``plan`` in a worker. ``plan`` may be a function that returns it once the
     program is loaded: the worker starts at once and imports JAX meanwhile (the time
-    limit starts when the plan is there); what the function raises is raised here."""
+    limit starts when the plan is there); what the function raises is raised here.
+    ``cancel`` may stop it from another thread (``RunCancelled``)."""
     plans: list[RunPlan] = []
-
-    def job() -> dict:
-        plans.append(plan() if callable(plan) else plan)
-        return {**plans[0].job, "timeout": timeout}
 
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         log = Path(tmp) / "stderr.txt"
+
+        def job() -> dict:
+            plans.append(plan() if callable(plan) else plan)
+            extra = cancel._attach(Path(tmp)) if cancel is not None else {}
+            return {**plans[0].job, "timeout": timeout, **extra}
+
         try:
             report = run_json_worker(
                 WORKER,
-                job if callable(plan) else job(),
+                job if callable(plan) or cancel is not None else job(),
                 what=WHAT,
                 cwd=Path.cwd(),
                 timeout=timeout,
@@ -227,6 +233,8 @@ def execute(
                 log=log,
             )
         except ShardscopeError as exc:
+            if cancel is not None and cancel.cancelled:
+                raise RunCancelled(CANCELLED) from None
             if plans and str(exc).startswith(f"{WHAT} crashed"):
                 raise ShardscopeError(
                     f"{plans[0].program.name}: {exc}; the program or the compiler crashed: "

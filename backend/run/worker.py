@@ -26,12 +26,15 @@ worker does) and predicts its collectives (``propagation``), so one process impo
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import os
 import re
 import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +79,74 @@ class RunRefused(Exception):
     """The job cannot run here; the message is the user's one line."""
 
 
+# Where this worker writes its report (``main``'s ``OUT``), for ``CallbackFailure``.
+_REPORT: list[Path] = []
+
+
 def main(argv: list[str]) -> int:
     """Worker entry point: ``JOB OUT``."""
+    _REPORT[:] = [Path(argv[1])] if len(argv) > 1 else []
     return json_worker_main(argv, run_job, failure="the run failed")
+
+
+# What JAX logs, with the exception, when a host callback of the program raises.
+_CALLBACK_FAILED = (
+    "jax.pure_callback failed",
+    "jax.io_callback failed",
+    "jax.debug.callback failed",
+)
+_CALLBACK_LOGGERS = ("jax._src.callback", "jax._src.debugging")
+
+
+class CallbackFailure(logging.Handler):
+    """Ends the worker at the first host callback of the program that raises, with the
+    program's own error as its report.
+
+    JAX logs the callback's exception and hands XLA an error on that device; on the CPU
+    the other devices then wait for it at their next collective until XLA's rendezvous
+    gives up and aborts the process (60 s on this machine, for a 2-device all-reduce)."""
+
+    def __init__(self, path: str, stop: Callable[[], None]) -> None:
+        super().__init__(logging.ERROR)
+        self.path, self.stop = path, stop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() not in _CALLBACK_FAILED or not record.exc_info:
+            return
+        exc = record.exc_info[1]
+        if exc is None or not _REPORT:
+            return
+        report = {"ok": False, "error": failure_line(self.path, exc)}
+        part = _REPORT[0].with_suffix(".part")
+        part.write_text(json.dumps(report))
+        os.replace(part, _REPORT[0])
+        with contextlib.suppress(Exception):
+            self.stop()
+        sys.stderr.flush()
+        os._exit(0)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """While the block runs, the callbacks' loggers report here."""
+        loggers = [logging.getLogger(name) for name in _CALLBACK_LOGGERS]
+        for logger in loggers:
+            logger.addHandler(self)
+        try:
+            yield
+        finally:
+            for logger in loggers:
+                logger.removeHandler(self)
 
 
 def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
     laps = Laps()
+    if job.get("pid_file"):
+        # For ``runner.Cancel``: it kills this worker's process group, or, if it asked
+        # before this line, leaves ``cancel_file`` for the check below.
+        Path(job["pid_file"]).write_text(str(os.getpid()))
+        if Path(job["cancel_file"]).exists():
+            return {"ok": False, "error": "the run was cancelled"}
     jax.config.update("jax_enable_compilation_cache", False)
     # The worker may have started before its program was loaded (``runner.execute``):
     # the CPU device count and the program's folder come with the job. JAX reads the
@@ -359,12 +422,14 @@ def _run(
     )
     placed = [jax.device_put(h, s) for h, s in zip(host, in_shardings, strict=True)]
     p_args, p_kwargs = jax.tree.unflatten(treedef, placed)
-    out = jax.block_until_ready(compiled(*p_args, **p_kwargs))
-    times = []
-    for _ in range(max(1, int(job["runs"]))):
-        started = time.perf_counter()
-        jax.block_until_ready(compiled(*p_args, **p_kwargs))
-        times.append(time.perf_counter() - started)
+    stop = unsharded.stop if unsharded is not None else (lambda: None)
+    with CallbackFailure(job["path"], stop).installed():
+        out = jax.block_until_ready(compiled(*p_args, **p_kwargs))
+        times = []
+        for _ in range(max(1, int(job["runs"]))):
+            started = time.perf_counter()
+            jax.block_until_ready(compiled(*p_args, **p_kwargs))
+            times.append(time.perf_counter() - started)
     laps.lap("run")
     flat = jax.tree_util.tree_flatten_with_path(out)[0]
     out_leaves = [leaf for _, leaf in flat]

@@ -20,9 +20,11 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QListWidget,
+    QPushButton,
     QScrollArea,
     QSplitter,
     QTableWidget,
@@ -133,6 +135,8 @@ class RunPanel(QWidget):
 
     collectiveSelected = Signal(int)
     warningSelected = Signal(int)
+    # The user asked to stop the run under way (the dock's Cancel button).
+    cancelRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -143,6 +147,10 @@ class RunPanel(QWidget):
         self.session_spec: Callable[[str], str | None] = lambda _name: None
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop the run: its worker is killed, nothing changes (Esc)")
+        self.cancel_button.clicked.connect(self.cancelRequested)
+        self.cancel_button.hide()
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -197,7 +205,11 @@ class RunPanel(QWidget):
         self.body.setSizes([400, 560, 460])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.status)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.status, 1)
+        top.addWidget(self.cancel_button)
+        layout.addLayout(top)
         layout.addWidget(self.summary)
         layout.addWidget(self.body, 1)
         self.set_result(None)
@@ -210,6 +222,10 @@ class RunPanel(QWidget):
     def set_running(self, what: str) -> None:
         """Say a run is under way (the last result stays shown below)."""
         self.status.setText(f"Running {what}…")
+
+    def set_cancellable(self, cancellable: bool) -> None:
+        """Show the Cancel button (while a run is under way) or hide it."""
+        self.cancel_button.setVisible(cancellable)
 
     def set_failed(self, message: str) -> None:
         """Say the last run failed (the result before it, if any, stays shown)."""

@@ -2,6 +2,7 @@
 dock shows each device's shard and the compiled collectives; failures leave the session as
 it was."""
 
+import os
 import re
 import time
 from dataclasses import replace
@@ -396,3 +397,64 @@ def test_the_run_dock_names_each_output_by_its_place_in_the_return_value(
     assert item.toolTip() == "result[0] is result['grads']['w'] of the function's return value"
     panel.select_tensor("result[0]")
     assert panel.shard_title.text().startswith("result[0] ['grads']['w']: 2 shards")
+
+
+def test_a_callback_that_raises_shows_the_programs_own_error(make_window, qtbot, pick):
+    window = make_window(str(HOSTILE / "run_callback_raises.py"), propagate=False)
+    before = state_of(window)
+    pick(window, *RUN)
+    # XLA's CPU runtime would abort the worker 60 s after the callback raised
+    qtbot.waitUntil(lambda: window.run.failures == 1, timeout=45_000)
+    (error,) = window.messages.messages("error")
+    assert "run_callback_raises.py:10: the run failed: RuntimeError: the callback's own failure" in (
+        error
+    )
+    assert "SIGABRT" not in error
+    assert window.run.panel.status.text().startswith("The run failed: ")
+    assert not window.run.cancel_button.isVisible()
+    assert state_of(window) == before
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("how", ["dock", "status bar", "esc"])
+def test_cancel_kills_the_run_and_leaves_everything_as_it_was(make_window, qtbot, pick, how):
+    window = make_window(str(HOSTILE / "run_hangs.py"), propagate=False)
+    panel = window.run.panel
+    before, status = state_of(window), panel.status.text()
+    assert not panel.cancel_button.isVisible() and not window.run.cancel_button.isVisible()
+    pick(window, *RUN)
+    assert panel.cancel_button.isVisible() and window.run.cancel_button.isVisible()
+    assert window.run.busy.isVisible()
+    qtbot.waitUntil(lambda: window.run._cancel._folder is not None, timeout=60_000)
+    pid_file = window.run._cancel._folder / "pid"
+    qtbot.waitUntil(pid_file.exists, timeout=60_000)
+    pid = int(pid_file.read_text())
+    qtbot.wait(1500)  # the worker compiles, or hangs in the program's callback
+    assert window.run.running and _group_alive(pid)
+    if how == "dock":
+        qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    elif how == "status bar":
+        qtbot.mouseClick(window.run.cancel_button, Qt.MouseButton.LeftButton)
+    else:
+        qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert not window.run.running
+    assert not panel.cancel_button.isVisible() and not window.run.busy.isVisible()
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=10_000)
+    # the worker and all it started (a killed child's zombie is reaped by init meanwhile)
+    qtbot.waitUntil(lambda: not _group_alive(pid), timeout=5_000)
+    assert state_of(window) == before
+    assert panel.result is None and panel.status.text() == status
+    assert window.messages.messages("error") == []
+    assert any("run cancelled" in m for m in window.messages.messages("info"))
+    assert window.run.failures == 0 and window.run.count == 0
+    # the window runs again afterwards
+    pick(window, *RUN)
+    assert window.run.running
+    assert window.run.cancel_run()
