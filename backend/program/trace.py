@@ -144,14 +144,14 @@ _DYNAMIC = object()
 
 
 def split_static(
-    args: tuple, kwargs: dict, traced: Callable[[Any], bool] = is_array
+    args: tuple, kwargs: dict, traced: Callable[[Any], bool] = is_array, *, always: bool = False
 ) -> tuple[tuple, dict, Any, Any] | None:
     """Arrays apart from the rest, as ``eqx.filter_jit`` does: ``(args, kwargs)`` with every
     leaf that ``traced`` refuses set to None, plus the trees that put them back; None if
-    every leaf is traced. None fields (optax's and Equinox's states hold them) are leaves
-    here and stay None."""
+    every leaf is traced (unless ``always``). None fields (optax's and Equinox's states
+    hold them) are leaves here and stay None."""
     leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=_is_none)
-    if all(x is None or traced(x) for x in leaves):
+    if not always and all(x is None or traced(x) for x in leaves):
         return None
     dynamic = [x if x is not None and traced(x) else None for x in leaves]
     static = [_DYNAMIC if x is not None and traced(x) else x for x in leaves]
@@ -160,12 +160,19 @@ def split_static(
 
 
 def close_over_static(
-    fn: Callable, treedef: Any, static: list, traced: Callable[[Any], bool] = is_array
+    fn: Callable,
+    treedef: Any,
+    static: list,
+    traced: Callable[[Any], bool] = is_array,
+    *,
+    marker: bool = False,
 ) -> Callable:
     """``fn`` taking only the array leaves; its non-array leaves come from ``static``, and
     the leaves of its result that ``traced`` refuses (a returned Module's activation) are
-    None, as ``eqx.filter_jit`` keeps them out of the compiled program. The wrapper keeps
-    ``fn``'s name and signature, so JAX names its arguments as ``fn``'s."""
+    None, as ``eqx.filter_jit`` keeps them out of the compiled program. With ``marker``
+    the result comes after the scalar ``eqx.filter_jit`` returns first (its function
+    returns ``jnp.array(0)`` before the outputs). The wrapper keeps ``fn``'s name and
+    signature, so JAX names its arguments as ``fn``'s."""
 
     @functools.wraps(fn)
     def with_static(*args, **kwargs):
@@ -173,7 +180,8 @@ def close_over_static(
         merged = [d if s is _DYNAMIC else s for d, s in zip(leaves, static, strict=True)]
         full_args, full_kwargs = jax.tree.unflatten(treedef, merged)
         out = fn(*full_args, **full_kwargs)
-        return jax.tree.map(lambda x: x if _returned(x, traced) else None, out)
+        out = jax.tree.map(lambda x: x if _returned(x, traced) else None, out)
+        return (jax.numpy.array(0), out) if marker else out
 
     return with_static
 
@@ -430,18 +438,19 @@ class _NnxCall:
 def _call_of(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, str]:
     """How ``fn`` is traced, and its name. A plain function goes to ``jax.jit`` with its
     non-array leaves closed over; an ``eqx.filter_jit`` object is its function traced
-    as Equinox splits its arguments; an ``nnx.jit`` object traces itself."""
+    as Equinox splits its arguments and results (its marker first among the results); an
+    ``nnx.jit`` object traces itself."""
     name = function_name(fn)
     if _is_nnx_jit(fn):
         return _NnxCall(fn, args, kwargs), name
-    traced = is_array
-    if _is_filter_jit(fn):
+    traced, equinox = is_array, _is_filter_jit(fn)
+    if equinox:
         fn, traced = fn.__wrapped__, _equinox_traced
-    split = split_static(args, kwargs, traced)
+    split = split_static(args, kwargs, traced, always=equinox)
     # A jax.jit object takes its non-array arguments as its own static arguments.
     if split is not None and not hasattr(fn, "trace"):
         dyn_args, dyn_kwargs, treedef, static = split
-        fn = close_over_static(fn, treedef, static, traced)
+        fn = close_over_static(fn, treedef, static, traced, marker=equinox)
         args, kwargs = dyn_args, dyn_kwargs
     jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
     return _JaxCall(jitted, args, kwargs), name

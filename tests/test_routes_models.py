@@ -1,0 +1,175 @@
+"""Real Flax NNX and Equinox programs get the compiler's answer on every route.
+
+Each program under tests/inputs/programs/ (a Flax NNX training step under ``nnx.jit`` with
+an ``nnx.Optimizer``, an NNX forward pass on parameters sharded with
+``nnx.get_partition_spec``, an ``eqx.filter_jit`` step with the Module as an argument, a
+plain ``jax.jit`` over ``nnx.split``'s state) goes through the program-file route
+(``propagate FILE --json``), ``shardscope.inspect`` and ``capture`` (then ``propagate
+capture.json --json``), and each is held against the program's own ``.lower(...).compile()``
+on fake CPU devices: the number of arguments and results, each one's sharding, and the
+collectives by kind (a combined collective counts once per operand, as Shardy inserts one
+per operand before XLA combines them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+
+from tests.support.inputs import REPO
+
+PROGRAMS = REPO / "tests" / "inputs" / "programs"
+CASES = [
+    ("nnx_train", ("flax", "optax")),
+    ("nnx_sharded", ("flax",)),
+    ("eqx_train", ("equinox", "optax")),
+    ("nnx_split", ("flax",)),
+]
+
+# Run in a fresh interpreter with 8 fake CPU devices: the program's own compile (on the
+# arguments its ``placed(mesh)`` gives, as the script runs it) and shardscope.inspect of its
+# PROGRAM, EXAMPLE_ARGS, MESH and SPECS.
+ORACLE = textwrap.dedent(
+    """
+    import json, runpy, sys
+    from collections import Counter
+
+    import jax
+    from jax.sharding import AxisType, Mesh
+
+    import shardscope
+    from shardscope.backend.hlo.collectives import read_collectives
+
+    ns = runpy.run_path(sys.argv[1], run_name="__shardscope__")
+    mesh = ns["MESH"]
+    if not isinstance(mesh, Mesh):
+        mesh = jax.make_mesh(
+            tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+        )
+    program = ns["PROGRAM"]
+    with jax.set_mesh(mesh):
+        args = ns["placed"](mesh)
+        lowered = program.lower(*args) if hasattr(program, "lower") else jax.jit(program).lower(*args)
+        compiled = getattr(lowered, "lowered", lowered).compile()
+
+    def hlo(shardings, avals):
+        return [str(s._to_xla_hlo_sharding(len(a.shape))) for s, a in zip(shardings, avals, strict=True)]
+
+    kinds = Counter()
+    for c in read_collectives(compiled.as_text()):
+        kinds[c["kind"].replace("-", "_")] += max(c["operands"], 1)
+    r = shardscope.inspect(
+        program, *ns["EXAMPLE_ARGS"], mesh=ns["MESH"], in_shardings=ns.get("SPECS"),
+        **(ns.get("EXAMPLE_KWARGS") or {}),
+    )
+    main = r.graph.functions[r.graph.main]
+    print(json.dumps({
+        "compiled": {
+            "args": hlo(jax.tree.leaves(compiled.input_shardings[0]), jax.tree.leaves(compiled.in_avals)),
+            "results": hlo(jax.tree.leaves(compiled.output_shardings), jax.tree.leaves(compiled.out_info)),
+            "collectives": dict(kinds),
+        },
+        "inspect": {
+            "args": [r.value(v).hlo_sharding for v in main.arguments],
+            "results": [r.value(f"result[{i}]").hlo_sharding for i in range(len(main.results))],
+            "collectives": dict(Counter(c.kind for c in r.collectives)),
+        },
+    }))
+    """
+)
+
+
+def _env() -> dict:
+    return {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+        "JAX_PLATFORMS": "cpu",
+    }
+
+
+def _run(argv: list[str], timeout: float = 300) -> str:
+    proc = subprocess.run(
+        argv, env=_env(), capture_output=True, text=True, timeout=timeout, cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _cli(*argv: str) -> dict:
+    return json.loads(_run([sys.executable, str(REPO / "main.py"), *argv]))
+
+
+def _from_propagate_json(result: dict) -> dict:
+    """Arguments in order, the results the JSON lists by index (a result that is an
+    argument itself is listed as that argument), and the collectives by kind."""
+    values = sorted(result["values"], key=lambda v: v["id"])
+    results = {
+        int(v["name"][len("result[") : -1]): v["hlo_sharding"]
+        for v in values
+        if v["role"] == "result" and (v["name"] or "").startswith("result[")
+    }
+    return {
+        "args": [v["hlo_sharding"] for v in values if v["role"] == "arg"],
+        "results": results,
+        "collectives": dict(Counter(c["kind"] for c in result["collectives"])),
+    }
+
+
+def _agrees(route: dict, compiled: dict, name: str) -> None:
+    assert route["args"] == compiled["args"], name
+    assert route["collectives"] == compiled["collectives"], name
+    results = route["results"]
+    if isinstance(results, dict):
+        assert results, name
+        for index, sharding in results.items():
+            assert sharding == compiled["results"][index], f"{name}: result[{index}]"
+    else:
+        assert results == compiled["results"], name
+
+
+def _skip_without(modules: tuple[str, ...]) -> None:
+    for module in modules:
+        pytest.importorskip(module, reason=f"{module} is not installed: pip install -e '.[models]'")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "needs"), CASES, ids=[c[0] for c in CASES])
+def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
+    _skip_without(needs)
+    path = PROGRAMS / f"{name}.py"
+    both = json.loads(_run([sys.executable, "-c", ORACLE, str(path)]).strip().splitlines()[-1])
+    compiled = both["compiled"]
+    # The program really is sharded and communicates: not a comparison of replicas.
+    assert any("devices=" in s for s in compiled["args"]), name
+    assert sum(compiled["collectives"].values()) >= 1, name
+
+    _agrees(both["inspect"], compiled, f"{name} through shardscope.inspect")
+    _agrees(_from_propagate_json(_cli("propagate", str(path), "--json")), compiled, f"{name} file")
+    capture = tmp_path / f"capture-{name}.json"
+    _run(
+        [
+            sys.executable,
+            str(REPO / "main.py"),
+            "capture",
+            "--out",
+            str(capture),
+            "--",
+            sys.executable,
+            str(path),
+        ]
+    )
+    _agrees(
+        _from_propagate_json(_cli("propagate", str(capture), "--json")),
+        compiled,
+        f"{name} captured",
+    )
+    # The program file's route lists every argument and result the compiled program has.
+    loaded = _cli("load", str(path), "--json")
+    roles = Counter(v["role"] for v in loaded["values"])
+    assert roles["arg"] == len(compiled["args"]), name
