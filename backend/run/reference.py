@@ -46,7 +46,13 @@ from shardscope.backend.isolation.jobs import (
 )
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import abstract_mesh, mesh_dict
-from shardscope.backend.run.inputs import input_data, is_concrete
+from shardscope.backend.run.inputs import (
+    device_array,
+    host_array,
+    host_form,
+    input_data,
+    is_concrete,
+)
 from shardscope.backend.run.reference_cache import ReferenceCache
 from shardscope.backend.sharding.mesh import Mesh
 
@@ -144,17 +150,20 @@ class _Unsharded:
     def outputs(self, inputs: ProgramInputs) -> list[np.ndarray]:
         """The flat outputs on ``inputs``: kept ones, or from a run."""
         if self.key is not None:
-            expected = [(o.shape, o.dtype) for o in jax.tree.leaves(self.lowered.out_info)]
+            expected = [host_form(o) for o in jax.tree.leaves(self.lowered.out_info)]
             kept, self.refused = self.cache.lookup(self.key, inputs.host, expected)
             if kept is not None:
                 self.kept = True
                 return kept
         if self.compiled is None:
             self.compiled = self.lowered.compile(self.options)
-        placed = [jax.device_put(h, self.device) for h in inputs.host]
+        placed = [
+            jax.device_put(device_array(h, leaf), self.device)
+            for h, leaf in zip(inputs.host, inputs.leaves, strict=True)
+        ]
         args, kwargs = jax.tree.unflatten(inputs.treedef, placed)
         out = jax.block_until_ready(self.compiled(*args, **kwargs))
-        outputs = [np.asarray(x) for x in jax.tree.leaves(out)]
+        outputs = [host_array(x) for x in jax.tree.leaves(out)]
         if self.key is not None:
             self.cache.store(self.key, inputs.host, outputs)
         return outputs

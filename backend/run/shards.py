@@ -7,7 +7,7 @@ Values for the window's heat maps are capped: a shard of at most ``MAX_VALUES`` 
 carries all of them, a larger one its mean over blocks (``pooled``: laid out 2-D, leading
 dimensions flattened into rows, at most ``MAX_SIDE`` x ``MAX_SIDE``), so one shard never
 carries more than ``MAX_VALUES`` numbers. ``heat_grid`` turns either into the 2-D array
-a heat map draws.
+a heat map draws. A PRNG key array's shard is read as its key data (``inputs.host_array``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import Any, TypedDict
 
 import numpy as np
+
+from shardscope.backend.run.inputs import host_array, is_key
 
 # Shards up to this many elements carry their values (for heatmaps); larger ones their
 # block means, at most MAX_SIDE x MAX_SIDE of them.
@@ -134,25 +136,29 @@ def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRe
     recorded names it in ``values_from`` instead of repeating its values."""
     out: list[ShardRecord] = []
     shape = tuple(array.shape)
+    keys = is_key(array)
     carried: dict[tuple, int] = {}  # (index, checksum) -> the device whose record has the values
     for shard in array.addressable_shards:
-        data = np.asarray(shard.data)
+        data = host_array(shard.data)
         device = int(shard.device.id)
         index = index_ranges(shard.index, shape)
         crc = checksum(data)
+        # A key's value on the heat maps: the last word of its key data (the seed of
+        # ``jax.random.key(seed)``); the checksum covers every word.
+        shown = data[..., -1] if keys else data
         key = (tuple(map(tuple, index)), crc)
         values = shape_of = same_as = None
         if budget is not None:
             if key in carried:
                 same_as = carried[key]
-            elif budget.take(min(data.size, MAX_VALUES)):
-                values, shape_of = preview(data)
+            elif budget.take(min(shown.size, MAX_VALUES)):
+                values, shape_of = preview(shown)
                 carried[key] = device
         out.append(
             {
                 "device": device,
                 "index": index,
-                "shape": list(data.shape),
+                "shape": list(shown.shape),
                 "checksum": crc,
                 "values": values,
                 "values_shape": shape_of,

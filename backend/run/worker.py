@@ -54,7 +54,7 @@ from shardscope.backend.program.lower import (
     lower_namespace,
 )
 from shardscope.backend.program.trace import constrain_results
-from shardscope.backend.run.inputs import SEED, is_concrete
+from shardscope.backend.run.inputs import SEED, device_array, host_array, is_concrete, is_key
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
     ProgramInputs,
@@ -420,7 +420,10 @@ def _run(
     in_shardings = jax.tree.leaves(
         compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
     )
-    placed = [jax.device_put(h, s) for h, s in zip(host, in_shardings, strict=True)]
+    placed = [
+        jax.device_put(device_array(h, leaf), s)
+        for h, leaf, s in zip(host, leaves, in_shardings, strict=True)
+    ]
     p_args, p_kwargs = jax.tree.unflatten(treedef, placed)
     stop = unsharded.stop if unsharded is not None else (lambda: None)
     with CallbackFailure(job["path"], stop).installed():
@@ -553,7 +556,11 @@ def _tensor(
     records = shard_records(array, values)
     spec, hlo = _spec_text(sharding, array.ndim)
     error, finite = None, True
-    if expected is not None:
+    if expected is not None and is_key(array):
+        # Keys are equal or not: the share of their key data's words that differ.
+        words = host_array(array)
+        error = float(np.mean(words != expected)) if words.shape == expected.shape else 1.0
+    elif expected is not None:
         error = max_relative_error(np.asarray(array), expected)
         finite = bool(np.isfinite(error))
         error = error if finite else None

@@ -126,3 +126,43 @@ def test_a_mesh_that_replaces_the_programs_is_noted_on_stderr():
     assert done.stderr == (
         "note: --mesh data=2,model=2 replaces the program's own mesh (data=4, model=2)\n"
     )
+
+
+@pytest.mark.parametrize("runs", [1, 2])
+def test_prng_key_arguments_and_results_run_and_compare_by_their_key_data(tmp_path, runs):
+    import os
+
+    import jax
+    import numpy as np
+
+    from shardscope.backend.run.shards import checksum
+
+    env = {**os.environ, "SHARDSCOPE_CACHE_DIR": str(tmp_path)}
+    argv = [sys.executable, "main.py", "run", str(INPUTS / "programs" / "run_keys.py")]
+    for _ in range(runs):  # the second run reads the reference's outputs kept by the first
+        done = subprocess.run(
+            [*argv, "--json", "--runs", "1"], cwd=REPO, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["reference_kept"] == (runs == 2) and data["notes"] == []
+    outputs = {t["name"]: t for t in data["outputs"]}
+    arguments = {t["name"]: t for t in data["arguments"]}
+    assert [outputs[f"result[{i}]"]["dtype"] for i in range(3)] == [
+        "float32",
+        "key<fry>",
+        "key<fry>",
+    ]
+    # every output checked against the unsharded run, keys word for word
+    assert [t["max_rel_error"] for t in data["outputs"]] == [0.0, 0.0, 0.0]
+    key = arguments["key"]
+    assert key["dtype"] == "key<fry>" and key["shape"] == []
+    given = checksum(np.asarray(jax.random.key_data(jax.random.key(7))))
+    assert {s["checksum"] for s in key["shards"]} == {given}
+    keys = arguments["keys"]
+    assert keys["spec"] == "data" and [s["shape"] for s in keys["shards"]] == [[2]] * 4
+    # the keys returned as they came: the same pieces on the same devices
+    assert [s["checksum"] for s in outputs["result[2]"]["shards"]] == [
+        s["checksum"] for s in keys["shards"]
+    ]
+    assert len({s["checksum"] for s in keys["shards"]}) == 4
