@@ -26,7 +26,13 @@ from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.capture_file import is_capture_file, parse_capture
+from shardscope.backend.program.capture_file import (
+    capture_source,
+    is_capture_file,
+    name_in_source,
+    parse_capture,
+    split_capture_source,
+)
 from shardscope.backend.program.consent import allow, needs_consent, source_python_file
 from shardscope.backend.program.load import (
     Program,
@@ -119,8 +125,10 @@ class FileHandler:
         return True
 
     def open_file(self, path: str) -> bool:
-        """Open ``path`` as what it is: a session, a capture file, or a program."""
-        if path.endswith(".json") and not is_capture_file(path):
+        """Open ``path`` as what it is: a session, a capture file (``FILE#NAME`` for one of
+        its functions), or a program."""
+        base = split_capture_source(path)[0] if ".json#" in path else path
+        if path.endswith(".json") and not is_capture_file(base):
             return self.open_session(path)
         return self.open_program(path)
 
@@ -140,9 +148,9 @@ class FileHandler:
             return None
         functions = sorted(capture.functions, key=lambda f: -f.ops)
         if len(functions) == 1:
-            return f"{base}#{functions[0].name}"
+            return capture_source(base, functions[0].name)
         labels = [
-            f"{f.name}  ({f.ops} ops, {'?' if f.calls is None else f.calls} calls)"
+            f"{name_in_source(f.name)}  ({f.ops} ops, {'?' if f.calls is None else f.calls} calls)"
             for f in functions
         ]
         label, ok = QInputDialog.getItem(
@@ -150,7 +158,7 @@ class FileHandler:
         )
         if not ok or label not in labels:
             return None
-        return f"{base}#{functions[labels.index(label)].name}"
+        return capture_source(base, functions[labels.index(label)].name)
 
     def _load(
         self,

@@ -901,6 +901,7 @@ def test_run_on_devices_asks_before_running_a_file_the_session_names(
     assert dict(window.session.specs) == specs
     warning = window.messages.messages("warning")[-1]
     assert warning.startswith(f"not run: {path} came from the session file")
+    assert window.statusBar().currentMessage() == "not run: payload.py was not allowed"
 
     asked = answer(monkeypatch, QMessageBox.StandardButton.Yes)
     pick(window, "&Propagation", "&Run on devices")
