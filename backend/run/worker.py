@@ -40,7 +40,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
@@ -53,7 +53,7 @@ from shardscope.backend.program.lower import (
     load_python_namespace,
     lower_namespace,
 )
-from shardscope.backend.program.trace import constrain_results
+from shardscope.backend.program.trace import abstract_mesh, constrain_results
 from shardscope.backend.run.inputs import SEED, device_array, host_array, is_concrete, is_key
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
@@ -71,6 +71,7 @@ from shardscope.backend.run.shards import (
     replica_mismatches,
     shard_records,
 )
+from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
@@ -376,7 +377,8 @@ def _run(
     platform = devices[0].platform
     if len(devices) < mesh.size:
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
-    jmesh = _jax_mesh(mesh, devices)
+    jmesh = _jax_mesh(mesh, devices, _own_axis_types(ns))
+    explicit = AxisType.Explicit in jmesh.axis_types
     program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
@@ -391,6 +393,10 @@ def _run(
         if name in job["specs"]:
             spec = parse_spec(job["specs"][name]).padded(len(shape))
             sharding = NamedSharding(jmesh, spec.to_jax())
+        elif explicit and isinstance(getattr(leaf, "sharding", None), NamedSharding):
+            # On Explicit axes an argument's sharding is part of its type, as the load
+            # traced it: its own, moved onto the run's mesh.
+            sharding = NamedSharding(jmesh, leaf.sharding.spec)
         structs.append(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
     s_args, s_kwargs = jax.tree.unflatten(treedef, structs)
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
@@ -529,12 +535,34 @@ def _reshard(job: dict) -> dict:
     return {"ok": True, "devices": devices}
 
 
-def _jax_mesh(mesh: Mesh, devices: list) -> jax.sharding.Mesh:
-    """The mesh over the first ``mesh.size`` attached devices, its axes Auto (propagation
-    decides what no spec names)."""
-    auto = Mesh(mesh.axes, mesh.device_order, ("auto",) * len(mesh.axes))
+def _own_axis_types(ns: dict) -> dict[str, str]:
+    """Axis name -> type (``Explicit``...) of the program's own ``MESH`` (a ``Mesh`` or an
+    ``AbstractMesh``; a dict's axes are Auto)."""
     try:
-        return auto.to_jax(devices[: mesh.size])
+        own = abstract_mesh(ns.get("MESH"))
+    except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
+        return {}
+    if own is None:
+        return {}
+    return {
+        name: str(t).split(".")[-1] for name, t in zip(own.axis_names, own.axis_types, strict=True)
+    }
+
+
+def _jax_mesh(
+    mesh: Mesh, devices: list, own_types: dict[str, str] | None = None
+) -> jax.sharding.Mesh:
+    """The mesh over the first ``mesh.size`` attached devices. An axis the mesh leaves
+    Auto takes its type in the program's own ``MESH`` (``own_types``), as the load traced
+    it: shard_map and Explicit shardings in the code name a mesh of those types."""
+    own_types = own_types or {}
+    types = tuple(
+        own_types.get(name, "Auto") if t is MeshAxisType.AUTO else t.value
+        for name, t in zip(mesh.axis_names, mesh.axis_types, strict=True)
+    )
+    typed = Mesh(mesh.axes, mesh.device_order, types)
+    try:
+        return typed.to_jax(devices[: mesh.size])
     except MeshError as exc:
         raise RunRefused(str(exc)) from None
 

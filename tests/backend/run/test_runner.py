@@ -294,3 +294,20 @@ def test_a_plan_given_later_runs_as_one_given_at_once(runs):
     result = execute(lambda: plan_run(program, runs=1), timeout=120)
     assert result.kinds() == runs["conflict"][1].kinds()
     assert [a.shards for a in result.arguments] == [a.shards for a in runs["conflict"][1].arguments]
+
+
+def test_shard_map_on_the_programs_own_explicit_mesh_runs_and_its_values_are_right():
+    # shard_map with and without mesh=, on MESH = jax.make_mesh(...) (Explicit axes)
+    program = load_program(str(PROGRAMS / "run_shard_map_own_mesh.py"))
+    result = run_program(program, runs=1)
+    x = input_data(jax.ShapeDtypeStruct((8, 4), np.float32), 0)
+    blocks = x.reshape(4, 2, 4)
+    y = blocks * 2 + blocks.sum(axis=0)
+    want = (y - y.max(axis=0)).reshape(8, 4)
+    (out,) = result.outputs
+    assert out.spec == "data,_" and len(out.shards) == 4
+    for shard in out.shards:
+        (rows, cols) = shard.index
+        piece = want[rows[0] : rows[1], cols[0] : cols[1]]
+        np.testing.assert_allclose(np.array(shard.values).reshape(piece.shape), piece, rtol=1e-6)
+    assert result.arguments[0].spec == "data,_"
