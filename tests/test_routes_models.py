@@ -173,3 +173,22 @@ def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
     loaded = _cli("load", str(path), "--json")
     roles = Counter(v["role"] for v in loaded["values"])
     assert roles["arg"] == len(compiled["args"]), name
+
+
+@pytest.mark.slow
+def test_jaxs_names_of_nnx_variables_are_taken_on_the_command_line():
+    _skip_without(("flax",))
+    path = str(PROGRAMS / "nnx_split.py")
+    by_name = {}
+    for name in ("state['w1']['kernel'].value", "state['w1']['kernel']"):
+        result = _cli("propagate", path, "--spec", f"{name}=_,model", "--json")
+        by_name[name] = {v["name"]: v["spec"] for v in result["values"] if v["role"] == "arg"}
+    assert by_name["state['w1']['kernel'].value"] == by_name["state['w1']['kernel']"]
+    assert by_name["state['w1']['kernel']"]["state['w1']['kernel']"] == [[], ["model"]]
+    # run places the SPECS the file keys by JAX's names on those arguments.
+    ran = _cli("run", path, "--json")
+    specs = {a["name"]: a["spec"] for a in ran["arguments"]}
+    assert specs["state['w1']['kernel']"] == "_,model"
+    assert specs["state['w2']['kernel']"] == "model,_"
+    assert specs["x"] == "data,_"
+    assert not ran["notes"]

@@ -378,3 +378,75 @@ def test_an_equinox_module_with_a_function_leaf_through_filter_jit():
     # eqx.filter_jit returns its marker (a scalar) before the outputs.
     assert result.value("result[0]").shape == ()
     assert result.value("result[1]").spec[0] == ["data"]
+
+
+def test_a_name_that_matches_no_value_is_one_line_naming_close_ones():
+    import jax
+    import jax.numpy as jnp
+
+    import shardscope
+    from shardscope.backend.errors import ShardscopeError
+
+    params = {"w1": jax.ShapeDtypeStruct((8, 16), jnp.float32)}
+    x = jax.ShapeDtypeStruct((4, 8), jnp.float32)
+    result = shardscope.inspect(lambda params, x: x @ params["w1"], params, x, mesh={"data": 2})
+    with pytest.raises(ShardscopeError) as raised:
+        result.value("params['w2']")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "params['w1']" in message and "no value \"params['w2']\"" in message
+    with pytest.raises(ShardscopeError, match="nosuch"):
+        result.value("nosuch")
+
+
+def test_a_mesh_larger_than_shardscope_shows_is_one_line_naming_the_fix():
+    import jax
+    import jax.numpy as jnp
+
+    import shardscope
+    from shardscope.backend.errors import ShardscopeError
+
+    x = jax.ShapeDtypeStruct((8, 8), jnp.float32)
+    with pytest.raises(ShardscopeError) as raised:
+        shardscope.inspect(lambda x: x * 2, x, mesh={"a": 10**6, "b": 10**6})
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "1,000,000,000,000 devices" in message and "use smaller axis sizes" in message
+
+
+def test_nnx_variables_take_specs_by_the_users_path_or_by_jaxs():
+    pytest.importorskip("flax", reason="flax is not installed: pip install -e '.[models]'")
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+
+    class MLP(nnx.Module):
+        def __init__(self):
+            self.w1 = nnx.Param(jnp.ones((8, 16)))
+
+        def __call__(self, x):
+            return x @ self.w1[...]
+
+    forward = nnx.jit(lambda model, x: model(x))
+    x = jax.ShapeDtypeStruct((32, 8), jnp.float32)
+    mesh = {"data": 4, "model": 2}
+    for name in ("model.w1", "model.w1.value"):
+        result = shardscope.inspect(
+            forward, MLP(), x, mesh=mesh, in_shardings={name: P(None, "model"), "x": P("data")}
+        )
+        assert result.loaded.specs == {"model.w1": [None, "model"], "x": ["data"]}, name
+        assert result.value("result[1]").spec == [["data"], ["model"]], name
+    # Through a plain jax.jit of nnx.split's state, JAX's names are the arguments' own.
+    graphdef, state = nnx.split(MLP())
+    result = shardscope.inspect(
+        lambda state, x: nnx.merge(graphdef, state)(x),
+        state,
+        x,
+        mesh=mesh,
+        in_shardings={"state['w1'].value": P(None, "model")},
+    )
+    assert result.value("state['w1']").spec == [[], ["model"]]
+    assert result.value("state['w1'].value").spec == [[], ["model"]]
