@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from shardscope.backend.program.capture import (
     MAX_DEVICES,
     capture_script,
 )
-from shardscope.backend.program.capture_file import Capture
+from shardscope.backend.program.capture_file import Capture, capture_source, name_in_source
 from shardscope.backend.session.persistence import write_json
 
 NAME = "capture"
@@ -136,14 +137,18 @@ def _print(capture: Capture, out: Path) -> None:
         f"captured {n} function{'s' if n != 1 else ''} from `{' '.join(capture.command)}` "
         f"({capture.ended}) into {out}:"
     )
-    width = max(len(f.name) for f in capture.functions)
-    for f in capture.functions:
+    names = [name_in_source(f.name) for f in capture.functions]
+    width = max(map(len, names))
+    for f, name in zip(capture.functions, names, strict=True):
         calls = "? calls" if f.calls is None else f"{f.calls} call{'s' if f.calls != 1 else ''}"
         mesh = ", ".join(f"{k}={v}" for k, v in (f.mesh or {}).items()) or "none"
         where = f"{os.path.basename(f.file)}:{f.line}" if f.file else ""
-        print(f"  {f.name:<{width}}  {f.ops:>6} ops  {calls:<9}  mesh {mesh:<20} {where}")
+        print(f"  {name:<{width}}  {f.ops:>6} ops  {calls:<9}  mesh {mesh:<20} {where}")
     if capture.skipped:
         total = sum(capture.skipped.values())
         print(f"skipped {total} compile(s) of operations outside the script's jitted functions")
-    largest = capture.pick(None, str(out)).name
-    print(f"open one: python main.py propagate {out}#{largest}  (or gui {out} to choose)")
+    largest = capture_source(out, capture.pick(None, str(out)).name)
+    print(
+        f"open one: python main.py propagate {shlex.quote(largest)}  "
+        f"(or gui {shlex.quote(str(out))} to choose)"
+    )

@@ -41,7 +41,10 @@ DEFAULT_TIMEOUT = 600.0
 MAX_DEVICES = 4096
 
 _DUMP_NAME = re.compile(r"jax_ir(\d+)_.*_compile\.mlir")
-_MODULE_NAME = re.compile(r"^module @([\w.$-]+)", re.MULTILINE)
+# A module's name as MLIR prints it: bare (``@jit_loss``), or quoted with its bytes
+# escaped where it holds other characters (``@"jit_a-b"``, ``@"jit_\\C3\\A9"`` for ``jit_é``).
+_MODULE_NAME = re.compile(r'^module @(?:"((?:[^"\\]|\\.)*)"|([\w.$-]+))', re.MULTILINE)
+_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)")
 _MESH = re.compile(r"sdy\.mesh @[\w.$-]+ = <\[([^\]]*)\]")
 _MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
 _OP = re.compile(r"^\s*%[^=\n]*=\s*\"?(?:stablehlo\.|sdy\.|call\b|func\.call\b)", re.MULTILINE)
@@ -125,8 +128,8 @@ def _collect(
     for path in _dumps(dump):
         text = path.read_text(encoding="utf-8", errors="replace")
         match = _MODULE_NAME.search(text)
-        module = match.group(1) if match else path.stem
-        owners = by_module.get(_key(module))
+        module = _module_name(match) if match else path.stem
+        owners = by_module.get(module)
         if not owners:
             capture.skipped[module] = capture.skipped.get(module, 0) + 1
             continue
@@ -197,14 +200,23 @@ def _nothing_captured(
 
 
 def module_name_of(function_name: str) -> str:
-    """The key that matches a function's name to the module names of its compiles
-    (``jit_loss``; ``<lambda>`` is ``jit__lambda``): ``jit_`` and the name, with each run
-    of characters that are not word characters or dots made one ``_``, outer ones dropped."""
-    return _key("jit_" + function_name)
+    """The name JAX gives the modules of a function's compiles (``jit_loss``; ``<lambda>``
+    is ``jit__lambda``): ``jit_`` and the name, each character but word characters, dots
+    and dashes made ``_``, trailing ones dropped (``sanitize_name(...).rstrip("_")`` in
+    jax._src.interpreters.mlir)."""
+    return re.sub(r"[^\w.-]", "_", "jit_" + function_name).rstrip("_")
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[^\w.]+", "_", name).strip("_")
+def _module_name(match: re.Match) -> str:
+    """The module name ``_MODULE_NAME`` matched, its escapes read."""
+    quoted, bare = match.groups()
+    if quoted is None:
+        return bare
+    raw = _ESCAPE.sub(
+        lambda m: bytes.fromhex(m[1].decode()) if len(m[1]) == 2 else m[1],
+        quoted.encode("utf-8"),
+    )
+    return raw.decode("utf-8", errors="replace")
 
 
 def module_mesh_text(text: str) -> dict[str, int] | None:

@@ -10,6 +10,8 @@ One JSON object::
      "skipped": {"jit_multiply": 2}}
 
 ``name`` is unique in a file: a function compiled again (new shapes) is ``loss.2``, ``loss.3``.
+A source names it as ``name_in_source`` writes it (``cap.json#a%23b c`` for ``a#b c``), or
+as itself.
 ``skipped`` counts the compiles that were not of the script's own jitted functions
 (JAX's eager operations, libraries' internals) by module name.
 """
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import stat
+import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -70,18 +73,20 @@ class Capture:
         }
 
     def pick(self, name: str | None, where: str) -> CapturedFunction:
-        """The function called ``name``, or the largest (most ops) without a name;
-        ProgramError naming the ones there are otherwise."""
+        """The function called ``name`` (as itself, else as ``name_in_source`` writes it),
+        or the largest (most ops) without a name; ProgramError naming the ones there are
+        otherwise."""
         if not self.functions:
             raise ProgramError(f"{where}: the capture holds no function; capture the script again")
         if name is None:
             return max(self.functions, key=lambda f: f.ops)
-        for function in self.functions:
-            if function.name == name:
-                return function
+        for wanted in (name, _unquoted(name)):
+            for function in self.functions:
+                if function.name == wanted:
+                    return function
         raise ProgramError(
             f"{where}: no captured function {name!r}; choose one of: "
-            f"{', '.join(f.name for f in self.functions)}"
+            f"{', '.join(name_in_source(f.name) for f in self.functions)}"
         )
 
 
@@ -164,8 +169,40 @@ def parse_capture(text: str, where: str) -> Capture:
 
 
 def split_capture_source(base: str) -> tuple[str, str | None]:
-    """``cap.json#loss`` -> (``cap.json``, ``loss``); no ``#``: the name is None."""
-    if "#" in base:
-        path, name = base.rsplit("#", 1)
-        return path, name or None
-    return base, None
+    """``cap.json#loss`` -> (``cap.json``, ``loss``); no name after ``#``: None.
+
+    The file is named up to the first ``.json#`` that ends the name of a file there is
+    (else up to the first ``.json#``), so a function's own name may hold ``#``:
+    ``cap.json#a#b`` is function ``a#b`` of ``cap.json``.
+    """
+    cuts = [m.start() + len(".json") for m in re.finditer(r"\.json#", base)]
+    if not cuts:
+        return base, None
+    cut = next((c for c in cuts if os.path.isfile(os.path.expanduser(base[:c]))), cuts[0])
+    return base[:cut], base[cut + 1 :] or None
+
+
+def name_in_source(name: str) -> str:
+    """``name`` as a source writes it after ``FILE#``: percent-encoded (UTF-8) where it
+    holds ``%`` (the escape), ``#``, ``?`` (which starts a source's parameters) or a
+    character that does not print (a newline, a NUL: a command line cannot carry one, or
+    a reader cannot see it): ``a%23b c`` for ``a#b c``. ``Capture.pick`` reads it back."""
+    return "".join(
+        urllib.parse.quote(ch, safe="", errors="surrogatepass")
+        if ch in "%#?" or not ch.isprintable()
+        else ch
+        for ch in name
+    )
+
+
+def capture_source(path: str | Path, name: str) -> str:
+    """The source that opens function ``name`` of the capture file at ``path``."""
+    return f"{path}#{name_in_source(name)}"
+
+
+def _unquoted(name: str) -> str | None:
+    """``name`` with its percent escapes decoded, None where they are not UTF-8."""
+    try:
+        return urllib.parse.unquote(name, errors="strict")
+    except UnicodeDecodeError:
+        return None

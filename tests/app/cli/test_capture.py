@@ -37,7 +37,7 @@ def test_the_readable_listing_names_the_file_and_how_to_open_it(capsys, tmp_path
     assert main(["capture", "--steps", "1", "--", sys.executable, TRAIN]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].endswith("(stopped after --steps) into capture-train.json:")
-    assert "open one: python main.py propagate capture-train.json#loss" in out
+    assert "open one: python main.py propagate 'capture-train.json#loss'" in out
     assert (tmp_path / "capture-train.json").exists()
     assert default_out([sys.executable, TRAIN]).name == "capture-train-2.json"
 

@@ -8,7 +8,9 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.capture_file import (
     Capture,
     CapturedFunction,
+    capture_source,
     is_capture_file,
+    name_in_source,
     parse_capture,
     split_capture_source,
 )
@@ -94,3 +96,41 @@ def test_sources_name_a_function_after_a_hash():
     assert split_capture_source("c.json#loss") == ("c.json", "loss")
     assert split_capture_source("c.json#") == ("c.json", None)
     assert split_capture_source("c.json") == ("c.json", None)
+    assert split_capture_source("c.json#a#b c") == ("c.json", "a#b c")
+
+
+def test_the_file_ends_at_the_first_json_hash_that_names_a_file(tmp_path):
+    folder = tmp_path / "x.json#y"
+    folder.mkdir()
+    (folder / "c.json").write_text("{}")
+    assert split_capture_source(f"{folder}/c.json#f") == (f"{folder}/c.json", "f")
+    assert split_capture_source(f"{folder}/c.json#f.json#g") == (f"{folder}/c.json", "f.json#g")
+
+
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("loss.2", "loss.2"),
+        ("a#b c", "a%23b c"),
+        ("it's 100%", "it's 100%25"),
+        ("what?x=1", "what%3Fx=1"),
+        ("two\nlines\x00", "two%0Alines%00"),
+        ("é/…", "é/…"),
+    ],
+)
+def test_a_name_is_written_percent_encoded_where_it_must_and_picked_back_either_way(name, written):
+    assert name_in_source(name) == written
+    assert capture_source("c.json", name) == f"c.json#{written}"
+    capture = Capture([], 1, "finished", [CapturedFunction(name, "m", "", 1)])
+    assert capture.pick(written, "c.json").name == name
+    assert capture.pick(name, "c.json").name == name
+
+
+def test_a_name_spelled_both_ways_picks_the_function_called_that_first():
+    functions = [CapturedFunction("a%23b", "m", "", 1), CapturedFunction("a#b", "m", "", 2)]
+    capture = Capture([], 1, "finished", functions)
+    assert capture.pick("a%23b", "c.json").ops == 1
+    assert capture.pick("a%2523b", "c.json").ops == 1
+    assert capture.pick("a#b", "c.json").ops == 2
+    with pytest.raises(ProgramError, match=r"choose one of: a%2523b, a%23b$"):
+        capture.pick("a%ff", "c.json")
