@@ -6,7 +6,9 @@ import argparse
 import errno
 import gc
 import os
+import signal
 import sys
+import threading
 
 from shardscope.app.cli import capture, gui, load, propagate, render, run, shard
 from shardscope.backend.errors import ShardscopeError
@@ -43,6 +45,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a command stopped by Ctrl+C (SIGINT) says, and its exit code.
+INTERRUPTED = "error: interrupted (Ctrl+C): stopped, with every process it started"
+INTERRUPTED_CODE = 130
+# Seconds the command has to wind up after Ctrl+C (its workers are gone by then) before
+# it ends at once.
+UNWIND_S = 1.0
+
+
+def _end_now(*_args) -> None:
+    """End this process at once: kill its workers and the fork server, say so."""
+    from shardscope.backend.isolation.forkserver import shared_server
+    from shardscope.backend.isolation.jobs import cancel_workers
+
+    cancel_workers()
+    shared_server().kill()
+    try:
+        print(INTERRUPTED, file=sys.stderr, flush=True)
+    finally:
+        os._exit(INTERRUPTED_CODE)
+
+
+def _on_interrupt(_signum, _frame) -> None:
+    """Ctrl+C: kill every worker and start no more (``jobs.interrupt``), so that what
+    waits on one returns and the command winds up; one still busy after ``UNWIND_S``
+    (its own work in this process), or a second Ctrl+C, ends at once. No exception is
+    raised here: a library may swallow one (an import, a garbage collector's callback)."""
+    from shardscope.backend.isolation.jobs import interrupt, interrupted
+
+    if interrupted():
+        _end_now()
+    interrupt()
+    signal.signal(signal.SIGALRM, _end_now)
+    signal.setitimer(signal.ITIMER_REAL, UNWIND_S)
+
+
+def _interrupted() -> bool:
+    from shardscope.backend.isolation.jobs import interrupted
+
+    return interrupted()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; with no command, open the GUI on a built-in example."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -52,6 +95,25 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(50_000, 20, 20)
     parser = build_parser()
     args = parser.parse_args(argv or ["gui"])
+    if args.command == "gui" or threading.current_thread() is not threading.main_thread():
+        return _main(args)
+    previous = signal.signal(signal.SIGINT, _on_interrupt)
+    try:
+        code = _main(args)
+    except BaseException:
+        if not _interrupted():
+            raise
+        code = INTERRUPTED_CODE
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if _interrupted():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        print(INTERRUPTED, file=sys.stderr)
+        return INTERRUPTED_CODE
+    return code
+
+
+def _main(args) -> int:
     if args._preflight is not None:
         problem = args._preflight(args)
         if problem:
@@ -74,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except ShardscopeError as exc:
+        if _interrupted():
+            return INTERRUPTED_CODE  # the interrupt's own line says what ended
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
@@ -88,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED_CODE
 
 
 def run(argv: list[str]) -> None:

@@ -32,6 +32,7 @@ from shardscope.backend.isolation.jobs import (
     cancellable,
     kill_group,
     memory_limit,
+    refuse_if_interrupted,
     worker_env,
 )
 
@@ -57,12 +58,15 @@ class ForkServer:
         if self._proc is not None and self._proc.poll() is None:
             return
         self._buffer = b""
+        # A process group of its own: a terminal's Ctrl+C goes to its client, which
+        # decides what ends (``jobs.interrupt``); the server ends when its stdin closes.
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "shardscope.backend.isolation.forkserver", *self.preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=worker_env(),
+            process_group=0,
         )
 
     def close(self) -> None:
@@ -74,6 +78,13 @@ class ForkServer:
                 proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()
+
+    def kill(self) -> None:
+        """Kill the server now (its workers die with it: their parent-death signal)."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
 
     def try_acquire(self) -> bool:
         """Reserve the server for one job; False when another job is using it."""
@@ -95,6 +106,7 @@ class ForkServer:
         """
         if job.devices is not None or job.env:
             raise ValueError("a fork server job cannot set devices or environment variables")
+        refuse_if_interrupted()
         self.start()
         self._send(job)
         if while_waiting is not None:

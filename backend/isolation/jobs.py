@@ -180,6 +180,7 @@ def run_command(
     ``output`` (None: this process's stderr, keeping stdout for results)."""
     check_timeout(timeout)
     memory_limit()
+    refuse_if_interrupted()
     target = output if output is not None else 2  # file descriptor 2: our stderr
     proc = subprocess.Popen(
         [sys.executable, "-c", _EXEC, *argv],
@@ -346,6 +347,26 @@ class WorkerJob:
 # Process groups of the fresh workers running now, for ``cancel_workers``.
 _RUNNING: set[int] = set()
 _RUNNING_LOCK = threading.Lock()
+# Set by ``interrupt``: no worker starts after it, and any that registers is killed.
+_INTERRUPTED = threading.Event()
+
+
+def interrupt() -> None:
+    """Stop every worker now and start no more (Ctrl+C at the command line): each
+    ``run_worker`` waiting returns at once, and a later one raises ``KeyboardInterrupt``."""
+    _INTERRUPTED.set()
+    cancel_workers()
+
+
+def interrupted() -> bool:
+    """Whether ``interrupt`` was called."""
+    return _INTERRUPTED.is_set()
+
+
+def refuse_if_interrupted() -> None:
+    """``KeyboardInterrupt`` once ``interrupt`` was called: no new worker starts."""
+    if _INTERRUPTED.is_set():
+        raise KeyboardInterrupt
 
 
 def cancel_workers() -> None:
@@ -362,9 +383,12 @@ def cancel_workers() -> None:
 
 @contextlib.contextmanager
 def cancellable(group: int) -> Iterator[None]:
-    """While the block runs, ``cancel_workers`` kills process group ``group``."""
+    """While the block runs, ``cancel_workers`` kills process group ``group`` (at once,
+    after ``interrupt``)."""
     with _RUNNING_LOCK:
         _RUNNING.add(group)
+    if _INTERRUPTED.is_set():
+        kill_group(group)
     try:
         yield
     finally:
@@ -380,6 +404,7 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     Whatever the worker started is killed with it when it ends.
     """
     memory_limit()  # a malformed setting is the user's error, not the worker's crash
+    refuse_if_interrupted()
     if job.fork:
         proc: subprocess.Popen | ForkedWorker = ForkedWorker(job)
     else:

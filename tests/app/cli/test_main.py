@@ -289,3 +289,50 @@ def test_a_path_too_long_is_one_line_from_the_cli_and_from_a_script(capsys, path
     message = str(caught.value)
     assert "\n" not in message and len(message) < 300
     assert message.startswith("the path ") and message.endswith("move or rename the file")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("to_group", [False, True], ids=["process", "group"])
+@pytest.mark.parametrize("after_s", [0.5, 5.0])
+def test_ctrl_c_ends_a_load_that_hangs_at_once_leaving_nothing(to_group, after_s):
+    import signal
+    import uuid
+
+    from tests.support.inputs import INPUTS
+    from tests.test_hostile import MARKER, _marked_pids
+
+    marker = uuid.uuid4().hex
+    proc = subprocess.Popen(
+        [sys.executable, "main.py", "load", str(INPUTS / "hostile" / "hangs.py")],
+        cwd=REPO,
+        env={**os.environ, MARKER: marker},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+    )
+    try:
+        time.sleep(after_s)
+        sent = time.monotonic()
+        if to_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err.decode()
+    assert err.decode().strip().splitlines() == [
+        "error: interrupted (Ctrl+C): stopped, with every process it started"
+    ]
+    assert took < 10
+    deadline = time.monotonic() + 3
+    while _marked_pids(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _marked_pids(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left
