@@ -353,7 +353,7 @@ class Session:
                 state: JsonDict = dict(self.to_json())
                 if self.file is not None:
                     state["file"] = str(self.file)
-                write_json(self.recovery_file, state)
+                write_json(self.recovery_file, state, private=True)
             except OSError:
                 pass  # a full disk must not break editing; the next edit tries again
 

@@ -342,26 +342,35 @@ def unpack_state(
     return UnpackedState(mesh, specs, view)
 
 
-def write_json(path: Path, data: Mapping[str, object]) -> None:
+def write_json(path: Path, data: Mapping[str, object], *, private: bool = False) -> None:
     """Write ``data`` to ``path`` atomically: a reader sees the old file or the whole new
     one, and a failed write leaves no temporary file behind.
 
     A symlink stays a symlink (its target is replaced) and the target keeps its mode.
     Temporary files carry our prefix and pid, so ones left by a killed save are removed
     by the next save into the same folder.
+
+    ``private`` (recovery files, which hold the program's text): the file is readable by
+    its owner alone (0600) from the moment it is created, and a folder made for it is
+    0700.
     """
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # ``mode`` is the made folder's own; the folders above it are made as usual.
+    target.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
     remove_stale_temps(target.parent)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except OSError:
         mode = 0o666 & ~_UMASK
+    if private:
+        mode = 0o600
+    # mkstemp creates the file 0600; a file that is not private is widened below.
     fd, tmp = tempfile.mkstemp(
         dir=target.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=f"-{target.name}"
     )
     try:
-        os.fchmod(fd, mode)
+        if not private:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
             f.flush()

@@ -420,3 +420,32 @@ def test_view_frames_are_checked_as_the_graph_view_reads_them(tmp_path, key):
     else:
         with pytest.raises(ShardscopeError, match="view frame"):
             read_state(path)
+
+
+def test_recovery_files_are_private_from_the_start(mlp, tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from shardscope.backend.session import persistence
+
+    def no_fchmod(fd, mode):
+        raise AssertionError(f"a recovery file was made with another mode, then chmod-ed {mode:o}")
+
+    old = os.umask(0o022)
+    try:
+        monkeypatch.setattr(persistence.os, "fchmod", no_fchmod)
+        recovery = tmp_path / "state" / "shardscope" / "recovery-1-1.json"
+        s = Session(recovery=recovery)
+        s.set_program(mlp)
+        s.set_spec(mlp.graph.value_by_name("x").id, Spec.of(None, "model"))
+        assert read_recovery(recovery) == s.to_json()
+        assert stat.S_IMODE(recovery.stat().st_mode) == 0o600
+        assert stat.S_IMODE(recovery.parent.stat().st_mode) == 0o700
+        assert stat.S_IMODE(recovery.parent.parent.stat().st_mode) == 0o755
+        monkeypatch.undo()
+        # a session file saved by the user keeps the usual mode
+        saved = tmp_path / "saved.json"
+        s.save(saved)
+        assert stat.S_IMODE(saved.stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
