@@ -231,6 +231,16 @@ _STATUS = "reference.json"
 _OUTPUTS = "reference-outputs.npz"
 _INPUTS = "reference-inputs.npz"
 _LOG = "reference-log.txt"
+_RETRY = "reference-retry.txt"
+# Why a program's reference failed where its code shards on the devices of a mesh it
+# built at import with more than one device.
+PINNED_DEVICES = (
+    "the program's code shards on the devices of the mesh it builds at import, which one "
+    "device cannot hold: build that mesh from jax.devices() (jax.make_mesh"
+    "((len(jax.devices()),), ...)), or shard with PartitionSpecs under jax.set_mesh, and "
+    "each output gets its error"
+)
+_MESSAGE = "reference-message.pkl"
 
 
 class ReferenceProcess:
@@ -347,6 +357,63 @@ def _child(
     os.dup2(log, 2)  # the compiler's warnings are not the sharded program's
     faulthandler.disable()  # a crash is reported from the wait status, not dumped
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    args = (path, params, axes, pipe, scratch, limit)
+    if os.environ.get("JAX_PLATFORMS") == "cpu" and _one_device_first(*args):
+        return
+    _reference(*args)
+
+
+def _one_device_first(
+    path: str,
+    params: dict[str, str],
+    axes: tuple[str, ...] | None,
+    pipe: int,
+    scratch: Path,
+    limit: int | None,
+) -> bool:
+    """Make the reference in a grandchild whose JAX has one CPU device, so that a mesh
+    the program builds from ``jax.devices()`` at import is one device too, and so are the
+    shardings on it in its code. False when the grandchild asks for the program's devices
+    (it failed on one): then this child makes it with the devices the worker has."""
+    child = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the grandchild's lines run in the grandchild
+        code = 1
+        try:
+            become_worker(child, None)  # the memory limit is inherited
+            jax.config.update("jax_num_cpu_devices", 1)
+            code = 0
+        finally:
+            if code:
+                os._exit(code)
+        try:
+            _reference(path, params, axes, pipe, scratch, limit, one_device=True)
+        finally:
+            os._exit(0)
+    status = wait_pid(pid, None)
+    if (scratch / _RETRY).exists():
+        return False
+    if not (scratch / _STATUS).exists():
+        ended = how_it_ended(status)
+        error = f"its process {ended}"
+        (scratch / _STATUS).write_text(json.dumps({"ok": False, "error": error}))
+    return True
+
+
+def _reference(
+    path: str,
+    params: dict[str, str],
+    axes: tuple[str, ...] | None,
+    pipe: int,
+    scratch: Path,
+    limit: int | None,
+    *,
+    one_device: bool = False,
+) -> None:
+    """Make the reference and report it (``_child``). ``one_device``: a failure asks the
+    child to try again with the program's devices (``_RETRY``) instead of being reported;
+    the worker's message, if read, is left for it in ``_MESSAGE``."""
+    data: bytes | None = None
     try:
         ns = load_python_namespace(path, params)
         inputs = program_inputs(ns, None)
@@ -362,8 +429,7 @@ def _child(
                 unsharded = _Unsharded(inputs.program, axes, device, inputs, cache)
             except BaseException as exc:  # noqa: BLE001 - raised again below if it holds
                 early = exc
-        with os.fdopen(pipe, "rb") as reader:
-            data = reader.read()
+        data = _message(pipe, scratch)
         if not data:
             return  # stopped
         message = pickle.loads(data)
@@ -380,11 +446,27 @@ def _child(
         np.savez(scratch / _OUTPUTS, *outputs)
         report: dict[str, Any] = {"ok": True, "kept": unsharded.kept, "refused": unsharded.refused}
     except BaseException as exc:  # noqa: BLE001 - user code runs here
+        if one_device:
+            if data:
+                (scratch / _MESSAGE).write_bytes(data)
+            (scratch / _RETRY).write_text(_failure(exc))
+            return
         error = _failure(exc)
+        if "incompatible devices" in str(exc):
+            error = PINNED_DEVICES
         if is_out_of_memory(exc):
             error = memory_message("it (given half the run's memory)", limit)
         report = {"ok": False, "error": error}
     (scratch / _STATUS).write_text(json.dumps(report))
+
+
+def _message(pipe: int, scratch: Path) -> bytes:
+    """The worker's message: from the pipe, or where a grandchild that read it left it."""
+    left = scratch / _MESSAGE
+    if left.exists():
+        return left.read_bytes()
+    with os.fdopen(pipe, "rb", closefd=False) as reader:
+        return reader.read()
 
 
 def own_mesh(ns: dict) -> Mesh | None:

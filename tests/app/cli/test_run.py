@@ -166,3 +166,34 @@ def test_prng_key_arguments_and_results_run_and_compare_by_their_key_data(tmp_pa
         s["checksum"] for s in keys["shards"]
     ]
     assert len({s["checksum"] for s in keys["shards"]}) == 4
+
+
+def _run_json(path, tmp_path):
+    import os
+
+    env = {**os.environ, "SHARDSCOPE_CACHE_DIR": "off"}
+    done = subprocess.run(
+        [sys.executable, "main.py", "run", str(path), "--json", "--runs", "1"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_mesh_the_program_builds_from_its_devices_gets_every_outputs_error(tmp_path):
+    data = _run_json(INPUTS / "programs" / "run_devices_mesh.py", tmp_path)
+    assert data["device_count"] == 8 and data["notes"] == []
+    errors = [t["max_rel_error"] for t in data["outputs"]]
+    assert len(errors) == 2 and all(e is not None and e < 1e-5 for e in errors)
+
+
+def test_a_mesh_pinned_to_more_devices_than_one_says_how_to_get_the_error(tmp_path):
+    from shardscope.backend.run.reference import PINNED_DEVICES
+
+    data = _run_json(INPUTS / "programs" / "run_pinned_mesh.py", tmp_path)
+    assert data["device_count"] == 4
+    assert [t["max_rel_error"] for t in data["outputs"]] == [None, None]
+    assert data["notes"] == [f"no unsharded reference: {PINNED_DEVICES}"]
