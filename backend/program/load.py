@@ -34,7 +34,9 @@ from shardscope.backend.isolation.jobs import (
     run_worker,
 )
 from shardscope.backend.program.capture_file import (
+    capture_source,
     is_capture_file,
+    name_in_source,
     parse_capture,
     split_capture_source,
 )
@@ -243,8 +245,11 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
         )
     capture = parse_capture(read_mlir_text(path, timeout), str(path))
     function = capture.pick(name, str(path))
-    program = Program(function.name, source, "capture", str(path), function.mlir)
-    parse_program_text(program, f"{path}#{function.name}")
+    # Messages and titles show the name on one line: as a source writes it where it holds
+    # a character that does not print (a newline).
+    name = function.name if function.name.isprintable() else name_in_source(function.name)
+    program = Program(name, source, "capture", str(path), function.mlir)
+    parse_program_text(program, capture_source(path, function.name))
     program.mesh = dict(function.mesh) if function.mesh else module_mesh(program.graph)
     return program
 

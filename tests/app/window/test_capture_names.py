@@ -11,6 +11,8 @@ from tests.app.window.test_files import answer_open
 from tests.support.inputs import MLIR
 
 NAMES = ["a#b c", "what?x=1", "two\nlines", "x.json"]
+# What titles and messages call them: one line each.
+SHOWN = ["a#b c", "what?x=1", "two%0Alines", "x.json"]
 
 
 def capture_of_odd_names(tmp_path):
@@ -48,7 +50,7 @@ def test_the_capture_picker_opens_the_function_picked(
         "x.json",
     ]
     program = window.session.program
-    assert program.name == NAMES[chosen] and program.kind == "capture"
+    assert program.name == SHOWN[chosen] and program.kind == "capture"
     assert program.source == capture_source(path, NAMES[chosen])
     assert not window.messages.messages("error")
 
@@ -58,7 +60,7 @@ def test_the_capture_picker_opens_the_function_picked(
     (recent,) = [a for a in other.files.recent_menu.actions() if a.text() == program.source]
     recent.trigger()
     qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
-    assert other.session.program.name == NAMES[chosen]
+    assert other.session.program.name == SHOWN[chosen]
     assert not other.messages.messages("error")
 
 
@@ -68,7 +70,7 @@ def test_the_capture_picker_opens_the_function_picked(
         ("{path}#a#b c", "a#b c"),
         ("{path}#a%23b c", "a#b c"),
         ("{path}#x.json", "x.json"),
-        ("{path}#two%0Alines", "two\nlines"),
+        ("{path}#two%0Alines", "two%0Alines"),
         ("{path}#what%3Fx=1", "what?x=1"),
     ],
 )
