@@ -197,3 +197,23 @@ def test_a_mesh_pinned_to_more_devices_than_one_says_how_to_get_the_error(tmp_pa
     assert data["device_count"] == 4
     assert [t["max_rel_error"] for t in data["outputs"]] == [None, None]
     assert data["notes"] == [f"no unsharded reference: {PINNED_DEVICES}"]
+
+
+def test_collectives_in_loops_checkpoints_nested_jits_and_combined_are_all_predicted():
+    done = _cli(
+        "run", str(INPUTS / "programs" / "run_collectives_nested.py"), "--json", "--runs", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    collectives = data["collectives"]
+    sources = [c["source"] for c in collectives]
+    assert any("/while/body/" in s and "checkpoint/jit(inner)" in s for s in sources)
+    assert any("/while/body/" in s and "checkpoint" not in s for s in sources)
+    assert any(c["operands"] >= 3 for c in collectives)  # the gradients' combined all-reduce
+    # every operand of every compiled collective has its prediction, and none is left over
+    assert [len(c["predicted"]) for c in collectives] == [c["operands"] for c in collectives]
+    assert data["predicted_only"] == []
+    for c in collectives:
+        for p in c["predicted"]:
+            assert p["kind"] == c["kind"] and p["axes"] == ["data"]
+            assert c["source"].endswith(p["source"]) or "(" in c["source"]
