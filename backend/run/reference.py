@@ -25,6 +25,7 @@ import json
 import os
 import pickle
 import signal
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -289,10 +290,13 @@ class ReferenceProcess:
         self._send(message)
 
     def _send(self, message: bytes) -> None:
+        """Send ``message`` (empty: stop), its length first: the child reads that many
+        bytes, not to the pipe's end, which never comes while a process the program
+        forked at import holds this end open."""
         if self._pipe < 0:
             return
         with contextlib.suppress(OSError):  # a child that has already ended
-            os.write(self._pipe, message)
+            os.write(self._pipe, struct.pack("<Q", len(message)) + message)
         os.close(self._pipe)
         self._pipe = -1
 
@@ -466,7 +470,9 @@ def _message(pipe: int, scratch: Path) -> bytes:
     if left.exists():
         return left.read_bytes()
     with os.fdopen(pipe, "rb", closefd=False) as reader:
-        return reader.read()
+        head = reader.read(8)  # the length ``ReferenceProcess._send`` puts first
+        size = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+        return reader.read(size) if size else b""
 
 
 def own_mesh(ns: dict) -> Mesh | None:
