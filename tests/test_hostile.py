@@ -173,7 +173,9 @@ def _params():
         yield pytest.param(case, id=case["name"], marks=marks)
 
 
+# The first case's time includes the fixture that runs every case, three at a time.
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("case", list(_params()))
 def test_case_works_or_fails_cleanly(case, results):
     run = results[case["name"]]
