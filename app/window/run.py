@@ -250,7 +250,7 @@ class RunController(QObject):
         self.panel.set_cancellable(True)
         self.show_dock()
         self._show_busy(what)
-        self.status_bar.showMessage(f"Running {what}…")
+        self.status_bar.clearMessage()  # the busy bar's label says what runs
         fn = run_task(
             program,
             mesh,

@@ -40,7 +40,8 @@ def test_running_mlp_shows_every_device_shard_and_collective(make_window, qtbot,
     panel = window.run.panel
     assert panel.status.text() == HINT
     pick(window, *RUN)
-    assert window.statusBar().currentMessage().startswith("Running mlp on 8 devices")
+    assert window.run.busy_label.text() == "Running mlp on 8 devices… (Esc cancels)"
+    assert window.run.busy.isVisible() and window.run.cancel_button.isVisible()
     assert window.docks["dock_run"].isVisible()
     qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
     assert "CPU, 8 devices" in panel.summary.text()
