@@ -407,8 +407,9 @@ def test_a_callback_that_raises_shows_the_programs_own_error(make_window, qtbot,
     # XLA's CPU runtime would abort the worker 60 s after the callback raised
     qtbot.waitUntil(lambda: window.run.failures == 1, timeout=45_000)
     (error,) = window.messages.messages("error")
-    assert "run_callback_raises.py:10: the run failed: RuntimeError: the callback's own failure" in (
-        error
+    assert (
+        "run_callback_raises.py:10: the run failed: RuntimeError: the callback's own failure"
+        in (error)
     )
     assert "SIGABRT" not in error
     assert window.run.panel.status.text().startswith("The run failed: ")

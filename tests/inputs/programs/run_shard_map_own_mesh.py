@@ -17,7 +17,5 @@ def program(x):
 
 
 PROGRAM = program
-EXAMPLE_ARGS = (
-    jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("data"))),
-)
+EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32, sharding=NamedSharding(mesh, P("data"))),)
 MESH = mesh
