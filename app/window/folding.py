@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QElapsedTimer, QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QProgressBar, QToolButton
+from PySide6.QtCore import QElapsedTimer, QObject
+
+from shardscope.app.window.busy import StatusBusy
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
@@ -42,27 +42,15 @@ class FoldProgress(QObject):
         self.what = ""
         self.last = ""  # what the status bar said when the last job ended
         self._clock = QElapsedTimer()
-        bar = window.statusBar()
-        self.busy = QProgressBar(bar)
-        self.busy.setRange(0, 0)  # an indicator with no end known
-        self.busy.setMaximumWidth(120)
-        self.busy.setMaximumHeight(14)
-        self.busy.setTextVisible(False)
-        self.label = QLabel(bar)
-        self.cancel_button = QToolButton(bar)
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolTip("Stop drawing: the graph stays as it is (Esc)")
-        self.cancel_button.clicked.connect(self.cancel)
-        # permanent widgets: a passing status message does not hide them
-        for widget in (self.busy, self.label, self.cancel_button):
-            bar.addPermanentWidget(widget)
-            widget.hide()
-        self.cancel_action = QAction("Cancel expand/collapse all", window)
-        self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        self.cancel_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        self.cancel_action.setEnabled(False)  # Esc belongs to other widgets meanwhile
-        self.cancel_action.triggered.connect(self.cancel)
-        window.addAction(self.cancel_action)
+        self.indicator = StatusBusy(
+            window,
+            action="Cancel expand/collapse all",
+            tooltip="Stop drawing: the graph stays as it is (Esc)",
+            cancel=self.cancel,
+        )
+        ind = self.indicator
+        self.busy, self.label, self.cancel_button = ind.bar, ind.label, ind.cancel_button
+        self.cancel_action = ind.cancel_action
 
     def watch(self, view: GraphView) -> None:
         """Build ``view``'s large drawings in slices, shown here while on their way."""
@@ -92,20 +80,15 @@ class FoldProgress(QObject):
         return cancelled
 
     def _started(self, what: str) -> None:
-        if not self.cancel_action.isEnabled():  # the first of the jobs shown together
+        if not self.indicator.showing:  # the first of the jobs shown together
             self._clock.start()
             self.what = what
-        self.label.setText(f"{what}… (Esc cancels)")
-        for widget in (self.busy, self.label, self.cancel_button):
-            widget.show()
-        self.cancel_action.setEnabled(True)
+        self.indicator.show(f"{what}… (Esc cancels)")
 
     def _ended(self, outcome: str) -> None:
         if self.running:
             return
-        for widget in (self.busy, self.label, self.cancel_button):
-            widget.hide()
-        self.cancel_action.setEnabled(False)
+        self.indicator.hide()
         seconds = self._clock.elapsed() / 1000.0
         if outcome == "done":
             self.last = f"{self.what}: done in {seconds:.2f} s"

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QProgressBar, QScrollArea, QToolButton, QWidget
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QScrollArea, QWidget
 
+from shardscope.app.window.busy import StatusBusy
 from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.result import RunResult
@@ -155,26 +155,15 @@ class RunController(QObject):
         self._generation = 0
         self._cancel: Cancel | None = None
         self._status_before = ""  # the dock's status line before the run under way
-        self.busy = QProgressBar(status_bar)
-        self.busy.setRange(0, 0)  # an indicator with no end known
-        self.busy.setMaximumWidth(120)
-        self.busy.setMaximumHeight(14)
-        self.busy.setTextVisible(False)
-        self.busy_label = QLabel(status_bar)
-        self.cancel_button = QToolButton(status_bar)
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolTip("Stop the run: its worker is killed, nothing changes (Esc)")
-        self.cancel_button.clicked.connect(self.cancel_run)
-        # permanent widgets: a passing status message does not hide them
-        for widget in self._busy_widgets:
-            status_bar.addPermanentWidget(widget)
-            widget.hide()
-        self.cancel_action = QAction("Cancel the run", self)
-        self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        self.cancel_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        self.cancel_action.setEnabled(False)  # Esc belongs to other widgets meanwhile
-        self.cancel_action.triggered.connect(self.cancel_run)
-        status_bar.window().addAction(self.cancel_action)
+        self.indicator = StatusBusy(
+            status_bar.window(),
+            action="Cancel the run",
+            tooltip="Stop the run: its worker is killed, nothing changes (Esc)",
+            cancel=self.cancel_run,
+        )
+        ind = self.indicator
+        self.busy, self.busy_label, self.cancel_button = ind.bar, ind.label, ind.cancel_button
+        self.cancel_action = ind.cancel_action
         panel.cancelRequested.connect(self.cancel_run)
         ev = session.events
         ev.program.connect(self._on_program)
@@ -186,17 +175,12 @@ class RunController(QObject):
         panel.session_spec = self._session_spec
         panel.reshard.plan_async = self._plan_async
 
-    @property
-    def _busy_widgets(self) -> tuple[QWidget, ...]:
-        return (self.busy, self.busy_label, self.cancel_button)
-
     def _show_busy(self, what: str | None) -> None:
         """The status bar's busy bar and Cancel while ``what`` runs (None: hide them)."""
-        if what is not None:
-            self.busy_label.setText(f"Running {what}… (Esc cancels)")
-        for widget in self._busy_widgets:
-            widget.setVisible(what is not None)
-        self.cancel_action.setEnabled(what is not None)
+        if what is None:
+            self.indicator.hide()
+        else:
+            self.indicator.show(f"Running {what}… (Esc cancels)")
 
     def _finished(self) -> None:
         self.running = False

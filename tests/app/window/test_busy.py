@@ -1,0 +1,61 @@
+"""The status bar's busy indicators: each shows what is under way with a Cancel button, and
+Esc cancels the one shown last, then the one before it."""
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMainWindow, QWidget
+
+from shardscope.app.window.busy import StatusBusy
+
+
+def _window(qtbot):
+    """A main window with its status bar and a widget that has the focus, as the
+    window's views have it when the user presses a key."""
+    window = QMainWindow()
+    window.statusBar()
+    field = QWidget()
+    field.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    window.setCentralWidget(field)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    window.centralWidget().setFocus()
+    return window
+
+
+def esc(window, qtbot):
+    qtbot.keyClick(window.centralWidget(), Qt.Key.Key_Escape)
+
+
+def test_the_cancel_button_and_esc_cancel_what_shows(qtbot):
+    window = _window(qtbot)
+    cancelled = []
+    busy = StatusBusy(
+        window, action="Cancel it", tooltip="Stop it", cancel=lambda: cancelled.append(1)
+    )
+    assert not busy.bar.isVisible() and not busy.cancel_action.isEnabled()
+    esc(window, qtbot)
+    assert cancelled == []  # nothing shows: Esc is left to the rest of the window
+    busy.show("Drawing… (Esc cancels)")
+    assert busy.bar.isVisible() and busy.label.text() == "Drawing… (Esc cancels)"
+    qtbot.mouseClick(busy.cancel_button, Qt.MouseButton.LeftButton)
+    esc(window, qtbot)
+    assert cancelled == [1, 1]
+    busy.hide()
+    assert not busy.cancel_button.isVisible() and not busy.cancel_action.isEnabled()
+
+
+def test_with_two_under_way_esc_cancels_the_last_then_the_one_before(qtbot):
+    window = _window(qtbot)
+    cancelled = []
+    first = StatusBusy(window, action="a", tooltip="a", cancel=lambda: cancelled.append("first"))
+    second = StatusBusy(window, action="b", tooltip="b", cancel=lambda: cancelled.append("second"))
+    first.show("first…")
+    second.show("second…")
+    esc(window, qtbot)
+    assert cancelled == ["second"]
+    second.hide()
+    esc(window, qtbot)
+    assert cancelled == ["second", "first"]
+    assert first.bar.isVisible() and not second.bar.isVisible()
