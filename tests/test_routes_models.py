@@ -8,11 +8,14 @@ plain ``jax.jit`` over ``nnx.split``'s state) goes through the program-file rout
 capture.json --json``), and each is held against the program's own ``.lower(...).compile()``
 on fake CPU devices: the number of arguments and results, each one's sharding, and the
 collectives by kind (a combined collective counts once per operand, as Shardy inserts one
-per operand before XLA combines them).
+per operand before XLA combines them). ``run FILE --json`` and the window's Run on devices
+(``run_program``) compile the same arguments and results, and check every output against the
+unsharded reference.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -138,12 +141,19 @@ def _skip_without(modules: tuple[str, ...]) -> None:
         pytest.importorskip(module, reason=f"{module} is not installed: pip install -e '.[models]'")
 
 
+@functools.cache
+def _oracle(name: str) -> dict:
+    """The program's own compile and shardscope.inspect of it (``ORACLE``), run once."""
+    path = PROGRAMS / f"{name}.py"
+    return json.loads(_run([sys.executable, "-c", ORACLE, str(path)]).strip().splitlines()[-1])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "needs"), CASES, ids=[c[0] for c in CASES])
 def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
     _skip_without(needs)
     path = PROGRAMS / f"{name}.py"
-    both = json.loads(_run([sys.executable, "-c", ORACLE, str(path)]).strip().splitlines()[-1])
+    both = _oracle(name)
     compiled = both["compiled"]
     # The program really is sharded and communicates: not a comparison of replicas.
     assert any("devices=" in s for s in compiled["args"]), name
@@ -173,6 +183,55 @@ def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
     loaded = _cli("load", str(path), "--json")
     roles = Counter(v["role"] for v in loaded["values"])
     assert roles["arg"] == len(compiled["args"]), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "needs"), CASES, ids=[c[0] for c in CASES])
+def test_run_runs_the_program_as_it_compiles(name, needs):
+    """``run FILE`` compiles the arguments and results the load lowered (the same names,
+    in order), on the program's own specs: each argument and result sharded as the
+    program's own compile shards it, the same collectives, every output checked against
+    the unsharded reference."""
+    _skip_without(needs)
+    path = str(PROGRAMS / f"{name}.py")
+    compiled = _oracle(name)["compiled"]
+    loaded = _cli("load", path, "--json")
+    ran = _cli("run", path, "--json")
+    arg_names = [
+        v["name"] for v in sorted(loaded["values"], key=lambda v: v["id"]) if v["role"] == "arg"
+    ]
+    assert [a["name"] for a in ran["arguments"]] == arg_names, name
+    assert [a["hlo_sharding"] for a in ran["arguments"]] == compiled["args"], name
+    assert [o["hlo_sharding"] for o in ran["outputs"]] == compiled["results"], name
+    for output in ran["outputs"]:
+        assert output["max_rel_error"] is not None, f"{name}: {output['name']}"
+        assert output["max_rel_error"] < 1e-5, f"{name}: {output['name']}"
+    kinds = Counter()
+    for c in ran["collectives"]:
+        kinds[c["kind"].replace("-", "_")] += max(c["operands"], 1)
+    assert dict(kinds) == compiled["collectives"], name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "needs"), CASES[::2], ids=[c[0] for c in CASES[::2]])
+def test_run_on_devices_runs_the_program_as_it_compiles(name, needs):
+    """The window's Run on devices (``run_program`` on the loaded program) runs it as
+    ``run`` does: the load's arguments, the compile's shardings and collectives."""
+    _skip_without(needs)
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.run.runner import run_program
+
+    compiled = _oracle(name)["compiled"]
+    program = load_program(str(PROGRAMS / f"{name}.py"))
+    ran = run_program(program, timeout=300)
+    assert [a.name for a in ran.arguments] == program.arg_names, name
+    assert [a.hlo_sharding for a in ran.arguments] == compiled["args"], name
+    assert len(ran.outputs) == len(compiled["results"]), name
+    assert all(o.max_rel_error is not None and o.max_rel_error < 1e-5 for o in ran.outputs)
+    kinds = Counter()
+    for c in ran.collectives:
+        kinds[c.kind.replace("-", "_")] += max(c.operands, 1)
+    assert dict(kinds) == compiled["collectives"], name
 
 
 @pytest.mark.slow

@@ -289,11 +289,25 @@ class _JaxCall:
         self.jitted, self.args, self.kwargs = jitted, args, kwargs
         self.positional = len(jax.tree.leaves(args))
 
-    def trace(self, leaf_specs: list | None = None, mesh: AbstractMesh | None = None) -> Any:
-        args = self.args
+    def trace(
+        self,
+        leaf_specs: list | None = None,
+        mesh: AbstractMesh | None = None,
+        *,
+        leaves: list | None = None,
+        wrap: Callable[[Callable], Callable] | None = None,
+    ) -> Any:
+        args, kwargs = self.args, self.kwargs
+        if leaves is not None:
+            args, kwargs = jax.tree.unflatten(jax.tree.structure((args, kwargs)), leaves)
         if leaf_specs is not None and mesh is not None:
             args = _with_sharding(args, leaf_specs, mesh)
-        return self.jitted.trace(*args, **self.kwargs)
+        jitted = self.jitted if wrap is None else jax.jit(wrap(self.jitted))
+        return jitted.trace(*args, **kwargs)
+
+    def flat(self) -> tuple[list, Any]:
+        """The flat arguments the compiled program takes, in its order, and their tree."""
+        return jax.tree.flatten((self.args, self.kwargs))
 
     def names(self, jax_names: tuple[str, ...]) -> dict[str, str]:
         return variable_names(self.args, self.kwargs, jax_names)
@@ -315,15 +329,36 @@ class _NnxCall:
         self.pure: tuple = ((), {})
         self.positional = 0
 
-    def trace(self, leaf_specs: list | None = None, mesh: AbstractMesh | None = None) -> Any:
+    def trace(
+        self,
+        leaf_specs: list | None = None,
+        mesh: AbstractMesh | None = None,
+        *,
+        leaves: list | None = None,
+        wrap: Callable[[Callable], Callable] | None = None,
+    ) -> Any:
         # The split and the trace share one update context, as in nnx.jit's own trace.
         with self.graphlib.update_context(self.fn):
-            pure_args, pure_kwargs = self.fn._get_pure_args_kwargs(self.args, self.kwargs)
-            self.pure = (pure_args, pure_kwargs)
-            self.positional = len(jax.tree.leaves(pure_args))
+            pure_args, pure_kwargs = self._split()
+            if leaves is not None:
+                tree = jax.tree.structure((pure_args, pure_kwargs))
+                pure_args, pure_kwargs = jax.tree.unflatten(tree, leaves)
             if leaf_specs is not None and mesh is not None:
                 pure_args = _with_sharding(pure_args, leaf_specs, mesh)
-            return self.fn.jitted_fn.trace(*pure_args, **pure_kwargs)
+            jitted = self.fn.jitted_fn if wrap is None else jax.jit(wrap(self.fn.jitted_fn))
+            return jitted.trace(*pure_args, **pure_kwargs)
+
+    def _split(self) -> tuple:
+        pure_args, pure_kwargs = self.fn._get_pure_args_kwargs(self.args, self.kwargs)
+        self.pure = (pure_args, pure_kwargs)
+        self.positional = len(jax.tree.leaves(pure_args))
+        return pure_args, pure_kwargs
+
+    def flat(self) -> tuple[list, Any]:
+        """The flat arguments the compiled program takes, in its order, and their tree:
+        the leaves of nnx's split state (each Variable's value) and of the others."""
+        with self.graphlib.update_context(self.fn):
+            return jax.tree.flatten(self._split())
 
     def _params(self, jax_names: tuple[str, ...]) -> dict[tuple, str]:
         """(args or kwargs, position or keyword) -> JAX's name of that parameter: a flat
@@ -435,11 +470,17 @@ class _NnxCall:
         return tuple(args), tuple(names)
 
 
-def _call_of(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, str]:
-    """How ``fn`` is traced, and its name. A plain function goes to ``jax.jit`` with its
-    non-array leaves closed over; an ``eqx.filter_jit`` object is its function traced
-    as Equinox splits its arguments and results (its marker first among the results); an
-    ``nnx.jit`` object traces itself."""
+def program_call(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, str]:
+    """How ``fn`` is traced, and its name: what the load lowers and a run compiles. A
+    plain function goes to ``jax.jit`` with its non-array leaves closed over; an
+    ``eqx.filter_jit`` object is its function traced as Equinox splits its arguments and
+    results (its marker first among the results); an ``nnx.jit`` object traces itself.
+
+    The call's ``flat()`` gives the compiled program's flat arguments, in the lowered
+    module's order; ``trace(leaves=...)`` traces it on other leaves of the same shapes
+    (``ShapeDtypeStruct``s with shardings, for a run), ``wrap`` around the jitted function
+    (``constrain_results``); the compiled program takes
+    ``jax.tree.unflatten(compiled.in_tree, leaves)``."""
     name = function_name(fn)
     if _is_nnx_jit(fn):
         return _NnxCall(fn, args, kwargs), name
@@ -533,7 +574,7 @@ def lower_function(
     if abstract is None and not isinstance(mesh, Mesh):
         current = jax.sharding.get_abstract_mesh()
         abstract = current if current.axis_names else None
-    call, name = _call_of(fn, args, kwargs)
+    call, name = program_call(fn, args, kwargs)
     with _enter(mesh, abstract):
         traced = call.trace()
         jax_names = tuple(traced.jaxpr.debug_info.arg_names or ())

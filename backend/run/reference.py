@@ -46,7 +46,7 @@ from shardscope.backend.isolation.jobs import (
     wait_pid,
 )
 from shardscope.backend.program.lower import load_python_namespace
-from shardscope.backend.program.trace import abstract_mesh, mesh_dict
+from shardscope.backend.program.trace import abstract_mesh, mesh_dict, program_call
 from shardscope.backend.run.inputs import (
     device_array,
     host_array,
@@ -72,13 +72,21 @@ REFERENCE_CPU_OPTIONS: dict[str, Any] = {
 
 @dataclass
 class ProgramInputs:
-    """The program's function, its example arguments' flat leaves and tree, and the data
-    each run gets (``inputs.input_data``)."""
+    """The program's function, the flat arguments it compiles to (``trace.program_call``:
+    an ``nnx.jit`` program's split state, an ``eqx.filter_jit`` program's arrays) and the
+    tree they came from, and the data each run gets (``inputs.input_data``)."""
 
     program: Any
     leaves: list
     treedef: Any
     host: list
+    # How the program is traced (``trace.program_call``); made from the others if None.
+    call: Any = None
+
+    def __post_init__(self) -> None:
+        if self.call is None:
+            args, kwargs = jax.tree.unflatten(self.treedef, self.leaves)
+            self.call = program_call(self.program, tuple(args), dict(kwargs))[0]
 
     @property
     def structs(self) -> list:
@@ -99,9 +107,11 @@ def program_inputs(ns: dict, seed: int | None) -> ProgramInputs:
     if not isinstance(args, tuple):
         args = (args,) if not isinstance(args, list) else tuple(args)
     kwargs = ns.get("EXAMPLE_KWARGS") or {}
-    leaves, treedef = jax.tree.flatten((args, kwargs))
+    # The arguments as the load lowered them: the same leaves, in the same order.
+    call = program_call(program, args, dict(kwargs))[0]
+    leaves, treedef = call.flat()
     host = [] if seed is None else [input_data(leaf, i, seed) for i, leaf in enumerate(leaves)]
-    return ProgramInputs(program, leaves, treedef, host)
+    return ProgramInputs(program, leaves, treedef, host, call)
 
 
 def shape_dtype(leaf: Any) -> tuple[tuple[int, ...], Any]:
@@ -119,7 +129,6 @@ class _Unsharded:
 
     def __init__(
         self,
-        program: Any,
         axes: tuple[str, ...],
         device: Any,
         inputs: ProgramInputs,
@@ -130,11 +139,10 @@ class _Unsharded:
             axes,
             axis_types=(AxisType.Auto,) * len(axes),
         )
-        args, kwargs = jax.tree.unflatten(inputs.treedef, inputs.structs)
         # ``jax.set_mesh`` holds for the calling thread only (checked: the main thread saw
         # no mesh meanwhile).
         with jax.set_mesh(mesh):
-            self.lowered = jax.jit(program).trace(*args, **kwargs).lower()
+            self.lowered = inputs.call.trace(leaves=inputs.structs).lower()
         self.device, self.cache = device, cache
         self.options = REFERENCE_CPU_OPTIONS if device.platform == "cpu" else None
         self.key = None
@@ -162,7 +170,7 @@ class _Unsharded:
             jax.device_put(device_array(h, leaf), self.device)
             for h, leaf in zip(inputs.host, inputs.leaves, strict=True)
         ]
-        args, kwargs = jax.tree.unflatten(inputs.treedef, placed)
+        args, kwargs = jax.tree.unflatten(self.lowered.in_tree, placed)
         out = jax.block_until_ready(self.compiled(*args, **kwargs))
         outputs = [host_array(x) for x in jax.tree.leaves(out)]
         if self.key is not None:
@@ -195,7 +203,7 @@ class ReferenceThread:
     def _compile(self, axes: tuple[str, ...]) -> None:
         try:
             cache = ReferenceCache.here()
-            self.unsharded = _Unsharded(self.inputs.program, axes, self.device, self.inputs, cache)
+            self.unsharded = _Unsharded(axes, self.device, self.inputs, cache)
         except BaseException as exc:  # noqa: BLE001 - user code runs again here
             self.error = exc
 
@@ -430,7 +438,7 @@ def _reference(
         early: BaseException | None = None
         if axes is not None:
             try:
-                unsharded = _Unsharded(inputs.program, axes, device, inputs, cache)
+                unsharded = _Unsharded(axes, device, inputs, cache)
             except BaseException as exc:  # noqa: BLE001 - raised again below if it holds
                 early = exc
         data = _message(pipe, scratch)
@@ -438,7 +446,7 @@ def _reference(
             return  # stopped
         message = pickle.loads(data)
         if message["axes"] != axes:
-            unsharded = _Unsharded(inputs.program, message["axes"], device, inputs, cache)
+            unsharded = _Unsharded(message["axes"], device, inputs, cache)
         elif early is not None:
             raise early
         inputs = program_inputs(ns, message["seed"])

@@ -8,9 +8,11 @@ timed runs. The worker:
 - builds a ``jax.sharding.Mesh`` over the attached devices (an accelerator's when JAX
   finds one, else the fake CPU devices the runner asked for) and refuses a mesh larger
   than them;
-- traces and compiles ``jax.jit(PROGRAM)`` with each named argument's
-  ``NamedSharding`` (unnamed arguments unspecified, so the compiler chooses, as
-  ``jax.jit`` does) and each named result constrained to its spec;
+- traces and compiles ``PROGRAM`` as the load lowered it (``trace.program_call``: an
+  ``nnx.jit`` program on its split state, an ``eqx.filter_jit`` one as Equinox splits
+  it) with each named argument's ``NamedSharding`` (unnamed arguments unspecified, so
+  the compiler chooses, as ``jax.jit`` does) and each named result constrained to its
+  spec;
 - runs it on seeded random inputs (or the arrays the program file gives) placed as the
   executable wants them: once to warm up, then ``runs`` timed runs;
 - runs the same function unsharded, on one device, for the error of each output;
@@ -143,9 +145,10 @@ def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
     laps = Laps()
     if job.get("pid_file"):
-        # For ``runner.Cancel``: it kills this worker's process group, or, if it asked
-        # before this line, leaves ``cancel_file`` for the check below.
-        Path(job["pid_file"]).write_text(str(os.getpid()))
+        # For ``runner.Cancel``: it kills this worker's process group (led by its relay,
+        # ``jobs.split_off_worker``), or, if it asked before this line, leaves
+        # ``cancel_file`` for the check below.
+        Path(job["pid_file"]).write_text(str(os.getpgrp()))
         if Path(job["cancel_file"]).exists():
             return {"ok": False, "error": "the run was cancelled"}
     jax.config.update("jax_enable_compilation_cache", False)
@@ -379,7 +382,7 @@ def _run(
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
     jmesh = _jax_mesh(mesh, devices, _own_axis_types(ns))
     explicit = AxisType.Explicit in jmesh.axis_types
-    program, leaves, treedef, host = inputs.program, inputs.leaves, inputs.treedef, inputs.host
+    call, leaves, host = inputs.call, inputs.leaves, inputs.host
     names = job["arg_names"]
     if len(names) != len(leaves):
         raise RunRefused(
@@ -398,13 +401,15 @@ def _run(
             # traced it: its own, moved onto the run's mesh.
             sharding = NamedSharding(jmesh, leaf.sharding.spec)
         structs.append(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
-    s_args, s_kwargs = jax.tree.unflatten(treedef, structs)
     result_specs = {int(k): v for k, v in job.get("result_specs", {}).items()}
-    fn = constrain_results(program, result_specs, jmesh) if result_specs else program
+    wrap = None
+    if result_specs:
+        wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
 
     notes: list[str] = []
     with jax.set_mesh(jmesh):
-        lowered = jax.jit(fn).trace(*s_args, **s_kwargs).lower()
+        # Traced as the load traced it (``trace.program_call``), on these shardings.
+        lowered = call.trace(leaves=structs, wrap=wrap).lower()
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
     # On an accelerator the unsharded reference is traced, lowered and compiled in a
@@ -430,7 +435,7 @@ def _run(
         jax.device_put(device_array(h, leaf), s)
         for h, leaf, s in zip(host, leaves, in_shardings, strict=True)
     ]
-    p_args, p_kwargs = jax.tree.unflatten(treedef, placed)
+    p_args, p_kwargs = jax.tree.unflatten(compiled.in_tree, placed)
     stop = unsharded.stop if unsharded is not None else (lambda: None)
     with CallbackFailure(job["path"], stop).installed():
         out = jax.block_until_ready(compiled(*p_args, **p_kwargs))
