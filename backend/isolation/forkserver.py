@@ -12,6 +12,10 @@ Protocol, one JSON object per line: the client writes ``{"module", "argv", "cwd"
 "log_stdout"}`` to the server's stdin; the server answers ``{"pid": N}`` when the
 grandchild started and ``{"pid": N, "status": S}`` (``os.waitpid`` status) when it ended.
 The server exits when its stdin closes, so it never outlives its client.
+
+The server is the parent the job's code sees: a program that kills its parent kills the
+server, not the client, which says so (``KilledItsParent``) and starts a new server for
+the next job.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from shardscope.backend.isolation.jobs import (
+    KilledItsParent,
     WorkerJob,
     WorkerTimeout,
     become_worker,
@@ -52,6 +57,8 @@ class ForkServer:
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._buffer = b""
+        # How the last server that exited ended (``Popen.returncode``), for ``run``.
+        self._ended: int | None = None
 
     def start(self) -> None:
         """Start the server process if it is not running (returns at once)."""
@@ -78,6 +85,7 @@ class ForkServer:
                 proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()
+            self._ended = proc.returncode
 
     def kill(self) -> None:
         """Kill the server now (its workers die with it: their parent-death signal)."""
@@ -99,8 +107,9 @@ class ForkServer:
 
         ``while_waiting`` runs once the job is sent, while the server works on it. Call
         between ``try_acquire`` and ``release``. Raises ``WorkerTimeout`` when the job runs
-        past ``job.timeout`` (it is killed first), ``ForkServerError`` when the server
-        cannot start or dies; the caller then runs the job in a fresh process instead.
+        past ``job.timeout`` (it is killed first), ``KilledItsParent`` when the job killed
+        the server by a signal, ``ForkServerError`` when the server cannot start or dies
+        otherwise; the caller then runs the job in a fresh process instead.
         Jobs with their own devices or environment need a fresh process: the server's
         workers share its environment.
         """
@@ -122,7 +131,13 @@ class ForkServer:
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
         with cancellable(pid):
-            done = self._read(timeout=job.timeout)
+            try:
+                done = self._read(timeout=job.timeout)
+            except ForkServerError:
+                kill_group(pid)  # what the job forked: the server can no longer
+                if self._ended is not None and self._ended < 0:
+                    raise KilledItsParent(-self._ended) from None
+                raise
         if done is None:
             kill_group(pid)  # the server made the worker a group leader before answering
             if self._read(timeout=30.0) is None:

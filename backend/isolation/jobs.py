@@ -12,6 +12,11 @@ a process group of its own that is killed as a whole when the worker ends or tim
 (so nothing a user's program forks outlives the job), and has a memory limit
 (``memory_limit``) whose breach is reported as running out of memory, not as a crash.
 
+A worker's parent is not the process that started the job but a relay between them (the
+worker's first process, which forks the worker proper and waits for it): a program that
+kills its parent (``os.kill(os.getppid(), ...)``) kills the relay, the worker dies with it,
+and the job raises ``KilledItsParent`` instead of taking the app down.
+
 A job may time its first stage apart (``FirstStage``: loading a program, say, before
 running it): the worker writes a file when the stage ends, and the job's time limit
 counts from then.
@@ -49,6 +54,8 @@ _DEVICE_COUNT = "xla_force_host_platform_device_count"
 MEMORY_ENV = "SHARDSCOPE_WORKER_MEMORY_GB"
 # The pid of the process that started a fresh worker, to notice that it died first.
 _PARENT_ENV = "SHARDSCOPE_WORKER_PARENT"
+# The file descriptor a fresh worker's relay reports the worker's end through (``_relay``).
+_RELAY_ENV = "SHARDSCOPE_WORKER_RELAY"
 # How a fresh worker starts: ``launch`` below, then the worker module.
 _LAUNCH = "from shardscope.backend.isolation.jobs import launch; launch()"
 # How a user's own command starts (``capture``): ``exec_command`` below, then the command.
@@ -133,6 +140,93 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+class KilledItsParent(ShardscopeError):
+    """The code a worker ran signalled the process that ran it (the worker's relay, its
+    parent), which died of it; the worker died with it."""
+
+    def __init__(self, signum: int, *, imported: bool = True) -> None:
+        self.signum = signum
+        self.imported = imported
+        super().__init__(self.message("the program"))
+
+    def message(self, program: str) -> str:
+        """``<program> killed the process that ran it (SIGKILL to its parent): ...``, naming
+        the fix."""
+        try:
+            name = signal.Signals(self.signum).name
+        except ValueError:
+            name = f"signal {self.signum}"
+        where = (
+            "shardscope imports a program file in a process of its own, so code run at import "
+            'must not signal os.getppid(); move it under `if __name__ == "__main__":`'
+            if self.imported
+            else "it runs under a process of shardscope's, which it must not signal: "
+            "remove the os.kill of os.getppid()"
+        )
+        return f"{program} killed the process that ran it ({name} to its parent): {where}"
+
+
+def relay_pipe() -> tuple[int, int]:
+    """A pipe for a worker's relay to report through: (read end, write end)."""
+    return os.pipe()
+
+
+def split_off_worker(report: int) -> None:
+    """Fork the worker proper and return in it; this process becomes its relay, the
+    parent its code sees, and never returns (``_relay``). ``report`` is the write end of
+    a ``relay_pipe`` the relay reports the worker's end through."""
+    relay = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(report)
+        become_worker(relay, None)  # the memory limit is inherited
+        return
+    _relay(pid, report)
+
+
+def _relay(pid: int, report: int) -> None:
+    """Wait for the worker ``pid``, write its wait status to ``report`` and end as it
+    ended: the same exit status or signal. Never returns."""
+    code = 1
+    try:
+        _, status = os.waitpid(pid, 0)
+        os.write(report, b"%d\n" % status)
+        code = os.waitstatus_to_exitcode(status)
+        if code < 0:
+            _end_by(-code)
+    finally:
+        os._exit(code if code >= 0 else 128 - code)
+
+
+def _end_by(signum: int) -> None:
+    """End this process by signal ``signum`` (as its worker ended), dumping no core: the
+    worker's crash was its own."""
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signum, signal.SIG_DFL)
+    with contextlib.suppress(OSError):
+        os.kill(os.getpid(), signum)
+
+
+def relayed_exit(read: int, returncode: int, *, imported: bool = True) -> int:
+    """The worker's exit code, as its relay reported it on the pipe ``read`` once the
+    relay ended with ``returncode``. A relay killed by a signal before it reported was
+    killed by its worker's code: ``KilledItsParent``."""
+    os.set_blocking(read, False)
+    try:
+        text = os.read(read, 64)
+    except BlockingIOError:
+        text = b""
+    if text.strip():
+        return os.waitstatus_to_exitcode(int(text))
+    if returncode < 0:
+        raise KilledItsParent(-returncode, imported=imported)
+    return returncode
+
+
 def kill_group(pid: int) -> None:
     """Kill process group ``pid`` (a worker and whatever it started), if any is left."""
     try:
@@ -143,9 +237,13 @@ def kill_group(pid: int) -> None:
 
 def launch() -> None:
     """A fresh worker's start: ``python -c _LAUNCH MODULE ARG...`` becomes a worker, then
-    runs ``MODULE`` as ``python -m MODULE ARG...`` would."""
+    runs ``MODULE`` as ``python -m MODULE ARG...`` would (under a relay, when the job
+    gave it a pipe to report through)."""
     parent = os.environ.pop(_PARENT_ENV, "")
+    report = os.environ.pop(_RELAY_ENV, "")
     become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+    if report.isdigit():
+        split_off_worker(int(report))
     module = sys.argv[1]
     sys.argv = sys.argv[1:]
     sys.path[0] = os.getcwd()
@@ -154,9 +252,13 @@ def launch() -> None:
 
 def exec_command() -> None:
     """A user command's start: ``python -c _EXEC CMD ARG...`` becomes a worker (dies with
-    its parent, memory limit), then replaces itself with ``CMD ARG...``."""
+    its parent, memory limit), then, under a relay when given a pipe to report through,
+    replaces itself with ``CMD ARG...``."""
     parent = os.environ.pop(_PARENT_ENV, "")
+    report = os.environ.pop(_RELAY_ENV, "")
     become_worker(int(parent) if parent.isdigit() else None, memory_limit())
+    if report.isdigit():
+        split_off_worker(int(report))
     argv = sys.argv[1:]
     try:
         os.execvp(argv[0], argv)
@@ -176,29 +278,40 @@ def run_command(
     """Run a user's own command (not a module of ours) as a worker: it dies with this
     process, runs in its own process group (killed as a whole when it ends or times out)
     and under the memory limit. Its exit code (negative: the signal that killed it);
-    ``WorkerTimeout`` past ``timeout`` seconds. Its output goes to file descriptor
-    ``output`` (None: this process's stderr, keeping stdout for results)."""
+    ``WorkerTimeout`` past ``timeout`` seconds; ``KilledItsParent`` when it kills the
+    process that runs it. Its output goes to file descriptor ``output`` (None: this
+    process's stderr, keeping stdout for results)."""
     check_timeout(timeout)
     memory_limit()
     refuse_if_interrupted()
     target = output if output is not None else 2  # file descriptor 2: our stderr
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _EXEC, *argv],
-        env={**env, _PARENT_ENV: str(os.getpid())},
-        stdin=subprocess.DEVNULL,
-        stdout=target,
-        stderr=target,
-        cwd=str(cwd),
-        process_group=0,
-    )
+    read, write = relay_pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _EXEC, *argv],
+            env={**env, _PARENT_ENV: str(os.getpid()), _RELAY_ENV: str(write)},
+            stdin=subprocess.DEVNULL,
+            stdout=target,
+            stderr=target,
+            cwd=str(cwd),
+            process_group=0,
+            pass_fds=(write,),
+        )
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
     try:
         with cancellable(proc.pid):
-            return proc.wait(timeout=timeout)
+            code = proc.wait(timeout=timeout)
+            return _relayed_unless_cancelled(proc.pid, read, code, imported=False)
     except subprocess.TimeoutExpired:
         raise WorkerTimeout(timeout) from None
     finally:
         kill_group(proc.pid)
         proc.wait()
+        os.close(read)
 
 
 def worker_env(
@@ -347,6 +460,8 @@ class WorkerJob:
 # Process groups of the fresh workers running now, for ``cancel_workers``.
 _RUNNING: set[int] = set()
 _RUNNING_LOCK = threading.Lock()
+# Those of them ``cancel_workers`` killed: their relay's death is not their program's doing.
+_CANCELLED: set[int] = set()
 # Set by ``interrupt``: no worker starts after it, and any that registers is killed.
 _INTERRUPTED = threading.Event()
 
@@ -377,6 +492,7 @@ def cancel_workers() -> None:
     """
     with _RUNNING_LOCK:
         groups = list(_RUNNING)
+        _CANCELLED.update(groups)
     for pid in groups:
         kill_group(pid)
 
@@ -387,6 +503,8 @@ def cancellable(group: int) -> Iterator[None]:
     after ``interrupt``)."""
     with _RUNNING_LOCK:
         _RUNNING.add(group)
+        if _INTERRUPTED.is_set():
+            _CANCELLED.add(group)
     if _INTERRUPTED.is_set():
         kill_group(group)
     try:
@@ -394,6 +512,15 @@ def cancellable(group: int) -> Iterator[None]:
     finally:
         with _RUNNING_LOCK:
             _RUNNING.discard(group)
+            _CANCELLED.discard(group)
+
+
+def _relayed_unless_cancelled(group: int, read: int, code: int, *, imported: bool = True) -> int:
+    """``relayed_exit`` for the worker whose process group is ``group``; ``code`` itself
+    when ``cancel_workers`` killed it (inside ``cancellable(group)``)."""
+    with _RUNNING_LOCK:
+        cancelled = group in _CANCELLED
+    return code if cancelled else relayed_exit(read, code, imported=imported)
 
 
 def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None) -> int:
@@ -405,19 +532,27 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     """
     memory_limit()  # a malformed setting is the user's error, not the worker's crash
     refuse_if_interrupted()
-    if job.fork:
-        proc: subprocess.Popen | ForkedWorker = ForkedWorker(job)
-    else:
-        with job.log.open("w") as log:
-            proc = subprocess.Popen(
-                job.command(),
-                env=job.environment(),
-                stdin=subprocess.DEVNULL,
-                stdout=log if job.log_stdout else subprocess.DEVNULL,
-                stderr=log,
-                cwd=str(job.cwd),
-                process_group=0,
-            )
+    read, write = relay_pipe()
+    try:
+        if job.fork:
+            proc: subprocess.Popen | ForkedWorker = ForkedWorker(job, write, read)
+        else:
+            with job.log.open("w") as log:
+                proc = subprocess.Popen(
+                    job.command(),
+                    env={**job.environment(), _RELAY_ENV: str(write)},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log if job.log_stdout else subprocess.DEVNULL,
+                    stderr=log,
+                    cwd=str(job.cwd),
+                    process_group=0,
+                    pass_fds=(write,),
+                )
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)
     try:
         with cancellable(proc.pid):
             if while_waiting is not None:
@@ -425,12 +560,14 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
             stage = job.first_stage
             if stage is not None:
                 _wait_for_stage(proc, stage)
-            return wait_exit(proc, job.timeout)
+            code = wait_exit(proc, job.timeout)
+            return _relayed_unless_cancelled(proc.pid, read, code)
     except subprocess.TimeoutExpired:
         raise WorkerTimeout(job.timeout) from None
     finally:
         kill_group(proc.pid)
         proc.wait()
+        os.close(read)
 
 
 def can_fork() -> bool:
@@ -443,9 +580,11 @@ def can_fork() -> bool:
 class ForkedWorker:
     """A worker forked from this process: ``python -m MODULE ARG...`` as ``launch`` runs
     it, in its own process group, dying with this process, under the memory limit, its
-    output in the job's log. What ``run_worker`` uses of a ``Popen``."""
+    output in the job's log, under a relay that reports through the pipe ``report``
+    (``split_off_worker``; ``keep`` is the pipe's other end, which the child closes).
+    What ``run_worker`` uses of a ``Popen``."""
 
-    def __init__(self, job: WorkerJob) -> None:
+    def __init__(self, job: WorkerJob, report: int, keep: int) -> None:
         self.args = [job.module, *job.argv]
         self.returncode: int | None = None
         env = job.environment()
@@ -456,7 +595,8 @@ class ForkedWorker:
         try:
             pid = os.fork()
             if pid == 0:
-                _forked_child(job, env, log)
+                os.close(keep)
+                _forked_child(job, env, log, report)
         finally:
             os.close(log)
         self.pid = pid
@@ -481,8 +621,9 @@ class ForkedWorker:
             time.sleep(0.005)
 
 
-def _forked_child(job: WorkerJob, env: dict[str, str], log: int) -> None:
-    """Become the worker ``job`` describes and run its module; never returns."""
+def _forked_child(job: WorkerJob, env: dict[str, str], log: int, report: int) -> None:
+    """Become the worker ``job`` describes (under a relay reporting to ``report``) and run
+    its module; never returns."""
     code = 1
     try:
         os.setpgid(0, 0)
@@ -495,6 +636,7 @@ def _forked_child(job: WorkerJob, env: dict[str, str], log: int) -> None:
         os.dup2(log if job.log_stdout else null, 1)
         os.dup2(log, 2)
         os.close(null)
+        split_off_worker(report)
         os.chdir(job.cwd)
         sys.argv = [job.module, *job.argv]
         sys.path[0] = str(job.cwd)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.jobs import (
+    KilledItsParent,
     WorkerTimeout,
     check_timeout,
     run_command,
@@ -98,6 +99,8 @@ def capture_script(
         except WorkerTimeout:
             ended = f"stopped after {timeout:g} s (--timeout)"
             code = None
+        except KilledItsParent as exc:
+            raise ProgramError(exc.message(f"`{' '.join(argv)}`")) from None
         return _collect(argv, devices, folder, dump, ended, code)
 
 

@@ -27,6 +27,7 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
 from shardscope.backend.isolation.jobs import (
     Crash,
+    KilledItsParent,
     WorkerJob,
     WorkerTimeout,
     memory_limit,
@@ -479,6 +480,8 @@ def _lower_in_worker(
                 returncode = run_worker(job, while_waiting)
         except WorkerTimeout as exc:
             raise ProgramError(program_timeout_message(path, exc)) from None
+        except KilledItsParent as exc:
+            raise ProgramError(exc.message(str(path))) from None
         if not out.exists():
             raise ProgramError(_crash_message(path, job.crash(returncode)))
         return json.loads(out.read_text())

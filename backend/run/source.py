@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from shardscope.backend.errors import ProgramError, ShardscopeError
 from shardscope.backend.isolation.jobs import (
     FirstStage,
+    KilledItsParent,
     WorkerTimeout,
     can_fork,
     memory_limit,
@@ -192,6 +193,8 @@ def _work(path: Path, job: dict, timeout: float, accelerator: bool) -> tuple[dic
             )
         except WorkerTimeout as exc:
             raise ProgramError(program_timeout_message(path, exc)) from None
+        except KilledItsParent as exc:
+            raise ProgramError(exc.message(str(path))) from None
         except ShardscopeError as exc:
             raise _worded(exc, path, job["name"], loaded.exists()) from None
         report["_received"] = time.time()

@@ -8,7 +8,12 @@ import time
 import pytest
 
 from shardscope.backend.isolation.forkserver import ForkServer, shared_server
-from shardscope.backend.isolation.jobs import MEMORY_ENV, WorkerJob, WorkerTimeout
+from shardscope.backend.isolation.jobs import (
+    MEMORY_ENV,
+    KilledItsParent,
+    WorkerJob,
+    WorkerTimeout,
+)
 from shardscope.backend.program.load import load_program
 from tests.support.inputs import write_input
 from tests.support.processes import gone_within
@@ -220,5 +225,33 @@ def test_a_job_has_the_memory_limit(tmp_path, monkeypatch):
     try:
         assert server.run(_job(tmp_path, "limits")) == 0
         assert (tmp_path / "log.txt").read_text().split() == [str(int(2.5 * 2**30))]
+    finally:
+        server.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_job_that_kills_the_server_says_so_and_the_next_gets_a_new_one(tmp_path):
+    # The job's parent is the server, so the job kills it; what the job forked goes too.
+    write_input(
+        tmp_path,
+        "kills_server.py",
+        "import os, signal, time\n"
+        "def main(argv):\n"
+        "    child = os.fork()\n"
+        "    if child == 0:\n"
+        "        time.sleep(600)\n"
+        "        os._exit(0)\n"
+        "    open('child.pid', 'w').write(str(child))\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n"
+        "    time.sleep(600)\n",
+    )
+    write_input(tmp_path, "quick.py", "def main(argv):\n    return 0\n")
+    server = ForkServer(preload=())
+    try:
+        with pytest.raises(KilledItsParent) as caught:
+            server.run(_job(tmp_path, "kills_server"))
+        assert caught.value.signum == 9
+        assert gone_within(int((tmp_path / "child.pid").read_text()), 5)
+        assert server.run(_job(tmp_path, "quick")) == 0
     finally:
         server.close()

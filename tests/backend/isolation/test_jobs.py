@@ -21,6 +21,7 @@ from shardscope.backend.isolation.jobs import (
     exception_text,
     last_line,
     memory_limit,
+    run_command,
     run_json_worker,
     run_worker,
     wait_exit,
@@ -74,9 +75,8 @@ def test_a_worker_past_its_time_is_killed(tmp_path):
         run_worker(_job(tmp_path, name, timeout=2))
     assert time.monotonic() - started < 30
     assert caught.value.message("loading") == "loading did not finish within 2 s"
-    pid = int((tmp_path / "log.txt").read_text().split()[0])
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    # The worker's relay is reaped here, the worker by the system (its parent was the relay).
+    assert gone_within(int((tmp_path / "log.txt").read_text().split()[0]), 5)
 
 
 def test_while_waiting_runs_once_the_worker_started(tmp_path):
@@ -468,7 +468,7 @@ def test_a_forked_worker_runs_its_module_as_a_fresh_one_would(tmp_path, monkeypa
         "reports",
         "import os, resource, sys\n"
         "print(sys.argv[1:], os.getcwd(), os.environ['SHARDSCOPE_TEST_VAR'])\n"
-        "print(os.getpgid(0) == os.getpid(), resource.getrlimit(resource.RLIMIT_DATA)[0])\n"
+        "print(os.getpgid(0) == os.getppid(), resource.getrlimit(resource.RLIMIT_DATA)[0])\n"
         "print(sys.stdin.read() == '', 'SHARDSCOPE_WORKER_PARENT' in os.environ)\n",
     )
     assert _fork_in_fresh_process(tmp_path, name) == "0"
@@ -501,3 +501,55 @@ def test_this_test_process_may_not_fork_workers():
     import jax  # noqa: F401 - a process with JAX imported, as the window's
 
     assert not can_fork()
+
+
+_KILLS_PARENT = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks the worker proper from its relay")
+def test_a_worker_that_kills_its_parent_leaves_the_process_that_started_it_standing(tmp_path):
+    name = _module(tmp_path, "kills_parent", _KILLS_PARENT)
+    # From a process of its own, which prints how each job ended: a worker whose parent it
+    # were would kill it.
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from shardscope.backend.isolation.jobs import (\n"
+        "    KilledItsParent, WorkerJob, run_command, run_worker)\n"
+        f"here = Path({str(tmp_path)!r})\n"
+        "def ended(start):\n"
+        "    try:\n        return start()\n"
+        "    except KilledItsParent as exc:\n        return f'{exc.signum} {exc.imported} {exc}'\n"
+        "for fork in (False, True):\n"
+        f"    job = WorkerJob({name!r}, (), here, here / 'log.txt', 60.0, fork=fork)\n"
+        "    print(ended(lambda: run_worker(job)))\n"
+        "print(ended(lambda: run_command([sys.executable, 'kills_parent.py'], env={}, "
+        "cwd=here, timeout=60)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    fresh, forked, command = done.stdout.splitlines()
+    assert (
+        fresh
+        == forked
+        == (
+            "9 True the program killed the process that ran it (SIGKILL to its parent): "
+            "shardscope imports a program file in a process of its own, so code run at import "
+            'must not signal os.getppid(); move it under `if __name__ == "__main__":`'
+        )
+    )
+    assert command.startswith("9 False the program killed the process that ran it (SIGKILL")
+    assert command.endswith("remove the os.kill of os.getppid()")
+
+
+def test_a_worker_relays_how_it_ended_whatever_it_was(tmp_path):
+    # The relay between this process and the worker ends as the worker did.
+    name = _module(tmp_path, "aborts", "import os\nos.abort()\n")
+    assert run_worker(_job(tmp_path, name)) == -signal.SIGABRT
+    name = _module(tmp_path, "exits", "import os\nos._exit(137)\n")
+    assert run_worker(_job(tmp_path, name)) == 137
+    code = run_command(
+        ["sh", "-c", "kill -TERM $$"], env=dict(os.environ), cwd=tmp_path, timeout=60
+    )
+    assert code == -signal.SIGTERM
