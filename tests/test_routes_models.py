@@ -80,6 +80,7 @@ ORACLE = textwrap.dedent(
         },
         "inspect": {
             "args": [r.value(v).hlo_sharding for v in main.arguments],
+            "names": [r.value(v).name for v in main.arguments],
             "results": [r.value(f"result[{i}]").hlo_sharding for i in range(len(main.results))],
             "collectives": dict(Counter(c.kind for c in r.collectives)),
         },
@@ -183,6 +184,35 @@ def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
     loaded = _cli("load", str(path), "--json")
     roles = Counter(v["role"] for v in loaded["values"])
     assert roles["arg"] == len(compiled["args"]), name
+    # Every route names each argument alike: the user's path of it.
+    names = _arg_names(loaded)
+    assert _arg_names(_cli("load", str(capture), "--json")) == names, f"{name} captured"
+    assert both["inspect"]["names"] == names, f"{name} through shardscope.inspect"
+    _names_are_taken(path, capture, names, tmp_path)
+
+
+def _arg_names(result: dict) -> list[str]:
+    return [
+        v["name"] for v in sorted(result["values"], key=lambda v: v["id"]) if v["role"] == "arg"
+    ]
+
+
+def _names_are_taken(path, capture, names: list[str], tmp_path) -> None:
+    """A name every route shows (the last matrix argument: a kernel or weight) is taken by
+    ``--spec`` on the program file and on the capture, and as a key of a program file's
+    SPECS."""
+    loaded = {v["name"]: v for v in _cli("load", str(path), "--json")["values"]}
+    wanted = [n for n in names if len(loaded[n]["shape"]) == 2 and n not in ("x", "y")][-1]
+    for source in (path, capture):
+        result = _cli("propagate", str(source), "--spec", f"{wanted}=_,model", "--json")
+        specs = {v["name"]: v["spec"] for v in result["values"] if v["role"] == "arg"}
+        assert specs[wanted] == [[], ["model"]], f"{source}: {wanted}"
+    keyed = tmp_path / f"keyed_{path.name}"
+    keyed.write_text(
+        path.read_text().replace('if __name__ == "__main__":', "if False:")
+        + f"\nSPECS = {{{wanted!r}: P(None, 'model')}}\n"
+    )
+    assert _cli("load", str(keyed), "--json")["specs"] == {wanted: [None, "model"]}, wanted
 
 
 @pytest.mark.slow

@@ -137,6 +137,7 @@ def _collect(
             capture.skipped[module] = capture.skipped.get(module, 0) + 1
             continue
         record = owners[0] if len(owners) == 1 else _busiest(owners)
+        text = by_user_names(text, record.get("arg_names"))
         base = record["name"]
         seen[base] = seen.get(base, 0) + 1
         name = base if seen[base] == 1 else f"{base}.{seen[base]}"
@@ -155,6 +156,24 @@ def _collect(
     if not capture.functions:
         raise ProgramError(_nothing_captured(argv, ended, code, capture.skipped, folder))
     return capture
+
+
+_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)"\)')
+
+
+def by_user_names(text: str, names: object) -> str:
+    """A module's text with each argument JAX named by a library's split
+    (``model.states[0][1]``) named by the user's path of it (``model.w1.kernel``), as the
+    hook recorded them (``arg_names``: JAX's name -> the user's, None where two calls
+    named it two ways), in one pass."""
+    if not isinstance(names, dict) or not names:
+        return text
+    renamed = {
+        k: v.replace("\\", "\\\\").replace('"', '\\"')
+        for k, v in names.items()
+        if isinstance(k, str) and isinstance(v, str)
+    }
+    return _LOC.sub(lambda m: f'loc("{renamed.get(m[1], m[1])}")', text)
 
 
 def _busiest(records: list[dict]) -> dict:

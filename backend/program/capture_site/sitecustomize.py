@@ -8,6 +8,15 @@ imports nothing of shardscope (the script may run in another environment) and do
 unless ``SHARDSCOPE_CAPTURE_DIR`` is set. At exit, or when the step limit stops the script,
 it writes ``functions.json`` there: one record per jitted function.
 
+A function that ``nnx.jit`` or ``eqx.filter_jit`` compiles with ``jax.jit`` takes what the
+library split the user's arguments into; JAX names those arguments by that split
+(``model.states[0][1]``, ``dynamic_nodonate['rest'][0]``). Its record also holds
+``arg_names``: JAX's name of each argument -> the user's path of the same array among the
+arguments of the library's call (``model.w1.kernel``, an nnx Variable by its own path, not
+its ``.value``), and its ``file`` and ``line`` are the user's function's. A function the
+user jits and calls on nnx Variables (``nnx.split``'s state) has ``arg_names`` too:
+``state['w1']['kernel'].value`` -> ``state['w1']['kernel']``.
+
 A ``sitecustomize`` this one hides (later on ``sys.path``) still runs, after this one.
 """
 
@@ -76,11 +85,12 @@ def _stop() -> None:
 class _Counted:
     """A ``jax.jit`` object that counts its calls; everything else goes to the real one."""
 
-    __slots__ = ("_jitted", "_record", "__weakref__")
+    __slots__ = ("_jitted", "_record", "_fun", "__weakref__")
 
-    def __init__(self, jitted, record: dict) -> None:
+    def __init__(self, jitted, record: dict, fun=None) -> None:
         self._jitted = jitted
         self._record = record
+        self._fun = fun
 
     def __call__(self, *args, **kwargs):
         record = self._record
@@ -88,6 +98,7 @@ class _Counted:
             if _LIMIT is not None and record["calls"] >= int(_LIMIT):
                 _stop()
             record["calls"] += 1
+            _name_by_user(self, args, kwargs)
         return self._jitted(*args, **kwargs)
 
     def __get__(self, obj, owner=None):
@@ -102,6 +113,122 @@ class _Counted:
 
 _Tracer: type | None = None
 _leaves = None
+_with_paths = None
+_keystr = None
+# How many frames above a jitted function's call its library's own call may be.
+_OWNER_DEPTH = 8
+# The most argument names kept per function (distinct JAX names).
+_MAX_NAMES = 100_000
+
+
+def _library(value) -> bool:
+    return type(value).__module__.split(".")[0] in ("flax", "equinox")
+
+
+def _owner(counted):
+    """The ``nnx.jit`` or ``eqx.filter_jit`` object that calls ``counted`` (its jitted
+    function is ``counted``), with the user's arguments of that call; None otherwise."""
+    frame = sys._getframe(3)
+    for _ in range(_OWNER_DEPTH):
+        if frame is None:
+            return None
+        local = frame.f_locals
+        args, kwargs = local.get("args"), local.get("kwargs")
+        if isinstance(args, tuple) and isinstance(kwargs, dict):
+            for value in local.values():
+                if _library(value) and any(
+                    getattr(value, attr, None) is counted for attr in ("jitted_fn", "_cached")
+                ):
+                    return value, args, kwargs
+        frame = frame.f_back
+    return None
+
+
+def _is_variable(x) -> bool:
+    cls = type(x)
+    return cls.__module__.startswith("flax.nnx") and any(
+        c.__name__ == "Variable" for c in cls.__mro__
+    )
+
+
+def _bound(fun, args, kwargs):
+    """(parameter name, value) of each argument of a call of ``fun``, as JAX names them."""
+    import inspect
+
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    return list(bound.arguments.items())
+
+
+def _user_paths(fun, args, kwargs) -> dict[int, list[str]]:
+    """id of each array among the user's arguments -> its paths (``model.w1.kernel``)."""
+    out: dict[int, list[str]] = {}
+    for name, value in _bound(fun, args, kwargs) or []:
+        for path, leaf in _with_paths(value, is_leaf=_is_variable)[0]:
+            where = name + _keystr(path)
+            if _is_variable(leaf):
+                inner = _with_paths(leaf)[0]
+                for sub, x in inner:
+                    out.setdefault(id(x), []).append(
+                        where if len(inner) == 1 else where + _keystr(sub)
+                    )
+            else:
+                out.setdefault(id(leaf), []).append(where)
+    return out
+
+
+def _name_by_user(counted, args, kwargs) -> None:
+    """Keep, on ``counted``'s record, the user's path of each argument JAX names by a
+    library's split (``_owner``), or, called by the user, of each nnx Variable JAX names
+    by its ``.value``; names that two arrays would share are left as JAX's."""
+    record = counted._record
+    if record.get("arg_names") is None and record.get("calls", 0) > 1:
+        return  # nothing to rename at its first call
+    if counted._fun is None:
+        return
+    found = _owner(counted)
+    if found is None:
+        user, user_args, user_kwargs = counted._fun, args, kwargs
+    else:
+        owner, user_args, user_kwargs = found
+        user = getattr(owner, "__wrapped__", None)
+        if user is None:
+            return
+        if record.get("arg_names") is None:
+            file, line = _where(user)
+            if file is not None:
+                record["file"], record["line"] = file, line
+    paths = _user_paths(user, user_args, user_kwargs)
+    jax_names: list[str] = []
+    renamed: dict[str, str] = {}
+    taken: dict[int, int] = {}
+    for name, value in _bound(counted._fun, args, kwargs) or []:
+        for path, leaf in _with_paths(value)[0]:
+            if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
+                continue
+            jax_name = name + _keystr(path)
+            jax_names.append(jax_name)
+            # An array the user passes twice is each of its paths in turn.
+            mine = paths.get(id(leaf), [])
+            index = taken.get(id(leaf), 0)
+            taken[id(leaf)] = index + 1
+            if index < len(mine):
+                renamed[jax_name] = mine[index]
+    users = set(renamed.values())
+    if len(users) != len(renamed) or users & (set(jax_names) - set(renamed)):
+        return  # two arguments would share a name: JAX's stay
+    renamed = {old: new for old, new in renamed.items() if old != new}
+    if not renamed:
+        return
+    with _lock:
+        kept = record.setdefault("arg_names", {})
+        for old, new in renamed.items():
+            if kept.get(old, new) != new:
+                kept[old] = None  # named two ways by two calls: JAX's name stays
+            elif len(kept) < _MAX_NAMES:
+                kept[old] = new
 
 
 def _tracing(args, kwargs) -> bool:
@@ -109,8 +236,9 @@ def _tracing(args, kwargs) -> bool:
 
 
 def _install(jax) -> None:
-    global _Tracer, _leaves
+    global _Tracer, _leaves, _with_paths, _keystr
     _Tracer, _leaves = jax.core.Tracer, jax.tree_util.tree_leaves
+    _with_paths, _keystr = jax.tree_util.tree_flatten_with_path, jax.tree_util.keystr
     real_jit = jax.jit
 
     @functools.wraps(real_jit)
@@ -127,7 +255,7 @@ def _install(jax) -> None:
         }
         with _lock:
             _records.append(record)
-        return _Counted(jitted, record)
+        return _Counted(jitted, record, fun)
 
     jax.jit = jit
     atexit.register(_write)

@@ -129,3 +129,21 @@ def test_module_names_mesh_and_op_counts_are_read_from_the_text():
     assert module_mesh_text(text) == {"data": 2, "model": 4}
     assert count_ops(text) == 2
     assert count_ops("[" * 5000) == 0
+
+
+def test_arguments_are_renamed_by_the_users_paths_in_one_pass():
+    from shardscope.backend.program.capture import by_user_names
+
+    text = (
+        'func.func public @main(%arg0: tensor<2xf32> loc("a[0]"), %arg1: tensor<2xf32> '
+        'loc("a[1]"), %arg2: tensor<f32> loc("x")) {\n#loc1 = loc("a[0]")\n'
+    )
+    names = {"a[0]": "a[1]", "a[1]": "a[0]", "x": None, "q": "w['k\"']"}
+    renamed = by_user_names(text, names)
+    # Two names swapped stay swapped: not renamed one after the other.
+    assert renamed.count('loc("a[1]")') == 2 and renamed.count('loc("a[0]")') == 1
+    # A name two calls gave two ways (None) stays JAX's.
+    assert 'loc("x")' in renamed
+    assert by_user_names(text, None) == text == by_user_names(text, {})
+    # A quote in the user's path is escaped as MLIR reads it.
+    assert by_user_names('loc("q")', names) == 'loc("w[\'k\\"\']")'

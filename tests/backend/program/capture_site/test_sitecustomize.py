@@ -74,3 +74,28 @@ def test_without_a_capture_it_does_nothing_and_a_hidden_sitecustomize_still_runs
     )
     proc, functions = run_hooked(tmp_path, code, capture=False, extra_path=other)
     assert proc.stdout.split() == ["True", "False"] and functions is None
+
+
+@pytest.mark.slow
+def test_an_equinox_functions_arguments_are_named_by_the_users_paths(tmp_path):
+    pytest.importorskip("equinox", reason="equinox is not installed: pip install -e '.[models]'")
+    code = (
+        "import equinox as eqx, jax, jax.numpy as jnp\n"
+        "@eqx.filter_jit\n"
+        "def step(model, batch, *, scale):\n"
+        "    return model(batch['x']) * scale\n"
+        "model = eqx.nn.Linear(3, 2, key=jax.random.key(0))\n"
+        "x = jnp.ones(3)\n"
+        "step(model, {'x': x, 'n': 3}, scale=jnp.float32(2))\n"
+        "plain = jax.jit(lambda v: v + 1)\n"
+        "plain(x)\n"
+    )
+    proc, functions = run_hooked(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr
+    by_name = {f["name"]: f for f in functions}
+    # Each array among the arguments by its path in the user's call; the int stays static.
+    names = by_name["step"]["arg_names"]
+    assert sorted(names.values()) == ["batch['x']", "model.bias", "model.weight", "scale"]
+    assert all(old != new for old, new in names.items())
+    assert by_name["step"]["file"] == "<string>" and by_name["step"]["line"] == 2
+    assert "arg_names" not in by_name["<lambda>"]
