@@ -7,8 +7,8 @@ plain ``jax.jit`` over ``nnx.split``'s state) goes through the program-file rout
 (``propagate FILE --json``), ``shardscope.inspect`` and ``capture`` (then ``propagate
 capture.json --json``), and each is held against the program's own ``.lower(...).compile()``
 on fake CPU devices: the number of arguments and results, each one's sharding, and the
-collectives by kind (a combined collective counts once per operand, as Shardy inserts one
-per operand before XLA combines them). ``run FILE --json`` and the window's Run on devices
+collectives by kind (the compiled ones ``propagate`` lists; a combined collective counts
+once per operand). ``run FILE --json`` and the window's Run on devices
 (``run_program``) compile the same arguments and results, and check every output against the
 unsharded reference.
 """
@@ -81,8 +81,12 @@ ORACLE = textwrap.dedent(
         "inspect": {
             "args": [r.value(v).hlo_sharding for v in main.arguments],
             "names": [r.value(v).name for v in main.arguments],
+            "by_name": [r.value(r.value(v).name).id == r.value(v).id for v in main.arguments],
             "results": [r.value(f"result[{i}]").hlo_sharding for i in range(len(main.results))],
-            "collectives": dict(Counter(c.kind for c in r.collectives)),
+            "collectives": dict(Counter(
+                k for c in r.compiled_collectives
+                for k in [c.kind.replace("-", "_")] * max(c.operands, 1)
+            )),
         },
     }))
     """
@@ -121,7 +125,13 @@ def _from_propagate_json(result: dict) -> dict:
     return {
         "args": [v["hlo_sharding"] for v in values if v["role"] == "arg"],
         "results": results,
-        "collectives": dict(Counter(c["kind"] for c in result["collectives"])),
+        "collectives": dict(
+            Counter(
+                k
+                for c in result["collectives"]
+                for k in [c["kind"].replace("-", "_")] * max(c["operands"], 1)
+            )
+        ),
     }
 
 
@@ -188,6 +198,8 @@ def test_every_route_gives_the_compilers_answer(name, needs, tmp_path):
     names = _arg_names(loaded)
     assert _arg_names(_cli("load", str(capture), "--json")) == names, f"{name} captured"
     assert both["inspect"]["names"] == names, f"{name} through shardscope.inspect"
+    # Inspection.value takes each of those names for its own argument.
+    assert all(both["inspect"]["by_name"]), name
     _names_are_taken(path, capture, names, tmp_path)
 
 

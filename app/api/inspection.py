@@ -188,7 +188,7 @@ def inspect(
     shardings the results must have, as ``jax.jit`` takes (part of the program).
     """
     from shardscope.backend.program.trace import lower_function, lower_staged
-    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.compiled import propagate_compiled
 
     if _is_staged(fn):
         if args or kwargs or in_shardings is not None or out_shardings is not None:
@@ -228,6 +228,6 @@ def inspect(
             "no mesh: pass mesh= (a dict such as {'data': 4}, a Mesh or an AbstractMesh), "
             "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
         )
-    result = propagate(program)
+    result = propagate_compiled(program)
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}
     return Inspection(**fields, loaded=program)

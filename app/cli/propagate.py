@@ -28,12 +28,12 @@ def run(args) -> int:
     """Load, propagate, print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
-    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.backend.run.compiled import propagate_compiled
 
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-    result = propagate(program, mesh, specs)
+    result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
     if args.gspmd:
         # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import gspmd_differences

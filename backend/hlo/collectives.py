@@ -8,9 +8,13 @@ none) is read as one collective whose shapes are the done's result. A collective
 several operands is one collective with ``operands`` arrays: seen here, XLA's combiner
 merging the all-reduces of a training step into one tuple-shaped all-reduce (its
 ``op_name`` lists each operand's op), and the CPU compiler writing a tiled all-to-all as
-one operand per piece.
+one operand per piece. Each operand's own op and line are those of the
+``get-tuple-element`` that takes it out of the tuple: the combiner gives it the metadata
+of the all-reduce it replaced (seen: a combined gradient all-reduce's two elements naming
+lines 7 and 8, the combined instruction line 7 alone).
 
-A collective inside a loop body is listed once, as the text holds it.
+Lines are the user's (``FrameTable.user_source``): the innermost frame outside the
+libraries. A collective inside a loop body is listed once, as the text holds it.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ _ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 _FRAME = re.compile(r"stack_frame_id=(\d+)")
 _DIMS = re.compile(r"\bdimensions=\{([0-9,]*)\}")
+_ELEMENT = re.compile(r"\bget-tuple-element\(%(?P<of>[\w.\-]+)\),\s*index=(?P<index>\d+)")
+_COMBINED = re.compile(r"^(?P<prefix>.*?/)?\((?P<parts>.*)\)$")
 _COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%(?P<name>[\w.\-]+)\s.*\{\s*$")
 # Bytes per element of HLO's primitive types.
 _WIDTH = {
@@ -60,6 +66,14 @@ _WIDTH = {
 }
 
 
+class HloTensor(TypedDict):
+    """One operand of a collective: the op it serves and the user's line."""
+
+    op_name: str
+    file: str
+    line: int | None
+
+
 class HloCollective(TypedDict):
     """One collective of a compiled module (plain data: it crosses processes as JSON)."""
 
@@ -76,6 +90,7 @@ class HloCollective(TypedDict):
     op_name: str
     file: str
     line: int | None
+    tensors: list[HloTensor]  # one per operand
 
 
 def element_bytes(dtype: str) -> int:
@@ -133,8 +148,13 @@ def read_collectives(
     frames = FrameTable(text)
     out: list[HloCollective] = []
     starts: dict[str, HloCollective] = {}
+    by_name: dict[str, HloCollective] = {}
+    elements: dict[tuple[str, int], HloTensor] = {}
     computation = ""
     for line in text.splitlines():
+        element = _ELEMENT.search(line)
+        if element:
+            elements[element["of"], int(element["index"])] = _tensor(line, frames)
         comp = _COMPUTATION.match(line)
         if comp and not line.startswith((" ", "\t")):
             computation = comp["name"]
@@ -154,6 +174,7 @@ def read_collectives(
                 start = starts.get(operand.group(1)) if operand else None
                 if start is not None:
                     _set_shapes(start, type_text)
+                    by_name[head["name"]] = start
             continue
         is_start = opcode.endswith("-start") and opcode[: -len("-start")] in KINDS
         kind = opcode[: -len("-start")] if is_start else opcode
@@ -167,9 +188,7 @@ def read_collectives(
             groups = None
         if groups is not None and assignment is not None:
             groups = to_device_ids(groups, assignment)
-        name_m = _OP_NAME.search(args_rest)
-        frame_m = _FRAME.search(args_rest)
-        source = frames.source(int(frame_m[1])) if frame_m else None
+        own = _tensor(args_rest, frames)
         dims = _DIMS.search(args_rest)
         entry: HloCollective = {
             "name": head["name"],
@@ -182,15 +201,72 @@ def read_collectives(
             "groups": groups,
             "groups_text": groups_text,
             "dimensions": [int(d) for d in dims[1].split(",") if d] if dims else [],
-            "op_name": name_m[1] if name_m else "",
-            "file": source.file if source else "",
-            "line": source.line if source else None,
+            "op_name": own["op_name"],
+            "file": own["file"],
+            "line": own["line"],
+            "tensors": [],
         }
         _set_shapes(entry, type_text, start=is_start)
         if is_start:
             starts[head["name"]] = entry
+        by_name[head["name"]] = entry
         out.append(entry)
+    for name, entry in by_name.items():
+        if not entry["tensors"]:
+            found = [elements.get((name, i)) for i in range(entry["operands"])]
+            entry["tensors"] = _tensors(entry, found)
     return out
+
+
+def _tensor(line: str, frames: FrameTable) -> HloTensor:
+    """The op name and user line of an instruction's metadata."""
+    name_m = _OP_NAME.search(line)
+    frame_m = _FRAME.search(line)
+    source = frames.user_source(int(frame_m[1])) if frame_m else None
+    return {
+        "op_name": name_m[1] if name_m else "",
+        "file": source.file if source else "",
+        "line": source.line if source else None,
+    }
+
+
+def _tensors(entry: HloCollective, elements: list[HloTensor | None]) -> list[HloTensor]:
+    """Each operand's op and line: its ``get-tuple-element``'s where one takes it out,
+    else the collective's own (the ``i``-th name of a combined ``(a:b)`` op name)."""
+    names = operand_names(entry["op_name"])
+    out = []
+    for i, element in enumerate(elements):
+        if element is not None and element["op_name"]:
+            out.append(element)
+            continue
+        name = names[i] if len(names) == len(elements) else entry["op_name"]
+        out.append({"op_name": name, "file": entry["file"], "line": entry["line"]})
+    return out
+
+
+def operand_names(op_name: str) -> list[str]:
+    """The op of each operand a combined op name lists: ``jit(f)/(a:b)`` ->
+    ``[jit(f)/a, jit(f)/b]``; a plain name is one."""
+    m = _COMBINED.match(op_name)
+    if not m:
+        return [op_name] if op_name else []
+    prefix = m["prefix"] or ""
+    return [prefix + part for part in _split_outside(m["parts"])]
+
+
+def _split_outside(text: str) -> list[str]:
+    """``text`` split on ``:`` outside brackets: ``a(b:c):d`` -> ``[a(b:c), d]``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _set_shapes(entry: HloCollective, type_text: str, *, start: bool = False) -> None:

@@ -4,7 +4,11 @@
 and ``StackFrames`` tables; an instruction's ``metadata={... stack_frame_id=N}`` names
 its innermost frame, whose file location gives the file and line (checked on this
 machine with jax 0.10.2: frame ``N {file_location_id=L parent_frame_id=P}``, location
-``L {file_name_id=F function_name_id=G line=K ...}``).
+``L {file_name_id=F function_name_id=G line=K ...}``). The printed parent is one more
+than the caller's frame id: ``inner`` called from ``middle`` called from ``outer`` printed
+``5 {... parent_frame_id=5}`` for ``inner``'s frame, whose caller is frame 4, and the
+outermost frame says ``parent_frame_id=1``. ``user_source`` walks out from an
+instruction's frame past library frames (Flax's ``linear.py``) to the user's own line.
 """
 
 from __future__ import annotations
@@ -16,6 +20,13 @@ _SECTION = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)\s*$
 _NAME = re.compile(r'^(\d+)\s+"(.*)"\s*$')
 _RECORD = re.compile(r"^(\d+)\s+\{(.*)\}\s*$")
 _FIELD = re.compile(r"(\w+)=(-?\d+)")
+# Files of libraries, not the user's: installed packages and the libraries' own folders.
+_LIBRARY = re.compile(r"(^|/)(site-packages|dist-packages|jax|jaxlib|flax|optax|equinox)/")
+
+
+def is_library_file(path: str) -> bool:
+    """Whether ``path`` is a library's file (installed, or inside jax/flax/optax/equinox)."""
+    return bool(_LIBRARY.search(path))
 
 
 @dataclass(frozen=True)
@@ -70,3 +81,21 @@ class FrameTable:
             self.functions.get(loc.get("function_name_id", -1), ""),
             loc.get("line", 0),
         )
+
+    def caller(self, frame_id: int) -> int | None:
+        """The frame that called frame ``frame_id``; None for the outermost."""
+        parent = self.frames.get(frame_id, {}).get("parent_frame_id", 0) - 1
+        return parent if parent > 0 else None
+
+    def user_source(self, frame_id: int | None) -> SourceLine | None:
+        """The innermost frame of ``frame_id``'s stack outside the libraries
+        (``is_library_file``); the innermost frame where every frame is a library's."""
+        first = self.source(frame_id)
+        seen: set[int] = set()
+        while frame_id is not None and frame_id not in seen:
+            seen.add(frame_id)
+            here = self.source(frame_id)
+            if here is not None and here.file and not is_library_file(here.file):
+                return here
+            frame_id = self.caller(frame_id)
+        return first

@@ -75,6 +75,9 @@ class Prepared:
     index: ProgramIndex
     mesh: Mesh
     annotations: list[Annotation]
+    # The module as annotated, before its calls were inlined, with its locations: what
+    # XLA compiles for the session (kept only when asked for).
+    annotated_text: str | None = None
 
 
 @dataclass
@@ -132,17 +135,19 @@ def prepare(
     specs: Mapping[str | int, SpecLike] | None = None,
     *,
     strict: bool | None = None,
+    keep_annotated: bool = False,
 ) -> Prepared:
     """Parse ``program``, tag its ops, apply ``mesh`` and ``specs`` and inline its calls.
 
     Arguments as for ``propagate``; the returned module is what Shardy's pipeline runs on.
+    ``keep_annotated`` keeps the annotated module's text (``Prepared.annotated_text``).
     """
     user_specs = specs is not None
     if specs is None:
         specs = getattr(program, "specs", None) or {}
     strict = user_specs if strict is None else strict
     parsed = parse(program)
-    return _annotate(parsed, parsed.module, parsed.index, mesh, specs, strict)
+    return _annotate(parsed, parsed.module, parsed.index, mesh, specs, strict, keep_annotated)
 
 
 def annotated_copy(
@@ -164,6 +169,7 @@ def _annotate(
     mesh: Mesh | Mapping[str, int] | None,
     specs: Mapping[str | int, SpecLike],
     strict: bool,
+    keep_annotated: bool = False,
 ) -> Prepared:
     mesh = _as_mesh(mesh) or parsed.mesh
     if mesh is None:
@@ -171,9 +177,10 @@ def _annotate(
     _check_own_axes(parsed.own_axes, parsed.graph, mesh)
     graph = parsed.graph
     annotations = annotate(module, graph, index, mesh, specs, strict)
+    text = module.operation.get_asm(enable_debug_info=True) if keep_annotated else None
     inline_calls(module, index)
     index.alias_calls()
-    return Prepared(parsed.name, module, graph, index, mesh, annotations)
+    return Prepared(parsed.name, module, graph, index, mesh, annotations, text)
 
 
 # A sharding on the mesh the session's replaces, up to its closing ``>``; and the axes a
@@ -261,11 +268,13 @@ def start_propagation(
     strict: bool | None = None,
     conflicts: bool = True,
     collectives: bool = True,
+    keep_annotated: bool = False,
 ) -> PendingPropagation:
     """``propagate``, with Shardy left running in its forked child: the caller goes on
-    and asks ``result`` later. Bad input raises here, as ``propagate`` raises it."""
+    and asks ``result`` later. Bad input raises here, as ``propagate`` raises it.
+    ``keep_annotated`` keeps the annotated module's text (``annotated_text``)."""
     with _no_cyclic_gc():
-        prep = prepare(program, mesh, specs, strict=strict)
+        prep = prepare(program, mesh, specs, strict=strict, keep_annotated=keep_annotated)
     return PendingPropagation(prep, conflicts, collectives)
 
 
@@ -276,6 +285,11 @@ class PendingPropagation:
     def __init__(self, prep: Prepared, conflicts: bool, collectives: bool) -> None:
         self._prep, self._conflicts, self._collectives = prep, conflicts, collectives
         self._child = start_forked(lambda: _in_child(prep, True, conflicts, collectives))
+
+    @property
+    def annotated_text(self) -> str | None:
+        """The annotated module's text, if ``start_propagation`` was asked to keep it."""
+        return self._prep.annotated_text
 
     def result(self) -> PropagationResult:
         """The result; ``ShardscopeError`` if Shardy crashed or ran out of time."""

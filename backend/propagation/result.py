@@ -2,7 +2,8 @@
 
 ``PropagationResult`` holds the annotations, values, timeline, conflicts and collectives
 of a run, keyed by the program graph's ids; its ``to_json`` is what ``propagate --json``
-prints.
+prints. Its ``collectives`` are Shardy's prediction (JSON ``predicted_collectives``);
+the compiled program's (JSON ``collectives``) are filled in by ``run.compiled``.
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ class PropagationResult:
     # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
     gspmd_differences: list[SupportsToJson] | None = None
     warnings: list[str] = field(default_factory=list)
+    # Set by backend.run.compiled (a layer above) where the program was compiled: the
+    # compiled module's collectives, whether a compiled one matched each of Shardy's
+    # predicted ``collectives`` (None for an all-slice, which moves nothing), and XLA's
+    # memory analysis.
+    compiled_collectives: list[SupportsToJson] | None = None
+    predicted_matched: list[bool | None] | None = None
+    memory: dict[str, Any] | None = None
 
     @property
     def module_text(self) -> str | None:
@@ -79,6 +87,14 @@ class PropagationResult:
                 return v
         raise KeyError(ref)
 
+    def _predicted_json(self) -> list[dict]:
+        """Shardy's predicted collectives, each with ``matched``: whether a compiled
+        collective matched it (null: not compiled, or an all-slice)."""
+        matched = self.predicted_matched or [None] * len(self.collectives)
+        return [
+            {**c.to_json(), "matched": m} for c, m in zip(self.collectives, matched, strict=True)
+        ]
+
     def to_json(self) -> dict:
         """The object ``propagate --json`` prints."""
         out: dict[str, Any] = {
@@ -89,7 +105,14 @@ class PropagationResult:
             "values": [v.to_json() for v in self.values],
             "steps": [s.to_json() for s in self.timeline.steps],
             "conflicts": [c.to_json() for c in self.conflicts],
-            "collectives": [c.to_json() for c in self.collectives],
+            # What XLA compiled; null where the program was not compiled.
+            "collectives": (
+                None
+                if self.compiled_collectives is None
+                else [c.to_json() for c in self.compiled_collectives]
+            ),
+            "predicted_collectives": self._predicted_json(),
+            "memory": self.memory,
         }
         if self.gspmd_differences is not None:
             out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]

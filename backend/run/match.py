@@ -13,34 +13,27 @@ the compiler did differently (split, chose another collective, or needed none).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shardscope.backend.program.locations import split_outside
+from shardscope.backend.hlo.collectives import operand_names
 from shardscope.backend.run.result import CompiledCollective, PredictedRef
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.propagation.collectives import Collective
 
-_COMBINED = re.compile(r"^(?P<prefix>.*?/)?\((?P<parts>.*)\)$")
-
 
 def operand_sources(op_name: str) -> list[str]:
     """The program op of each operand: ``jit(f)/(a:b)`` -> ``[jit(f)/a, jit(f)/b]``."""
-    m = _COMBINED.match(op_name)
-    if not m:
-        return [op_name] if op_name else []
-    prefix = m["prefix"] or ""
-    return [prefix + part for part in split_outside(m["parts"], ":")]
+    return operand_names(op_name)
 
 
 def predicted_refs(collectives: Iterable[Collective], graph: ProgramGraph) -> list[PredictedRef]:
     """Predicted collectives that move data, in HLO's words (all-slices move none)."""
     out = []
-    for c in collectives:
+    for index, c in enumerate(collectives):
         if c.kind == "all_slice":
             continue
         op = graph.ops[c.op] if c.op is not None else None
@@ -52,6 +45,7 @@ def predicted_refs(collectives: Iterable[Collective], graph: ProgramGraph) -> li
                 (op.location_name or "") if op is not None else "",
                 op.source_line if op is not None else None,
                 c.bytes_per_device,
+                index,
             )
         )
     return out

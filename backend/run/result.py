@@ -114,7 +114,8 @@ def _shape_or_none(shape, values, piece) -> tuple[int, ...] | None:
 
 @dataclass(frozen=True)
 class PredictedRef(JsonForm):
-    """A collective propagation predicted (``propagate``'s ``collectives[]``), in short."""
+    """A collective propagation predicted (``propagate``'s ``predicted_collectives[]``),
+    in short."""
 
     kind: str  # as HLO names it: ``all-reduce``
     axes: tuple[str, ...]
@@ -122,6 +123,18 @@ class PredictedRef(JsonForm):
     source: str  # the program op's location name, ``jit(f)/layer2/dot_general``
     line: int | None
     bytes: int
+    # Its place in ``predicted_collectives``; None where it was not read from that list.
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class CollectiveTensor(JsonForm):
+    """One array a compiled collective moves: the program op it serves and the line."""
+
+    op_name: str  # the HLO metadata's op name, ``jit(f)/layer2/dot_general``
+    op: int | None  # the program graph's op of that name (None: none found)
+    file: str
+    line: int | None
 
 
 @dataclass(frozen=True)
@@ -149,6 +162,13 @@ class CompiledCollective(JsonForm):
     computation: str = ""
     # The program ops of each operand (a combined collective serves several).
     sources: tuple[str, ...] = ()
+    # Each operand's op (its graph id where the program is known) and user line.
+    tensors: tuple[CollectiveTensor, ...] = ()
+    # The mesh axes its device groups span (None: they span none exactly).
+    axes: tuple[str, ...] | None = None
+    # ``user``: written in the program (psum, all_gather... inside shard_map);
+    # ``partitioner``: inserted by XLA's SPMD partitioner. Empty where not told.
+    origin: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
-from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
+from shardscope.backend.run.compiled import compiled_collective
 from shardscope.backend.run.inputs import SEED
-from shardscope.backend.run.match import match, operand_sources, predicted_refs
+from shardscope.backend.run.match import match, predicted_refs
 from shardscope.backend.run.result import (
-    CompiledCollective,
     RunResult,
     TensorRun,
     XlaWarningEntry,
@@ -51,14 +50,6 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
-
-_KIND_NAMES = {
-    "all-gather": "all_gather",
-    "all-reduce": "all_reduce",
-    "reduce-scatter": "reduce_scatter",
-    "all-to-all": "all_to_all",
-    "collective-permute": "collective_permute",
-}
 
 
 def split_specs(
@@ -275,7 +266,7 @@ def report_result(
     """The ``RunResult`` of the worker's ``report`` on a program called ``name``; its
     stderr ``log_text`` gives XLA's warnings, ``propagation`` the predicted collectives."""
     text = report["hlo_text"]
-    collectives = [_compiled(c) for c in report["collectives"]]
+    collectives = [compiled_collective(c) for c in report["collectives"]]
     predicted_only = []
     if propagation is not None:
         refs = predicted_refs(propagation.collectives, propagation.graph)
@@ -302,30 +293,4 @@ def report_result(
         stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
         device_order=list(mesh.device_order),
         hlo_text=text,
-    )
-
-
-def _compiled(c: dict) -> CompiledCollective:
-    groups = c["groups"]
-    if c["kind"] == "collective-permute":
-        group = 2 if groups else 1
-    else:
-        group = max((len(g) for g in groups), default=1) if groups else 1
-    kind = _KIND_NAMES.get(c["kind"], c["kind"])
-    return CompiledCollective(
-        kind=c["kind"],
-        device_groups=tuple(tuple(g) for g in groups) if groups is not None else None,
-        shape=tuple(c["shapes"][0]) if c["shapes"] else (),
-        bytes=bytes_per_device(kind, c["result_bytes"], group),
-        source=c["op_name"],
-        line=c["line"],
-        predicted=(),
-        file=c["file"],
-        name=c["name"],
-        operands=c["operands"],
-        shapes=tuple(tuple(s) for s in c["shapes"]),
-        result_bytes=c["result_bytes"],
-        groups_text=c["groups_text"],
-        computation=c["computation"],
-        sources=tuple(operand_sources(c["op_name"])),
     )

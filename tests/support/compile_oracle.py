@@ -52,6 +52,36 @@ def compiled_io_shardings(program: Any) -> tuple[list[str], list[str]]:
     )
 
 
+def compiled_text(program: Any) -> str:
+    """``jax.jit(PROGRAM).lower(...).compile().as_text()`` of a loaded program: on its
+    own concrete ``MESH`` with its ``EXAMPLE_ARGS``' shardings where it has one, else on
+    a mesh of Auto axes with its SPECS as ``compiled_io_shardings`` places them."""
+    import jax
+    from jax.sharding import AxisType, NamedSharding
+
+    from shardscope.backend.program.lower import load_python_namespace
+    from shardscope.backend.sharding.spec import Spec
+
+    ns = load_python_namespace(program.path, program.params)
+    if isinstance(ns["MESH"], jax.sharding.Mesh):
+        with jax.set_mesh(ns["MESH"]):
+            return jax.jit(ns["PROGRAM"]).lower(*ns["EXAMPLE_ARGS"]).compile().as_text()
+    mesh = program.mesh
+    jmesh = jax.make_mesh(
+        tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
+    )
+    leaves, treedef = jax.tree.flatten(ns["EXAMPLE_ARGS"])
+    new = []
+    for leaf, name in zip(leaves, program.arg_names, strict=True):
+        sharding = None
+        if name in program.specs:
+            spec = Spec.from_json(program.specs[name]).padded(len(leaf.shape))
+            sharding = NamedSharding(jmesh, spec.to_jax())
+        new.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
+    with jax.set_mesh(jmesh):
+        return jax.jit(ns["PROGRAM"]).lower(*jax.tree.unflatten(treedef, new)).compile().as_text()
+
+
 @functools.cache
 def loaded(source: str):
     """``load_program(source)``, once per test session (each load starts a worker)."""

@@ -34,7 +34,13 @@ def test_json_has_every_section(conflict_json):
     assert set(step) >= {"index", "op", "op_name", "axis", "source", "targets", "values"}
     conflict = data["conflicts"][0]
     assert conflict["op_name"] == "stablehlo.add" and conflict["rule"] == "longest common prefix"
-    assert set(data["collectives"][0]) >= {"op", "kind", "axes", "value", "bytes_per_device"}
+    predicted = data["predicted_collectives"][0]
+    assert set(predicted) >= {"op", "kind", "axes", "value", "bytes_per_device", "matched"}
+    compiled = data["collectives"][0]
+    assert set(compiled) >= {"kind", "device_groups", "axes", "shapes", "bytes", "operands"}
+    assert set(compiled) >= {"tensors", "origin", "predicted", "line", "file"}
+    assert data["memory"]["source"].startswith("XLA's CPU buffer assignment")
+    assert data["memory"]["argument"] > 0
 
 
 def test_mesh_and_spec_options_replace_the_programs(capsys):

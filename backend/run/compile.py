@@ -1,0 +1,120 @@
+"""The compile worker: the annotated module compiled with XLA, its collectives and memory.
+
+Run as ``python -m shardscope.backend.run.compile JOB OUT`` (a JSON worker, see
+``isolation.jobs``) on as many fake CPU devices as the mesh has. The job's ``module`` is
+the program with the session's mesh and specs written on it (``propagation.annotate``);
+XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` would, so no
+Python runs. The report holds the compiled module's text, its collectives
+(``hlo.collectives``, device ids in the executable's assignment) and XLA's memory
+analysis of its CPU buffer assignment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from jax._src import compiler, xla_bridge
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib import xla_client as xc
+from jaxlib.mlir import ir
+
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.propagation import sdyread
+
+# The fields of ``compiled.memory_analysis()`` (a ``CompiledMemoryStats``) reported, by
+# the name they are given (``peak`` is ``peak_memory_in_bytes``, the others
+# ``NAME_size_in_bytes``); jaxlib 0.10.2 on CPU fills these device-side ones, its host_*
+# fields stay 0.
+MEMORY_FIELDS = ("argument", "output", "alias", "temp", "generated_code", "peak")
+
+
+def main(argv: list[str]) -> int:
+    """Worker entry point: ``JOB OUT``."""
+    return json_worker_main(argv, compile_job, failure="the XLA compile failed")
+
+
+def compile_job(job: dict, scratch: Path) -> dict:
+    """Compile the job's ``module`` on ``devices`` CPU devices; the report for the parent."""
+    del scratch
+    jax.config.update("jax_enable_compilation_cache", False)
+    n = int(job["devices"])
+    started = time.perf_counter()
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(job["module"])
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        backend = xla_bridge.get_backend("cpu")
+        devices = backend.devices()[:n]
+        if len(devices) < n:
+            raise RuntimeError(f"the worker has {len(devices)} CPU devices, the mesh {n}")
+        options = compiler.get_compile_options(
+            num_replicas=1,
+            num_partitions=n,
+            device_assignment=np.array(devices).reshape(1, n),
+            backend=backend,
+        )
+        # As jax.jit does: arguments and results without a sharding take what
+        # propagation gives them (otherwise XLA would replicate them).
+        main_func = _main(module)
+        build = options.executable_build_options
+        build.allow_spmd_sharding_propagation_to_parameters = _unannotated(main_func, "arg_attrs")
+        build.allow_spmd_sharding_propagation_to_output = _unannotated(main_func, "res_attrs")
+        executable = compiler.backend_compile_and_load(
+            backend, module, xc.DeviceList(tuple(devices)), options, []
+        )
+    compile_s = time.perf_counter() - started
+    text = executable.get_hlo_text()  # what ``compiled.as_text()`` returns
+    assignment = [int(d.id) for d in executable.local_devices()]
+    return {
+        "ok": True,
+        "hlo_text": text,
+        "collectives": read_collectives(text, assignment, n),
+        "memory": memory(executable),
+        "compile_s": compile_s,
+        "device_assignment": assignment,
+    }
+
+
+def _main(module: ir.Module) -> ir.Operation:
+    return next(
+        op.operation
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+        and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"
+    )
+
+
+def _unannotated(func: ir.Operation, key: str) -> list[bool]:
+    """For each argument (``arg_attrs``) or result (``res_attrs``): has it no sharding?"""
+    func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    count = len(func_type.inputs if key == "arg_attrs" else func_type.results)
+    shardings = sdyread.arg_attr(func, key, "sdy.sharding")
+    return [i >= len(shardings) or shardings[i] is None for i in range(count)]
+
+
+def memory(executable: Any) -> dict[str, int]:
+    """Bytes per device of XLA's buffer assignment (``get_compiled_memory_stats``, what
+    ``compiled.memory_analysis()`` returns), by ``MEMORY_FIELDS`` name."""
+    stats = executable.get_compiled_memory_stats()
+    return {
+        key: int(
+            getattr(stats, "peak_memory_in_bytes" if key == "peak" else f"{key}_size_in_bytes")
+        )
+        for key in MEMORY_FIELDS
+    }
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The report is written: tearing JAX's runtime down would only keep the parent waiting.
+    os._exit(code)

@@ -1,0 +1,289 @@
+"""What XLA emits for a propagated program: its compiled collectives and memory.
+
+``propagate_compiled`` runs Shardy's propagation (``propagation.propagate``) and, beside
+it, compiles the annotated module (the program with the session's mesh and specs written
+on it) with XLA in a worker (``run.compile``) on as many fake CPU devices as the mesh
+has; the worker starts first and imports JAX while the program is annotated. The result
+lists each compiled collective instruction (``CompiledCollective``, as ``run --json``
+does), matched with Shardy's prediction (``match``), and XLA's memory analysis of its
+CPU buffer assignment. One process holds at most ``MAX_CPU_DEVICES`` CPU devices; a
+larger mesh gets a note instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.propagation.propagate import start_propagation
+from shardscope.backend.run.match import match, operand_sources, predicted_refs
+from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
+from shardscope.backend.sharding.device_groups import device_groups
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.program.load import Program
+    from shardscope.backend.propagation.annotate import SpecLike
+    from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.sharding.mesh import Mesh
+
+WORKER = "shardscope.backend.run.compile"
+WHAT = "the XLA compile"
+# The most CPU devices one process of jaxlib 0.10.2 holds.
+MAX_CPU_DEVICES = 2048
+MEMORY_SOURCE = "XLA's CPU buffer assignment (compiled.memory_analysis()), bytes per device"
+# The compile reports what this compile did: no compile may be taken from the cache.
+_NO_CACHE = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
+_KIND_NAMES = {
+    "all-gather": "all_gather",
+    "all-reduce": "all_reduce",
+    "reduce-scatter": "reduce_scatter",
+    "all-to-all": "all_to_all",
+    "collective-permute": "collective_permute",
+}
+# Program ops that are collectives the user wrote (inside shard_map).
+_USER_OPS = {
+    "stablehlo.all_reduce",
+    "stablehlo.all_gather",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
+}
+
+
+def compiled_collective(c: dict) -> CompiledCollective:
+    """A ``CompiledCollective`` of one ``hlo.collectives`` record."""
+    groups = c["groups"]
+    if c["kind"] == "collective-permute":
+        group = 2 if groups else 1
+    else:
+        group = max((len(g) for g in groups), default=1) if groups else 1
+    kind = _KIND_NAMES.get(c["kind"], c["kind"])
+    return CompiledCollective(
+        kind=c["kind"],
+        device_groups=tuple(tuple(g) for g in groups) if groups is not None else None,
+        shape=tuple(c["shapes"][0]) if c["shapes"] else (),
+        bytes=bytes_per_device(kind, c["result_bytes"], group),
+        source=c["op_name"],
+        line=c["line"],
+        predicted=(),
+        file=c["file"],
+        name=c["name"],
+        operands=c["operands"],
+        shapes=tuple(tuple(s) for s in c["shapes"]),
+        result_bytes=c["result_bytes"],
+        groups_text=c["groups_text"],
+        computation=c["computation"],
+        sources=tuple(operand_sources(c["op_name"])),
+        tensors=tuple(
+            CollectiveTensor(t["op_name"], None, t["file"], t["line"]) for t in c.get("tensors", [])
+        ),
+    )
+
+
+def describe(
+    collectives: list[CompiledCollective], graph: ProgramGraph, mesh: Mesh
+) -> list[CompiledCollective]:
+    """``collectives`` with each operand's program op, the mesh axes of their device
+    groups and whether the user wrote them."""
+    ops = _OpIndex(graph)
+    spans = _AxesOf(mesh)
+    out = []
+    for c in collectives:
+        tensors = tuple(
+            CollectiveTensor(t.op_name, ops.find(t.op_name, t.line), t.file, t.line)
+            for t in c.tensors
+        )
+        user = bool(tensors) and all(
+            t.op is not None and graph.ops[t.op].name in _USER_OPS for t in tensors
+        )
+        out.append(
+            replace(
+                c,
+                tensors=tensors,
+                axes=spans.axes(c.kind, c.device_groups),
+                origin="user" if user else "partitioner",
+            )
+        )
+    return out
+
+
+class _OpIndex:
+    """Program ops by location name: an HLO op name is the op's name from the top-level
+    function; an op in a loop body, checkpoint, nested jit or callee is named relative
+    to that body, so the longest ending of the HLO name that names ops finds it, the
+    op on the same line first."""
+
+    def __init__(self, graph: ProgramGraph) -> None:
+        self._graph = graph
+        self._by_name: dict[str, list[int]] = {}
+        for op in graph.ops:
+            if op.location_name:
+                self._by_name.setdefault(op.location_name, []).append(op.id)
+
+    def find(self, op_name: str, line: int | None) -> int | None:
+        parts = op_name.split("/")
+        for start in range(len(parts)):
+            found = self._by_name.get("/".join(parts[start:]))
+            if found:
+                same = [i for i in found if self._graph.ops[i].source_line == line]
+                return (same or found)[0]
+        return None
+
+
+class _AxesOf:
+    """The mesh axes (whole ones) whose collectives run over exactly some device groups."""
+
+    def __init__(self, mesh: Mesh) -> None:
+        self._mesh = mesh
+        self._known: dict[frozenset, tuple[str, ...]] = {}
+        names = mesh.axis_names
+        for n in range(1, len(names) + 1):
+            for axes in itertools.combinations(names, n):
+                key = frozenset(frozenset(g) for g in device_groups(mesh, axes))
+                self._known.setdefault(key, axes)
+
+    def axes(self, kind: str, groups: tuple[tuple[int, ...], ...] | None) -> tuple[str, ...] | None:
+        if not groups:
+            return None
+        if kind == "collective-permute":
+            return self._permute_axes(groups)
+        return self._known.get(frozenset(frozenset(g) for g in groups))
+
+    def _permute_axes(self, pairs: tuple[tuple[int, ...], ...]) -> tuple[str, ...] | None:
+        """The axes along which a permute's sources and targets differ."""
+        position = {d: i for i, d in enumerate(self._mesh.device_order or range(self._mesh.size))}
+        sizes = list(self._mesh.shape.values())
+        moved: set[int] = set()
+        for pair in pairs:
+            if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
+                return None
+            a, b = (_unravel(position[d], sizes) for d in pair)
+            moved.update(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+        return tuple(self._mesh.axis_names[i] for i in sorted(moved))
+
+
+def _unravel(index: int, sizes: list[int]) -> list[int]:
+    out = []
+    for size in reversed(sizes):
+        out.append(index % size)
+        index //= size
+    return out[::-1]
+
+
+class PendingCompile:
+    """The compile worker running in a thread; ``report`` waits for it."""
+
+    def __init__(self, devices: int, timeout: float) -> None:
+        self._text: str | None = None
+        self._given = threading.Event()
+        self._report: dict | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._work, args=(devices, timeout), name="xla-compile", daemon=True
+        )
+        self._thread.start()
+
+    def give(self, module_text: str | None) -> None:
+        """The module to compile (None: nothing to compile; the worker is ended)."""
+        self._text = module_text
+        self._given.set()
+
+    def _job(self, devices: int) -> dict:
+        self._given.wait()
+        if self._text is None:
+            raise _NotWanted
+        return {"module": self._text, "devices": devices}
+
+    def _work(self, devices: int, timeout: float) -> None:
+        try:
+            self._report = run_json_worker(
+                WORKER,
+                lambda: self._job(devices),
+                what=WHAT,
+                cwd=Path.cwd(),
+                timeout=timeout,
+                devices=devices,
+                env=_NO_CACHE,
+            )
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            self._error = exc
+
+    def report(self) -> dict:
+        """The worker's report; ``ShardscopeError`` if the compile failed."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._report is not None
+        return self._report
+
+
+class _NotWanted(Exception):
+    """The propagation failed: the compile's job is never given."""
+
+
+def propagate_compiled(
+    program: Program,
+    mesh: Mesh | Mapping[str, int] | None = None,
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    timeout: float = 300.0,
+) -> PropagationResult:
+    """``propagate``, with the compiled program's collectives and memory filled in
+    (``result.compiled_collectives``, ``result.memory``) and each of Shardy's predicted
+    collectives told whether one compiled collective matched it."""
+    target = _as_mesh(mesh) or _as_mesh(getattr(program, "mesh", None))
+    size = target.size if target is not None else 0
+    # Started first: the worker imports JAX while the program is annotated.
+    compile_ = PendingCompile(size, timeout) if 0 < size <= MAX_CPU_DEVICES else None
+    try:
+        pending = start_propagation(program, mesh, specs, keep_annotated=compile_ is not None)
+    except BaseException:
+        if compile_ is not None:
+            compile_.give(None)
+        raise
+    if compile_ is not None:
+        compile_.give(pending.annotated_text)
+    result = pending.result()
+    if compile_ is None:
+        result.warnings.append(
+            f"the compiled collectives and memory are not listed: the mesh has "
+            f"{result.mesh.size} devices and one process compiles for at most "
+            f"{MAX_CPU_DEVICES}; propagate on a smaller mesh (--mesh) to see them"
+        )
+        return result
+    attach(result, compile_.report())
+    return result
+
+
+def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
+    from shardscope.backend.sharding.mesh import Mesh as MeshType
+
+    if mesh is None or isinstance(mesh, MeshType):
+        return mesh
+    return MeshType.from_dict(dict(mesh))
+
+
+def attach(result: PropagationResult, report: dict) -> None:
+    """Fill ``result``'s compiled collectives (matched with its predicted ones) and
+    memory from the compile worker's ``report``."""
+    if not report.get("ok"):
+        raise ShardscopeError(report.get("error", "the XLA compile failed"))
+    compiled = [compiled_collective(c) for c in report["collectives"]]
+    compiled = describe(compiled, result.graph, result.mesh)
+    refs = predicted_refs(result.collectives, result.graph)
+    compiled, unmatched = match(compiled, refs)
+    left = {r.index for r in unmatched}
+    result.compiled_collectives = compiled
+    result.predicted_matched = [
+        None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
+    ]
+    result.memory = {"source": MEMORY_SOURCE, **report["memory"]}

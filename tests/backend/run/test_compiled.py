@@ -1,0 +1,111 @@
+"""``propagate_compiled``: the collectives XLA really emits, held against the program's
+own ``jax.jit(...).lower(...).compile()`` on fake CPU devices (tests/support/compile_oracle)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.program.graph import ProgramGraph
+from shardscope.backend.run.compiled import (
+    MAX_CPU_DEVICES,
+    _AxesOf,
+    _OpIndex,
+    propagate_compiled,
+)
+from shardscope.backend.sharding.mesh import Mesh
+from tests.support.compile_oracle import compiled_text, loaded
+from tests.support.inputs import PROGRAMS
+
+EXAMPLES = ["mlp", "conflict", "scan", "attention", "matmul6", "transformer"]
+FILES = {
+    "shard_map data parallel": "compiled_shard_map_dp.py",
+    "FSDP": "compiled_fsdp.py",
+    "tensor parallel": "compiled_tensor_parallel.py",
+    "Explicit axes and reshard": "compiled_explicit_reshard.py",
+    "scan, checkpoint, nested jit, combined all-reduce": "run_collectives_nested.py",
+}
+
+
+def _instructions(collectives) -> list[tuple[str, int]]:
+    return sorted((c["kind"], c["operands"]) for c in collectives)
+
+
+def _check(source: str) -> dict:
+    program = loaded(source)
+    result = propagate_compiled(program).to_json()
+    expected = read_collectives(compiled_text(program))
+    got = result["collectives"]
+    assert _instructions(got) == _instructions(expected), source
+    for c in got:
+        assert len(c["tensors"]) == c["operands"], c
+        for t in c["tensors"]:
+            assert t["op"] is not None and t["line"] is not None, (source, c["name"], t)
+    return result
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_examples_collectives_are_the_compiled_modules(name):
+    result = _check(f"example:{name}")
+    assert result["memory"]["argument"] > 0 and result["memory"]["peak"] > 0
+
+
+@pytest.mark.parametrize("what", list(FILES))
+def test_collectives_equal_the_compilers_own(what):
+    result = _check(str(PROGRAMS / FILES[what]))
+    origins = {c["origin"] for c in result["collectives"]}
+    if what in ("shard_map data parallel", "FSDP", "tensor parallel"):
+        # shard_map's psum, all_gather, psum_scatter: the user wrote them.
+        assert origins == {"user"}, what
+    else:
+        # A reshard is a sharding the user asks for: the partitioner moves the data.
+        assert origins == {"partitioner"}, what
+
+
+def test_a_combined_all_reduce_names_each_tensors_op_and_line():
+    result = _check(str(PROGRAMS / "run_collectives_nested.py"))
+    combined = [c for c in result["collectives"] if c["operands"] > 1]
+    assert combined
+    for c in combined:
+        assert len({t["op"] for t in c["tensors"]}) == c["operands"]
+        # Each tensor says which prediction explains it.
+        assert len(c["predicted"]) == c["operands"]
+    assert all(p["matched"] for p in result["predicted_collectives"])
+
+
+def test_a_prediction_no_compiled_collective_matches_is_flagged():
+    # Shardy predicts collectives XLA's partitioner does not emit on this example
+    # (counted in the same run), and says so on each of them.
+    result = propagate_compiled(loaded("example:conflict")).to_json()
+    explained = {r["index"] for c in result["collectives"] for r in c["predicted"]}
+    for i, p in enumerate(result["predicted_collectives"]):
+        if p["kind"] != "all_slice":
+            assert p["matched"] == (i in explained)
+
+
+def test_a_mesh_over_the_limit_gets_a_note_and_no_compile():
+    program = loaded("example:mlp")
+    side = MAX_CPU_DEVICES  # data x model = 2 * MAX_CPU_DEVICES devices
+    result = propagate_compiled(program, {"data": side, "model": 2})
+    assert result.compiled_collectives is None and result.memory is None
+    note = [w for w in result.warnings if "compiled collectives" in w]
+    assert len(note) == 1 and "smaller mesh" in note[0]
+
+
+def test_device_groups_name_the_axes_they_span():
+    mesh = Mesh.from_dict({"data": 2, "model": 2})
+    spans = _AxesOf(mesh)
+    assert spans.axes("all-reduce", ((0, 1), (2, 3))) == ("model",)
+    assert spans.axes("all-reduce", ((0, 2), (1, 3))) == ("data",)
+    assert spans.axes("all-gather", ((0, 1, 2, 3),)) == ("data", "model")
+    assert spans.axes("all-reduce", ((0, 3), (1, 2))) is None
+    assert spans.axes("collective-permute", ((0, 2), (2, 0), (1, 3), (3, 1))) == ("data",)
+
+
+def test_an_hlo_op_name_finds_the_op_in_a_body_by_its_ending():
+    program = loaded(str(PROGRAMS / "run_collectives_nested.py"))
+    graph: ProgramGraph = program.graph
+    index = _OpIndex(graph)
+    op = next(o for o in graph.ops if o.location_name and "/" in o.location_name)
+    assert index.find(f"jit(outer)/while/body/{op.location_name}", op.source_line) is not None
+    assert index.find("jit(f)/no_such_op", None) is None
