@@ -62,6 +62,9 @@ def totals_by_kind(collectives: list[Collective]) -> dict[str, tuple[int, int]]:
     return out
 
 
+HEADER = "Shardy's prediction (before compiling)"
+
+
 class CollectivesView(QWidget):
     """The collectives dock; ``collectiveSelected(index)`` gives the index in
     ``result.collectives`` of the row the user chose."""
@@ -71,6 +74,9 @@ class CollectivesView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.collectives: list[Collective] = []
+        # What the dock lists is Shardy's explicit-reshard prediction, not the compiled
+        # program's collectives (``propagate --json``'s ``collectives``).
+        self.header = QLabel(f"<b>{HEADER}</b>", self)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS), self)
@@ -100,6 +106,7 @@ class CollectivesView(QWidget):
         self.totals.setToolTip(BYTES_HEADER_TIP)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
         layout.addWidget(self.status)
         layout.addWidget(self.meaning)
         layout.addWidget(self.table, 1)

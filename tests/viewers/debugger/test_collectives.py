@@ -87,3 +87,9 @@ def test_totals_add_up_by_kind():
         Collective(3, "c", "all_gather", ("model",), None, (), 7, 2),
     ]
     assert totals_by_kind(c) == {"all_reduce": (2, 150), "all_gather": (1, 7)}
+
+
+def test_the_dock_says_it_lists_shardys_prediction(qtbot):
+    widget = CollectivesView()
+    qtbot.addWidget(widget)
+    assert "Shardy's prediction (before compiling)" in widget.header.text()
