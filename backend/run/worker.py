@@ -355,6 +355,29 @@ def too_many_devices(mesh: Mesh, attached: int, platform: str) -> str:
     )
 
 
+def _leaf_names(job: dict, call: Any, leaves: list) -> list[str | None]:
+    """The load's name of each flat argument, None for one the program does not use:
+    ``jax.jit`` leaves an unused argument out of the lowered module (and so out of the
+    load's names) but still takes it."""
+    names = job["arg_names"]
+    if len(names) == len(leaves):
+        return list(names)
+    plain = [jax.ShapeDtypeStruct(*shape_dtype(leaf)) for leaf in leaves]
+    # The arguments the lowering kept, by flat index (``Lowered._lowering.compile_args``
+    # in jax 0.10.2).
+    lowering = getattr(call.trace(leaves=plain).lower(), "_lowering", None)
+    kept = sorted(getattr(lowering, "compile_args", {}).get("kept_var_idx", ()))
+    if len(kept) != len(names):
+        raise RunRefused(
+            f"{job['path']}: EXAMPLE_ARGS has {len(leaves)} arrays but the program has "
+            f"{len(names)} arguments; load the program again"
+        )
+    out: list[str | None] = [None] * len(leaves)
+    for index, name in zip(kept, names, strict=True):
+        out[index] = name
+    return out
+
+
 def _run(
     job: dict,
     ns: dict | None = None,
@@ -383,17 +406,12 @@ def _run(
     jmesh = _jax_mesh(mesh, devices, _own_axis_types(ns))
     explicit = AxisType.Explicit in jmesh.axis_types
     call, leaves, host = inputs.call, inputs.leaves, inputs.host
-    names = job["arg_names"]
-    if len(names) != len(leaves):
-        raise RunRefused(
-            f"{job['path']}: EXAMPLE_ARGS has {len(leaves)} arrays but the program has "
-            f"{len(names)} arguments; load the program again"
-        )
+    names = _leaf_names(job, call, leaves)
     structs = []
     for leaf, name in zip(leaves, names, strict=True):
         shape, dtype = shape_dtype(leaf)
         sharding = None
-        if name in job["specs"]:
+        if name is not None and name in job["specs"]:
             spec = parse_spec(job["specs"][name]).padded(len(shape))
             sharding = NamedSharding(jmesh, spec.to_jax())
         elif explicit and isinstance(getattr(leaf, "sharding", None), NamedSharding):
@@ -428,9 +446,14 @@ def _run(
         compile_s = time.perf_counter() - started
     laps.lap("compile")
 
-    in_shardings = jax.tree.leaves(
-        compiled.input_shardings, is_leaf=lambda x: isinstance(x, jax.sharding.Sharding)
-    )
+    # An argument the program does not use has no sharding (None): it is placed replicated.
+    in_shardings = [
+        NamedSharding(jmesh, jax.sharding.PartitionSpec()) if s is None else s
+        for s in jax.tree.leaves(
+            compiled.input_shardings,
+            is_leaf=lambda x: x is None or isinstance(x, jax.sharding.Sharding),
+        )
+    ]
     placed = [
         jax.device_put(device_array(h, leaf), s)
         for h, leaf, s in zip(host, leaves, in_shardings, strict=True)
@@ -490,6 +513,7 @@ def _run(
     arguments = [
         _tensor(name, arr, sharding, h, values)
         for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
+        if name is not None  # an argument the program does not use is not in it
     ]
     laps.lap("shards")
     text = compiled.as_text()
@@ -512,7 +536,9 @@ def _run(
         "memory": memory,
         "notes": notes,
         "concrete_inputs": [
-            name for name, leaf in zip(names, leaves, strict=True) if is_concrete(leaf)
+            name
+            for name, leaf in zip(names, leaves, strict=True)
+            if name is not None and is_concrete(leaf)
         ],
         "hlo_text": text,
     }

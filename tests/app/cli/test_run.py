@@ -217,3 +217,12 @@ def test_collectives_in_loops_checkpoints_nested_jits_and_combined_are_all_predi
         for p in c["predicted"]:
             assert p["kind"] == c["kind"] and p["axes"] == ["data"]
             assert c["source"].endswith(p["source"]) or "(" in c["source"]
+
+
+def test_an_argument_the_program_never_reads_is_taken_and_left_out_of_the_report(tmp_path):
+    data = _run_json(INPUTS / "programs" / "run_unused_arg.py", tmp_path)
+    assert [a["name"] for a in data["arguments"]] == ["params['w']", "x"]
+    assert [a["spec"] for a in data["arguments"]] == ["_,model", "data,_"]
+    errors = [o["max_rel_error"] for o in data["outputs"]]
+    assert len(errors) == 2 and all(e is not None and e < 1e-6 for e in errors)
+    assert data["notes"] == []
