@@ -328,6 +328,7 @@ class FileHandler:
                 "choose Yes",
                 "warning",
             )
+            self.window.statusBar().showMessage(f"not run: {Path(path).name} was not allowed", 6000)
             return False
         allow(program, path)
         return True

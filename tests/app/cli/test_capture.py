@@ -1,13 +1,23 @@
 """``python main.py capture``: a script's jitted functions into a file the other commands open."""
 
+import contextlib
 import json
+import os
+import shlex
+import signal
+import subprocess
 import sys
+import time
+import uuid
 
 import pytest
 
 from shardscope.app.cli.capture import default_out
 from shardscope.app.cli.main import main
+from shardscope.backend.program.capture_file import name_in_source
 from tests.support.inputs import REPO
+from tests.support.processes import alive, gone_within
+from tests.test_hostile import MARKER, _marked_pids
 
 TRAIN = str(REPO / "tests" / "inputs" / "capture" / "train.py")
 
@@ -65,3 +75,132 @@ def test_bad_device_counts_are_refused_by_the_parser(capsys, devices):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "--devices" in err and len(err.splitlines()) == 1
+
+
+SETSID = str(REPO / "tests" / "inputs" / "hostile" / "setsid_child.py")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["finished", "steps", "timeout", "ctrl+c"])
+def test_nothing_the_script_started_outlives_capture(tmp_path, how):
+    # The script's children each run in a session of their own, one with an environment
+    # of its own: neither the process group nor an inherited marker reaches that one.
+    marker = uuid.uuid4().hex
+    pids = tmp_path / "pids.txt"
+    options = {"finished": [], "steps": ["--steps", "1"], "timeout": ["--timeout", "8"]}
+    script = [
+        sys.executable,
+        SETSID,
+        str(pids),
+        *(["hang"] if how in ("timeout", "ctrl+c") else []),
+    ]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO / "main.py"),
+            "capture",
+            "--out",
+            str(tmp_path / "c.json"),
+            *options.get(how, []),
+            "--",
+            *script,
+        ],
+        cwd=tmp_path,
+        env=dict(os.environ, **{MARKER: marker}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if how == "ctrl+c":
+            deadline = time.monotonic() + 60
+            while not pids.exists() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(2)  # the script compiles, then hangs
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        expected = {"finished": "(finished)", "steps": "(stopped after --steps)"}
+        if how == "ctrl+c":
+            assert proc.returncode == 130 and "interrupted (Ctrl+C)" in err, err
+        else:
+            assert proc.returncode == 0, err
+            assert expected.get(how, "(stopped after 8 s (--timeout))") in out
+        children = [int(p) for p in pids.read_text().split()]
+        assert len(children) == 3
+        assert all(gone_within(pid, 5) for pid in children), [p for p in children if alive(p)]
+        assert not _marked_pids(marker)
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in _marked_pids(marker) + [
+            int(p) for p in (pids.read_text().split() if pids.exists() else [])
+        ]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- names with #, spaces, quotes, %, ? or a newline: the printed open command works in a shell
+
+NAMED = str(REPO / "tests" / "inputs" / "capture" / "named.py")
+NAMES = ["a#b c", "it's 100%", "what?x=1", "%41 x.json#y", "two\nlines"]
+
+
+def capture(out, name: str) -> str:
+    """``capture``'s readable listing of ``named.py`` run with ``name``."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "main.py",
+            "capture",
+            "--out",
+            str(out),
+            "--",
+            sys.executable,
+            NAMED,
+            name,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_the_printed_open_command_works_in_a_shell(tmp_path, name):
+    folder = tmp_path / "my captures"
+    folder.mkdir()
+    out = folder / "c.json"
+    (line,) = [s for s in capture(out, name).splitlines() if s.startswith("open one: ")]
+    command, gui = line.removeprefix("open one: ").split("  (or gui ")
+    assert shlex.split(gui) == [str(out), "to", "choose)"]
+    # Pasted as printed: ``python`` is this interpreter.
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
+    done = subprocess.run(
+        ["bash", "-c", command + " --json"],
+        cwd=REPO,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (command, done.stderr)
+    result = json.loads(done.stdout)
+    shown = name if name.isprintable() else name_in_source(name)
+    assert result["program"] == shown and result["mesh"] == {"data": 8}
+
+
+@pytest.mark.slow
+def test_a_name_with_a_hash_opens_as_itself_and_bad_names_list_the_typed_forms(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    capture(out, "a#b c")
+    assert main(["load", "--json", f"{out}#a#b c"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "a#b c"
+    assert main(["load", f"{out}#a"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no captured function 'a'; choose one of: a%23b c")

@@ -1,7 +1,11 @@
 """Opening, saving, exporting, recent files, the title and the restore prompt, as a user
-drives them: through the File menu, with the file dialogs answered by the test."""
+drives them: through the File menu, with the file dialogs answered by the test. Further
+down: what a session may run (it asks first), captured functions with odd names, and
+files whose module text MLIR cannot read."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,10 +14,13 @@ from hypothesis import strategies as st
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from shardscope.app.window.files import ask_restore
+from shardscope.app.window.launch import start_window
+from shardscope.backend.program.capture_file import Capture, CapturedFunction, capture_source
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import SetDimSpec
+from shardscope.backend.session.persistence import write_json
 from shardscope.backend.sharding.spec import Spec
-from tests.support.inputs import PROGRAMS, write_input
+from tests.support.inputs import INPUTS, MLIR, PROGRAMS, write_input
 
 
 def answer_open(monkeypatch, path):
@@ -995,3 +1002,167 @@ def test_gspmd_comparison_of_a_shard_map_session_does_not_trace_its_file(
     error = window.messages.messages("error")[-1]
     assert path in error and "which a session file names" in error
     assert "Run source again" in error
+
+
+# -- captured functions with odd names: the picker, gui CAP.json#NAME, Open recent ---------
+
+NAMES = ["a#b c", "what?x=1", "two\nlines", "x.json"]
+# What titles and messages call them: one line each.
+SHOWN = ["a#b c", "what?x=1", "two%0Alines", "x.json"]
+
+
+def capture_of_odd_names(tmp_path):
+    """A capture file of ``plain.mlir`` under each of NAMES, the first the largest."""
+    text = (MLIR / "plain.mlir").read_text()
+    functions = [
+        CapturedFunction(name, "jit_f", text, 10 - i, {"data": 8}, None, None, 1)
+        for i, name in enumerate(NAMES)
+    ]
+    path = tmp_path / "odd caps.json"
+    write_json(path, Capture(["python", "t.py"], 8, "finished", functions).to_json())
+    return path
+
+
+@pytest.mark.parametrize("chosen", range(len(NAMES)))
+def test_the_capture_picker_opens_the_function_picked(
+    make_window, qtbot, tmp_path, monkeypatch, pick, find_action, chosen
+):
+    path = capture_of_odd_names(tmp_path)
+    offered = []
+
+    def get_item(parent, title, label, items, current, editable):
+        offered.extend(items)
+        return items[chosen], True
+
+    monkeypatch.setattr(QInputDialog, "getItem", get_item)
+    window = make_window(None, propagate=False)
+    answer_open(monkeypatch, path)
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    assert [item.split("  (")[0] for item in offered] == [
+        "a%23b c",
+        "what%3Fx=1",
+        "two%0Alines",
+        "x.json",
+    ]
+    program = window.session.program
+    assert program.name == SHOWN[chosen] and program.kind == "capture"
+    assert program.source == capture_source(path, NAMES[chosen])
+    assert not window.messages.messages("error")
+
+    # Open recent reopens that function, not the capture's picker or a session.
+    other = make_window(None, propagate=False)
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: pytest.fail("asked again"))
+    (recent,) = [a for a in other.files.recent_menu.actions() if a.text() == program.source]
+    recent.trigger()
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert other.session.program.name == SHOWN[chosen]
+    assert not other.messages.messages("error")
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("{path}#a#b c", "a#b c"),
+        ("{path}#a%23b c", "a#b c"),
+        ("{path}#x.json", "x.json"),
+        ("{path}#two%0Alines", "two%0Alines"),
+        ("{path}#what%3Fx=1", "what?x=1"),
+    ],
+)
+def test_gui_of_a_capture_function_opens_it(qtbot, tmp_path, monkeypatch, source, name):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path / "state"))
+    path = capture_of_odd_names(tmp_path)
+    window = start_window(source.format(path=path))
+    qtbot.addWidget(window)
+    try:
+        qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+        assert window.session.program.name == name
+        assert not window.messages.messages("error")
+    finally:
+        window.close()
+        window.runner.wait(30_000)
+
+
+# -- module text MLIR cannot read, in sessions, recovery and capture files -----------------
+
+HOSTILE = INPUTS / "hostile"
+
+
+def spoiled_session(window, spoil: str) -> str:
+    """The JSON of ``window``'s session with ``spoil`` put into its saved module's text."""
+    state = window.session.to_json()
+    mlir = state["program"]["mlir"]
+    state["program"]["mlir"] = mlir.replace("func.func", f"func.func{spoil}", 1)
+    return json.dumps(state)
+
+
+SPOILS = [("\udcff", "a lone surrogate \\udcff at line"), ("\x00", "a NUL character at line")]
+
+
+@pytest.mark.parametrize(("spoil", "says"), SPOILS)
+def test_opening_a_session_with_unreadable_module_text_is_one_line(
+    make_window, qtbot, tmp_path, monkeypatch, pick, spoil, says
+):
+    window = make_window("example:mlp", propagate=False)
+    bad = tmp_path / "bad.json"
+    bad.write_text(spoiled_session(window, spoil))
+    before = window_state(window)
+    answer_open(monkeypatch, bad)
+    pick(window, "&File", "Open &session…")
+    qtbot.wait(200)
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    (error,) = window.messages.messages("error")
+    assert f"session {bad} has a program whose module text holds {says}" in error
+    assert "open a file saved by File > Save" in error and "\n" not in error
+    assert window_state(window) == before
+
+
+@pytest.mark.parametrize(("spoil", "says"), SPOILS)
+def test_a_recovery_file_with_unreadable_module_text_is_set_aside_at_start(
+    make_window, qtbot, tmp_path, monkeypatch, spoil, says
+):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("SHARDSCOPE_RECOVERY", "restore")
+    text = spoiled_session(make_window("example:mlp", propagate=False), spoil)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    recovery = tmp_path / f"recovery-{gone.pid}-1.json"
+    recovery.write_text(text)
+
+    window = start_window("example:attention")
+    qtbot.addWidget(window)
+    try:
+        qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+        (error,) = window.messages.messages("error")
+        assert f"session {recovery} has a program whose module text holds {says}" in error
+        assert f"(recovery file set aside as {recovery.name}.bad)" in error
+        assert "\n" not in error
+        assert window.session.program.name == "attention"
+        assert not recovery.exists() and (tmp_path / f"{recovery.name}.bad").exists()
+    finally:
+        window.close()
+        window.runner.wait(30_000)
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("capture_surrogate.json", "function 0 ('f') has module text with a lone surrogate"),
+        ("capture_nul.json", "function 0 ('f') has module text with a NUL character"),
+    ],
+)
+def test_opening_a_capture_with_unreadable_module_text_is_one_line(
+    make_window, qtbot, monkeypatch, pick, name, says
+):
+    window = make_window("example:mlp", propagate=False)
+    before = window_state(window)
+    path = HOSTILE / name
+    answer_open(monkeypatch, path)
+    pick(window, "&File", "&Open program…")
+    qtbot.wait(200)
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    (error,) = window.messages.messages("error")
+    assert error.startswith(f"{path}: {says}") and "\n" not in error
+    assert "capture the script again" in error
+    assert window_state(window) == before
