@@ -47,6 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.isolation.descendants import (
+    MARKER_ENV,
+    children,
+    end_tree,
+    marked,
+    new_marker,
+    subreaper,
+)
 
 _DEVICE_COUNT = "xla_force_host_platform_device_count"
 
@@ -227,6 +235,13 @@ def relayed_exit(read: int, returncode: int, *, imported: bool = True) -> int:
     return returncode
 
 
+def kill_marked(marker: str) -> None:
+    """Kill the processes ``marker`` marks (``descendants.marked``), if any are left."""
+    for pid in marked(marker):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def kill_group(pid: int) -> None:
     """Kill process group ``pid`` (a worker and whatever it started), if any is left."""
     try:
@@ -276,14 +291,32 @@ def run_command(
     output: int | None = None,
 ) -> int:
     """Run a user's own command (not a module of ours) as a worker: it dies with this
-    process, runs in its own process group (killed as a whole when it ends or times out)
-    and under the memory limit. Its exit code (negative: the signal that killed it);
+    process, runs in its own process group (killed as a whole when it ends or times out),
+    under the memory limit, and whatever it started ends with it, in a session of its own
+    or not (``descendants``). Its exit code (negative: the signal that killed it);
     ``WorkerTimeout`` past ``timeout`` seconds; ``KilledItsParent`` when it kills the
     process that runs it. Its output goes to file descriptor ``output`` (None: this
     process's stderr, keeping stdout for results)."""
     check_timeout(timeout)
     memory_limit()
     refuse_if_interrupted()
+    marker = new_marker()
+    with subreaper():
+        before = children()
+        return _run_marked(argv, {**env, MARKER_ENV: marker}, cwd, timeout, output, marker, before)
+
+
+def _run_marked(
+    argv: list[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float,
+    output: int | None,
+    marker: str,
+    before: set[int],
+) -> int:
+    """``run_command``'s run of a command marked with ``marker``, ended with all it
+    started (``descendants.end_tree``, sparing the children of ours in ``before``)."""
     target = output if output is not None else 2  # file descriptor 2: our stderr
     read, write = relay_pipe()
     try:
@@ -303,7 +336,7 @@ def run_command(
     finally:
         os.close(write)
     try:
-        with cancellable(proc.pid):
+        with cancellable(proc.pid, marker):
             code = proc.wait(timeout=timeout)
             return _relayed_unless_cancelled(proc.pid, read, code, imported=False)
     except subprocess.TimeoutExpired:
@@ -312,6 +345,7 @@ def run_command(
         kill_group(proc.pid)
         proc.wait()
         os.close(read)
+        end_tree(marker, before)
 
 
 def worker_env(
@@ -459,9 +493,13 @@ class WorkerJob:
 
 # Process groups of the fresh workers running now, for ``cancel_workers``.
 _RUNNING: set[int] = set()
-_RUNNING_LOCK = threading.Lock()
+# Reentrant: ``cancel_workers`` runs in a signal handler too (Ctrl+C), perhaps while the
+# interrupted code of the same thread holds it.
+_RUNNING_LOCK = threading.RLock()
 # Those of them ``cancel_workers`` killed: their relay's death is not their program's doing.
 _CANCELLED: set[int] = set()
+# The ``descendants`` marker of each user's command among them (``run_command``).
+_MARKERS: dict[int, str] = {}
 # Set by ``interrupt``: no worker starts after it, and any that registers is killed.
 _INTERRUPTED = threading.Event()
 
@@ -492,27 +530,35 @@ def cancel_workers() -> None:
     """
     with _RUNNING_LOCK:
         groups = list(_RUNNING)
+        markers = [_MARKERS[g] for g in groups if g in _MARKERS]
         _CANCELLED.update(groups)
     for pid in groups:
         kill_group(pid)
+    for marker in markers:
+        kill_marked(marker)
 
 
 @contextlib.contextmanager
-def cancellable(group: int) -> Iterator[None]:
+def cancellable(group: int, marker: str | None = None) -> Iterator[None]:
     """While the block runs, ``cancel_workers`` kills process group ``group`` (at once,
-    after ``interrupt``)."""
+    after ``interrupt``), and the processes ``marker`` marks (``descendants``)."""
     with _RUNNING_LOCK:
         _RUNNING.add(group)
+        if marker is not None:
+            _MARKERS[group] = marker
         if _INTERRUPTED.is_set():
             _CANCELLED.add(group)
     if _INTERRUPTED.is_set():
         kill_group(group)
+        if marker is not None:
+            kill_marked(marker)
     try:
         yield
     finally:
         with _RUNNING_LOCK:
             _RUNNING.discard(group)
             _CANCELLED.discard(group)
+            _MARKERS.pop(group, None)
 
 
 def _relayed_unless_cancelled(group: int, read: int, code: int, *, imported: bool = True) -> int:

@@ -553,3 +553,50 @@ def test_a_worker_relays_how_it_ended_whatever_it_was(tmp_path):
         ["sh", "-c", "kill -TERM $$"], env=dict(os.environ), cwd=tmp_path, timeout=60
     )
     assert code == -signal.SIGTERM
+
+
+_SETSID = (
+    "import subprocess, sys, time\n"
+    "env = None if sys.argv[1] == 'keep' else {}\n"
+    "p = subprocess.Popen(['/bin/sleep', '600'], start_new_session=True, env=env)\n"
+    "open(sys.argv[1] + '.pid', 'w').write(str(p.pid))\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+
+
+def _ended(pid_file) -> bool:
+    """Whether the sleeper whose pid is in ``pid_file`` ends within 5 s (killed if not)."""
+    pid = int(pid_file.read_text())
+    if gone_within(pid, 5):
+        return True
+    os.kill(pid, signal.SIGKILL)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("env", ["keep", "own"])
+def test_what_a_users_command_starts_in_a_session_of_its_own_ends_with_it(tmp_path, env):
+    # The child keeps the command's environment or has its own: either way it escapes the
+    # command's process group.
+    command = [sys.executable, "-c", _SETSID, env]
+    code = run_command([*command, "0"], env=dict(os.environ), cwd=tmp_path, timeout=60)
+    assert code == 0 and _ended(tmp_path / f"{env}.pid")
+    with pytest.raises(WorkerTimeout):
+        run_command([*command, "600"], env=dict(os.environ), cwd=tmp_path, timeout=3)
+    assert _ended(tmp_path / f"{env}.pid")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_cancel_workers_ends_what_a_users_command_started_in_a_session_of_its_own(tmp_path):
+    cancel = threading.Timer(3.0, cancel_workers)
+    cancel.start()
+    try:
+        code = run_command(
+            [sys.executable, "-c", _SETSID, "keep", "600"],
+            env=dict(os.environ),
+            cwd=tmp_path,
+            timeout=300,
+        )
+    finally:
+        cancel.cancel()
+    assert code == -signal.SIGKILL and _ended(tmp_path / "keep.pid")
