@@ -5,8 +5,9 @@ wraps in ``jax.jit``, and stops the script after a number of steps if asked.
 JAX itself writes the module of every compile (``JAX_DUMP_IR_TO``); what this adds is which
 of those are the script's own functions, where they are defined, and how often they ran. It
 imports nothing of shardscope (the script may run in another environment) and does nothing
-unless ``SHARDSCOPE_CAPTURE_DIR`` is set. At exit, or when the step limit stops the script,
-it writes ``functions.json`` there: one record per jitted function.
+unless ``SHARDSCOPE_CAPTURE_DIR`` is set. It keeps ``functions.json`` there, one record per
+jitted function: rewritten whole (then renamed) at most every 0.1 s while calls are counted,
+so that a script killed meanwhile keeps what it ran, and at exit or at the step limit.
 
 A function that ``nnx.jit`` or ``eqx.filter_jit`` compiles with ``jax.jit`` takes what the
 library split the user's arguments into; JAX names those arguments by that split
@@ -29,6 +30,7 @@ import json
 import os
 import sys
 import threading
+import time
 import types
 
 _DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
@@ -36,7 +38,14 @@ _LIMIT = os.environ.get("SHARDSCOPE_CAPTURE_STEPS")
 
 _records: list[dict] = []
 _lock = threading.Lock()
+# Held while ``functions.json`` is written: by ``_keeper``, at exit, at the step limit.
+_write_lock = threading.Lock()
 _written = False
+# Set when a record changed since ``functions.json`` was written.
+_dirty = threading.Event()
+_keeper_started = False
+# Seconds between two writes while the records change.
+_EVERY = 0.1
 
 
 def _where(fun) -> tuple[str | None, int | None]:
@@ -59,22 +68,48 @@ def _name(fun) -> str:
     return "<unnamed function>"
 
 
-def _write() -> None:
+def _write(final: bool = False) -> None:
+    """Write the records as they are now (once more after ``final``: never)."""
     global _written
-    with _lock:
+    with _write_lock:
         if _written or _DIR is None:
             return
-        _written = True
-        records = [dict(r) for r in _records]
-    path = os.path.join(_DIR, "functions.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump({"functions": records}, f)
-    os.replace(path + ".tmp", path)
+        _written = final
+        with _lock:
+            records = [dict(r) for r in _records]
+        path = os.path.join(_DIR, "functions.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump({"functions": records}, f)
+        os.replace(path + ".tmp", path)
+
+
+def _changed() -> None:
+    """A record changed: have ``_keeper`` write it soon."""
+    global _keeper_started
+    with _lock:
+        start, _keeper_started = not _keeper_started, True
+    _dirty.set()
+    if start:
+        threading.Thread(target=_keeper, name="shardscope-capture", daemon=True).start()
+
+
+def _keeper() -> None:
+    """Keep ``functions.json`` as the records are, at most ``_EVERY`` seconds behind, so
+    that a script stopped by a signal (capture's --timeout, Ctrl+C) keeps what it
+    compiled and how often it ran it."""
+    while True:
+        _dirty.wait()
+        _dirty.clear()
+        try:
+            _write()
+        except OSError:
+            pass  # capture's folder is gone: capture itself has ended
+        time.sleep(_EVERY)
 
 
 def _stop() -> None:
     """End the script at once (the step limit): records first, then a clean exit code."""
-    _write()
+    _write(final=True)
     sys.stdout.flush()
     sys.stderr.flush()
     with open(os.path.join(_DIR, "stopped"), "w") as f:
@@ -99,6 +134,7 @@ class _Counted:
                 _stop()
             record["calls"] += 1
             _name_by_user(self, args, kwargs)
+            _changed()
         return self._jitted(*args, **kwargs)
 
     def __get__(self, obj, owner=None):
@@ -258,7 +294,7 @@ def _install(jax) -> None:
         return _Counted(jitted, record, fun)
 
     jax.jit = jit
-    atexit.register(_write)
+    atexit.register(_write, final=True)
 
 
 def _chain() -> None:
