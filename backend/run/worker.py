@@ -449,10 +449,7 @@ def _run(
     # An argument the program does not use has no sharding (None): it is placed replicated.
     in_shardings = [
         NamedSharding(jmesh, jax.sharding.PartitionSpec()) if s is None else s
-        for s in jax.tree.leaves(
-            compiled.input_shardings,
-            is_leaf=lambda x: x is None or isinstance(x, jax.sharding.Sharding),
-        )
+        for s in compiled.in_tree.flatten_up_to(compiled.input_shardings)
     ]
     placed = [
         jax.device_put(device_array(h, leaf), s)
