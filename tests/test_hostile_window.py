@@ -9,6 +9,10 @@ the command line's own tests.
 
 import pytest
 
+# The window tests' own fixtures: settings and recovery files in a temporary folder, the
+# offscreen platform, a window factory and a drag's drop.
+from tests.app.conftest import _isolated_state  # noqa: F401
+from tests.app.window.conftest import drop_axis, make_window  # noqa: F401
 from tests.support.inputs import MLIR, PROGRAMS
 from tests.test_hostile import CASES, HOSTILE, _make_inputs
 
@@ -50,7 +54,12 @@ def test_the_corpus_has_file_cases():
     assert len(FILE_CASES) >= 40
 
 
-def test_every_corpus_file_opens_or_fails_in_one_line(make_window, qtbot, tmp_path, drop_axis):
+def test_every_corpus_file_opens_or_fails_in_one_line(
+    make_window,  # noqa: F811 (the fixture imported above)
+    qtbot,
+    tmp_path,
+    drop_axis,  # noqa: F811
+):
     _make_inputs(tmp_path)
     where = {"H": str(HOSTILE), "T": str(tmp_path), "M": str(MLIR), "P": str(PROGRAMS)}
     window = make_window("example:mlp", propagate=False)

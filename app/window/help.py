@@ -48,15 +48,24 @@ def _keys(action: QAction) -> str:
 
 def shortcut_rows(window: QWidget) -> list[ShortcutRow]:
     """Every action of ``window`` that has a shortcut: those of the menu bar first, in
-    menu order, then any other (a dock's or a panel's own), each key listed once."""
+    menu order, then any other (a dock's or a panel's own), each key listed once. A key that
+    several of the window's own actions share, each enabled at its time (Esc cancels
+    Expand all or a run), lists them all in one row."""
     rows: list[ShortcutRow] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
 
     def add(action: QAction, where: str) -> None:
-        keys = _keys(action)
-        if keys and keys not in seen and action.text():
-            seen.add(keys)
-            rows.append(ShortcutRow(keys, plain(action.text()), where))
+        keys, text = _keys(action), plain(action.text())
+        if not keys or not text:
+            return
+        if keys not in seen:
+            seen[keys] = len(rows)
+            rows.append(ShortcutRow(keys, text, where))
+            return
+        row = rows[seen[keys]]
+        texts = row.action.split("; ")
+        if where == "window" and row.where == "window" and text not in texts:
+            rows[seen[keys]] = ShortcutRow(keys, "; ".join(sorted([*texts, text])), where)
 
     def walk(menu: QMenu, where: str) -> None:
         for action in menu.actions():

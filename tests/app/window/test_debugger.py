@@ -3,8 +3,8 @@ add, its factor table, the collectives and their device groups, the GSPMD compar
 the legend; and what the window says when there is nothing to show or the comparison
 fails."""
 
+import dataclasses
 import time
-from types import SimpleNamespace
 
 from PySide6.QtCore import Qt
 
@@ -209,7 +209,7 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
     )
 
     def hang(program, result, **kwargs):
-        stand_in = SimpleNamespace(path=path, params={}, graph=program.graph)
+        stand_in = dataclasses.replace(program, kind="python", path=path, source=path)
         return run_gspmd(stand_in, result.mesh.shape, {})
 
     monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", hang)
