@@ -35,6 +35,22 @@ class ShortcutRow:
     keys: str
     action: str
     where: str
+    # The actions a key shared by several is listed for (``action`` joins them).
+    shared: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.shared:
+            object.__setattr__(self, "shared", (self.action,))
+
+
+def _joined(texts: tuple[str, ...]) -> str:
+    """``Cancel a`` and ``Cancel b`` as ``Cancel a or b``; texts without a first word in
+    common as ``a; b``."""
+    first = {t.split(" ", 1)[0] for t in texts}
+    if len(first) == 1 and all(" " in t for t in texts):
+        (word,) = first
+        return f"{word} " + " or ".join(t.split(" ", 1)[1] for t in texts)
+    return "; ".join(texts)
 
 
 def plain(text: str) -> str:
@@ -63,9 +79,9 @@ def shortcut_rows(window: QWidget) -> list[ShortcutRow]:
             rows.append(ShortcutRow(keys, text, where))
             return
         row = rows[seen[keys]]
-        texts = row.action.split("; ")
-        if where == "window" and row.where == "window" and text not in texts:
-            rows[seen[keys]] = ShortcutRow(keys, "; ".join(sorted([*texts, text])), where)
+        if where == "window" and row.where == "window" and text not in row.shared:
+            shared = tuple(sorted([*row.shared, text]))
+            rows[seen[keys]] = ShortcutRow(keys, _joined(shared), where, shared)
 
     def walk(menu: QMenu, where: str) -> None:
         for action in menu.actions():
