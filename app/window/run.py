@@ -81,25 +81,26 @@ def reshard_task(mesh: Mesh, source: str, target: str, shape, dtype: str, timeou
 
 
 def warnings_by_op(result: RunResult, graph) -> dict[int, list[str]]:
-    """The XLA warnings of ``result`` by the id of the program op each names (through the
-    op's location name, which the compiled HLO's ``op_name`` repeats)."""
-    by_name: dict[str, list[int]] = {}
-    for op in graph.ops:
-        if op.location_name:
-            by_name.setdefault(op.location_name, []).append(op.id)
+    """The XLA warnings of ``result`` by the id of the program op each names (the compiled
+    HLO's ``op_name`` names it from the top, as ``compiled.OpIndex`` finds ops in loop
+    bodies, checkpoints, nested jits and callees too)."""
+    from shardscope.backend.run.compiled import OpIndex
+
+    ops = OpIndex(graph)
     out: dict[int, list[str]] = {}
     for w in result.warnings:
-        for op_id in by_name.get(w.op_name, [])[:1]:
+        op_id = ops.find(w.op_name) if w.op_name else None
+        if op_id is not None:
             out.setdefault(op_id, []).append(w.message)
     return out
 
 
 def warning_op(result: RunResult, index: int, graph) -> int | None:
     """The op warning ``index`` names, or None."""
+    from shardscope.backend.run.compiled import OpIndex
+
     name = result.warnings[index].op_name
-    if not name:
-        return None
-    return next((op.id for op in graph.ops if op.location_name == name), None)
+    return OpIndex(graph).find(name) if name else None
 
 
 def reveal(widget: QWidget) -> None:

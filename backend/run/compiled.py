@@ -94,7 +94,7 @@ def describe(
 ) -> list[CompiledCollective]:
     """``collectives`` with each operand's program op, the mesh axes of their device
     groups and whether the user wrote them."""
-    ops = _OpIndex(graph)
+    ops = OpIndex(graph)
     spans = _AxesOf(mesh)
     out = []
     for c in collectives:
@@ -116,7 +116,7 @@ def describe(
     return out
 
 
-class _OpIndex:
+class OpIndex:
     """Program ops by location name: an HLO op name is the op's name from the top-level
     function; an op in a loop body, checkpoint, nested jit or callee is named relative
     to that body, so the longest ending of the HLO name that names ops finds it, the
@@ -129,7 +129,7 @@ class _OpIndex:
             if op.location_name:
                 self._by_name.setdefault(op.location_name, []).append(op.id)
 
-    def find(self, op_name: str, line: int | None) -> int | None:
+    def find(self, op_name: str, line: int | None = None) -> int | None:
         parts = op_name.split("/")
         for start in range(len(parts)):
             found = self._by_name.get("/".join(parts[start:]))

@@ -460,3 +460,27 @@ def test_cancel_kills_the_run_and_leaves_everything_as_it_was(make_window, qtbot
     pick(window, *RUN)
     assert window.run.running
     assert window.run.cancel_run()
+
+
+def test_a_warning_on_an_op_in_a_loop_body_marks_that_op(make_window, qtbot, pick):
+    window = make_window("example:scan")
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    graph = window.session.graph
+    # XLA names an op in a loop body from the top; the program names it within its body
+    names = [o.location_name for o in graph.ops]
+    op = next(
+        o
+        for o in graph.ops
+        if o.parent is not None and o.location_name and names.count(o.location_name) == 1
+    )
+    op_name = f"jit(rnn)/while/body/closed_call/{op.location_name}"
+    assert all(o.location_name != op_name for o in graph.ops)
+    message = "Involuntary full rematerialization of the operand"
+    result = replace(window.run.panel.result, warnings=[XlaWarningEntry(message, op_name, "x")])
+    window.run.show_result(result)
+    assert window.debugger.markers.warnings == {op.id: [message]}
+    panel = window.run.panel
+    rect = panel.warnings.visualItemRect(panel.warnings.item(0))
+    qtbot.mouseClick(panel.warnings.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.source_view.line == op.source_line
