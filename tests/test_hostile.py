@@ -10,6 +10,7 @@ it starts inherits, so leftovers are found by that marker).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.inputs import INPUTS, MLIR, PROGRAMS, REPO
+from tests.support.processes import alive, gone_within
 
 HOSTILE = INPUTS / "hostile"
 CASE_LIMIT_S = 60
@@ -245,3 +247,59 @@ def test_killing_the_cli_midway_leaves_nothing_running(argv):
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+SETSID_PIDS = "SETSID_AT_IMPORT_PIDS"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(
+    "argv, code",
+    [
+        (["load", str(HOSTILE / "setsid_at_import.py")], 0),
+        (["run", str(HOSTILE / "setsid_at_import.py"), "--mesh", "data=2"], 0),
+        (["load", str(HOSTILE / "setsid_hangs.py"), "--timeout", "5"], 1),
+        (["run", str(HOSTILE / "setsid_run_hangs.py"), "--mesh", "data=2", "--timeout", "5"], 1),
+        (["run", str(HOSTILE / "setsid_run_hangs.py"), "--mesh", "data=2"], 130),
+    ],
+    ids=["load", "run", "load-timeout", "run-timeout", "run-ctrl+c"],
+)
+def test_what_a_program_starts_in_a_session_of_its_own_ends_with_its_job(tmp_path, argv, code):
+    # Each import of the program starts three children in sessions of their own: one that
+    # keeps the environment (the marker finds it), one with an environment of its own and
+    # one forked without a new program (only the pids file names those).
+    marker = uuid.uuid4().hex
+    pids = tmp_path / "pids.txt"
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "main.py"), *argv],
+        cwd=tmp_path,
+        env=dict(os.environ, **{MARKER: marker, SETSID_PIDS: str(pids)}),
+        stdin=subprocess.DEVNULL,
+        # Files, not pipes: a child left running would hold a pipe open.
+        stdout=(tmp_path / "out.txt").open("w"),
+        stderr=(tmp_path / "err.txt").open("w"),
+    )
+    try:
+        if code == 130:
+            deadline = time.monotonic() + 60
+            while len(_pids(pids)) < 6 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1)  # the run worker imported the program: it hangs in its run
+            proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == code, (tmp_path / "err.txt").read_text()
+        children = _pids(pids)
+        assert len(children) >= 3 and len(children) % 3 == 0, children
+        assert all(gone_within(pid, 5) for pid in children), [p for p in children if alive(p)]
+        # The fork server gets a moment to notice that the command is gone.
+        assert all(gone_within(pid, 5) for pid in _marked_pids(marker))
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in _marked_pids(marker) + _pids(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(p) for p in path.read_text().split()] if path.exists() else []

@@ -7,14 +7,21 @@ every one. Cases whose source is not a file of the corpus (examples, options) be
 the command line's own tests.
 """
 
+import contextlib
+import os
+import signal
+
 import pytest
+
+from shardscope.backend.isolation.forkserver import shared_server
 
 # The window tests' own fixtures: settings and recovery files in a temporary folder, the
 # offscreen platform, a window factory and a drag's drop.
 from tests.app.conftest import _isolated_state  # noqa: F401
 from tests.app.window.conftest import drop_axis, make_window  # noqa: F401
 from tests.support.inputs import MLIR, PROGRAMS
-from tests.test_hostile import CASES, HOSTILE, _make_inputs
+from tests.support.processes import alive, gone_within
+from tests.test_hostile import CASES, HOSTILE, _make_inputs, _pids
 
 pytestmark = pytest.mark.slow
 
@@ -98,3 +105,33 @@ def test_every_corpus_file_opens_or_fails_in_one_line(
     assert window.session.spec(x).dims[1].axes == ("model",)
     window.qundo.undo()
     assert window.session.spec(x) == before
+
+
+def test_what_a_program_the_window_opens_starts_in_a_session_of_its_own_ends(
+    make_window,  # noqa: F811 (the fixture imported above)
+    qtbot,
+    tmp_path,
+    monkeypatch,
+):
+    # Each import starts three children in sessions of their own (setsid_at_import.py);
+    # the second program hangs at import, and the window is closed while it loads.
+    pids = tmp_path / "pids.txt"
+    monkeypatch.setenv("SETSID_AT_IMPORT_PIDS", str(pids))
+    shared_server().close()  # the next load starts one that sees the variable
+    window = make_window(None, propagate=False)
+    window.files.open_program(str(HOSTILE / "setsid_at_import.py"))
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=90_000)
+    assert window.session.program.name == "setsid_at_import"
+    loaded = _pids(pids)
+    assert len(loaded) == 3 and all(gone_within(pid, 5) for pid in loaded)
+    window.files.load_timeout = 300.0
+    window.files.open_program(str(HOSTILE / "setsid_hangs.py"))
+    qtbot.waitUntil(lambda: len(_pids(pids)) == 6, timeout=90_000)
+    try:
+        window.close()
+        hanging = _pids(pids)[3:]
+        assert all(gone_within(pid, 5) for pid in hanging), [p for p in hanging if alive(p)]
+    finally:
+        for pid in _pids(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -13,7 +13,10 @@ worker, and has no parent-death signal. Two nets find such processes:
   the command started.
 
 ``end_tree`` kills what either net finds until nothing is left, and reaps what was handed
-to us. Where there is no ``/proc`` or no ``prctl`` the nets find nothing and only the
+to us. A shardscope worker's relay and the fork server (``jobs``, ``forkserver``) are
+subreapers for the jobs they run, each job marked with a value of its own; the process
+that starts jobs (the CLI, the window) is not one, and ends a job's leftovers by its
+marker alone. Where there is no ``/proc`` or no ``prctl`` the nets find nothing and only the
 process group is killed.
 """
 
@@ -83,14 +86,16 @@ def subreaper() -> Iterator[bool]:
         prctl(_PR_SET_CHILD_SUBREAPER, before.value, 0, 0, 0)
 
 
-def end_tree(marker: str, keep: set[int]) -> list[int]:
+def end_tree(marker: str | None, keep: set[int] | None) -> list[int]:
     """Kill every process ``marked`` with ``marker`` and every child of ours not in
     ``keep`` (those handed to us by ``subreaper``), round after round until none is
-    left, reaping the children; the pids killed."""
+    left, reaping the children; the pids killed. ``keep`` None: the marker alone (in a
+    process whose children are not the command's to end: one that runs other commands
+    meanwhile); ``marker`` None: the children alone."""
     killed: list[int] = []
     for _ in range(_ROUNDS):
-        handed = children() - keep
-        found = (set(marked(marker)) | handed) - {os.getpid()}
+        handed = children() - keep if keep is not None else set()
+        found = (set(marked(marker) if marker else ()) | handed) - {os.getpid()}
         alive = [pid for pid in found if _state(pid) not in (None, "Z", "X")]
         for pid in alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -101,6 +106,22 @@ def end_tree(marker: str, keep: set[int]) -> list[int]:
         if not alive:
             break
     return killed
+
+
+def end_group(group: int, spare: int) -> bool:
+    """Kill every process of process group ``group`` but ``spare``, round after round
+    until none is left; False where ``/proc`` cannot tell the members (nothing killed)."""
+    if not os.path.isdir("/proc/self"):
+        return False
+    for _ in range(_ROUNDS):
+        members = [pid for pid in _pids() if pid != spare and _group(pid) == group]
+        alive = [pid for pid in members if _state(pid) not in (None, "Z", "X")]
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if not alive:
+            break
+    return True
 
 
 def _reap(pid: int) -> None:
@@ -150,3 +171,8 @@ def _state(pid: int) -> str | None:
 def _parent(pid: int) -> int | None:
     fields = _stat(pid)
     return int(fields[1]) if fields else None
+
+
+def _group(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[2]) if fields else None

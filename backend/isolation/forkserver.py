@@ -9,9 +9,14 @@ hangs (the client kills it by pid) or crashes only takes the grandchild down, an
 it imports leaks into the next job.
 
 Protocol, one JSON object per line: the client writes ``{"module", "argv", "cwd", "log",
-"log_stdout"}`` to the server's stdin; the server answers ``{"pid": N}`` when the
+"log_stdout", "marker"}`` to the server's stdin; the server answers ``{"pid": N}`` when the
 grandchild started and ``{"pid": N, "status": S}`` (``os.waitpid`` status) when it ended.
 The server exits when its stdin closes, so it never outlives its client.
+
+Whatever a job starts ends with the job, in a session of its own or not (``descendants``):
+the server is a subreaper, so that what the job's processes leave is handed to it, and
+the job's processes carry the job's ``marker`` in their environment; between jobs the
+server has no child, so each of its children after a job is that job's.
 
 The server is the parent the job's code sees: a program that kills its parent kills the
 server, not the client, which says so (``KilledItsParent``) and starts a new server for
@@ -29,6 +34,12 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 
+from shardscope.backend.isolation.descendants import (
+    MARKER_ENV,
+    end_tree,
+    new_marker,
+    subreaper,
+)
 from shardscope.backend.isolation.jobs import (
     KilledItsParent,
     WorkerJob,
@@ -117,7 +128,8 @@ class ForkServer:
             raise ValueError("a fork server job cannot set devices or environment variables")
         refuse_if_interrupted()
         self.start()
-        self._send(job)
+        marker = new_marker()
+        self._send(job, marker)
         if while_waiting is not None:
             try:
                 while_waiting()
@@ -130,11 +142,12 @@ class ForkServer:
             self.close()
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
-        with cancellable(pid):
+        with cancellable(pid, marker):
             try:
                 done = self._read(timeout=job.timeout)
             except ForkServerError:
                 kill_group(pid)  # what the job forked: the server can no longer
+                end_tree(marker, None)
                 if self._ended is not None and self._ended < 0:
                     raise KilledItsParent(-self._ended) from None
                 raise
@@ -145,13 +158,14 @@ class ForkServer:
             raise WorkerTimeout(job.timeout)
         return os.waitstatus_to_exitcode(done["status"])
 
-    def _send(self, job: WorkerJob) -> None:
+    def _send(self, job: WorkerJob, marker: str | None = None) -> None:
         request = {
             "module": job.module,
             "argv": list(job.argv),
             "cwd": str(job.cwd),
             "log": str(job.log),
             "log_stdout": job.log_stdout,
+            "marker": marker,
         }
         try:
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -194,12 +208,18 @@ def warm_up() -> None:
 def _serve(preload: list[str]) -> int:
     for name in preload:
         importlib.import_module(name)  # the point of the server: import once, fork many
+    with subreaper():
+        return _serve_jobs()
+
+
+def _serve_jobs() -> int:
     out = sys.stdout.buffer
     limit = memory_limit()
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         request = json.loads(line)
+        marker = request.get("marker")
         server = os.getpid()
         pid = os.fork()
         if pid == 0:
@@ -217,9 +237,11 @@ def _serve(preload: list[str]) -> int:
             # The client is gone (a killed CLI): the job, and whatever it forks, must go too.
             kill_group(pid)
             os.waitpid(pid, 0)
+            end_tree(marker, set())
             return 0
         status = _wait_or_orphaned(pid)
         kill_group(pid)  # whatever the job forked
+        end_tree(marker, set())  # what it left in sessions of their own
         if status is None:
             return 0
         try:
@@ -262,6 +284,8 @@ def _child(request: dict, server: int, limit: int | None) -> None:
         os.dup2(fd, 2)
         os.close(fd)
         sys.stdin.close()
+        if request.get("marker"):
+            os.environ[MARKER_ENV] = request["marker"]
         os.chdir(request["cwd"])
         sys.path[0] = request["cwd"]
         code = importlib.import_module(request["module"]).main(request["argv"])

@@ -50,6 +50,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.descendants import (
     MARKER_ENV,
     children,
+    end_group,
     end_tree,
     marked,
     new_marker,
@@ -189,15 +190,19 @@ def split_off_worker(report: int) -> None:
         os.close(report)
         become_worker(relay, None)  # the memory limit is inherited
         return
-    _relay(pid, report)
+    with subreaper():
+        _relay(pid, report)
 
 
 def _relay(pid: int, report: int) -> None:
-    """Wait for the worker ``pid``, write its wait status to ``report`` and end as it
-    ended: the same exit status or signal. Never returns."""
+    """Wait for the worker ``pid``, end what it left (``descendants.end_tree``: this
+    process is a subreaper, and the job's processes carry its marker), write its wait
+    status to ``report`` and end as it ended: the same exit status or signal. Never
+    returns."""
     code = 1
     try:
         _, status = os.waitpid(pid, 0)
+        end_tree(os.environ.get(MARKER_ENV), set())
         os.write(report, b"%d\n" % status)
         code = os.waitstatus_to_exitcode(status)
         if code < 0:
@@ -336,16 +341,32 @@ def _run_marked(
     finally:
         os.close(write)
     try:
-        with cancellable(proc.pid, marker):
+        with cancellable(proc.pid, marker, relayed=True):
             code = proc.wait(timeout=timeout)
             return _relayed_unless_cancelled(proc.pid, read, code, imported=False)
     except subprocess.TimeoutExpired:
         raise WorkerTimeout(timeout) from None
     finally:
-        kill_group(proc.pid)
-        proc.wait()
+        _end_relayed(proc, marker, before)
         os.close(read)
-        end_tree(marker, before)
+
+
+# Seconds a relay has to end what its killed worker left before it is killed too.
+_RELAY_WIND_UP_S = 5.0
+
+
+def _end_relayed(proc: subprocess.Popen | ForkedWorker, marker: str, keep: set[int] | None) -> None:
+    """End a job run under a relay (``split_off_worker``), in its process group, with
+    everything it started. A relay still running (a worker timed out or cancelled) is
+    spared while the rest of its group is killed, so that it ends what the worker left in
+    sessions of their own (it is their subreaper) and exits; then the group goes whole,
+    and what carries ``marker`` (``descendants.end_tree``, ``keep`` as there)."""
+    if proc.poll() is None and end_group(proc.pid, spare=proc.pid):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_RELAY_WIND_UP_S)
+    kill_group(proc.pid)
+    proc.wait()
+    end_tree(marker, keep)
 
 
 def worker_env(
@@ -493,6 +514,8 @@ class WorkerJob:
 
 # Process groups of the fresh workers running now, for ``cancel_workers``.
 _RUNNING: set[int] = set()
+# Those of them whose leader is the worker's relay (``split_off_worker``).
+_RELAYED: set[int] = set()
 # Reentrant: ``cancel_workers`` runs in a signal handler too (Ctrl+C), perhaps while the
 # interrupted code of the same thread holds it.
 _RUNNING_LOCK = threading.RLock()
@@ -529,34 +552,43 @@ def cancel_workers() -> None:
     time limit. Each ``run_worker`` waiting on one returns its (negative) exit code at once.
     """
     with _RUNNING_LOCK:
-        groups = list(_RUNNING)
-        markers = [_MARKERS[g] for g in groups if g in _MARKERS]
-        _CANCELLED.update(groups)
-    for pid in groups:
-        kill_group(pid)
-    for marker in markers:
+        groups = [(g, g in _RELAYED, _MARKERS.get(g)) for g in _RUNNING]
+        _CANCELLED.update(g for g, _, _ in groups)
+    for group, relayed, marker in groups:
+        _cancel(group, relayed, marker)
+
+
+def _cancel(group: int, relayed: bool, marker: str | None) -> None:
+    """Kill process group ``group`` (its relay last, if ``relayed``: the relay ends what
+    the worker left and exits, ``_end_relayed``) and the processes ``marker`` marks."""
+    if not (relayed and end_group(group, spare=group)):
+        kill_group(group)
+    if marker is not None:
         kill_marked(marker)
 
 
 @contextlib.contextmanager
-def cancellable(group: int, marker: str | None = None) -> Iterator[None]:
+def cancellable(group: int, marker: str | None = None, *, relayed: bool = False) -> Iterator[None]:
     """While the block runs, ``cancel_workers`` kills process group ``group`` (at once,
-    after ``interrupt``), and the processes ``marker`` marks (``descendants``)."""
+    after ``interrupt``), and the processes ``marker`` marks (``descendants``); with
+    ``relayed`` the group's leader is the worker's relay, left to end what the worker
+    left before it exits."""
     with _RUNNING_LOCK:
         _RUNNING.add(group)
+        if relayed:
+            _RELAYED.add(group)
         if marker is not None:
             _MARKERS[group] = marker
         if _INTERRUPTED.is_set():
             _CANCELLED.add(group)
     if _INTERRUPTED.is_set():
-        kill_group(group)
-        if marker is not None:
-            kill_marked(marker)
+        _cancel(group, relayed, marker)
     try:
         yield
     finally:
         with _RUNNING_LOCK:
             _RUNNING.discard(group)
+            _RELAYED.discard(group)
             _CANCELLED.discard(group)
             _MARKERS.pop(group, None)
 
@@ -574,19 +606,22 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
 
     ``while_waiting`` runs in this thread once the process has started. Raises
     ``WorkerTimeout`` when the worker runs past ``job.timeout`` (it is killed first).
-    Whatever the worker started is killed with it when it ends.
+    Whatever the worker started is killed with it when it ends, in a session of its own
+    or not: its relay is a subreaper, and the job's processes carry a marker of its own
+    (``descendants``).
     """
     memory_limit()  # a malformed setting is the user's error, not the worker's crash
     refuse_if_interrupted()
+    marker = new_marker()
     read, write = relay_pipe()
     try:
         if job.fork:
-            proc: subprocess.Popen | ForkedWorker = ForkedWorker(job, write, read)
+            proc: subprocess.Popen | ForkedWorker = ForkedWorker(job, write, read, marker)
         else:
             with job.log.open("w") as log:
                 proc = subprocess.Popen(
                     job.command(),
-                    env={**job.environment(), _RELAY_ENV: str(write)},
+                    env={**job.environment(), _RELAY_ENV: str(write), MARKER_ENV: marker},
                     stdin=subprocess.DEVNULL,
                     stdout=log if job.log_stdout else subprocess.DEVNULL,
                     stderr=log,
@@ -600,7 +635,7 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     finally:
         os.close(write)
     try:
-        with cancellable(proc.pid):
+        with cancellable(proc.pid, marker, relayed=True):
             if while_waiting is not None:
                 while_waiting()
             stage = job.first_stage
@@ -611,8 +646,7 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
     except subprocess.TimeoutExpired:
         raise WorkerTimeout(job.timeout) from None
     finally:
-        kill_group(proc.pid)
-        proc.wait()
+        _end_relayed(proc, marker, None)
         os.close(read)
 
 
@@ -627,13 +661,14 @@ class ForkedWorker:
     """A worker forked from this process: ``python -m MODULE ARG...`` as ``launch`` runs
     it, in its own process group, dying with this process, under the memory limit, its
     output in the job's log, under a relay that reports through the pipe ``report``
-    (``split_off_worker``; ``keep`` is the pipe's other end, which the child closes).
-    What ``run_worker`` uses of a ``Popen``."""
+    (``split_off_worker``; ``keep`` is the pipe's other end, which the child closes),
+    its environment holding ``descendants``' ``marker``. What ``run_worker`` uses of a
+    ``Popen``."""
 
-    def __init__(self, job: WorkerJob, report: int, keep: int) -> None:
+    def __init__(self, job: WorkerJob, report: int, keep: int, marker: str) -> None:
         self.args = [job.module, *job.argv]
         self.returncode: int | None = None
-        env = job.environment()
+        env = {**job.environment(), MARKER_ENV: marker}
         log = os.open(job.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         # Whatever this process has buffered must not be written twice.
         sys.stdout.flush()
@@ -665,6 +700,13 @@ class ForkedWorker:
             if time.monotonic() > deadline:
                 raise subprocess.TimeoutExpired(self.args, timeout)
             time.sleep(0.005)
+
+    def poll(self) -> int | None:
+        """The exit code if the worker has ended, else None."""
+        try:
+            return self.wait(timeout=0)
+        except subprocess.TimeoutExpired:
+            return None
 
 
 def _forked_child(job: WorkerJob, env: dict[str, str], log: int, report: int) -> None:
