@@ -32,6 +32,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from shardscope.backend.isolation.descendants import (
@@ -54,6 +55,10 @@ from shardscope.backend.isolation.jobs import (
 
 # What every worker of ours imports first, and the bulk of its start-up time.
 JAX_MODULES = ("jax", "jax.numpy", "jax.sharding")
+
+
+# The variable that tells the server its client's pid.
+_CLIENT_ENV = "SHARDSCOPE_FORKSERVER_CLIENT"
 
 
 class ForkServerError(RuntimeError):
@@ -83,7 +88,7 @@ class ForkServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=worker_env(),
+            env=worker_env(extra={_CLIENT_ENV: str(os.getpid())}),
             process_group=0,
         )
 
@@ -206,10 +211,22 @@ def warm_up() -> None:
 
 
 def _serve(preload: list[str]) -> int:
+    # Importing jax takes seconds, before the server reads its stdin: a client that is
+    # gone meanwhile (a command that failed at once) must not leave it importing.
+    # The client names itself: by the time this runs it may be gone already.
+    client = int(os.environ.pop(_CLIENT_ENV, os.getppid()))
+    threading.Thread(target=_end_with_client, args=(client,), daemon=True).start()
     for name in preload:
         importlib.import_module(name)  # the point of the server: import once, fork many
     with subreaper():
         return _serve_jobs()
+
+
+def _end_with_client(client: int) -> None:
+    """End the server at once (with the job it runs) when its client is gone."""
+    while os.getppid() == client:
+        time.sleep(0.1)
+    os._exit(0)
 
 
 def _serve_jobs() -> int:

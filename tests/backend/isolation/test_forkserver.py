@@ -255,3 +255,27 @@ def test_a_job_that_kills_the_server_says_so_and_the_next_gets_a_new_one(tmp_pat
         assert server.run(_job(tmp_path, "quick")) == 0
     finally:
         server.close()
+
+
+def test_a_server_still_importing_ends_when_its_client_is_gone(tmp_path):
+    # A command that fails at once exits while its fork server still imports jax; here the
+    # import takes a minute, so only the server noticing its client's end can end it.
+    import subprocess
+
+    write_input(tmp_path, "slow_preload.py", "import time\n\ntime.sleep(60)\n")
+    pid_file = tmp_path / "server.pid"
+    client = (
+        "from shardscope.backend.isolation.forkserver import ForkServer\n"
+        "server = ForkServer(preload=['slow_preload'])\n"
+        "server.start()\n"
+        f"open({str(pid_file)!r}, 'w').write(str(server._proc.pid))\n"
+    )
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    subprocess.run(
+        [sys.executable, "-c", client],
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=60,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert gone_within(int(pid_file.read_text()), 10), "the server outlived its client"
