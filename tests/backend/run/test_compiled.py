@@ -9,8 +9,8 @@ from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.run.compiled import (
     MAX_CPU_DEVICES,
+    OpIndex,
     _AxesOf,
-    _OpIndex,
     propagate_compiled,
 )
 from shardscope.backend.sharding.mesh import Mesh
@@ -105,7 +105,7 @@ def test_device_groups_name_the_axes_they_span():
 def test_an_hlo_op_name_finds_the_op_in_a_body_by_its_ending():
     program = loaded(str(PROGRAMS / "run_collectives_nested.py"))
     graph: ProgramGraph = program.graph
-    index = _OpIndex(graph)
+    index = OpIndex(graph)
     op = next(o for o in graph.ops if o.location_name and "/" in o.location_name)
     assert index.find(f"jit(outer)/while/body/{op.location_name}", op.source_line) is not None
     assert index.find("jit(f)/no_such_op", None) is None
