@@ -100,7 +100,8 @@ def end_tree(marker: str | None, keep: set[int] | None) -> list[int]:
         for pid in alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        killed.extend(alive)
+        # One killed a moment ago may not be dead yet: it is killed again, listed once.
+        killed.extend(pid for pid in alive if pid not in killed)
         for pid in handed:
             _reap(pid)
         if not alive:
