@@ -322,16 +322,23 @@ class FileHandler:
         path = needs_consent(program)
         if path is None:
             return True
-        if not self.ask_to_run(path, f"{action} runs {path}, which the session file names."):
-            self.messages.add(
-                f"not run: {path} came from the session file; {action} runs it only once you "
-                "choose Yes",
-                "warning",
-            )
-            self.window.statusBar().showMessage(f"not run: {Path(path).name} was not allowed", 6000)
+        if not self._confirm_session_file(path, action):
             return False
         allow(program, path)
         return True
+
+    def _confirm_session_file(self, path: str, action: str) -> bool:
+        """Ask before ``action`` runs ``path``, a file a session named; a No is said in
+        Messages and the status bar."""
+        if self.ask_to_run(path, f"{action} runs {path}, which the session file names."):
+            return True
+        self.messages.add(
+            f"not run: {path} came from the session file; {action} runs it only once you "
+            "choose Yes",
+            "warning",
+        )
+        self.window.statusBar().showMessage(f"not run: {Path(path).name} was not allowed", 6000)
+        return False
 
     def rerun_source(self) -> bool:
         """Run the program's source again and keep the session's mesh, specs and view on the
@@ -352,15 +359,8 @@ class FileHandler:
             program.from_session
             and path is not None
             and program.allowed_file != path
-            and not self.ask_to_run(
-                path, f"File > Run source again runs {path}, which the session file names."
-            )
+            and not self._confirm_session_file(path, "File > Run source again")
         ):
-            self.messages.add(
-                f"not run: {path} came from the session file; File > Run source again runs "
-                "it only once you choose Yes",
-                "warning",
-            )
             return False
         state = {**self.session.to_json(), "program": None}
         before, clean = program.mlir_text, self.undo.qstack.isClean()
