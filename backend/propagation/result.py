@@ -73,6 +73,9 @@ class PropagationResult:
     compiled_collectives: list[SupportsToJson] | None = None
     predicted_matched: list[bool | None] | None = None
     memory: dict[str, Any] | None = None
+    # Set by backend.cost (a layer above): the compiled collectives and memory priced
+    # for one hardware profile.
+    pricing: SupportsToJson | None = None
 
     @property
     def module_text(self) -> str | None:
@@ -113,6 +116,7 @@ class PropagationResult:
             ),
             "predicted_collectives": self._predicted_json(),
             "memory": self.memory,
+            "cost": None if self.pricing is None else self.pricing.to_json(),
         }
         if self.gspmd_differences is not None:
             out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]

@@ -138,6 +138,33 @@ class CollectiveTensor(JsonForm):
 
 
 @dataclass(frozen=True)
+class CollectiveCause(JsonForm):
+    """Why one compiled collective is there, in the program's terms.
+
+    ``kind``: ``user`` (written inside ``shard_map``: ``line`` is that line), ``conflict``
+    (the op's operands asked for different axes on one factor: ``conflict`` is its index
+    in the propagation's conflicts), ``rule`` (the op's sharding rule needs it: a
+    contracting dimension sharded, a dimension the op cannot keep sharded), ``reshard``
+    (an explicit reshard or sharding constraint asks for another sharding), ``unknown``.
+    ``had`` and ``needed`` are the tensor's sharding before and the one its consumer
+    needs, as axes per dimension (None where not known).
+    """
+
+    kind: str
+    text: str  # one line a user reads
+    tensor: str = ""  # the moved tensor's display name
+    value: int | None = None  # its graph value id
+    op: int | None = None  # the program op that consumes it (or holds the collective)
+    had: tuple[tuple[str, ...], ...] | None = None
+    needed: tuple[tuple[str, ...], ...] | None = None
+    conflict: int | None = None
+    # The value whose provenance explains ``had`` (None: none applies).
+    provenance: int | None = None
+    line: int | None = None
+    file: str = ""
+
+
+@dataclass(frozen=True)
 class CompiledCollective(JsonForm):
     """One collective of the compiled program, as its HLO text says.
 
@@ -169,6 +196,14 @@ class CompiledCollective(JsonForm):
     # ``user``: written in the program (psum, all_gather... inside shard_map);
     # ``partitioner``: inserted by XLA's SPMD partitioner. Empty where not told.
     origin: str = ""
+    # Why it is there (None where not explained).
+    cause: CollectiveCause | None = None
+    # The top-level program op that holds it where it sits in a loop body, a checkpoint,
+    # a nested jit or a callee (None: at top level or not known).
+    holder: int | None = None
+    # How many times one call of the program runs it: the product of the known trip
+    # counts of the loops around it (1 outside loops).
+    runs_per_call: int = 1
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,16 @@ def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
     result = propagated("example:mlp")
     got = result.to_json()
     keys = ["program", "mesh", "route", "annotations", "values", "steps", "conflicts"]
-    assert list(got) == [*keys, "collectives", "predicted_collectives", "memory", "warnings"]
+    assert list(got) == [
+        *keys,
+        "collectives",
+        "predicted_collectives",
+        "memory",
+        "cost",
+        "warnings",
+    ]
     # Not compiled: no compiled collectives, and no prediction said to match one.
-    assert got["collectives"] is None and got["memory"] is None
+    assert got["collectives"] is None and got["memory"] is None and got["cost"] is None
     assert [p["matched"] for p in got["predicted_collectives"]] == [None] * len(result.collectives)
     assert got["values"][0] == result.values[0].to_json()
 
