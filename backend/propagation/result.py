@@ -73,6 +73,8 @@ class PropagationResult:
     compiled_collectives: list[SupportsToJson] | None = None
     predicted_matched: list[bool | None] | None = None
     memory: dict[str, Any] | None = None
+    # Why the compile failed, where it did (one line); None otherwise.
+    compile_error: str | None = None
     # Set by backend.cost (a layer above): the compiled collectives and memory priced
     # for one hardware profile.
     pricing: SupportsToJson | None = None

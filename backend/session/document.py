@@ -61,6 +61,10 @@ class SessionEvents(SignalGroup):
     view = Signal(dict)  # the whole view state after the change
     propagation = Signal(object)  # PropagationResult, or None when stale
     final_specs = Signal()  # a propagation's final shardings, ahead of its result
+    # The current propagation's compiled collectives and memory were filled in
+    # (``PropagationResult.compiled_collectives``), or its compile failed (the result's
+    # ``compile_error``): the result.
+    compiled = Signal(object)
 
 
 class Session:
@@ -263,6 +267,12 @@ class Session:
         if result is not self._propagation:
             self._set_propagation(result)
             self.events.propagation.emit(result)
+
+    def set_compiled(self, result: PropagationResult) -> None:
+        """Say that ``result``, the current propagation, now holds what XLA compiled
+        (filled in place by ``run.compiled.attach``); ignored for any other result."""
+        if result is self._propagation:
+            self.events.compiled.emit(result)
 
     def set_final_specs(self, dims: Mapping[int, tuple[tuple[str, ...], ...]]) -> None:
         """Show the final shardings a propagation sends ahead of its result
