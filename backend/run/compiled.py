@@ -13,6 +13,7 @@ larger mesh gets a note instead.
 from __future__ import annotations
 
 import itertools
+import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
@@ -25,6 +26,7 @@ from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
+from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.device_groups import device_groups
 
 if TYPE_CHECKING:
@@ -205,20 +207,30 @@ class PendingCompile:
 
     def _work(self, devices: int, timeout: float) -> None:
         try:
-            self._report = run_json_worker(
-                WORKER,
-                lambda: self._job(devices),
-                what=WHAT,
-                cwd=Path.cwd(),
-                timeout=timeout,
-                devices=devices,
-                env=_NO_CACHE,
-            )
+            # XLA logs its warnings to the worker's file descriptor 2: kept in a file.
+            with tempfile.TemporaryDirectory(prefix="shardscope-compile-") as tmp:
+                log = Path(tmp) / "stderr.txt"
+                report = run_json_worker(
+                    WORKER,
+                    lambda: self._job(devices),
+                    what=WHAT,
+                    cwd=Path.cwd(),
+                    timeout=timeout,
+                    devices=devices,
+                    env=_NO_CACHE,
+                    log=log,
+                )
+                log_text = log.read_text(errors="replace") if log.exists() else ""
+            op_names = instruction_op_names(report["hlo_text"].splitlines())
+            report["xla_warnings"] = read_warnings(log_text, op_names)
+            self._report = report
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
             self._error = exc
 
     def report(self) -> dict:
-        """The worker's report; ``ShardscopeError`` if the compile failed."""
+        """The worker's report, with ``xla_warnings``: what XLA logged as warnings or errors
+        while compiling (``xla_log.read_warnings``); ``ShardscopeError`` if the compile
+        failed."""
         self._thread.join()
         if self._error is not None:
             raise self._error

@@ -3,9 +3,14 @@ has 64), its collectives and XLA's memory analysis."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shardscope.backend.propagation.propagate import prepare
 from shardscope.backend.run.compile import MEMORY_FIELDS, compile_job
+from shardscope.backend.run.compiled import PendingCompile
 from tests.support.compile_oracle import loaded
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "inputs" / "programs"
 
 
 def test_the_annotated_mlp_compiles_to_one_all_reduce_over_model(tmp_path):
@@ -24,3 +29,15 @@ def test_the_annotated_text_keeps_locations_and_calls():
     prep = prepare(loaded("example:mlp"), keep_annotated=True)
     assert 'loc("x")' in prep.annotated_text and "sdy.mesh @mesh" in prep.annotated_text
     assert prepare(loaded("example:mlp")).annotated_text is None
+
+
+def test_xla_s_rematerialization_warning_is_in_the_report():
+    prep = prepare(loaded(str(PROGRAMS / "run_remat.py")), keep_annotated=True)
+    pending = PendingCompile(2, 120.0)
+    pending.give(prep.annotated_text)
+    report = pending.report()
+    (warning,) = [w for w in report["xla_warnings"] if "rematerialization" in w["message"]]
+    assert warning["op_name"] == "x" and warning["instruction"]
+    clean = PendingCompile(8, 120.0)
+    clean.give(prepare(loaded("example:mlp"), keep_annotated=True).annotated_text)
+    assert clean.report()["xla_warnings"] == []
