@@ -156,10 +156,13 @@ def annotated_copy(
     specs: Mapping[str | int, SpecLike],
     *,
     strict: bool,
+    keep_annotated: bool = False,
 ) -> Prepared:
     """A copy of ``parsed``'s module annotated with ``mesh`` and ``specs``, calls inlined;
-    ``parsed`` stays as it was, ready for the next copy."""
-    return _annotate(parsed, detached_copy(parsed.module), parsed.index.copy(), mesh, specs, strict)
+    ``parsed`` stays as it was, ready for the next copy. ``keep_annotated`` as for
+    ``prepare``."""
+    module, index = detached_copy(parsed.module), parsed.index.copy()
+    return _annotate(parsed, module, index, mesh, specs, strict, keep_annotated)
 
 
 def _annotate(

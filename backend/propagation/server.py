@@ -3,7 +3,8 @@
 ``propagate`` parses the program, tags its ops and forks a child for every run. An edit
 in the window propagates the same program with other specs, so ``PropagationServer``
 forks one child per program instead: it parses and tags the module once (``parse``) and
-then, for each request, annotates a copy of it (``annotated_copy``), runs Shardy
+then, for each request, annotates a copy of it (``annotated_copy``), sends the annotated
+module's text when asked (what XLA compiles for the session), runs Shardy
 (``run_prepared``) and sends back the final shardings as soon as they are read, and the
 whole result after. A crash still only takes the child down: the caller gets
 ``ChildCrashed`` and the next request starts a new child.
@@ -13,8 +14,10 @@ waiting gets ``Superseded`` without asking, and one whose child is already readi
 and conflicts for it pokes the child, which abandons it at its next stage.
 
 Wire format, both ways: an 8-byte length, then a pickle. Requests are ``(ticket, mesh,
-specs, strict, origins)``; replies ``("final", dims)`` (``result.final_dims``), then one of
-``("result", PropagationResult)``, ``("error", exception)`` or ``("abandoned", None)``.
+specs, strict, origins, annotated)``; replies ``("annotated", text)`` (the annotated
+module, with its locations, before Shardy runs; only when the request's ``annotated`` is
+true), ``("final", dims)`` (``result.final_dims``), then one of ``("result",
+PropagationResult)``, ``("error", exception)`` or ``("abandoned", None)``.
 A poke is a newer request's ticket (8 bytes) on a pipe of its own. The child exits when
 its request pipe closes or its parent dies; it keeps no descriptor of the parent's but
 its pipes and its log, so it holds nothing of the parent's open.
@@ -94,11 +97,14 @@ class PropagationServer:
         strict: bool = False,
         origins: bool = True,
         on_final: Callable[[FinalDims], None] | None = None,
+        on_annotated: Callable[[str], None] | None = None,
     ) -> PropagationResult:
         """Propagate ``specs`` on ``mesh`` as ``propagate.propagate`` does, in the child.
 
-        ``on_final(dims)`` is called (on this thread) with the final shardings before the
-        rest of the result is read. Raises what ``propagate`` raises for bad input,
+        ``on_annotated(text)`` is called (on this thread) with the annotated module's
+        text (``Prepared.annotated_text``) as soon as it is written, before Shardy runs;
+        ``on_final(dims)`` with the final shardings before the rest of the result is
+        read. Raises what ``propagate`` raises for bad input,
         ``Superseded`` when a newer request came meanwhile, ``ChildCrashed`` when the
         child died (the next request starts another), ``ShardscopeError`` past the
         timeout (the child is killed).
@@ -117,9 +123,13 @@ class PropagationServer:
             if self.pid is None:
                 self._start()
             deadline = time.monotonic() + self.timeout
-            self._send((ticket, mesh, dict(specs), strict, origins))
+            self._send((ticket, mesh, dict(specs), strict, origins, on_annotated is not None))
             while True:
                 kind, value = self._receive(deadline)
+                if kind == "annotated":
+                    if on_annotated is not None:
+                        on_annotated(value)
+                    continue
                 if kind == "final":
                     if on_final is not None:
                         on_final(value)
@@ -303,7 +313,7 @@ def _serve(
         request = _next_request(requests, parent)
         if request is None:
             return
-        ticket, mesh, specs, strict, origins = request
+        ticket, mesh, specs, strict, origins, annotated = request
 
         def checkpoint(ticket: int = ticket) -> None:
             nonlocal newest
@@ -318,7 +328,10 @@ def _serve(
         try:
             if isinstance(parsed, Exception):
                 raise parsed
-            prep = annotated_copy(parsed, mesh, specs, strict=strict)
+            prep = annotated_copy(parsed, mesh, specs, strict=strict, keep_annotated=annotated)
+            if prep.annotated_text is not None:
+                _reply(replies, ("annotated", prep.annotated_text))
+                prep.annotated_text = None
             result = run_prepared(
                 prep,
                 origins,

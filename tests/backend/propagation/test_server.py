@@ -15,7 +15,7 @@ import pytest
 from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.propagation import server as server_module
 from shardscope.backend.propagation.guard import ChildCrashed
-from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.propagation.propagate import propagate, start_propagation
 from shardscope.backend.propagation.server import PropagationServer, Superseded
 from tests.support.compile_oracle import loaded
 from tests.support.processes import alive, gone_within
@@ -57,6 +57,31 @@ def test_answers_equal_propagates_and_the_final_shardings_come_first(conflict, s
         sharded = {v.id: tuple(tuple(d) for d in v.spec) for v in result.values if any(v.spec)}
         assert dims == sharded
     assert server.served == 3
+
+
+def test_the_annotated_module_comes_first_when_asked_as_the_cli_route_writes_it(conflict, serve):
+    server = serve(conflict)
+    specs = {"x": "_,model"}
+    replies = []
+    server.propagate(
+        MESH,
+        specs,
+        on_final=lambda _dims: replies.append("final"),
+        on_annotated=replies.append,
+    )
+    text, final = replies
+    assert final == "final"
+    assert (
+        text
+        == start_propagation(
+            conflict, MESH, specs, strict=False, keep_annotated=True
+        ).annotated_text
+    )
+    assert "sdy.sharding" in text and "loc(" in text
+    # Not asked: not sent.
+    finals = []
+    server.propagate(MESH, specs, on_final=finals.append)
+    assert len(finals) == 1
 
 
 def test_one_child_serves_every_request(conflict, serve):
