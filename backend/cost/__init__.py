@@ -1,0 +1,1 @@
+"""What compiled collectives and memory cost on a hardware profile (an estimate)."""

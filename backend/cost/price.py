@@ -1,0 +1,335 @@
+"""What the compiled collectives and memory cost on a hardware profile: an estimate.
+
+``price(collectives, memory, profile)`` prices each compiled collective (one run, and
+``runs_per_call`` runs per call of the program), each program op and one call of the
+program; ``price_result(result, profile)`` does so for a propagation's compiled
+collectives and memory and sets ``result.pricing`` (``cost`` in ``propagate --json``).
+
+With ``S`` the bytes of the collective's result one device holds (``result_bytes``),
+``N`` the devices of one group, ``B`` the link's bytes per second per device and ``a``
+its latency per step (``hardware.toml``), the standard formulas:
+
+- all-gather, ring: ``(N-1)(a + S/(N·B))``;
+- reduce-scatter, ring on its input (``N·S`` per device): ``(N-1)(a + S/B)``;
+- all-reduce, ring (a reduce-scatter then an all-gather): ``2(N-1)(a + S/(N·B))``;
+- all-to-all, pairwise: ``(N-1)(a + S/(N·B))``;
+- collective-permute, one hop: ``a + S/B``;
+- ragged-all-to-all and collective-broadcast: ``(N-1)a + bytes/B``, with the bytes
+  ``CompiledCollective.bytes`` gives (``S``).
+
+The bytes each formula sends per device are those of ``propagation.collectives``
+``bytes_per_device``, the ``bytes`` of every ``CompiledCollective``: ``S(N-1)/N``,
+``S(N-1)``, ``2S(N-1)/N``, ``S(N-1)/N`` and ``S`` (a permute's groups are its source and
+target pairs). A group whose devices all sit in one fast domain (device ``d`` in domain
+``d // profile.domain``) uses the fast link (ICI, NVLink); a collective any of whose
+groups spans domains is priced wholly on the slow link (DCN, InfiniBand), at a device's
+share of it: its ring crosses it. A collective combining several operands is shared among
+their ops in proportion to their elements.
+
+Memory is XLA's CPU buffer assignment (``compiled.memory_analysis()`` of the compile on
+fake CPU devices) held against the profile's memory per device: the accelerator's own
+compiler assigns its own buffers, so the fit is an estimate too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shardscope.backend.cost.hardware import HardwareProfile, Link
+from shardscope.backend.cost.hardware import profile as find_profile
+from shardscope.backend.json_form import JsonForm
+from shardscope.backend.run.result import CompiledCollective
+
+FORMULAS = (
+    "ring: all-gather (N-1)(a + S/(N·B)), reduce-scatter (N-1)(a + S/B) on its input N·S, "
+    "all-reduce 2(N-1)(a + S/(N·B)); pairwise: all-to-all (N-1)(a + S/(N·B)); one hop: "
+    "collective-permute a + S/B (S: bytes of the result per device, N: group size, "
+    "B: link bandwidth per device, a: latency per step)"
+)
+ESTIMATE = (
+    "estimate: each collective alone on its link at the profile's bandwidth and latency, "
+    "no overlap with compute or with other collectives"
+)
+MEMORY_SOURCE = (
+    "XLA's CPU buffer assignment (compiled.memory_analysis() on fake CPU devices), bytes "
+    "per device: an estimate of what the accelerator's compiler would assign"
+)
+# Steps and the share of S each step sends, per kind: (steps(N), sent(S, N)).
+_RING = {
+    "all-gather": (lambda n: n - 1, lambda s, n: s * (n - 1) / n),
+    "reduce-scatter": (lambda n: n - 1, lambda s, n: s * (n - 1)),
+    "all-reduce": (lambda n: 2 * (n - 1), lambda s, n: 2 * s * (n - 1) / n),
+    "all-to-all": (lambda n: n - 1, lambda s, n: s * (n - 1) / n),
+    "collective-permute": (lambda n: 1, lambda s, n: s),
+}
+_SHAPES = {
+    "all-gather": "(N-1)(a + S/(N·B))",
+    "reduce-scatter": "(N-1)(a + S/B)",
+    "all-reduce": "2(N-1)(a + S/(N·B))",
+    "all-to-all": "(N-1)(a + S/(N·B))",
+    "collective-permute": "a + S/B",
+}
+_NAMES = {
+    "all-gather": "ring",
+    "reduce-scatter": "ring",
+    "all-reduce": "ring",
+    "all-to-all": "pairwise",
+    "collective-permute": "one hop",
+}
+
+
+@dataclass(frozen=True)
+class CollectiveCost(JsonForm):
+    """One compiled collective priced: its place in ``collectives``, one run and one call."""
+
+    index: int
+    kind: str
+    group_size: int
+    bytes_per_device: int
+    seconds: float  # one run
+    runs_per_call: int
+    seconds_per_call: float
+    link: str  # the link it crosses: ICI, DCN, NVLink, InfiniBand, ...
+    formula: str  # the formula used, with its numbers
+
+
+@dataclass(frozen=True)
+class OpCost(JsonForm):
+    """A program op's collectives priced (the op they serve, or the op holding them)."""
+
+    op: int | None
+    name: str
+    collectives: int
+    bytes: int  # per call of the program, per device
+    seconds_per_call: float
+
+
+@dataclass(frozen=True)
+class MemoryFit(JsonForm):
+    """XLA's CPU buffer assignment per device against the profile's memory."""
+
+    source: str
+    argument: int
+    output: int
+    alias: int
+    temp: int
+    peak: int
+    capacity_bytes: float
+    capacity: str  # the profile's own figure: ``16 GB``
+    fraction: float  # peak / capacity
+    fits: bool
+    text: str  # ``fits in 16 GB: 31%`` / ``does not fit: needs 20 GB of 16 GB``
+
+
+@dataclass(frozen=True)
+class Pricing(JsonForm):
+    """Compiled collectives and memory priced on one hardware profile (``cost``)."""
+
+    hardware: str
+    label: str
+    formulas: str
+    estimate: str
+    links: tuple[Link, ...]
+    collectives: tuple[CollectiveCost, ...]
+    ops: tuple[OpCost, ...]
+    step_seconds: float
+    step_bytes: int
+    memory: MemoryFit | None
+    # The figures of the profile no stored page gives, each with why.
+    assumed: tuple[str, ...] = ()
+
+
+def price(
+    collectives: Sequence[CompiledCollective],
+    memory: Mapping[str, Any] | None,
+    profile: HardwareProfile | str | None = None,
+    op_names: Mapping[int, str] | None = None,
+) -> Pricing:
+    """Price ``collectives`` and ``memory`` on ``profile`` (a name, or None for the
+    default). ``op_names`` names program ops by id (a holder's name)."""
+    hw = find_profile(profile)
+    costs = tuple(_cost(i, c, hw) for i, c in enumerate(collectives))
+    ops = _ops(collectives, costs, op_names or {})
+    return Pricing(
+        hardware=hw.name,
+        label=hw.label,
+        formulas=FORMULAS,
+        estimate=ESTIMATE,
+        links=hw.links,
+        collectives=costs,
+        ops=ops,
+        step_seconds=sum(c.seconds_per_call for c in costs),
+        step_bytes=sum(c.bytes_per_device * c.runs_per_call for c in costs),
+        memory=memory_fit(memory, hw),
+        assumed=tuple(f"{f.name}: {f.note}" for f in hw.assumptions),
+    )
+
+
+def price_result(result: Any, profile: HardwareProfile | str | None = None) -> Pricing:
+    """Price a propagation's compiled collectives and memory (none where it was not
+    compiled) and set ``result.pricing``."""
+    graph = getattr(result, "graph", None)
+    names = {}
+    if graph is not None:
+        names = {op.id: op.location_name or op.name for op in graph.ops}
+    pricing = price(result.compiled_collectives or [], result.memory, profile, names)
+    result.pricing = pricing
+    return pricing
+
+
+def group_size(c: CompiledCollective) -> int:
+    """Devices of one of the collective's groups (2 for a permute's pairs)."""
+    groups = c.device_groups
+    if not groups:
+        return 1
+    if c.kind == "collective-permute":
+        return 2
+    return max(len(g) for g in groups)
+
+
+def crosses_domains(c: CompiledCollective, domain: int) -> bool:
+    """Whether any group holds devices of two fast domains (``id // domain``)."""
+    return any(len({d // domain for d in g}) > 1 for g in c.device_groups or ())
+
+
+def _cost(index: int, c: CompiledCollective, hw: HardwareProfile) -> CollectiveCost:
+    runs = max(1, int(getattr(c, "runs_per_call", 1) or 1))
+    link = hw.slow if crosses_domains(c, hw.domain) else hw.fast
+    n = group_size(c)
+    s = c.result_bytes
+    if c.device_groups is None:
+        # Groups not read: one send of its bytes.
+        seconds = link.latency_s + c.bytes / link.bytes_per_second
+        formula = (
+            f"{c.kind}, groups not read: a + bytes/B = {_us(link.latency_s)} + "
+            f"{c.bytes} B / {_gbs(link)} = {_us(seconds)} on {link.name}"
+        )
+        return CollectiveCost(
+            index, c.kind, n, c.bytes, seconds, runs, seconds * runs, link.name, formula
+        )
+    if n <= 1:
+        formula = f"{c.kind} within one device: nothing sent"
+        return CollectiveCost(index, c.kind, n, 0, 0.0, runs, 0.0, link.name, formula)
+    a, b = link.latency_s, link.bytes_per_second
+    if c.kind in _RING:
+        steps_of, sent_of = _RING[c.kind]
+        steps, sent = steps_of(n), sent_of(s, n)
+        bytes_sent = _bytes_per_device(c.kind, s, n)
+        seconds = steps * a + sent / b
+        formula = (
+            f"{c.kind} {_NAMES[c.kind]} on {link.name}: {_SHAPES[c.kind]} with N={n}, "
+            f"S={s} B, B={_gbs(link)}, a={_us(a)}: {steps} steps, {bytes_sent} B sent "
+            f"= {_us(seconds)}"
+        )
+    else:
+        steps, bytes_sent = n - 1, c.bytes
+        seconds = steps * a + bytes_sent / b
+        formula = (
+            f"{c.kind} on {link.name}: (N-1)a + bytes/B with N={n}, bytes={bytes_sent} B, "
+            f"B={_gbs(link)}, a={_us(a)} = {_us(seconds)}"
+        )
+    if runs > 1:
+        formula += f"; x{runs} runs per call = {_us(seconds * runs)}"
+    return CollectiveCost(
+        index, c.kind, n, bytes_sent, seconds, runs, seconds * runs, link.name, formula
+    )
+
+
+def _bytes_per_device(kind: str, s: int, n: int) -> int:
+    """Bytes one device sends, in integers as ``propagation.collectives`` counts them."""
+    if kind in ("all-gather", "all-to-all"):
+        return s * (n - 1) // n
+    if kind == "all-reduce":
+        return 2 * s * (n - 1) // n
+    if kind == "reduce-scatter":
+        return s * (n - 1)
+    return s
+
+
+def _ops(
+    collectives: Sequence[CompiledCollective],
+    costs: Sequence[CollectiveCost],
+    names: Mapping[int, str],
+) -> tuple[OpCost, ...]:
+    rows: dict[Any, list] = {}  # key -> [op, name, collectives, bytes, seconds]
+    for c, cost in zip(collectives, costs, strict=True):
+        for key, op, name, share in _shares(c, names):
+            row = rows.setdefault(key, [op, name, 0, 0.0, 0.0])
+            row[2] += 1
+            row[3] += cost.bytes_per_device * cost.runs_per_call * share
+            row[4] += cost.seconds_per_call * share
+    out = [OpCost(op, name, n, round(b), s) for op, name, n, b, s in rows.values()]
+    out.sort(key=lambda o: (-o.seconds_per_call, -o.bytes, o.name))
+    return tuple(out)
+
+
+def _shares(
+    c: CompiledCollective, names: Mapping[int, str]
+) -> list[tuple[Any, int | None, str, float]]:
+    """Each program op the collective serves, with its share of the collective."""
+    holder = getattr(c, "holder", None)
+    if holder is not None:
+        return [(("op", holder), holder, names.get(holder, c.source), 1.0)]
+    tensors = c.tensors
+    if not tensors:
+        return [(("name", c.source), None, c.source, 1.0)]
+    sizes = [math.prod(s) for s in c.shapes] if len(c.shapes) == len(tensors) else []
+    total = sum(sizes)
+    by_key: dict[Any, list] = {}
+    for i, t in enumerate(tensors):
+        share = sizes[i] / total if total else 1 / len(tensors)
+        key = ("op", t.op) if t.op is not None else ("name", t.op_name)
+        name = names.get(t.op, t.op_name) if t.op is not None else t.op_name
+        entry = by_key.setdefault(key, [key, t.op, name, 0.0])
+        entry[3] += share
+    return [tuple(e) for e in by_key.values()]  # type: ignore[misc]
+
+
+def memory_fit(memory: Mapping[str, Any] | None, hw: HardwareProfile) -> MemoryFit | None:
+    """XLA's CPU buffer assignment per device against ``hw``'s memory (None: no analysis)."""
+    if not memory or memory.get("peak") is None:
+        return None
+    peak = int(memory["peak"])
+    capacity = hw.memory_bytes
+    fraction = peak / capacity
+    fits = peak <= capacity
+    if fits:
+        text = f"fits in {hw.memory_text}: {_percent(fraction)}"
+    else:
+        text = f"does not fit: needs {_in_unit(peak, hw.memory_text)} of {hw.memory_text}"
+    return MemoryFit(
+        MEMORY_SOURCE,
+        int(memory.get("argument", 0)),
+        int(memory.get("output", 0)),
+        int(memory.get("alias", 0)),
+        int(memory.get("temp", 0)),
+        peak,
+        capacity,
+        hw.memory_text,
+        fraction,
+        fits,
+        text,
+    )
+
+
+def _percent(fraction: float) -> str:
+    pct = 100 * fraction
+    return f"{pct:.0f}%" if pct >= 1 or pct == 0 else f"{pct:.2g}%"
+
+
+def _in_unit(n: int, like: str) -> str:
+    """``n`` bytes in the unit of the profile's figure (``GB`` or ``GiB``)."""
+    unit = like.split()[-1]
+    scale = float(2**30) if unit == "GiB" else 1e9
+    return f"{n / scale:.3g} {unit}"
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} us"
+
+
+def _gbs(link: Link) -> str:
+    return f"{link.bytes_per_second / 1e9:.4g} GB/s"
