@@ -65,6 +65,10 @@ MEMORY_ENV = "SHARDSCOPE_WORKER_MEMORY_GB"
 _PARENT_ENV = "SHARDSCOPE_WORKER_PARENT"
 # The file descriptor a fresh worker's relay reports the worker's end through (``_relay``).
 _RELAY_ENV = "SHARDSCOPE_WORKER_RELAY"
+# A folder a canceller (``run.cancel.Cancel``) watches: a worker started with it writes
+# its process group's id there as it starts, before its module's imports, and ends at once
+# if told to already (``announce``).
+CANCEL_FOLDER_ENV = "SHARDSCOPE_CANCEL_FOLDER"
 # How a fresh worker starts: ``launch`` below, then the worker module.
 _LAUNCH = "from shardscope.backend.isolation.jobs import launch; launch()"
 # How a user's own command starts (``capture``): ``exec_command`` below, then the command.
@@ -264,10 +268,28 @@ def launch() -> None:
     become_worker(int(parent) if parent.isdigit() else None, memory_limit())
     if report.isdigit():
         split_off_worker(int(report))
+    announce()
     module = sys.argv[1]
     sys.argv = sys.argv[1:]
     sys.path[0] = os.getcwd()
     runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def announce() -> None:
+    """Where the environment names a canceller's folder (``CANCEL_FOLDER_ENV``): write
+    this process group's id to its file ``pid``, then end at once if its file ``cancel``
+    is there (the canceller writes ``cancel`` before it reads ``pid``: one of the two sees
+    the other)."""
+    folder = os.environ.pop(CANCEL_FOLDER_ENV, "")
+    if not folder:
+        return
+    with contextlib.suppress(OSError):
+        # Written whole, then renamed: the canceller never reads half an id.
+        part = Path(folder, "pid.part")
+        part.write_text(str(os.getpgrp()))
+        os.replace(part, Path(folder, "pid"))
+    if Path(folder, "cancel").exists():
+        os._exit(1)
 
 
 def exec_command() -> None:
@@ -725,6 +747,7 @@ def _forked_child(job: WorkerJob, env: dict[str, str], log: int, report: int) ->
         os.dup2(log, 2)
         os.close(null)
         split_off_worker(report)
+        announce()
         os.chdir(job.cwd)
         sys.argv = [job.module, *job.argv]
         sys.path[0] = str(job.cwd)

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import kill_group
+from shardscope.backend.isolation.jobs import CANCEL_FOLDER_ENV, kill_group
 
 
 class RunCancelled(ShardscopeError):
@@ -38,6 +38,13 @@ class Cancel:
             if self.cancelled:
                 raise RunCancelled(CANCELLED)
         return {"pid_file": str(folder / "pid"), "cancel_file": str(folder / "cancel")}
+
+    def worker_env(self, folder: Path) -> dict[str, str]:
+        """The environment entry that makes a fresh worker announce itself in ``folder``
+        as soon as it starts, before its imports (``jobs.announce``): ``cancel`` then
+        kills it at once, whatever it is doing. ``RunCancelled`` if cancelled already."""
+        self._attach(folder)
+        return {CANCEL_FOLDER_ENV: str(folder)}
 
     def cancel(self) -> None:
         """Kill the worker (if it runs); ``execute`` raises ``RunCancelled``."""

@@ -24,6 +24,8 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import start_propagation
+from shardscope.backend.run.cancel import Cancel, RunCancelled
+from shardscope.backend.run.explain import explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 WORKER = "shardscope.backend.run.compile"
 WHAT = "the XLA compile"
+COMPILE_CANCELLED = "the XLA compile was cancelled"
 # The most CPU devices one process of jaxlib 0.10.2 holds.
 MAX_CPU_DEVICES = 2048
 MEMORY_SOURCE = "XLA's CPU buffer assignment (compiled.memory_analysis()), bytes per device"
@@ -189,6 +192,7 @@ class PendingCompile:
         self._given = threading.Event()
         self._report: dict | None = None
         self._error: BaseException | None = None
+        self._cancel = Cancel()
         self._thread = threading.Thread(
             target=self._work, args=(devices, timeout), name="xla-compile", daemon=True
         )
@@ -196,7 +200,7 @@ class PendingCompile:
 
     def give(self, module_text: str | None) -> None:
         """The module to compile (None: nothing to compile; the worker is ended)."""
-        self._text = module_text
+        self._text = None if self._cancel.cancelled else module_text
         self._given.set()
 
     def _job(self, devices: int) -> dict:
@@ -217,7 +221,7 @@ class PendingCompile:
                     cwd=Path.cwd(),
                     timeout=timeout,
                     devices=devices,
-                    env=_NO_CACHE,
+                    env={**_NO_CACHE, **self._cancel.worker_env(Path(tmp))},
                     log=log,
                 )
                 log_text = log.read_text(errors="replace") if log.exists() else ""
@@ -225,7 +229,14 @@ class PendingCompile:
             report["xla_warnings"] = read_warnings(log_text, op_names)
             self._report = report
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-            self._error = exc
+            self._error = RunCancelled(COMPILE_CANCELLED) if self._cancel.cancelled else exc
+
+    def cancel(self) -> None:
+        """End the compile now (a newer edit made it moot): its worker is killed at once,
+        whether it is still importing, waiting for the module or compiling; ``report``
+        raises ``RunCancelled``."""
+        self._cancel.cancel()
+        self.give(None)
 
     def report(self) -> dict:
         """The worker's report, with ``xla_warnings``: what XLA logged as warnings or errors
@@ -266,14 +277,19 @@ def propagate_compiled(
         compile_.give(pending.annotated_text)
     result = pending.result()
     if compile_ is None:
-        result.warnings.append(
-            f"the compiled collectives and memory are not listed: the mesh has "
-            f"{result.mesh.size} devices and one process compiles for at most "
-            f"{MAX_CPU_DEVICES}; propagate on a smaller mesh (--mesh) to see them"
-        )
+        result.warnings.append(too_many_devices(result.mesh.size))
         return result
     attach(result, compile_.report())
     return result
+
+
+def too_many_devices(size: int) -> str:
+    """The note for a mesh of ``size`` devices, over ``MAX_CPU_DEVICES``: not compiled."""
+    return (
+        f"the compiled collectives and memory are not listed: the mesh has {size} devices "
+        f"and one process compiles for at most {MAX_CPU_DEVICES}; propagate on a smaller "
+        f"mesh (--mesh) to see them"
+    )
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
@@ -299,3 +315,4 @@ def attach(result: PropagationResult, report: dict) -> None:
         None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
     ]
     result.memory = {"source": MEMORY_SOURCE, **report["memory"]}
+    explain(result, report)

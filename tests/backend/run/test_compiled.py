@@ -3,13 +3,20 @@ own ``jax.jit(...).lower(...).compile()`` on fake CPU devices (tests/support/com
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.program.graph import ProgramGraph
+from shardscope.backend.propagation.propagate import start_propagation
+from shardscope.backend.run.cancel import RunCancelled
 from shardscope.backend.run.compiled import (
+    COMPILE_CANCELLED,
     MAX_CPU_DEVICES,
     OpIndex,
+    PendingCompile,
     _AxesOf,
     propagate_compiled,
 )
@@ -109,3 +116,38 @@ def test_an_hlo_op_name_finds_the_op_in_a_body_by_its_ending():
     op = next(o for o in graph.ops if o.location_name and "/" in o.location_name)
     assert index.find(f"jit(outer)/while/body/{op.location_name}", op.source_line) is not None
     assert index.find("jit(f)/no_such_op", None) is None
+
+
+def _group(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                members.append(int(entry.name))
+    return members
+
+
+@pytest.mark.parametrize("stage", ["importing", "given its module"])
+def test_a_cancelled_compile_ends_its_worker_at_once(stage):
+    pending = PendingCompile(8, 60.0)
+    pid_file = pending._cancel._folder
+    deadline = time.monotonic() + 30
+    while (pid_file is None or not (pid_file / "pid").exists()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+        pid_file = pending._cancel._folder
+    group = int((pid_file / "pid").read_text())
+    assert _group(group)
+    if stage == "given its module":
+        program = loaded("example:mlp")
+        pending.give(start_propagation(program, keep_annotated=True).annotated_text)
+    started = time.monotonic()
+    pending.cancel()
+    with pytest.raises(RunCancelled, match=COMPILE_CANCELLED):
+        pending.report()
+    assert time.monotonic() - started < 3.0
+    assert _group(group) == []
