@@ -19,7 +19,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--gspmd",
         action="store_true",
-        help="also run GSPMD and list the values it shards differently",
+        help="also compile with GSPMD: list the values it shards differently and its "
+        "compiled collectives",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -36,9 +37,11 @@ def run(args) -> int:
     result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
     if args.gspmd:
         # The GSPMD comparison is imported only when asked for.
-        from shardscope.backend.gspmd.compare import gspmd_differences
+        from shardscope.backend.gspmd.compare import compare_gspmd
 
-        result.gspmd_differences = gspmd_differences(program, result, timeout=args.timeout)
+        comparison = compare_gspmd(program, result, timeout=args.timeout)
+        result.gspmd_differences = comparison.differences
+        result.gspmd_collectives = comparison.collectives
     note_mesh_override(program, args.mesh)
     if args.json:
         print(json.dumps(result.to_json()))
@@ -113,6 +116,14 @@ def summary(result) -> str:
             theirs = _spec_text(d.gspmd) if d.gspmd is not None else "(no spec)"
             lines.append(
                 f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
+            )
+    if result.gspmd_collectives is not None:
+        lines += ["", f"GSPMD's compiled collectives: {len(result.gspmd_collectives)}"]
+        for c in result.gspmd_collectives:
+            axes = "+".join(c.axes) if c.axes else "?"
+            ops = ", ".join(f"{t.op_name}:{t.line}" for t in c.tensors)
+            lines.append(
+                f"  {c.kind:18} {axes:12} x{c.operands} {list(c.shape)} {c.bytes} B/device: {ops}"
             )
     if result.warnings:
         lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]

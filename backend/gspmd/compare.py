@@ -10,6 +10,9 @@ Programs with ``shard_map`` (``sdy.manual_computation``) have no GSPMD form here
 those, a Python program is traced again with JAX's GSPMD lowering instead, which carries
 argument and result specs (constraints on intermediates cannot be placed in the user's
 code) and matches instructions by opcode, shape and name scope.
+
+Either way the compile's partitioned, optimized module gives GSPMD's own collectives
+(``compare_gspmd``), listed as the Shardy compile's are (``gspmd.collectives``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError, SpecError
+from shardscope.backend.gspmd.collectives import gspmd_collectives
 from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.jobs import run_json_worker
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.result import CompiledCollective
     from shardscope.backend.sharding.mesh import Mesh
 
 _COMPILE_WORKER = "shardscope.backend.gspmd.compile"
@@ -57,10 +62,28 @@ class Difference(JsonForm):
     gspmd_text: str = json_field(key="gspmd_hlo")
 
 
+@dataclass(frozen=True)
+class GspmdComparison:
+    """What GSPMD made of a propagated program: the values it shards differently and the
+    collectives of its compiled module (``gspmd_collectives`` of ``propagate --json``)."""
+
+    differences: list[Difference]
+    collectives: list[CompiledCollective]
+
+
 def gspmd_differences(
     program: Program, result: PropagationResult, *, timeout: float = 300.0
 ) -> list[Difference]:
-    """Values whose GSPMD sharding differs from Shardy's in ``result``.
+    """Values whose GSPMD sharding differs from Shardy's in ``result`` (``compare_gspmd``'s
+    differences)."""
+    return compare_gspmd(program, result, timeout=timeout).differences
+
+
+def compare_gspmd(
+    program: Program, result: PropagationResult, *, timeout: float = 300.0
+) -> GspmdComparison:
+    """Compile ``result``'s program with GSPMD: the values it shards differently from
+    Shardy and its compiled collectives.
 
     A program ``gspmd_module`` cannot rewrite is traced again with GSPMD instead (Python
     programs only), and ``result.warnings`` says what that route leaves out.
@@ -110,12 +133,13 @@ def gspmd_differences(
                 sharding,
             )
         )
-    return out
+    collectives = gspmd_collectives(report.get("collectives", []), graph, result.mesh)
+    return GspmdComparison(out, collectives)
 
 
 def compile_module(module_text: str, devices: int, *, timeout: float = 300.0) -> dict:
     """Compile a GSPMD-annotated module on ``devices`` fake CPU devices in a worker; its
-    report (``inputs``, ``outputs``, ``instructions``)."""
+    report (``inputs``, ``outputs``, ``instructions``, ``collectives``)."""
     return run_json_worker(
         _COMPILE_WORKER,
         {"kind": "module", "module": module_text},

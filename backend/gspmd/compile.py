@@ -5,7 +5,9 @@ Run as ``python -m shardscope.backend.gspmd.compile JOB OUT`` (a JSON worker, se
 the GSPMD-annotated module ``gspmd.rewrite`` wrote; a ``python`` job traces the user's
 program again with JAX's GSPMD lowering, its arguments and results sharded by their specs.
 Either way the HLO is dumped after the ``sharding-propagation`` pass, and the report holds
-the executable's input and output shardings and every sharded instruction of that dump.
+the executable's input and output shardings, every sharded instruction of that dump and
+the collectives of the partitioned, optimized module (``hlo.collectives``, device ids in
+the executable's assignment).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from jax._src.lib import xla_client as xc
 from jax.sharding import AxisType, NamedSharding
 from jaxlib.mlir import ir
 
+from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.hlo.dump import dump_options, dumped_after
 from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
 from shardscope.backend.isolation.jobs import json_worker_main
@@ -74,11 +77,14 @@ def _compile_module(text: str, dump: Path) -> dict:
         executable = compiler.backend_compile_and_load(
             backend, module, xc.DeviceList(tuple(devices)), options, []
         )
+    assignment = [int(d.id) for d in executable.local_devices()]
     return {
         "ok": True,
         "inputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_parameter_shardings()],
         "outputs": [str(xc.HloSharding.from_proto(s)) for s in executable.get_output_shardings()],
         "instructions": _dumped_instructions(dump),
+        # ``get_hlo_text`` is what ``compiled.as_text()`` returns.
+        "collectives": read_collectives(executable.get_hlo_text(), assignment, n),
     }
 
 
@@ -94,16 +100,23 @@ def _dumped_instructions(dump: Path) -> list[HloInstruction]:
     return read_hlo_instructions(dumped_after(dump, _PASS))
 
 
+def _jax_mesh(mesh: dict[str, int], own: object) -> jax.sharding.Mesh:
+    """The program's own concrete ``MESH`` where it is the session's (its ``shard_map``
+    calls name it and must see it as the context mesh), else one of Auto axes."""
+    if isinstance(own, jax.sharding.Mesh) and dict(own.shape) == dict(mesh):
+        return own
+    return jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
+
+
 def _compile_python(job: dict, dump: Path) -> dict:
     ns = load_python_namespace(job["path"], job["params"])
-    mesh = job["mesh"]
-    jmesh = jax.make_mesh(
-        tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
-    )
+    own = ns.get("MESH")
+    jmesh = _jax_mesh(job["mesh"], own)
     leaves, treedef = jax.tree.flatten(ns["EXAMPLE_ARGS"])
     new = []
     for leaf, name in zip(leaves, job["arg_names"], strict=True):
-        sharding = None
+        # On the program's own mesh an argument keeps the sharding its example carries.
+        sharding = getattr(leaf, "sharding", None) if jmesh is own else None
         if name in job["specs"]:
             spec = parse_spec(job["specs"][name]).padded(len(leaf.shape))
             sharding = NamedSharding(jmesh, spec.to_jax())
@@ -121,6 +134,8 @@ def _compile_python(job: dict, dump: Path) -> dict:
             .compile(compiler_options=dump_options(dump, _PASS))
         )
     instructions = _dumped_instructions(dump)
+    assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    devices = len(assignment)
     in_leaves = jax.tree.leaves(compiled.input_shardings[0])
     out_leaves = jax.tree.leaves(compiled.output_shardings)
     out_shapes = [o.shape for o in jax.tree.leaves(compiled.out_info)]
@@ -135,6 +150,7 @@ def _compile_python(job: dict, dump: Path) -> dict:
             for s, shape in zip(out_leaves, out_shapes, strict=True)
         ],
         "instructions": instructions,
+        "collectives": read_collectives(compiled.as_text(), assignment, devices),
     }
 
 

@@ -65,6 +65,8 @@ class PropagationResult:
     collectives: list[Collective] = field(default_factory=list)
     # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
     gspmd_differences: list[SupportsToJson] | None = None
+    # Set by backend.gspmd too: the collectives of GSPMD's compiled module.
+    gspmd_collectives: list[SupportsToJson] | None = None
     warnings: list[str] = field(default_factory=list)
     # Set by backend.run.compiled (a layer above) where the program was compiled: the
     # compiled module's collectives, whether a compiled one matched each of Shardy's
@@ -73,6 +75,8 @@ class PropagationResult:
     compiled_collectives: list[SupportsToJson] | None = None
     predicted_matched: list[bool | None] | None = None
     memory: dict[str, Any] | None = None
+    # Set by backend.run.explain: XLA's warnings of the compile, each on its program op.
+    xla_warnings: list[SupportsToJson] | None = None
     # Why the compile failed, where it did (one line); None otherwise.
     compile_error: str | None = None
     # Set by backend.cost (a layer above): the compiled collectives and memory priced
@@ -118,10 +122,15 @@ class PropagationResult:
             ),
             "predicted_collectives": self._predicted_json(),
             "memory": self.memory,
+            "xla_warnings": (
+                None if self.xla_warnings is None else [w.to_json() for w in self.xla_warnings]
+            ),
             "cost": None if self.pricing is None else self.pricing.to_json(),
         }
         if self.gspmd_differences is not None:
             out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]
+        if self.gspmd_collectives is not None:
+            out["gspmd_collectives"] = [c.to_json() for c in self.gspmd_collectives]
         out["warnings"] = list(self.warnings)
         return out
 

@@ -177,3 +177,15 @@ def test_shard_map_specs_are_listed_and_explain_the_axes_they_bring(capsys):
     assert mine["mc_0_input: 0"]["spec"] == "data?,?" and mine["mc_0_input: 0"]["source"] == "code"
     x = next(v for v in data["values"] if v["name"] == "x")
     assert mine["mc_0_input: 0"]["value"] == x["id"] and x["spec"][0] == ["data"]
+
+
+def test_gspmd_lists_gspmds_compiled_collectives_beside_shardys(capsys, conflict_json):
+    # GSPMD's collectives are held against jax.jit's own in tests/backend/gspmd.
+    assert "gspmd_collectives" not in conflict_json
+    assert main(["propagate", "example:conflict", "--gspmd", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    gspmd = data["gspmd_collectives"]
+    assert gspmd and all(set(c) == set(conflict_json["collectives"][0]) for c in gspmd)
+    assert all(t["op"] is not None and t["line"] for c in gspmd for t in c["tensors"])
+    assert main(["propagate", "example:conflict", "--gspmd"]) == 0
+    assert f"GSPMD's compiled collectives: {len(gspmd)}" in capsys.readouterr().out
