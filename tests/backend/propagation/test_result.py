@@ -66,11 +66,13 @@ def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
         "collectives",
         "predicted_collectives",
         "memory",
+        "xla_warnings",
         "cost",
         "warnings",
     ]
     # Not compiled: no compiled collectives, and no prediction said to match one.
     assert got["collectives"] is None and got["memory"] is None and got["cost"] is None
+    assert got["xla_warnings"] is None
     assert [p["matched"] for p in got["predicted_collectives"]] == [None] * len(result.collectives)
     assert got["values"][0] == result.values[0].to_json()
 

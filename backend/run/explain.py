@@ -1,0 +1,546 @@
+"""Why each compiled collective is there, which op holds it, how often one call runs it.
+
+``explain(result, report)`` fills, on each of ``result.compiled_collectives``:
+
+- ``cause`` (a ``CollectiveCause``): for one the partitioner inserted, the tensor it
+  moves (an operand or result of the program op its metadata names), the sharding that
+  tensor had after propagation and the one its consumer needs, and why they differ: a
+  conflict of ``result.conflicts`` on that op whose axes it resolves (``conflict``), a
+  sharding constraint or reshard (``reshard``), the op's own sharding rule (``rule``: a
+  contracting or reduced dimension sharded, a dimension the op needs whole), or
+  ``unknown``. ``needed`` is the sharding Shardy's matched prediction writes after its
+  collective where one matched; otherwise it is read from the instruction: an
+  all-gather's ``dimensions=`` loses the axes of its device groups, an all-reduce or
+  reduce-scatter sums partial results over axes a dimension of an operand held and the
+  op's results do not, an all-to-all moves its axes to the dimension the result holds
+  them on. For one the user wrote inside ``shard_map`` (psum, all_gather, psum_scatter,
+  ppermute): ``kind="user"`` and the user's line.
+- ``holder``: the top-level program op around the op it serves, where that op sits in a
+  loop body, a checkpoint, a ``shard_map``, a nested jit or a callee (a callee's op goes
+  to the call site that the HLO op name names, else the first call, as
+  ``propagation.readback`` attributes a callee's ops to its first call).
+- ``runs_per_call``: the product of the known trip counts of the while loops around its
+  HLO computation (``hlo.collectives``).
+
+``op_warnings`` turns XLA's warnings of the compile (``report["xla_warnings"]``) into
+``OpWarning`` entries on their program op; a full rematerialization gets the bytes one
+device receives to hold the whole tensor (from the warning's shape and sharding text).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from shardscope.backend.hlo.collectives import element_bytes
+from shardscope.backend.json_form import JsonForm
+from shardscope.backend.run.result import CollectiveCause, CompiledCollective
+from shardscope.backend.sharding.values import merge_full_axes
+
+if TYPE_CHECKING:
+    from shardscope.backend.program.graph import Op, ProgramGraph
+    from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.compiled import OpIndex
+
+Dims = tuple[tuple[str, ...], ...]
+
+# What the user wrote inside shard_map, by the HLO collective it compiles to.
+_USER_WORDS = {
+    "all-reduce": "psum",
+    "all-gather": "all_gather",
+    "reduce-scatter": "psum_scatter",
+    "collective-permute": "ppermute",
+    "all-to-all": "all_to_all",
+}
+_VERBS = {
+    "all-gather": "all-gathered",
+    "all-reduce": "all-reduced",
+    "reduce-scatter": "reduce-scattered",
+    "all-to-all": "moved by an all-to-all",
+    "collective-permute": "sent to other devices (collective-permute)",
+}
+# Program ops whose job is to give a value another sharding.
+_RESHARD_OPS = {"sdy.sharding_constraint", "sdy.reshard"}
+_REDUCING_OPS = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter"}
+
+_REMAT = "Involuntary full rematerialization"
+_FROM_SHARDING = re.compile(r"go from sharding \{(?P<sharding>[^}]*)\}")
+_OPERATION = re.compile(r"HLO operation %[\w.\-]+ = (?P<type>[a-z][a-z0-9]*)\[(?P<dims>[0-9,]*)\]")
+_TILES = re.compile(r"devices=\[(?P<tiles>[0-9,]+)\]")
+
+
+@dataclass(frozen=True)
+class OpWarning(JsonForm):
+    """A warning XLA logged while compiling, on the program op it is about.
+
+    ``bytes``: for a full rematerialization, what one device receives to hold the whole
+    tensor (its size less the device's own piece); 0 where the warning says no size.
+    Its JSON form is an ``xla_warnings[]`` entry of ``propagate --json``.
+    """
+
+    message: str
+    op: int | None
+    op_name: str
+    line: int | None
+    bytes: int = 0
+
+
+def explain(result: PropagationResult, report: dict) -> None:
+    """Fill each compiled collective's cause, holder and runs per call, and
+    ``result.xla_warnings``, from the compile worker's ``report``."""
+    compiled: list[CompiledCollective] = list(result.compiled_collectives or [])  # type: ignore[arg-type]
+    records = {r["name"]: r for r in report.get("collectives", [])}
+    why = _Explainer(result, report.get("hlo_text", ""))
+    out = []
+    for c in compiled:
+        record = records.get(c.name, {})
+        cause = why.cause(c, record)
+        out.append(
+            replace(
+                c,
+                cause=cause,
+                holder=why.holder(c, cause.op, record.get("loops", [])),
+                runs_per_call=int(record.get("runs_per_call", 1)),
+            )
+        )
+    if result.compiled_collectives is not None:
+        result.compiled_collectives = out
+    result.xla_warnings = op_warnings(result, report.get("xla_warnings", []), report)
+
+
+def _op_index(graph: ProgramGraph) -> OpIndex:
+    # run.compiled calls explain: its index is imported when first needed.
+    from shardscope.backend.run.compiled import OpIndex
+
+    return OpIndex(graph)
+
+
+def spec_text(dims: Dims | None) -> str:
+    """``[data, _]``: axes per dimension, ``_`` for a replicated one."""
+    if dims is None:
+        return "[?]"
+    return "[" + ", ".join("+".join(d) if d else "_" for d in dims) + "]"
+
+
+def _without(dims: Dims, axes: set[str], only: int | None = None) -> Dims:
+    return tuple(
+        tuple(a for a in d if a not in axes) if only is None or i == only else d
+        for i, d in enumerate(dims)
+    )
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The tensor a collective moves and its two shardings."""
+
+    value: int
+    had: Dims
+    needed: Dims
+    dim: int | None  # the dimension that changes (None: several or not known)
+    how: str  # gather, contract, reduce, sum, move, permute, predicted
+
+
+class _Explainer:
+    def __init__(self, result: PropagationResult, hlo_text: str = "") -> None:
+        self.result = result
+        self.hlo_text = hlo_text
+        self._hlo_op_names: dict[str, str] | None = None
+        self.graph: ProgramGraph = result.graph
+        self.mesh = result.mesh.shape
+        self.ops = _op_index(self.graph)
+        self.callers: dict[str, list[int]] = {}
+        for op in self.graph.ops:
+            if op.callee:
+                self.callers.setdefault(op.callee, []).append(op.id)
+        publics = [name for name, f in self.graph.functions.items() if f.public]
+        self.entry = "main" if "main" in self.graph.functions else (publics or [""])[0]
+
+    # -- sharding of values ---------------------------------------------------------------
+    def dims(self, value: int) -> Dims:
+        return tuple(tuple(d) for d in self.result.values[value].spec)
+
+    def name(self, value: int) -> str:
+        return self.graph.values[value].display_name
+
+    # -- the holder -----------------------------------------------------------------------
+    def top(self, op_id: int, op_name: str = "") -> int | None:
+        """The op of the entry function that is or holds op ``op_id``."""
+        seen: set[int] = set()
+        current: int | None = op_id
+        while current is not None and current not in seen:
+            seen.add(current)
+            op = self.graph.ops[current]
+            if op.parent is not None:
+                current = op.parent
+                continue
+            if op.function == self.entry:
+                return current
+            current = self._call_site(op.function, op_name)
+        return None
+
+    def _call_site(self, function: str, op_name: str) -> int | None:
+        sites = self.callers.get(function, [])
+        for site in sites:
+            name = self.graph.ops[site].location_name or ""
+            if name and f"/{name.rsplit('/', 1)[-1]}/" in f"/{op_name}/":
+                return site
+        return sites[0] if sites else None
+
+    def holder(self, c: CompiledCollective, op: int | None, loops: list[dict]) -> int | None:
+        """The top-level op around ``op`` (the one the cause names, else the first
+        tensor's), else around the outermost loop."""
+        op = op if op is not None else self._first_op(c)
+        if op is not None:
+            top = self.top(op, c.tensors[0].op_name if c.tensors else c.source)
+            return top if top != op else None
+        if loops:
+            found = self.ops.find(loops[0].get("op_name", ""), loops[0].get("line"))
+            return self.top(found) if found is not None else None
+        return None
+
+    def _first_op(self, c: CompiledCollective) -> int | None:
+        return next((t.op for t in c.tensors if t.op is not None), None)
+
+    # -- the cause ------------------------------------------------------------------------
+    def cause(self, c: CompiledCollective, record: dict) -> CollectiveCause:
+        if c.origin == "user":
+            return self._user(c)
+        dimensions = record.get("dimensions", [])
+        op_id, found = self._find(c, dimensions)
+        if op_id is None:
+            op_id, found = self._from_argument(c, record.get("inputs", []), dimensions)
+        line, file = self._line(c, op_id)
+        axes = tuple(c.axes or ())
+        if op_id is None:
+            return CollectiveCause(
+                "unknown",
+                f"{c.kind} over {'+'.join(axes) or '?'} for {c.source or 'an op'}: the "
+                f"program op it serves is not found, so its cause is not known",
+                line=line,
+                file=file,
+            )
+        op = self.graph.ops[op_id]
+        where = f"{op.short_name} (line {line})" if line is not None else op.short_name
+        if found is None:
+            return CollectiveCause(
+                "unknown",
+                f"{c.kind} over {'+'.join(axes) or '?'} for {where}: no tensor of the op "
+                f"holds the axes it moves as propagation left it, so its cause is not known",
+                op=op_id,
+                line=line,
+                file=file,
+            )
+        moved = set(axes) or {a for d in found.had for a in d} - {
+            a for d in found.needed for a in d
+        }
+        conflict = self._conflict(op_id, found.value, moved)
+        if conflict is not None:
+            kind = "conflict"
+            reason = self._conflict_text(conflict)
+        elif op.name in _RESHARD_OPS:
+            kind = "reshard"
+            reason = f"the sharding constraint asks for {spec_text(found.needed)}"
+        else:
+            kind = "rule"
+            reason = self._rule_text(op, found)
+        tensor = self.name(found.value)
+        verb = _VERBS.get(c.kind, c.kind)
+        more = f" (with {len(c.tensors) - 1} more tensors)" if len(c.tensors) > 1 else ""
+        text = (
+            f"{tensor} {spec_text(found.had)} is {verb} over {'+'.join(sorted(moved))} for "
+            f"{where}{more}: {reason}"
+        )
+        return CollectiveCause(
+            kind,
+            text,
+            tensor=tensor,
+            value=found.value,
+            op=op_id,
+            had=found.had,
+            needed=found.needed,
+            conflict=conflict,
+            provenance=found.value if any(found.had) else None,
+            line=line,
+            file=file,
+        )
+
+    def _line(self, c: CompiledCollective, op_id: int | None) -> tuple[int | None, str]:
+        for t in c.tensors:
+            if t.op == op_id and t.line is not None:
+                return t.line, t.file
+        if op_id is not None and self.graph.ops[op_id].source_line is not None:
+            op = self.graph.ops[op_id]
+            return op.source_line, op.source_file or ""
+        return c.line, c.file
+
+    def _user(self, c: CompiledCollective) -> CollectiveCause:
+        t = c.tensors[0] if c.tensors else None
+        op_id = t.op if t is not None else None
+        value = None
+        if op_id is not None and self.graph.ops[op_id].operands:
+            value = self.graph.ops[op_id].operands[0]
+        line = t.line if t is not None else c.line
+        file = t.file if t is not None else c.file
+        word = _USER_WORDS.get(c.kind, c.kind)
+        axes = "+".join(c.axes or ()) or "its axes"
+        at = f" at line {line}" if line is not None else ""
+        what = f" of {self.name(value)}" if value is not None else ""
+        return CollectiveCause(
+            "user",
+            f"the {word}{what} over {axes} written inside shard_map{at}",
+            tensor=self.name(value) if value is not None else "",
+            value=value,
+            op=op_id,
+            line=line,
+            file=file,
+        )
+
+    def _find(
+        self, c: CompiledCollective, dimensions: list[int]
+    ) -> tuple[int | None, _Found | None]:
+        """The program op and the tensor the collective moves: the first of its tensors
+        that one of the ways below explains."""
+        axes = set(c.axes or ())
+        first: int | None = None
+        for j, t in enumerate(c.tensors or ()):
+            ops = [t.op] if t.op is not None else []
+            ref = self._ref_for(c, j, t.op)
+            if ref is not None and ref.op is not None and ref.op not in ops:
+                # The op name may name another op of the same name (a constant).
+                ops.append(ref.op)
+            for op_id in ops:
+                first = op_id if first is None else first
+                found = self._from_prediction(c, ref, axes) if ref is not None else None
+                found = found or self._derive(c.kind, self.graph.ops[op_id], axes, dimensions)
+                if found is not None:
+                    return op_id, found
+        return first, None
+
+    def _from_argument(
+        self, c: CompiledCollective, inputs: list[str], dimensions: list[int]
+    ) -> tuple[int | None, _Found | None]:
+        """Where no op is found by name: an argument the collective reads (an HLO
+        parameter, whose metadata names the argument) and, of its users, the op whose
+        name ends as the collective's op name does, else its first."""
+        if self._hlo_op_names is None:
+            from shardscope.backend.run.xla_log import instruction_op_names
+
+            self._hlo_op_names = instruction_op_names(self.hlo_text.splitlines())
+        leaf = c.source.rsplit("/", 1)[-1]
+        for name in inputs:
+            value = self.graph.value_by_name(self._hlo_op_names.get(name, ""))
+            if value is None or not value.users:
+                continue
+            users = [self.graph.ops[u] for u in value.users]
+            same = [
+                o for o in users if leaf and (o.location_name or "").split(":")[0].endswith(leaf)
+            ]
+            op = (same or users)[0]
+            return op.id, self._derive(c.kind, op, set(c.axes or ()), dimensions)
+        return None, None
+
+    def _ref_for(self, c: CompiledCollective, j: int, op: int | None):
+        if len(c.predicted) == len(c.tensors) and j < len(c.predicted):
+            return c.predicted[j]
+        return next((p for p in c.predicted if p.op == op), None)
+
+    def _from_prediction(self, c: CompiledCollective, ref, axes: set[str]) -> _Found | None:
+        """Shardy's prediction, where it moves a program value whose sharding it changes
+        on the compiled collective's axes (a reduction's prediction names the partial
+        result, whose sharding it keeps: that one is derived instead)."""
+        if ref.index is None or c.kind in ("all-reduce", "reduce-scatter"):
+            return None
+        predicted = self.result.collectives[ref.index]
+        if predicted.value is None:
+            return None
+        had = self.dims(predicted.value)
+        needed = tuple(tuple(merge_full_axes(d, self.mesh)) for d in predicted.out_spec)
+        if len(needed) != len(had) or needed == had:
+            return None
+        held = {a for d in had for a in d}
+        if axes and not axes <= held:
+            return None
+        changed = [i for i, (a, b) in enumerate(zip(had, needed, strict=True)) if a != b]
+        dim = changed[0] if len(changed) == 1 else None
+        return _Found(predicted.value, had, needed, dim, "predicted")
+
+    def _derive(self, kind: str, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
+        if not axes:
+            return None
+        if kind == "all-gather":
+            return self._gathered(op, axes, dimensions)
+        if kind in ("all-reduce", "reduce-scatter"):
+            return self._summed(op, axes)
+        if kind in ("all-to-all", "ragged-all-to-all"):
+            return self._moved(op, axes, dimensions)
+        if kind == "collective-permute":
+            return self._permuted(op, axes)
+        return None
+
+    def _gathered(self, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
+        """The tensor of ``op`` whose dimension (``dimensions=`` where its rank fits)
+        holds the gathered axes: it loses them there."""
+        for v in (*op.operands, *op.results):
+            had = self.dims(v)
+            dim = dimensions[0] if dimensions and dimensions[0] < len(had) else None
+            if dim is not None and axes <= set(had[dim]):
+                return _Found(v, had, _without(had, axes, dim), dim, "gather")
+        for v in (*op.operands, *op.results):
+            had = self.dims(v)
+            for i, d in enumerate(had):
+                if axes <= set(d):
+                    return _Found(v, had, _without(had, axes, i), i, "gather")
+        return None
+
+    def _summed(self, op: Op, axes: set[str]) -> _Found | None:
+        """An operand of ``op`` whose dimension holds the reduced axes where none of the
+        op's results holds them: each device summed its part (partial sums)."""
+        kept = {a for r in op.results for d in self.dims(r) for a in d}
+        if axes & kept:
+            return None
+        for v in op.operands:
+            had = self.dims(v)
+            for i, d in enumerate(had):
+                if axes & set(d):
+                    how = (
+                        "contract"
+                        if op.name == "stablehlo.dot_general"
+                        else "reduce"
+                        if op.name in _REDUCING_OPS
+                        else "sum"
+                    )
+                    return _Found(v, had, _without(had, axes, i), i, how)
+        return None
+
+    def _moved(self, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
+        """An operand that holds the axes on one dimension and a result that holds them
+        on another: they move there."""
+        for v in op.operands:
+            had = self.dims(v)
+            src = next((i for i, d in enumerate(had) if axes & set(d)), None)
+            if src is None:
+                continue
+            dst = None
+            for r in op.results:
+                got = self.dims(r)
+                dst = next((i for i, d in enumerate(got) if axes & set(d) and i != src), None)
+                if dst is not None and dst < len(had):
+                    break
+                dst = None
+            if dst is None and dimensions and dimensions[0] != src and dimensions[0] < len(had):
+                dst = dimensions[0]
+            if dst is None:
+                continue
+            needed = list(_without(had, axes, src))
+            needed[dst] = needed[dst] + tuple(a for a in had[src] if a in axes)
+            return _Found(v, had, tuple(needed), src, "move")
+        return None
+
+    def _permuted(self, op: Op, axes: set[str]) -> _Found | None:
+        """An operand that holds the axes where the op's result holds them on another
+        dimension."""
+        found = self._moved(op, axes, [])
+        return replace(found, how="permute") if found is not None else None
+
+    # -- conflicts and rules --------------------------------------------------------------
+    def _conflict(self, op_id: int, value: int, axes: set[str]) -> int | None:
+        """The conflict on ``op_id`` whose axes the collective resolves: one that names
+        ``value`` with those axes first, else one of the op's with those axes."""
+        mine = [(i, c) for i, c in enumerate(self.result.conflicts) if c.op == op_id]
+        for i, c in mine:
+            for p in c.proposals:
+                if p.value == value and axes & set(p.axes):
+                    return i
+            for r in c.reshards:
+                if r.value == value and axes & set(r.from_axes):
+                    return i
+        for i, c in mine:
+            if any(axes & set(p.axes) for p in c.proposals):
+                return i
+        return None
+
+    def _conflict_text(self, index: int) -> str:
+        c = self.result.conflicts[index]
+        offers = "; ".join(f"{p.tensor} {'+'.join(p.axes) or '_'}" for p in c.proposals)
+        kept = "+".join(c.kept) or "nothing"
+        return (
+            f"conflict {index}: the op's tensors ask for different axes on factor "
+            f"{c.factor} ({offers}); {c.rule} kept {kept}"
+        )
+
+    def _rule_text(self, op: Op, found: _Found) -> str:
+        dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"
+        if found.how == "contract":
+            return (
+                f"{op.short_name} contracts its {dim}, sharded there: each device sums "
+                f"its part and the partial sums are added across devices"
+            )
+        if found.how in ("reduce", "sum"):
+            return (
+                f"{op.short_name} reduces its {dim}, sharded there: the partial results "
+                f"are added across devices"
+            )
+        if found.how in ("move", "permute"):
+            return f"{op.short_name} needs it as {spec_text(found.needed)}"
+        if found.how == "gather" and op.name == "stablehlo.dot_general":
+            return f"{op.short_name} needs its {dim} whole on each device"
+        return f"{op.short_name} needs {spec_text(found.needed)} ({dim} whole on each device)"
+
+
+# -- XLA's warnings ---------------------------------------------------------------------
+def op_warnings(result: PropagationResult, warnings: list[dict], report: dict) -> list[OpWarning]:
+    """XLA's warnings, each on its program op (an argument's warning goes to the op the
+    compiled collective that reads it serves, else the argument's first user)."""
+    graph = result.graph
+    ops = _op_index(graph)
+    readers = _readers(report.get("collectives", []))
+    out = []
+    for w in warnings:
+        op_name = w.get("op_name", "")
+        op = ops.find(op_name) if op_name else None
+        line = None
+        if op is None:
+            reader = readers.get(w.get("instruction", ""))
+            if reader is not None:
+                tensor = (reader.get("tensors") or [{}])[0]
+                op = ops.find(tensor.get("op_name", ""), tensor.get("line"))
+                line = tensor.get("line")
+        if op is None and op_name:
+            value = graph.value_by_name(op_name)
+            if value is not None and value.users:
+                op = value.users[0]
+        if line is None and op is not None:
+            line = graph.ops[op].source_line
+        message = w.get("message", "")
+        out.append(OpWarning(message, op, op_name, line, remat_bytes(message)))
+    return out
+
+
+def _readers(records: list[dict]) -> dict[str, dict]:
+    """Compiled collectives by the instructions they read (first reader kept)."""
+    out: dict[str, dict] = {}
+    for r in records:
+        for name in r.get("inputs", []):
+            out.setdefault(name, r)
+    return out
+
+
+def remat_bytes(message: str) -> int:
+    """For XLA's full-rematerialization warning: what one device receives to hold the
+    whole tensor. The warning prints the partitioned instruction (one device's piece:
+    seen on this machine, a (16, 12) argument over a 2 x 4 mesh printed as ``f32[8,3]``)
+    and the sharding it comes from, whose tiles give the number of pieces."""
+    if _REMAT not in message:
+        return 0
+    operation = _OPERATION.search(message)
+    source = _FROM_SHARDING.search(message)
+    if operation is None or source is None:
+        return 0
+    shape = [int(d) for d in operation["dims"].split(",") if d]
+    tiles_m = _TILES.search(source["sharding"])
+    tiles = [int(t) for t in tiles_m["tiles"].split(",")] if tiles_m else []
+    pieces = math.prod(tiles[: len(shape)]) if tiles else 1
+    local = math.prod(shape) * element_bytes(operation["type"])
+    return local * (pieces - 1)
