@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.gspmd.compare import Difference, gspmd_differences
+from shardscope.backend.gspmd.compare import Difference, GspmdComparison, compare_gspmd
 from shardscope.backend.propagation.conflicts import settling_steps
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.viewers.common.messages import MessagesView
@@ -58,14 +58,15 @@ class Window(Protocol):
 
 
 def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tuple]:
-    """The function the comparison task runs: the differences and the warnings it added
-    (on a copy of the result, which the GUI thread keeps reading)."""
+    """The function the comparison task runs: GSPMD's differences and compiled collectives
+    and the warnings it added (on a copy of the result, which the GUI thread keeps
+    reading)."""
     copy = dataclasses.replace(result, warnings=list(result.warnings))
 
-    def run() -> tuple[list[Difference], list[str]]:
+    def run() -> tuple[GspmdComparison, list[str]]:
         before = len(copy.warnings)
-        differences = gspmd_differences(program, copy)
-        return differences, copy.warnings[before:]
+        comparison = compare_gspmd(program, copy)
+        return comparison, copy.warnings[before:]
 
     return run
 
@@ -214,15 +215,18 @@ class Debugger(QObject):
             self.gspmd.set_running()
         self._in_flight += 1
 
-        def done(found: tuple[list[Difference], list[str]], seconds: float) -> None:
+        def done(found: tuple[GspmdComparison, list[str]], seconds: float) -> None:
             self._in_flight -= 1
             if generation != self._generation or self.session.propagation is not result:
                 return
-            differences, warnings = found
+            comparison, warnings = found
+            differences = comparison.differences
             self.gspmd_for = result
             self.differences = differences
             if self.gspmd_on:
-                self.gspmd.set_differences(differences)
+                self.gspmd.set_differences(
+                    differences, comparison.collectives, result.compiled_collectives
+                )
                 self.markers.set_gspmd(differences)
             for warning in warnings:
                 self.window.messages.add(warning, "warning")

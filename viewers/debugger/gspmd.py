@@ -1,17 +1,21 @@
-"""The GSPMD dock: the values whose final sharding differs between GSPMD and Shardy.
+"""The GSPMD dock: the values whose final sharding differs between GSPMD and Shardy, and
+the collectives each partitioner's compiled module holds, counted per kind.
 
 The window runs the comparison (``backend.gspmd.compare``) in the background and tells
-this view where it stands: off, running, done (with the differences) or failed.
+this view where it stands: off, running, done (with the differences and GSPMD's compiled
+collectives, beside Shardy's from the propagation's compile) or failed.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
@@ -24,8 +28,16 @@ from shardscope.viewers.graph.markers import dims_text
 
 if TYPE_CHECKING:
     from shardscope.backend.gspmd.compare import Difference
+    from shardscope.backend.run.result import CompiledCollective
 
 COLUMNS = ("Tensor", "Shardy", "GSPMD", "GSPMD HLO sharding")
+COUNT_COLUMNS = ("Compiled collective", "Shardy", "GSPMD")
+COUNTS_TIP = (
+    "Instructions of each kind in the partitioned, optimized module each partitioner "
+    "compiled (fake CPU devices); a combined one counts once. –: that compile's "
+    "collectives are not there (still compiling, failed, or the mesh is too large)."
+)
+NOT_THERE = "–"
 OFF_TEXT = "Off: View ▸ Compare with GSPMD runs XLA's GSPMD propagation on this program."
 
 
@@ -37,6 +49,7 @@ class GspmdView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.differences: list[Difference] = []
+        self._gspmd: list[CompiledCollective] | None = None
         self.state = "off"
         self.status = QLabel(self)
         self.status.setWordWrap(True)
@@ -50,10 +63,20 @@ class GspmdView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._on_selection)
+        self.counts = QTableWidget(0, len(COUNT_COLUMNS), self)
+        self.counts.setHorizontalHeaderLabels(COUNT_COLUMNS)
+        self.counts.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.counts.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.counts.verticalHeader().setVisible(False)
+        self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.counts.setToolTip(COUNTS_TIP)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
-        layout.addWidget(self.table, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.table, 3)
+        row.addWidget(self.counts, 1)
+        layout.addLayout(row, 1)
         self.set_off()
 
     def sizeHint(self) -> QSize:
@@ -81,8 +104,17 @@ class GspmdView(QWidget):
         self.state = "failed"
         self.status.setText(f"The GSPMD comparison failed: {message}")
 
-    def set_differences(self, differences: Sequence[Difference]) -> None:
+    def set_differences(
+        self,
+        differences: Sequence[Difference],
+        gspmd: Sequence[CompiledCollective] | None = None,
+        shardy: Sequence[CompiledCollective] | None = None,
+    ) -> None:
+        """The comparison's differences; ``gspmd`` and ``shardy`` the collectives of each
+        partitioner's compiled module (None: not compiled)."""
         self._fill(list(differences))
+        self._gspmd = None if gspmd is None else list(gspmd)
+        self._count(self._gspmd, shardy)
         self.state = "done"
         n = len(differences)
         self.status.setText(
@@ -94,6 +126,7 @@ class GspmdView(QWidget):
 
     def _fill(self, differences: list[Difference]) -> None:
         self.differences = differences
+        self.counts.setRowCount(0)
         t = self.table
         t.blockSignals(True)
         t.clearContents()
@@ -107,8 +140,32 @@ class GspmdView(QWidget):
                 t.setItem(r, c, item)
         t.blockSignals(False)
 
+    def _count(
+        self,
+        gspmd: Sequence[CompiledCollective] | None,
+        shardy: Sequence[CompiledCollective] | None,
+    ) -> None:
+        per = [None if cs is None else Counter(c.kind for c in cs) for cs in (shardy, gspmd)]
+        kinds = sorted(set().union(*(k for k in per if k is not None)))
+        t = self.counts
+        t.setRowCount(len(kinds))
+        for r, kind in enumerate(kinds):
+            cells = [kind] + [NOT_THERE if k is None else str(k[kind]) for k in per]
+            for c, text in enumerate(cells):
+                t.setItem(r, c, QTableWidgetItem(text))
+
+    def set_shardy(self, shardy: Sequence[CompiledCollective] | None) -> None:
+        """Shardy's compiled collectives arrived (or changed) for the result compared."""
+        if self.state == "done":
+            self._count(self._gspmd, shardy)
+
     def row_texts(self) -> list[list[str]]:
         t = self.table
+        return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
+
+    def count_texts(self) -> list[list[str]]:
+        """The counts table: kind, Shardy's compiled count, GSPMD's."""
+        t = self.counts
         return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
 
     def _on_selection(self) -> None:

@@ -9,6 +9,7 @@ import time
 from PySide6.QtCore import Qt
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
@@ -115,6 +116,9 @@ def test_the_gspmd_toggle_marks_the_adds_result(make_window, qtbot, pick, find_a
     (mark,) = marks(badge, GspmdMarkItem)
     assert (mark.shardy, mark.gspmd) == ("[_, _]", "[data, _]")
     assert gspmd.row_texts()[0][:3] == ["result[0]", "[_, _]", "[data, _]"]
+    # GSPMD's compiled collectives per kind, beside Shardy's.
+    counts = gspmd.count_texts()
+    assert counts and all(row[2].isdigit() for row in counts), counts
     specs = dict(window.session.specs)
     pick(window, "&View", "Compare with &GSPMD")
     assert gspmd.state == "off" and not marks(badge, GspmdMarkItem)
@@ -127,7 +131,7 @@ def test_a_failing_gspmd_worker_is_reported_and_leaves_the_session(
     def crash(program, result, **kwargs):
         raise ShardscopeError("the GSPMD compile crashed (signal 11): see its log")
 
-    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", crash)
+    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", crash)
     window = make_window("example:conflict")
     result, specs = window.session.propagation, dict(window.session.specs)
     pick(window, "&View", "Compare with &GSPMD")
@@ -147,9 +151,9 @@ def test_before_propagation_the_docks_say_how_to_start(make_window, qtbot, pick,
 
     def agree(program, result, **kwargs):
         compared.append(result)
-        return []
+        return GspmdComparison([], [])
 
-    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", agree)
+    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", agree)
     window = make_window("example:conflict", propagate=False)
     debugger = window.debugger
     assert debugger.conflicts.status.text().startswith("No propagation yet: propagate (F5)")
@@ -212,7 +216,7 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
         stand_in = dataclasses.replace(program, kind="python", path=path, source=path)
         return run_gspmd(stand_in, result.mesh.shape, {})
 
-    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", hang)
+    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", hang)
     window = make_window("example:conflict")
     window.debugger.set_gspmd(True)
     qtbot.waitUntil(started.exists, timeout=60_000)

@@ -168,7 +168,7 @@ def test_a_failed_gspmd_comparison_leaves_the_pane_on_now(
         calls.append(result)
         raise RuntimeError("the compiler aborted")
 
-    monkeypatch.setattr("shardscope.app.window.debugger.gspmd_differences", crash)
+    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", crash)
     window = make_window("example:conflict")
     panes = open_side_by_side(window, pick, find_action)
     qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=30_000)

@@ -1,8 +1,10 @@
-"""The GSPMD dock says where the comparison stands and lists the values that differ."""
+"""The GSPMD dock says where the comparison stands, lists the values that differ and
+counts each partitioner's compiled collectives."""
 
 from PySide6.QtCore import Qt
 
 from shardscope.backend.gspmd.compare import Difference
+from shardscope.backend.run.result import CompiledCollective
 from shardscope.viewers.debugger.gspmd import OFF_TEXT, GspmdView
 
 
@@ -39,3 +41,26 @@ def test_states_and_rows(qtbot):
     widget.set_failed("the GSPMD compile crashed")
     assert widget.state == "failed" and widget.table.rowCount() == 0
     assert widget.status.text() == "The GSPMD comparison failed: the GSPMD compile crashed"
+
+
+def _collective(kind: str) -> CompiledCollective:
+    return CompiledCollective(kind, ((0, 1),), (4,), 16, "jit(f)/add", 3, ())
+
+
+def test_compiled_collectives_are_counted_per_kind_beside_shardys(qtbot):
+    widget = GspmdView()
+    qtbot.addWidget(widget)
+    gspmd = [_collective("all-reduce"), _collective("all-reduce"), _collective("all-gather")]
+    shardy = [_collective("all-reduce"), _collective("all-to-all")]
+    widget.set_differences([], gspmd, shardy)
+    assert widget.count_texts() == [
+        ["all-gather", "0", "1"],
+        ["all-reduce", "1", "2"],
+        ["all-to-all", "1", "0"],
+    ]
+    widget.set_differences([], gspmd, None)
+    assert widget.count_texts()[0] == ["all-gather", "–", "1"]
+    widget.set_shardy(shardy)
+    assert widget.count_texts()[0] == ["all-gather", "0", "1"]
+    widget.set_running()
+    assert widget.count_texts() == []
