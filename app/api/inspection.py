@@ -172,6 +172,7 @@ def inspect(
     mesh: Any = None,
     in_shardings: Any = None,
     out_shardings: Any = None,
+    hardware: Any = None,
     **kwargs: Any,
 ) -> Inspection:
     """Propagate shardings through ``fn(*args, **kwargs)`` as the compiler would.
@@ -186,9 +187,16 @@ def inspect(
     ``jax.jit`` takes (``PartitionSpec`` or ``NamedSharding`` leaves, None unspecified) or
     a dict of argument names (``{"params['w1']": P(None, 'model')}``). ``out_shardings``:
     shardings the results must have, as ``jax.jit`` takes (part of the program).
+    ``hardware``: the hardware profile (a name such as ``"h100"``) the compiled
+    collectives and memory are priced for, ``cost`` in ``to_json()``; the default is
+    ``propagate``'s, so both give the same answer.
     """
+    from shardscope.backend.cost.hardware import profile
+    from shardscope.backend.cost.price import price_result
     from shardscope.backend.program.trace import lower_function, lower_staged
     from shardscope.backend.run.compiled import propagate_compiled
+
+    hardware_profile = profile(hardware)
 
     if _is_staged(fn):
         if args or kwargs or in_shardings is not None or out_shardings is not None:
@@ -229,5 +237,6 @@ def inspect(
             "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
         )
     result = propagate_compiled(program)
+    price_result(result, hardware_profile)
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}
     return Inspection(**fields, loaded=program)

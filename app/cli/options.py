@@ -83,6 +83,29 @@ def add_program_options(
     )
 
 
+def add_hardware_option(parser) -> None:
+    """``--hardware NAME``: the hardware profile the compiled collectives and memory are
+    priced for (``backend.cost``); checked by ``hardware_profile`` when the command runs,
+    so that a bad name is a one-line error naming the choices."""
+    from shardscope.backend.cost.hardware import DEFAULT_PROFILE, names
+
+    parser.add_argument(
+        "--hardware",
+        metavar="NAME",
+        default=None,
+        help=f"price collectives and memory for {', '.join(names())} "
+        f"(default {DEFAULT_PROFILE}): an estimate",
+    )
+
+
+def hardware_profile(args):
+    """The profile ``--hardware`` names (the default without it); ``ShardscopeError``
+    naming the choices for an unknown name."""
+    from shardscope.backend.cost.hardware import profile
+
+    return profile(getattr(args, "hardware", None))
+
+
 def note_mesh_override(program, text: str | None) -> None:
     """Say on stderr (stdout may be JSON) when ``--mesh`` replaces the program's own mesh;
     called once the command has worked, so that an error stays its only line."""

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
+from shardscope.app.cli.options import (
+    add_hardware_option,
+    add_program_options,
+    hardware_profile,
+    note_mesh_override,
+    parse_spec_args,
+)
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.mesh import parse_mesh
 
@@ -22,6 +28,7 @@ def add_arguments(parser) -> None:
         help="also compile with GSPMD: list the values it shards differently and its "
         "compiled collectives",
     )
+    add_hardware_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -29,12 +36,15 @@ def run(args) -> int:
     """Load, propagate, print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
+    from shardscope.backend.cost.price import price_result
     from shardscope.backend.run.compiled import propagate_compiled
 
+    hardware = hardware_profile(args)
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
+    price_result(result, hardware)
     if args.gspmd:
         # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import compare_gspmd
@@ -125,6 +135,8 @@ def summary(result) -> str:
             lines.append(
                 f"  {c.kind:18} {axes:12} x{c.operands} {list(c.shape)} {c.bytes} B/device: {ops}"
             )
+    if result.pricing is not None:
+        lines += ["", *result.pricing.summary_lines()]
     if result.warnings:
         lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
     return "\n".join(lines)

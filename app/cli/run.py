@@ -7,7 +7,13 @@ import queue
 import threading
 from types import SimpleNamespace
 
-from shardscope.app.cli.options import add_program_options, note_mesh_override, parse_spec_args
+from shardscope.app.cli.options import (
+    add_hardware_option,
+    add_program_options,
+    hardware_profile,
+    note_mesh_override,
+    parse_spec_args,
+)
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program, python_source
 from shardscope.backend.sharding.mesh import parse_mesh
@@ -35,6 +41,7 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="skip the unsharded run that max_rel_error compares against (one compile less)",
     )
+    add_hardware_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -49,6 +56,7 @@ def _runs(text: str) -> int:
 def run(args) -> int:
     """Run a Python program in one worker that loads, predicts, compiles and runs it
     (``run.source``); other sources are loaded here first, which refuses them. Print."""
+    hardware_profile(args)  # a bad --hardware is told before anything starts
     mesh = parse_mesh(args.mesh) if args.mesh else None
     specs = parse_spec_args(args.spec) if args.spec else None
     python = python_source(args.program)
@@ -73,15 +81,47 @@ def run(args) -> int:
         values=False,  # neither output form prints them
     )
     note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
-    _print(done.result, args.json)
+    _print(done.result, args)
     return 0
 
 
-def _print(result, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(result.to_json()))
+def _print(result, args) -> None:
+    pricing = run_pricing(result, hardware_profile(args))
+    if args.json:
+        data = result.to_json()
+        data["cost"] = {**pricing.to_json(), "measured": _measured(result)}
+        print(json.dumps(data))
     else:
         print(summary(result))
+        measured = result.run_times if result.platform != "cpu" else None
+        print("\n".join(["", *pricing.summary_lines(measured=measured)]))
+
+
+def run_pricing(result, hardware):
+    """The run's compiled collectives and memory priced on ``hardware``: an estimate. The
+    memory is the buffer assignment of the run's own compile, on its own platform."""
+    from shardscope.backend.cost.price import price
+
+    source = (
+        f"XLA's {result.platform.upper()} buffer assignment of this run's compile "
+        "(compiled.memory_analysis()), bytes per device"
+    )
+    if result.platform == "cpu":
+        source += ": an estimate of what the accelerator's compiler would assign"
+    return price(result.collectives, result.memory, hardware, memory_source=source)
+
+
+def _measured(result) -> dict | None:
+    """The run's own times where it ran on an accelerator, beside the estimate."""
+    if result.platform == "cpu":
+        return None
+    return {
+        "platform": result.platform,
+        "run_times": list(result.run_times),
+        "run_s": result.run_s,
+        "text": "measured: the whole program per run on the accelerator (compute and "
+        "collectives); the estimate counts collectives alone",
+    }
 
 
 def _run_loaded(args, mesh, specs) -> int:
@@ -124,7 +164,7 @@ def _run_loaded(args, mesh, specs) -> int:
     loaded.put(program)
     result = _finish(program, mesh, specs, thread, outcome)
     note_mesh_override(program, args.mesh)
-    _print(result, args.json)
+    _print(result, args)
     return 0
 
 

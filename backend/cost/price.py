@@ -33,6 +33,7 @@ compiler assigns its own buffers, so the fit is an estimate too.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -122,6 +123,7 @@ class MemoryFit(JsonForm):
     fraction: float  # peak / capacity
     fits: bool
     text: str  # ``fits in 16 GB: 31%`` / ``does not fit: needs 20 GB of 16 GB``
+    measure: str = "peak"  # what ``peak`` is: XLA's peak, or the sum of the buffers
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,42 @@ class Pricing(JsonForm):
     memory: MemoryFit | None
     # The figures of the profile no stored page gives, each with why.
     assumed: tuple[str, ...] = ()
+    # False where the program was not compiled: nothing was priced.
+    compiled: bool = True
+
+    def summary_lines(self, top: int = 5, measured: Sequence[float] | None = None) -> list[str]:
+        """The readable cost section: time per step, the ``top`` ops, memory fit; with
+        ``measured`` (seconds of real runs on the accelerator) beside the estimate."""
+        lines = [f"cost on {self.label} ({self.hardware}), an estimate:"]
+        if not self.compiled:
+            return lines + ["  not compiled: no collectives or memory to price"]
+        lines.append(f"  formulas: {self.formulas}")
+        for link in self.links:
+            lines.append(
+                f"  {link.name}: {_rate(link.bytes_per_second)} per device, "
+                f"a = {_us(link.latency_s)} ({link.text})"
+            )
+        lines.append(
+            f"  estimate per step: {_us(self.step_seconds)} in collectives, "
+            f"{self.step_bytes} B sent per device ({len(self.collectives)} collectives)"
+        )
+        if measured:
+            runs = ", ".join(f"{t * 1e3:.3g} ms" for t in measured)
+            lines.append(f"  measured per run (whole program, on the accelerator): {runs}")
+        if self.ops:
+            lines.append(f"  top ops ({min(top, len(self.ops))} of {len(self.ops)}):")
+            for o in self.ops[:top]:
+                where = f"op {o.op} " if o.op is not None else ""
+                lines.append(
+                    f"    {_us(o.seconds_per_call):>10}  {o.bytes:>10} B  "
+                    f"{o.collectives} collective(s)  {where}{o.name}"
+                )
+        if self.memory is not None:
+            m = self.memory
+            lines.append(f"  memory: {m.text} ({m.measure} {m.peak} B per device; {m.source})")
+        for a in self.assumed:
+            lines.append(f"  assumed {a}")
+        return lines
 
 
 def price(
@@ -147,9 +185,11 @@ def price(
     memory: Mapping[str, Any] | None,
     profile: HardwareProfile | str | None = None,
     op_names: Mapping[int, str] | None = None,
+    memory_source: str = MEMORY_SOURCE,
 ) -> Pricing:
     """Price ``collectives`` and ``memory`` on ``profile`` (a name, or None for the
-    default). ``op_names`` names program ops by id (a holder's name)."""
+    default). ``op_names`` names program ops by id (a holder's name); ``memory_source``
+    says whose buffer assignment ``memory`` is."""
     hw = find_profile(profile)
     costs = tuple(_cost(i, c, hw) for i, c in enumerate(collectives))
     ops = _ops(collectives, costs, op_names or {})
@@ -163,19 +203,21 @@ def price(
         ops=ops,
         step_seconds=sum(c.seconds_per_call for c in costs),
         step_bytes=sum(c.bytes_per_device * c.runs_per_call for c in costs),
-        memory=memory_fit(memory, hw),
+        memory=memory_fit(memory, hw, memory_source),
         assumed=tuple(f"{f.name}: {f.note}" for f in hw.assumptions),
     )
 
 
 def price_result(result: Any, profile: HardwareProfile | str | None = None) -> Pricing:
-    """Price a propagation's compiled collectives and memory (none where it was not
-    compiled) and set ``result.pricing``."""
+    """Price a propagation's compiled collectives and memory and set ``result.pricing``;
+    where the program was not compiled the pricing says so (``compiled`` False)."""
     graph = getattr(result, "graph", None)
     names = {}
     if graph is not None:
         names = {op.id: op.location_name or op.name for op in graph.ops}
     pricing = price(result.compiled_collectives or [], result.memory, profile, names)
+    if result.compiled_collectives is None:
+        pricing = dataclasses.replace(pricing, compiled=False, memory=None)
     result.pricing = pricing
     return pricing
 
@@ -288,11 +330,20 @@ def _shares(
     return [tuple(e) for e in by_key.values()]  # type: ignore[misc]
 
 
-def memory_fit(memory: Mapping[str, Any] | None, hw: HardwareProfile) -> MemoryFit | None:
-    """XLA's CPU buffer assignment per device against ``hw``'s memory (None: no analysis)."""
-    if not memory or memory.get("peak") is None:
+def memory_fit(
+    memory: Mapping[str, Any] | None, hw: HardwareProfile, source: str = MEMORY_SOURCE
+) -> MemoryFit | None:
+    """XLA's buffer assignment per device against ``hw``'s memory (None: no analysis).
+    Without a peak (``run``'s analysis gives none) the sum of the argument, output (less
+    aliased) and temporary buffers stands for it: at least the peak."""
+    if not memory:
         return None
-    peak = int(memory["peak"])
+    parts = {k: int(memory.get(k) or 0) for k in ("argument", "output", "alias", "temp")}
+    if memory.get("peak") is not None:
+        peak, what = int(memory["peak"]), "peak"
+    else:
+        peak = parts["argument"] + parts["output"] - parts["alias"] + parts["temp"]
+        what = "sum of buffers (no peak given)"
     capacity = hw.memory_bytes
     fraction = peak / capacity
     fits = peak <= capacity
@@ -301,23 +352,26 @@ def memory_fit(memory: Mapping[str, Any] | None, hw: HardwareProfile) -> MemoryF
     else:
         text = f"does not fit: needs {_in_unit(peak, hw.memory_text)} of {hw.memory_text}"
     return MemoryFit(
-        MEMORY_SOURCE,
-        int(memory.get("argument", 0)),
-        int(memory.get("output", 0)),
-        int(memory.get("alias", 0)),
-        int(memory.get("temp", 0)),
+        source,
+        parts["argument"],
+        parts["output"],
+        parts["alias"],
+        parts["temp"],
         peak,
         capacity,
         hw.memory_text,
         fraction,
         fits,
         text,
+        what,
     )
 
 
 def _percent(fraction: float) -> str:
     pct = 100 * fraction
-    return f"{pct:.0f}%" if pct >= 1 or pct == 0 else f"{pct:.2g}%"
+    if pct >= 1 or pct == 0:
+        return f"{pct:.0f}%"
+    return f"{pct:.2f}%" if pct >= 0.01 else "<0.01%"
 
 
 def _in_unit(n: int, like: str) -> str:
@@ -332,4 +386,8 @@ def _us(seconds: float) -> str:
 
 
 def _gbs(link: Link) -> str:
-    return f"{link.bytes_per_second / 1e9:.4g} GB/s"
+    return _rate(link.bytes_per_second)
+
+
+def _rate(bytes_per_second: float) -> str:
+    return f"{bytes_per_second / 1e9:.4g} GB/s"

@@ -132,7 +132,9 @@ def test_ops_share_a_combined_collective_and_add_up_to_the_step(nested):
         assert {t.op for t in c.tensors} <= ops
     assert sum(o.seconds_per_call for o in pricing.ops) == pytest.approx(pricing.step_seconds)
     assert abs(sum(o.bytes for o in pricing.ops) - pricing.step_bytes) <= len(pricing.ops)
-    assert pricing.step_seconds == pytest.approx(sum(c.seconds for c in pricing.collectives))
+    assert pricing.step_seconds == pytest.approx(
+        sum(c.seconds * c.runs_per_call for c in pricing.collectives)
+    )
     assert [o.seconds_per_call for o in pricing.ops] == sorted(
         (o.seconds_per_call for o in pricing.ops), reverse=True
     )
