@@ -64,6 +64,35 @@ def _spec_text(spec: list[list[str]]) -> str:
     return "[" + ", ".join("+".join(d) if d else "_" for d in spec) + "]"
 
 
+def _compiled_lines(result) -> list[str]:
+    """The compiled collectives: kind, axes, operands, tensor, op, line, cause."""
+    compiled = result.compiled_collectives
+    if compiled is None:
+        why = result.compile_error or "not compiled"
+        return ["", f"compiled collectives: none listed ({why})"]
+    lines = ["", f"compiled collectives (XLA): {len(compiled)}"]
+    graph = result.graph
+    for c in compiled:
+        cause = c.cause
+        axes = "+".join(c.axes) if c.axes else "?"
+        op = cause.op if cause is not None and cause.op is not None else None
+        op_text = f"op {op} {graph.ops[op].short_name}" if op is not None else c.source
+        line = cause.line if cause is not None and cause.line is not None else c.line
+        runs = f" x{c.runs_per_call} per call" if c.runs_per_call > 1 else ""
+        tensor = cause.tensor if cause is not None and cause.tensor else "?"
+        lines.append(
+            f"  {c.kind:18} {axes:12} {c.operands} operand(s) {tensor} for {op_text}"
+            f" line {line if line is not None else '?'}{runs} [{c.origin or '?'}]"
+        )
+        if cause is not None:
+            lines.append(f"    {cause.kind}: {cause.text}")
+    for w in result.xla_warnings or []:
+        where = f"op {w.op}" if w.op is not None else w.op_name or "?"
+        size = f", {w.bytes} B gathered per device" if w.bytes else ""
+        lines.append(f"  XLA warns at {where} line {w.line}{size}: {w.message[:160]}")
+    return lines
+
+
 def summary(result) -> str:
     """The readable report ``propagate`` prints without ``--json``."""
     lines = [
@@ -113,12 +142,16 @@ def summary(result) -> str:
         # contracting factor instead of gathering it): show what it really inserts.
         inserted = ", ".join(f"{x.kind} {'+'.join(x.axes)}" for x in c.collectives)
         lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
-    lines += ["", f"collectives: {len(result.collectives)}"]
-    for c in result.collectives:
+    lines += _compiled_lines(result)
+    matched = result.predicted_matched or [None] * len(result.collectives)
+    lines += ["", f"Shardy's prediction (its explicit reshards): {len(result.collectives)}"]
+    for c, m in zip(result.collectives, matched, strict=True):
         what = graph.values[c.value].display_name if c.value is not None else "?"
         where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name
+        flag = {True: "matched", False: "NOT compiled", None: ""}[m]
         lines.append(
-            f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: {c.bytes_per_device} B/device"
+            f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: "
+            f"{c.bytes_per_device} B/device  {flag}".rstrip()
         )
     if result.gspmd_differences is not None:
         lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]

@@ -150,6 +150,10 @@ class _Explainer:
         self.graph: ProgramGraph = result.graph
         self.mesh = result.mesh.shape
         self.ops = _op_index(self.graph)
+        self.by_name: dict[tuple[str, int | None], list[int]] = {}
+        for op in self.graph.ops:
+            if op.location_name:
+                self.by_name.setdefault((op.location_name, op.source_line), []).append(op.id)
         self.callers: dict[str, list[int]] = {}
         for op in self.graph.ops:
             if op.callee:
@@ -305,7 +309,7 @@ class _Explainer:
         axes = set(c.axes or ())
         first: int | None = None
         for j, t in enumerate(c.tensors or ()):
-            ops = [t.op] if t.op is not None else []
+            ops = self._namesakes(t.op) if t.op is not None else []
             ref = self._ref_for(c, j, t.op)
             if ref is not None and ref.op is not None and ref.op not in ops:
                 # The op name may name another op of the same name (a constant).
@@ -340,6 +344,13 @@ class _Explainer:
             op = (same or users)[0]
             return op.id, self._derive(c.kind, op, set(c.axes or ()), dimensions)
         return None, None
+
+    def _namesakes(self, op_id: int) -> list[int]:
+        """``op_id`` first, then the ops of the same name and line: an HLO op name names
+        one of them (a matmul and its transpose in a backward pass share both)."""
+        op = self.graph.ops[op_id]
+        same = self.by_name.get((op.location_name or "", op.source_line), [])
+        return [op_id, *(i for i in same if i != op_id)]
 
     def _ref_for(self, c: CompiledCollective, j: int, op: int | None):
         if len(c.predicted) == len(c.tensors) and j < len(c.predicted):
