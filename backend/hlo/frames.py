@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _SECTION = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)\s*$")
 _NAME = re.compile(r'^(\d+)\s+"(.*)"\s*$')
@@ -22,11 +23,18 @@ _RECORD = re.compile(r"^(\d+)\s+\{(.*)\}\s*$")
 _FIELD = re.compile(r"(\w+)=(-?\d+)")
 # Files of libraries, not the user's: installed packages and the libraries' own folders.
 _LIBRARY = re.compile(r"(^|/)(site-packages|dist-packages|jax|jaxlib|flax|optax|equinox)/")
+# shardscope's own code, which calls the user's (a Flax or Equinox model is traced through
+# ``program.trace``): its frames are never the user's line. Its examples and tests are
+# programs like the user's.
+_OWN = tuple(
+    f"{Path(__file__).resolve().parents[2] / room}/" for room in ("backend", "app", "viewers")
+)
 
 
 def is_library_file(path: str) -> bool:
-    """Whether ``path`` is a library's file (installed, or inside jax/flax/optax/equinox)."""
-    return bool(_LIBRARY.search(path))
+    """Whether ``path`` is a library's file (installed, inside jax/flax/optax/equinox, or
+    shardscope's own code) or no file at all (``<frozen runpy>``, ``<string>``)."""
+    return bool(_LIBRARY.search(path)) or path.startswith(_OWN) or path.startswith("<")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from shardscope.backend.hlo.frames import is_library_file
+
 
 @dataclass(frozen=True)
 class SourceInfo:
@@ -24,6 +26,8 @@ class SourceInfo:
 
 
 _NO_FILE: tuple[str | None, int | None] = (None, None)
+# A frame's file and line; None where a location names none.
+_Frame = tuple[str, int] | None
 _KINDS = (ir.FileLineColLoc, ir.NameLoc, ir.CallSiteLoc, ir.FusedLoc)
 
 
@@ -41,21 +45,26 @@ class LocationReader:
     """Reads locations of one context; parts shared between locations are read once."""
 
     def __init__(self) -> None:
-        self._files: dict[ir.Attribute, tuple[str | None, int | None]] = {}
+        # Per location: the innermost frame, and the innermost outside the libraries.
+        self._files: dict[ir.Attribute, tuple[_Frame, _Frame]] = {}
         self._infos: dict[ir.Attribute, SourceInfo] = {}
 
     def read(self, location: ir.Location) -> SourceInfo:
         """The outermost name (JAX's name stack for ops, the key path for arguments) and
-        the first file:line in reading order. Call sites list the callee before the
-        caller, so that is the innermost user frame: the line that created the op."""
+        the user's line: the first file:line in reading order outside the libraries
+        (``hlo.frames.is_library_file``: Flax's ``linear.py`` is passed over for the line
+        of the user's model that called it), else the first. Call sites list the callee
+        before the caller, so that is the innermost user frame, the one the compiled
+        module's source lines name too."""
         attr = location.attr
         info = self._infos.get(attr)
         if info is None:
             location = _concrete(location)
-            info = self._infos[attr] = SourceInfo(_name_of(location), *self._file_of(location))
+            first, user = self._file_of(location)
+            info = self._infos[attr] = SourceInfo(_name_of(location), *(user or first or _NO_FILE))
         return info
 
-    def _file_of(self, location: ir.Location) -> tuple[str | None, int | None]:
+    def _file_of(self, location: ir.Location) -> tuple[_Frame, _Frame]:
         attr = location.attr
         hit = self._files.get(attr)
         if hit is not None:
@@ -63,21 +72,25 @@ class LocationReader:
         location = _concrete(location)
         kind = type(location)
         if kind is ir.FileLineColLoc:
-            hit = (location.filename, location.start_line)
+            frame = (location.filename, location.start_line)
+            hit = (frame, None if is_library_file(frame[0]) else frame)
         elif kind is ir.NameLoc:
             hit = self._file_of(location.child_loc)
         elif kind is ir.CallSiteLoc:
-            hit = self._file_of(location.callee)
-            if hit[0] is None:
-                hit = self._file_of(location.caller)
+            inner, inner_user = self._file_of(location.callee)
+            if inner_user is not None:
+                hit = (inner, inner_user)
+            else:
+                outer, outer_user = self._file_of(location.caller)
+                hit = (inner or outer, outer_user)
         elif kind is ir.FusedLoc:
-            hit = _NO_FILE
+            hit = (None, None)
             for part in location.locations:
                 hit = self._file_of(part)
                 if hit[0] is not None:
                     break
         else:
-            hit = _NO_FILE
+            hit = (None, None)
         self._files[attr] = hit
         return hit
 

@@ -1,5 +1,7 @@
 """Source lines from the stack frame tables of a compiled module (text from a real compile)."""
 
+from pathlib import Path
+
 from shardscope.backend.hlo.frames import FrameTable, SourceLine, is_library_file
 
 HEADER = """HloModule jit_train_step, is_scheduled=true
@@ -95,3 +97,14 @@ def test_library_files():
     assert is_library_file("/v/lib/python3.11/site-packages/mymodel/train.py")
     assert is_library_file("/src/equinox/nn/_linear.py")
     assert not is_library_file("/home/me/jaxmodels/train.py")
+
+
+def test_shardscopes_own_code_and_frameless_files_are_not_the_users():
+    import shardscope.backend.program.trace as trace
+
+    assert is_library_file(trace.__file__)
+    assert is_library_file("<frozen runpy>")
+    # Its examples and test programs are programs like the user's.
+    root = Path(trace.__file__).resolve().parents[2]
+    assert not is_library_file(str(root / "assets" / "examples" / "mlp.py"))
+    assert not is_library_file(str(root / "tests" / "inputs" / "programs" / "nnx_train.py"))

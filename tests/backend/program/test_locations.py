@@ -96,3 +96,32 @@ def test_split_outside_brackets():
 
     assert split_outside("a(b:c):d", ":") == ["a(b:c)", "d"]
     assert split_outside("x{a,b},y(c,d),", ",", "{(", "})") == ["x{a,b}", "y(c,d)", ""]
+
+
+def test_a_librarys_frames_are_passed_over_for_the_users_line(context):
+    flax = "/v/lib/python3.11/site-packages/flax/nnx/nn/linear.py"
+    loc = ir.Location.name(
+        "jit(step)/dot_general",
+        childLoc=ir.Location.callsite(
+            ir.Location.file(flax, 390, 4),
+            [ir.Location.file(flax, 120, 8), ir.Location.file("/home/me/train.py", 21, 10)],
+        ),
+    )
+    assert (read_location(loc).file, read_location(loc).line) == ("/home/me/train.py", 21)
+    # Every frame a library's: the innermost.
+    only = ir.Location.callsite(ir.Location.file(flax, 390, 4), [ir.Location.file(flax, 12, 1)])
+    assert (read_location(only).file, read_location(only).line) == (flax, 390)
+
+
+def test_a_flax_models_ops_name_the_users_lines_as_the_compiled_module_does():
+    pytest.importorskip("flax", reason="needs the models extra: pip install -e '.[models]'")
+    from pathlib import Path
+
+    from shardscope.backend.program.load import load_program
+
+    path = Path(__file__).resolve().parents[2] / "inputs" / "programs" / "nnx_train.py"
+    graph = load_program(str(path)).graph
+    files = {op.source_file for op in graph.ops if op.source_file}
+    # The model's and the optimizer's ops all name the user's file, none Flax's or Optax's.
+    assert str(path) in files
+    assert not [f for f in files if "site-packages" in f]
