@@ -6,11 +6,13 @@ the program with the session's mesh and specs written on it (``propagation.annot
 XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` would, so no
 Python runs. The report holds the compiled module's text, its collectives
 (``hlo.collectives``, device ids in the executable's assignment) and XLA's memory
-analysis of its CPU buffer assignment.
+analysis of its CPU buffer assignment. A fresh worker sizes its threads' stacks for the
+device count first (``thread_stack_size``): a 2,048-device client fits the memory limit.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import time
@@ -35,9 +37,51 @@ from shardscope.backend.propagation import sdyread
 MEMORY_FIELDS = ("argument", "output", "alias", "temp", "generated_code", "peak")
 
 
+# The most bytes of thread stacks the CPU client's threads reserve: it starts one thread
+# per device (2,058 threads named "python" for 2,048 devices here, each with the process's
+# default stack, 8 MiB under the usual 8 MiB RLIMIT_STACK) and XLA's compile runs on them.
+# The memory limit (RLIMIT_DATA) counts reserved stacks whether used or not: 2,048 of
+# 8 MiB reserve 16 GiB, so a large mesh gets smaller stacks (2 MiB for 2,048 devices).
+STACK_BUDGET = 4 * 2**30
+_PTHREAD_ATTR_BYTES = 128  # at least sizeof(pthread_attr_t) (56 on x86-64 glibc)
+
+
 def main(argv: list[str]) -> int:
     """Worker entry point: ``JOB OUT``."""
-    return json_worker_main(argv, compile_job, failure="the XLA compile failed")
+    return json_worker_main(argv, _fresh_worker_job, failure="the XLA compile failed")
+
+
+def _fresh_worker_job(job: dict, scratch: Path) -> dict:
+    """``compile_job`` in a worker whose CPU client has not started yet: its threads'
+    stacks are sized for the job's device count first."""
+    thread_stack_size(int(job["devices"]))
+    return compile_job(job, scratch)
+
+
+def thread_stack_size(devices: int) -> int | None:
+    """Give the threads started from now on with default attributes a stack of at most
+    ``STACK_BUDGET / devices`` bytes (never more than they had); the size they get, None
+    where glibc's ``pthread_setattr_default_np`` is missing or refuses."""
+    try:
+        libc = ctypes.CDLL(None)
+        get_default, set_default = libc.pthread_getattr_default_np, libc.pthread_setattr_default_np
+    except (OSError, AttributeError):
+        return None
+    attr = ctypes.create_string_buffer(_PTHREAD_ATTR_BYTES)
+    if get_default(attr) != 0:
+        return None
+    try:
+        size = ctypes.c_size_t()
+        if libc.pthread_attr_getstacksize(attr, ctypes.byref(size)) != 0:
+            return None
+        wanted = min(size.value, STACK_BUDGET // max(devices, 1))
+        if wanted == size.value:
+            return wanted
+        if libc.pthread_attr_setstacksize(attr, ctypes.c_size_t(wanted)) != 0:
+            return None
+        return wanted if set_default(attr) == 0 else None
+    finally:
+        libc.pthread_attr_destroy(attr)
 
 
 def compile_job(job: dict, scratch: Path) -> dict:

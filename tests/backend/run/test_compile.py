@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shardscope.backend.isolation.jobs import MEMORY_ENV
 from shardscope.backend.propagation.propagate import prepare
 from shardscope.backend.run.compile import MEMORY_FIELDS, compile_job
 from shardscope.backend.run.compiled import PendingCompile
@@ -41,3 +42,13 @@ def test_xla_s_rematerialization_warning_is_in_the_report():
     clean = PendingCompile(8, 120.0)
     clean.give(prepare(loaded("example:mlp"), keep_annotated=True).annotated_text)
     assert clean.report()["xla_warnings"] == []
+
+
+def test_a_2048_device_compile_fits_in_8_gb(monkeypatch):
+    # The CPU client's 2,058 threads would reserve 16 GiB of 8 MiB stacks: over the limit.
+    monkeypatch.setenv(MEMORY_ENV, "8")
+    prep = prepare(loaded("example:mlp"), {"data": 8, "model": 256}, keep_annotated=True)
+    pending = PendingCompile(2048, 120.0)
+    pending.give(prep.annotated_text)
+    report = pending.report()
+    assert len(report["device_assignment"]) == 2048 and report["collectives"]
