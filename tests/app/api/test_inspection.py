@@ -450,3 +450,27 @@ def test_nnx_variables_take_specs_by_the_users_path_or_by_jaxs():
     )
     assert result.value("state['w1']").spec == [[], ["model"]]
     assert result.value("state['w1'].value").spec == [[], ["model"]]
+
+
+def test_inspect_prices_as_propagate_does_for_the_same_hardware():
+    import shardscope
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "main.py"), "propagate", "example:mlp", "--json"]
+        + ["--hardware", "h100"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    theirs = json.loads(proc.stdout)["cost"]
+    ns = runpy.run_path(str(EXAMPLES / "mlp.py"), run_name="__shardscope__")
+    args = (ns["PROGRAM"], *ns["EXAMPLE_ARGS"])
+    ours = shardscope.inspect(*args, mesh=ns["MESH"], in_shardings=ns["SPECS"], hardware="h100")
+    assert ours.to_json()["cost"] == theirs and theirs["hardware"] == "h100"
+    default = shardscope.inspect(*args, mesh=ns["MESH"], in_shardings=ns["SPECS"])
+    assert default.to_json()["cost"]["hardware"] == "tpu-v5e"
+    from shardscope.backend.errors import ShardscopeError
+
+    with pytest.raises(ShardscopeError, match="choose one of"):
+        shardscope.inspect(*args, mesh=ns["MESH"], hardware="nope")

@@ -189,3 +189,28 @@ def test_gspmd_lists_gspmds_compiled_collectives_beside_shardys(capsys, conflict
     assert all(t["op"] is not None and t["line"] for c in gspmd for t in c["tensors"])
     assert main(["propagate", "example:conflict", "--gspmd"]) == 0
     assert f"GSPMD's compiled collectives: {len(gspmd)}" in capsys.readouterr().out
+
+
+def test_hardware_prices_the_compiled_collectives_for_that_profile(capsys, conflict_json):
+    # Without --hardware: the default profile, the one the window and inspect() use.
+    assert conflict_json["cost"]["hardware"] == "tpu-v5e"
+    assert main(["propagate", "example:mlp", "--hardware", "h100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cost = data["cost"]
+    assert cost["hardware"] == "h100" and cost["label"].startswith("NVIDIA H100")
+    assert [c["kind"] for c in cost["collectives"]] == [c["kind"] for c in data["collectives"]]
+    assert [c["bytes_per_device"] for c in cost["collectives"]] == [
+        c["bytes"] for c in data["collectives"]
+    ]
+    assert {c["link"] for c in cost["collectives"]} == {"NVLink"}
+    assert cost["memory"]["text"].startswith("fits in 80 GB")
+    assert main(["propagate", "example:mlp", "--hardware", "h100"]) == 0
+    out = capsys.readouterr().out
+    assert "cost on NVIDIA H100" in out and "estimate per step:" in out and "memory: fits" in out
+
+
+def test_an_unknown_hardware_is_one_line_naming_the_choices(capsys):
+    assert main(["propagate", "example:mlp", "--hardware", "tpu-v9"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "'tpu-v9'" in err
+    assert all(name in err for name in ("tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "h200", "cpu"))

@@ -226,3 +226,17 @@ def test_an_argument_the_program_never_reads_is_taken_and_left_out_of_the_report
     errors = [o["max_rel_error"] for o in data["outputs"]]
     assert len(errors) == 2 and all(e is not None and e < 1e-6 for e in errors)
     assert data["notes"] == []
+
+
+def test_run_prices_its_collectives_and_says_estimate(mlp_json, capsys):
+    cost = mlp_json["cost"]
+    assert cost["hardware"] == "tpu-v5e" and cost["estimate"].startswith("estimate")
+    assert [c["bytes_per_device"] for c in cost["collectives"]] == [
+        c["bytes"] for c in mlp_json["collectives"]
+    ]
+    # On this machine's CPU there is no accelerator time to set beside the estimate.
+    assert mlp_json["platform"] == "cpu" and cost["measured"] is None
+    assert main(["run", "example:mlp", "--runs", "1", "--hardware", "tpu-v6e"]) == 0
+    assert "cost on Google Cloud TPU v6e" in capsys.readouterr().out
+    assert main(["run", "example:mlp", "--hardware", "nope"]) == 1
+    assert "choose one of" in capsys.readouterr().err
