@@ -2,11 +2,14 @@
 the graph's marks and the badge legend.
 
 ``Debugger`` fills the conflicts and collectives docks from each propagation result,
-reveals the op of the conflict or collective the user chooses, outlines a collective's
-device groups on the mesh grid, and runs the GSPMD comparison in the background while
-its toggle is on or the side-by-side panes want it (again after each propagation; a
-result that arrives after a newer run started is dropped). ``gspmdCompared`` tells when
-``differences`` holds the comparison of the current result.
+and the collectives dock again when XLA's compile of it arrives (``events.compiled``),
+priced for the hardware the user picks in the dock (remembered in the settings). It
+reveals the op of the conflict or collective the user chooses (a compiled one: its op and
+its tensor, the shardings that differ, its links to the conflict and to provenance),
+outlines a collective's device groups on the mesh grid, and runs the GSPMD comparison in
+the background while its toggle is on or the side-by-side panes want it (again after
+each propagation; a result that arrives after a newer run started is dropped).
+``gspmdCompared`` tells when ``differences`` holds the comparison of the current result.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from shardscope.backend.cost import hardware
+from shardscope.backend.cost.price import price_result
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import Difference, GspmdComparison, compare_gspmd
 from shardscope.backend.propagation.conflicts import settling_steps
+from shardscope.backend.run.compiled import MAX_CPU_DEVICES
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.collectives import CollectivesView, main_op
 from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.debugger.gspmd import GspmdView
 from shardscope.viewers.graph.legend import BadgeLegend, LegendButton
@@ -35,10 +41,12 @@ if TYPE_CHECKING:
 
     from shardscope.app.window.docks import Docks
     from shardscope.app.window.propagation import PropagationScheduler
+    from shardscope.app.window.settings import Settings
     from shardscope.app.window.tasks import TaskRunner
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
+    from shardscope.backend.sharding.mesh import Mesh
 
 
 class Window(Protocol):
@@ -51,6 +59,7 @@ class Window(Protocol):
     messages: MessagesView
     runner: TaskRunner
     propagation: PropagationScheduler
+    settings: Settings
 
     def statusBar(self) -> QStatusBar: ...
     def select_op(self, op_id: int) -> None: ...
@@ -69,6 +78,19 @@ def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tupl
         return comparison, copy.warnings[before:]
 
     return run
+
+
+def mesh_device_ids(groups, mesh: Mesh) -> list[tuple[int, ...]]:
+    """A compiled collective's device groups as the mesh grid names devices.
+
+    The compile (``run.compile``) gives partition ``p`` to CPU device ``p`` of a module
+    whose ``sdy.mesh`` lists the axes without the mesh's device order, so an id in a
+    compiled group is a row-major mesh position; the grid names the device there
+    ``mesh.device_order[p]``."""
+    order = mesh.device_order
+    if any(not 0 <= p < len(order) for g in groups for p in g):
+        return [tuple(g) for g in groups]
+    return [tuple(order[p] for p in g) for g in groups]
 
 
 class Debugger(QObject):
@@ -96,8 +118,19 @@ class Debugger(QObject):
         self.conflicts.opRequested.connect(self.reveal_op)
         self.conflicts.valueRequested.connect(self.reveal_value)
         self.collectives.collectiveSelected.connect(self.show_collective)
+        self.collectives.compiledSelected.connect(self.show_compiled)
+        self.collectives.hardwareChosen.connect(self.set_hardware)
+        self.collectives.conflictRequested.connect(self.show_conflict)
+        self.collectives.provenanceRequested.connect(self.show_provenance)
+        names = [p.name for p in hardware.profiles()]
+        chosen = window.settings.hardware(hardware.DEFAULT_PROFILE)
+        self.hardware = chosen if chosen in names else hardware.DEFAULT_PROFILE
+        self.collectives.set_profiles(
+            [(p.name, p.label) for p in hardware.profiles()], self.hardware
+        )
         self.gspmd.valueSelected.connect(self.reveal_value)
         self.session.events.propagation.connect(self._on_propagation)
+        self.session.events.compiled.connect(self._on_compiled)
         self.session.events.mesh.connect(self._on_mesh)
         self.session.events.program.connect(self._on_program)
         self._on_propagation(self.session.propagation)
@@ -106,6 +139,7 @@ class Debugger(QObject):
     def close(self) -> None:
         ev = self.session.events
         ev.propagation.disconnect(self._on_propagation)
+        ev.compiled.disconnect(self._on_compiled)
         ev.mesh.disconnect(self._on_mesh)
         ev.program.disconnect(self._on_program)
         self.markers.close()
@@ -126,10 +160,53 @@ class Debugger(QObject):
             if result is not None
             else {}
         )
-        self.collectives.set_result(result, pending=pending)
+        self._show_collectives(result, pending=pending)
         self.window.mesh_editor.grid.set_groups([])
         if self.gspmd_on or self.gspmd_wanted:
             self._compare(result)
+
+    def _on_compiled(self, result: PropagationResult) -> None:
+        if result is self.session.propagation:
+            self._show_collectives(result)
+            if self.gspmd_for is result:
+                self.gspmd.set_shardy(result.compiled_collectives)
+            self.window.mesh_editor.grid.set_groups([])
+
+    def _show_collectives(self, result: PropagationResult | None, *, pending=False) -> None:
+        compiled = result is not None and result.compiled_collectives is not None
+        fits = result is not None and result.mesh.size <= MAX_CPU_DEVICES
+        note = ""
+        if result is not None and not fits:
+            note = (
+                f"Not compiled: the mesh has {result.mesh.size} devices and one process "
+                f"compiles for at most {MAX_CPU_DEVICES}; propagate on a smaller mesh to "
+                "see the compiled collectives."
+            )
+        self.collectives.set_result(
+            result,
+            pending=pending,
+            compiling=fits and not compiled and result.compile_error is None,
+            pricing=self._price(result) if compiled else None,
+            note=note,
+        )
+
+    def _price(self, result: PropagationResult):
+        """``result`` priced for the chosen hardware (None where it cannot be)."""
+        try:
+            return price_result(result, self.hardware)
+        except ShardscopeError as exc:
+            self.window.messages.error(str(exc))
+            return None
+
+    def set_hardware(self, name: str) -> None:
+        """Price the collectives for hardware profile ``name`` (remembered for the next
+        start): the dock repaints its time cells and cost lines only."""
+        self.hardware = name
+        self.window.settings.set_hardware(name)
+        result = self.session.propagation
+        if result is None or result.compiled_collectives is None:
+            return
+        self.collectives.set_pricing(self._price(result))
 
     def show_step(self, index: int) -> None:
         """Highlight the conflicts settled at timeline step ``index`` (-1: none)."""
@@ -145,6 +222,55 @@ class Debugger(QObject):
         """Select a tensor on the graph and in the inspector."""
         self.window.graph.select_value(value_id, center=True)
         self.window.select_value(value_id)
+
+    def show_compiled(self, index: int) -> None:
+        """Explain compiled collective ``index``: select its op and tensor on the graph
+        (its op's source line shown), outline its device groups on the mesh."""
+        result = self.session.propagation
+        compiled = result.compiled_collectives if result is not None else None
+        if compiled is None or not 0 <= index < len(compiled):
+            return
+        c = compiled[index]
+        mesh = self.session.mesh
+        groups = list(c.device_groups or ())
+        if mesh is not None:
+            groups = mesh_device_ids(groups, mesh)
+        self.window.mesh_editor.grid.set_groups(groups)
+        self.collectives.show_compiled(index, groups)
+        op = main_op(c)
+        value = c.cause.value if c.cause is not None else None
+        graph = self.window.graph
+        if op is not None and graph.select_op(op, center=True):
+            badge = graph.badge_for(value) if value is not None else None
+            if badge is not None:
+                badge.setSelected(True)
+        elif value is not None:
+            graph.select_value(value, center=True)
+        # The inspector shows the tensor, the Source dock the op's line.
+        if value is not None:
+            self.window.select_value(value)
+        if op is not None:
+            self.window.select_op(op)
+
+    def show_conflict(self, index: int) -> None:
+        """Conflict ``index`` chosen in the Conflicts dock (its factor table shown)."""
+        result = self.session.propagation
+        if result is None or not 0 <= index < len(result.conflicts):
+            return
+        dock = self.window.docks["dock_conflicts"]
+        dock.show()
+        dock.raise_()
+        self.conflicts.select(index)
+
+    def show_provenance(self, value_id: int) -> None:
+        """The Provenance dock on ``value_id``: where its sharding came from."""
+        graph = self.session.graph
+        if graph is None or not 0 <= value_id < len(graph.values):
+            return
+        self.reveal_value(value_id)
+        dock = self.window.docks["dock_provenance"]
+        dock.show()
+        dock.raise_()
 
     def show_collective(self, index: int) -> None:
         """Outline the device groups of ``result.collectives[index]`` and reveal its op."""

@@ -66,6 +66,15 @@ class Settings:
     def set_low_bandwidth(self, on: bool) -> None:
         self.qsettings.setValue("low_bandwidth", "true" if on else "false")
 
+    def hardware(self, default: str) -> str:
+        """The hardware profile the Collectives dock prices for (``default`` if never
+        chosen)."""
+        value = self.qsettings.value("hardware")
+        return str(value) if value else default
+
+    def set_hardware(self, name: str) -> None:
+        self.qsettings.setValue("hardware", name)
+
     def first_run_hint_shown(self) -> bool:
         return str(self.qsettings.value("first_run_hint_shown", "false")).lower() == "true"
 

@@ -6,9 +6,12 @@ time propagation changes, it hangs small child items on the nodes and badges con
 
 - a red outline and a ``!`` disc on an op whose factors conflict (a folded scope holding
   such ops gets the disc with their count);
-- an amber tag listing the collectives Shardy inserts for an op (``AG`` all-gather,
-  ``AS`` all-slice, ``AR`` all-reduce, ``RS`` reduce-scatter, ``A2A`` all-to-all, ``CP``
-  collective-permute); those that finish the program's results sit on the return node;
+- an amber tag listing the collectives of an op (``AG`` all-gather, ``AS`` all-slice,
+  ``AR`` all-reduce, ``RS`` reduce-scatter, ``A2A`` all-to-all, ``CP``
+  collective-permute): once XLA compiled the propagation, the compiled program's, on the
+  op each operand serves (or the op holding it in a loop, checkpoint, nested jit or
+  callee); until then Shardy's prediction, whose collectives that finish the program's
+  results sit on the return node;
 - a purple outline on a badge whose value GSPMD shards differently, with GSPMD's spec
   written beside it;
 - a yellow triangle with ``!`` beside an op XLA logged a warning about during the last
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.result import CompiledCollective
     from shardscope.viewers.graph.view import GraphView
 
 CONFLICT_COLOR = "#D64545"
@@ -76,6 +80,28 @@ def collective_text(c: Collective, graph: ProgramGraph | None = None) -> str:
     if graph is not None and c.value is not None:
         on = f" on {graph.values[c.value].display_name}"
     return f"{c.kind} over {axes}{on}: {byte_text(c.bytes_per_device)} per device"
+
+
+def compiled_text(c: CompiledCollective, graph: ProgramGraph | None = None) -> str:
+    """``all-gather over data on y (conflict.py:9): 1.5 KiB per device — why`` (one line
+    of a tooltip)."""
+    axes = "+".join(c.axes) if c.axes else "no whole mesh axis"
+    cause = c.cause
+    on = f" on {cause.tensor}" if cause is not None and cause.tensor else ""
+    lines = sorted({(t.file, t.line) for t in c.tensors if t.line is not None})
+    where = ""
+    if lines:
+        where = " (" + ", ".join(f"{f.rsplit('/', 1)[-1]}:{n}" for f, n in lines[:3])
+        where += " …)" if len(lines) > 3 else ")"
+    runs = f", {c.runs_per_call}× per call" if c.runs_per_call > 1 else ""
+    operands = f" {c.operands} operands" if c.operands > 1 else ""
+    why = f" — {cause.text}" if cause is not None and cause.text else ""
+    return f"{c.kind}{operands} over {axes}{on}{where}: {byte_text(c.bytes)} per device{runs}{why}"
+
+
+def short_kind(kind: str) -> str:
+    """``AG`` for ``all_gather`` or ``all-gather``."""
+    return KIND_SHORT.get(kind.replace("-", "_"), kind)
 
 
 def conflict_text(c: Conflict) -> str:
@@ -146,26 +172,40 @@ class ConflictMarkItem(QGraphicsItem):
 
 
 class CollectiveMarkItem(QGraphicsItem):
-    """An amber tag on a node's top edge naming the collectives inserted for it."""
+    """An amber tag on a node's top edge naming the collectives of the op: the compiled
+    program's (``compiled``) or Shardy's prediction. A kind that comes more than once
+    carries its count (``AG×2``)."""
 
     H = 16.0
 
     def __init__(
-        self, collectives: list[Collective], style: GraphStyle, graph: ProgramGraph | None
+        self,
+        collectives: Sequence[Collective | CompiledCollective],
+        style: GraphStyle,
+        graph: ProgramGraph | None,
+        *,
+        compiled: bool = False,
     ) -> None:
         super().__init__()
-        self.collectives = collectives
+        self.collectives = list(collectives)
         self.style = style
-        kinds: list[str] = []
+        self.compiled = compiled
+        counts: dict[str, int] = {}
         for c in collectives:
-            short = KIND_SHORT.get(c.kind, c.kind)
-            if short not in kinds:
-                kinds.append(short)
-        self.text = "⇄ " + "·".join(kinds)
+            short = short_kind(c.kind)
+            counts[short] = counts.get(short, 0) + 1
+        self.text = "⇄ " + "·".join(
+            f"{k}×{n}" if n > 1 and compiled else k for k, n in counts.items()
+        )
         width = QFontMetricsF(style.small).horizontalAdvance(self.text) + 10
         self._rect = QRectF(-NODE_W / 2 + 8, -NODE_H / 2 - self.H / 2 - 1, width, self.H)
-        lines = [f"{len(collectives)} collective{'s' if len(collectives) != 1 else ''}:"]
-        lines += ["  " + collective_text(c, graph) for c in collectives[:12]]
+        n = len(collectives)
+        what = "in the compiled program (XLA)" if compiled else "Shardy predicts (before compiling)"
+        lines = [f"{n} collective{'s' if n != 1 else ''} {what}:"]
+        lines += [
+            "  " + (compiled_text(c, graph) if compiled else collective_text(c, graph))  # type: ignore[arg-type]
+            for c in collectives[:12]
+        ]
         if len(collectives) > 12:
             lines.append(f"  … {len(collectives) - 12} more in the Collectives dock")
         self.setToolTip("\n".join(lines))
@@ -347,6 +387,8 @@ class GraphMarkers(QObject):
         self.shown_result: PropagationResult | None | str = CURRENT
         view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
+        # The compiled collectives replace the prediction's tags, and only them.
+        self.session.events.compiled.connect(self._on_compiled)
         # An edit changes only the user's notes; a stale result comes as its own event.
         self.session.events.specs.connect(self._on_specs_change)
         self.refresh()
@@ -355,6 +397,7 @@ class GraphMarkers(QObject):
         """Stop following the session (the view is going away)."""
         ev = self.session.events
         ev.propagation.disconnect(self._on_propagation_change)
+        ev.compiled.disconnect(self._on_compiled)
         ev.specs.disconnect(self._on_specs_change)
 
     def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
@@ -377,6 +420,16 @@ class GraphMarkers(QObject):
     def _on_propagation_change(self, _result) -> None:
         self.refresh()
 
+    def _on_compiled(self, result) -> None:
+        shown = self.session.propagation if self.shown_result is CURRENT else self.shown_result
+        layout = self.view.layout_
+        graph = self.session.graph
+        if result is not shown or layout is None or graph is None or not self.view.nodes:
+            return
+        self._remove(self.collective_marks.values())
+        self.collective_marks = {}
+        self._mark_result_collectives(layout, graph, result, self.view.style_)
+
     def _on_specs_change(self, _ids) -> None:
         self._remove(self.note_marks)
         self.note_marks = []
@@ -394,7 +447,7 @@ class GraphMarkers(QObject):
         result = self.session.propagation if self.shown_result is CURRENT else self.shown_result
         if result is not None:
             self._mark_conflicts(layout, graph, result.conflicts, style)
-            self._mark_collectives(layout, graph, result.collectives, style)
+            self._mark_result_collectives(layout, graph, result, style)
         self._mark_gspmd(style)
         self._mark_notes(style)
         self._mark_warnings(layout, graph, style)
@@ -451,6 +504,26 @@ class GraphMarkers(QObject):
             mark = ConflictMarkItem(found, style, folded=layout.nodes[n].kind != "op")
             self._attach(n, mark)
             self.conflict_marks[n] = mark
+
+    def _mark_result_collectives(self, layout, graph, result: PropagationResult, style) -> None:
+        if result.compiled_collectives is not None:
+            self._mark_compiled(layout, graph, result.compiled_collectives, style)  # type: ignore[arg-type]
+        else:
+            self._mark_collectives(layout, graph, result.collectives, style)
+
+    def _mark_compiled(self, layout, graph, compiled: list[CompiledCollective], style) -> None:
+        """Each compiled collective on the node of the op holding it, else on the node of
+        each op its operands serve (once per node)."""
+        by_node: dict[int, list[CompiledCollective]] = {}
+        for c in compiled:
+            ops = [c.holder] if c.holder is not None else [t.op for t in c.tensors]
+            nodes = {self.node_of(layout, graph, op) for op in ops if op is not None}
+            for n in sorted(n for n in nodes if n is not None):
+                by_node.setdefault(n, []).append(c)
+        for n, found in by_node.items():
+            mark = CollectiveMarkItem(found, style, graph, compiled=True)
+            self._attach(n, mark)
+            self.collective_marks[n] = mark
 
     def _mark_collectives(self, layout, graph, collectives: list[Collective], style) -> None:
         by_node: dict[int, list[Collective]] = {}

@@ -1,21 +1,29 @@
 """The debugger in the window, as a user meets it on example:conflict: the conflict on the
-add, its factor table, the collectives and their device groups, the GSPMD comparison and
-the legend; and what the window says when there is nothing to show or the comparison
-fails."""
+add, its factor table, the collectives (Shardy's prediction, then the compiled program's,
+priced for the hardware picked) and their device groups, the GSPMD comparison and the
+legend; and what the window says when there is nothing to show, the compile or the
+comparison fails."""
 
 import dataclasses
 import time
 
 from PySide6.QtCore import Qt
 
+from shardscope.backend.cost.hardware import DEFAULT_PROFILE
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.run.compiled import propagate_compiled
+from shardscope.backend.run.result import CollectiveCause
+from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
 )
+from tests.support.compile_oracle import compiled_text
 from tests.support.inputs import write_input
 
 
@@ -246,3 +254,145 @@ def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, q
     # back to the final state: the highlight goes
     qtbot.keyClick(window.timeline.panel, Qt.Key.Key_Escape)
     assert conflicts.settled == [] and not row.font(0).bold()
+
+
+def compiled_in(window):
+    """The window's current propagation once XLA's compile of it has come (the
+    session's ``set_compiled``)."""
+    session = window.session
+    result = session.propagation
+    if result.compiled_collectives is None and result.compile_error is None:
+        fresh = propagate_compiled(session.program, session.mesh, dict(session.specs))
+        result.compiled_collectives = fresh.compiled_collectives
+        result.predicted_matched = fresh.predicted_matched
+        result.memory = fresh.memory
+        session.set_compiled(result)
+    return result
+
+
+def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_graph(
+    make_window, qtbot
+):
+    window = make_window("example:conflict")
+    window.docks["dock_collectives"].raise_()
+    view = window.debugger.collectives
+    assert "Shardy's prediction (before compiling)" in view.header.text()
+    predicted_tags = marks(node_item(window, "return"), CollectiveMarkItem)
+    assert predicted_tags and not predicted_tags[0].compiled
+    result = compiled_in(window)
+    expected = read_collectives(compiled_text(window.session.program))
+    assert view.showing_compiled and "compiled program's collectives" in view.header.text()
+    assert sorted(view.column("Kind")) == sorted(c["kind"] for c in expected)
+    assert sorted(int(n) for n in view.column("Operands")) == sorted(
+        c["operands"] for c in expected
+    )
+    # The tags follow: the compiled all-gathers sit on the add whose operands they gather.
+    (tag,) = marks(node_item(window, "add"), CollectiveMarkItem)
+    assert tag.compiled and tag.text == f"⇄ AG×{len(expected)}"
+    assert "in the compiled program (XLA)" in tag.toolTip()
+    assert not marks(node_item(window, "return"), CollectiveMarkItem)
+    # Choosing one selects its op, shows its line, outlines its groups on the mesh.
+    grid = window.mesh_editor.grid
+    click_table_row(qtbot, view.compiled_table, 0)
+    (index,) = {view.compiled_table.item(0, 0).data(Qt.ItemDataRole.UserRole)}
+    c = result.compiled_collectives[index]
+    assert node_item(window, "add") in selected_graph_items(window)
+    assert "stablehlo.add" in window.source_view.header.text()
+    assert sorted(grid.groups) == sorted(device_groups(window.session.mesh, c.axes))
+    assert f"groups of {len(c.device_groups[0])} devices" in view.groups.text()
+
+
+def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_window, qtbot):
+    window = make_window("example:conflict")
+    mesh = window.session.mesh
+    # The devices in another order: the grid names each position by its device id.
+    shuffled = Mesh(mesh.axes, (0, 2, 4, 6, 1, 3, 5, 7), mesh.axis_types)
+    assert window.on_mesh_edited(shuffled)
+    qtbot.waitUntil(lambda: window.session.propagation is not None, timeout=60_000)
+    result = compiled_in(window)
+    view = window.debugger.collectives
+    grid = window.mesh_editor.grid
+    by_axis = {}
+    for axis in mesh.axis_names:
+        by_axis[frozenset(frozenset(g) for g in device_groups(shuffled, (axis,)))] = axis
+    seen = set()
+    for row in range(view.compiled_table.rowCount()):
+        click_table_row(qtbot, view.compiled_table, row)
+        outlined = frozenset(frozenset(g) for g in grid.groups)
+        assert outlined in by_axis, grid.groups
+        seen.add(by_axis[outlined])
+    assert len(seen) == len(result.compiled_collectives)
+
+
+def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
+    window = make_window("example:mlp")
+    compiled_in(window)
+    view = window.debugger.collectives
+    box = view.hardware
+    assert box.currentData() == DEFAULT_PROFILE
+    before = view.column("Est. time")
+    assert all(t != "—" for t in before)
+    line = view.meaning.text()
+    box.setCurrentIndex(box.findData("h100"))
+    assert view.column("Est. time") != before
+    assert "NVIDIA H100" in view.meaning.text() and view.meaning.text() != line
+    assert window.settings.hardware("?") == "h100"
+    assert window.session.propagation.pricing.hardware == "h100"
+
+
+def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_window, qtbot):
+    window = make_window("example:mlp")
+    view = window.debugger.collectives
+    result = compiled_in(window)
+    bar = view.tabs
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
+    assert not view.showing_compiled
+    assert view.column("Compiled") == [
+        "matched" if m else "not compiled" for m in result.predicted_matched
+    ]
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(0).center())
+    assert view.showing_compiled
+    # A compile that failed: one line, and the prediction labelled as such.
+    failed = dataclasses.replace(result, compiled_collectives=None, compile_error="boom: no")
+    window.session.set_propagation(failed)
+    window.session.set_compiled(failed)
+    assert view.status.text() == "The XLA compile failed: boom: no"
+    assert "Shardy's prediction (before compiling) — the compile failed" in view.header.text()
+    assert not view.showing_compiled
+
+
+def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make_window, qtbot):
+    window = make_window("example:conflict")
+    result = compiled_in(window)
+    graph = window.session.graph
+    y = graph.value_by_name("y").id
+    (add,) = [op.id for op in graph.ops if op.short_name == "add"]
+    first = result.compiled_collectives[0]
+    cause = CollectiveCause(
+        "conflict",
+        "the add's operands ask for data and model on one factor",
+        tensor="y",
+        value=y,
+        op=add,
+        had=(("data",), ()),
+        needed=((), ()),
+        conflict=0,
+        provenance=y,
+    )
+    result.compiled_collectives = [dataclasses.replace(first, cause=cause)]
+    window.session.set_compiled(result)
+    window.docks["dock_collectives"].raise_()
+    view = window.debugger.collectives
+    click_table_row(qtbot, view.compiled_table, 0)
+    # Its op and its tensor are both selected.
+    selected = selected_graph_items(window)
+    assert node_item(window, "add") in selected
+    assert [i.value_id for i in selected if isinstance(i, BadgeItem)] == [y]
+    assert window.selected_value == y
+    assert view.explain.text().startswith("y: had [data, _] → needed [_, _]")
+    qtbot.mouseClick(view.conflict_button, Qt.MouseButton.LeftButton)
+    assert not window.docks["dock_conflicts"].visibleRegion().isEmpty()
+    assert window.debugger.conflicts.current() is result.conflicts[0]
+    qtbot.mouseClick(view.provenance_button, Qt.MouseButton.LeftButton)
+    assert not window.docks["dock_provenance"].visibleRegion().isEmpty()
+    assert window.selected_value == y

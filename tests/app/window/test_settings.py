@@ -85,3 +85,10 @@ def test_the_low_bandwidth_choice_is_unset_until_made_then_kept():
     assert reopened(settings).low_bandwidth() is True
     settings.set_low_bandwidth(False)
     assert reopened(settings).low_bandwidth() is False
+
+
+def test_the_hardware_picked_for_costs_is_remembered():
+    settings = Settings()
+    assert settings.hardware("h100") == "h100"
+    settings.set_hardware("tpu_v5e")
+    assert reopened(settings).hardware("h100") == "tpu_v5e"

@@ -1,31 +1,144 @@
-"""The collectives dock: rows, sorting, totals by kind, the bytes header and selection."""
+"""The collectives dock: the compiled program's collectives against XLA's own compile, the
+prediction with its matched flags, compiling and failed states, the had → needed line,
+sorting, totals by kind, the bytes header and selection."""
+
+import dataclasses
+import functools
 
 from PySide6.QtCore import QPoint, Qt
 
+from shardscope.backend.cost.price import price_result
+from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.collectives import Collective
+from shardscope.backend.run.compiled import propagate_compiled
+from shardscope.backend.run.result import CollectiveCause
 from shardscope.viewers.debugger.collectives import (
     BYTES_COLUMN,
+    COMPILED_BYTES_COLUMN,
+    COMPILED_COLUMNS,
+    PREDICTED_TAB,
     CollectivesView,
+    time_text,
     totals_by_kind,
 )
-from tests.support.compile_oracle import propagated
+from shardscope.viewers.graph.markers import byte_text
+from tests.support.compile_oracle import compiled_text, loaded, propagated
+
+
+@functools.cache
+def compiled(source: str):
+    """``propagate_compiled`` of a loaded program, once per test session."""
+    return propagate_compiled(loaded(source))
 
 
 def view(qtbot) -> CollectivesView:
     widget = CollectivesView()
     qtbot.addWidget(widget)
-    widget.resize(900, 300)
+    widget.resize(1200, 400)
     widget.show()
     return widget
 
 
-def test_rows_start_costliest_first_and_sort_by_a_header_click(qtbot):
+def click_row(qtbot, table, row: int) -> None:
+    rect = table.visualItemRect(table.item(row, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_the_compiled_rows_are_xlas_own_collectives(qtbot):
+    for source in ("example:conflict", "example:mlp"):
+        widget = view(qtbot)
+        widget.set_result(compiled(source))
+        expected = read_collectives(compiled_text(loaded(source)))
+        rows = widget.row_texts()
+        assert widget.showing_compiled and len(rows[0]) == len(COMPILED_COLUMNS)
+        kind, operands = COMPILED_COLUMNS.index("Kind"), COMPILED_COLUMNS.index("Operands")
+        assert sorted((r[kind], int(r[operands])) for r in rows) == sorted(
+            (c["kind"], c["operands"]) for c in expected
+        ), source
+        assert "compiled program's collectives" in widget.header.text()
+        assert "8 fake CPU devices" in widget.header.text()
+        # Each row names its op and the user's line.
+        assert all(" (op " in op for op in widget.column("Op"))
+        assert all(".py:" in line for line in widget.column("Line"))
+        assert widget.memory.text().startswith("Memory per device, XLA's CPU buffer assignment")
+        peak = byte_text(compiled(source).memory["peak"])
+        assert f"peak {peak}" in widget.memory.text()
+
+
+def test_rows_start_costliest_first_and_totals_add_up_per_kind(qtbot):
+    result = compiled("example:conflict")
     widget = view(qtbot)
-    widget.set_result(propagated("example:conflict"))
+    widget.set_result(result)
+    moved = [
+        byte_text(c.bytes) for c in sorted(result.compiled_collectives, key=lambda c: -c.bytes)
+    ]
+    assert widget.column("Bytes / device") == moved
+    header = widget.compiled_table.horizontalHeader()
+    x = header.sectionViewportPosition(COMPILED_BYTES_COLUMN) + 5
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+    assert widget.column("Bytes / device") == moved[::-1]
+    total = sum(c.bytes for c in result.compiled_collectives)
+    n = len(result.compiled_collectives)
+    assert widget.totals.text() == (
+        f"Per device per call: all-gather {n}× {byte_text(total)} — total {byte_text(total)}"
+    )
+
+
+def test_other_hardware_changes_the_time_cells_and_cost_lines_only(qtbot):
+    result = compiled("example:mlp")
+    widget = view(qtbot)
+    v5e = price_result(result, "tpu-v5e")
+    widget.set_result(result, pricing=v5e)
+    before = widget.row_texts()
+    assert widget.column("Est. time") == [time_text(c.seconds_per_call) for c in v5e.collectives]
+    assert v5e.formulas in widget.meaning.text() and v5e.label in widget.meaning.text()
+    assert widget.memory.text().endswith(v5e.memory.text)
+    assert f"est. step {time_text(v5e.step_seconds)} on {v5e.label}" in widget.totals.text()
+    item = widget.compiled_table.item(0, 0)
+    h100 = price_result(result, "h100")
+    widget.set_pricing(h100)
+    # The same cells, not new ones, and only the time column changed.
+    assert widget.compiled_table.item(0, 0) is item
+    after = widget.row_texts()
+    time = COMPILED_COLUMNS.index("Est. time")
+    assert [r[:time] + r[time + 1 :] for r in after] == [r[:time] + r[time + 1 :] for r in before]
+    assert widget.column("Est. time") == [time_text(c.seconds_per_call) for c in h100.collectives]
+    assert widget.column("Est. time") != [time_text(c.seconds_per_call) for c in v5e.collectives]
+    assert h100.label in widget.meaning.text() and widget.memory.text().endswith(h100.memory.text)
+
+
+def test_the_prediction_stays_a_tab_away_each_row_flagged(qtbot):
+    result = compiled("example:conflict")
+    widget = view(qtbot)
+    widget.set_result(result)
+    widget.tabs.setCurrentIndex(PREDICTED_TAB)
+    assert not widget.showing_compiled
+    assert "Shardy's prediction (before compiling)" in widget.header.text()
+    flags = {None: "—", True: "matched", False: "not compiled"}
+    by_kind = dict(zip(widget.column("Kind"), widget.column("Compiled"), strict=True))
+    assert by_kind == {
+        c.kind: flags[m] for c, m in zip(result.collectives, result.predicted_matched, strict=True)
+    }
+    matched = [m for m in result.predicted_matched if m is not None]
+    assert f"{sum(matched)} of {len(matched)} matched by a compiled one" in widget.status.text()
+    # The compiled program's again, and the choice stays for the next result.
+    widget.tabs.setCurrentIndex(0)
+    assert widget.showing_compiled
+    widget.tabs.setCurrentIndex(PREDICTED_TAB)
+    widget.set_result(compiled("example:mlp"))
+    assert not widget.showing_compiled and widget.column("Compiled") == ["matched"]
+
+
+def test_while_compiling_the_prediction_is_shown_labelled(qtbot):
+    widget = view(qtbot)
+    widget.set_result(propagated("example:conflict"), compiling=True)
+    assert not widget.showing_compiled
+    assert not widget.tabs.isTabEnabled(0)
+    assert "Shardy's prediction (before compiling) — compiling…" in widget.header.text()
     assert widget.row_texts() == [
-        ["all_gather", "data", "4", "result[0]", "return", "1.5 KiB"],
-        ["collective_permute", "data", "2", "y", "stablehlo.add (op 1)", "512 B"],
-        ["all_slice", "data:(1)2", "2", "y", "stablehlo.add (op 1)", "0 B"],
+        ["all_gather", "data", "4", "result[0]", "return", "1.5 KiB", "—"],
+        ["collective_permute", "data", "2", "y", "stablehlo.add (op 1)", "512 B", "—"],
+        ["all_slice", "data:(1)2", "2", "y", "stablehlo.add (op 1)", "0 B", "—"],
     ]
     header = widget.table.horizontalHeader()
     x = header.sectionViewportPosition(BYTES_COLUMN) + 5
@@ -35,6 +148,73 @@ def test_rows_start_costliest_first_and_sort_by_a_header_click(qtbot):
         "Per device: all_gather 1× 1.5 KiB · all_slice 1× 0 B · collective_permute 1× 512 B"
         " — total 2.0 KiB"
     )
+
+
+def test_a_compile_error_is_one_line_and_the_prediction_stays(qtbot):
+    failed = dataclasses.replace(
+        propagated("example:conflict"), compile_error="the XLA compile timed out after 300 s"
+    )
+    widget = view(qtbot)
+    widget.set_result(failed, compiling=True)
+    assert widget.status.text() == "The XLA compile failed: the XLA compile timed out after 300 s"
+    assert "Shardy's prediction (before compiling) — the compile failed" in widget.header.text()
+    assert len(widget.row_texts()) == len(failed.collectives)
+
+
+def test_a_chosen_collective_shows_the_two_shardings_and_its_links(qtbot):
+    result = compiled("example:conflict")
+    first = result.compiled_collectives[0]
+    y = result.graph.value_by_name("y").id
+    cause = CollectiveCause(
+        "conflict",
+        "y is sharded on data and model at once",
+        tensor="y",
+        value=y,
+        op=1,
+        had=(("data",), ()),
+        needed=((), ()),
+        conflict=0,
+        provenance=y,
+    )
+    explained = dataclasses.replace(
+        result,
+        compiled_collectives=[dataclasses.replace(first, cause=cause)],
+    )
+    widget = view(qtbot)
+    widget.set_result(explained)
+    assert widget.column("Tensor") == ["y"]
+    assert widget.column("Cause") == ["y is sharded on data and model at once"]
+    with qtbot.waitSignal(widget.compiledSelected) as chosen:
+        click_row(qtbot, widget.compiled_table, 0)
+    assert chosen.args == [0]
+    widget.show_compiled(0, [(0, 2, 4, 6), (1, 3, 5, 7)])
+    assert widget.explain.text() == (
+        "y: had [data, _] → needed [_, _] · y is sharded on data and model at once"
+    )
+    assert "2 groups of 4 devices, outlined on the mesh" in widget.groups.text()
+    assert widget.conflict_button.isVisible() and widget.provenance_button.isVisible()
+    with qtbot.waitSignal(widget.conflictRequested) as asked:
+        qtbot.mouseClick(widget.conflict_button, Qt.MouseButton.LeftButton)
+    assert asked.args == [0]
+    with qtbot.waitSignal(widget.provenanceRequested) as asked:
+        qtbot.mouseClick(widget.provenance_button, Qt.MouseButton.LeftButton)
+    assert asked.args == [y]
+
+
+def test_an_unexplained_collective_says_so(qtbot):
+    widget = view(qtbot)
+    result = compiled("example:mlp")
+    plain = dataclasses.replace(
+        result,
+        compiled_collectives=[
+            dataclasses.replace(c, cause=None) for c in result.compiled_collectives
+        ],
+    )
+    widget.set_result(plain)
+    assert set(widget.column("Cause")) == {"—"}
+    widget.show_compiled(0, [])
+    assert "why it is there is not worked out" in widget.explain.text()
+    assert not widget.conflict_button.isVisible()
 
 
 def test_the_bytes_header_says_what_each_kind_counts(qtbot):
@@ -53,13 +233,12 @@ def test_the_bytes_header_says_what_each_kind_counts(qtbot):
     assert widget.meaning.isVisible() and "all_reduce 2S(N-1)/N" in widget.meaning.text()
 
 
-def test_choosing_a_row_gives_its_index_in_the_result(qtbot):
+def test_choosing_a_predicted_row_gives_its_index_in_the_result(qtbot):
     result = propagated("example:conflict")
     widget = view(qtbot)
     widget.set_result(result)
-    rect = widget.table.visualItemRect(widget.table.item(0, 0))
     with qtbot.waitSignal(widget.collectiveSelected) as chosen:
-        qtbot.mouseClick(widget.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        click_row(qtbot, widget.table, 0)
     assert result.collectives[chosen.args[0]].kind == "all_gather"
     widget.show_groups(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
     assert widget.groups.text() == (
@@ -78,6 +257,9 @@ def test_empty_states(qtbot):
     widget.set_result(result_without)
     assert widget.status.text().startswith("Shardy inserts no collective")
     assert widget.table.rowCount() == 0 and widget.totals.text() == ""
+    widget.set_result(result, note="Not compiled: the mesh has 4096 devices")
+    assert "— not compiled" in widget.header.text()
+    assert widget.status.text() == "Not compiled: the mesh has 4096 devices"
 
 
 def test_totals_add_up_by_kind():
@@ -89,7 +271,11 @@ def test_totals_add_up_by_kind():
     assert totals_by_kind(c) == {"all_reduce": (2, 150), "all_gather": (1, 7)}
 
 
-def test_the_dock_says_it_lists_shardys_prediction(qtbot):
-    widget = CollectivesView()
-    qtbot.addWidget(widget)
-    assert "Shardy's prediction (before compiling)" in widget.header.text()
+def test_times_read_in_their_unit():
+    assert [time_text(s) for s in (4e-7, 1.23e-5, 4.5e-3, 1.2, None)] == [
+        "400 ns",
+        "12.3 µs",
+        "4.50 ms",
+        "1.20 s",
+        "—",
+    ]
