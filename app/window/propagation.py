@@ -4,10 +4,13 @@
 thread pool, through the program's ``PropagationServer`` (one child that keeps the
 program parsed), and hands what comes back to the session: the final shardings first
 (``Session.set_final_specs``: the badges show them at once), then the whole result.
-Edits made in one turn of the event loop (a zero-length single-shot timer) propagate
-once, and an edit through the undo stack starts as soon as it is whole (``flush``). A
-result that arrives after a newer run started is dropped, and the server cuts the older
-run short.
+Each propagation is compiled with XLA too (``compiling.WindowCompiler``): its worker
+starts with the propagation and gets the annotated module the server sends before Shardy
+runs; the compiled collectives follow the result (``Session.set_compiled``). Edits made in
+one turn of the event loop (a zero-length single-shot timer) propagate once, and an edit
+through the undo stack starts as soon as it is whole (``flush``). A result that arrives
+after a newer run started is dropped, the server cuts the older run short and the older
+compile's worker is killed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QStatusBar
 
+from shardscope.app.window.compiling import WindowCompiler
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, propagate_task
 from shardscope.backend.program.load import Program
@@ -60,6 +64,7 @@ class PropagationScheduler(QObject):
         self.timer.timeout.connect(self.propagate_now)
         self.finalSpecs.connect(self._on_final_specs)
         self.server: PropagationServer | None = None
+        self.compiler = WindowCompiler(session, messages, status_bar, parent=self)
         session.events.program.connect(self._on_program)
 
     @property
@@ -86,14 +91,17 @@ class PropagationScheduler(QObject):
         self.schedule()
 
     def stop(self) -> None:
-        """Propagate no more: the pending edit is dropped and the server's child stops."""
+        """Propagate no more: the pending edit is dropped, the server's child stops and
+        the compile under way ends with its worker."""
         self.timer.stop()
         self._generation += 1
         self.session.events.program.disconnect(self._on_program)
+        self.compiler.close()
         self._close_server()
 
     def _on_program(self, program: Program | None) -> None:
         if self.server is not None and self.server.program is not program:
+            self.compiler.end()
             self._close_server()
 
     def _close_server(self) -> None:
@@ -118,24 +126,43 @@ class PropagationScheduler(QObject):
             return
         self._generation += 1
         generation = self._generation
+        mesh = session.mesh
+        job = self.compiler.start(generation, mesh)
+
+        def on_final(dims: FinalDims) -> None:
+            self.finalSpecs.emit(generation, dims)
+            if job is not None:
+                job.final()
+
         fn = propagate_task(
             session.program,
-            session.mesh,
+            mesh,
             session.specs_for_propagation(),
             server=self._server_for(session.program),
-            on_final=lambda dims: self.finalSpecs.emit(generation, dims),
+            on_final=on_final,
+            on_annotated=job.module if job is not None else None,
         )
 
         def done(result: PropagationResult | None, seconds: float) -> None:
             if result is None or generation != self._generation:
+                self.compiler.failed(job)
                 return
             self.count += 1
+            note = self.compiler.note_for(mesh)
+            if note is not None:
+                result.warnings.append(note)
             session.set_propagation(result)
-            for warning in result.warnings[:MAX_WARNINGS_SHOWN]:
+            shown = result.warnings[:MAX_WARNINGS_SHOWN]
+            for warning in shown:
                 self.messages.add(warning, "warning")
+            if note is not None and note not in shown:
+                self.messages.add(note, "warning")
             self.status_bar.showMessage(f"propagated in {seconds:.2f} s", 4000)
+            if job is not None:
+                self.compiler.propagated(job, result)
 
         def failed(message: str) -> None:
+            self.compiler.failed(job)
             if generation == self._generation:
                 self.messages.error(f"propagation failed: {message}")
 

@@ -19,7 +19,7 @@ from shardscope.backend.program.load import Program, load_program
 from shardscope.backend.program.mlir import warm_up
 from shardscope.backend.program.snippets import read_snippets
 from shardscope.backend.propagation.guard import ChildCrashed
-from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.propagation.server import FinalDims, PropagationServer, Superseded
 from shardscope.backend.session.persistence import SavedState
@@ -129,23 +129,33 @@ def propagate_task(
     *,
     server: PropagationServer | None = None,
     on_final: Callable[[FinalDims], None] | None = None,
+    on_annotated: Callable[[str | None], None] | None = None,
 ) -> Callable[[], PropagationResult | None]:
     """The function a propagation task runs: propagate, reporting problems as warnings.
 
-    With ``server`` (the program's ``PropagationServer``) the run goes there and
-    ``on_final`` gets the final shardings ahead of the result; the task returns None when
-    a newer request superseded it. A server whose child crashed hands over to
-    ``propagate``, which forks afresh and retries without origins where that helps.
+    ``on_annotated`` gets the annotated module's text (what XLA compiles) as soon as it is
+    written, before Shardy runs. With ``server`` (the program's ``PropagationServer``) the
+    run goes there and ``on_final`` gets the final shardings ahead of the result; the task
+    returns None when a newer request superseded it. A server whose child crashed hands
+    over to ``start_propagation``, which forks afresh and retries without origins where
+    that helps.
     """
 
     def run() -> PropagationResult | None:
         if server is not None:
             try:
-                return server.propagate(mesh, specs, strict=False, on_final=on_final)
+                return server.propagate(
+                    mesh, specs, strict=False, on_final=on_final, on_annotated=on_annotated
+                )
             except Superseded:
                 return None
             except ChildCrashed:
                 pass
-        return propagate(program, mesh, specs, strict=False)
+        pending = start_propagation(
+            program, mesh, specs, strict=False, keep_annotated=on_annotated is not None
+        )
+        if on_annotated is not None:
+            on_annotated(pending.annotated_text)
+        return pending.result()
 
     return run

@@ -238,6 +238,11 @@ class PendingCompile:
         self._cancel.cancel()
         self.give(None)
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the worker to be done (reaped); whether it is."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def report(self) -> dict:
         """The worker's report, with ``xla_warnings``: what XLA logged as warnings or errors
         while compiling (``xla_log.read_warnings``); ``ShardscopeError`` if the compile

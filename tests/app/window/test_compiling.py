@@ -1,0 +1,197 @@
+"""The window compiles each propagation with XLA, off its thread: the compiled
+collectives are ``jax.jit(...).lower(...).compile()``'s, a newer edit kills the older
+compile's worker, a failed compile says so and leaves the session as it was, and
+nothing outlives the window."""
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+from shardscope.app.window.compiling import WindowCompiler
+from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES, WORKER
+from shardscope.backend.session.edits import SetMesh
+from shardscope.backend.sharding.mesh import parse_mesh
+from tests.support.compile_oracle import compiled_text
+from tests.support.processes import gone_within
+
+
+def compile_workers() -> set[int]:
+    """The compile workers this process started (their relays and the workers proper)."""
+    me, found = os.getpid(), set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if WORKER.encode() not in cmdline or state in ("Z", "X"):
+            continue
+        pid = int(entry.name)
+        while pid > 1:
+            try:
+                pid = int(
+                    (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
+            except OSError:
+                break
+            if pid == me:
+                found.add(int(entry.name))
+                break
+    return found
+
+
+def kinds(collectives) -> list[tuple[str, int]]:
+    return sorted(
+        (c["kind"], c["operands"]) if isinstance(c, dict) else (c.kind, c.operands)
+        for c in collectives
+    )
+
+
+def jax_compiles(window) -> list[tuple[str, int]]:
+    """The collectives of ``jax.jit(PROGRAM)`` compiled on the session's mesh with the
+    session's argument specs."""
+    session = window.session
+    program = session.program
+    graph = session.graph
+    specs = {}
+    for name in program.arg_names:
+        spec = session.spec(graph.value_by_name(name).id)
+        if spec is not None:
+            specs[name] = spec.to_json()
+    stand_in = SimpleNamespace(
+        path=program.path,
+        params=program.params,
+        mesh=session.mesh.shape,
+        arg_names=program.arg_names,
+        specs=specs,
+    )
+    return kinds(read_collectives(compiled_text(stand_in)))
+
+
+def watch_compiled(window) -> list:
+    fired = []
+    window.session.events.compiled.connect(fired.append)
+    return fired
+
+
+def wait_compiled(qtbot, window, fired, timeout=90_000):
+    """Wait until the session's current propagation was compiled."""
+    qtbot.waitUntil(
+        lambda: (
+            window.session.propagation is not None
+            and any(r is window.session.propagation for r in fired)
+            and not window.propagation.pending
+            and not window.runner.busy
+        ),
+        timeout=timeout,
+    )
+    return window.session.propagation
+
+
+def test_an_edit_is_compiled_as_jax_compiles_it(make_window, qtbot, drop_axis):
+    window = make_window("example:conflict")
+    fired = watch_compiled(window)
+    first = wait_compiled(qtbot, window, fired)
+    assert kinds(first.compiled_collectives) == jax_compiles(window)
+    fired.clear()
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")  # the undoable edit a drop makes
+    assert window.propagation.compiler.indicator.showing
+    assert window.propagation.compiler.indicator.label.text() == "compiling for 8 devices…"
+    result = wait_compiled(qtbot, window, fired)
+    assert result is not first and result.compile_error is None
+    assert kinds(result.compiled_collectives) == jax_compiles(window)
+    assert result.memory is not None and result.memory["peak"] > 0
+    assert fired == [result]  # once, for the current result
+    assert not window.propagation.compiler.indicator.showing
+    assert window.statusBar().currentMessage().startswith("compiled in ")
+
+
+def test_a_newer_edit_kills_the_older_compile_and_undo_recompiles(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp")
+    fired = watch_compiled(window)
+    before = wait_compiled(qtbot, window, fired)
+    expected_before = kinds(before.compiled_collectives)
+    applied = []
+    window.session.events.propagation.connect(lambda r: r is not None and applied.append(r))
+    fired.clear()
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    qtbot.waitUntil(lambda: bool(compile_workers()), timeout=30_000)
+    older = compile_workers()
+    drop_axis(window, x, 0, None)  # while the first compiles
+    assert all(gone_within(pid, 3) for pid in older)
+    result = wait_compiled(qtbot, window, fired)
+    assert fired == [result]
+    assert [r for r in applied if r.compiled_collectives is not None] == [result]
+    assert kinds(result.compiled_collectives) == jax_compiles(window)
+
+    fired.clear()
+    window.undo.qstack.undo()
+    window.undo.qstack.undo()
+    restored = wait_compiled(qtbot, window, fired)
+    assert kinds(restored.compiled_collectives) == expected_before == jax_compiles(window)
+
+
+def test_a_failed_compile_says_so_and_leaves_the_session_as_it_was(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp")
+    fired = watch_compiled(window)
+    wait_compiled(qtbot, window, fired)
+    window.propagation.compiler.timeout = 0.001
+    fired.clear()
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    result = wait_compiled(qtbot, window, fired)
+    assert result.compiled_collectives is None and result.compile_error
+    assert "\n" not in result.compile_error and "did not finish" in result.compile_error
+    warnings = window.messages.messages("warning")
+    assert any(w.startswith("XLA's compile failed: ") for w in warnings), warnings
+    assert window.messages.messages("error") == []
+    # The propagation itself stands: its shardings show.
+    assert window.session.spec(x).to_json() == ["data", "model"]
+    assert "?" not in window.graph.badge_text(x)
+    assert not compile_workers()
+
+
+def test_cancel_ends_the_compile_and_the_result_says_so(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp")
+    fired = watch_compiled(window)
+    wait_compiled(qtbot, window, fired)
+    fired.clear()
+    compiler: WindowCompiler = window.propagation.compiler
+    drop_axis(window, window.session.graph.value_by_name("x").id, 1, "model")
+    qtbot.waitUntil(lambda: bool(compile_workers()), timeout=30_000)
+    workers = compile_workers()
+    compiler.indicator.cancel_button.click()
+    result = wait_compiled(qtbot, window, fired)
+    assert result.compile_error == COMPILE_CANCELLED and result.compiled_collectives is None
+    assert all(gone_within(pid, 3) for pid in workers)
+
+
+def test_a_mesh_over_the_limit_gets_the_note_and_no_compile(make_window, qtbot, wait_idle):
+    window = make_window("example:mlp")
+    fired = watch_compiled(window)
+    wait_compiled(qtbot, window, fired)
+    fired.clear()
+    before = window.propagation.count
+    window.push(SetMesh(parse_mesh(f"data={MAX_CPU_DEVICES},model=2")))
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    wait_idle(window)
+    result = window.session.propagation
+    assert result.compiled_collectives is None and not fired
+    assert not window.propagation.compiler.compiling and not compile_workers()
+    notes = [w for w in window.messages.messages("warning") if "compiled collectives" in w]
+    assert len(notes) == 1 and "smaller mesh" in notes[0] and notes[0] in result.warnings
+
+
+def test_closing_the_window_while_it_compiles_leaves_no_process(make_window, qtbot, drop_axis):
+    window = make_window("example:mlp")
+    drop_axis(window, window.session.graph.value_by_name("x").id, 1, "model")
+    qtbot.waitUntil(lambda: bool(compile_workers()), timeout=30_000)
+    workers = compile_workers()
+    window.close()
+    assert all(gone_within(pid, 3) for pid in workers)
+    assert not compile_workers()
