@@ -76,3 +76,18 @@ def test_positive_number_and_timeout_read_numbers():
     assert timeout_seconds("1e3") == 1000.0
     with pytest.raises(argparse.ArgumentTypeError, match="at most"):
         timeout_seconds("1e308")
+
+
+def test_hardware_option_names_the_profiles_and_checks_the_name():
+    import argparse
+
+    from shardscope.app.cli.options import add_hardware_option, hardware_profile
+    from shardscope.backend.errors import ShardscopeError
+
+    parser = argparse.ArgumentParser()
+    add_hardware_option(parser)
+    assert "h100" in parser.format_help() and "tpu-v5e" in parser.format_help()
+    assert hardware_profile(parser.parse_args([])).name == "tpu-v5e"
+    assert hardware_profile(parser.parse_args(["--hardware", "h200"])).name == "h200"
+    with pytest.raises(ShardscopeError, match="choose one of tpu-v5e, tpu-v5p"):
+        hardware_profile(parser.parse_args(["--hardware", "H100 "]))
