@@ -7,6 +7,7 @@ import pytest
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.program.load import load_program
+from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.session.document import DEFAULT_MESH, Session
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
@@ -119,3 +120,21 @@ def test_importing_the_session_is_cheap():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_set_compiled_fires_only_for_the_current_result(mlp):
+    s = Session()
+    s.set_program(mlp)
+    fired = []
+    s.events.compiled.connect(fired.append)
+    first = propagate(mlp, s.mesh, s.specs_for_propagation(), strict=False)
+    s.set_propagation(first)
+    x = mlp.graph.value_by_name("x").id
+    s.set_spec(x, Spec.of("data", "model"))  # the result goes stale
+    s.set_compiled(first)
+    second = propagate(mlp, s.mesh, s.specs_for_propagation(), strict=False)
+    s.set_propagation(second)
+    s.set_compiled(first)  # an older compile's report: not the current result's
+    assert fired == []
+    s.set_compiled(second)
+    assert fired == [second]
