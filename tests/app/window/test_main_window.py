@@ -320,6 +320,8 @@ def test_an_idle_window_does_not_repaint(make_window, qtbot, wait_idle):
 
     window = make_window("example:mlp")
     wait_idle(window)
+    # The busy bar moves while XLA compiles the propagation: idle is once it is done.
+    qtbot.waitUntil(lambda: not window.propagation.compiler.compiling, timeout=60_000)
     qtbot.wait(300)
     counter = Count()
     widgets = [window, *window.findChildren(QWidget)]
