@@ -69,8 +69,8 @@ def _compiled_lines(result) -> list[str]:
     compiled = result.compiled_collectives
     if compiled is None:
         why = result.compile_error or "not compiled"
-        return ["", f"compiled collectives: none listed ({why})"]
-    lines = ["", f"compiled collectives (XLA): {len(compiled)}"]
+        return ["", f"collectives: none listed ({why})"]
+    lines = ["", f"collectives: {len(compiled)} (as XLA compiled them)"]
     graph = result.graph
     for c in compiled:
         cause = c.cause
@@ -144,7 +144,11 @@ def summary(result) -> str:
         lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
     lines += _compiled_lines(result)
     matched = result.predicted_matched or [None] * len(result.collectives)
-    lines += ["", f"Shardy's prediction (its explicit reshards): {len(result.collectives)}"]
+    lines += [
+        "",
+        f"predicted collectives: {len(result.collectives)} (Shardy's explicit reshards, "
+        f"before compiling)",
+    ]
     for c, m in zip(result.collectives, matched, strict=True):
         what = graph.values[c.value].display_name if c.value is not None else "?"
         where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name

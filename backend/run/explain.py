@@ -293,7 +293,7 @@ class _Explainer:
         what = f" of {self.name(value)}" if value is not None else ""
         return CollectiveCause(
             "user",
-            f"the {word}{what} over {axes} written inside shard_map{at}",
+            f"the {word}{what} over {axes} in a shard_map body{at}",
             tensor=self.name(value) if value is not None else "",
             value=value,
             op=op_id,
@@ -316,8 +316,9 @@ class _Explainer:
                 ops.append(ref.op)
             for op_id in ops:
                 first = op_id if first is None else first
-                found = self._from_prediction(c, ref, axes) if ref is not None else None
-                found = found or self._derive(c.kind, self.graph.ops[op_id], axes, dimensions)
+                op = self.graph.ops[op_id]
+                found = self._from_prediction(c, ref, op, axes) if ref is not None else None
+                found = found or self._derive(c.kind, op, axes, dimensions)
                 if found is not None:
                     return op_id, found
         return first, None
@@ -357,10 +358,12 @@ class _Explainer:
             return c.predicted[j]
         return next((p for p in c.predicted if p.op == op), None)
 
-    def _from_prediction(self, c: CompiledCollective, ref, axes: set[str]) -> _Found | None:
+    def _from_prediction(self, c: CompiledCollective, ref, op: Op, axes: set[str]) -> _Found | None:
         """Shardy's prediction, where it moves a program value whose sharding it changes
         on the compiled collective's axes (a reduction's prediction names the partial
-        result, whose sharding it keeps: that one is derived instead)."""
+        result, whose sharding it keeps: that one is derived instead). Shardy ran on the
+        module with calls inlined: a value outside the op's body (a loop's block argument
+        where the op sits in a callee) stands for the op's operand of the same sharding."""
         if ref.index is None or c.kind in ("all-reduce", "reduce-scatter"):
             return None
         predicted = self.result.collectives[ref.index]
@@ -375,7 +378,10 @@ class _Explainer:
             return None
         changed = [i for i, (a, b) in enumerate(zip(had, needed, strict=True)) if a != b]
         dim = changed[0] if len(changed) == 1 else None
-        return _Found(predicted.value, had, needed, dim, "predicted")
+        value = predicted.value
+        if value not in (*op.operands, *op.results):
+            value = next((v for v in op.operands if self.dims(v) == had), value)
+        return _Found(value, had, needed, dim, "predicted")
 
     def _derive(self, kind: str, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
         if not axes:
@@ -406,23 +412,48 @@ class _Explainer:
         return None
 
     def _summed(self, op: Op, axes: set[str]) -> _Found | None:
-        """An operand of ``op`` whose dimension holds the reduced axes where none of the
-        op's results holds them: each device summed its part (partial sums)."""
+        """An operand of ``op`` whose dimension holds the reduced axes: each device summed
+        its part (partial sums). That dimension is one whose axes none of the op's
+        results holds; else the one a conflict of the op names for a factor those axes
+        were proposed for (the results took them on another factor); else one that two
+        operands hold them on (a contracting factor is in both operands of a matmul)."""
+        how = (
+            "contract"
+            if op.name == "stablehlo.dot_general"
+            else "reduce"
+            if op.name in _REDUCING_OPS
+            else "sum"
+        )
         kept = {a for r in op.results for d in self.dims(r) for a in d}
-        if axes & kept:
-            return None
-        for v in op.operands:
-            had = self.dims(v)
-            for i, d in enumerate(had):
-                if axes & set(d):
-                    how = (
-                        "contract"
-                        if op.name == "stablehlo.dot_general"
-                        else "reduce"
-                        if op.name in _REDUCING_OPS
-                        else "sum"
-                    )
-                    return _Found(v, had, _without(had, axes, i), i, how)
+        holding = [(v, i) for v in op.operands for i, d in enumerate(self.dims(v)) if axes & set(d)]
+        if not axes & kept and holding:
+            v, i = holding[0]
+        else:
+            found = self._conflicted_dim(op, axes) or (
+                holding[0] if len({v for v, _ in holding}) > 1 else None
+            )
+            if found is None:
+                return None
+            v, i = found
+        had = self.dims(v)
+        return _Found(v, had, _without(had, axes, i), i, how)
+
+    def _conflicted_dim(self, op: Op, axes: set[str]) -> tuple[int, int] | None:
+        """An operand and dimension a conflict on ``op`` names for a factor proposed
+        with ``axes``."""
+        for c in self.result.conflicts:
+            if c.op != op.id:
+                continue
+            for p in c.proposals:
+                kind, _, number = p.tensor.partition("-")
+                if kind != "operand" or not number.isdigit() or not axes & set(p.axes):
+                    continue
+                index = int(number)
+                dims = c.dims.get(p.tensor, [])
+                if index < len(op.operands) and dims:
+                    v = op.operands[index]
+                    if dims[0] < len(self.dims(v)) and axes & set(self.dims(v)[dims[0]]):
+                        return v, dims[0]
         return None
 
     def _moved(self, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
@@ -476,10 +507,7 @@ class _Explainer:
         c = self.result.conflicts[index]
         offers = "; ".join(f"{p.tensor} {'+'.join(p.axes) or '_'}" for p in c.proposals)
         kept = "+".join(c.kept) or "nothing"
-        return (
-            f"conflict {index}: the op's tensors ask for different axes on factor "
-            f"{c.factor} ({offers}); {c.rule} kept {kept}"
-        )
+        return f"conflict {index} on factor {c.factor} ({offers}): by {c.rule}, Shardy kept {kept}"
 
     def _rule_text(self, op: Op, found: _Found) -> str:
         dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"

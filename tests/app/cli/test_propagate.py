@@ -214,3 +214,14 @@ def test_an_unknown_hardware_is_one_line_naming_the_choices(capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "'tpu-v9'" in err
     assert all(name in err for name in ("tpu-v5e", "tpu-v5p", "tpu-v6e", "h100", "h200", "cpu"))
+
+
+def test_summary_lists_compiled_collectives_with_their_cause_then_the_prediction(capsys):
+    assert main(["propagate", "example:conflict"]) == 0
+    out = capsys.readouterr().out
+    compiled = out.split("(as XLA compiled them)", 1)[1].split("predicted collectives:", 1)[0]
+    # Each compiled collective: its kind, axes, tensor, op and line, then its cause.
+    assert compiled.count("\n  all-gather ") == 2 and "y for op 1 add line 9" in compiled
+    assert compiled.count("    conflict: ") == 2
+    predicted = out.split("predicted collectives:", 1)[1]
+    assert "NOT compiled" in predicted

@@ -167,3 +167,38 @@ def test_an_async_pair_is_one_collective_with_the_done_shape():
         ("all-gather", [[32, 16]], [[0, 1, 2, 3]]),
     ]
     assert found[0]["op_name"] == "jit(f)/psum" and found[0]["line"] is None
+
+
+def test_a_collective_in_nested_loops_runs_the_product_of_their_trip_counts():
+    mesh = _mesh()
+
+    def nested(x, ws):
+        def outer(h, group):
+            def inner(h, w):
+                return jnp.tanh(h @ w), None
+
+            return jax.lax.scan(inner, h, group)[0], None
+
+        h = jax.lax.fori_loop(0, 5, lambda i, h: jnp.sin(h), x)
+        return jax.lax.scan(outer, h, ws)[0]
+
+    shardings = (
+        NamedSharding(mesh, P(None, "model")),
+        NamedSharding(mesh, P(None, None, "model", None)),
+    )
+    text, assignment = _compile(nested, mesh, shardings, [(8, 16), (2, 3, 16, 16)])
+    found = read_collectives(text, assignment, 8)
+    assert found and _kinds(found) == _text_counts(text)
+    counts = [int(n) for n in re.findall(r'"known_trip_count":\{"n":"(\d+)"\}', text)]
+    # The scans' 2 and 3 steps are XLA's own counts; the collectives are in the inner body.
+    assert {2, 3} <= set(counts)
+    for c in found:
+        assert [loop["trip_count"] for loop in c["loops"]] == [2, 3], c["name"]
+        assert c["runs_per_call"] == 6
+        assert all(loop["op_name"].endswith("while") for loop in c["loops"])
+        assert c["inputs"] and all(f"%{name} = " in text for name in c["inputs"])
+
+
+def test_a_collective_outside_loops_runs_once(shard_map_program):
+    _, _, found = shard_map_program
+    assert all(c["loops"] == [] and c["runs_per_call"] == 1 for c in found)
