@@ -4,8 +4,8 @@ The GSPMD compile worker reports the collectives of its partitioned, optimized m
 (``hlo.collectives`` records); they become ``CompiledCollective`` entries as the Shardy
 compile's do (``run.compiled.compiled_collective`` and ``describe``). On the module route
 every instruction's ``op_name`` is ``shardscope.op.N`` after its program op
-(``rewrite.op_id``): each operand is given that op and its location name, and the line
-stays the one the instruction's stack frame names.
+(``rewrite.op_id``): each operand is given that op exactly, shown by its location name,
+and the line stays the one the instruction's stack frame names.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.gspmd.rewrite import op_id
 from shardscope.backend.hlo.collectives import operand_names
-from shardscope.backend.run.compiled import compiled_collective, describe
+from shardscope.backend.run.compiled import OpIndex, compiled_collective, describe
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
 
 if TYPE_CHECKING:
@@ -30,7 +30,15 @@ def gspmd_collectives(
 ) -> list[CompiledCollective]:
     """The GSPMD compile's collective ``records`` as ``CompiledCollective`` entries, each
     operand with its program op and line."""
-    described = describe([compiled_collective(c) for c in records], graph, mesh)
+    index = OpIndex(graph)
+
+    def find(op_name: str, line: int | None) -> int | None:
+        op = op_id(op_name)
+        if op is not None:
+            return op if 0 <= op < len(graph.ops) else None
+        return index.find(op_name, line)
+
+    described = describe([compiled_collective(c) for c in records], graph, mesh, find)
     return [_named(c, graph) for c in described]
 
 
@@ -57,13 +65,12 @@ def _named(c: CompiledCollective, graph: ProgramGraph) -> CompiledCollective:
 
 
 def _tensor(t: CollectiveTensor, graph: ProgramGraph) -> CollectiveTensor:
-    index = op_id(t.op_name)
-    if index is None or not 0 <= index < len(graph.ops):
+    if op_id(t.op_name) is None or t.op is None:
         return t
-    op = graph.ops[index]
+    op = graph.ops[t.op]
     line = t.line if t.line is not None else op.source_line
     file = t.file or (op.source_file or "")
-    return CollectiveTensor(op.location_name or t.op_name, index, file, line)
+    return CollectiveTensor(op.location_name or t.op_name, t.op, file, line)
 
 
 def _location(name: str, graph: ProgramGraph) -> str:

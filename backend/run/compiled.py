@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,27 +95,32 @@ def compiled_collective(c: dict) -> CompiledCollective:
 
 
 def describe(
-    collectives: list[CompiledCollective], graph: ProgramGraph, mesh: Mesh
+    collectives: list[CompiledCollective],
+    graph: ProgramGraph,
+    mesh: Mesh,
+    find: Callable[[str, int | None], int | None] | None = None,
 ) -> list[CompiledCollective]:
-    """``collectives`` with each operand's program op, the mesh axes of their device
-    groups and whether the user wrote them."""
-    ops = OpIndex(graph)
+    """``collectives`` with each operand's program op (``find(op_name, line)``, by
+    default ``OpIndex(graph).find``), the mesh axes of their device groups and whether
+    the user wrote them."""
+    find = find or OpIndex(graph).find
     spans = _AxesOf(mesh)
     out = []
     for c in collectives:
         tensors = tuple(
-            CollectiveTensor(t.op_name, ops.find(t.op_name, t.line), t.file, t.line)
+            CollectiveTensor(t.op_name, find(t.op_name, t.line), t.file, t.line)
             for t in c.tensors
         )
-        user = bool(tensors) and all(
-            t.op is not None and graph.ops[t.op].name in _USER_OPS for t in tensors
-        )
+        # Told only where every operand's op is found (a module without locations names
+        # none of them).
+        found = bool(tensors) and all(t.op is not None for t in tensors)
+        user = found and all(graph.ops[t.op].name in _USER_OPS for t in tensors)
         out.append(
             replace(
                 c,
                 tensors=tensors,
                 axes=spans.axes(c.kind, c.device_groups),
-                origin="user" if user else "partitioner",
+                origin=("user" if user else "partitioner") if found else "",
             )
         )
     return out

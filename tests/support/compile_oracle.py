@@ -56,6 +56,23 @@ def compiled_text(program: Any) -> str:
     """``jax.jit(PROGRAM).lower(...).compile().as_text()`` of a loaded program: on its
     own concrete ``MESH`` with its ``EXAMPLE_ARGS``' shardings where it has one, else on
     a mesh of Auto axes with its SPECS as ``compiled_io_shardings`` places them."""
+    return lowered(program).compile().as_text()
+
+
+def lowered(program: Any):
+    """``jax.jit(PROGRAM).lower(...)`` of a loaded program, as ``compiled_text`` places
+    its shardings."""
+    import jax
+
+    fn, args, mesh = jit_arguments(program)
+    with jax.set_mesh(mesh):
+        return jax.jit(fn).lower(*args)
+
+
+def jit_arguments(program: Any):
+    """``(PROGRAM, its arguments, the mesh)`` of a loaded program, as ``compiled_text``
+    places its shardings: ``jax.ShapeDtypeStruct`` leaves, to be lowered within
+    ``jax.set_mesh(mesh)``."""
     import jax
     from jax.sharding import AxisType, NamedSharding
 
@@ -64,8 +81,7 @@ def compiled_text(program: Any) -> str:
 
     ns = load_python_namespace(program.path, program.params)
     if isinstance(ns["MESH"], jax.sharding.Mesh):
-        with jax.set_mesh(ns["MESH"]):
-            return jax.jit(ns["PROGRAM"]).lower(*ns["EXAMPLE_ARGS"]).compile().as_text()
+        return ns["PROGRAM"], ns["EXAMPLE_ARGS"], ns["MESH"]
     mesh = program.mesh
     jmesh = jax.make_mesh(
         tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh)
@@ -78,8 +94,7 @@ def compiled_text(program: Any) -> str:
             spec = Spec.from_json(program.specs[name]).padded(len(leaf.shape))
             sharding = NamedSharding(jmesh, spec.to_jax())
         new.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
-    with jax.set_mesh(jmesh):
-        return jax.jit(ns["PROGRAM"]).lower(*jax.tree.unflatten(treedef, new)).compile().as_text()
+    return ns["PROGRAM"], jax.tree.unflatten(treedef, new), jmesh
 
 
 @functools.cache

@@ -225,3 +225,136 @@ def test_summary_lists_compiled_collectives_with_their_cause_then_the_prediction
     assert compiled.count("    conflict: ") == 2
     predicted = out.split("predicted collectives:", 1)[1]
     assert "NOT compiled" in predicted
+
+
+# -- every way in gives the same collectives -------------------------------------------
+# One program reaches ``propagate`` as its file, through ``shardscope.inspect``, as a
+# capture of a script that runs it, as the StableHLO file JAX exports of it
+# (``lowered.as_text``, with and without locations), and as a saved session (the CLI
+# opens no session: it is read back as the window reads it and propagated with its mesh
+# and specs, as the window propagates).
+ROUTE_PROGRAMS = {"shard_map FSDP": "compiled_fsdp.py", "conflict example": "example:conflict"}
+_SCRIPT = """import json, sys, types
+sys.path.insert(0, {repo!r})
+import jax, jax.numpy as jnp
+from tests.support.compile_oracle import jit_arguments
+fn, args, mesh = jit_arguments(types.SimpleNamespace(**json.loads({fields!r})))
+args = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype, device=s.sharding), args)
+with jax.set_mesh(mesh):
+    jax.jit(fn)(*args)
+"""
+NO_LOCATIONS = ".mlir without locations"
+
+
+def _cli_json(*argv: str) -> dict:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(list(argv)) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module", params=list(ROUTE_PROGRAMS))
+def routes(request, tmp_path_factory):
+    """``(program, {route: propagate --json's collectives})`` for one program."""
+    import sys
+
+    import shardscope
+    from shardscope.backend.program.lower import load_python_namespace
+    from shardscope.backend.run.compiled import propagate_compiled
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.session.saved_program import unpack_program
+    from tests.support.compile_oracle import loaded, lowered
+    from tests.support.inputs import PROGRAMS, REPO
+
+    name = ROUTE_PROGRAMS[request.param]
+    source = name if name.startswith("example:") else str(PROGRAMS / name)
+    tmp = tmp_path_factory.mktemp("routes")
+    program = loaded(source)
+    out = {"program file": _cli_json("propagate", source, "--json")["collectives"]}
+
+    ns = load_python_namespace(program.path, program.params)
+    own = {} if program.kind == "python" else {"mesh": ns["MESH"], "in_shardings": ns["SPECS"]}
+    api = shardscope.inspect(ns["PROGRAM"], *ns["EXAMPLE_ARGS"], **own)
+    out["shardscope.inspect"] = api.to_json()["collectives"]
+
+    fields = {k: getattr(program, k) for k in ("path", "params", "mesh", "specs", "arg_names")}
+    script = tmp / "script.py"
+    script.write_text(_SCRIPT.format(repo=str(REPO), fields=json.dumps(fields)))
+    capture = tmp / "capture.json"
+    _cli_json("capture", "--json", "--out", str(capture), "--", sys.executable, str(script))
+    out["capture"] = _cli_json("propagate", str(capture), "--json")["collectives"]
+
+    exported = lowered(program)
+    for route, text, file in (
+        (".mlir", exported.as_text(debug_info=True), "located.mlir"),
+        (NO_LOCATIONS, exported.as_text(), "bare.mlir"),
+    ):
+        (tmp / file).write_text(text)
+        out[route] = _cli_json("propagate", str(tmp / file), "--json")["collectives"]
+
+    saved = Session()
+    saved.set_program(program)
+    saved.save(tmp / "session.json")
+    state = Session.read(tmp / "session.json")
+    reopened = Session()
+    reopened.restore(state)
+    reopened.set_program(unpack_program(state["program"], state["source"], "session.json"))
+    assert reopened.program is not None
+    result = propagate_compiled(reopened.program, reopened.mesh, reopened.specs_for_propagation())
+    out["session"] = result.to_json()["collectives"]
+    return program, out
+
+
+def _moved(c: dict) -> tuple:
+    """What a collective moves and between which devices (the fields every route has)."""
+    return (c["kind"], c["operands"], c["shapes"], c["device_groups"], c["axes"])
+
+
+def _told(c: dict) -> tuple:
+    """All of ``propagate --json``'s account of a collective: what it moves, whether the
+    user wrote it, and each operand's op and line."""
+    tensors = [(t["op_name"], t["op"], t["file"], t["line"]) for t in c["tensors"]]
+    return (*_moved(c), c["origin"], tensors)
+
+
+@pytest.mark.slow
+def test_every_route_gives_the_program_files_collectives(routes):
+    _, by_route = routes
+    expected = [_told(c) for c in by_route["program file"]]
+    assert expected
+    assert all(t[1] is not None and t[3] is not None for c in expected for t in c[-1])
+    for route, collectives in by_route.items():
+        if route != NO_LOCATIONS:
+            assert [_told(c) for c in collectives] == expected, route
+
+
+@pytest.mark.slow
+def test_a_module_without_locations_moves_the_same_but_names_no_op(routes):
+    # Without locations XLA names each instruction by itself (``dot.3``) and no line: the
+    # ops, lines and so whether the user wrote it cannot be told, and are not.
+    _, by_route = routes
+    bare = by_route[NO_LOCATIONS]
+    assert [_moved(c) for c in bare] == [_moved(c) for c in by_route["program file"]]
+    for c in bare:
+        assert c["origin"] == "" and all(
+            t["op"] is None and t["line"] is None for t in c["tensors"]
+        )
+
+
+@pytest.mark.slow
+def test_the_routes_collectives_are_jaxs_own_compile(routes):
+    from shardscope.backend.hlo.collectives import read_collectives
+    from tests.support.compile_oracle import lowered
+
+    program, by_route = routes
+    compiled = lowered(program).compile()
+    assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+    devices = len(assignment)
+    expected = read_collectives(compiled.as_text(), assignment, devices)
+    got = by_route["program file"]
+    assert sorted(
+        (c["kind"], c["operands"], c["shapes"], c["device_groups"]) for c in got
+    ) == sorted((c["kind"], c["operands"], c["shapes"], c["groups"]) for c in expected)
