@@ -3,7 +3,9 @@ Cancel button, and Esc to cancel while it shows.
 
 Expand/collapse all (``folding``) and Run on devices (``run``) each have one. While
 several show at once, Esc belongs to the one shown last (two enabled actions on one key
-would make Qt fire neither); when it hides, Esc goes back to the one before it.
+would make Qt fire neither); when it hides, Esc goes back to the one before it. One for
+work the user did not start (``esc=False``: the compile that follows each propagation)
+leaves Esc to the rest of the window: only its button cancels.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ class StatusBusy(QObject):
         action: str,
         tooltip: str,
         cancel: Callable[[], object],
+        esc: bool = True,
     ) -> None:
         super().__init__(window)
+        self.esc = esc
+        self._shown = False
         # The window's indicators that show, oldest first: the last one owns Esc.
         if not hasattr(window, "_busy_showing"):
             window._busy_showing = []  # type: ignore[attr-defined]
@@ -47,7 +52,8 @@ class StatusBusy(QObject):
             bar.addPermanentWidget(widget)
             widget.hide()
         self.cancel_action = QAction(action, window)
-        self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        if esc:
+            self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         self.cancel_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.cancel_action.setEnabled(False)  # Esc belongs to other widgets meanwhile
         self.cancel_action.triggered.connect(cancel)
@@ -59,20 +65,22 @@ class StatusBusy(QObject):
 
     @property
     def showing(self) -> bool:
-        return self in self._showing
+        return self._shown
 
     def show(self, text: str) -> None:
         """Show the bar with ``text`` (shown already: only the text changes)."""
         self.label.setText(text)
         for widget in self._widgets:
             widget.show()
-        if self not in self._showing:
+        self._shown = True
+        if self.esc and self not in self._showing:
             self._showing.append(self)
         self._give_esc()
 
     def hide(self) -> None:
         for widget in self._widgets:
             widget.hide()
+        self._shown = False
         if self in self._showing:
             self._showing.remove(self)
         self.cancel_action.setEnabled(False)

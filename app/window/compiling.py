@@ -8,7 +8,7 @@ as it is known (``CompileJob.module``), or once the badges show (``after_final``
 the report comes, ``run.compiled.attach`` fills the result in a thread of its own, off
 the GUI thread, and on the GUI thread the session hears of it (``Session.set_compiled``).
 
-A newer propagation, another program, closing the window or Cancel (Esc) ends the
+A newer propagation, another program, closing the window or Cancel ends the
 compile under way at once: its worker is killed, and what it would have reported is
 never applied, to its result or any other. A compile that fails leaves its one-line
 reason on the result (``compile_error``) and in Messages. A mesh over
@@ -55,7 +55,7 @@ class CompileJob:
         self.after_final = after_final
         self.started_at = time.perf_counter()
         self.pending = PendingCompile(devices, timeout)
-        self.cancelled = False  # by the user (Cancel, Esc), not by a newer edit
+        self.cancelled = False  # by the user (Cancel), not by a newer edit
         self.result: PropagationResult | None = None  # the propagation's, once it came
         self.given_at: float | None = None
         self._text: str | None = None
@@ -115,8 +115,9 @@ class WindowCompiler(QObject):
             status_bar.window(),
             action="Cancel the compile",
             tooltip="Stop XLA's compile: the shardings stay, the compiled collectives are "
-            "not listed (Esc)",
+            "not listed",
             cancel=self.cancel,
+            esc=False,  # it follows every edit: Esc stays the window's
         )
         self._attached.connect(self._on_attached)
 
@@ -204,7 +205,7 @@ class WindowCompiler(QObject):
             self.end()
 
     def cancel(self) -> bool:
-        """Cancel (Esc): end the compile under way; its result, once here, says so. False
+        """Cancel: end the compile under way; its result, once here, says so. False
         if none was under way."""
         job = self.job
         if job is None:

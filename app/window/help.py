@@ -44,13 +44,12 @@ class ShortcutRow:
 
 
 def _joined(texts: tuple[str, ...]) -> str:
-    """``Cancel a`` and ``Cancel b`` as ``Cancel a or b`` (three: ``Cancel a, b or c``);
-    texts without a first word in common as ``a; b``."""
+    """``Cancel a`` and ``Cancel b`` as ``Cancel a or b``; texts without a first word in
+    common as ``a; b``."""
     first = {t.split(" ", 1)[0] for t in texts}
     if len(first) == 1 and all(" " in t for t in texts):
         (word,) = first
-        rests = [t.split(" ", 1)[1] for t in texts]
-        return f"{word} " + " or ".join([", ".join(rests[:-1]), rests[-1]] if rests[1:] else rests)
+        return f"{word} " + " or ".join(t.split(" ", 1)[1] for t in texts)
     return "; ".join(texts)
 
 

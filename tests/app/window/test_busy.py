@@ -59,3 +59,30 @@ def test_with_two_under_way_esc_cancels_the_last_then_the_one_before(qtbot):
     esc(window, qtbot)
     assert cancelled == ["second", "first"]
     assert first.bar.isVisible() and not second.bar.isVisible()
+
+
+def test_one_without_esc_leaves_the_key_to_the_window_and_to_the_others(qtbot):
+    window = _window(qtbot)
+    cancelled = []
+    run = StatusBusy(
+        window, action="Cancel run", tooltip="", cancel=lambda: cancelled.append("run")
+    )
+    quiet = StatusBusy(
+        window,
+        action="Cancel compile",
+        tooltip="",
+        cancel=lambda: cancelled.append("compile"),
+        esc=False,
+    )
+    quiet.show("compiling…")
+    assert quiet.showing and quiet.bar.isVisible()
+    esc(window, qtbot)
+    assert cancelled == []  # Esc is the window's
+    run.show("running…")
+    quiet.hide()
+    quiet.show("compiling again…")  # shown last, yet Esc stays the run's
+    esc(window, qtbot)
+    assert cancelled == ["run"]
+    quiet.cancel_button.click()
+    assert cancelled == ["run", "compile"]
+    assert quiet.cancel_action.shortcuts() == []
