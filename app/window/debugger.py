@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from shardscope.backend.cost import hardware
 from shardscope.backend.cost.price import price_result
@@ -91,6 +92,19 @@ def mesh_device_ids(groups, mesh: Mesh) -> list[tuple[int, ...]]:
     if any(not 0 <= p < len(order) for g in groups for p in g):
         return [tuple(g) for g in groups]
     return [tuple(order[p] for p in g) for g in groups]
+
+
+def reveal_grid(grid: QWidget) -> None:
+    """Scroll the mesh editor (it scrolls in a short dock) down to the device grid, left
+    where it is across: the grid's first devices stay in sight."""
+    child, parent = grid, grid.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea) and parent.widget() is not None:
+            across = parent.horizontalScrollBar().value()
+            parent.ensureWidgetVisible(child, 0, 0)
+            parent.horizontalScrollBar().setValue(across)
+            child = parent
+        parent = parent.parentWidget()
 
 
 class Debugger(QObject):
@@ -236,6 +250,8 @@ class Debugger(QObject):
         if mesh is not None:
             groups = mesh_device_ids(groups, mesh)
         self.window.mesh_editor.grid.set_groups(groups)
+        if groups:
+            reveal_grid(self.window.mesh_editor.grid)
         self.collectives.show_compiled(index, groups)
         op = main_op(c)
         value = c.cause.value if c.cause is not None else None
@@ -285,6 +301,8 @@ class Debugger(QObject):
             self.window.messages.error(str(exc))
             groups = []
         self.window.mesh_editor.grid.set_groups(groups)
+        if groups:
+            reveal_grid(self.window.mesh_editor.grid)
         self.collectives.show_groups(index, groups)
         if c.op is not None:
             self.reveal_op(c.op)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QTabBar,
     QTableWidget,
@@ -35,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.backend.run.compiled import COMPILE_CANCELLED
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
 from shardscope.viewers.graph.markers import byte_text, dims_text
 
@@ -46,22 +49,24 @@ if TYPE_CHECKING:
 
 PREDICTED_COLUMNS = ("Kind", "Axes", "Group", "Tensor", "Op", "Bytes / device", "Compiled")
 BYTES_COLUMN = 5
+# The cost first (in sight in a narrow dock), the cause last (it takes what is left).
 COMPILED_COLUMNS = (
     "Kind",
     "Axes",
     "Group",
     "Operands",
+    "Bytes / device",
+    "Est. time",
     "Tensor",
     "Op",
     "Line",
-    "Cause",
-    "Bytes / device",
-    "Est. time",
     "Origin",
     "Prediction",
+    "Cause",
 )
-COMPILED_BYTES_COLUMN = 8
-TIME_COLUMN = 9
+COMPILED_BYTES_COLUMN = COMPILED_COLUMNS.index("Bytes / device")
+TIME_COLUMN = COMPILED_COLUMNS.index("Est. time")
+CAUSE_COLUMN = COMPILED_COLUMNS.index("Cause")
 # The tabs above the table.
 COMPILED_TAB, PREDICTED_TAB = 0, 1
 # What "bytes per device" counts for each kind (S: bytes of the result one device holds,
@@ -214,20 +219,21 @@ def compiled_cells(
         op = f"in {op_label(graph, c.holder)}: {op}"
     cause = c.cause
     axes = "+".join(c.axes) if c.axes else NOT_EXPLAINED
-    return [
-        (c.kind, None),
-        (axes, None),
-        (str(group_size(c)), group_size(c)),
-        (str(c.operands), c.operands),
-        (cause.tensor if cause is not None and cause.tensor else NOT_EXPLAINED, None),
-        (op, ops[0] if ops else -1),
-        (line_text(c), None),
-        (cause.text if cause is not None and cause.text else NOT_EXPLAINED, None),
-        (byte_text(c.bytes), c.bytes),
-        (time_text(seconds), seconds if seconds is not None else -1.0),
-        (c.origin or NOT_EXPLAINED, None),
-        ("matched" if c.predicted else "none", None),
-    ]
+    cells: dict[str, tuple[str, object | None]] = {
+        "Kind": (c.kind, None),
+        "Axes": (axes, None),
+        "Group": (str(group_size(c)), group_size(c)),
+        "Operands": (str(c.operands), c.operands),
+        "Bytes / device": (byte_text(c.bytes), c.bytes),
+        "Est. time": (time_text(seconds), seconds if seconds is not None else -1.0),
+        "Tensor": (cause.tensor if cause is not None and cause.tensor else NOT_EXPLAINED, None),
+        "Op": (op, ops[0] if ops else -1),
+        "Line": (line_text(c), None),
+        "Origin": (c.origin or NOT_EXPLAINED, None),
+        "Prediction": ("matched" if c.predicted else "none", None),
+        "Cause": (cause.text if cause is not None and cause.text else NOT_EXPLAINED, None),
+    }
+    return [cells[name] for name in COMPILED_COLUMNS]
 
 
 def compiled_tip(c: CompiledCollective, graph: ProgramGraph | None) -> str:
@@ -263,12 +269,52 @@ def groups_text(what: str, axes: Sequence[str] | None, groups: Sequence[Sequence
 
 
 def memory_text(memory: dict | None, fit: str | None) -> str:
-    """``Memory per device, XLA's CPU buffer assignment: arguments 1.5 KiB · … — fits…``."""
+    """``Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits in 16 GB: <1%
+    · arguments 1.5 KiB · …`` (the peak and its fit first: the line may be cut)."""
     if not memory:
         return ""
     parts = [f"{word} {byte_text(int(memory[key]))}" for key, word in MEMORY_PARTS if key in memory]
-    text = f"{MEMORY_LABEL}: " + " · ".join(parts)
-    return text + (f" — {fit}" if fit else "")
+    peak = parts.pop() if "peak" in memory else ""
+    if fit and peak:
+        peak += f", {fit}"
+    return f"{MEMORY_LABEL}: " + " · ".join([p for p in [peak, *parts] if p])
+
+
+class LineLabel(QLabel):
+    """One line of plain text, cut with ``…`` where the dock is narrower; the whole text
+    is its tooltip (the dock is short: the table keeps the room)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self._tip = ""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        super().setToolTip(f"{text}\n\n{self._tip}".strip() if text else self._tip)
+
+    def setToolTip(self, tip: str) -> None:  # noqa: N802 - Qt's name
+        self._tip = tip
+        self.setText(self.text())
+
+    def sizeHint(self) -> QSize:
+        return QSize(100, self.fontMetrics().height() + 2)
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        shown = self.fontMetrics().elidedText(
+            self.text(), Qt.TextElideMode.ElideRight, self.width()
+        )
+        painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter), shown)
+
+    @property
+    def shown_text(self) -> str:
+        """The text as it fits the label's width now."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.width())
 
 
 def _table(columns: Sequence[str], parent: QWidget) -> QTableWidget:
@@ -333,6 +379,11 @@ class CollectivesView(QWidget):
         self.tabs.setDrawBase(False)
         self.tabs.currentChanged.connect(self._on_tab)
         self.hardware = QComboBox(self)
+        self.hardware.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.hardware.setMinimumContentsLength(24)
+        self.hardware.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.hardware.setToolTip("The hardware the estimated times and the memory fit are for")
         self.hardware.currentIndexChanged.connect(self._on_hardware)
         top = QHBoxLayout()
@@ -341,11 +392,10 @@ class CollectivesView(QWidget):
         top.addWidget(self.tabs)
         top.addWidget(QLabel("Hardware:", self))
         top.addWidget(self.hardware)
-        self.status = QLabel(self)
-        self.status.setWordWrap(True)
+        self.status = LineLabel(self)
         # How bytes and times are worked out, always in sight above the table.
-        self.meaning = QLabel(BYTES_LINE, self)
-        self.meaning.setWordWrap(True)
+        self.meaning = LineLabel(self)
+        self.meaning.setText(BYTES_LINE)
         self.meaning.setToolTip(BYTES_HEADER_TIP)
         self.compiled_table = _table(COMPILED_COLUMNS, self)
         self.compiled_table.horizontalHeaderItem(COMPILED_BYTES_COLUMN).setToolTip(BYTES_HEADER_TIP)
@@ -353,10 +403,10 @@ class CollectivesView(QWidget):
             "Estimated seconds per call of the program on the chosen hardware (the formula "
             "above the table), times the runs of the loops around it"
         )
-        self.compiled_table.horizontalHeaderItem(10).setToolTip(
+        self.compiled_table.horizontalHeaderItem(COMPILED_COLUMNS.index("Origin")).setToolTip(
             "user: written in the program (inside shard_map); partitioner: inserted by XLA"
         )
-        self.compiled_table.horizontalHeaderItem(11).setToolTip(
+        self.compiled_table.horizontalHeaderItem(COMPILED_COLUMNS.index("Prediction")).setToolTip(
             "matched: Shardy's prediction has this collective; none: only the compiler has it"
         )
         self.compiled_table.sortByColumn(COMPILED_BYTES_COLUMN, Qt.SortOrder.DescendingOrder)
@@ -371,6 +421,8 @@ class CollectivesView(QWidget):
         self.table.sortByColumn(BYTES_COLUMN, Qt.SortOrder.DescendingOrder)
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.stack = QStackedWidget(self)
+        # Room for the header and a few rows however short the dock.
+        self.stack.setMinimumHeight(110)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
         self.groups = QLabel(self)
@@ -390,11 +442,9 @@ class CollectivesView(QWidget):
         links.addWidget(self.explain, 1)
         links.addWidget(self.conflict_button)
         links.addWidget(self.provenance_button)
-        self.totals = QLabel(self)
-        self.totals.setWordWrap(True)
+        self.totals = LineLabel(self)
         self.totals.setToolTip(BYTES_HEADER_TIP)
-        self.memory = QLabel(self)
-        self.memory.setWordWrap(True)
+        self.memory = LineLabel(self)
         self.memory.setToolTip(
             "compiled.memory_analysis() of the compile on fake CPU devices: XLA's buffer "
             "assignment for the CPU, which an accelerator's may differ from"
@@ -525,15 +575,17 @@ class CollectivesView(QWidget):
             tip = compiled_tip(c, graph)
             for col, (text, key) in enumerate(compiled_cells(c, graph, seconds)):
                 cell_tip = self._time_tip(r) if col == TIME_COLUMN else tip
-                if col == 7 and c.cause is not None and c.cause.text:
+                if col == CAUSE_COLUMN and c.cause is not None and c.cause.text:
                     cell_tip = c.cause.text
                 table.setItem(r, col, _item(text, r, key, cell_tip))
         table.setSortingEnabled(True)
         table.blockSignals(False)
         table.resizeColumnsToContents()
-        # The cause reads in full where the table is wide enough; its tooltip has it all.
+        # Long tensor names and op lists are cut; their tooltips have them whole.
         header = table.horizontalHeader()
-        header.resizeSection(7, min(header.sectionSize(7), 360))
+        for name in ("Tensor", "Op"):
+            col = COMPILED_COLUMNS.index(name)
+            header.resizeSection(col, min(header.sectionSize(col), 260))
 
     def _time_tip(self, index: int) -> str:
         pricing = self.pricing
@@ -572,6 +624,8 @@ class CollectivesView(QWidget):
         header = HEADER
         if self.compiling:
             header += " — compiling…"
+        elif error == COMPILE_CANCELLED:
+            header += " — compile cancelled"
         elif error:
             header += " — the compile failed"
         elif result is not None and self.compiled is None and self.note:
@@ -582,6 +636,11 @@ class CollectivesView(QWidget):
         self.meaning.setToolTip(BYTES_HEADER_TIP)
         if result is None:
             self.status.setText("Propagating…" if self._pending else self._empty_status)
+        elif error == COMPILE_CANCELLED:
+            self.status.setText(
+                "The XLA compile was cancelled: propagate again (F5) to see the compiled "
+                "collectives."
+            )
         elif error:
             self.status.setText(f"The XLA compile failed: {error}")
         elif self.compiled is None and self.note:
@@ -606,6 +665,7 @@ class CollectivesView(QWidget):
             ("Per device: " + " · ".join(parts) + f" — total {byte_text(total)}") if parts else ""
         )
         self.memory.setText("")
+        self.memory.setVisible(False)
 
     def _compiled_lines(self) -> None:
         result = self.result
@@ -643,14 +703,12 @@ class CollectivesView(QWidget):
             total = sum(b for _, b in totals.values())
             text = "Per device per call: " + " · ".join(parts) + f" — total {byte_text(total)}"
             if pricing is not None:
-                text += (
-                    f"; est. step {time_text(pricing.step_seconds)} on {pricing.label}"
-                    f" ({byte_text(pricing.step_bytes)})"
-                )
+                text += f"; est. step {time_text(pricing.step_seconds)} on {pricing.label}"
         self.totals.setText(text)
         self.memory.setText(
             memory_text(result.memory, pricing.memory.text if pricing and pricing.memory else None)
         )
+        self.memory.setVisible(bool(self.memory.text()))
 
     @property
     def _empty_status(self) -> str:
@@ -659,6 +717,7 @@ class CollectivesView(QWidget):
     # -- choosing -------------------------------------------------------------------------
     def _clear_detail(self) -> None:
         self.groups.setText("")
+        self.groups.setVisible(False)
         self.explain.setText("")
         self.explain.setVisible(False)
         self.conflict_button.setVisible(False)
@@ -671,6 +730,7 @@ class CollectivesView(QWidget):
         self._clear_detail()
         c = self.collectives[index]
         self.groups.setText(groups_text(c.kind, c.axes, groups))
+        self.groups.setVisible(bool(groups))
 
     def show_compiled(self, index: int, groups: list[tuple[int, ...]]) -> None:
         """Explain compiled collective ``index``: its device groups (outlined on the mesh,
@@ -689,6 +749,7 @@ class CollectivesView(QWidget):
             )
         else:
             self.groups.setText(groups_text(c.kind, c.axes, groups))
+        self.groups.setVisible(bool(groups))
         self.explain.setText(explain_text(c, self.result.graph if self.result else None))
         self.explain.setVisible(True)
         cause = c.cause
@@ -776,5 +837,8 @@ def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
         if cause.had is not None or cause.needed is not None
         else f"{tensor}: the two shardings are not known"
     )
+    text = cause.text or cause.kind
     line = f" (line {cause.line})" if cause.line is not None else ""
-    return f"{shardings} · {cause.text or cause.kind}{line}"
+    if f"line {cause.line}" in text:
+        line = ""
+    return f"{shardings} · {text}{line}"

@@ -92,8 +92,9 @@ class LegendScene(QGraphicsScene):
         self._node(
             "dot_general",
             lambda node: CollectiveMarkItem([_sample_collective()], style, None),
-            "collectives inserted for the op: AG all-gather, AS all-slice, AR all-reduce,\n"
-            "RS reduce-scatter, A2A all-to-all, CP collective-permute",
+            "collectives of the op, the compiled program's (Shardy's prediction until XLA has\n"
+            "compiled it): AG all-gather, AS all-slice, AR all-reduce, RS reduce-scatter,\n"
+            "A2A all-to-all, CP collective-permute; AG×2: two of them",
         )
         gspmd = self._badge("propagated", ((), ()), "", text_y=None)
         GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)

@@ -13,15 +13,15 @@ from shardscope.backend.cost.hardware import DEFAULT_PROFILE
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.run.compiled import propagate_compiled
-from shardscope.backend.run.result import CollectiveCause
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.viewers.common.table_items import INDEX_ROLE
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
+    dims_text,
 )
 from tests.support.compile_oracle import compiled_text
 from tests.support.inputs import write_input
@@ -81,14 +81,15 @@ def test_the_conflict_on_the_add_is_marked_listed_and_explained(make_window, qtb
     assert badge.value_id == y
 
 
-def test_choosing_a_collective_outlines_its_device_groups(make_window, qtbot, wait_idle):
+def test_choosing_a_predicted_collective_outlines_its_device_groups(make_window, qtbot, wait_idle):
     window = make_window("example:conflict")
+    compiled_in(qtbot, window)
     window.docks["dock_collectives"].raise_()
     view = window.debugger.collectives
+    bar = view.tabs
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
     table = view.table
     assert [r[0] for r in view.row_texts()] == ["all_gather", "collective_permute", "all_slice"]
-    assert marks(node_item(window, "add"), CollectiveMarkItem)
-    assert marks(node_item(window, "return"), CollectiveMarkItem)
     grid = window.mesh_editor.grid
     assert grid.groups == []
     click_table_row(qtbot, table, 0)  # all_gather over data, for the return
@@ -237,6 +238,7 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
 
 def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, qtbot):
     window = make_window("example:conflict")
+    compiled_in(qtbot, window)  # Esc cancels a compile under way
     conflicts = window.debugger.conflicts
     row = conflicts.list.topLevelItem(0)
     view = window.graph
@@ -256,18 +258,21 @@ def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, q
     assert conflicts.settled == [] and not row.font(0).bold()
 
 
-def compiled_in(window):
-    """The window's current propagation once XLA's compile of it has come (the
-    session's ``set_compiled``)."""
-    session = window.session
-    result = session.propagation
-    if result.compiled_collectives is None and result.compile_error is None:
-        fresh = propagate_compiled(session.program, session.mesh, dict(session.specs))
-        result.compiled_collectives = fresh.compiled_collectives
-        result.predicted_matched = fresh.predicted_matched
-        result.memory = fresh.memory
-        session.set_compiled(result)
-    return result
+def compiled_in(qtbot, window):
+    """The window's current propagation once the window's XLA compile of it came."""
+    qtbot.waitUntil(
+        lambda: (
+            window.session.propagation is not None
+            and not window.propagation.pending
+            and not window.propagation.compiler.compiling
+            and (
+                window.session.propagation.compiled_collectives is not None
+                or window.session.propagation.compile_error is not None
+            )
+        ),
+        timeout=90_000,
+    )
+    return window.session.propagation
 
 
 def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_graph(
@@ -279,7 +284,7 @@ def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_
     assert "Shardy's prediction (before compiling)" in view.header.text()
     predicted_tags = marks(node_item(window, "return"), CollectiveMarkItem)
     assert predicted_tags and not predicted_tags[0].compiled
-    result = compiled_in(window)
+    result = compiled_in(qtbot, window)
     expected = read_collectives(compiled_text(window.session.program))
     assert view.showing_compiled and "compiled program's collectives" in view.header.text()
     assert sorted(view.column("Kind")) == sorted(c["kind"] for c in expected)
@@ -309,7 +314,7 @@ def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_wi
     shuffled = Mesh(mesh.axes, (0, 2, 4, 6, 1, 3, 5, 7), mesh.axis_types)
     assert window.on_mesh_edited(shuffled)
     qtbot.waitUntil(lambda: window.session.propagation is not None, timeout=60_000)
-    result = compiled_in(window)
+    result = compiled_in(qtbot, window)
     view = window.debugger.collectives
     grid = window.mesh_editor.grid
     by_axis = {}
@@ -326,7 +331,7 @@ def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_wi
 
 def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
     window = make_window("example:mlp")
-    compiled_in(window)
+    compiled_in(qtbot, window)
     view = window.debugger.collectives
     box = view.hardware
     assert box.currentData() == DEFAULT_PROFILE
@@ -343,7 +348,7 @@ def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
 def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_window, qtbot):
     window = make_window("example:mlp")
     view = window.debugger.collectives
-    result = compiled_in(window)
+    result = compiled_in(qtbot, window)
     bar = view.tabs
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
     assert not view.showing_compiled
@@ -363,36 +368,32 @@ def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_
 
 def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make_window, qtbot):
     window = make_window("example:conflict")
-    result = compiled_in(window)
-    graph = window.session.graph
-    y = graph.value_by_name("y").id
-    (add,) = [op.id for op in graph.ops if op.short_name == "add"]
-    first = result.compiled_collectives[0]
-    cause = CollectiveCause(
-        "conflict",
-        "the add's operands ask for data and model on one factor",
-        tensor="y",
-        value=y,
-        op=add,
-        had=(("data",), ()),
-        needed=((), ()),
-        conflict=0,
-        provenance=y,
-    )
-    result.compiled_collectives = [dataclasses.replace(first, cause=cause)]
-    window.session.set_compiled(result)
+    result = compiled_in(qtbot, window)
     window.docks["dock_collectives"].raise_()
     view = window.debugger.collectives
-    click_table_row(qtbot, view.compiled_table, 0)
-    # Its op and its tensor are both selected.
+    table = view.compiled_table
+    (row,) = [
+        r
+        for r in range(table.rowCount())
+        if result.compiled_collectives[table.item(r, 0).data(INDEX_ROLE)].cause.tensor == "y"
+    ]
+    cause = result.compiled_collectives[table.item(row, 0).data(INDEX_ROLE)].cause
+    y = window.session.graph.value_by_name("y").id
+    assert cause.value == y and cause.conflict is not None and cause.provenance is not None
+    click_table_row(qtbot, table, row)
+    # Its op and its tensor are both selected, the tensor in the inspector.
     selected = selected_graph_items(window)
     assert node_item(window, "add") in selected
     assert [i.value_id for i in selected if isinstance(i, BadgeItem)] == [y]
     assert window.selected_value == y
-    assert view.explain.text().startswith("y: had [data, _] → needed [_, _]")
+    assert view.explain.text().startswith(
+        f"y: had {dims_text(cause.had)} → needed {dims_text(cause.needed)} · {cause.text}"
+    )
+    assert dims_text(cause.had) != dims_text(cause.needed)
     qtbot.mouseClick(view.conflict_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_conflicts"].visibleRegion().isEmpty()
-    assert window.debugger.conflicts.current() is result.conflicts[0]
+    assert window.debugger.conflicts.current() is result.conflicts[cause.conflict]
+    window.docks["dock_collectives"].raise_()
     qtbot.mouseClick(view.provenance_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_provenance"].visibleRegion().isEmpty()
-    assert window.selected_value == y
+    assert window.selected_value == cause.provenance

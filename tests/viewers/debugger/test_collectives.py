@@ -10,8 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from shardscope.backend.cost.price import price_result
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.collectives import Collective
-from shardscope.backend.run.compiled import propagate_compiled
-from shardscope.backend.run.result import CollectiveCause
+from shardscope.backend.run.compiled import COMPILE_CANCELLED, propagate_compiled
 from shardscope.viewers.debugger.collectives import (
     BYTES_COLUMN,
     COMPILED_BYTES_COLUMN,
@@ -21,7 +20,7 @@ from shardscope.viewers.debugger.collectives import (
     time_text,
     totals_by_kind,
 )
-from shardscope.viewers.graph.markers import byte_text
+from shardscope.viewers.graph.markers import byte_text, dims_text
 from tests.support.compile_oracle import compiled_text, loaded, propagated
 
 
@@ -92,7 +91,7 @@ def test_other_hardware_changes_the_time_cells_and_cost_lines_only(qtbot):
     before = widget.row_texts()
     assert widget.column("Est. time") == [time_text(c.seconds_per_call) for c in v5e.collectives]
     assert v5e.formulas in widget.meaning.text() and v5e.label in widget.meaning.text()
-    assert widget.memory.text().endswith(v5e.memory.text)
+    assert f", {v5e.memory.text}" in widget.memory.text()
     assert f"est. step {time_text(v5e.step_seconds)} on {v5e.label}" in widget.totals.text()
     item = widget.compiled_table.item(0, 0)
     h100 = price_result(result, "h100")
@@ -104,7 +103,7 @@ def test_other_hardware_changes_the_time_cells_and_cost_lines_only(qtbot):
     assert [r[:time] + r[time + 1 :] for r in after] == [r[:time] + r[time + 1 :] for r in before]
     assert widget.column("Est. time") == [time_text(c.seconds_per_call) for c in h100.collectives]
     assert widget.column("Est. time") != [time_text(c.seconds_per_call) for c in v5e.collectives]
-    assert h100.label in widget.meaning.text() and widget.memory.text().endswith(h100.memory.text)
+    assert h100.label in widget.meaning.text() and f", {h100.memory.text}" in widget.memory.text()
 
 
 def test_the_prediction_stays_a_tab_away_each_row_flagged(qtbot):
@@ -161,44 +160,38 @@ def test_a_compile_error_is_one_line_and_the_prediction_stays(qtbot):
     assert len(widget.row_texts()) == len(failed.collectives)
 
 
+def test_a_cancelled_compile_says_how_to_compile_again(qtbot):
+    cancelled = dataclasses.replace(propagated("example:conflict"), compile_error=COMPILE_CANCELLED)
+    widget = view(qtbot)
+    widget.set_result(cancelled, compiling=True)
+    assert "— compile cancelled" in widget.header.text()
+    assert "propagate again (F5)" in widget.status.text()
+
+
 def test_a_chosen_collective_shows_the_two_shardings_and_its_links(qtbot):
     result = compiled("example:conflict")
-    first = result.compiled_collectives[0]
-    y = result.graph.value_by_name("y").id
-    cause = CollectiveCause(
-        "conflict",
-        "y is sharded on data and model at once",
-        tensor="y",
-        value=y,
-        op=1,
-        had=(("data",), ()),
-        needed=((), ()),
-        conflict=0,
-        provenance=y,
-    )
-    explained = dataclasses.replace(
-        result,
-        compiled_collectives=[dataclasses.replace(first, cause=cause)],
-    )
     widget = view(qtbot)
-    widget.set_result(explained)
-    assert widget.column("Tensor") == ["y"]
-    assert widget.column("Cause") == ["y is sharded on data and model at once"]
+    widget.set_result(result)
+    causes = [c.cause for c in result.compiled_collectives]
+    assert sorted(widget.column("Tensor")) == sorted(c.tensor for c in causes)
+    assert sorted(widget.column("Cause")) == sorted(c.text for c in causes)
     with qtbot.waitSignal(widget.compiledSelected) as chosen:
         click_row(qtbot, widget.compiled_table, 0)
-    assert chosen.args == [0]
-    widget.show_compiled(0, [(0, 2, 4, 6), (1, 3, 5, 7)])
+    cause = causes[chosen.args[0]]
+    widget.show_compiled(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
     assert widget.explain.text() == (
-        "y: had [data, _] → needed [_, _] · y is sharded on data and model at once"
+        f"{cause.tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)} · "
+        f"{cause.text}"
     )
+    assert f"line {cause.line}" in widget.explain.text()
     assert "2 groups of 4 devices, outlined on the mesh" in widget.groups.text()
     assert widget.conflict_button.isVisible() and widget.provenance_button.isVisible()
     with qtbot.waitSignal(widget.conflictRequested) as asked:
         qtbot.mouseClick(widget.conflict_button, Qt.MouseButton.LeftButton)
-    assert asked.args == [0]
+    assert asked.args == [cause.conflict]
     with qtbot.waitSignal(widget.provenanceRequested) as asked:
         qtbot.mouseClick(widget.provenance_button, Qt.MouseButton.LeftButton)
-    assert asked.args == [y]
+    assert asked.args == [cause.provenance]
 
 
 def test_an_unexplained_collective_says_so(qtbot):

@@ -1,9 +1,12 @@
 """Marks on the graph: conflicts on ops and folded scopes, collectives, GSPMD differences,
 open dims and priorities; they follow the session and the view's rebuilds."""
 
+import dataclasses
+
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from shardscope.backend.gspmd.compare import Difference
+from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.viewers.graph.markers import (
@@ -62,6 +65,33 @@ def test_collectives_sit_on_the_op_they_serve_and_on_the_return(qtbot):
     (on_return,) = marks_on(node_named(view, "return"), CollectiveMarkItem)
     assert on_return.text == "⇄ AG"
     assert "all_gather over data on result[0]: 1.5 KiB per device" in on_return.toolTip()
+
+
+def test_compiled_collectives_replace_only_the_collective_tags(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict", propagate=False)
+    compiled = propagate_compiled(loaded("example:conflict"))
+    waiting = dataclasses.replace(compiled, compiled_collectives=None)
+    session.set_propagation(waiting)
+    nodes = list(view.nodes)
+    (conflict,) = marks_on(node_named(view, "add"), ConflictMarkItem)
+    (predicted,) = marks_on(node_named(view, "return"), CollectiveMarkItem)
+    assert not predicted.compiled and "Shardy predicts" in predicted.toolTip()
+    waiting.compiled_collectives = compiled.compiled_collectives
+    session.set_compiled(waiting)
+    # The same drawing and conflict mark: only the tags changed.
+    assert view.nodes == nodes
+    assert marks_on(node_named(view, "add"), ConflictMarkItem) == [conflict]
+    assert not marks_on(node_named(view, "return"), CollectiveMarkItem)
+    (tag,) = marks_on(node_named(view, "add"), CollectiveMarkItem)
+    n = len(compiled.compiled_collectives)
+    assert tag.compiled and tag.text == f"⇄ AG×{n}" and len(tag.collectives) == n
+    assert "in the compiled program (XLA)" in tag.toolTip()
+    for c in compiled.compiled_collectives:
+        assert f"{byte_text(c.bytes)} per device" in tag.toolTip()
+        assert c.cause.text in tag.toolTip()
+    # Folding keeps them on the scope that holds the op.
+    view.collapse_all()
+    assert all(m.compiled for m in markers.collective_marks.values())
 
 
 def test_a_folded_scope_counts_the_conflicts_of_its_ops(qtbot):
