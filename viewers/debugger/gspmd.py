@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from shardscope.backend.run.result import CompiledCollective
 
 COLUMNS = ("Tensor", "Shardy", "GSPMD", "GSPMD HLO sharding")
-COUNT_COLUMNS = ("Compiled collective", "Shardy", "GSPMD")
+COUNT_COLUMNS = ("Compiled", "Shardy", "GSPMD")
 COUNTS_TIP = (
     "Instructions of each kind in the partitioned, optimized module each partitioner "
     "compiled (fake CPU devices); a combined one counts once. –: that compile's "
@@ -70,12 +70,13 @@ class GspmdView(QWidget):
         self.counts.verticalHeader().setVisible(False)
         self.counts.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.counts.setToolTip(COUNTS_TIP)
+        self._fit_counts()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
         row = QHBoxLayout()
-        row.addWidget(self.table, 3)
-        row.addWidget(self.counts, 1)
+        row.addWidget(self.table, 1)
+        row.addWidget(self.counts)
         layout.addLayout(row, 1)
         self.set_off()
 
@@ -153,6 +154,15 @@ class GspmdView(QWidget):
             cells = [kind] + [NOT_THERE if k is None else str(k[kind]) for k in per]
             for c, text in enumerate(cells):
                 t.setItem(r, c, QTableWidgetItem(text))
+        self._fit_counts()
+
+    def _fit_counts(self) -> None:
+        """As wide as its columns: the counts sit beside the differences, never cut."""
+        t = self.counts
+        t.resizeColumnsToContents()
+        header = t.horizontalHeader()
+        width = sum(header.sectionSize(c) for c in range(t.columnCount()))
+        t.setMinimumWidth(width + 2 * t.frameWidth() + t.verticalScrollBar().sizeHint().width())
 
     def set_shardy(self, shardy: Sequence[CompiledCollective] | None) -> None:
         """Shardy's compiled collectives arrived (or changed) for the result compared."""
