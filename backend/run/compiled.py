@@ -108,8 +108,7 @@ def describe(
     out = []
     for c in collectives:
         tensors = tuple(
-            CollectiveTensor(t.op_name, find(t.op_name, t.line), t.file, t.line)
-            for t in c.tensors
+            CollectiveTensor(t.op_name, find(t.op_name, t.line), t.file, t.line) for t in c.tensors
         )
         # Told only where every operand's op is found (a module without locations names
         # none of them).
