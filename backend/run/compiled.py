@@ -129,7 +129,8 @@ class OpIndex:
     """Program ops by location name: an HLO op name is the op's name from the top-level
     function; an op in a loop body, checkpoint, nested jit or callee is named relative
     to that body, so the longest ending of the HLO name that names ops finds it, the
-    op on the same line first."""
+    op on the same line first. A constant JAX made for an op (a reduction's initial
+    value) shares its name and line; the op itself comes before it."""
 
     def __init__(self, graph: ProgramGraph) -> None:
         self._graph = graph
@@ -143,8 +144,11 @@ class OpIndex:
         for start in range(len(parts)):
             found = self._by_name.get("/".join(parts[start:]))
             if found:
-                same = [i for i in found if self._graph.ops[i].source_line == line]
-                return (same or found)[0]
+                ops = self._graph.ops
+                return min(
+                    found,
+                    key=lambda i: (ops[i].source_line != line, ops[i].name == "stablehlo.constant"),
+                )
         return None
 
 

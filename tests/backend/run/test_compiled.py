@@ -118,6 +118,26 @@ def test_an_hlo_op_name_finds_the_op_in_a_body_by_its_ending():
     assert index.find("jit(f)/no_such_op", None) is None
 
 
+def test_a_reduction_is_found_before_the_constant_jax_made_for_it():
+    # A sum's initial value is a constant with the sum's own name and line: the combined
+    # all-reduce of run_collectives_nested names the sum, never the constant.
+    program = loaded(str(PROGRAMS / "run_collectives_nested.py"))
+    graph: ProgramGraph = program.graph
+    index = OpIndex(graph)
+    shared = [
+        (c, r)
+        for c in graph.ops
+        if c.name == "stablehlo.constant" and c.location_name
+        for r in graph.ops
+        if r.name == "stablehlo.reduce"
+        and (r.location_name, r.source_line) == (c.location_name, c.source_line)
+    ]
+    assert shared
+    for constant, reduce in shared:
+        found = index.find(f"jit(outer)/{reduce.location_name}", reduce.source_line)
+        assert graph.ops[found].name == "stablehlo.reduce"
+
+
 def _group(pgid: int) -> list[int]:
     """The live processes of process group ``pgid``."""
     members = []
