@@ -3,13 +3,18 @@ has 64), its collectives and XLA's memory analysis."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from shardscope.backend.isolation.jobs import MEMORY_ENV
 from shardscope.backend.propagation.propagate import prepare
+from shardscope.backend.run import compile as compile_worker
 from shardscope.backend.run.compile import MEMORY_FIELDS, compile_job
 from shardscope.backend.run.compiled import PendingCompile
-from tests.support.compile_oracle import loaded
+from shardscope.backend.sharding.mesh import Mesh
+from tests.support.compile_oracle import loaded, lowered
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "inputs" / "programs"
 
@@ -52,3 +57,46 @@ def test_a_2048_device_compile_fits_in_8_gb(monkeypatch):
     pending.give(prep.annotated_text)
     report = pending.report()
     assert len(report["device_assignment"]) == 2048 and report["collectives"]
+
+
+def _without_stack_frames(text: str) -> str:
+    """HLO text without its stack-frame tables and ``stack_frame_id``s: those record the
+    Python frames that traced the program, which differ between shardscope's loader and
+    a test calling ``jax.jit``."""
+    out, table = [], False
+    for line in text.splitlines():
+        if line in ("FileNames", "FunctionNames", "FileLocations", "StackFrames"):
+            table = True
+            continue
+        if table and line[:1].isdigit():
+            continue
+        table = False
+        out.append(re.sub(r" stack_frame_id=\d+", "", line))
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "example:mlp",
+        "example:conflict",
+        "example:scan",
+        str(PROGRAMS / "compiled_fsdp.py"),
+        str(PROGRAMS / "run_collectives_nested.py"),
+    ],
+)
+def test_cheap_codegen_gives_jax_jits_module_and_memory(source, tmp_path, monkeypatch):
+    program = loaded(source)
+    prep = prepare(program, keep_annotated=True)
+    job = {"module": prep.annotated_text, "devices": Mesh.from_dict(program.mesh).size}
+    report = compile_job(job, tmp_path)
+    # The same module with XLA's default debug options: byte for byte the same text.
+    monkeypatch.setattr(compile_worker, "CODEGEN_OPTIONS", {})
+    assert compile_job(job, tmp_path)["hlo_text"] == report["hlo_text"]
+    compiled = lowered(program).compile()
+    assert _without_stack_frames(report["hlo_text"]) == _without_stack_frames(compiled.as_text())
+    stats = compiled.memory_analysis()
+    assert report["memory"] == {
+        key: getattr(stats, "peak_memory_in_bytes" if key == "peak" else f"{key}_size_in_bytes")
+        for key in MEMORY_FIELDS
+    }
