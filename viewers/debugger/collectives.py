@@ -306,15 +306,13 @@ class LineLabel(QLabel):
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
-        shown = self.fontMetrics().elidedText(
-            self.text(), Qt.TextElideMode.ElideRight, self.width()
-        )
-        painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter), shown)
+        painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter), self.shown_text)
 
     @property
     def shown_text(self) -> str:
-        """The text as it fits the label's width now."""
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.width())
+        """The text on one line, as it fits the label's width now."""
+        line = " ".join(self.text().split())
+        return self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, self.width())
 
 
 def _table(columns: Sequence[str], parent: QWidget) -> QTableWidget:

@@ -158,6 +158,11 @@ def test_a_compile_error_is_one_line_and_the_prediction_stays(qtbot):
     assert widget.status.text() == "The XLA compile failed: the XLA compile timed out after 300 s"
     assert "Shardy's prediction (before compiling) — the compile failed" in widget.header.text()
     assert len(widget.row_texts()) == len(failed.collectives)
+    # An error of several lines still takes one.
+    failed.compile_error = "the XLA compile failed: TypeError: bad\n    arguments:\n 1. x"
+    widget.set_result(failed)
+    assert "\n" not in widget.status.shown_text
+    assert widget.status.height() == widget.meaning.height()
 
 
 def test_a_cancelled_compile_says_how_to_compile_again(qtbot):
