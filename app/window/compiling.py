@@ -177,16 +177,17 @@ class WindowCompiler(QObject):
 
     def _applied(self, job: CompileJob, result: PropagationResult, error: str | None) -> None:
         self.job = None
+        self.indicator.hide()
         if result is not self.session.propagation:
             return
-        self.indicator.hide()
         self.count += 1
         if error is not None:
             result.compile_error = error
             if error == COMPILE_CANCELLED:
                 self.messages.add(f"{error}: the compiled collectives are not listed", "info")
             else:
-                self.messages.add(f"XLA's compile failed: {error}", "warning")
+                said = error if "XLA" in error else f"the XLA compile failed: {error}"
+                self.messages.add(said, "warning")
             self.status_bar.showMessage(
                 "the compile was cancelled"
                 if error == COMPILE_CANCELLED

@@ -148,7 +148,7 @@ def test_a_failed_compile_says_so_and_leaves_the_session_as_it_was(make_window, 
     assert result.compiled_collectives is None and result.compile_error
     assert "\n" not in result.compile_error and "did not finish" in result.compile_error
     warnings = window.messages.messages("warning")
-    assert any(w.startswith("XLA's compile failed: ") for w in warnings), warnings
+    assert result.compile_error in warnings and "XLA compile" in result.compile_error
     assert window.messages.messages("error") == []
     # The propagation itself stands: its shardings show.
     assert window.session.spec(x).to_json() == ["data", "model"]

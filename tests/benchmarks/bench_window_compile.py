@@ -1,0 +1,213 @@
+"""Benchmark: a spec edit in the window until the badges repaint and until the compiled
+collectives are on screen, against the bare work (run as a script, not collected by pytest).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/bench_window_compile.py \
+        [--layers 24] [--mesh data=4,model=2 ...] [--order now|badges|both]
+
+For each mesh (the example's own, and data=8,model=256: 2,048 devices), all measured in
+this one run, on the same program, mesh and specs:
+
+- window: a ``MainWindow`` (offscreen) with ``example:transformer?layers=N`` open on the
+  mesh; an axis dropped on a tensor's dimension (the window's undoable command), then
+  undo. Timed from the edit to the graph's first paint after the badges show its final
+  shardings (``events.final_specs``), and to the window's first paint after its compiled
+  collectives came (``events.compiled``; the status bar says "compiled in"). Each order of the compile is
+  timed: ``now`` gives the module to the compile worker as soon as the server sent it
+  (XLA compiles while Shardy runs), ``badges`` only once the badges show.
+- Shardy alone: the backend's pass lists on a freshly annotated module (as
+  ``bench_edit``), median of two.
+- bare work: Shardy alone plus one compile of the same annotated module in the compile
+  worker (``PendingCompile``: a fresh worker, JAX's import included, as the CLI's
+  ``bench_compiled`` counts it); XLA's own compile time in it is printed too.
+
+Prints edit→badges / Shardy alone (target at most 1.5x) and edit→compiled on screen /
+bare work (target at most 1.3x) for each order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+_state = tempfile.mkdtemp(prefix="shardscope-bench-")
+os.environ["SHARDSCOPE_STATE_DIR"] = _state
+os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
+os.environ["SHARDSCOPE_UNSAVED"] = "discard"  # the edits are the benchmark's own
+
+from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+BADGES_TARGET = 1.5
+COMPILED_TARGET = 1.3
+MESHES = ("data=4,model=2", "data=8,model=256")
+# The tensor and dimension the edit drops an axis on, and the axis.
+EDIT = ("tokens", 1, "model")
+
+
+class PaintWatch(QObject):
+    """Records when any widget of the application last handled a paint event."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = 0.0
+        self.count = 0
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+            self.last = time.perf_counter()
+        return False
+
+
+def pump_until(app, done, timeout: float = 1200.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while not done():
+        if time.perf_counter() > deadline:
+            raise SystemExit("the window did not get there in time")
+        app.processEvents()
+        time.sleep(0.0005)
+
+
+def shardy_alone(session, repeat: int = 2) -> float:
+    """Median seconds of the backend's pass lists on fresh annotated modules."""
+    from shardscope.backend.program.mlir import run_passes
+    from shardscope.backend.propagation.pipeline import pipeline_stages
+    from shardscope.backend.propagation.propagate import prepare
+
+    propagate_passes, export = pipeline_stages(True)
+    specs = session.specs_for_propagation()
+    samples = []
+    for _ in range(repeat):
+        prep = prepare(session.program, session.mesh, specs, strict=False)
+        t = time.perf_counter()
+        run_passes(prep.module, propagate_passes)
+        run_passes(prep.module, export)
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def one_compile(session) -> tuple[float, float]:
+    """Seconds of one compile of the session's annotated module in a fresh compile
+    worker (start to report), and XLA's own compile seconds in it."""
+    from shardscope.backend.propagation.propagate import prepare
+    from shardscope.backend.run.compiled import PendingCompile
+
+    prep = prepare(
+        session.program, session.mesh, session.specs_for_propagation(), keep_annotated=True
+    )
+    t = time.perf_counter()
+    pending = PendingCompile(session.mesh.size, 1200.0)
+    pending.give(prep.annotated_text)
+    report = pending.report()
+    return time.perf_counter() - t, float(report["compile_s"])
+
+
+def measure(app, window, watch, graph_watch, order: str) -> list[dict[str, float]]:
+    """Edit and undo, each timed to the badges' and to the compiled collectives' paint."""
+    session = window.session
+    scheduler = window.propagation
+    scheduler.compiler.after_final = order == "badges"
+    name, dim, axis = EDIT
+    value = session.graph.value_by_name(name)
+    marks: dict[str, float] = {}
+
+    def on_final() -> None:
+        marks.setdefault("final", time.perf_counter())
+
+    def on_compiled(result) -> None:
+        if result is session.propagation:
+            marks.setdefault("compiled", time.perf_counter())
+
+    session.events.final_specs.connect(on_final)
+    session.events.compiled.connect(on_compiled)
+    samples = []
+    for action in (lambda: window.on_spec_dropped(value.id, dim, axis), window.undo.qstack.undo):
+        for _ in range(20):
+            app.processEvents()
+        marks.clear()
+        t0 = time.perf_counter()
+        action()
+        pump_until(app, lambda: "final" in marks)
+        pump_until(app, lambda: graph_watch.last > marks["final"])
+        badges = graph_watch.last - t0
+        pump_until(app, lambda: "compiled" in marks)
+        pump_until(app, lambda: watch.last > marks["compiled"])
+        compiled = watch.last - t0
+        error = session.propagation.compile_error
+        if error:
+            raise SystemExit(f"the compile failed: {error}")
+        samples.append({"badges": badges, "compiled": compiled})
+    session.events.final_specs.disconnect(on_final)
+    session.events.compiled.disconnect(on_compiled)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layers", type=int, default=24)
+    parser.add_argument("--mesh", action="append", help="meshes to measure (default: both)")
+    parser.add_argument("--order", choices=("now", "badges", "both"), default="both")
+    args = parser.parse_args()
+    source = f"example:transformer?layers={args.layers}"
+    orders = ("now", "badges") if args.order == "both" else (args.order,)
+
+    from shardscope.app.window.main_window import MainWindow
+    from shardscope.backend.isolation.forkserver import warm_up
+    from shardscope.backend.session.edits import SetMesh
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    warm_up()
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow(auto_propagate=True)
+    window.resize(1600, 1000)
+    window.show()
+    watch = PaintWatch()  # any widget: the status bar says "compiled in"
+    app.installEventFilter(watch)
+    graph_watch = PaintWatch()  # the graph: its badges
+    window.graph.viewport().installEventFilter(graph_watch)
+    session = window.session
+    compiled: list = []
+    session.events.compiled.connect(compiled.append)
+    window.open_program(source)
+    pump_until(app, lambda: session.propagation is not None and compiled)
+    print(f"program: {source} ({len(session.graph.ops)} ops); edit: {EDIT}")
+    for mesh_text in args.mesh or MESHES:
+        mesh = parse_mesh(mesh_text)
+        if session.mesh != mesh:
+            compiled.clear()
+            window.push(SetMesh(mesh))
+            pump_until(app, lambda: session.propagation is not None and compiled)
+        results = {order: measure(app, window, watch, graph_watch, order) for order in orders}
+        shardy = shardy_alone(session)
+        worker, xla = one_compile(session)
+        bare = shardy + worker
+        print(f"mesh {mesh_text} ({mesh.size} devices):")
+        print(f"  Shardy alone (backend pass lists):           {shardy:7.2f} s")
+        print(f"  one compile in a fresh worker (XLA's {xla:5.2f} s): {worker:7.2f} s")
+        print(f"  bare work (Shardy + one compile):            {bare:7.2f} s")
+        for order, samples in results.items():
+            badges = statistics.median(s["badges"] for s in samples)
+            on_screen = statistics.median(s["compiled"] for s in samples)
+            what = "module at once" if order == "now" else "module once the badges show"
+            print(f"  {what} (median of edit and undo):")
+            print(
+                f"    edit to badges:   {badges:7.2f} s = {badges / shardy:.2f}x Shardy alone "
+                f"(target <= {BADGES_TARGET}x)"
+            )
+            print(
+                f"    edit to compiled: {on_screen:7.2f} s = {on_screen / bare:.2f}x the bare "
+                f"work (target <= {COMPILED_TARGET}x)"
+            )
+    window.close()
+
+
+if __name__ == "__main__":
+    main()
