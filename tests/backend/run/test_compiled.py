@@ -133,7 +133,7 @@ def test_a_reduction_is_found_before_the_constant_jax_made_for_it():
         and (r.location_name, r.source_line) == (c.location_name, c.source_line)
     ]
     assert shared
-    for constant, reduce in shared:
+    for _constant, reduce in shared:
         found = index.find(f"jit(outer)/{reduce.location_name}", reduce.source_line)
         assert graph.ops[found].name == "stablehlo.reduce"
 
