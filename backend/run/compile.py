@@ -6,14 +6,16 @@ the program with the session's mesh and specs written on it (``propagation.annot
 XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` would, so no
 Python runs. The report holds the compiled module's text, its collectives
 (``hlo.collectives``, device ids in the executable's assignment) and XLA's memory
-analysis of its CPU buffer assignment. A fresh worker sizes its threads' stacks for the
-device count first (``thread_stack_size``): a 2,048-device client fits the memory limit.
+analysis of its CPU buffer assignment. The worker starts its CPU client before the job
+comes, its threads' stacks sized for the device count (``thread_stack_size``): a
+2,048-device client fits the memory limit.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -56,15 +58,20 @@ _PTHREAD_ATTR_BYTES = 128  # at least sizeof(pthread_attr_t) (56 on x86-64 glibc
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point: ``JOB OUT``."""
-    return json_worker_main(argv, _fresh_worker_job, failure="the XLA compile failed")
+    """Worker entry point: ``JOB OUT``. The CPU client starts while the parent prepares
+    the job, on the device count the worker was started with, its threads' stacks sized
+    for it first (``thread_stack_size``)."""
+    devices = _device_count_flag(os.environ.get("XLA_FLAGS", ""))
+    if devices:
+        thread_stack_size(devices)
+        xla_bridge.get_backend("cpu")
+    return json_worker_main(argv, compile_job, failure="the XLA compile failed")
 
 
-def _fresh_worker_job(job: dict, scratch: Path) -> dict:
-    """``compile_job`` in a worker whose CPU client has not started yet: its threads'
-    stacks are sized for the job's device count first."""
-    thread_stack_size(int(job["devices"]))
-    return compile_job(job, scratch)
+def _device_count_flag(flags: str) -> int | None:
+    """N of ``--xla_force_host_platform_device_count=N`` in ``flags``, the last one given."""
+    found = re.findall(r"--xla_force_host_platform_device_count=(\d+)", flags)
+    return int(found[-1]) if found else None
 
 
 def thread_stack_size(devices: int) -> int | None:

@@ -233,8 +233,11 @@ class PendingCompile:
                     log=log,
                 )
                 log_text = log.read_text(errors="replace") if log.exists() else ""
-            op_names = instruction_op_names(report["hlo_text"].splitlines())
-            report["xla_warnings"] = read_warnings(log_text, op_names)
+            warnings = read_warnings(log_text)
+            if warnings:  # joined to their ops (a scan of the whole module's text)
+                op_names = instruction_op_names(report["hlo_text"].splitlines())
+                warnings = read_warnings(log_text, op_names)
+            report["xla_warnings"] = warnings
             self._report = report
         except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
             self._error = RunCancelled(COMPILE_CANCELLED) if self._cancel.cancelled else exc
