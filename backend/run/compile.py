@@ -112,9 +112,17 @@ def compile_job(job: dict, scratch: Path) -> dict:
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         backend = xla_bridge.get_backend("cpu")
-        devices = backend.devices()[:n]
-        if len(devices) < n:
-            raise RuntimeError(f"the worker has {len(devices)} CPU devices, the mesh {n}")
+        # The mesh's devices in its order, as jax.jit assigns a Mesh's devices: XLA's
+        # replica groups count positions in this assignment, which the report turns into
+        # device ids (checked here: a mesh over devices 0,2,4,6,1,3,5,7 lowers to the same
+        # sdy.mesh as 0..7, and only the executable's device assignment differs).
+        by_id = {int(d.id): d for d in backend.devices()}
+        order = [int(i) for i in job.get("device_order") or range(n)]
+        devices = [by_id[i] for i in order if i in by_id]
+        if len(devices) != n or len(set(order)) != n:
+            raise RuntimeError(
+                f"the worker has {len(by_id)} CPU devices, the mesh {n} in order {order}"
+            )
         options = compiler.get_compile_options(
             num_replicas=1,
             num_partitions=n,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -195,7 +195,12 @@ def _unravel(index: int, sizes: list[int]) -> list[int]:
 class PendingCompile:
     """The compile worker running in a thread; ``report`` waits for it."""
 
-    def __init__(self, devices: int, timeout: float) -> None:
+    def __init__(
+        self, devices: int, timeout: float, device_order: Sequence[int] | None = None
+    ) -> None:
+        """Start the worker for ``devices`` CPU devices; ``device_order`` is the device id at
+        each row-major mesh position (``Mesh.device_order``; None: 0, 1, 2...)."""
+        self._order = [int(d) for d in device_order] if device_order else None
         self._text: str | None = None
         self._given = threading.Event()
         self._report: dict | None = None
@@ -215,7 +220,10 @@ class PendingCompile:
         self._given.wait()
         if self._text is None:
             raise _NotWanted
-        return {"module": self._text, "devices": devices}
+        job: dict = {"module": self._text, "devices": devices}
+        if self._order is not None and self._order != list(range(devices)):
+            job["device_order"] = self._order
+        return job
 
     def _work(self, devices: int, timeout: float) -> None:
         try:
@@ -282,7 +290,11 @@ def propagate_compiled(
     target = _as_mesh(mesh) or _as_mesh(getattr(program, "mesh", None))
     size = target.size if target is not None else 0
     # Started first: the worker imports JAX while the program is annotated.
-    compile_ = PendingCompile(size, timeout) if 0 < size <= MAX_CPU_DEVICES else None
+    compile_ = (
+        PendingCompile(size, timeout, target.device_order)
+        if target is not None and 0 < size <= MAX_CPU_DEVICES
+        else None
+    )
     try:
         pending = start_propagation(program, mesh, specs, keep_annotated=compile_ is not None)
     except BaseException:

@@ -21,7 +21,7 @@ from shardscope.backend.run.compiled import (
     propagate_compiled,
 )
 from shardscope.backend.sharding.mesh import Mesh
-from tests.support.compile_oracle import compiled_text, loaded
+from tests.support.compile_oracle import compiled_text, jit_arguments, loaded
 from tests.support.inputs import PROGRAMS
 
 EXAMPLES = ["mlp", "conflict", "scan", "attention", "matmul6", "transformer"]
@@ -97,6 +97,41 @@ def test_a_mesh_over_the_limit_gets_a_note_and_no_compile():
     assert result.compiled_collectives is None and result.memory is None
     note = [w for w in result.warnings if "compiled collectives" in w]
     assert len(note) == 1 and "smaller mesh" in note[0]
+
+
+def test_a_mesh_in_another_device_order_lists_device_ids_as_jax_jit_does():
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh as JaxMesh
+    from jax.sharding import NamedSharding
+
+    from shardscope.backend.sharding.mesh import parse_mesh
+    from shardscope.backend.sharding.spec import Spec
+
+    order = [0, 2, 4, 6, 1, 3, 5, 7]
+    program = loaded("example:mlp")
+    mesh = parse_mesh("data=4,model=2", order)
+    got = propagate_compiled(program, mesh).compiled_collectives
+    # The compiler's own answer on the same devices in the same order.
+    fn, args, _ = jit_arguments(program)
+    jmesh = JaxMesh(np.array(jax.devices())[order].reshape(4, 2), ("data", "model"))
+    leaves, tree = jax.tree.flatten(args)
+    placed = []
+    for a, name in zip(leaves, program.arg_names, strict=True):
+        spec = program.specs.get(name)
+        sharding = (
+            NamedSharding(jmesh, Spec.from_json(spec).padded(a.ndim).to_jax()) if spec else None
+        )
+        placed.append(jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding))
+    placed = jax.tree.unflatten(tree, placed)
+    with jax.set_mesh(jmesh):
+        compiled = jax.jit(fn).lower(*placed).compile()
+    assignment = [d.id for d in compiled._executable.xla_executable.local_devices()]
+    assert assignment == order
+    expected = read_collectives(compiled.as_text(), assignment, 8)
+    assert [c.device_groups for c in got] == [tuple(map(tuple, c["groups"])) for c in expected]
+    # The groups are device ids, so they name the mesh axes they span.
+    assert got and all(c.axes for c in got)
 
 
 def test_device_groups_name_the_axes_they_span():
