@@ -27,6 +27,7 @@ from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.hlo.dump import dump_options, dumped_after
 from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
 from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import constrain_results
 from shardscope.backend.propagation import sdyread
@@ -36,7 +37,9 @@ _PASS = "sharding-propagation"
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point: ``JOB OUT``."""
+    """Worker entry point: ``JOB OUT``; the CPU client's thread stacks sized for its
+    device count first (``isolation.thread_stacks``)."""
+    size_thread_stacks()
     return json_worker_main(argv, compile_job, failure="GSPMD compile failed")
 
 

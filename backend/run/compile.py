@@ -7,15 +7,13 @@ XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` woul
 Python runs. The report holds the compiled module's text, its collectives
 (``hlo.collectives``, device ids in the executable's assignment) and XLA's memory
 analysis of its CPU buffer assignment. The worker starts its CPU client before the job
-comes, its threads' stacks sized for the device count (``thread_stack_size``): a
+comes, its threads' stacks sized for the device count (``isolation.thread_stacks``): a
 2,048-device client fits the memory limit.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -30,6 +28,7 @@ from jaxlib.mlir import ir
 
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.propagation import sdyread
 
 # The fields of ``compiled.memory_analysis()`` (a ``CompiledMemoryStats``) reported, by
@@ -48,56 +47,14 @@ MEMORY_FIELDS = ("argument", "output", "alias", "temp", "generated_code", "peak"
 # 8 devices takes 23 s of CPU time here instead of 56 s.
 CODEGEN_OPTIONS: dict[str, Any] = {"xla_backend_optimization_level": 0}
 
-# The most bytes of thread stacks the CPU client's threads reserve: it starts one thread
-# per device (2,058 threads named "python" for 2,048 devices here, each with the process's
-# default stack, 8 MiB under the usual 8 MiB RLIMIT_STACK) and XLA's compile runs on them.
-# The memory limit (RLIMIT_DATA) counts reserved stacks whether used or not: 2,048 of
-# 8 MiB reserve 16 GiB, so a large mesh gets smaller stacks (2 MiB for 2,048 devices).
-STACK_BUDGET = 4 * 2**30
-_PTHREAD_ATTR_BYTES = 128  # at least sizeof(pthread_attr_t) (56 on x86-64 glibc)
-
 
 def main(argv: list[str]) -> int:
     """Worker entry point: ``JOB OUT``. The CPU client starts while the parent prepares
     the job, on the device count the worker was started with, its threads' stacks sized
-    for it first (``thread_stack_size``)."""
-    devices = _device_count_flag(os.environ.get("XLA_FLAGS", ""))
-    if devices:
-        thread_stack_size(devices)
+    for it first (``isolation.thread_stacks``)."""
+    if size_thread_stacks():
         xla_bridge.get_backend("cpu")
     return json_worker_main(argv, compile_job, failure="the XLA compile failed")
-
-
-def _device_count_flag(flags: str) -> int | None:
-    """N of ``--xla_force_host_platform_device_count=N`` in ``flags``, the last one given."""
-    found = re.findall(r"--xla_force_host_platform_device_count=(\d+)", flags)
-    return int(found[-1]) if found else None
-
-
-def thread_stack_size(devices: int) -> int | None:
-    """Give the threads started from now on with default attributes a stack of at most
-    ``STACK_BUDGET / devices`` bytes (never more than they had); the size they get, None
-    where glibc's ``pthread_setattr_default_np`` is missing or refuses."""
-    try:
-        libc = ctypes.CDLL(None)
-        get_default, set_default = libc.pthread_getattr_default_np, libc.pthread_setattr_default_np
-    except (OSError, AttributeError):
-        return None
-    attr = ctypes.create_string_buffer(_PTHREAD_ATTR_BYTES)
-    if get_default(attr) != 0:
-        return None
-    try:
-        size = ctypes.c_size_t()
-        if libc.pthread_attr_getstacksize(attr, ctypes.byref(size)) != 0:
-            return None
-        wanted = min(size.value, STACK_BUDGET // max(devices, 1))
-        if wanted == size.value:
-            return wanted
-        if libc.pthread_attr_setstacksize(attr, ctypes.c_size_t(wanted)) != 0:
-            return None
-        return wanted if set_default(attr) == 0 else None
-    finally:
-        libc.pthread_attr_destroy(attr)
 
 
 def compile_job(job: dict, scratch: Path) -> dict:

@@ -47,6 +47,7 @@ from jax.sharding import AxisType, NamedSharding
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
+from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.program.load import lowered_program
 from shardscope.backend.program.lower import (
     DEFAULT_DEVICES,
@@ -87,7 +88,9 @@ _REPORT: list[Path] = []
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point: ``JOB OUT``."""
+    """Worker entry point: ``JOB OUT``; on fake CPU devices, the CPU client's thread
+    stacks sized for their count first (``isolation.thread_stacks``)."""
+    size_thread_stacks()
     _REPORT[:] = [Path(argv[1])] if len(argv) > 1 else []
     return json_worker_main(argv, run_job, failure="the run failed")
 
