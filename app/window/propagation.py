@@ -5,8 +5,8 @@ thread pool, through the program's ``PropagationServer`` (one child that keeps t
 program parsed), and hands what comes back to the session: the final shardings first
 (``Session.set_final_specs``: the badges show them at once), then the whole result.
 Each propagation is compiled with XLA too (``compiling.WindowCompiler``): its worker
-starts with the propagation and gets the annotated module the server sends before Shardy
-runs; the compiled collectives follow the result (``Session.set_compiled``). Edits made in
+gets the annotated module the server sends after the final shardings, and the compiled
+collectives follow the result (``Session.set_compiled``). Edits made in
 one turn of the event loop (a zero-length single-shot timer) propagate once, and an edit
 through the undo stack starts as soon as it is whole (``flush``). A result that arrives
 after a newer run started is dropped, the server cuts the older run short and the older
@@ -141,6 +141,7 @@ class PropagationScheduler(QObject):
             server=self._server_for(session.program),
             on_final=on_final,
             on_annotated=job.module if job is not None else None,
+            annotated_first=self.compiler.module_at_once,
         )
 
         def done(result: PropagationResult | None, seconds: float) -> None:

@@ -130,13 +130,15 @@ def propagate_task(
     server: PropagationServer | None = None,
     on_final: Callable[[FinalDims], None] | None = None,
     on_annotated: Callable[[str | None], None] | None = None,
+    annotated_first: bool = False,
 ) -> Callable[[], PropagationResult | None]:
     """The function a propagation task runs: propagate, reporting problems as warnings.
 
-    ``on_annotated`` gets the annotated module's text (what XLA compiles) as soon as it is
-    written, before Shardy runs. With ``server`` (the program's ``PropagationServer``) the
-    run goes there and ``on_final`` gets the final shardings ahead of the result; the task
-    returns None when a newer request superseded it. A server whose child crashed hands
+    ``on_annotated`` gets the annotated module's text (what XLA compiles). With ``server``
+    (the program's ``PropagationServer``) the run goes there, ``on_final`` gets the final
+    shardings ahead of the result and ``on_annotated`` the text right after them (before
+    Shardy runs with ``annotated_first``); the task returns None when a newer request
+    superseded it. A server whose child crashed hands
     over to ``start_propagation``, which forks afresh and retries without origins where
     that helps.
     """
@@ -145,7 +147,12 @@ def propagate_task(
         if server is not None:
             try:
                 return server.propagate(
-                    mesh, specs, strict=False, on_final=on_final, on_annotated=on_annotated
+                    mesh,
+                    specs,
+                    strict=False,
+                    on_final=on_final,
+                    on_annotated=on_annotated,
+                    annotated_first=annotated_first,
                 )
             except Superseded:
                 return None

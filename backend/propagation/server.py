@@ -3,10 +3,10 @@
 ``propagate`` parses the program, tags its ops and forks a child for every run. An edit
 in the window propagates the same program with other specs, so ``PropagationServer``
 forks one child per program instead: it parses and tags the module once (``parse``) and
-then, for each request, annotates a copy of it (``annotated_copy``), sends the annotated
-module's text when asked (what XLA compiles for the session), runs Shardy
+then, for each request, annotates a copy of it (``annotated_copy``), runs Shardy
 (``run_prepared``) and sends back the final shardings as soon as they are read, and the
-whole result after. A crash still only takes the child down: the caller gets
+whole result after; when asked, the annotated module's text too (what XLA compiles for the
+session), right after the final shardings or before Shardy runs. A crash still only takes the child down: the caller gets
 ``ChildCrashed`` and the next request starts a new child.
 
 A request that a newer one supersedes is cut short: a caller that finds a newer request
@@ -14,10 +14,11 @@ waiting gets ``Superseded`` without asking, and one whose child is already readi
 and conflicts for it pokes the child, which abandons it at its next stage.
 
 Wire format, both ways: an 8-byte length, then a pickle. Requests are ``(ticket, mesh,
-specs, strict, origins, annotated)``; replies ``("annotated", text)`` (the annotated
-module, with its locations, before Shardy runs; only when the request's ``annotated`` is
-true), ``("final", dims)`` (``result.final_dims``), then one of ``("result",
-PropagationResult)``, ``("error", exception)`` or ``("abandoned", None)``.
+specs, strict, origins, annotated)``; replies ``("final", dims)`` (``result.final_dims``),
+then one of ``("result", PropagationResult)``, ``("error", exception)`` or
+``("abandoned", None)``. A request whose ``annotated`` is ``"after"`` or ``"before"`` also
+gets ``("annotated", text)`` (the annotated module with its locations): right after
+``final`` (written from a fresh copy then, off the badges' way), or before Shardy runs.
 A poke is a newer request's ticket (8 bytes) on a pipe of its own. The child exits when
 its request pipe closes or its parent dies; it keeps no descriptor of the parent's but
 its pipes and its log, so it holds nothing of the parent's open.
@@ -98,13 +99,14 @@ class PropagationServer:
         origins: bool = True,
         on_final: Callable[[FinalDims], None] | None = None,
         on_annotated: Callable[[str], None] | None = None,
+        annotated_first: bool = False,
     ) -> PropagationResult:
         """Propagate ``specs`` on ``mesh`` as ``propagate.propagate`` does, in the child.
 
-        ``on_annotated(text)`` is called (on this thread) with the annotated module's
-        text (``Prepared.annotated_text``) as soon as it is written, before Shardy runs;
-        ``on_final(dims)`` with the final shardings before the rest of the result is
-        read. Raises what ``propagate`` raises for bad input,
+        ``on_final(dims)`` is called (on this thread) with the final shardings before the
+        rest of the result is read; ``on_annotated(text)`` with the annotated module's
+        text (``Prepared.annotated_text``) right after them, or before Shardy runs with
+        ``annotated_first`` (which delays the final shardings by the writing). Raises what ``propagate`` raises for bad input,
         ``Superseded`` when a newer request came meanwhile, ``ChildCrashed`` when the
         child died (the next request starts another), ``ShardscopeError`` past the
         timeout (the child is killed).
@@ -123,7 +125,8 @@ class PropagationServer:
             if self.pid is None:
                 self._start()
             deadline = time.monotonic() + self.timeout
-            self._send((ticket, mesh, dict(specs), strict, origins, on_annotated is not None))
+            annotated = None if on_annotated is None else "before" if annotated_first else "after"
+            self._send((ticket, mesh, dict(specs), strict, origins, annotated))
             while True:
                 kind, value = self._receive(deadline)
                 if kind == "annotated":
@@ -328,16 +331,13 @@ def _serve(
         try:
             if isinstance(parsed, Exception):
                 raise parsed
-            prep = annotated_copy(parsed, mesh, specs, strict=strict, keep_annotated=annotated)
-            if prep.annotated_text is not None:
+            first = annotated == "before"
+            prep = annotated_copy(parsed, mesh, specs, strict=strict, keep_annotated=first)
+            if first:
                 _reply(replies, ("annotated", prep.annotated_text))
                 prep.annotated_text = None
-            result = run_prepared(
-                prep,
-                origins,
-                on_final=lambda dims: _reply(replies, ("final", dims)),
-                checkpoint=checkpoint,
-            )
+            on_final = _final_replies(replies, parsed, request)
+            result = run_prepared(prep, origins, on_final=on_final, checkpoint=checkpoint)
             result.graph = None
             result.module = None
             reply = ("result", result)
@@ -349,6 +349,20 @@ def _serve(
         del reply
         prep = result = None  # noqa: F841 - the copy of the module goes before the next
         gc.collect()
+
+
+def _final_replies(replies: int, parsed: Any, request: tuple) -> Callable[[FinalDims], None]:
+    """What the child sends once the final shardings are read: them, then, if the request
+    asked for it after them, the annotated module's text, written from a fresh copy."""
+    _, mesh, specs, strict, _, annotated = request
+
+    def on_final(dims: FinalDims) -> None:
+        _reply(replies, ("final", dims))
+        if annotated == "after":
+            again = annotated_copy(parsed, mesh, specs, strict=strict, keep_annotated=True)
+            _reply(replies, ("annotated", again.annotated_text))
+
+    return on_final
 
 
 def _next_request(requests: int, parent: int) -> tuple | None:

@@ -97,8 +97,12 @@ def test_an_edit_is_compiled_as_jax_compiles_it(make_window, qtbot, drop_axis):
     first = wait_compiled(qtbot, window, fired)
     assert kinds(first.compiled_collectives) == jax_compiles(window)
     fired.clear()
+    compiler = window.propagation.compiler
+    spare = compiler.spare_pending  # started once the first compile was done
+    assert spare is not None and len(compile_workers()) == 2  # its relay and itself
     x = window.session.graph.value_by_name("x").id
     drop_axis(window, x, 1, "model")  # the undoable edit a drop makes
+    assert compiler.job.pending is spare and compiler.spare_pending is None
     assert window.propagation.compiler.indicator.showing
     assert window.propagation.compiler.indicator.label.text() == "compiling for 8 devices…"
     result = wait_compiled(qtbot, window, fired)

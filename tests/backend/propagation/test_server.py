@@ -59,25 +59,24 @@ def test_answers_equal_propagates_and_the_final_shardings_come_first(conflict, s
     assert server.served == 3
 
 
-def test_the_annotated_module_comes_first_when_asked_as_the_cli_route_writes_it(conflict, serve):
+def test_the_annotated_module_comes_when_asked_as_the_cli_route_writes_it(conflict, serve):
     server = serve(conflict)
     specs = {"x": "_,model"}
-    replies = []
-    server.propagate(
-        MESH,
-        specs,
-        on_final=lambda _dims: replies.append("final"),
-        on_annotated=replies.append,
-    )
-    text, final = replies
-    assert final == "final"
-    assert (
-        text
-        == start_propagation(
-            conflict, MESH, specs, strict=False, keep_annotated=True
-        ).annotated_text
-    )
-    assert "sdy.sharding" in text and "loc(" in text
+    expected = start_propagation(
+        conflict, MESH, specs, strict=False, keep_annotated=True
+    ).annotated_text
+    assert "sdy.sharding" in expected and "loc(" in expected
+    for first in (False, True):
+        replies = []
+        server.propagate(
+            MESH,
+            specs,
+            on_final=lambda _dims, replies=replies: replies.append("final"),
+            on_annotated=replies.append,
+            annotated_first=first,
+        )
+        # Right after the final shardings, or before Shardy runs.
+        assert replies == ([expected, "final"] if first else ["final", expected])
     # Not asked: not sent.
     finals = []
     server.propagate(MESH, specs, on_final=finals.append)
