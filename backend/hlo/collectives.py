@@ -179,7 +179,7 @@ def read_collectives(
     callers: dict[str, tuple[str, HloLoop | None]] = {}
     for line in text.splitlines():
         _note_calls(line, computation, frames, callers)
-        element = _ELEMENT.search(line)
+        element = _ELEMENT.search(line) if "get-tuple-element(" in line else None
         if element:
             elements[element["of"], int(element["index"])] = _tensor(line, frames)
         comp = _COMPUTATION.match(line)
@@ -260,6 +260,10 @@ def _note_calls(
 ) -> None:
     """Record, for each computation ``line``'s instruction calls, the computation that
     calls it and the while loop it is the body or condition of (None: another call)."""
+    # Only an instruction that calls a computation names one after "=%" (``body=%b``,
+    # ``to_apply=%add``) or in a list (``branch_computations={%a, %b}``).
+    if "=%" not in line and "computations={" not in line:
+        return
     head = _HEAD.match(line)
     if not head or not computation:
         return
