@@ -55,7 +55,7 @@ class _Spare:
 
     def __init__(self, devices: int, timeout: float) -> None:
         self.devices, self.timeout = devices, timeout
-        self.pending = PendingCompile(devices, timeout)
+        self.pending = PendingCompile(devices, timeout, background=True)
 
 
 class CompileJob:
@@ -70,7 +70,7 @@ class CompileJob:
     def __init__(
         self,
         generation: int,
-        devices: int,
+        mesh: Mesh,
         timeout: float,
         *,
         spare: PendingCompile | None = None,
@@ -78,7 +78,8 @@ class CompileJob:
         module_at_once: bool = False,
     ) -> None:
         self.generation = generation
-        self.devices = devices
+        self.devices = mesh.size
+        self.device_order = mesh.device_order
         self.timeout = timeout
         self.started_at = time.perf_counter()
         self.pending = spare
@@ -111,11 +112,11 @@ class CompileJob:
         if self._ended:
             return
         if self.pending is None and (self._worker_at_edit or self._final):
-            self.pending = PendingCompile(self.devices, self.timeout)
+            self.pending = PendingCompile(self.devices, self.timeout, background=True)
         ready = self._module_at_once or self._final
         if self.pending is not None and self._text is not None and ready:
             self.given_at = time.perf_counter()
-            self.pending.give(self._text)
+            self.pending.give(self._text, self.device_order)
             self._text = None
 
     def report(self) -> dict:
@@ -200,7 +201,7 @@ class WindowCompiler(QObject):
             return None
         self.job = CompileJob(
             generation,
-            mesh.size,
+            mesh,
             self.timeout,
             spare=spare,
             worker_at_edit=self.worker_at_edit,

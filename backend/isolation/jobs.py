@@ -69,6 +69,9 @@ _RELAY_ENV = "SHARDSCOPE_WORKER_RELAY"
 # its process group's id there as it starts, before its module's imports, and ends at once
 # if told to already (``announce``).
 CANCEL_FOLDER_ENV = "SHARDSCOPE_CANCEL_FOLDER"
+# A niceness a worker takes as it starts (``os.nice``): work in the background, such as
+# the window's compile after each edit, yields the processors to the app.
+NICE_ENV = "SHARDSCOPE_WORKER_NICE"
 # How a fresh worker starts: ``launch`` below, then the worker module.
 _LAUNCH = "from shardscope.backend.isolation.jobs import launch; launch()"
 # How a user's own command starts (``capture``): ``exec_command`` below, then the command.
@@ -276,10 +279,14 @@ def launch() -> None:
 
 
 def announce() -> None:
-    """Where the environment names a canceller's folder (``CANCEL_FOLDER_ENV``): write
-    this process group's id to its file ``pid``, then end at once if its file ``cancel``
-    is there (the canceller writes ``cancel`` before it reads ``pid``: one of the two sees
-    the other)."""
+    """A worker's first acts: take the niceness ``NICE_ENV`` gives, if any; where the
+    environment names a canceller's folder (``CANCEL_FOLDER_ENV``), write this process
+    group's id to its file ``pid``, then end at once if its file ``cancel`` is there (the
+    canceller writes ``cancel`` before it reads ``pid``: one of the two sees the other)."""
+    nice = os.environ.pop(NICE_ENV, "")
+    if nice.isdigit():
+        with contextlib.suppress(OSError):
+            os.nice(int(nice))
     folder = os.environ.pop(CANCEL_FOLDER_ENV, "")
     if not folder:
         return

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.jobs import NICE_ENV, run_json_worker
 from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
@@ -196,11 +196,18 @@ class PendingCompile:
     """The compile worker running in a thread; ``report`` waits for it."""
 
     def __init__(
-        self, devices: int, timeout: float, device_order: Sequence[int] | None = None
+        self,
+        devices: int,
+        timeout: float,
+        device_order: Sequence[int] | None = None,
+        *,
+        background: bool = False,
     ) -> None:
         """Start the worker for ``devices`` CPU devices; ``device_order`` is the device id at
-        each row-major mesh position (``Mesh.device_order``; None: 0, 1, 2...)."""
+        each row-major mesh position (``Mesh.device_order``; None: 0, 1, 2...).
+        ``background``: the worker yields the processors to the rest (a niceness of 10)."""
         self._order = [int(d) for d in device_order] if device_order else None
+        self._env = {NICE_ENV: "10"} if background else {}
         self._text: str | None = None
         self._given = threading.Event()
         self._report: dict | None = None
@@ -211,8 +218,11 @@ class PendingCompile:
         )
         self._thread.start()
 
-    def give(self, module_text: str | None) -> None:
-        """The module to compile (None: nothing to compile; the worker is ended)."""
+    def give(self, module_text: str | None, device_order: Sequence[int] | None = None) -> None:
+        """The module to compile (None: nothing to compile; the worker is ended), and the
+        mesh's device order where it was not known when the worker started."""
+        if device_order:
+            self._order = [int(d) for d in device_order]
         self._text = None if self._cancel.cancelled else module_text
         self._given.set()
 
@@ -237,7 +247,7 @@ class PendingCompile:
                     cwd=Path.cwd(),
                     timeout=timeout,
                     devices=devices,
-                    env={**_NO_CACHE, **self._cancel.worker_env(Path(tmp))},
+                    env={**_NO_CACHE, **self._env, **self._cancel.worker_env(Path(tmp))},
                     log=log,
                 )
                 log_text = log.read_text(errors="replace") if log.exists() else ""

@@ -43,6 +43,18 @@ def compile_workers() -> set[int]:
     return found
 
 
+def _stat(pid: int) -> list[str]:
+    return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+
+
+def niceness(pid: int) -> int:
+    return int(_stat(pid)[16])
+
+
+def parent(pid: int) -> int:
+    return int(_stat(pid)[1])
+
+
 def kinds(collectives) -> list[tuple[str, int]]:
     return sorted(
         (c["kind"], c["operands"]) if isinstance(c, dict) else (c.kind, c.operands)
@@ -100,6 +112,10 @@ def test_an_edit_is_compiled_as_jax_compiles_it(make_window, qtbot, drop_axis):
     compiler = window.propagation.compiler
     spare = compiler.spare_pending  # started once the first compile was done
     assert spare is not None and len(compile_workers()) == 2  # its relay and itself
+    # Background work: the worker yields the processors to the window and to Shardy.
+    workers = compile_workers()
+    (worker,) = [pid for pid in workers if parent(pid) in workers]  # not its relay
+    assert niceness(worker) == min(os.nice(0) + 10, 19)
     x = window.session.graph.value_by_name("x").id
     drop_axis(window, x, 1, "model")  # the undoable edit a drop makes
     assert compiler.job.pending is spare and compiler.spare_pending is None
@@ -199,3 +215,16 @@ def test_closing_the_window_while_it_compiles_leaves_no_process(make_window, qtb
     window.close()
     assert all(gone_within(pid, 3) for pid in workers)
     assert not compile_workers()
+
+
+def test_opening_another_program_ends_the_compile(make_window, qtbot, drop_axis, wait_idle):
+    window = make_window("example:mlp")
+    drop_axis(window, window.session.graph.value_by_name("x").id, 1, "model")
+    qtbot.waitUntil(lambda: bool(compile_workers()), timeout=30_000)
+    workers = compile_workers()
+    fired = watch_compiled(window)
+    window.open_program("example:conflict")
+    qtbot.waitUntil(lambda: window.session.program.name == "conflict", timeout=60_000)
+    assert all(gone_within(pid, 3) for pid in workers)
+    result = wait_compiled(qtbot, window, fired)
+    assert kinds(result.compiled_collectives) == jax_compiles(window)
