@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
-    from shardscope.backend.sharding.mesh import Mesh
 
 
 class Window(Protocol):
@@ -79,19 +78,6 @@ def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tupl
         return comparison, copy.warnings[before:]
 
     return run
-
-
-def mesh_device_ids(groups, mesh: Mesh) -> list[tuple[int, ...]]:
-    """A compiled collective's device groups as the mesh grid names devices.
-
-    The compile (``run.compile``) gives partition ``p`` to CPU device ``p`` of a module
-    whose ``sdy.mesh`` lists the axes without the mesh's device order, so an id in a
-    compiled group is a row-major mesh position; the grid names the device there
-    ``mesh.device_order[p]``."""
-    order = mesh.device_order
-    if any(not 0 <= p < len(order) for g in groups for p in g):
-        return [tuple(g) for g in groups]
-    return [tuple(order[p] for p in g) for g in groups]
 
 
 def reveal_grid(grid: QWidget) -> None:
@@ -245,10 +231,8 @@ class Debugger(QObject):
         if compiled is None or not 0 <= index < len(compiled):
             return
         c = compiled[index]
-        mesh = self.session.mesh
-        groups = list(c.device_groups or ())
-        if mesh is not None:
-            groups = mesh_device_ids(groups, mesh)
+        # Device ids, in the mesh's device order (the compile lays the devices out in it).
+        groups = [tuple(g) for g in c.device_groups or ()]
         self.window.mesh_editor.grid.set_groups(groups)
         if groups:
             reveal_grid(self.window.mesh_editor.grid)

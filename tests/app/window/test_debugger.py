@@ -326,6 +326,9 @@ def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_wi
         outlined = frozenset(frozenset(g) for g in grid.groups)
         assert outlined in by_axis, grid.groups
         seen.add(by_axis[outlined])
+        # The dock and --json name the same axes.
+        index = view.compiled_table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        assert result.compiled_collectives[index].axes == (by_axis[outlined],)
     assert len(seen) == len(result.compiled_collectives)
 
 
