@@ -48,8 +48,13 @@ from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
 
-# The limit of one compile, counted from when its module is given.
+# The limit of one compile, counted from when its module is given, and what a user who
+# needs more does.
 COMPILE_TIMEOUT_S = 300.0
+TIMEOUT_FIX = (
+    "list the compiled collectives on the command line, which allows more: "
+    "python main.py propagate PROGRAM --timeout 900"
+)
 
 
 class _Spare:
@@ -57,7 +62,7 @@ class _Spare:
 
     def __init__(self, devices: int, timeout: float) -> None:
         self.devices, self.timeout = devices, timeout
-        self.pending = PendingCompile(devices, timeout, background=True)
+        self.pending = PendingCompile(devices, timeout, background=True, timeout_fix=TIMEOUT_FIX)
 
 
 class CompileJob:
@@ -114,7 +119,9 @@ class CompileJob:
         if self._ended:
             return
         if self.pending is None and (self._worker_at_edit or self._final):
-            self.pending = PendingCompile(self.devices, self.timeout, background=True)
+            self.pending = PendingCompile(
+                self.devices, self.timeout, background=True, timeout_fix=TIMEOUT_FIX
+            )
         ready = self._module_at_once or self._final
         if self.pending is not None and self._text is not None and ready:
             self.given_at = time.perf_counter()

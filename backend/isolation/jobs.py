@@ -842,6 +842,7 @@ def run_json_worker(
     log: Path | None = None,
     first_stage: FirstStage | None = None,
     fork: bool = False,
+    timeout_fix: str = "allow more with --timeout",
 ) -> dict:
     """Run the JSON worker ``module`` on ``job`` in a new process; its report.
 
@@ -854,7 +855,8 @@ def run_json_worker(
     without a report or reports a failure. The worker's stdout is dropped; a crash
     report quotes its stderr. With ``first_stage`` (see ``FirstStage``), a worker that
     runs past the stage's limit raises ``WorkerTimeout`` for the caller to word. ``fork``
-    forks the worker from this process (``WorkerJob.fork``).
+    forks the worker from this process (``WorkerJob.fork``). ``timeout_fix`` ends the
+    message of a worker that ran out of time: how the user allows more.
     """
     with tempfile.TemporaryDirectory(prefix="shardscope-worker-") as tmp:
         job_path, out = Path(tmp) / "job.json", Path(tmp) / "out.json"
@@ -885,7 +887,7 @@ def run_json_worker(
         except WorkerTimeout as exc:
             if exc.first_stage:
                 raise
-            raise ShardscopeError(f"{exc.message(what)}; allow more with --timeout") from None
+            raise ShardscopeError(f"{exc.message(what)}; {timeout_fix}") from None
         if not out.exists():
             crash = worker.crash(returncode)
             if crash.out_of_memory:

@@ -202,10 +202,13 @@ class PendingCompile:
         device_order: Sequence[int] | None = None,
         *,
         background: bool = False,
+        timeout_fix: str = "allow more with --timeout",
     ) -> None:
         """Start the worker for ``devices`` CPU devices; ``device_order`` is the device id at
         each row-major mesh position (``Mesh.device_order``; None: 0, 1, 2...).
-        ``background``: the worker yields the processors to the rest (a niceness of 10)."""
+        ``background``: the worker yields the processors to the rest (a niceness of 10).
+        ``timeout_fix``: how the user allows more time, said when the compile runs out."""
+        self._timeout_fix = timeout_fix
         self._order = [int(d) for d in device_order] if device_order else None
         self._env = {NICE_ENV: "10"} if background else {}
         self._text: str | None = None
@@ -249,6 +252,7 @@ class PendingCompile:
                     devices=devices,
                     env={**_NO_CACHE, **self._env, **self._cancel.worker_env(Path(tmp))},
                     log=log,
+                    timeout_fix=self._timeout_fix,
                 )
                 log_text = log.read_text(errors="replace") if log.exists() else ""
             warnings = read_warnings(log_text)

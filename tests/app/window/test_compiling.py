@@ -167,6 +167,8 @@ def test_a_failed_compile_says_so_and_leaves_the_session_as_it_was(make_window, 
     result = wait_compiled(qtbot, window, fired)
     assert result.compiled_collectives is None and result.compile_error
     assert "\n" not in result.compile_error and "did not finish" in result.compile_error
+    # The fix it names is one the user can take from the window: the command line's.
+    assert result.compile_error.endswith("python main.py propagate PROGRAM --timeout 900")
     warnings = window.messages.messages("warning")
     assert result.compile_error in warnings and "XLA compile" in result.compile_error
     assert window.messages.messages("error") == []
