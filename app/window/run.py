@@ -82,9 +82,9 @@ def reshard_task(mesh: Mesh, source: str, target: str, shape, dtype: str, timeou
 
 def warnings_by_op(result: RunResult, graph) -> dict[int, list[str]]:
     """The XLA warnings of ``result`` by the id of the program op each names (the compiled
-    HLO's ``op_name`` names it from the top, as ``compiled.OpIndex`` finds ops in loop
+    HLO's ``op_name`` names it from the top, as ``op_index.OpIndex`` finds ops in loop
     bodies, checkpoints, nested jits and callees too)."""
-    from shardscope.backend.run.compiled import OpIndex
+    from shardscope.backend.run.op_index import OpIndex
 
     ops = OpIndex(graph)
     out: dict[int, list[str]] = {}
@@ -97,7 +97,7 @@ def warnings_by_op(result: RunResult, graph) -> dict[int, list[str]]:
 
 def warning_op(result: RunResult, index: int, graph) -> int | None:
     """The op warning ``index`` names, or None."""
-    from shardscope.backend.run.compiled import OpIndex
+    from shardscope.backend.run.op_index import OpIndex
 
     name = result.warnings[index].op_name
     return OpIndex(graph).find(name) if name else None

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.gspmd.rewrite import op_id
 from shardscope.backend.hlo.collectives import operand_names
-from shardscope.backend.run.compiled import OpIndex, compiled_collective, describe
+from shardscope.backend.run.compiled import compiled_collective, describe
+from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
 
 if TYPE_CHECKING:

@@ -27,6 +27,7 @@ from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
 from shardscope.backend.run.explain import explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
+from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.device_groups import device_groups
@@ -123,33 +124,6 @@ def describe(
             )
         )
     return out
-
-
-class OpIndex:
-    """Program ops by location name: an HLO op name is the op's name from the top-level
-    function; an op in a loop body, checkpoint, nested jit or callee is named relative
-    to that body, so the longest ending of the HLO name that names ops finds it, the
-    op on the same line first. A constant JAX made for an op (a reduction's initial
-    value) shares its name and line; the op itself comes before it."""
-
-    def __init__(self, graph: ProgramGraph) -> None:
-        self._graph = graph
-        self._by_name: dict[str, list[int]] = {}
-        for op in graph.ops:
-            if op.location_name:
-                self._by_name.setdefault(op.location_name, []).append(op.id)
-
-    def find(self, op_name: str, line: int | None = None) -> int | None:
-        parts = op_name.split("/")
-        for start in range(len(parts)):
-            found = self._by_name.get("/".join(parts[start:]))
-            if found:
-                ops = self._graph.ops
-                return min(
-                    found,
-                    key=lambda i: (ops[i].source_line != line, ops[i].name == "stablehlo.constant"),
-                )
-        return None
 
 
 class _AxesOf:

@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.hlo.collectives import element_bytes
 from shardscope.backend.json_form import JsonForm
+from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import CollectiveCause, CompiledCollective
 from shardscope.backend.sharding.values import merge_full_axes
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import Op, ProgramGraph
     from shardscope.backend.propagation.result import PropagationResult
-    from shardscope.backend.run.compiled import OpIndex
 
 Dims = tuple[tuple[str, ...], ...]
 
@@ -110,13 +110,6 @@ def explain(result: PropagationResult, report: dict) -> None:
     result.xla_warnings = op_warnings(result, report.get("xla_warnings", []), report)
 
 
-def _op_index(graph: ProgramGraph) -> OpIndex:
-    # run.compiled calls explain: its index is imported when first needed.
-    from shardscope.backend.run.compiled import OpIndex
-
-    return OpIndex(graph)
-
-
 def spec_text(dims: Dims | None) -> str:
     """``[data, _]``: axes per dimension, ``_`` for a replicated one."""
     if dims is None:
@@ -149,7 +142,7 @@ class _Explainer:
         self._hlo_op_names: dict[str, str] | None = None
         self.graph: ProgramGraph = result.graph
         self.mesh = result.mesh.shape
-        self.ops = _op_index(self.graph)
+        self.ops = OpIndex(self.graph)
         self.by_name: dict[tuple[str, int | None], list[int]] = {}
         for op in self.graph.ops:
             if op.location_name:
@@ -533,7 +526,7 @@ def op_warnings(result: PropagationResult, warnings: list[dict], report: dict) -
     """XLA's warnings, each on its program op (an argument's warning goes to the op the
     compiled collective that reads it serves, else the argument's first user)."""
     graph = result.graph
-    ops = _op_index(graph)
+    ops = OpIndex(graph)
     readers = _readers(report.get("collectives", []))
     out = []
     for w in warnings:

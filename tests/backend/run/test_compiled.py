@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.program.graph import ProgramGraph
 from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.cancel import RunCancelled
 from shardscope.backend.run.compiled import (
     COMPILE_CANCELLED,
     MAX_CPU_DEVICES,
-    OpIndex,
     PendingCompile,
     _AxesOf,
     propagate_compiled,
@@ -142,35 +140,6 @@ def test_device_groups_name_the_axes_they_span():
     assert spans.axes("all-gather", ((0, 1, 2, 3),)) == ("data", "model")
     assert spans.axes("all-reduce", ((0, 3), (1, 2))) is None
     assert spans.axes("collective-permute", ((0, 2), (2, 0), (1, 3), (3, 1))) == ("data",)
-
-
-def test_an_hlo_op_name_finds_the_op_in_a_body_by_its_ending():
-    program = loaded(str(PROGRAMS / "run_collectives_nested.py"))
-    graph: ProgramGraph = program.graph
-    index = OpIndex(graph)
-    op = next(o for o in graph.ops if o.location_name and "/" in o.location_name)
-    assert index.find(f"jit(outer)/while/body/{op.location_name}", op.source_line) is not None
-    assert index.find("jit(f)/no_such_op", None) is None
-
-
-def test_a_reduction_is_found_before_the_constant_jax_made_for_it():
-    # A sum's initial value is a constant with the sum's own name and line: the combined
-    # all-reduce of run_collectives_nested names the sum, never the constant.
-    program = loaded(str(PROGRAMS / "run_collectives_nested.py"))
-    graph: ProgramGraph = program.graph
-    index = OpIndex(graph)
-    shared = [
-        (c, r)
-        for c in graph.ops
-        if c.name == "stablehlo.constant" and c.location_name
-        for r in graph.ops
-        if r.name == "stablehlo.reduce"
-        and (r.location_name, r.source_line) == (c.location_name, c.source_line)
-    ]
-    assert shared
-    for _constant, reduce in shared:
-        found = index.find(f"jit(outer)/{reduce.location_name}", reduce.source_line)
-        assert graph.ops[found].name == "stablehlo.reduce"
 
 
 def _group(pgid: int) -> list[int]:
