@@ -38,27 +38,13 @@ os.environ["SHARDSCOPE_STATE_DIR"] = _state
 os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
 os.environ["SHARDSCOPE_UNSAVED"] = "discard"  # the edits are the benchmark's own
 
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from tests.support.paints import PaintWatch  # noqa: E402
 
 TARGET = 1.5
 # The tensor and dimension the edit drops an axis on, and the axis.
 EDIT = ("tokens", 1, "model")
-
-
-class PaintWatch(QObject):
-    """Records when a widget last handled a paint event."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.last = 0.0
-        self.count = 0
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-            self.last = time.perf_counter()
-        return False
 
 
 def pipeline_seconds(session, repeat: int) -> tuple[float, float]:

@@ -23,23 +23,9 @@ _state = tempfile.mkdtemp(prefix="shardscope-bench-")
 os.environ["SHARDSCOPE_STATE_DIR"] = _state
 os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
 
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-
-class PaintWatch(QObject):
-    """Records when a widget last finished handling a paint event."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.last = 0.0
-        self.count = 0
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-            self.last = time.perf_counter()
-        return False
+from tests.support.paints import PaintWatch  # noqa: E402
 
 
 def main(source: str = "example:transformer?layers=24") -> None:

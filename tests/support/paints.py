@@ -1,10 +1,27 @@
 """What a window repaints: paint events that reach the screen, and what the screen shows."""
 
+import time
+
 from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtGui import QImage, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
 from shardscope.viewers.common.damage import drawing_off_screen
+
+
+class PaintWatch(QObject):
+    """Records when a widget it filters last handled a paint event, and how many it had."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = 0.0
+        self.count = 0
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+            self.last = time.perf_counter()
+        return False
 
 
 class PaintLog(QObject):
