@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -38,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
-from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
+from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
 from shardscope.viewers.graph.markers import byte_text, dims_text
 
 if TYPE_CHECKING:
@@ -316,15 +315,7 @@ class LineLabel(QLabel):
 
 
 def _table(columns: Sequence[str], parent: QWidget) -> QTableWidget:
-    table = QTableWidget(0, len(columns), parent)
-    table.setHorizontalHeaderLabels(list(columns))
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    header.setStretchLastSection(True)
+    table = row_table(columns, parent, QHeaderView.ResizeMode.Interactive)
     table.setSortingEnabled(True)
     table.setWordWrap(False)
     return table

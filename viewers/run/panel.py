@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QListWidget,
     QPushButton,
@@ -36,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem
+from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
 from shardscope.viewers.graph.markers import byte_text
 from shardscope.viewers.run.heatmap import HeatmapView
 from shardscope.viewers.run.reshard import ReshardView
@@ -116,19 +114,6 @@ def _scrolled(widget: QWidget, parent: QWidget) -> QScrollArea:
     return area
 
 
-def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
-    table = QTableWidget(0, len(columns), parent)
-    table.setHorizontalHeaderLabels(columns)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.verticalHeader().setVisible(False)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setStretchLastSection(True)
-    return table
-
-
 class RunPanel(QWidget):
     """The Run dock; ``collectiveSelected(index)`` gives the index in ``result.collectives``
     of the compiled collective the user chose."""
@@ -155,10 +140,10 @@ class RunPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.tensor_table = _table(TENSOR_COLUMNS, self)
+        self.tensor_table = row_table(TENSOR_COLUMNS, self)
         self.tensor_table.itemSelectionChanged.connect(self._on_tensor_selection)
         self.shard_title = QLabel(self)
-        self.shard_table = _table(SHARD_COLUMNS, self)
+        self.shard_table = row_table(SHARD_COLUMNS, self)
         self.heatmap = HeatmapView(self)
         self.reshard = ReshardView(self)
         self.shard_tabs = QTabWidget(self)
@@ -171,7 +156,7 @@ class RunPanel(QWidget):
         shards_layout.addWidget(self.shard_title)
         shards_layout.addWidget(self.shard_tabs, 1)
 
-        self.collective_table = _table(COLLECTIVE_COLUMNS, self)
+        self.collective_table = row_table(COLLECTIVE_COLUMNS, self)
         self.collective_table.horizontalHeaderItem(BYTES_COLUMN).setToolTip(
             "Bytes one device sends or receives (the Collectives dock says how each kind counts)"
         )

@@ -11,3 +11,21 @@ def test_cells_sort_by_their_key_then_by_text(qtbot):
     assert SortableItem("a") < SortableItem("b")
     assert not SortableItem("b") < big  # one side has no key: by text, "b" > "1.2 KiB"
     assert not SortableItem("z") < SortableItem("a")
+
+
+def test_a_row_table_is_read_and_chosen_a_whole_row_at_a_time(qtbot):
+    from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+
+    from shardscope.viewers.common.table_items import row_table
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    table = row_table(("Kind", "Bytes"), parent, QHeaderView.ResizeMode.Interactive)
+    assert [table.horizontalHeaderItem(i).text() for i in range(2)] == ["Kind", "Bytes"]
+    assert table.editTriggers() == QAbstractItemView.EditTrigger.NoEditTriggers
+    assert table.selectionBehavior() == QAbstractItemView.SelectionBehavior.SelectRows
+    assert table.selectionMode() == QAbstractItemView.SelectionMode.SingleSelection
+    assert table.verticalHeader().isHidden()
+    header = table.horizontalHeader()
+    assert header.stretchLastSection()
+    assert header.sectionResizeMode(0) == QHeaderView.ResizeMode.Interactive
