@@ -222,16 +222,6 @@ def price_result(result: Any, profile: HardwareProfile | str | None = None) -> P
     return pricing
 
 
-def group_size(c: CompiledCollective) -> int:
-    """Devices of one of the collective's groups (2 for a permute's pairs)."""
-    groups = c.device_groups
-    if not groups:
-        return 1
-    if c.kind == "collective-permute":
-        return 2
-    return max(len(g) for g in groups)
-
-
 def crosses_domains(c: CompiledCollective, domain: int) -> bool:
     """Whether any group holds devices of two fast domains (``id // domain``)."""
     return any(len({d // domain for d in g}) > 1 for g in c.device_groups or ())
@@ -240,7 +230,7 @@ def crosses_domains(c: CompiledCollective, domain: int) -> bool:
 def _cost(index: int, c: CompiledCollective, hw: HardwareProfile) -> CollectiveCost:
     runs = max(1, int(getattr(c, "runs_per_call", 1) or 1))
     link = hw.slow if crosses_domains(c, hw.domain) else hw.fast
-    n = group_size(c)
+    n = c.group_size
     s = c.result_bytes
     if c.device_groups is None:
         # Groups not read: one send of its bytes.
@@ -259,7 +249,7 @@ def _cost(index: int, c: CompiledCollective, hw: HardwareProfile) -> CollectiveC
     if c.kind in _RING:
         steps_of, sent_of = _RING[c.kind]
         steps, sent = steps_of(n), sent_of(s, n)
-        bytes_sent = _bytes_per_device(c.kind, s, n)
+        bytes_sent = c.bytes
         seconds = steps * a + sent / b
         formula = (
             f"{c.kind} {_NAMES[c.kind]} on {link.name}: {_SHAPES[c.kind]} with N={n}, "
@@ -278,17 +268,6 @@ def _cost(index: int, c: CompiledCollective, hw: HardwareProfile) -> CollectiveC
     return CollectiveCost(
         index, c.kind, n, bytes_sent, seconds, runs, seconds * runs, link.name, formula
     )
-
-
-def _bytes_per_device(kind: str, s: int, n: int) -> int:
-    """Bytes one device sends, in integers as ``propagation.collectives`` counts them."""
-    if kind in ("all-gather", "all-to-all"):
-        return s * (n - 1) // n
-    if kind == "all-reduce":
-        return 2 * s * (n - 1) // n
-    if kind == "reduce-scatter":
-        return s * (n - 1)
-    return s
 
 
 def _ops(

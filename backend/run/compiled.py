@@ -28,7 +28,7 @@ from shardscope.backend.run.cancel import Cancel, RunCancelled
 from shardscope.backend.run.explain import explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.op_index import OpIndex
-from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
+from shardscope.backend.run.result import CollectiveTensor, CompiledCollective, group_size
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.device_groups import device_groups
 
@@ -68,10 +68,7 @@ _USER_OPS = {
 def compiled_collective(c: dict) -> CompiledCollective:
     """A ``CompiledCollective`` of one ``hlo.collectives`` record."""
     groups = c["groups"]
-    if c["kind"] == "collective-permute":
-        group = 2 if groups else 1
-    else:
-        group = max((len(g) for g in groups), default=1) if groups else 1
+    group = group_size(c["kind"], groups)
     kind = _KIND_NAMES.get(c["kind"], c["kind"])
     return CompiledCollective(
         kind=c["kind"],

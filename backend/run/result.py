@@ -137,6 +137,16 @@ class CollectiveTensor(JsonForm):
     line: int | None
 
 
+def group_size(kind: str, groups: tuple[tuple[int, ...], ...] | list | None) -> int:
+    """Devices of one group of a compiled collective of ``kind`` over ``groups`` (a
+    permute's groups are its source-target pairs: 2); 1 without groups."""
+    if not groups:
+        return 1
+    if kind == "collective-permute":
+        return 2
+    return max(len(g) for g in groups)
+
+
 @dataclass(frozen=True)
 class CollectiveCause(JsonForm):
     """Why one compiled collective is there, in the program's terms.
@@ -204,6 +214,11 @@ class CompiledCollective(JsonForm):
     # How many times one call of the program runs it: the product of the known trip
     # counts of the loops around it (1 outside loops).
     runs_per_call: int = 1
+
+    @property
+    def group_size(self) -> int:
+        """Devices of one of its groups (``group_size``): the ``N`` of ``bytes``."""
+        return group_size(self.kind, self.device_groups)
 
 
 @dataclass(frozen=True)

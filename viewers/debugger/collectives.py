@@ -200,12 +200,6 @@ def line_text(c: CompiledCollective) -> str:
     return f"{os.path.basename(file) or '?'}:{line}{more}"
 
 
-def group_size(c: CompiledCollective) -> int:
-    """Devices in one group of ``c`` (2 for a permute's source-target pairs)."""
-    groups = c.device_groups or ()
-    return max((len(g) for g in groups), default=1)
-
-
 def compiled_cells(
     c: CompiledCollective, graph: ProgramGraph | None, seconds: float | None
 ) -> list[tuple[str, object | None]]:
@@ -221,7 +215,7 @@ def compiled_cells(
     cells: dict[str, tuple[str, object | None]] = {
         "Kind": (c.kind, None),
         "Axes": (axes, None),
-        "Group": (str(group_size(c)), group_size(c)),
+        "Group": (str(c.group_size), c.group_size),
         "Operands": (str(c.operands), c.operands),
         "Bytes / device": (byte_text(c.bytes), c.bytes),
         "Est. time": (time_text(seconds), seconds if seconds is not None else -1.0),
