@@ -13,6 +13,7 @@ from shardscope.app.cli.options import (
 )
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import dims_text
 
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
@@ -58,10 +59,6 @@ def run(args) -> int:
         return 0
     print(summary(result))
     return 0
-
-
-def _spec_text(spec: list[list[str]]) -> str:
-    return "[" + ", ".join("+".join(d) if d else "_" for d in spec) + "]"
 
 
 def _compiled_lines(result) -> list[str]:
@@ -115,7 +112,7 @@ def summary(result) -> str:
     for v in sorted(result.values, key=lambda v: key(v.id)):
         if v.role != "intermediate":
             lines.append(
-                f"  {v.name:24} {str(list(v.shape or [])):16} {_spec_text(v.spec):20} {v.hlo_sharding}"
+                f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} {v.hlo_sharding}"
             )
     steps = result.timeline.steps
     lines += ["", f"steps: {len(steps)}"]
@@ -160,9 +157,9 @@ def summary(result) -> str:
     if result.gspmd_differences is not None:
         lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
         for d in result.gspmd_differences:
-            theirs = _spec_text(d.gspmd) if d.gspmd is not None else "(no spec)"
+            theirs = dims_text(d.gspmd) if d.gspmd is not None else "(no spec)"
             lines.append(
-                f"  {d.display_name}: shardy {_spec_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
+                f"  {d.display_name}: shardy {dims_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
             )
     if result.gspmd_collectives is not None:
         lines += ["", f"GSPMD's compiled collectives: {len(result.gspmd_collectives)}"]

@@ -38,6 +38,7 @@ from shardscope.backend.hlo.collectives import element_bytes
 from shardscope.backend.json_form import JsonForm
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import CollectiveCause, CompiledCollective
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import merge_full_axes
 
 if TYPE_CHECKING:
@@ -111,10 +112,8 @@ def explain(result: PropagationResult, report: dict) -> None:
 
 
 def spec_text(dims: Dims | None) -> str:
-    """``[data, _]``: axes per dimension, ``_`` for a replicated one."""
-    if dims is None:
-        return "[?]"
-    return "[" + ", ".join("+".join(d) if d else "_" for d in dims) + "]"
+    """``[data, _]``: axes per dimension, ``_`` for a replicated one; ``[?]`` unknown."""
+    return dims_text(dims, "[?]")
 
 
 def _without(dims: Dims, axes: set[str], only: int | None = None) -> Dims:

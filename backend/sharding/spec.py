@@ -231,6 +231,14 @@ def _clip(text: str) -> str:
     return text if len(text) <= 20 else f"{text[:12]}...({len(text)} digits)"
 
 
+def dims_text(dims: Sequence[Sequence[str]] | None, unknown: str = "?") -> str:
+    """Axes per dimension as badges and messages show them, ``[data+model, _]`` (``_``:
+    replicated); ``unknown`` where the sharding is not known (None)."""
+    if dims is None:
+        return unknown
+    return "[" + ", ".join("+".join(d) or "_" for d in dims) + "]"
+
+
 def format_spec(spec: Spec) -> str:
     """CLI syntax for ``spec`` (the inverse of ``parse_spec``)."""
     return spec.format()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
 from shardscope.backend.program.layout import NODE_H, NODE_W
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 
@@ -64,13 +65,6 @@ class GspmdDifference(Protocol):
     id: int
     shardy: list[list[str]]
     gspmd: list[list[str]] | None
-
-
-def dims_text(dims: Sequence[Sequence[str]] | None) -> str:
-    """``[data+model, _]``; ``?`` when unknown."""
-    if dims is None:
-        return "?"
-    return "[" + ", ".join("+".join(d) or "_" for d in dims) + "]"
 
 
 def collective_text(c: Collective, graph: ProgramGraph | None = None) -> str:

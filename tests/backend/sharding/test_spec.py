@@ -103,3 +103,10 @@ def test_entry_errors():
         Spec.from_json("data")
     with pytest.raises(SpecError, match="drop the '\\?' or the axes"):
         parse_spec("data?").to_jax()
+
+
+def test_dims_text_writes_axes_per_dimension_as_badges_show_them():
+    from shardscope.backend.sharding.spec import dims_text
+
+    assert dims_text([["data", "model"], []]) == "[data+model, _]"
+    assert dims_text(None) == "?" and dims_text(None, "[?]") == "[?]"
