@@ -30,7 +30,10 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.mlir import has_utf8, text_problem
 
 FORMAT = "shardscope-capture"
-VERSION = 1
+VERSION = 2
+# Version 1 files (before torch_xla captures) read as JAX captures.
+READABLE_VERSIONS = (1, 2)
+FRAMEWORKS = ("jax", "torch_xla")
 # How a capture file starts ("format" comes first), for telling one from a session file
 # without reading it all.
 SIGNATURE = re.compile(rf'\s*\{{\s*"format"\s*:\s*"{FORMAT}"')
@@ -48,6 +51,14 @@ class CapturedFunction:
     file: str | None = None
     line: int | None = None
     calls: int | None = None  # None: the script did not say (it was killed)
+    # The device id at each row-major mesh position, where not 0, 1, 2... (torch_xla).
+    device_order: list[int] | None = None
+    # The partitioner the script's framework compiled it with: "shardy" (JAX) or "gspmd"
+    # (torch_xla 2.9).
+    partitioner: str = "shardy"
+    # The framework's own compiled, partitioned module (HLO text), where recorded
+    # (torch_xla's ``after_optimizations`` dump).
+    compiled_hlo: str | None = None
 
 
 @dataclass
@@ -59,6 +70,9 @@ class Capture:
     ended: str
     functions: list[CapturedFunction] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    # "jax", or "torch_xla": each function is then one compiled graph of the script's
+    # syncs (``torch_xla.sync``, ``xm.mark_step``).
+    framework: str = "jax"
 
     def to_json(self) -> dict:
         """The capture file's object, "format" first."""
@@ -68,6 +82,7 @@ class Capture:
             "command": list(self.command),
             "devices": self.devices,
             "ended": self.ended,
+            "framework": self.framework,
             "functions": [asdict(f) for f in self.functions],
             "skipped": dict(self.skipped),
         }
@@ -120,8 +135,11 @@ def parse_capture(text: str, where: str) -> Capture:
         raise bad("not a capture file (not JSON)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise bad("not a capture file")
-    if data.get("version") != VERSION:
+    if data.get("version") not in READABLE_VERSIONS:
         raise bad(f"a capture of version {data.get('version')!r}, not {VERSION}")
+    framework = data.get("framework", "jax")
+    if framework not in FRAMEWORKS:
+        raise bad(f"a capture of framework {framework!r}, not one of {', '.join(FRAMEWORKS)}")
     functions = data.get("functions")
     if not isinstance(functions, list):
         raise bad("its functions are not a list")
@@ -153,6 +171,19 @@ def parse_capture(text: str, where: str) -> Capture:
             and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
         ):
             raise bad(f"function {i} has a mesh that is not axis names with sizes")
+        order = function.device_order
+        if order is not None and not (
+            isinstance(order, list)
+            and all(type(d) is int for d in order)
+            and sorted(order) == list(range(len(order)))
+            and (mesh is None or len(order) == _size(mesh))
+        ):
+            raise bad(f"function {i} has a device order that is not a permutation of its mesh")
+        if function.partitioner not in ("shardy", "gspmd"):
+            raise bad(f"function {i} has an unknown partitioner {function.partitioner!r}")
+        compiled = function.compiled_hlo
+        if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
+            raise bad(f"function {i} has a compiled module that is not text")
         out.append(function)
     command = data.get("command")
     devices = data.get("devices")
@@ -164,8 +195,20 @@ def parse_capture(text: str, where: str) -> Capture:
     ):
         raise bad("its command, ended, skipped or mesh entries are not UTF-8 text")
     return Capture(
-        [str(c) for c in command], devices, str(data.get("ended", "")), out, dict(skipped)
+        [str(c) for c in command],
+        devices,
+        str(data.get("ended", "")),
+        out,
+        dict(skipped),
+        framework,
     )
+
+
+def _size(mesh: dict[str, int]) -> int:
+    size = 1
+    for n in mesh.values():
+        size *= n
+    return size
 
 
 def split_capture_source(base: str) -> tuple[str, str | None]:

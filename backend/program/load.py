@@ -102,6 +102,16 @@ class Program:
     from_session: bool = False
     # The Python file of a session's program the user allowed to run (``consent.allow``).
     allowed_file: str | None = None
+    # The device id at each row-major position of the program's own mesh, where it is not
+    # 0, 1, 2... (a torch_xla ``xs.Mesh(np.array([0, 2, 4, 6, 1, 3, 5, 7]), ...)``).
+    device_order: tuple[int, ...] | None = None
+    # The framework that built it ("jax", or "torch_xla" for a torch_xla capture) and the
+    # partitioner that framework compiles it with ("shardy"; "gspmd" for torch_xla 2.9).
+    framework: str = "jax"
+    partitioner: str = "shardy"
+    # The framework's own compiled, partitioned module (HLO text), where the capture
+    # recorded one: its collectives are the ones the program really runs.
+    compiled_hlo: str | None = None
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -252,6 +262,10 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
     program = Program(name, source, "capture", str(path), function.mlir)
     parse_program_text(program, capture_source(path, function.name))
     program.mesh = dict(function.mesh) if function.mesh else module_mesh(program.graph)
+    program.device_order = tuple(function.device_order) if function.device_order else None
+    program.framework = capture.framework
+    program.partitioner = function.partitioner
+    program.compiled_hlo = function.compiled_hlo
     return program
 
 
