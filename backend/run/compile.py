@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,26 @@ def compile_job(job: dict, scratch: Path) -> dict:
     jax.config.update("jax_enable_compilation_cache", False)
     n = int(job["devices"])
     started = time.perf_counter()
+    executable = compile_module(job["module"], n, job.get("device_order"))
+    compile_s = time.perf_counter() - started
+    text = executable.get_hlo_text()  # what ``compiled.as_text()`` returns
+    assignment = [int(d.id) for d in executable.local_devices()]
+    return {
+        "ok": True,
+        "hlo_text": text,
+        "collectives": read_collectives(text, assignment, n),
+        "memory": memory(executable),
+        "compile_s": compile_s,
+        "device_assignment": assignment,
+    }
+
+
+def compile_module(text: str, n: int, device_order: Sequence[int] | None = None) -> Any:
+    """The module ``text`` compiled and loaded by XLA for ``n`` CPU devices, the mesh's
+    devices laid out in ``device_order`` (device id at each row-major mesh position;
+    None: 0, 1, 2...); its ``local_devices()`` are that assignment."""
     with jax_mlir.make_ir_context():
-        module = ir.Module.parse(job["module"])
+        module = ir.Module.parse(text)
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, n)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
@@ -74,7 +93,7 @@ def compile_job(job: dict, scratch: Path) -> dict:
         # device ids (checked here: a mesh over devices 0,2,4,6,1,3,5,7 lowers to the same
         # sdy.mesh as 0..7, and only the executable's device assignment differs).
         by_id = {int(d.id): d for d in backend.devices()}
-        order = [int(i) for i in job.get("device_order") or range(n)]
+        order = [int(i) for i in device_order or range(n)]
         devices = [by_id[i] for i in order if i in by_id]
         if len(devices) != n or len(set(order)) != n:
             raise RuntimeError(
@@ -94,20 +113,9 @@ def compile_job(job: dict, scratch: Path) -> dict:
         build.allow_spmd_sharding_propagation_to_output = _unannotated(main_func, "res_attrs")
         for key, value in CODEGEN_OPTIONS.items():
             setattr(build.debug_options, key, value)
-        executable = compiler.backend_compile_and_load(
+        return compiler.backend_compile_and_load(
             backend, module, xc.DeviceList(tuple(devices)), options, []
         )
-    compile_s = time.perf_counter() - started
-    text = executable.get_hlo_text()  # what ``compiled.as_text()`` returns
-    assignment = [int(d.id) for d in executable.local_devices()]
-    return {
-        "ok": True,
-        "hlo_text": text,
-        "collectives": read_collectives(text, assignment, n),
-        "memory": memory(executable),
-        "compile_s": compile_s,
-        "device_assignment": assignment,
-    }
 
 
 def _main(module: ir.Module) -> ir.Operation:
