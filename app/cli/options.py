@@ -10,6 +10,7 @@ import sys
 from shardscope.backend.errors import SpecError
 from shardscope.backend.isolation.jobs import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
+from shardscope.backend.sharding.mesh import Mesh, parse_ints, parse_mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
 SPEC_HELP = (
@@ -77,10 +78,47 @@ def add_program_options(
     parser.add_argument(
         "--mesh", help="mesh axes, e.g. data=4,model=2 (default: the program's MESH)"
     )
+    parser.add_argument(
+        "--device-order",
+        metavar="IDS",
+        help="the device id at each mesh position, row-major, e.g. 0,2,4,6,1,3,5,7 (default: "
+        "the program's own order where its mesh has as many devices, else 0,1,2...)",
+    )
     parser.add_argument("--spec", action="append", default=[], metavar="NAME=SPEC", help=SPEC_HELP)
     parser.add_argument(
         "--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT, help=timeout_help
     )
+
+
+def given_mesh(args) -> Mesh | None:
+    """``--mesh`` over ``--device-order``, read before the program loads so that bad input
+    is told at once (``MeshError``); None without ``--mesh``. A ``--device-order`` alone is
+    checked for its form here and applied to the program's own mesh by ``program_mesh``."""
+    order = getattr(args, "device_order", None)
+    if not args.mesh:
+        parse_ints(order, "--device-order")
+        return None
+    return parse_mesh(args.mesh, order)
+
+
+def program_mesh(args, program) -> Mesh | None:
+    """The mesh a command works on for a loaded ``program``: ``--mesh`` (else the program's
+    own) over ``--device-order`` (else the program's own order, where the mesh has as many
+    devices as the program's: ``Program.device_order``). None: the program's own mesh in
+    its own order (or no mesh at all, which propagating tells)."""
+    order = getattr(args, "device_order", None)
+    own_order = getattr(program, "device_order", None)
+    if args.mesh:
+        mesh = given_mesh(args)
+        if order or not own_order or len(own_order) != mesh.size:
+            return mesh
+        return Mesh(mesh.axes, tuple(own_order), mesh.axis_types)
+    if not order:
+        return None
+    # The program is loaded: Shardy's bindings are imported already.
+    from shardscope.backend.propagation.propagate import own_mesh
+
+    return own_mesh(program, parse_ints(order, "--device-order"))
 
 
 def add_hardware_option(parser) -> None:
@@ -112,8 +150,6 @@ def note_mesh_override(program, text: str | None) -> None:
     own = getattr(program, "mesh", None)
     if not text or not own:
         return
-    from shardscope.backend.sharding.mesh import parse_mesh
-
     given = parse_mesh(text)
     if dict(given.shape) == dict(own):
         return

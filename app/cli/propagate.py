@@ -7,12 +7,13 @@ import json
 from shardscope.app.cli.options import (
     add_hardware_option,
     add_program_options,
+    given_mesh,
     hardware_profile,
     note_mesh_override,
     parse_spec_args,
+    program_mesh,
 )
 from shardscope.backend.program.load import load_program
-from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import dims_text
 
 NAME = "propagate"
@@ -41,9 +42,10 @@ def run(args) -> int:
     from shardscope.backend.run.compiled import propagate_compiled
 
     hardware = hardware_profile(args)
-    mesh = parse_mesh(args.mesh) if args.mesh else None
+    given_mesh(args)  # a bad --mesh or --device-order is told before anything loads
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    mesh = program_mesh(args, program)
     result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
     price_result(result, hardware)
     if args.gspmd:

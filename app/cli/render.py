@@ -11,9 +11,11 @@ from pathlib import Path
 
 from shardscope.app.cli.options import (
     add_program_options,
+    given_mesh,
     note_mesh_override,
     parse_spec_args,
     positive_number,
+    program_mesh,
 )
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.spec import Spec
@@ -138,8 +140,8 @@ def _session(args):
     # parser, and the loading commands should not wait for numpy and jax before their worker starts.
     from shardscope.backend.program.load import load_program
     from shardscope.backend.session.document import Session
-    from shardscope.backend.sharding.mesh import parse_mesh
 
+    given_mesh(args)  # a bad --mesh or --device-order is told before anything loads
     program = load_program(
         args.program, timeout=args.timeout, while_waiting=getattr(args, "while_loading", None)
     )
@@ -147,8 +149,9 @@ def _session(args):
         _check_program_specs(program)
     session = Session()
     session.set_program(program)
-    if args.mesh:
-        session.set_mesh(parse_mesh(args.mesh), prune=True)
+    mesh = program_mesh(args, program)
+    if mesh is not None:
+        session.set_mesh(mesh, prune=True)
     for name, spec in parse_spec_args(args.spec).items():
         value = program.graph.value_by_name(name)
         if value is None:

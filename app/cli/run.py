@@ -10,13 +10,15 @@ from types import SimpleNamespace
 from shardscope.app.cli.options import (
     add_hardware_option,
     add_program_options,
+    given_mesh,
     hardware_profile,
     note_mesh_override,
     parse_spec_args,
+    program_mesh,
 )
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program, python_source
-from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.mesh import parse_ints
 
 NAME = "run"
 HELP = (
@@ -57,7 +59,7 @@ def run(args) -> int:
     """Run a Python program in one worker that loads, predicts, compiles and runs it
     (``run.source``); other sources are loaded here first, which refuses them. Print."""
     hardware_profile(args)  # a bad --hardware is told before anything starts
-    mesh = parse_mesh(args.mesh) if args.mesh else None
+    mesh = given_mesh(args)  # a bad --mesh or --device-order is told before anything starts
     specs = parse_spec_args(args.spec) if args.spec else None
     python = python_source(args.program)
     if python is None:
@@ -74,6 +76,7 @@ def run(args) -> int:
         source=args.program,
         kind="example" if example else "python",
         mesh=mesh,
+        device_order=parse_ints(args.device_order, "--device-order") if mesh is None else None,
         specs={k: v.format() for k, v in specs.items()} if specs is not None else None,
         timeout=args.timeout,
         runs=args.runs,
@@ -134,9 +137,10 @@ def _run_loaded(args, mesh, specs) -> int:
     outcome: dict = {}
 
     def plan():
-        program = loaded.get()
-        if program is None:
+        got = loaded.get()
+        if got is None:
             raise _LoadFailed
+        program, mesh = got
         return plan_run(
             program,
             mesh,
@@ -157,11 +161,12 @@ def _run_loaded(args, mesh, specs) -> int:
     thread.start()
     try:
         program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+        mesh = program_mesh(args, program)
     except BaseException:
         loaded.put(None)
         thread.join()
         raise
-    loaded.put(program)
+    loaded.put((program, mesh))
     result = _finish(program, mesh, specs, thread, outcome)
     note_mesh_override(program, args.mesh)
     _print(result, args)

@@ -20,13 +20,13 @@ import contextlib
 import functools
 import gc
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
 
-from shardscope.backend.errors import ProgramError, ShardscopeError, SpecError
+from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError, SpecError
 from shardscope.backend.program.graph import ProgramGraph, build_graph
 from shardscope.backend.program.mlir import ModuleView, detached_copy, new_context, run_passes
 from shardscope.backend.propagation import sdyread
@@ -57,6 +57,21 @@ def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
     if mesh is None or isinstance(mesh, Mesh):
         return mesh
     return Mesh.from_dict(dict(mesh))
+
+
+def own_mesh(program: object, device_order: Sequence[int] | None = None) -> Mesh | None:
+    """A loaded program's own mesh (``Program.mesh``) in ``device_order`` where given, else
+    in its own (``Program.device_order``; 0, 1, 2... where it has none); None without a
+    mesh, a ``MeshError`` naming the fix where a device order was given for none."""
+    mesh = getattr(program, "mesh", None)
+    if not mesh:
+        if device_order:
+            raise MeshError(
+                "a device order needs a mesh and the program has none: give one with --mesh, "
+                "e.g. --mesh data=4,model=2"
+            )
+        return None
+    return Mesh.from_dict(dict(mesh), device_order or getattr(program, "device_order", None))
 
 
 def _program_text(program: Program | str) -> tuple[str, str]:
@@ -125,7 +140,7 @@ def parse(program: Program | str, *, threads: bool = True) -> Parsed:
             # Each edit re-propagates the same program: its graph (built from the same
             # text, so with the same ids) is built once.
             program.__dict__["graph"] = graph
-    own = _as_mesh(getattr(program, "mesh", None)) or _as_mesh(graph.meshes.get(MESH_NAME))
+    own = own_mesh(program) or _as_mesh(graph.meshes.get(MESH_NAME))
     return Parsed(name, text, module, graph, ProgramIndex(module, graph), own)
 
 

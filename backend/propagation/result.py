@@ -109,6 +109,8 @@ class PropagationResult:
         out: dict[str, Any] = {
             "program": self.program,
             "mesh": self.mesh.shape,
+            # The device id at each row-major mesh position.
+            "device_order": list(self.mesh.device_order),
             "route": self.route,
             "annotations": [a.to_json() for a in self.annotations],
             "values": [v.to_json() for v in self.values],

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import NICE_ENV, run_json_worker
 from shardscope.backend.propagation.collectives import bytes_per_device
-from shardscope.backend.propagation.propagate import start_propagation
+from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
 from shardscope.backend.run.explain import explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
@@ -272,7 +272,7 @@ def propagate_compiled(
     """``propagate``, with the compiled program's collectives and memory filled in
     (``result.compiled_collectives``, ``result.memory``) and each of Shardy's predicted
     collectives told whether one compiled collective matched it."""
-    target = _as_mesh(mesh) or _as_mesh(getattr(program, "mesh", None))
+    target = _as_mesh(mesh) or own_mesh(program)
     size = target.size if target is not None else 0
     # Started first: the worker imports JAX while the program is annotated.
     compile_ = (

@@ -26,6 +26,7 @@ from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
+from shardscope.backend.propagation.propagate import own_mesh
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.compiled import compiled_collective
 from shardscope.backend.run.inputs import SEED
@@ -138,7 +139,7 @@ def plan_run(
     not allowed to run.
     """
     path = runnable_file(program, "run")
-    mesh = _as_mesh(mesh if mesh is not None else program.mesh)
+    mesh = _as_mesh(mesh if mesh is not None else own_mesh(program))
     arg_specs, result_specs, notes = split_specs(
         program, specs if specs is not None else (program.specs or {})
     )
@@ -180,7 +181,8 @@ def run_program(
 ) -> RunResult:
     """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
 
-    Without ``mesh`` / ``specs`` the program's own ``MESH`` / ``SPECS`` apply.
+    Without ``mesh`` / ``specs`` the program's own ``MESH`` (in its own device order,
+    ``Program.device_order``) / ``SPECS`` apply.
     ``propagation``, a propagation of the same program, mesh and specs, gives the
     predicted collectives to match the compiled ones with. Without ``reference`` no
     unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries

@@ -69,6 +69,7 @@ def run_source(
     source: str,
     kind: str,
     mesh: Mesh | None = None,
+    device_order: tuple[int, ...] | None = None,
     specs: dict[str, str] | None = None,
     timeout: float = 300.0,
     runs: int = DEFAULT_RUNS,
@@ -80,7 +81,8 @@ def run_source(
 
     ``name``, ``source`` and ``kind`` are what ``load_program`` would call it. ``mesh``
     and ``specs`` (name -> spec text) replace the program's ``MESH`` and ``SPECS`` where
-    given; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout``
+    given; without ``mesh``, ``device_order`` (the device id at each row-major position)
+    lays the program's own ``MESH`` out over the devices; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout``
     limits loading, and then the run. Raises ``ShardscopeError`` (one line) as
     ``load_program`` and ``run_program`` do. The result's ``stages`` say where the time
     went, from this process's start (``before_worker``) to reading the report.
@@ -97,6 +99,7 @@ def run_source(
         "source": source,
         "program_kind": kind,
         "mesh": mesh.to_json() if mesh is not None else None,
+        "device_order": list(device_order) if device_order and mesh is None else None,
         "specs": dict(specs) if specs is not None else None,
         "cpu_devices": mesh.size if mesh is not None and not accelerator else None,
         "seed": seed,

@@ -219,6 +219,7 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
     with N.
     """
     # Only this job propagates and plans: the worker's other jobs do not import them.
+    from shardscope.backend.propagation.propagate import own_mesh as own_mesh_in_order
     from shardscope.backend.propagation.propagate import start_propagation
     from shardscope.backend.run.match import predicted_refs
     from shardscope.backend.run.runner import plan_run
@@ -243,6 +244,8 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         return _load_failed(job, str(exc), exc.devices)
     program = lowered_program(Path(path), job["params"], result)
     program.name, program.source, program.kind = job["name"], job["source"], job["program_kind"]
+    if given is None and job.get("device_order"):
+        given = own_mesh_in_order(program, job["device_order"])
     Path(job["loaded"]).write_text("")
     deadline = _deadline(job)  # the run's time limit starts now
     laps.lap("lower")

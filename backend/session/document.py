@@ -48,7 +48,10 @@ DEFAULT_MESH = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
 
 
 def _program_mesh(program: Program) -> Mesh:
-    return Mesh.from_dict(program.mesh) if program.mesh else DEFAULT_MESH
+    """The program's own mesh in its own device order, else ``DEFAULT_MESH``."""
+    if not program.mesh:
+        return DEFAULT_MESH
+    return Mesh.from_dict(program.mesh, getattr(program, "device_order", None))
 
 
 class SessionEvents(SignalGroup):

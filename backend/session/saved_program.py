@@ -2,11 +2,13 @@
 
 The ``"program"`` entry of a saved session holds what loading the source gave: the
 lowered module's text, the program's own mesh, specs and parameters, and the source
-lines around its ops (``snippets``)::
+lines around its ops (``snippets``), and for a capture what its framework recorded
+(the mesh's device order, the framework and its partitioner, its own compiled module)::
 
     {"name": "mlp", "kind": "example", "path": "/…/mlp.py", "mlir": "module @jit_mlp …",
-     "mesh": {"data": 4, "model": 2}, "specs": {"x": ["data", null]}, "params": {},
-     "sources": {"/…/mlp.py": {"12": "    h = x @ w1", …}}}
+     "mesh": {"data": 4, "model": 2}, "device_order": null, "framework": "jax",
+     "partitioner": "shardy", "compiled_hlo": null, "specs": {"x": ["data", null]},
+     "params": {}, "sources": {"/…/mlp.py": {"12": "    h = x @ w1", …}}}
 
 ``check_program`` checks its form when the file is read; ``unpack_program`` parses the
 module (in this process, as a ``.mlir`` file is parsed: the module's nesting is checked
@@ -16,12 +18,15 @@ a program is checked or unpacked, so importing the session stays cheap.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
 
 KINDS = ("python", "example", "mlir", "capture", "api")
+# The partitioners a program's framework compiles it with (``Program.partitioner``).
+PARTITIONERS = ("shardy", "gspmd")
 
 JsonDict = dict[str, object]
 
@@ -34,6 +39,10 @@ def pack_program(program: Program) -> JsonDict:
         "path": program.path,
         "mlir": program.mlir_text,
         "mesh": dict(program.mesh) if program.mesh is not None else None,
+        "device_order": list(program.device_order) if program.device_order else None,
+        "framework": program.framework,
+        "partitioner": program.partitioner,
+        "compiled_hlo": program.compiled_hlo,
         "specs": {name: list(entries) for name, entries in (program.specs or {}).items()},
         "params": dict(program.params),
         "sources": {
@@ -46,6 +55,7 @@ def pack_program(program: Program) -> JsonDict:
 def check_program(data: object) -> str | None:
     """The first problem with a ``"program"`` entry's form, or None if it has none (the
     module itself is only parsed by ``unpack_program``)."""
+    from shardscope.backend.program.capture_file import FRAMEWORKS
     from shardscope.backend.program.load import MAX_MLIR_BYTES
     from shardscope.backend.program.mlir import has_utf8, text_problem
     from shardscope.backend.program.snippets import check_snippets
@@ -72,6 +82,25 @@ def check_program(data: object) -> str | None:
         and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
     ):
         return "a program mesh that is not axis names with positive sizes"
+    problem = _order_problem(data.get("device_order"), mesh)
+    if problem is not None:
+        return problem
+    if data.get("framework", "jax") not in FRAMEWORKS:
+        return f"a program of unknown framework {_shown(data.get('framework'))}"
+    if data.get("partitioner", "shardy") not in PARTITIONERS:
+        return f"a program of unknown partitioner {_shown(data.get('partitioner'))}"
+    compiled = data.get("compiled_hlo")
+    if compiled is not None:
+        if not isinstance(compiled, str):
+            return "a program whose compiled module is not text"
+        if len(compiled) > MAX_MLIR_BYTES:
+            return (
+                f"a program whose compiled module is larger than the "
+                f"{MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
+            )
+        problem = text_problem(compiled)
+        if problem is not None:
+            return f"a program whose compiled module holds {problem}"
     specs = data.get("specs", {})
     if not isinstance(specs, dict) or not all(
         isinstance(entries, list)
@@ -94,6 +123,25 @@ def check_program(data: object) -> str | None:
     return None
 
 
+def _order_problem(order: object, mesh: object) -> str | None:
+    """What is wrong with a saved device order (None, or a permutation of the ids of the
+    program's mesh), or None."""
+    if order is None:
+        return None
+    if not (isinstance(order, list) and all(type(d) is int for d in order)):
+        return "a program device order that is not a list of device ids"
+    if sorted(order) != list(range(len(order))):
+        return "a program device order that is not each of the ids 0..N-1 once"
+    if isinstance(mesh, dict) and len(order) != math.prod(mesh.values()):
+        return "a program device order with another number of devices than its mesh"
+    return None
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}..."
+
+
 def unpack_program(data: JsonDict, source: str, where: str) -> Program:
     """The ``Program`` a checked ``"program"`` entry holds, its graph built; ProgramError
     (one line, naming ``where``) if its module does not parse."""
@@ -111,6 +159,10 @@ def unpack_program(data: JsonDict, source: str, where: str) -> Program:
         params=dict(data.get("params") or {}),  # type: ignore[arg-type]
         snippets=check_snippets(data.get("sources", {})),
         from_session=True,
+        device_order=tuple(data["device_order"]) if data.get("device_order") else None,  # type: ignore[arg-type]
+        framework=str(data.get("framework", "jax")),
+        partitioner=str(data.get("partitioner", "shardy")),
+        compiled_hlo=data.get("compiled_hlo"),  # type: ignore[arg-type]
     )
     parse_program_text(program, f"{where} (its saved program)")
     return program
