@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.program.load import Program, own_mesh, parse_program_text
 from shardscope.backend.propagation.result import PropagationResult, ValueInfo
 
@@ -166,6 +166,43 @@ def _out_shardings(out_shardings: Any, mesh: Any) -> Any:
     )
 
 
+def _device_order(own: dict[str, int], mesh: Any, device_order: Any) -> tuple[int, ...] | None:
+    """The program's device order: ``device_order`` where given, else a concrete mesh's
+    (where not 0, 1, 2...); ``MeshError`` naming the fix if it does not fit the mesh."""
+    from shardscope.backend.sharding.mesh import Mesh, parse_ints
+
+    if device_order is not None:
+        if not isinstance(device_order, str):
+            try:
+                device_order = [_device_id(d) for d in device_order]
+            except TypeError:
+                shown = repr(device_order)
+                shown = shown if len(shown) <= 60 else f"{shown[:40]}..."
+                raise MeshError(
+                    f"device_order={shown} is not a sequence of device ids: give e.g. "
+                    f"device_order=[0, 2, 4, 6, 1, 3, 5, 7]"
+                ) from None
+        order = parse_ints(device_order, "device_order")
+    else:
+        import jax
+
+        if not isinstance(mesh, jax.sharding.Mesh):
+            return None
+        order = Mesh.from_jax(mesh).device_order
+        if sorted(order) != list(range(len(order))):
+            # A mesh over some of the devices (ids 4..7): compiled on devices 0..N-1.
+            return None
+    checked = Mesh.from_dict(own, order)  # a MeshError where the order does not fit
+    return None if checked.is_iota else checked.device_order
+
+
+def _device_id(value: Any) -> int:
+    """An int device id, or ``TypeError`` (a bool, a float, text are not ids)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(value)
+    return int(value)
+
+
 def inspect(
     fn: Any,
     *args: Any,
@@ -173,6 +210,7 @@ def inspect(
     in_shardings: Any = None,
     out_shardings: Any = None,
     hardware: Any = None,
+    device_order: Any = None,
     **kwargs: Any,
 ) -> Inspection:
     """Propagate shardings through ``fn(*args, **kwargs)`` as the compiler would.
@@ -187,7 +225,9 @@ def inspect(
     ``jax.jit`` takes (``PartitionSpec`` or ``NamedSharding`` leaves, None unspecified) or
     a dict of argument names (``{"params['w1']": P(None, 'model')}``). ``out_shardings``:
     shardings the results must have, as ``jax.jit`` takes (part of the program).
-    ``hardware``: the hardware profile (a name such as ``"h100"``) the compiled
+    ``device_order``: the device id at each row-major position of the mesh (a sequence of
+    ints such as ``[0, 2, 4, 6, 1, 3, 5, 7]``, or that text); without it, the order of a
+    concrete ``mesh``'s devices, else 0, 1, 2... ``hardware``: the hardware profile (a name such as ``"h100"``) the compiled
     collectives and memory are priced for, ``cost`` in ``to_json()``; the default is
     ``propagate``'s, so both give the same answer.
     """
@@ -236,6 +276,7 @@ def inspect(
             "no mesh: pass mesh= (a dict such as {'data': 4}, a Mesh or an AbstractMesh), "
             "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
         )
+    program.device_order = _device_order(program.mesh, mesh, device_order)
     result = propagate_compiled(program)
     price_result(result, hardware_profile)
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}

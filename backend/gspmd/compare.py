@@ -18,7 +18,7 @@ Either way the compile's partitioned, optimized module gives GSPMD's own collect
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,7 +91,8 @@ def compare_gspmd(
     graph = result.graph
     gspmd: dict[int, str] = {}
     # The module is compiled with device ids as the mesh orders them; the traced route
-    # builds an iota mesh, so its device numbers are mesh positions.
+    # lays its mesh over the devices in the mesh's order, so its device numbers are mesh
+    # positions.
     physical = True
     try:
         text = gspmd_module(program, result)
@@ -157,12 +158,13 @@ def run_gspmd(
     specs: Mapping[str, str],
     *,
     result_specs: Mapping[int, str] | None = None,
+    device_order: Sequence[int] | None = None,
     timeout: float = 300.0,
 ) -> dict:
     """Trace and compile a Python ``program`` with GSPMD in a worker; its JSON report.
 
     ``specs`` maps argument names to spec text, ``result_specs`` flat result indices to
-    spec text. Raises ``ShardscopeError`` if the program is not Python, or the worker
+    spec text; ``device_order`` lays the mesh over the devices (None: 0, 1, 2...). Raises ``ShardscopeError`` if the program is not Python, or the worker
     fails, hangs or crashes.
     """
     try:
@@ -177,6 +179,7 @@ def run_gspmd(
         "path": str(path),
         "params": getattr(program, "params", {}) or {},
         "mesh": dict(mesh),
+        "device_order": list(device_order) if device_order else None,
         "specs": dict(specs),
         "result_specs": {str(k): v for k, v in (result_specs or {}).items()},
         "arg_names": [v.name for v in _main_args(program)],
@@ -207,7 +210,14 @@ def _python_route(program: Program, result: PropagationResult, timeout: float) -
             specs[a.target] = a.spec.format()
         elif a.origin.startswith("output: "):
             result_specs[int(a.origin.split(": ", 1)[1])] = a.spec.format()
-    return run_gspmd(program, result.mesh.shape, specs, result_specs=result_specs, timeout=timeout)
+    return run_gspmd(
+        program,
+        result.mesh.shape,
+        specs,
+        result_specs=result_specs,
+        device_order=result.mesh.device_order,
+        timeout=timeout,
+    )
 
 
 def _match_by_op(

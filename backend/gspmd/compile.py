@@ -12,6 +12,7 @@ the executable's assignment).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -103,18 +104,29 @@ def _dumped_instructions(dump: Path) -> list[HloInstruction]:
     return read_hlo_instructions(dumped_after(dump, _PASS))
 
 
-def _jax_mesh(mesh: dict[str, int], own: object) -> jax.sharding.Mesh:
-    """The program's own concrete ``MESH`` where it is the session's (its ``shard_map``
-    calls name it and must see it as the context mesh), else one of Auto axes."""
-    if isinstance(own, jax.sharding.Mesh) and dict(own.shape) == dict(mesh):
+def _jax_mesh(
+    mesh: dict[str, int], own: object, device_order: list[int] | None = None
+) -> jax.sharding.Mesh:
+    """The program's own concrete ``MESH`` where it is the session's, devices in the same
+    order (its ``shard_map`` calls name it and must see it as the context mesh), else one
+    of Auto axes over the devices in ``device_order`` (None: 0, 1, 2...)."""
+    n = math.prod(mesh.values())
+    order = list(device_order or range(n))
+    if (
+        isinstance(own, jax.sharding.Mesh)
+        and dict(own.shape) == dict(mesh)
+        and [int(d.id) for d in own.devices.flat] == order
+    ):
         return own
-    return jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
+    by_id = {int(d.id): d for d in jax.devices()}
+    devices = np.array([by_id[i] for i in order], dtype=object).reshape(tuple(mesh.values()))
+    return jax.sharding.Mesh(devices, tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
 
 
 def _compile_python(job: dict, dump: Path) -> dict:
     ns = load_python_namespace(job["path"], job["params"])
     own = ns.get("MESH")
-    jmesh = _jax_mesh(job["mesh"], own)
+    jmesh = _jax_mesh(job["mesh"], own, job.get("device_order"))
     leaves, treedef = jax.tree.flatten(ns["EXAMPLE_ARGS"])
     new = []
     for leaf, name in zip(leaves, job["arg_names"], strict=True):
