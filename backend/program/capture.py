@@ -35,6 +35,7 @@ from shardscope.backend.isolation.jobs import (
 )
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth
+from shardscope.backend.program.torch_capture import collect_torch
 
 SITE = Path(__file__).resolve().parent / "capture_site"
 DEFAULT_DEVICES = 8
@@ -85,6 +86,7 @@ def capture_script(
                 "JAX_DUMP_IR_TO": str(dump),
                 "JAX_DUMP_IR_MODES": "stablehlo",
                 "SHARDSCOPE_CAPTURE_DIR": str(folder),
+                "SHARDSCOPE_CAPTURE_DEVICES": str(devices),
                 "PYTHONPATH": os.pathsep.join(
                     [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])]
                 ),
@@ -101,7 +103,7 @@ def capture_script(
             code = None
         except KilledItsParent as exc:
             raise ProgramError(exc.message(f"`{' '.join(argv)}`")) from None
-        return _collect(argv, devices, folder, dump, ended, code)
+        return _collect(argv, devices, folder, dump, ended, code, timeout)
 
 
 def _ended(code: int, folder: Path) -> str:
@@ -120,7 +122,13 @@ def _ended(code: int, folder: Path) -> str:
 
 
 def _collect(
-    argv: list[str], devices: int, folder: Path, dump: Path, ended: str, code: int | None
+    argv: list[str],
+    devices: int,
+    folder: Path,
+    dump: Path,
+    ended: str,
+    code: int | None,
+    timeout: float,
 ) -> Capture:
     records = _records(folder)
     by_module: dict[str, list[dict]] = {}
@@ -152,6 +160,12 @@ def _collect(
                 line=record.get("line"),
                 calls=record.get("calls") if records else None,
             )
+        )
+    if collect_torch(folder, capture, timeout) and not capture.functions:
+        raise ProgramError(
+            f"`{' '.join(argv)}` {ended} and imported torch_xla, but no sync "
+            f"(torch_xla.sync(), xm.mark_step()) compiled a graph; capture a script that "
+            f"syncs at least once (its output above says why it stopped)"
         )
     if not capture.functions:
         raise ProgramError(_nothing_captured(argv, ended, code, capture.skipped, folder))

@@ -258,6 +258,11 @@ class PendingCompile:
         return self._report
 
 
+def program_partitioner(report: dict) -> str:
+    """Who partitioned the compile a framework report comes from."""
+    return "GSPMD" if report.get("compiled_by") == "torch_xla" else "Shardy"
+
+
 class _NotWanted(Exception):
     """The propagation failed: the compile's job is never given."""
 
@@ -274,6 +279,11 @@ def propagate_compiled(
     collectives told whether one compiled collective matched it."""
     target = _as_mesh(mesh) or own_mesh(program)
     size = target.size if target is not None else 0
+    own = framework_report(program, target, specs)
+    if own is not None:
+        result = start_propagation(program, mesh, specs).result()
+        attach(result, own)
+        return result
     # Started first: the worker imports JAX while the program is annotated.
     compile_ = (
         PendingCompile(size, timeout, target.device_order)
@@ -294,6 +304,34 @@ def propagate_compiled(
         return result
     attach(result, compile_.report())
     return result
+
+
+def framework_report(
+    program: Program, mesh: Mesh | None, specs: Mapping[str | int, SpecLike] | None
+) -> dict | None:
+    """A compile report of the program's own framework's compile (torch_xla's, which a
+    torch_xla capture records), where it applies: the program as captured, on its own
+    mesh in its own device order, with no specs of the user's. None otherwise (the
+    compile is shardscope's own, ``PendingCompile``).
+
+    torch_xla's executables assign the devices 0, 1, 2... in order, so its replica groups
+    are device ids already."""
+    text = getattr(program, "compiled_hlo", None)
+    own_axes = getattr(program, "mesh", None)
+    if not text or mesh is None or specs or own_axes is None:
+        return None
+    order = tuple(getattr(program, "device_order", None) or range(mesh.size))
+    if dict(mesh.shape) != dict(own_axes) or tuple(mesh.device_order) != order:
+        return None
+    from shardscope.backend.hlo.collectives import read_collectives
+
+    return {
+        "ok": True,
+        "hlo_text": text,
+        "collectives": read_collectives(text, list(range(mesh.size)), mesh.size),
+        "memory": None,
+        "compiled_by": program.framework,
+    }
 
 
 def too_many_devices(size: int) -> str:
@@ -327,5 +365,12 @@ def attach(result: PropagationResult, report: dict) -> None:
     result.predicted_matched = [
         None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
     ]
-    result.memory = {"source": MEMORY_SOURCE, **report["memory"]}
+    if report.get("memory") is not None:
+        result.memory = {"source": MEMORY_SOURCE, **report["memory"]}
+    if report.get("compiled_by"):
+        result.warnings.append(
+            f"the collectives are {report['compiled_by']}'s own compile of this graph, as the "
+            f"script ran it (partitioned by {program_partitioner(report)}); its memory is not "
+            f"recorded"
+        )
     explain(result, report)

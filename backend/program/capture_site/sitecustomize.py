@@ -320,4 +320,9 @@ if _DIR is not None:
         pass  # not a JAX environment: the capture finds no compiles and says so
     else:
         _install(_jax)
+    # The torch_xla hook waits for the script to import torch_xla; it imports nothing now.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _shardscope_torch
+
+    _shardscope_torch.install()
 _chain()
