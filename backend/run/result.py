@@ -260,6 +260,10 @@ class RunResult(JsonForm):
     stages: dict[str, float] = field(default_factory=dict)
     # Device id at each row-major mesh position (empty: 0, 1, 2, ...).
     device_order: list[int] = field(default_factory=list)
+    # Where the arguments' data came from: "program" (the program file's own arrays for
+    # ``concrete_inputs``, seeded random data for the rest) or "seeded" (every argument
+    # seeded random data of its shape and dtype: a run of a module, not of its script).
+    inputs: str = "program"
     hlo_text: str = json_field(omit=True, default="")
 
     def kinds(self) -> dict[str, int]:

@@ -31,6 +31,7 @@ from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.compiled import compiled_collective
 from shardscope.backend.run.inputs import SEED
 from shardscope.backend.run.match import match, predicted_refs
+from shardscope.backend.run.module_run import run_module, runs_module
 from shardscope.backend.run.result import (
     RunResult,
     TensorRun,
@@ -186,10 +187,25 @@ def run_program(
     ``propagation``, a propagation of the same program, mesh and specs, gives the
     predicted collectives to match the compiled ones with. Without ``reference`` no
     unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
-    its values (``run --json`` prints none). Raises ``ShardscopeError`` (one line) for a
-    program that is not Python, a mesh too large for the devices, and whatever goes wrong
-    in the worker; ``RunCancelled`` once ``cancel`` is cancelled.
+    its values (``run --json`` prints none). A program with no Python to call (a
+    ``.mlir`` module, a capture: ``module_run.runs_module``) runs its module on seeded
+    inputs instead (``module_run.run_module``). Raises ``ShardscopeError`` (one line) for
+    a mesh too large for the devices and whatever goes wrong in the worker;
+    ``RunCancelled`` once ``cancel`` is cancelled.
     """
+    if runs_module(program):
+        return run_module(
+            program,
+            mesh,
+            specs,
+            timeout=timeout,
+            runs=runs,
+            seed=seed,
+            propagation=propagation,
+            reference=reference,
+            values=values,
+            cancel=cancel,
+        )
     plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
     return execute(plan, timeout=timeout, propagation=propagation, cancel=cancel)
 
