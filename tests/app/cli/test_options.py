@@ -91,3 +91,55 @@ def test_hardware_option_names_the_profiles_and_checks_the_name():
     assert hardware_profile(parser.parse_args(["--hardware", "h200"])).name == "h200"
     with pytest.raises(ShardscopeError, match="choose one of tpu-v5e, tpu-v5p"):
         hardware_profile(parser.parse_args(["--hardware", "H100 "]))
+
+
+def _mesh_args(*argv):
+    parser = argparse.ArgumentParser()
+    add_program_options(parser)
+    return parser.parse_args(["p.json", *argv])
+
+
+def _program(mesh, order=None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(mesh=mesh, device_order=order)
+
+
+TORCH_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)
+
+
+def test_the_programs_own_device_order_applies_to_a_mesh_of_as_many_devices():
+    from shardscope.app.cli.options import program_mesh
+
+    own = _program({"data": 4, "model": 2}, TORCH_ORDER)
+    assert program_mesh(_mesh_args(), own) is None  # the program's own mesh, in its order
+    same = program_mesh(_mesh_args("--mesh", "a=8"), own)
+    assert (same.describe(), same.device_order) == ("a=8", TORCH_ORDER)
+    other = program_mesh(_mesh_args("--mesh", "a=4"), own)
+    assert other.device_order == (0, 1, 2, 3)
+    given = program_mesh(_mesh_args("--mesh", "a=2,b=4", "--device-order", "7,6,5,4,3,2,1,0"), own)
+    assert given.device_order == (7, 6, 5, 4, 3, 2, 1, 0)
+    alone = program_mesh(_mesh_args("--device-order", "1,0,2,3,4,5,6,7"), own)
+    assert (alone.shape, alone.device_order) == ({"data": 4, "model": 2}, (1, 0, 2, 3, 4, 5, 6, 7))
+
+
+@pytest.mark.parametrize(
+    ("argv", "program", "message"),
+    [
+        (["--device-order", "0,1"], _program({"data": 4}), "has 2 ids but the mesh has 4"),
+        (["--device-order", "0,1"], _program(None), "give one with --mesh"),
+        (["--device-order", "0,0"], _program({"data": 2}), "repeats [0]"),
+        (["--device-order", "0,-1"], _program({"data": 2}), "is not 0..N-1"),
+        (["--device-order", "1.0,0"], _program({"data": 2}), "is not a list of integers"),
+        (["--mesh", "a=2", "--device-order", "0;1"], None, "is not a list of integers"),
+    ],
+)
+def test_a_bad_device_order_is_one_line_naming_the_fix(argv, program, message):
+    from shardscope.app.cli.options import given_mesh, program_mesh
+    from shardscope.backend.errors import MeshError
+
+    args = _mesh_args(*argv)
+    with pytest.raises(MeshError) as info:
+        given_mesh(args)
+        program_mesh(args, program)
+    assert message in str(info.value) and "\n" not in str(info.value)

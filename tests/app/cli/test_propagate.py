@@ -358,3 +358,81 @@ def test_the_routes_collectives_are_jaxs_own_compile(routes):
     assert sorted(
         (c["kind"], c["operands"], c["shapes"], c["device_groups"]) for c in got
     ) == sorted((c["kind"], c["operands"], c["shapes"], c["groups"]) for c in expected)
+
+
+@pytest.fixture(scope="module")
+def reordered(tmp_path_factory):
+    """example:mlp's module as a .mlir file and as a capture whose mesh lays devices out in
+    ORDER, with jax.jit's own device groups on ORDER and on 0..7."""
+    from tests.support.compile_oracle import loaded
+    from tests.support.device_order import ORDER, jit_groups, module_text, write_capture
+
+    program = loaded("example:mlp")
+    text = module_text(program)
+    folder = tmp_path_factory.mktemp("order")
+    (folder / "mlp.mlir").write_text(text)
+    return {
+        "mlir": folder / "mlp.mlir",
+        "capture": write_capture(folder / "cap.json", text, program.mesh),
+        "groups": jit_groups(program, ORDER),
+        "iota": jit_groups(program, range(8)),
+    }
+
+
+def _propagated(capsys, *argv) -> dict:
+    assert main(["propagate", *map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _groups(data: dict) -> list:
+    return [tuple(tuple(g) for g in c["device_groups"]) for c in data["collectives"]]
+
+
+ORDER_TEXT = "0,2,4,6,1,3,5,7"
+
+
+@pytest.mark.parametrize("kind", ["mlir", "capture"])
+def test_a_device_order_gives_the_device_groups_jax_jit_compiles(capsys, reordered, kind):
+    assert reordered["groups"] != reordered["iota"]  # the order changes the groups
+    data = _propagated(
+        capsys, reordered[kind], "--mesh", "data=4,model=2", "--device-order", ORDER_TEXT
+    )
+    assert data["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert _groups(data) == reordered["groups"]
+    # Without the order the same module compiles as on devices 0..7 (a .mlir file has no
+    # order of its own).
+    if kind == "mlir":
+        data = _propagated(capsys, reordered[kind])
+        assert data["device_order"] == list(range(8))
+        assert _groups(data) == reordered["iota"]
+
+
+def test_a_capture_propagates_in_its_own_device_order(capsys, reordered):
+    data = _propagated(capsys, reordered["capture"])
+    assert data["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert _groups(data) == reordered["groups"]
+    # The order applies to a --mesh of as many devices; a mesh of another size is 0, 1, 2...
+    data = _propagated(capsys, reordered["capture"], "--mesh", "data=2,model=4")
+    assert data["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    data = _propagated(capsys, reordered["capture"], "--mesh", "data=2,model=2")
+    assert data["device_order"] == [0, 1, 2, 3]
+    # --device-order alone lays the program's own mesh out in it.
+    data = _propagated(capsys, reordered["capture"], "--device-order", "0,1,2,3,4,5,6,7")
+    assert (data["mesh"], data["device_order"]) == ({"data": 4, "model": 2}, list(range(8)))
+    assert _groups(data) == reordered["iota"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--device-order", "0,2,4,6"], "device order has 4 ids but the mesh has 8 devices"),
+        (["--device-order", "0,2,4,6,1,3,5,5"], "device order repeats [5]: give a permutation"),
+        (["--device-order", "0,2,x"], "--device-order '0,2,x' is not a list of integers"),
+        (["--mesh", "data=8", "--device-order", "1,2"], "has 2 ids but the mesh has 8"),
+        (["--mesh", "data=2", "--device-order", "1,2"], "is not 0..N-1"),
+    ],
+)
+def test_a_bad_device_order_is_one_line_naming_the_fix(capsys, reordered, argv, message):
+    assert main(["propagate", str(reordered["capture"]), *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err

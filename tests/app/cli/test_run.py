@@ -240,3 +240,27 @@ def test_run_prices_its_collectives_and_says_estimate(mlp_json, capsys):
     assert "cost on Google Cloud TPU v6e" in capsys.readouterr().out
     assert main(["run", "example:mlp", "--hardware", "nope"]) == 1
     assert "choose one of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mesh", [[], ["--mesh", "data=4,model=2"]])
+def test_a_device_order_puts_each_shard_on_the_device_jax_places_it_on(mesh):
+    from tests.support.compile_oracle import loaded
+    from tests.support.device_order import ORDER, jit_groups, placement
+
+    done = _cli(
+        "run", "example:mlp", *mesh, "--device-order", "0,2,4,6,1,3,5,7", "--json", "--runs", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["mesh"], data["device_order"]) == ({"data": 4, "model": 2}, list(ORDER))
+    moved = 0
+    for t in data["arguments"] + data["outputs"]:
+        dims = [d.split("+") if d != "_" else [] for d in t["spec"].split(",")] if t["spec"] else []
+        expected = placement(t["shape"], dims, ORDER)
+        assert {s["device"]: s["index"] for s in t["shards"]} == expected, t["name"]
+        moved += expected != placement(t["shape"], dims, range(8))
+        assert t["max_rel_error"] is not None and t["max_rel_error"] < 1e-5
+    assert moved  # some shard sits elsewhere than on devices 0..7 in order
+    # The compiled collectives' groups are device ids in that order, as jax.jit's.
+    groups = [tuple(tuple(g) for g in c["device_groups"]) for c in data["collectives"]]
+    assert groups == jit_groups(loaded("example:mlp"), ORDER)
