@@ -82,6 +82,88 @@ def test_a_malformed_program_entry_is_refused_when_the_file_is_read(mlp, tmp_pat
     assert problem in str(info.value) and "\n" not in str(info.value)
 
 
+ORDER = [0, 2, 4, 6, 1, 3, 5, 7]
+
+
+@pytest.fixture(scope="module")
+def torch_capture(mlp, tmp_path_factory):
+    """example:mlp's module as a torch_xla capture: its mesh over devices in ORDER, GSPMD
+    as its partitioner and a compiled module of its own."""
+    from dataclasses import replace
+
+    from shardscope.backend.program.capture_file import Capture, CapturedFunction
+    from shardscope.backend.session.persistence import write_json
+
+    function = CapturedFunction("step", "SyncTensorsGraph.1", mlp.mlir_text, 10, dict(mlp.mesh))
+    function = replace(
+        function, device_order=ORDER, partitioner="gspmd", compiled_hlo="HloModule step\n"
+    )
+    capture = Capture(["python", "t.py"], 8, "finished", [function], {}, "torch_xla")
+    path = tmp_path_factory.mktemp("torch") / "cap.json"
+    write_json(path, capture.to_json())
+    return load_program(str(path))
+
+
+def test_a_captures_device_order_framework_and_compiled_module_reopen_with_it(
+    torch_capture, tmp_path
+):
+    s = Session()
+    s.set_program(torch_capture)
+    assert list(s.mesh.device_order) == ORDER
+    s.save(tmp_path / "s.json")
+    state = read_state(tmp_path / "s.json")
+    program = unpack_program(state["program"], state["source"], "s.json")
+    assert program.device_order == tuple(ORDER)
+    assert (program.framework, program.partitioner) == ("torch_xla", "gspmd")
+    assert program.compiled_hlo == "HloModule step\n"
+    t = Session()
+    t.set_program(program)  # the program's own mesh, in its own order
+    assert list(t.mesh.device_order) == ORDER
+    t.set_program(program, state=state)
+    assert t.mesh == s.mesh
+
+
+def test_a_program_saved_before_it_had_a_device_order_opens_as_jax(mlp):
+    data = json.loads(json.dumps(pack_program(mlp)))
+    for key in ("device_order", "framework", "partitioner", "compiled_hlo"):
+        del data[key]
+    assert check_program(data) is None
+    program = unpack_program(data, "example:mlp", "s.json")
+    assert (program.device_order, program.framework, program.partitioner) == (
+        None,
+        "jax",
+        "shardy",
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"device_order": [0, 0, 1, 2, 3, 4, 5, 6]}, "not each of the ids 0..N-1 once"),
+        ({"device_order": [1, 2, 3, 4, 5, 6, 7, 8]}, "not each of the ids 0..N-1 once"),
+        ({"device_order": [0, 1, 2, 3]}, "another number of devices than its mesh"),
+        ({"device_order": "0,1"}, "not a list of device ids"),
+        ({"device_order": [0.0, 1]}, "not a list of device ids"),
+        ({"device_order": [True, False]}, "not a list of device ids"),
+        ({"framework": "tensorflow"}, "unknown framework 'tensorflow'"),
+        ({"partitioner": 3}, "unknown partitioner 3"),
+        ({"compiled_hlo": ["HloModule"]}, "compiled module is not text"),
+        ({"compiled_hlo": "HloModule \x00"}, "compiled module holds"),
+    ],
+)
+def test_a_malformed_device_order_framework_or_compiled_module_is_refused(
+    torch_capture, tmp_path, change, problem
+):
+    s = Session()
+    s.set_program(torch_capture)
+    data = {**s.to_json()}
+    data["program"] = {**data["program"], **change}
+    path = write_input(tmp_path, "s.json", json.dumps(data))
+    with pytest.raises(ShardscopeError, match="open a file saved by File > Save") as info:
+        read_state(path)
+    assert problem in str(info.value) and "\n" not in str(info.value)
+
+
 def test_a_version_1_file_cannot_carry_a_program(mlp, tmp_path):
     s = Session()
     s.set_program(mlp)
@@ -112,7 +194,12 @@ def test_a_saved_module_that_does_not_parse_is_one_line_naming_the_session(mlp, 
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    key=st.sampled_from(["name", "kind", "path", "mlir", "mesh", "specs", "params", "sources"]),
+    key=st.sampled_from(
+        [
+            *["name", "kind", "path", "mlir", "mesh", "specs", "params", "sources"],
+            *["device_order", "framework", "partitioner", "compiled_hlo"],
+        ]
+    ),
     value=st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=12),
         lambda inner: (
