@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import queue
-import threading
 from types import SimpleNamespace
 
 from shardscope.app.cli.options import (
@@ -16,7 +14,6 @@ from shardscope.app.cli.options import (
     parse_spec_args,
     program_mesh,
 )
-from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program, python_source
 from shardscope.backend.sharding.mesh import parse_ints
 
@@ -57,7 +54,8 @@ def _runs(text: str) -> int:
 
 def run(args) -> int:
     """Run a Python program in one worker that loads, predicts, compiles and runs it
-    (``run.source``); other sources are loaded here first, which refuses them. Print."""
+    (``run.source``); a ``.mlir`` module or a capture is loaded here and its module run on
+    seeded inputs (``_run_loaded``). Print."""
     hardware_profile(args)  # a bad --hardware is told before anything starts
     mesh = given_mesh(args)  # a bad --mesh or --device-order is told before anything starts
     specs = parse_spec_args(args.spec) if args.spec else None
@@ -128,75 +126,26 @@ def _measured(result) -> dict | None:
 
 
 def _run_loaded(args, mesh, specs) -> int:
-    """Start the run worker, load, hand it the program, predict the collectives here while
-    it compiles and runs; print. For sources ``load.python_source`` does not name: loading
-    or planning says what is wrong with them (``run`` needs a Python program)."""
-    from shardscope.backend.run.runner import execute, plan_run
+    """Load a source ``load.python_source`` does not name (a ``.mlir`` module, a capture)
+    and run its module on seeded inputs on fake CPU devices (``run.module_run``, which
+    also predicts its collectives beside the run); print. Loading says what is wrong with
+    any other source."""
+    from shardscope.backend.run.runner import run_program
 
-    loaded: queue.Queue = queue.Queue()
-    outcome: dict = {}
-
-    def plan():
-        got = loaded.get()
-        if got is None:
-            raise _LoadFailed
-        program, mesh = got
-        return plan_run(
-            program,
-            mesh,
-            specs,
-            runs=args.runs,
-            reference=not args.no_reference,
-            values=False,  # neither output form prints them
-        )
-
-    def work() -> None:
-        try:
-            outcome["result"] = execute(plan, timeout=args.timeout)
-        except (ShardscopeError, _LoadFailed) as exc:
-            outcome["error"] = exc
-
-    # The run worker starts now and imports JAX while the program loads.
-    thread = threading.Thread(target=work, name="shardscope-run")
-    thread.start()
-    try:
-        program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-        mesh = program_mesh(args, program)
-    except BaseException:
-        loaded.put(None)
-        thread.join()
-        raise
-    loaded.put((program, mesh))
-    result = _finish(program, mesh, specs, thread, outcome)
+    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+    mesh = program_mesh(args, program)
+    result = run_program(
+        program,
+        mesh,
+        specs,
+        timeout=args.timeout,
+        runs=args.runs,
+        reference=not args.no_reference,
+        values=False,  # neither output form prints them
+    )
     note_mesh_override(program, args.mesh)
     _print(result, args)
     return 0
-
-
-class _LoadFailed(Exception):
-    """The program did not load: the run worker is stopped, the load's error is shown."""
-
-
-def _finish(program, mesh, specs, thread, outcome):
-    """Propagate here while the worker runs, then match predicted with compiled."""
-    from shardscope.backend.propagation.propagate import propagate
-    from shardscope.backend.run.match import match, predicted_refs
-
-    predicted, why = None, None
-    try:
-        predicted = propagate(program, mesh, specs)
-    except ShardscopeError as exc:
-        why = str(exc)
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    result = outcome["result"]
-    if predicted is not None:
-        refs = predicted_refs(predicted.collectives, predicted.graph)
-        result.collectives, result.predicted_only = match(result.collectives, refs)
-    else:
-        result.notes.append(f"no predicted collectives to compare: {why}")
-    return result
 
 
 def _index(index) -> str:
@@ -216,6 +165,11 @@ def summary(result) -> str:
     lines = [
         f"{result.program}: ran on {result.device_count} {result.platform.upper()} devices "
         f"(mesh {mesh})",
+        *(
+            ["inputs: seeded random data, not the script's (see notes)"]
+            if result.inputs == "seeded"
+            else []
+        ),
         f"compile {result.compile_s:.3f} s, run {result.run_s * 1e3:.3f} ms (median of "
         f"{len(result.run_times)})",
         "memory per device: "

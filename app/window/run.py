@@ -2,7 +2,10 @@
 
 ``RunController.run_now`` runs ``backend.run.runner.run_program`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
-with compiled ones) in the thread pool; the program itself runs in a worker process.
+with compiled ones) in the thread pool; the program itself runs in a worker process. A
+program with no Python to call (a ``.mlir`` module, a capture, either from a session
+file too) runs its module on seeded inputs (``run.module_run``); the result's notes,
+shown in the messages, say that the inputs are not the script's.
 One run at a time: a second request while one runs is refused in the messages. A
 program from a session file runs only once the user has allowed its Python file
 (``allow_code``, which asks). A failure
@@ -27,6 +30,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 from shardscope.app.window.busy import StatusBusy
 from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
+from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.run.panel import RunPanel
 
@@ -230,6 +234,8 @@ class RunController(QObject):
         generation = self._generation
         self._cancel = cancel = Cancel()
         what = f"{program.name} on {mesh.size} devices"
+        if runs_module(program):
+            what = f"the module of {program.name} on {mesh.size} devices, on seeded inputs"
         self._status_before = self.panel.status.text()
         self.panel.set_running(what)
         self.panel.set_cancellable(True)

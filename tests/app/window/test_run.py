@@ -484,3 +484,28 @@ def test_a_warning_on_an_op_in_a_loop_body_marks_that_op(make_window, qtbot, pic
     rect = panel.warnings.visualItemRect(panel.warnings.item(0))
     qtbot.mouseClick(panel.warnings.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.source_view.line == op.source_line
+
+
+def test_an_mlir_module_runs_on_seeded_inputs_from_the_run_action(make_window, qtbot, pick):
+    mlir = Path(__file__).resolve().parents[2] / "inputs" / "mlir" / "sdy.mlir"
+    window = make_window(str(mlir), propagate=False)
+    assert window.session.program.kind == "mlir"
+    pick(window, *RUN)
+    assert window.run.busy_label.text() == (
+        "Running the module of sdy on 8 devices, on seeded inputs… (Esc cancels)"
+    )
+    qtbot.waitUntil(lambda: window.run.count == 1 or window.run.failures, timeout=120_000)
+    assert window.run.count == 1, window.messages.messages("error")
+    panel = window.run.panel
+    assert "CPU, 8 devices" in panel.summary.text()
+    rows = {r[0]: r for r in panel.rows(panel.tensor_table)}
+    assert rows["x"][2] == "[data,_]" and float(rows["result[1]"][3]) < 1e-5
+    panel.select_tensor("x")
+    shards = panel.rows(panel.shard_table)
+    assert [int(s[0]) for s in shards] == list(range(8))
+    assert [s[1] for s in shards[::2]] == ["[0:4, 0:32]", "[4:8, 0:32]", "[8:12, 0:32]"] + [
+        "[12:16, 0:32]"
+    ]
+    assert panel.rows(panel.collective_table), "the module's sum over model is an all-reduce"
+    notes = window.messages.messages("warning")
+    assert any(n.startswith("run: the inputs are seeded, not the program's own") for n in notes)

@@ -252,12 +252,14 @@ def test_a_program_that_hangs_is_stopped_at_the_time_limit():
         run_program(program, runs=1, timeout=5)
 
 
-def test_a_mlir_module_is_refused():
-    program = load_program(
-        str(INPUTS / "mlir" / sorted(p.name for p in (INPUTS / "mlir").glob("*.mlir"))[0])
-    )
+def test_a_mlir_module_runs_its_module_and_is_never_planned_as_python():
+    from shardscope.backend.run.runner import plan_run
+
+    program = load_program(str(INPUTS / "mlir" / "sdy.mlir"))
     with pytest.raises(ShardscopeError, match="run needs a Python program"):
-        run_program(program)
+        plan_run(program)
+    result = run_program(program, runs=1, reference=False)
+    assert result.inputs == "seeded" and [t.name for t in result.arguments] == ["x", "w"]
 
 
 def test_a_spec_on_an_unknown_axis_is_refused(runs):
