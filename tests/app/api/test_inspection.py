@@ -474,3 +474,67 @@ def test_inspect_prices_as_propagate_does_for_the_same_hardware():
 
     with pytest.raises(ShardscopeError, match="choose one of"):
         shardscope.inspect(*args, mesh=ns["MESH"], hardware="nope")
+
+
+def _jit_groups(order) -> list:
+    """jax.jit's own device groups for _sin_matmul, x on (_, model) and w on (model, _),
+    on a mesh over the devices in ``order``."""
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from shardscope.backend.hlo.collectives import read_collectives
+    from tests.support.device_order import jax_mesh
+
+    mesh = jax_mesh(order)
+    x, w = _args()
+    jitted = jax.jit(
+        _sin_matmul,
+        in_shardings=(NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model"))),
+    )
+    compiled = jitted.lower(x, w).compile()
+    assignment = [d.id for d in compiled._executable.xla_executable.local_devices()]
+    return [
+        tuple(tuple(g) for g in c["groups"])
+        for c in read_collectives(compiled.as_text(), assignment, len(order))
+    ]
+
+
+@pytest.mark.slow
+def test_a_device_order_or_a_concrete_meshs_own_reaches_the_compiled_groups():
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+    from tests.support.device_order import AXES, ORDER, jax_mesh
+
+    specs = (P(None, "model"), P("model", None))
+    expected = _jit_groups(ORDER)
+    assert expected != _jit_groups(range(8))
+    given = shardscope.inspect(
+        _sin_matmul, *_args(), mesh=dict(AXES), in_shardings=specs, device_order=list(ORDER)
+    )
+    own = shardscope.inspect(_sin_matmul, *_args(), mesh=jax_mesh(ORDER), in_shardings=specs)
+    for result in (given, own):
+        assert result.mesh.device_order == ORDER
+        assert [c.device_groups for c in result.compiled_collectives] == expected
+        # The window the result opens in lays the mesh out the same way.
+        assert result.session_state()["mesh"]["device_order"] == list(ORDER)
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [
+        ([0, 1], "has 2 ids but the mesh has 8"),
+        ([0] * 8, "repeats [0]"),
+        ([0.0] * 8, "is not a sequence of device ids"),
+        ("0,2,x", "is not a list of integers"),
+        (7, "is not a sequence of device ids"),
+    ],
+)
+def test_a_bad_device_order_is_one_line(order, message):
+    import shardscope
+    from shardscope.backend.errors import MeshError
+
+    with pytest.raises(MeshError) as info:
+        shardscope.inspect(_sin_matmul, *_args(), mesh={"data": 4, "model": 2}, device_order=order)
+    assert message in str(info.value) and "\n" not in str(info.value)

@@ -120,3 +120,22 @@ def test_difference_json_names_gspmd_text_gspmd_hlo():
         "gspmd",
         "gspmd_hlo",
     ]
+
+
+@pytest.mark.slow
+def test_a_traced_program_compiles_on_the_mesh_devices_in_their_order():
+    from shardscope.backend.gspmd.compare import compare_gspmd
+    from tests.support.device_order import jit_groups
+    from tests.support.inputs import PROGRAMS
+
+    program = loaded(str(PROGRAMS / "shard_map_context_mesh.py"))
+    order = (0, 2, 1, 3)
+    result = propagate(program, parse_mesh("data=2,model=2", order))
+    comparison = compare_gspmd(program, result)
+    assert "traced again" in result.warnings[0]  # shard_map: the traced route
+    # GSPMD's groups are those of jax.jit on the same devices in the same order (the
+    # partitioner does not change the user's own psum), not those of devices 0..3.
+    expected = jit_groups(program, order)
+    assert expected != jit_groups(program, range(4))
+    assert [c.device_groups for c in comparison.collectives] == expected
+    assert comparison.differences == []
