@@ -385,3 +385,30 @@ def test_too_many_pages_are_refused_before_any_is_written(tmp_path, qapp, capsys
     assert err.startswith("error: --scale 1.5 would draw the graph as 2 pages, over the 1 pages")
     assert "give --scale 0.71 or less" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_order_lays_out_the_session_and_the_mesh_picture(tmp_path, qapp, capsys):
+    from shardscope.app.cli.main import build_parser
+    from shardscope.app.cli.render import _session
+
+    order = "7,6,5,4,3,2,1,0"
+    args = build_parser().parse_args(
+        ["render", "example:mlp", "--view", "tiles:x", "--device-order", order, "--out", "t.png"]
+    )
+    session = _session(args)
+    assert session.mesh.device_order == (7, 6, 5, 4, 3, 2, 1, 0)
+    assert session.mesh.shape == {"data": 4, "model": 2}
+    pictures = []
+    for extra in ([], ["--device-order", order]):
+        out = tmp_path / f"mesh{len(pictures)}.png"
+        argv = ["render", "example:mlp", "--view", "mesh", "--out", str(out), *extra]
+        assert main(argv) == 0
+        pictures.append(QImage(str(out)))
+    assert pictures[0].size() == pictures[1].size() and pictures[0] != pictures[1]
+    capsys.readouterr()
+    assert main(["render", "example:mlp", "--device-order", "0,1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: device order has 2 ids but the mesh has 8 devices: list each of the 8 "
+        "device ids exactly once"
+    )
