@@ -35,6 +35,7 @@ import linecache
 import os
 import sys
 import threading
+import warnings
 
 _DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
 _LIMIT = os.environ.get("SHARDSCOPE_CAPTURE_STEPS")
@@ -102,14 +103,31 @@ def _user_frame(frame):
 
 
 def _is_library(file: str) -> bool:
-    if file.startswith("<") or os.path.dirname(os.path.abspath(file)) == _HERE:
+    """Whether ``file`` is this folder's, torch's, torch_xla's, numpy's or another
+    installed package's (a frame the user did not write)."""
+    if file.startswith("<"):
         return True
-    parts = os.path.abspath(file).split(os.sep)
-    return (
-        "site-packages" in parts
-        or "dist-packages" in parts
-        or any(p in _LIBRARIES for p in parts[-4:-1])
-    )
+    path = os.path.abspath(file)
+    if os.path.dirname(path) == _HERE:
+        return True
+    parts = path.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    return any(path.startswith(folder + os.sep) for folder in _library_folders())
+
+
+_folders: list[str] = []
+
+
+def _library_folders() -> list[str]:
+    """The folders of the libraries imported so far, found once each."""
+    if len(_folders) < len(_LIBRARIES):
+        _folders.clear()
+        for name in _LIBRARIES:
+            module = sys.modules.get(name)
+            if module is not None and getattr(module, "__file__", None):
+                _folders.append(os.path.dirname(os.path.abspath(module.__file__)))
+    return _folders
 
 
 def _where(frame) -> dict:
@@ -226,9 +244,14 @@ def _sync_inputs() -> list[dict]:
     each one's tensor id, name (None where the script has none for it) and shape."""
     import torch
 
-    roots = [
-        o for o in gc.get_objects() if isinstance(o, torch.Tensor) and _is_xla(o) and _pending(o)
-    ]
+    with warnings.catch_warnings():
+        # Touching every object wakes deprecated module attributes' warnings.
+        warnings.simplefilter("ignore")
+        roots = [
+            o
+            for o in gc.get_objects()
+            if isinstance(o, torch.Tensor) and _is_xla(o) and _pending(o)
+        ]
     roots.sort(key=lambda t: _tensor_id(t) or 0)
     if not roots:
         return []

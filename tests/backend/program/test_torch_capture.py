@@ -1,0 +1,281 @@
+"""torch_xla captures read from what the hook left (the checked-in fixtures of
+tests/inputs/torch/tiny.py, made by make_fixtures.py with torch_xla 2.9): names, mesh,
+device order, the sync's line, and torch_xla's own collectives, with no torch here."""
+
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardscope.backend.program.capture_file import Capture, parse_capture
+from shardscope.backend.program.load import load_program
+from shardscope.backend.program.torch_capture import (
+    as_positions,
+    collect_torch,
+    name_arguments,
+    torch_record,
+)
+from shardscope.backend.run.compiled import propagate_compiled
+
+FIXTURE = Path("tests/inputs/torch/tiny_capture")
+TINY = Path("tests/inputs/torch/tiny.py").resolve()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("torch") / "capture"
+    shutil.copytree(FIXTURE, folder)
+    capture = Capture(["python", "tiny.py"], 4, "finished")
+    assert collect_torch(folder, capture, timeout=120)
+    return capture
+
+
+@pytest.fixture(scope="module")
+def tiny_file(tiny, tmp_path_factory):
+    path = tmp_path_factory.mktemp("file") / "capture-tiny.json"
+    path.write_text(json.dumps(tiny.to_json()))
+    return path
+
+
+def test_the_sync_becomes_one_graph_on_the_scripts_mesh_in_its_device_order(tiny):
+    assert tiny.framework == "torch_xla"
+    (graph,) = tiny.functions
+    assert graph.name == "sync1" and graph.module == "SyncTensorsGraph.104"
+    assert graph.mesh == {"data": 2, "model": 2}
+    assert graph.device_order == [0, 2, 1, 3]
+    assert graph.partitioner == "gspmd"
+    lines = TINY.read_text().splitlines()
+    assert Path(graph.file).name == "tiny.py" and lines[graph.line - 1] == "torch_xla.sync()"
+    assert graph.calls == 1
+    assert graph.compiled_hlo.startswith("HloModule SyncTensorsGraph.104")
+
+
+def test_the_graphs_inputs_are_named_as_the_script_names_them(tiny_file):
+    program = load_program(f"{tiny_file}#sync1")
+    named = [n for n in program.arg_names if not re.fullmatch(r"arg\d+", n)]
+    assert sorted(named) == sorted(
+        ["model.up.weight", "model.up.bias", "model.down.weight", "model.down.bias", "batch"]
+    )
+    assert program.framework == "torch_xla" and program.device_order == (0, 2, 1, 3)
+
+
+def test_each_marked_input_keeps_the_spec_the_script_gave_it(tiny_file):
+    program = load_program(f"{tiny_file}#sync1")
+    result = propagate_compiled(program, timeout=120)
+    assert result.value("model.up.weight").spec == [["model"], []]
+    assert result.value("model.down.weight").spec == [[], ["model"]]
+    assert result.value("batch").spec == [["data"], []]
+
+
+def _counted_in(text: str) -> collections.Counter:
+    """(kind, operand count) of each collective instruction of an HLO text, read here
+    with a pattern of its own."""
+    found = collections.Counter()
+    pattern = re.compile(
+        r"\s(all-reduce|all-gather|all-to-all|collective-permute|reduce-scatter)"
+        r"(?:-start)?\(([^)]*)\)"
+    )
+    for line in text.splitlines():
+        m = pattern.search(line)
+        if m and " = " in line:
+            found[m[1], len(re.findall(r"%[\w.\-]+", m[2]))] += 1
+    return found
+
+
+def test_the_collectives_are_torch_xlas_own_compiled_ones(tiny_file):
+    program = load_program(f"{tiny_file}#sync1")
+    result = propagate_compiled(program, timeout=120)
+    listed = collections.Counter((c.kind, c.operands) for c in result.compiled_collectives)
+    assert listed == _counted_in(program.compiled_hlo) and listed
+    assert any("torch_xla's own compile" in w for w in result.warnings)
+    # torch_xla's device ids, over the script's mesh axes
+    assert all(c.axes for c in result.compiled_collectives if c.kind != "collective-permute")
+
+
+def test_the_recorded_marks_name_the_tensor_as_the_call_writes_it():
+    record = torch_record(FIXTURE)
+    marks = {m["tensor"]: m["spec"] for m in record["marks"]}
+    assert marks == {
+        "model.up.weight": ["model", None],
+        "model.down.weight": [None, "model"],
+        "batch": ["data", None],
+    }
+    (mesh,) = record["meshes"]
+    assert mesh["device_ids"] == [0, 2, 1, 3] and Path(mesh["file"]).name == "tiny.py"
+
+
+def test_a_capture_file_of_a_torch_graph_reads_back_with_its_fields(tiny):
+    again = parse_capture(json.dumps(tiny.to_json()), "cap.json")
+    assert again.framework == "torch_xla"
+    assert again.functions[0].device_order == [0, 2, 1, 3]
+    assert again.functions[0].compiled_hlo == tiny.functions[0].compiled_hlo
+
+
+def test_a_bad_device_order_in_a_capture_file_is_one_line_naming_the_fix(tiny):
+    data = tiny.to_json()
+    data["functions"][0]["device_order"] = [0, 0, 1, 3]
+    with pytest.raises(Exception, match="device order that is not a permutation") as info:
+        parse_capture(json.dumps(data), "cap.json")
+    assert "\n" not in str(info.value) and "capture the script again" in str(info.value)
+
+
+def test_device_ids_become_positions_in_the_mesh_order():
+    order = [0, 2, 4, 6, 1, 3, 5, 7]
+    text = (
+        'mhlo.sharding = "{devices=[4,1,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}" '
+        'mhlo.sharding = "{devices=[2,4]0,1,4,5,2,3,6,7 last_tile_dim_replicate}" '
+        'mhlo.sharding = "{devices=[8]<=[8]}" mhlo.sharding = "{replicated}"'
+    )
+    out = as_positions(text, order)
+    assert "devices=[4,1,1,2]0,1,2,3,4,5,6,7 last" in out
+    # tile 0 holds devices 0,1,4,5: positions 0,4,2,6
+    assert "devices=[2,4]0,4,2,6,1,5,3,7 last" in out
+    assert "devices=[8]0,4,1,5,2,6,3,7}" in out and "{replicated}" in out
+
+
+def test_arguments_are_relocated_by_name_and_the_rest_of_the_text_is_kept():
+    text = (
+        "module {\n"
+        '  func.func @main(%arg0: tensor<2xf32> {mhlo.sharding = "{replicated}"} '
+        'loc("xla__device_data"(#loc1)), %arg1: tensor<f32> loc(#loc2)) -> tensor<2xf32> {\n'
+        "    return %arg0 : tensor<2xf32>\n  }\n}\n"
+    )
+    out = name_arguments(text, ["model.w", 'a "b"'])
+    assert (
+        '%arg0: tensor<2xf32> {mhlo.sharding = "{replicated}"} loc("model.w"), '
+        '%arg1: tensor<f32> loc("a \\"b\\"")) -> tensor<2xf32> {' in out
+    )
+    assert (
+        out.replace('loc("model.w")', 'loc("xla__device_data"(#loc1))').replace(
+            'loc("a \\"b\\"")', "loc(#loc2)"
+        )
+        == text
+    )
+
+
+def test_a_script_that_never_imported_torch_xla_is_not_a_torch_capture(tmp_path):
+    assert not collect_torch(tmp_path, Capture(["python"], 8, "finished"), timeout=60)
+
+
+# --- end to end, with torch_xla: the user's interpreter runs the user's script -----------
+
+TORCH_PYTHON = os.environ.get("SHARDSCOPE_TORCH_PYTHON", "")
+TRAIN_BLOCK = Path("tests/inputs/torch/train_block.py").resolve()
+PARAMETERS = [
+    f"model.{m}.{p}"
+    for m in ("up", "down", "block.ln", "block.qkv", "block.proj")
+    for p in ("weight", "bias")
+]
+
+
+def _has_torch_xla() -> bool:
+    if not TORCH_PYTHON:
+        return False
+    probe = subprocess.run(
+        [TORCH_PYTHON, "-c", "import torch_xla"], capture_output=True, timeout=300
+    )
+    return probe.returncode == 0
+
+
+needs_torch = pytest.mark.skipif(
+    not _has_torch_xla(),
+    reason="needs the torch extra in the script's own environment: pip install "
+    "torch==2.9.0 torch_xla==2.9.0 there (never in shardscope's .venv) and set "
+    "SHARDSCOPE_TORCH_PYTHON to its python",
+)
+
+
+def _cli(*args, cwd=None):
+    proc = subprocess.run(
+        [sys.executable, str(Path("main.py").resolve()), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def block_capture(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("block")
+    # the user's own sitecustomize keeps running under the capture's
+    own = folder / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text(f"open({str(folder / 'own-ran')!r}, 'w').write('yes')\n")
+    out = folder / "capture-block.json"
+    env_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(own)
+    try:
+        summary = json.loads(
+            _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(TRAIN_BLOCK))
+        )
+    finally:
+        if env_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = env_path
+    return folder, out, summary
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_torch_xla_training_script_is_captured_unmodified(block_capture):
+    folder, out, summary = block_capture
+    assert (folder / "own-ran").read_text() == "yes"
+    graphs = {f["name"]: f for f in summary["functions"]}
+    # step 0 builds the optimizer's state, steps 1 and 2 run one graph
+    assert set(graphs) == {"sync1", "sync2"} and graphs["sync2"]["calls"] == 2
+    for graph in graphs.values():
+        assert graph["mesh"] == {"data": 4, "model": 2}
+        assert graph["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+        assert graph["partitioner"] == "gspmd" and Path(graph["file"]).name == "train_block.py"
+    for name in ("sync1", "sync2"):
+        program = load_program(f"{out}#{name}")
+        names = set(program.arg_names)
+        assert set(PARAMETERS) <= names, set(PARAMETERS) - names
+        assert {"tokens", "target"} <= names
+    state = [n for n in load_program(f"{out}#sync2").arg_names if n.startswith("opt.state[")]
+    assert len(state) == 2 * len(PARAMETERS)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_the_captured_collectives_are_torch_xlas_and_gspmd_is_compared(block_capture):
+    from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
+    from shardscope.backend.sharding.mesh import Mesh
+
+    _, out, _ = block_capture
+    data = json.loads(_cli("propagate", "--json", "--gspmd", f"{out}#sync2"))
+    program = load_program(f"{out}#sync2")
+    listed = collections.Counter((c["kind"], c["operands"]) for c in data["collectives"])
+    assert listed == _counted_in(program.compiled_hlo)
+    assert all(
+        c["tensors"] and all(t["op"] is not None for t in c["tensors"]) for c in data["collectives"]
+    )
+    # GSPMD's final shardings of the arguments: torch_xla's compiled module's parameters
+    mesh = Mesh.from_dict(program.mesh)
+    mesh = Mesh(mesh.axes, program.device_order)
+    entry = program.compiled_hlo.split("\nENTRY ", 1)[1]
+    compiled = {
+        int(m[2]): spec_from_hlo_sharding(
+            m[3], mesh, len(m[1].split(",")) if m[1] else 0, physical=True
+        )
+        for m in re.finditer(r"\[([\d,]*)\][^\n]*? parameter\((\d+)\), sharding=(\{[^}]*\})", entry)
+    }
+    args = [v for v in data["values"] if v["role"] == "arg"]
+    differ = {d["id"]: d for d in data["gspmd_differences"]}
+    gspmd = {
+        i: (differ[v["id"]]["gspmd"] if v["id"] in differ else v["spec"])
+        for i, v in enumerate(args)
+    }
+    assert compiled and all(
+        [list(d.axes) for d in compiled[i].dims] == gspmd[i] for i in compiled
+    ), {i: (compiled[i].format(), gspmd[i]) for i in compiled}
