@@ -118,3 +118,84 @@ def test_highlight_and_large_mesh_legible(qtbot, render_dir, count_colors):
     image = editor.grab()
     image.save(str(render_dir / "mesh_editor_3d.png"))
     assert len(editor.grid._cells) == 64
+
+
+def _drag(qtbot, grid, source: int, target: int, monkeypatch) -> None:
+    """Drag the device cell at mesh position ``source`` onto the one at ``target`` with the
+    mouse (the drag's own event loop is replaced by its drop on ``target``)."""
+    start, end = grid.cell_rect(source).center(), grid.cell_rect(target).center()
+
+    def drop_at_target(drag, *args):
+        grid.drop_device(
+            int(bytes(drag.mimeData().data("application/x-shardscope-device").data())),
+            grid.position_at(end),
+        )
+        return Qt.DropAction.MoveAction
+
+    monkeypatch.setattr(QDrag, "exec", drop_at_target)
+    qtbot.mousePress(grid, Qt.MouseButton.LeftButton, pos=start)
+    qtbot.mouseMove(grid, start + QPoint(30, 30))
+    qtbot.mouseRelease(grid, Qt.MouseButton.LeftButton, pos=end)
+
+
+def test_in_the_window_a_captures_device_order_is_dragged_recompiled_and_undone(
+    qtbot, tmp_path, monkeypatch
+):
+    from shardscope.app.window.main_window import MainWindow
+    from tests.support.compile_oracle import loaded
+    from tests.support.device_order import ORDER, jit_groups, module_text, placement, write_capture
+
+    monkeypatch.setenv("SHARDSCOPE_UNSAVED", "discard")
+    program = loaded("example:mlp")
+    capture = write_capture(tmp_path / "cap.json", module_text(program), program.mesh)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+
+    def compiled():
+        qtbot.waitUntil(
+            lambda: (
+                window.session.propagation is not None
+                and not window.propagation.pending
+                and not window.propagation.compiler.compiling
+                and window.session.propagation.compiled_collectives is not None
+            ),
+            timeout=90_000,
+        )
+        result = window.session.propagation
+        return [c.device_groups for c in result.compiled_collectives]
+
+    def tiles():
+        grid = window.inspector.tile_grid
+        return {int(d): r for d, r in grid.tile_map.devices_json().items()}
+
+    try:
+        window.open_program(str(capture))
+        qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+        editor = window.mesh_editor
+        # The capture's own order, shown as such.
+        assert editor.mesh.device_order == ORDER and "custom order" in editor.summary.text()
+        assert compiled() == jit_groups(program, ORDER)
+        x = window.session.graph.value_by_name("x")
+        window.select_value(x.id)
+        assert tiles() == placement(x.shape, [["data"], []], ORDER)
+        # The user drags the device at position 1 onto the one at position 6.
+        swapped = list(ORDER)
+        swapped[1], swapped[6] = swapped[6], swapped[1]
+        _drag(qtbot, editor.grid, 1, 6, monkeypatch)
+        assert window.session.mesh.device_order == tuple(swapped)
+        assert editor.mesh.device_order == tuple(swapped)
+        groups = compiled()
+        assert groups == jit_groups(program, swapped) and groups != jit_groups(program, ORDER)
+        assert tiles() == placement(x.shape, [["data"], []], swapped)
+        # Undo puts the capture's order back, and its compile.
+        assert window.undo.qstack.canUndo()
+        window.undo.qstack.undo()
+        assert window.session.mesh.device_order == ORDER
+        assert editor.mesh.device_order == ORDER
+        assert compiled() == jit_groups(program, ORDER)
+        assert tiles() == placement(x.shape, [["data"], []], ORDER)
+    finally:
+        window.close()
+        window.runner.wait(30_000)
