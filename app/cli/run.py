@@ -130,20 +130,27 @@ def _run_loaded(args, mesh, specs) -> int:
     and run its module on seeded inputs on fake CPU devices (``run.module_run``, which
     also predicts its collectives beside the run); print. Loading says what is wrong with
     any other source."""
-    from shardscope.backend.run.runner import run_program
+    from shardscope.backend.run.module_run import run_loaded_module
 
-    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-    mesh = program_mesh(args, program)
-    result = run_program(
-        program,
-        mesh,
+    loaded = []
+
+    def load():
+        loaded.append(
+            load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+        )
+        return loaded[0], program_mesh(args, loaded[0])
+
+    # The run's worker starts now and imports JAX while the program loads.
+    result = run_loaded_module(
+        load,
         specs,
         timeout=args.timeout,
         runs=args.runs,
+        predict=True,
         reference=not args.no_reference,
         values=False,  # neither output form prints them
     )
-    note_mesh_override(program, args.mesh)
+    note_mesh_override(loaded[0], args.mesh)
     _print(result, args)
     return 0
 

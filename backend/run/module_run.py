@@ -8,14 +8,14 @@ with XLA on ``mesh.size`` fake CPU devices in the mesh's device order, runs it o
 inputs of each argument's shape and dtype (``inputs.random_array``), and reads back each
 device's shards and the compiled collectives. The result is the ``RunResult`` a Python
 program's run gives; its ``inputs`` is ``"seeded"`` and its notes say plainly that the
-inputs are not the script's. Shardy's prediction (``propagation``, or one made here
-beside the run) is matched with the compiled collectives as for a Python run.
+inputs are not the script's. Shardy's prediction (``propagation``, or one made beside
+the run with ``predict``) is matched with the compiled collectives as for a Python run.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,7 @@ def run_module(
     runs: int = DEFAULT_RUNS,
     seed: int = SEED,
     propagation: PropagationResult | None = None,
+    predict: bool = False,
     reference: bool = True,
     values: bool = True,
     cancel: Cancel | None = None,
@@ -75,27 +76,65 @@ def run_module(
     seeded inputs on fake CPU devices; what it found.
 
     Arguments as for ``runner.run_program``. Without ``mesh`` / ``specs`` the program's
-    own apply. Without ``propagation`` Shardy's prediction is made here while the module
-    runs. Raises ``SpecError`` / ``MeshError`` for bad input (a spec on an axis the mesh
-    lacks, a mesh larger than the CPU devices a run may have), ``ShardscopeError`` (one
-    line) for whatever goes wrong in the worker, ``RunCancelled`` once ``cancel`` is.
+    own apply. ``propagation`` gives the predicted collectives to match the compiled ones
+    with; without it, ``predict`` has Shardy predict them beside the run (in a forked
+    child). Raises ``SpecError`` / ``MeshError`` for bad input (a spec on an axis the
+    mesh lacks, a mesh larger than the CPU devices a run may have), ``ShardscopeError``
+    (one line) for whatever goes wrong in the worker, ``RunCancelled`` once ``cancel`` is.
     """
+    return run_loaded_module(
+        lambda: (program, mesh),
+        specs,
+        timeout=timeout,
+        runs=runs,
+        seed=seed,
+        propagation=propagation,
+        predict=predict,
+        reference=reference,
+        values=values,
+        cancel=cancel,
+    )
+
+
+def run_loaded_module(
+    load: Callable[[], tuple[Program, Mesh | Mapping[str, int] | None]],
+    specs: Mapping[str | int, SpecLike] | None = None,
+    *,
+    timeout: float = 300.0,
+    runs: int = DEFAULT_RUNS,
+    seed: int = SEED,
+    propagation: PropagationResult | None = None,
+    predict: bool = False,
+    reference: bool = True,
+    values: bool = True,
+    cancel: Cancel | None = None,
+) -> RunResult:
+    """``run_module`` of the program and mesh ``load()`` gives: the worker starts first
+    and imports JAX while ``load`` loads the program and its module is annotated (the
+    time limit starts once the job is written); what ``load`` raises is raised here."""
     from shardscope.backend.propagation.propagate import PendingPropagation, prepare
 
-    prep = prepare(program, mesh, specs, keep_annotated=True)
-    target = prep.mesh
-    check_device_count(target)
-    pending = PendingPropagation(prep, True, True) if propagation is None else None
-    job = {
-        "module": prep.annotated_text,
-        "mesh": target.to_json(),
-        "arg_names": _arg_names(program),
-        "seed": seed,
-        "runs": runs,
-        "reference": reference,
-        "values": values,
-    }
+    got: dict = {}
+
+    def job() -> dict:
+        program, mesh = load()
+        prep = prepare(program, mesh, specs, keep_annotated=True)
+        check_device_count(prep.mesh)
+        got.update(program=program, mesh=prep.mesh)
+        if propagation is None and predict:
+            got["pending"] = PendingPropagation(prep, True, True)
+        return {
+            "module": prep.annotated_text,
+            "mesh": prep.mesh.to_json(),
+            "arg_names": _arg_names(program),
+            "seed": seed,
+            "runs": runs,
+            "reference": reference,
+            "values": values,
+        }
+
     cancel = cancel or Cancel()
+    predicted, why = propagation, ""
     try:
         with tempfile.TemporaryDirectory(prefix="shardscope-module-run-") as tmp:
             log = Path(tmp) / "stderr.txt"
@@ -106,41 +145,39 @@ def run_module(
                     what=WHAT,
                     cwd=Path.cwd(),
                     timeout=timeout,
-                    devices=target.size,
                     env={**run_environment(False), **cancel.worker_env(Path(tmp))},
                     log=log,
                 )
             except ShardscopeError as exc:
                 if cancel.cancelled:
                     raise RunCancelled(CANCELLED) from None
-                if str(exc).startswith(f"{WHAT} crashed"):
+                if str(exc).startswith(f"{WHAT} crashed") and "program" in got:
                     raise ShardscopeError(
-                        f"{program.name}: {exc}; XLA crashed compiling or running the module: "
-                        f"check its shardings against the mesh (propagate shows them)"
+                        f"{got['program'].name}: {exc}; XLA crashed compiling or running the "
+                        f"module: check its shardings against the mesh (propagate shows them)"
                     ) from None
                 raise
             log_text = log.read_text(errors="replace") if log.exists() else ""
-        if pending is not None:
+        if "pending" in got:
             try:
-                propagation = pending.result()
+                predicted = got.pop("pending").result()
             except ShardscopeError as exc:
-                propagation, why = None, str(exc)
-            else:
-                why = ""
+                why = str(exc)
     except BaseException:
-        if pending is not None:
-            pending.cancel()
+        if "pending" in got:
+            got["pending"].cancel()
         raise
     from shardscope.backend.run.runner import report_result
 
+    program, target = got["program"], got["mesh"]
     notes = [seeded_note(seed, getattr(program, "framework", "jax"))]
     if _GSPMD_FALLBACK in log_text:
         notes.append(
             "XLA compiled the module with GSPMD, not Shardy: the module carries GSPMD "
             "shardings (mhlo.sharding)"
         )
-    result = report_result(program.name, target, report, log_text, notes, propagation)
-    if propagation is None:
+    result = report_result(program.name, target, report, log_text, notes, predicted)
+    if why:
         result.notes.append(f"no predicted collectives to compare: {why}")
     result.inputs = "seeded"
     return result

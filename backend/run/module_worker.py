@@ -20,6 +20,7 @@ so no Python of the program's runs. The worker:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import statistics
@@ -38,7 +39,7 @@ from jaxlib.mlir import ir
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.isolation.jobs import json_worker_main
-from shardscope.backend.isolation.thread_stacks import size_thread_stacks
+from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory
 from shardscope.backend.run.inputs import SEED, random_array
 from shardscope.backend.run.shards import (
@@ -60,9 +61,8 @@ _INT = re.compile(r"(?P<unsigned>u?)i(?P<bits>8|16|32|64)")
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry point: ``JOB OUT``; the CPU client's thread stacks sized for the
-    device count first (``isolation.thread_stacks``)."""
-    size_thread_stacks()
+    """Worker entry point: ``JOB OUT``. The worker starts (and imports JAX) before its
+    program is loaded: the CPU device count comes with the job's mesh."""
     return json_worker_main(argv, run_module_job, failure=FAILURE)
 
 
@@ -70,6 +70,12 @@ def run_module_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's module; the report for the parent."""
     del scratch
     jax.config.update("jax_enable_compilation_cache", False)
+    n = Mesh.from_json(job["mesh"]).size
+    # Before anything starts JAX's CPU client: as many devices as the mesh has, their
+    # threads' stacks sized for that count (``isolation.thread_stacks``).
+    with contextlib.suppress(RuntimeError):  # started already (a caller in-process)
+        jax.config.update("jax_num_cpu_devices", n)
+        thread_stack_size(n)
     stages: dict[str, float] = {}
     last = [time.perf_counter()]
 

@@ -264,3 +264,20 @@ def test_a_device_order_puts_each_shard_on_the_device_jax_places_it_on(mesh):
     # The compiled collectives' groups are device ids in that order, as jax.jit's.
     groups = [tuple(tuple(g) for g in c["device_groups"]) for c in data["collectives"]]
     assert groups == jit_groups(loaded("example:mlp"), ORDER)
+
+
+def test_an_mlir_module_runs_on_seeded_inputs_in_its_device_order(capsys):
+    order = [0, 2, 4, 6, 1, 3, 5, 7]
+    argv = ["run", str(INPUTS / "mlir" / "sdy.mlir"), "--runs", "1", "--json"]
+    assert main([*argv, "--device-order", ",".join(map(str, order))]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["inputs"] == "seeded" and data["device_order"] == order
+    assert data["notes"][0].startswith("the inputs are seeded, not the program's own")
+    x = next(t for t in data["arguments"] if t["name"] == "x")
+    # x is split over data in its rows: device 1 sits at mesh position 4, data index 2.
+    rows = {s["device"]: s["index"][0] for s in x["shards"]}
+    assert rows[1] == [8, 12] and rows[2] == [0, 4]
+    (reduce,) = data["collectives"]
+    assert reduce["kind"] == "all-reduce" and reduce["predicted"], "Shardy predicted it"
+    assert main(argv[:-1]) == 0
+    assert "inputs: seeded random data, not the script's" in capsys.readouterr().out
