@@ -176,6 +176,12 @@ def run_loaded_module(
             "XLA compiled the module with GSPMD, not Shardy: the module carries GSPMD "
             "shardings (mhlo.sharding)"
         )
+    elif getattr(program, "partitioner", "shardy") == "gspmd":
+        notes.append(
+            f"XLA compiled the module with Shardy on the shardings written on it; "
+            f"{getattr(program, 'framework', 'its framework')} compiles it with GSPMD, so "
+            f"these collectives may differ from the ones the script ran"
+        )
     result = report_result(program.name, target, report, log_text, notes, predicted)
     if why:
         result.notes.append(f"no predicted collectives to compare: {why}")

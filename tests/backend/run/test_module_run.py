@@ -203,3 +203,44 @@ def test_a_spec_on_a_missing_axis_is_one_line(mlir_file):
     with pytest.raises(SpecError) as info:
         run_module(load_program(mlir_file), {"data": 4, "model": 2}, {"x": "expert,_"})
     assert "expert" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_runs_in_its_device_order_with_torch_xlas_collectives(tmp_path):
+    import json
+    import shutil
+
+    from shardscope.backend.program.capture import Capture
+    from shardscope.backend.program.torch_capture import collect_torch
+
+    shutil.copytree("tests/inputs/torch/tiny_capture", tmp_path / "capture")
+    captured = Capture(["python", "tiny.py"], 4, "finished")
+    assert collect_torch(tmp_path / "capture", captured, timeout=120)
+    path = tmp_path / "torch.json"
+    path.write_text(json.dumps(captured.to_json()))
+    program = load_program(str(path))
+    assert program.framework == "torch_xla" and program.device_order == (0, 2, 1, 3)
+    result = run_program(program, runs=1)
+    assert result.device_order == [0, 2, 1, 3] and result.inputs == "seeded"
+    assert any(
+        n.startswith("the inputs are seeded, not the torch_xla script's") for n in result.notes
+    )
+    batch = result.tensor("batch")
+    # batch over data in its rows: device 1 sits at mesh position 2, data index 1.
+    assert batch.spec == "data,_"
+    assert {s.device: s.index[0] for s in batch.shards} == {
+        0: (0, 2),
+        2: (0, 2),
+        1: (2, 4),
+        3: (2, 4),
+    }
+    assert result.tensor("model.up.weight").spec == "model,_"
+    assert all(t.max_rel_error is not None and t.max_rel_error < 1e-5 for t in result.outputs)
+    # The same collectives, tensor for tensor, as torch_xla's own compiled module.
+    own: dict[str, int] = {}
+    for c in read_collectives(program.compiled_hlo):
+        own[c["kind"]] = own.get(c["kind"], 0) + c["operands"]
+    ran: dict[str, int] = {}
+    for c in result.collectives:
+        ran[c.kind] = ran.get(c.kind, 0) + c.operands
+    assert ran == own and ran
