@@ -244,3 +244,14 @@ def test_a_torch_xla_capture_runs_in_its_device_order_with_torch_xlas_collective
     for c in result.collectives:
         ran[c.kind] = ran.get(c.kind, 0) + c.operands
     assert ran == own and ran
+
+
+def test_a_cancelled_module_run_ends_its_worker(mlir_file):
+    import threading
+
+    from shardscope.backend.run.cancel import Cancel, RunCancelled
+
+    cancel = Cancel()
+    threading.Timer(0.3, cancel.cancel).start()
+    with pytest.raises(RunCancelled):
+        run_module(load_program(mlir_file), {"data": 4, "model": 2}, cancel=cancel)
