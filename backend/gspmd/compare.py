@@ -30,8 +30,7 @@ from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.program.consent import NoPythonFile, runnable_file
-from shardscope.backend.sharding.hlo_text import hlo_sharding_text, spec_from_hlo_sharding
-from shardscope.backend.sharding.spec import Spec
+from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph, Value
@@ -90,22 +89,22 @@ def compare_gspmd(
     """
     graph = result.graph
     gspmd: dict[int, str] = {}
-    # The module is compiled with device ids as the mesh orders them; the traced route
-    # lays its mesh over the devices in the mesh's order, so its device numbers are mesh
-    # positions.
-    physical = True
+    # Both routes compile on the mesh's devices in its order, so the shardings XLA
+    # reports number devices by mesh position, as the program's own text and
+    # ``ValueInfo.hlo_sharding`` do.
     try:
         text = gspmd_module(program, result)
     except NoGspmdForm as exc:
         report = _python_route(program, result, timeout)
-        physical = False
         result.warnings.append(
             f"GSPMD comparison: {exc}; the program was traced again with GSPMD, which "
             f"received the argument and result specs but not constraints on intermediates"
         )
         _match_instructions(graph, report["instructions"], gspmd)
     else:
-        report = compile_module(text, result.mesh.size, timeout=timeout)
+        report = compile_module(
+            text, result.mesh.size, device_order=result.mesh.device_order, timeout=timeout
+        )
         _match_by_op(graph, report["instructions"], gspmd)
     for vid, sharding in zip(graph.functions[graph.main].arguments, report["inputs"], strict=False):
         gspmd[vid] = sharding
@@ -114,14 +113,9 @@ def compare_gspmd(
     out = []
     for vid, sharding in sorted(gspmd.items()):
         ours = result.values[vid]
-        theirs = _spec_of(sharding, result.mesh, len(ours.spec), physical=physical)
+        theirs = _spec_of(sharding, result.mesh, len(ours.spec))
         if theirs == ours.spec:
             continue
-        shardy_text = ours.hlo_sharding
-        if physical and ours.hlo_sharding:
-            # Both sides in device ids, as the compiled module numbers them.
-            spec = Spec.of(*[tuple(d) for d in ours.spec])
-            shardy_text = hlo_sharding_text(result.mesh, spec, len(ours.spec), physical=True)
         out.append(
             Difference(
                 vid,
@@ -129,7 +123,7 @@ def compare_gspmd(
                 ours.display_name,
                 ours.role,
                 ours.spec,
-                shardy_text,
+                ours.hlo_sharding,
                 theirs,
                 sharding,
             )
@@ -138,12 +132,20 @@ def compare_gspmd(
     return GspmdComparison(out, collectives)
 
 
-def compile_module(module_text: str, devices: int, *, timeout: float = 300.0) -> dict:
-    """Compile a GSPMD-annotated module on ``devices`` fake CPU devices in a worker; its
+def compile_module(
+    module_text: str,
+    devices: int,
+    *,
+    device_order: Sequence[int] | None = None,
+    timeout: float = 300.0,
+) -> dict:
+    """Compile a GSPMD-annotated module on ``devices`` fake CPU devices in a worker, laid
+    out in ``device_order`` (device id at each mesh position; None: 0, 1, 2...); its
     report (``inputs``, ``outputs``, ``instructions``, ``collectives``)."""
+    order = list(device_order) if device_order else None
     return run_json_worker(
         _COMPILE_WORKER,
-        {"kind": "module", "module": module_text},
+        {"kind": "module", "module": module_text, "device_order": order},
         what=_WHAT,
         cwd=Path.cwd(),
         timeout=timeout,
@@ -261,9 +263,9 @@ def _match_instructions(
                 break
 
 
-def _spec_of(text: str, mesh: Mesh, rank: int, *, physical: bool) -> list[list[str]] | None:
+def _spec_of(text: str, mesh: Mesh, rank: int) -> list[list[str]] | None:
     try:
-        spec = spec_from_hlo_sharding(text, mesh, rank, physical=physical)
+        spec = spec_from_hlo_sharding(text, mesh, rank)
     except (SpecError, ValueError):
         return None
     return [list(d.axes) for d in spec.padded(rank).dims]

@@ -50,16 +50,24 @@ def compile_job(job: dict, scratch: Path) -> dict:
     jax.config.update("jax_use_shardy_partitioner", False)
     dump = scratch / "dump"
     if job.get("kind") == "module":
-        return _compile_module(job["module"], dump)
+        return _compile_module(job["module"], dump, job.get("device_order"))
     return _compile_python(job, dump)
 
 
-def _compile_module(text: str, dump: Path) -> dict:
+def _compile_module(text: str, dump: Path, device_order: list[int] | None) -> dict:
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(text)
         n = ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"]).value
         backend = xla_bridge.get_backend("cpu")
-        devices = backend.devices()[:n]
+        # The mesh's devices in its order, as jax.jit assigns them: the module's device
+        # numbers are positions in this assignment.
+        by_id = {int(d.id): d for d in backend.devices()}
+        order = [int(i) for i in device_order or range(n)]
+        if len(order) != n or len(set(order)) != n or not set(order) <= set(by_id):
+            raise RuntimeError(
+                f"the worker has {len(by_id)} CPU devices, the mesh {n} in order {order}"
+            )
+        devices = [by_id[i] for i in order]
         options = compiler.get_compile_options(
             num_replicas=1,
             num_partitions=n,

@@ -93,7 +93,9 @@ def gspmd_module(program: Program, result: PropagationResult) -> str:
 
 
 class _HloTexts:
-    """HloSharding text of Shardy shardings over one mesh, in device ids, each made once."""
+    """HloSharding text of Shardy shardings over one mesh, each made once: devices numbered
+    by mesh position, as a JAX or torch_xla lowering numbers them (the compile's device
+    assignment is the mesh's devices in their order)."""
 
     def __init__(self, mesh: Mesh) -> None:
         self.mesh = mesh
@@ -105,7 +107,7 @@ class _HloTexts:
             if any(":(" in axis for dim in sharding.dims for axis in dim):
                 raise NoGspmdForm("a sharding uses a sub-axis, which GSPMD text cannot name")
             spec = Spec.of(*[tuple(d) for d in sharding.dims])
-            self._texts[key] = hlo_sharding_text(self.mesh, spec, rank, physical=True)
+            self._texts[key] = hlo_sharding_text(self.mesh, spec, rank)
         return self._texts[key]
 
 

@@ -3,11 +3,15 @@
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.gspmd.compare import gspmd_differences
+from shardscope.backend.gspmd.compare import compare_gspmd, gspmd_differences
 from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.sharding.hlo_text import hlo_sharding_text
 from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import parse_spec
 from tests.support.compile_oracle import loaded, propagated
-from tests.support.inputs import CORPUS, MLIR
+from tests.support.inputs import CORPUS, INPUTS, MLIR
+
+TORCH = INPUTS / "torch"
 
 
 @pytest.mark.slow
@@ -88,10 +92,47 @@ def test_a_permuted_device_order_compares_device_for_device():
     program = loaded("example:conflict")
     mesh = parse_mesh("data=4,model=2", "0,2,4,6,1,3,5,7")
     diffs = gspmd_differences(program, propagate(program, mesh))
-    # As with the iota order: only the add's result differs, and both sides name devices.
+    # As with the iota order: only the add's result differs. The module compiles on the
+    # mesh's devices in its order, so XLA numbers devices by mesh position, as
+    # ValueInfo.hlo_sharding does.
     assert [d.display_name for d in diffs] == ["result[0]"]
     assert diffs[0].gspmd == [["data"], []]
-    assert diffs[0].gspmd_text == "{devices=[4,1,2]0,2,4,6,1,3,5,7 last_tile_dim_replicate}"
+    assert diffs[0].gspmd_text == hlo_sharding_text(mesh, parse_spec("data,_"), 2)
+    assert diffs[0].shardy_hlo == "{replicated}"
+
+
+@pytest.fixture(scope="module")
+def torch_conflict():
+    program = loaded(str(TORCH / "capture_conflict.json") + "#sync1")
+    result = propagate(program)
+    return program, result, compare_gspmd(program, result)
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_keeps_its_own_shardings_under_gspmd(torch_conflict):
+    # The module carries torch_xla's mhlo.sharding texts (mesh positions over devices
+    # 0,2,4,6,1,3,5,7): GSPMD must read them as the same shardings Shardy was given.
+    program, result, comparison = torch_conflict
+    assert program.device_order == (0, 2, 4, 6, 1, 3, 5, 7)
+    graph = result.graph
+    args = {graph.values[v].name: v for v in graph.functions[graph.main].arguments}
+    differing = {d.display_name for d in comparison.differences}
+    assert not differing & set(args)
+    assert result.values[args["x"]].spec == [["data"], []]
+    assert result.values[args["y"]].spec == [["model"], []]
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_differs_where_gspmd_settles_the_conflict(torch_conflict):
+    # sin(x) + y with x on data and y on model: GSPMD keeps data, Shardy replicates.
+    _, result, comparison = torch_conflict
+    (diff,) = comparison.differences
+    assert diff.display_name == "result[0]"
+    assert diff.shardy == [[], []] and diff.gspmd == [["data"], []]
+    assert diff.gspmd_text == hlo_sharding_text(result.mesh, parse_spec("data,_"), 2)
+    # GSPMD's collectives name the torch op they serve.
+    assert [c.kind for c in comparison.collectives] == ["collective-permute"]
+    assert comparison.collectives[0].tensors[0].op_name.startswith("aten__add")
 
 
 def test_difference_json_names_gspmd_text_gspmd_hlo():

@@ -35,3 +35,28 @@ def test_kind_names_both_classifications_when_they_differ():
 def test_unknown_axis_is_reported_before_a_rank_mismatch():
     with pytest.raises(SpecError, match="unknown axis 'nope'"):
         sharding_texts(MESH, parse_spec("nope,_,_"), 2)
+
+
+def test_torch_xla_form_is_the_spec_mark_sharding_takes():
+    from shardscope.backend.sharding.text_forms import mark_sharding_text, torch_xla_spec_text
+
+    assert torch_xla_spec_text(parse_spec("data"), 2) == '("data", None)'
+    assert torch_xla_spec_text(parse_spec("data+model,_")) == '(("data", "model"), None)'
+    assert torch_xla_spec_text([["model"]]) == '("model",)'
+    assert torch_xla_spec_text([[], ["model"]], 3) == '(None, "model", None)'
+    assert torch_xla_spec_text(parse_spec(""), 0) == "()"
+    assert mark_sharding_text([["data"], []]) == 'xs.mark_sharding(t, mesh, ("data", None))'
+
+
+def test_a_sub_axis_has_no_torch_xla_form():
+    from shardscope.backend.sharding.text_forms import mark_sharding_text, torch_xla_spec_text
+
+    assert torch_xla_spec_text([["data:(1)2"], []]) is None
+    assert mark_sharding_text([["data:(1)2"], []]).startswith("(no PyTorch/XLA spec")
+
+
+def test_the_torch_xla_text_is_given_only_when_asked():
+    spec = parse_spec("_,model")
+    assert "torch_xla" not in sharding_texts(MESH, spec, 2)
+    texts = sharding_texts(MESH, spec, 2, torch_xla=True)
+    assert texts["torch_xla"] == 'xs.mark_sharding(t, mesh, (None, "model"))'
