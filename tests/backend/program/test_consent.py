@@ -21,6 +21,7 @@ from shardscope.backend.program.consent import (
     allow,
     needs_consent,
     python_file,
+    runnable_file,
 )
 from shardscope.backend.program.load import EXAMPLES_DIR, load_program
 from shardscope.backend.propagation.propagate import propagate
@@ -117,7 +118,9 @@ def test_an_example_runs_its_own_file_whatever_path_the_session_names(saved):
 def test_data_kinds_have_no_file_to_run(saved, kind):
     program = from_session(saved, kind=kind)
     with pytest.raises(ShardscopeError, match="has no function to call"):
-        run_program(program, timeout=60)
+        runnable_file(program, "run")
+    # Running one runs its module on seeded inputs, never the file the session names.
+    assert run_program(program, timeout=60, runs=1).inputs == "seeded"
     assert not saved[2].exists()
 
 
