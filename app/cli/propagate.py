@@ -15,6 +15,7 @@ from shardscope.app.cli.options import (
 )
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.spec import dims_text
+from shardscope.backend.sharding.text_forms import torch_xla_spec_text
 
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
@@ -28,7 +29,8 @@ def add_arguments(parser) -> None:
         "--gspmd",
         action="store_true",
         help="also compile with GSPMD: list the values it shards differently and its "
-        "compiled collectives",
+        "compiled collectives (the default for a program its framework partitions with "
+        "GSPMD, such as a torch_xla capture)",
     )
     add_hardware_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -47,8 +49,10 @@ def run(args) -> int:
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     mesh = program_mesh(args, program)
     result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
+    result.framework = program.framework
+    result.partitioner = program.partitioner
     price_result(result, hardware)
-    if args.gspmd:
+    if args.gspmd or program.partitioner == "gspmd":
         # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import compare_gspmd
 
@@ -63,13 +67,13 @@ def run(args) -> int:
     return 0
 
 
-def _compiled_lines(result) -> list[str]:
+def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
     """The compiled collectives: kind, axes, operands, tensor, op, line, cause."""
     compiled = result.compiled_collectives
     if compiled is None:
         why = result.compile_error or "not compiled"
         return ["", f"collectives: none listed ({why})"]
-    lines = ["", f"collectives: {len(compiled)} (as XLA compiled them)"]
+    lines = ["", f"collectives: {len(compiled)} ({how})"]
     graph = result.graph
     for c in compiled:
         cause = c.cause
@@ -92,14 +96,93 @@ def _compiled_lines(result) -> list[str]:
     return lines
 
 
-def summary(result) -> str:
-    """The readable report ``propagate`` prints without ``--json``."""
+def _gspmd_first(result) -> bool:
+    """Whether GSPMD's answer leads: the program's framework partitions with GSPMD and
+    the comparison ran."""
+    return result.partitioner == "gspmd" and result.gspmd_differences is not None
+
+
+def _torch_spec(result, dims) -> str:
+    """The spec in torch_xla's form for a torch_xla program, else nothing."""
+    if result.framework != "torch_xla":
+        return ""
+    text = torch_xla_spec_text(dims)
+    return f"  {text}" if text is not None else ""
+
+
+def _gspmd_lines(result) -> list[str]:
+    """GSPMD's final shardings of arguments and results, and the collectives the
+    framework (or GSPMD) compiled: the faithful view of a GSPMD-partitioned program."""
+    framework = "torch_xla" if result.framework == "torch_xla" else result.framework
     lines = [
-        f"{result.program}: mesh {', '.join(f'{k}={v}' for k, v in result.mesh.shape.items())}",
-        f"route: {result.route}",
         "",
-        "annotations:",
+        f"{framework} partitions this program with GSPMD: GSPMD's shardings and collectives "
+        f"come first; Shardy's propagation of the same annotations follows",
+        "",
+        "arguments and results (GSPMD's final shardings; * where Shardy differs):",
     ]
+    differ = {d.id: d for d in result.gspmd_differences}
+    key = result.graph.listing_key()
+    for v in sorted(result.values, key=lambda v: key(v.id)):
+        if v.role == "intermediate":
+            continue
+        d = differ.get(v.id)
+        if d is None:
+            dims, hlo, mark = v.spec, v.hlo_sharding, " "
+        else:
+            dims, hlo, mark = d.gspmd, d.gspmd_text, "*"
+        spec = dims_text(dims) if dims is not None else "(no spec)"
+        torch = _torch_spec(result, dims) if dims is not None else ""
+        shape = str(list(v.shape or []))
+        lines.append(f" {mark}{v.name:24} {shape:16} {spec:20} {hlo}{torch}")
+        if d is not None:
+            lines.append(f"      Shardy: {dims_text(d.shardy)} {d.shardy_hlo}")
+    if _framework_compiled(result):
+        lines += _compiled_lines(result, f"as {framework} compiled them, partitioned by GSPMD")
+    elif result.gspmd_collectives is not None:
+        lines += _gspmd_collective_lines(result)
+    return lines
+
+
+def _framework_compiled(result) -> bool:
+    """Whether the compiled collectives are the framework's own compile (a torch_xla
+    capture as the script ran it), not shardscope's compile with Shardy."""
+    return result.framework != "jax" and any(
+        w.startswith(f"the collectives are {result.framework}'s own compile")
+        for w in result.warnings
+    )
+
+
+def _gspmd_collective_lines(result) -> list[str]:
+    lines = ["", f"GSPMD's compiled collectives: {len(result.gspmd_collectives)}"]
+    for c in result.gspmd_collectives:
+        axes = "+".join(c.axes) if c.axes else "?"
+        ops = ", ".join(f"{t.op_name}:{t.line}" for t in c.tensors)
+        lines.append(
+            f"  {c.kind:18} {axes:12} x{c.operands} {list(c.shape)} {c.bytes} B/device: {ops}"
+        )
+    return lines
+
+
+def summary(result) -> str:
+    """The readable report ``propagate`` prints without ``--json``.
+
+    For a program its framework partitions with GSPMD (a torch_xla capture) GSPMD's
+    final shardings and the collectives compiled come first, and Shardy's propagation
+    follows under a heading saying it is Shardy's view of the same annotations.
+    """
+    gspmd_first = _gspmd_first(result)
+    order = result.mesh.device_order
+    devices = "" if result.mesh.is_iota else f" over devices {','.join(map(str, order))}"
+    mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.shape.items())
+    lines = [f"{result.program}: mesh {mesh}{devices}", f"route: {result.route}"]
+    if gspmd_first:
+        lines += _gspmd_lines(result)
+        lines += [
+            "",
+            "== what Shardy does with the same annotations ==",
+        ]
+    lines += ["", "annotations:"]
     values = result.graph.values
     for a in result.annotations:
         if a.spec.dims:
@@ -108,13 +191,18 @@ def summary(result) -> str:
             spec = "(a scalar: replicated)"
         else:
             spec = "(in code)"
+        if a.spec.dims:
+            spec += _torch_spec(result, [d.axes for d in a.spec.dims])
         lines.append(f"  {a.source:4} {a.target} = {spec}  [{a.origin}]")
-    lines += ["", "arguments and results:"]
+    lines += ["", "arguments and results (Shardy's final shardings):" if gspmd_first else ""]
+    if not gspmd_first:
+        lines[-1] = "arguments and results:"
     key = result.graph.listing_key()
     for v in sorted(result.values, key=lambda v: key(v.id)):
         if v.role != "intermediate":
             lines.append(
-                f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} {v.hlo_sharding}"
+                f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} "
+                f"{v.hlo_sharding}{_torch_spec(result, v.spec)}"
             )
     steps = result.timeline.steps
     lines += ["", f"steps: {len(steps)}"]
@@ -141,7 +229,8 @@ def summary(result) -> str:
         # contracting factor instead of gathering it): show what it really inserts.
         inserted = ", ".join(f"{x.kind} {'+'.join(x.axes)}" for x in c.collectives)
         lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
-    lines += _compiled_lines(result)
+    if not (gspmd_first and _framework_compiled(result)):
+        lines += _compiled_lines(result)
     matched = result.predicted_matched or [None] * len(result.collectives)
     lines += [
         "",
@@ -163,14 +252,10 @@ def summary(result) -> str:
             lines.append(
                 f"  {d.display_name}: shardy {dims_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
             )
-    if result.gspmd_collectives is not None:
-        lines += ["", f"GSPMD's compiled collectives: {len(result.gspmd_collectives)}"]
-        for c in result.gspmd_collectives:
-            axes = "+".join(c.axes) if c.axes else "?"
-            ops = ", ".join(f"{t.op_name}:{t.line}" for t in c.tensors)
-            lines.append(
-                f"  {c.kind:18} {axes:12} x{c.operands} {list(c.shape)} {c.bytes} B/device: {ops}"
-            )
+    if result.gspmd_collectives is not None and not (
+        gspmd_first and not _framework_compiled(result)
+    ):
+        lines += _gspmd_collective_lines(result)
     if result.pricing is not None:
         lines += ["", *result.pricing.summary_lines()]
     if result.warnings:

@@ -61,6 +61,10 @@ class PropagationResult:
     # be sent back from it.
     module: ir.Module | None
     route: str = ROUTE
+    # The framework that built the program ("jax", "torch_xla") and the partitioner that
+    # framework compiles it with ("shardy", "gspmd"): ``Program.framework/partitioner``.
+    framework: str = "jax"
+    partitioner: str = "shardy"
     conflicts: list[Conflict] = field(default_factory=list)
     collectives: list[Collective] = field(default_factory=list)
     # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
@@ -108,6 +112,8 @@ class PropagationResult:
         """The object ``propagate --json`` prints."""
         out: dict[str, Any] = {
             "program": self.program,
+            "framework": self.framework,
+            "partitioner": self.partitioner,
             "mesh": self.mesh.shape,
             # The device id at each row-major mesh position.
             "device_order": list(self.mesh.device_order),

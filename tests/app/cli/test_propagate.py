@@ -5,7 +5,7 @@ import json
 import pytest
 
 from shardscope.app.cli.main import main
-from tests.support.inputs import CORPUS
+from tests.support.inputs import CORPUS, INPUTS
 
 
 @pytest.fixture(scope="module")
@@ -436,3 +436,56 @@ def test_a_bad_device_order_is_one_line_naming_the_fix(capsys, reordered, argv, 
     assert main(["propagate", str(reordered["capture"]), *argv]) == 1
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1, err
+
+
+TORCH_CONFLICT = INPUTS / "torch" / "capture_conflict.json"
+
+
+@pytest.fixture(scope="module")
+def torch_conflict_json():
+    """propagate --json on a torch_xla capture: sin(x) + y, x on data and y on model."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["propagate", f"{TORCH_CONFLICT}#sync1", "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_is_compared_with_gspmd_by_default(torch_conflict_json):
+    data = torch_conflict_json
+    assert data["framework"] == "torch_xla" and data["partitioner"] == "gspmd"
+    assert data["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    # GSPMD keeps the add on data where Shardy replicates it.
+    (diff,) = data["gspmd_differences"]
+    assert diff["display_name"] == "result[0]"
+    assert diff["shardy"] == [[], []] and diff["gspmd"] == [["data"], []]
+    assert [c["kind"] for c in data["gspmd_collectives"]] == ["collective-permute"]
+    # The collectives listed are torch_xla's own compile, and all the old keys stay.
+    assert [c["kind"] for c in data["collectives"]] == ["collective-permute"]
+    assert {"values", "steps", "conflicts", "predicted_collectives", "cost"} <= set(data)
+
+
+@pytest.mark.slow
+def test_a_torch_xla_summary_leads_with_gspmd_and_labels_shardys_view(capsys):
+    assert main(["propagate", f"{TORCH_CONFLICT}#sync1"]) == 0
+    text = capsys.readouterr().out
+    gspmd = text.index("GSPMD's final shardings")
+    shardy = text.index("== what Shardy does with the same annotations ==")
+    assert gspmd < text.index("as torch_xla compiled them") < shardy < text.index("conflicts: 1")
+    head = text[gspmd:shardy]
+    # The differing result is marked, with GSPMD's spec in torch_xla's form and Shardy's.
+    marked = next(line for line in head.splitlines() if line.startswith(" *"))
+    assert "result[0]" in marked and '("data", None)' in marked
+    assert "Shardy: [_, _] {replicated}" in head
+    assert "x                        [16, 32]         [data, _]" in head
+
+
+@pytest.mark.slow
+def test_a_jax_program_keeps_shardys_summary_without_gspmd(capsys):
+    assert main(["propagate", "example:conflict"]) == 0
+    text = capsys.readouterr().out
+    assert "what Shardy does" not in text and "GSPMD differs" not in text
+    assert '("data", None)' not in text

@@ -60,7 +60,8 @@ def test_value_infos_merge_sub_axes_and_default_to_replicated():
 def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
     result = propagated("example:mlp")
     got = result.to_json()
-    keys = ["program", "mesh", "route", "annotations", "values", "steps", "conflicts"]
+    keys = ["program", "framework", "partitioner", "mesh", "device_order", "route"]
+    keys += ["annotations", "values", "steps", "conflicts"]
     assert list(got) == [
         *keys,
         "collectives",
