@@ -82,7 +82,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 f"capture the script again, or report the graph"
             )
         inputs = [i for i in sync.get("inputs", []) if isinstance(i, dict)]
-        text = name_arguments(text, _argument_names(text, inputs))
+        text = name_arguments(without_op_scopes(text), _argument_names(text, inputs))
         mesh_record = _mesh_before(sync.get("seq", 0), marks, meshes)
         mesh, order = _mesh(mesh_record)
         if order is not None:
@@ -148,6 +148,16 @@ def _device_list(text: str, total: int):
     if int(np.prod(reshape)) != total or sorted(perm) != list(range(len(reshape))):
         return None
     return np.arange(total).reshape(reshape).transpose(perm).reshape(-1)
+
+
+_OP_SCOPE = re.compile(r'loc\("((?:aten|xla|prim)__\w+)\.\d+/\1(?=["/])')
+
+
+def without_op_scopes(text: str) -> str:
+    """``text`` with the scope torch_xla gives each op outside a module's
+    (``aten__add.14/aten__add``) dropped: the op is ``aten__add``, as it is inside a
+    module (``block/qkv/aten__add``)."""
+    return _OP_SCOPE.sub(lambda m: f'loc("{m[1]}', text)
 
 
 def _count_ops(text: str) -> int:

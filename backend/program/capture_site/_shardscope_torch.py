@@ -388,6 +388,8 @@ def _stop() -> None:
 # --- op scopes -------------------------------------------------------------------------
 
 _module_stack: list[str] = []
+# The key of an autograd node's metadata that holds its forward op's module scope.
+_SCOPE = "shardscope_scope"
 _module_names: dict[int, str] = {}
 
 
@@ -407,6 +409,7 @@ def _name_modules(root) -> None:
 
 
 def _install_scopes(torch) -> None:
+    from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
     def pre(module, args):
@@ -438,7 +441,23 @@ def _install_scopes(torch) -> None:
     register_optimizer_step_pre_hook(step_pre)
     register_optimizer_step_post_hook(step_post)
 
+    class Tags(TorchFunctionMode):
+        """Tags the autograd node of each forward result with its module's scope, so that
+        its gradient's ops are that module's too (``backward/block/qkv``)."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            scope = _module_stack[-1] if _module_stack else ""
+            if scope and not in_step:
+                for t in out if isinstance(out, (tuple, list)) else (out,):
+                    node = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+                    if node is not None and _SCOPE not in node.metadata:
+                        node.metadata[_SCOPE] = scope
+            return out
+
     class Scopes(TorchDispatchMode):
+        """Names each op's result by its scope (``_set_xla_custom_op_name_prefix``)."""
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             scope = self.scope()
@@ -453,12 +472,14 @@ def _install_scopes(torch) -> None:
         def scope() -> str:
             if in_step:
                 return "optimizer"
-            if torch._C._current_autograd_node() is not None:
-                return "backward"
+            node = torch._C._current_autograd_node()
+            if node is not None:
+                inner = node.metadata.get(_SCOPE)
+                return f"backward/{inner}" if inner else "backward"
             return _module_stack[-1] if _module_stack else ""
 
-    mode = Scopes()
-    mode.__enter__()
+    Tags().__enter__()
+    Scopes().__enter__()
 
 
 # --- installing ------------------------------------------------------------------------

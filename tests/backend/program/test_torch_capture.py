@@ -279,3 +279,18 @@ def test_the_captured_collectives_are_torch_xlas_and_gspmd_is_compared(block_cap
     assert compiled and all(
         [list(d.axes) for d in compiled[i].dims] == gspmd[i] for i in compiled
     ), {i: (compiled[i].format(), gspmd[i]) for i in compiled}
+
+
+def test_ops_are_scoped_by_the_module_that_ran_them_not_one_scope_per_op(tiny_file):
+    program = load_program(f"{tiny_file}#sync1")
+    scopes = {
+        op.location_name.rsplit("/", 1)[0]
+        for op in program.graph.ops
+        if op.location_name and "/" in op.location_name
+    }
+    assert {"up", "down", "backward/up", "backward/down", "optimizer"} <= scopes
+    assert not [s for s in scopes if re.search(r"__\w+\.\d+$", s)], scopes
+    # the user's lines, past torch's and the hook's own frames
+    lines = {op.source_line for op in program.graph.ops if op.source_file == str(TINY)}
+    text = TINY.read_text().splitlines()
+    assert any("self.down(torch.relu(self.up(x)))" in text[n - 1] for n in lines)
