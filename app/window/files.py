@@ -496,7 +496,10 @@ class FileHandler:
         program = self.session.program
         name = program.name if program is not None else (self.loading or "no program")
         dirty = "" if self.undo.qstack.isClean() else " •"
-        self.window.setWindowTitle(f"{name}{dirty} — shardscope")
+        kind = ""
+        if program is not None and program.partitioner == "gspmd":
+            kind = f" ({program.framework} program, partitioned by GSPMD)"
+        self.window.setWindowTitle(f"{name}{dirty}{kind} — shardscope")
 
     def _on_clean_changed(self, clean: bool) -> None:
         # with nothing unsaved there is nothing to recover, and a restore offer at the

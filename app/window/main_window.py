@@ -60,6 +60,15 @@ from shardscope.viewers.tensor.inspector import TensorInspector
 from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import ProvenanceView
 
+# The docks showing Shardy's propagation, by their titles, and what they are called for a
+# program another partitioner (GSPMD) compiles.
+SHARDY_DOCKS = {
+    "dock_timeline": "Timeline",
+    "dock_conflicts": "Conflicts",
+    "dock_provenance": "Provenance",
+}
+SHARDY_VIEW = "Shardy's view of the same annotations"
+
 
 class MainWindow(QMainWindow):
     """shardscope's window; see the module docstring."""
@@ -260,11 +269,26 @@ class MainWindow(QMainWindow):
         if program is None:
             return
         graph = program.graph
-        self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors")
+        gspmd = program.partitioner == "gspmd"
+        kind = f" · {program.framework}, partitioned by GSPMD" if gspmd else ""
+        self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")
+        self._label_shardy_docks(gspmd)
+        self.inspector.torch_xla = program.framework == "torch_xla"
         self.outline.set_graph(graph, self.session.spec_text)
         self.selected_value = None
         self._show_inspector(None)
         self.propagation.schedule()
+        if gspmd:
+            # GSPMD partitions these programs: its final shardings are the faithful view
+            # (left pane, the window's own graph), Shardy's beside them, the values where
+            # they differ marked in both.
+            self.panes.set_on(True, ("gspmd", "shardy"))
+
+    def _label_shardy_docks(self, gspmd: bool) -> None:
+        """Name the docks that show Shardy's propagation as Shardy's view where another
+        partitioner compiles the program."""
+        for name, title in SHARDY_DOCKS.items():
+            self.docks[name].setWindowTitle(f"{title} ({SHARDY_VIEW})" if gspmd else title)
 
     def _on_mesh_change(self, mesh: Mesh | None) -> None:
         if self.mesh_editor.mesh != mesh:

@@ -110,13 +110,16 @@ class SideBySide(QObject):
         self.found: dict[int, tuple[Dims, Dims]] = {}  # values the panes differ on
 
     # -- on and off ---------------------------------------------------------------------
-    def set_on(self, on: bool) -> None:
-        """Split the graph area in two panes (``on``) or put the single graph back."""
+    def set_on(self, on: bool, modes: tuple[str, str] | None = None) -> None:
+        """Split the graph area in two panes (``on``) or put the single graph back;
+        ``modes`` gives the left and right panes' modes (else they are chosen here)."""
         on = bool(on)
         if on == self.on:
+            if on and modes is not None:
+                self.set_modes(modes)
             return
         if on:
-            self._open()
+            self._open(modes)
         else:
             self._close()
         self.on = on
@@ -124,7 +127,15 @@ class SideBySide(QObject):
         if action is not None and action.isChecked() != on:
             action.setChecked(on)
 
-    def _open(self) -> None:
+    def set_modes(self, modes: tuple[str, str]) -> None:
+        """Show ``modes`` in the left and right panes."""
+        if self.left is None or self.right is None:
+            return
+        for pane, mode in zip((self.left, self.right), modes, strict=True):
+            pane.header.set_mode(mode)
+        self._refresh()
+
+    def _open(self, modes: tuple[str, str] | None = None) -> None:
         window = self.window
         main = window.graph_panel
         window.takeCentralWidget()
@@ -159,11 +170,9 @@ class SideBySide(QObject):
         ev.mesh.connect(self._refresh)
         window.debugger.gspmdCompared.connect(self._refresh)
         before = window.timeline.before_edit is not None
-        for pane, mode in zip(
-            (self.left, self.right),
-            ("before", "now") if before else ("shardy", "gspmd"),
-            strict=True,
-        ):
+        if modes is None:
+            modes = ("before", "now") if before else ("shardy", "gspmd")
+        for pane, mode in zip((self.left, self.right), modes, strict=True):
             pane.header.set_mode(mode)
             pane.header.modeChanged.connect(self._refresh)
         self._refresh()

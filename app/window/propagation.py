@@ -6,7 +6,10 @@ program parsed), and hands what comes back to the session: the final shardings f
 (``Session.set_final_specs``: the badges show them at once), then the whole result.
 Each propagation is compiled with XLA too (``compiling.WindowCompiler``): its worker
 gets the annotated module the server sends after the final shardings, and the compiled
-collectives follow the result (``Session.set_compiled``). Edits made in
+collectives follow the result (``Session.set_compiled``); a program whose framework
+compiled it on the session's mesh with none of the user's specs (a torch_xla capture as
+the script ran it) lists the framework's own compiled collectives instead
+(``run.compiled.framework_report``), as ``propagate`` does. Edits made in
 one turn of the event loop (a zero-length single-shot timer) propagate once, and an edit
 through the undo stack starts as soon as it is whole (``flush``). A result that arrives
 after a newer run started is dropped, the server cuts the older run short and the older
@@ -21,9 +24,11 @@ from PySide6.QtWidgets import QStatusBar
 from shardscope.app.window.compiling import WindowCompiler
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, propagate_task
+from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program
 from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.propagation.server import FinalDims, PropagationServer
+from shardscope.backend.run.compiled import attach, framework_report
 from shardscope.backend.session.document import Session
 from shardscope.viewers.common.messages import MessagesView
 
@@ -127,7 +132,13 @@ class PropagationScheduler(QObject):
         self._generation += 1
         generation = self._generation
         mesh = session.mesh
-        job = self.compiler.start(generation, mesh)
+        specs = session.specs_for_propagation()
+        own = framework_report(session.program, mesh, specs)
+        if own is None:
+            job = self.compiler.start(generation, mesh)
+        else:
+            self.compiler.end()
+            job = None
 
         def on_final(dims: FinalDims) -> None:
             self.finalSpecs.emit(generation, dims)
@@ -137,7 +148,7 @@ class PropagationScheduler(QObject):
         fn = propagate_task(
             session.program,
             mesh,
-            session.specs_for_propagation(),
+            specs,
             server=self._server_for(session.program),
             on_final=on_final,
             on_annotated=job.module if job is not None else None,
@@ -149,9 +160,17 @@ class PropagationScheduler(QObject):
                 self.compiler.failed(job)
                 return
             self.count += 1
-            note = self.compiler.note_for(mesh)
+            program = session.program
+            result.framework = program.framework
+            result.partitioner = program.partitioner
+            note = self.compiler.note_for(mesh) if own is None else None
             if note is not None:
                 result.warnings.append(note)
+            if own is not None:
+                try:
+                    attach(result, own)
+                except ShardscopeError as exc:
+                    result.compile_error = str(exc).splitlines()[0]
             session.set_propagation(result)
             shown = result.warnings[:MAX_WARNINGS_SHOWN]
             for warning in shown:
@@ -161,6 +180,8 @@ class PropagationScheduler(QObject):
             self.status_bar.showMessage(f"propagated in {seconds:.2f} s", 4000)
             if job is not None:
                 self.compiler.propagated(job, result)
+            elif own is not None:
+                session.set_compiled(result)
 
         def failed(message: str) -> None:
             self.compiler.failed(job)

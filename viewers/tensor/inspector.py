@@ -48,6 +48,9 @@ class TensorInspector(QWidget):
         self.spec: Spec | None = None
         self.tiles_spec: Spec | None = None
         self.texts: dict[str, str] = {}
+        # Whether the program is a torch_xla one: its texts then include the
+        # ``xs.mark_sharding`` call (``text_forms.mark_sharding_text``).
+        self.torch_xla = False
         self.slots: list[DimSlot] = []
         self._shown: tuple | None = None
 
@@ -75,14 +78,22 @@ class TensorInspector(QWidget):
         form = QGridLayout(self.details)
         form.setContentsMargins(0, 0, 0, 0)
         form.setColumnStretch(1, 1)
-        rows = (("jax", "JAX"), ("sdy", "Shardy"), ("hlo", "HLO"), ("kind", "kind"))
+        rows = (
+            ("jax", "JAX"),
+            ("torch_xla", "PyTorch/XLA"),
+            ("sdy", "Shardy"),
+            ("hlo", "HLO"),
+            ("kind", "kind"),
+        )
+        self.text_captions: dict[str, QLabel] = {}
         for row, (key, caption) in enumerate(rows):
             label = QLabel()
             label.setFont(mono)
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.text_labels[key] = label
-            form.addWidget(QLabel(caption), row, 0, Qt.AlignmentFlag.AlignTop)
+            self.text_captions[key] = QLabel(caption)
+            form.addWidget(self.text_captions[key], row, 0, Qt.AlignmentFlag.AlignTop)
             form.addWidget(label, row, 1)
 
         layout = QVBoxLayout(self)
@@ -112,8 +123,9 @@ class TensorInspector(QWidget):
 
         ``spec`` fills the dimension chips (what the user asked for); ``tiles``, when
         given, is the layout the tiles and texts show (what the compiler decided), else
-        ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms; when
-        None they are computed here from ``mesh`` and the tiles' spec.
+        ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms (and
+        ``torch_xla`` for a torch_xla program); when None they are computed here from
+        ``mesh`` and the tiles' spec.
         """
         spec = spec if spec is not None else Spec()
         tiles = tiles if tiles is not None else spec
@@ -162,7 +174,7 @@ class TensorInspector(QWidget):
         error = None
         if texts is None and mesh is not None:
             try:
-                texts = sharding_texts(mesh, self.tiles_spec, len(shape))
+                texts = sharding_texts(mesh, self.tiles_spec, len(shape), torch_xla=self.torch_xla)
             except ShardscopeError as exc:
                 texts, error = {}, str(exc)
         self.texts = dict(texts or {})
@@ -211,6 +223,10 @@ class TensorInspector(QWidget):
     def _show_texts(self, texts: dict, error: str | None) -> None:
         for key, label in self.text_labels.items():
             label.setText(texts.get(key, ""))
+        # Only a torch_xla program has the row: the others keep their four.
+        shown = "torch_xla" in texts
+        self.text_labels["torch_xla"].setVisible(shown)
+        self.text_captions["torch_xla"].setVisible(shown)
         if error:
             self.text_labels["kind"].setText(error)
 

@@ -10,9 +10,10 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.graph.markers import GspmdMarkItem
 from shardscope.viewers.graph.view import MIN_FIT_SCALE
 from tests.support import qt_events
-from tests.support.inputs import write_input
+from tests.support.inputs import INPUTS, write_input
 from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
 
 
@@ -527,3 +528,78 @@ def test_selecting_a_tensor_of_the_same_shape_and_sharding_repaints_its_texts_on
     dock = window.docks["dock_tensor"]
     assert 0 < region_area(log.region(dock)) <= 0.08 * dock.width() * dock.height()
     assert on_screen(window.inspector) == fresh(window.inspector)
+
+
+TORCH_CONFLICT = INPUTS / "torch" / "capture_conflict.json"
+
+
+def _value(window, name):
+    return next(v for v in window.session.graph.values if v.name == name)
+
+
+def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_window, qtbot):
+    window = make_window(f"{TORCH_CONFLICT}#sync1")
+    assert "(torch_xla program, partitioned by GSPMD)" in window.windowTitle()
+    assert "torch_xla, partitioned by GSPMD" in window.status.text()
+    for dock in ("dock_timeline", "dock_conflicts", "dock_provenance"):
+        assert "Shardy's view of the same annotations" in window.docks[dock].windowTitle()
+    panes = window.panes
+    assert panes.on and panes.modes == ("gspmd", "shardy")
+    qtbot.waitUntil(
+        lambda: window.debugger.gspmd_for is window.session.propagation, timeout=120_000
+    )
+    # sin(x) + y: GSPMD keeps the add on data (the window's own graph, left), Shardy
+    # replicates it (right), and the difference is marked on both.
+    (add,) = [op for op in window.session.graph.ops if op.short_name == "add"]
+    out = add.results[0]
+    assert set(panes.found) == {out}
+    assert window.graph.badge_text(out) == "[data, _]"
+    assert panes.right.view.badge_text(out) == "[_, _]"
+    marks = [
+        c.text
+        for badge in window.graph.graph_scene.badges_of(out)
+        for c in badge.childItems()
+        if isinstance(c, GspmdMarkItem)
+    ]
+    assert marks == ["Shardy [_, _]"]
+    # The Collectives dock lists torch_xla's own compiled collective.
+    qtbot.waitUntil(lambda: window.debugger.collectives.compiled is not None, timeout=60_000)
+    assert [c.kind for c in window.debugger.collectives.compiled] == ["collective-permute"]
+    assert window.debugger.collectives.compiled_table.rowCount() == 1
+    assert any("torch_xla's own compile" in m for m in window.messages.messages("warning"))
+
+
+def test_a_torch_xla_tensor_shows_its_mark_sharding_text(make_window, qtbot):
+    window = make_window(f"{TORCH_CONFLICT}#sync1")
+    window.select_value(_value(window, "x").id)
+    label = window.inspector.text_labels["torch_xla"]
+    assert label.text() == 'xs.mark_sharding(t, mesh, ("data", None))'
+    assert not label.isHidden() and not window.inspector.text_captions["torch_xla"].isHidden()
+    assert window.inspector.text_labels["jax"].text() == "P('data', None)"
+
+
+def test_a_jax_program_has_no_torch_xla_row_and_one_graph(make_window):
+    window = make_window("example:mlp")
+    window.select_value(window.session.graph.functions[window.session.graph.main].arguments[0])
+    assert window.inspector.text_labels["torch_xla"].isHidden()
+    assert not window.panes.on and "GSPMD" not in window.windowTitle()
+    assert window.docks["dock_conflicts"].windowTitle() == "Conflicts"
+
+
+def test_a_corrupt_torch_capture_is_one_line_and_keeps_the_session(make_window, tmp_path):
+    import json
+
+    data = json.loads(TORCH_CONFLICT.read_text())
+    data["functions"][0]["mlir"] = "module { this is not StableHLO"
+    bad = tmp_path / "bad_torch.json"
+    bad.write_text(json.dumps(data))
+    window = make_window("example:mlp")
+    before = (window.windowTitle(), window.session.program, window.panes.on)
+    window.files.open_file(f"{bad}#sync1")
+    deadline = time.time() + 60
+    while time.time() < deadline and not window.messages.messages("error"):
+        QApplication.processEvents()
+        time.sleep(0.02)
+    (error,) = window.messages.messages("error")
+    assert "\n" not in error
+    assert (window.windowTitle(), window.session.program, window.panes.on) == before
