@@ -15,7 +15,6 @@ from shardscope.app.cli.options import (
 )
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.spec import dims_text
-from shardscope.backend.sharding.text_forms import torch_xla_spec_text
 
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
@@ -106,6 +105,9 @@ def _torch_spec(result, dims) -> str:
     """The spec in torch_xla's form for a torch_xla program, else nothing."""
     if result.framework != "torch_xla":
         return ""
+    # Imported here: text_forms needs numpy, which building the parser must not import.
+    from shardscope.backend.sharding.text_forms import torch_xla_spec_text
+
     text = torch_xla_spec_text(dims)
     return f"  {text}" if text is not None else ""
 
