@@ -131,8 +131,13 @@ def _unannotated(func: ir.Operation, key: str) -> list[bool]:
     """For each argument (``arg_attrs``) or result (``res_attrs``): has it no sharding?"""
     func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     count = len(func_type.inputs if key == "arg_attrs" else func_type.results)
-    shardings = sdyread.arg_attr(func, key, "sdy.sharding")
-    return [i >= len(shardings) or shardings[i] is None for i in range(count)]
+    shardy = sdyread.arg_attr(func, key, "sdy.sharding")
+    gspmd = sdyread.arg_attr(func, key, "mhlo.sharding")
+
+    def given(found: list, i: int) -> bool:
+        return i < len(found) and found[i] is not None
+
+    return [not (given(shardy, i) or given(gspmd, i)) for i in range(count)]
 
 
 def memory(executable: Any) -> dict[str, int]:

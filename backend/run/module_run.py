@@ -49,6 +49,18 @@ def runs_module(program: Program) -> bool:
     return python_file(program) is None and program.kind in MODULE_KINDS
 
 
+def as_captured_gspmd(
+    program: Program, mesh: Mesh, specs: Mapping[str | int, SpecLike] | None
+) -> bool:
+    """Whether a run of ``program`` is of a GSPMD program (torch_xla's) as it was
+    captured: on its own mesh, in its own device order, with no specs of the user's."""
+    own = getattr(program, "mesh", None)
+    if getattr(program, "partitioner", "shardy") != "gspmd" or specs or not own:
+        return False
+    order = tuple(getattr(program, "device_order", None) or range(mesh.size))
+    return dict(mesh.shape) == dict(own) and tuple(mesh.device_order) == order
+
+
 def seeded_note(seed: int, framework: str = "jax") -> str:
     """The note a module run's result carries: its inputs are not the script's."""
     whose = "the torch_xla script's" if framework == "torch_xla" else "the program's own"
@@ -121,10 +133,15 @@ def run_loaded_module(
         prep = prepare(program, mesh, specs, keep_annotated=True)
         check_device_count(prep.mesh)
         got.update(program=program, mesh=prep.mesh)
+        gspmd = as_captured_gspmd(program, prep.mesh, specs)
+        got["gspmd"] = gspmd
         if propagation is None and predict:
             got["pending"] = PendingPropagation(prep, True, True)
         return {
-            "module": prep.annotated_text,
+            # A GSPMD program run as captured is compiled as its framework compiles it:
+            # its own shardings, partitioned by GSPMD.
+            "module": program.mlir_text if gspmd else prep.annotated_text,
+            "partitioner": "gspmd" if gspmd else "shardy",
             "mesh": prep.mesh.to_json(),
             "arg_names": _arg_names(program),
             "seed": seed,
@@ -171,7 +188,13 @@ def run_loaded_module(
 
     program, target = got["program"], got["mesh"]
     notes = [seeded_note(seed, getattr(program, "framework", "jax"))]
-    if _GSPMD_FALLBACK in log_text:
+    if got.get("gspmd"):
+        notes.append(
+            f"XLA compiled the module with GSPMD, as {program.framework} does, on the "
+            f"shardings the script gave it (jaxlib's XLA: it may combine collectives "
+            f"differently from {program.framework}'s own)"
+        )
+    elif _GSPMD_FALLBACK in log_text:
         notes.append(
             "XLA compiled the module with GSPMD, not Shardy: the module carries GSPMD "
             "shardings (mhlo.sharding)"

@@ -66,10 +66,28 @@ def main(argv: list[str]) -> int:
     return json_worker_main(argv, run_module_job, failure=FAILURE)
 
 
+# The JAX settings a module run changes, put back after it (a caller may run it in its
+# own process).
+_SETTINGS = ("jax_enable_compilation_cache", "jax_enable_x64", "jax_use_shardy_partitioner")
+
+
 def run_module_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's module; the report for the parent."""
     del scratch
+    saved = {key: getattr(jax.config, key) for key in _SETTINGS}
+    try:
+        return _run_module_job(job)
+    finally:
+        for key, value in saved.items():
+            jax.config.update(key, value)
+
+
+def _run_module_job(job: dict) -> dict:
     jax.config.update("jax_enable_compilation_cache", False)
+    # A module's 64-bit arguments (torch_xla's scalars are f64) are put on the devices as
+    # they are: without x64, jax.device_put makes an f64 array f32, which the executable
+    # refuses.
+    jax.config.update("jax_enable_x64", True)
     n = Mesh.from_json(job["mesh"]).size
     # Before anything starts JAX's CPU client: as many devices as the mesh has, their
     # threads' stacks sized for that count (``isolation.thread_stacks``).
@@ -94,6 +112,8 @@ def run_module_job(job: dict, scratch: Path) -> dict:
             f"{attached} CPU devices: use a mesh of at most {attached} devices (--mesh)",
         }
     text = job["module"]
+    if job.get("partitioner") == "gspmd":
+        jax.config.update("jax_use_shardy_partitioner", False)
     arg_types, res_types, infos = _signature(text)
     started = time.perf_counter()
     executable = compile_module(text, n, list(mesh.device_order))

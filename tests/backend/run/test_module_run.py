@@ -225,6 +225,10 @@ def test_a_torch_xla_capture_runs_in_its_device_order_with_torch_xlas_collective
     assert any(
         n.startswith("the inputs are seeded, not the torch_xla script's") for n in result.notes
     )
+    # run as captured, it is partitioned as torch_xla partitions it: by GSPMD
+    assert any(
+        n.startswith("XLA compiled the module with GSPMD, as torch_xla does") for n in result.notes
+    )
     batch = result.tensor("batch")
     # batch over data in its rows: device 1 sits at mesh position 2, data index 1.
     assert batch.spec == "data,_"
@@ -244,6 +248,24 @@ def test_a_torch_xla_capture_runs_in_its_device_order_with_torch_xlas_collective
     for c in result.collectives:
         ran[c.kind] = ran.get(c.kind, 0) + c.operands
     assert ran == own and ran
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_with_the_users_specs_is_partitioned_by_shardy_and_says_so(tmp_path):
+    import json
+    import shutil
+
+    from shardscope.backend.program.capture import Capture
+    from shardscope.backend.program.torch_capture import collect_torch
+
+    shutil.copytree("tests/inputs/torch/tiny_capture", tmp_path / "capture")
+    captured = Capture(["python", "tiny.py"], 4, "finished")
+    assert collect_torch(tmp_path / "capture", captured, timeout=120)
+    path = tmp_path / "torch.json"
+    path.write_text(json.dumps(captured.to_json()))
+    result = run_program(load_program(str(path)), specs={"batch": "_,_"}, runs=1)
+    assert result.tensor("batch").spec == "_,_"
+    assert any("compiled the module with Shardy" in n for n in result.notes), result.notes
 
 
 def test_a_cancelled_module_run_ends_its_worker(mlir_file):
