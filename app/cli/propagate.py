@@ -149,10 +149,7 @@ def _gspmd_lines(result) -> list[str]:
 def _framework_compiled(result) -> bool:
     """Whether the compiled collectives are the framework's own compile (a torch_xla
     capture as the script ran it), not shardscope's compile with Shardy."""
-    return result.framework != "jax" and any(
-        w.startswith(f"the collectives are {result.framework}'s own compile")
-        for w in result.warnings
-    )
+    return result.framework != "jax" and result.compiled_by == result.framework
 
 
 def _gspmd_collective_lines(result) -> list[str]:

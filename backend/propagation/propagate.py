@@ -93,6 +93,9 @@ class Prepared:
     # The module as annotated, before its calls were inlined, with its locations: what
     # XLA compiles for the session (kept only when asked for).
     annotated_text: str | None = None
+    # ``Program.framework`` and ``Program.partitioner`` of the program.
+    framework: str = "jax"
+    partitioner: str = "shardy"
 
 
 @dataclass
@@ -109,6 +112,8 @@ class Parsed:
     graph: ProgramGraph
     index: ProgramIndex
     mesh: Mesh | None  # the program's own, if it has one
+    framework: str = "jax"
+    partitioner: str = "shardy"
 
     @functools.cached_property
     def own_axes(self) -> list[str]:
@@ -141,7 +146,16 @@ def parse(program: Program | str, *, threads: bool = True) -> Parsed:
             # text, so with the same ids) is built once.
             program.__dict__["graph"] = graph
     own = own_mesh(program) or _as_mesh(graph.meshes.get(MESH_NAME))
-    return Parsed(name, text, module, graph, ProgramIndex(module, graph), own)
+    return Parsed(
+        name,
+        text,
+        module,
+        graph,
+        ProgramIndex(module, graph),
+        own,
+        getattr(program, "framework", "jax"),
+        getattr(program, "partitioner", "shardy"),
+    )
 
 
 def prepare(
@@ -198,7 +212,17 @@ def _annotate(
     text = module.operation.get_asm(enable_debug_info=True) if keep_annotated else None
     inline_calls(module, index)
     index.alias_calls()
-    return Prepared(parsed.name, module, graph, index, mesh, annotations, text)
+    return Prepared(
+        parsed.name,
+        module,
+        graph,
+        index,
+        mesh,
+        annotations,
+        text,
+        parsed.framework,
+        parsed.partitioner,
+    )
 
 
 # A sharding on the mesh the session's replaces, up to its closing ``>``; and the axes a
@@ -419,6 +443,7 @@ def run_prepared(
     values = value_infos(graph, final, mesh)
     route = ROUTE if origins else ROUTE_NO_ORIGINS
     result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module, route)
+    result.framework, result.partitioner = prep.framework, prep.partitioner
     if conflicts:
         result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
         check()

@@ -65,6 +65,9 @@ class PropagationResult:
     # framework compiles it with ("shardy", "gspmd"): ``Program.framework/partitioner``.
     framework: str = "jax"
     partitioner: str = "shardy"
+    # Set by backend.run.compiled: who compiled the listed collectives, "shardscope" (its
+    # own compile) or the framework ("torch_xla": its compile as the script ran it).
+    compiled_by: str | None = None
     conflicts: list[Conflict] = field(default_factory=list)
     collectives: list[Collective] = field(default_factory=list)
     # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
@@ -128,6 +131,8 @@ class PropagationResult:
                 if self.compiled_collectives is None
                 else [c.to_json() for c in self.compiled_collectives]
             ),
+            # Who compiled them: "shardscope", or the framework as the script ran it.
+            "compiled_by": self.compiled_by,
             "predicted_collectives": self._predicted_json(),
             "memory": self.memory,
             "xla_warnings": (

@@ -367,6 +367,7 @@ def attach(result: PropagationResult, report: dict) -> None:
     ]
     if report.get("memory") is not None:
         result.memory = {"source": MEMORY_SOURCE, **report["memory"]}
+    result.compiled_by = report.get("compiled_by") or "shardscope"
     if report.get("compiled_by"):
         result.warnings.append(
             f"the collectives are {report['compiled_by']}'s own compile of this graph, as the "

@@ -94,6 +94,7 @@ def test_the_collectives_are_torch_xlas_own_compiled_ones(tiny_file):
     listed = collections.Counter((c.kind, c.operands) for c in result.compiled_collectives)
     assert listed == _counted_in(program.compiled_hlo) and listed
     assert any("torch_xla's own compile" in w for w in result.warnings)
+    assert result.compiled_by == "torch_xla" and result.partitioner == "gspmd"
     # torch_xla's device ids, over the script's mesh axes
     assert all(c.axes for c in result.compiled_collectives if c.kind != "collective-permute")
 

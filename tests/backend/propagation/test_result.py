@@ -65,6 +65,7 @@ def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
     assert list(got) == [
         *keys,
         "collectives",
+        "compiled_by",
         "predicted_collectives",
         "memory",
         "xla_warnings",
