@@ -23,8 +23,8 @@ from shardscope.backend.session.persistence import write_json
 
 NAME = "capture"
 HELP = (
-    "run a script with fake CPU devices and save every function it compiles with jax.jit "
-    "(capture [options] -- python train.py ARGS)"
+    "run a script with fake CPU devices and save every function it compiles with jax.jit, "
+    "or every graph a torch_xla script's syncs compile (capture [options] -- python train.py ARGS)"
 )
 
 
@@ -57,7 +57,8 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--steps",
         type=_count("--steps", 1, 10**9),
-        help="stop the script once a jitted function is about to run this many times more",
+        help="stop the script once a jitted function is about to run this many times more "
+        "(a torch_xla script: once it has synced this many times)",
     )
     parser.add_argument(
         "--timeout",
@@ -92,7 +93,11 @@ def summary(capture: Capture, out: Path) -> dict:
         "command": capture.command,
         "devices": capture.devices,
         "ended": capture.ended,
-        "functions": [{k: v for k, v in vars(f).items() if k != "mlir"} for f in capture.functions],
+        "framework": capture.framework,
+        "functions": [
+            {k: v for k, v in vars(f).items() if k not in ("mlir", "compiled_hlo")}
+            for f in capture.functions
+        ],
         "skipped": capture.skipped,
     }
 
@@ -146,7 +151,12 @@ def _print(capture: Capture, out: Path) -> None:
         print(f"  {name:<{width}}  {f.ops:>6} ops  {calls:<9}  mesh {mesh:<20} {where}")
     if capture.skipped:
         total = sum(capture.skipped.values())
-        print(f"skipped {total} compile(s) of operations outside the script's jitted functions")
+        outside = (
+            "graphs torch_xla compiled outside a sync (a tensor's .item() or print)"
+            if capture.framework == "torch_xla"
+            else "operations outside the script's jitted functions"
+        )
+        print(f"skipped {total} compile(s) of {outside}")
     largest = capture_source(out, capture.pick(None, str(out)).name)
     print(
         f"open one: python main.py propagate {shlex.quote(largest)}  "

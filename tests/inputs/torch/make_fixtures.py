@@ -9,7 +9,9 @@ Run with a Python that has torch and torch_xla (2.9.0 here), never shardscope's 
 It writes ``tiny_capture/``: ``torch.json`` (the hook's record of the run: syncs with
 their named inputs, meshes, ``mark_sharding`` calls) and, from ``torch_dump/``, the one
 graph's ``before_optimizations.hlo.pb`` (the module torch_xla built, a few KB) and
-``cpu_after_optimizations.txt`` (torch_xla's compiled, partitioned module).
+``cpu_after_optimizations.txt`` (torch_xla's compiled, partitioned module). It then
+captures ``train_block.py`` and ``conflict.py`` with ``capture`` itself, into
+``capture_block.json`` and ``capture_conflict.json``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,25 @@ def main() -> int:
             if path.name.endswith((".before_optimizations.hlo.pb", ".cpu_after_optimizations.txt")):
                 shutil.copy(path, OUT / "torch_dump" / path.name)
     print(f"wrote {OUT}")
+    main_py = HERE.parents[2] / "main.py"
+    for script, out in (
+        ("train_block.py", "capture_block.json"),
+        ("conflict.py", "capture_conflict.json"),
+    ):
+        subprocess.run(
+            [
+                sys.executable,
+                str(main_py),
+                "capture",
+                "--out",
+                str(HERE / out),
+                "--",
+                python,
+                script,
+            ],
+            check=True,
+            cwd=HERE,
+        )
     return 0
 
 
