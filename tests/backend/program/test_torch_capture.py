@@ -295,3 +295,24 @@ def test_ops_are_scoped_by_the_module_that_ran_them_not_one_scope_per_op(tiny_fi
     lines = {op.source_line for op in program.graph.ops if op.source_file == str(TINY)}
     text = TINY.read_text().splitlines()
     assert any("self.down(torch.relu(self.up(x)))" in text[n - 1] for n in lines)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_steps_stops_a_torch_xla_script_after_that_many_syncs(tmp_path):
+    out = tmp_path / "one.json"
+    summary = json.loads(
+        _cli(
+            "capture",
+            "--json",
+            "--steps",
+            "1",
+            "--out",
+            str(out),
+            "--",
+            TORCH_PYTHON,
+            str(TRAIN_BLOCK),
+        )
+    )
+    assert summary["ended"] == "stopped after --steps"
+    assert [f["name"] for f in summary["functions"]] == ["sync1"]
