@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.hlo.frames import is_library_file
 from shardscope.backend.isolation.jobs import NICE_ENV, run_json_worker
 from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
@@ -112,12 +113,25 @@ def describe(
         # none of them).
         found = bool(tensors) and all(t.op is not None for t in tensors)
         user = found and all(graph.ops[t.op].name in _USER_OPS for t in tensors)
+        # A compile whose metadata names no user line (torch_xla's names torch's own
+        # frames) takes the line of the program op its first operand came from.
+        first = graph.ops[tensors[0].op] if tensors and tensors[0].op is not None else None
+        line, file = c.line, c.file
+        if (
+            line is None
+            and first is not None
+            and first.source_line is not None
+            and not is_library_file(first.source_file or "<none>")
+        ):
+            line, file = first.source_line, first.source_file
         out.append(
             replace(
                 c,
                 tensors=tensors,
                 axes=spans.axes(c.kind, c.device_groups),
                 origin=("user" if user else "partitioner") if found else "",
+                line=line,
+                file=file,
             )
         )
     return out

@@ -655,13 +655,25 @@ class CollectivesView(QWidget):
         assert result is not None and self.compiled is not None
         pricing = self.pricing
         devices = result.mesh.size
-        self.header.setText(
-            f"<b>{COMPILED_HEADER}</b> · {devices} fake CPU device{'s' if devices != 1 else ''}"
-        )
-        self.header.setToolTip(
-            "The annotated program compiled with XLA on fake CPU devices, one per mesh "
-            "device: the collectives of its partitioned, optimized module"
-        )
+        framework = getattr(result, "compiled_by", None)
+        if framework and framework != "shardscope":
+            self.header.setText(
+                f"<b>{framework}'s own compiled module (GSPMD), as the script ran it</b> · "
+                f"{devices} fake CPU device{'s' if devices != 1 else ''}"
+            )
+            self.header.setToolTip(
+                f"The collectives of the partitioned, optimized module {framework} compiled "
+                f"for this graph when the script ran (its XLA dump); edit the mesh or a spec "
+                f"and shardscope compiles the edited program itself"
+            )
+        else:
+            self.header.setText(
+                f"<b>{COMPILED_HEADER}</b> · {devices} fake CPU device{'s' if devices != 1 else ''}"
+            )
+            self.header.setToolTip(
+                "The annotated program compiled with XLA on fake CPU devices, one per mesh "
+                "device: the collectives of its partitioned, optimized module"
+            )
         if pricing is not None:
             self.meaning.setText(f"Est. time on {pricing.label}: {pricing.formulas}")
             self.meaning.setToolTip(f"{pricing.estimate}\n\n{BYTES_HEADER_TIP}")

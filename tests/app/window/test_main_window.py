@@ -567,6 +567,10 @@ def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_windo
     assert [c.kind for c in window.debugger.collectives.compiled] == ["collective-permute"]
     assert window.debugger.collectives.compiled_table.rowCount() == 1
     assert any("torch_xla's own compile" in m for m in window.messages.messages("warning"))
+    dock = window.debugger.collectives
+    assert "torch_xla's own compiled module (GSPMD), as the script ran it" in dock.header.text()
+    # its line is the script's, where torch_xla's own metadata names torch's frames
+    assert dock.compiled[0].line is not None and dock.compiled[0].file.endswith("conflict.py")
 
 
 def test_a_torch_xla_tensor_shows_its_mark_sharding_text(make_window, qtbot):

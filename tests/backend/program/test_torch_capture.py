@@ -95,6 +95,11 @@ def test_the_collectives_are_torch_xlas_own_compiled_ones(tiny_file):
     assert listed == _counted_in(program.compiled_hlo) and listed
     assert any("torch_xla's own compile" in w for w in result.warnings)
     assert result.compiled_by == "torch_xla" and result.partitioner == "gspmd"
+    # each on the script's line its first operand's op came from; a gradient's op has
+    # none (autograd runs it where the call stack is torch's only), never torch's own
+    forward = [c for c in result.compiled_collectives if "backward/" not in c.tensors[0].op_name]
+    assert forward and all(c.file == str(TINY) and c.line for c in forward)
+    assert all(c.file in ("", None, str(TINY)) for c in result.compiled_collectives)
     # torch_xla's device ids, over the script's mesh axes
     assert all(c.axes for c in result.compiled_collectives if c.kind != "collective-permute")
 
