@@ -34,7 +34,7 @@ from shardscope.backend.isolation.jobs import (
     worker_env,
 )
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
-from shardscope.backend.program.mlir import MAX_NESTING, nesting_depth
+from shardscope.backend.program.mlir import count_ops
 from shardscope.backend.program.torch_capture import collect_torch
 
 SITE = Path(__file__).resolve().parent / "capture_site"
@@ -49,7 +49,6 @@ _MODULE_NAME = re.compile(r'^module @(?:"((?:[^"\\]|\\.)*)"|([\w.$-]+))', re.MUL
 _ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)")
 _MESH = re.compile(r"sdy\.mesh @[\w.$-]+ = <\[([^\]]*)\]")
 _MESH_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
-_OP = re.compile(r"^\s*%[^=\n]*=\s*\"?(?:stablehlo\.|sdy\.|call\b|func\.call\b)", re.MULTILINE)
 
 
 def capture_script(
@@ -263,11 +262,3 @@ def module_mesh_text(text: str) -> dict[str, int] | None:
         if axes:
             return axes
     return None
-
-
-def count_ops(text: str) -> int:
-    """About how many ops a module's text holds (lines that start an op), for picking the
-    largest function; 0 for a text nested deeper than shardscope parses."""
-    if nesting_depth(text) > MAX_NESTING:
-        return 0
-    return len(_OP.findall(text))

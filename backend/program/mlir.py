@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 # transformer nests 7 deep.
 MAX_NESTING = 1000
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OP = re.compile(r"^\s*%[^=\n]*=\s*\"?(?:stablehlo\.|sdy\.|call\b|func\.call\b)", re.MULTILINE)
 
 
 def nesting_depth(text: str) -> int:
@@ -143,3 +144,11 @@ def run_passes(module: ir.Module | ModuleView, pipeline: str) -> None:
         first = str(exc).strip().splitlines()
         detail = " ".join(line.strip() for line in first[:3])
         raise ShardscopeError(f"Shardy rejected the annotated program: {detail}") from None
+
+
+def count_ops(text: str) -> int:
+    """About how many ops a module's text holds (lines that start an op), for picking the
+    largest function; 0 for a text nested deeper than shardscope parses."""
+    if nesting_depth(text) > MAX_NESTING:
+        return 0
+    return len(_OP.findall(text))

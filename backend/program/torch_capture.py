@@ -28,6 +28,7 @@ from pathlib import Path
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
+from shardscope.backend.program.mlir import count_ops
 
 DUMP = "torch_dump"
 RECORD = "torch.json"
@@ -94,7 +95,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 name=base if seen[base] == 1 else f"{base}.{seen[base]}",
                 module=_module_name(name),
                 mlir=text,
-                ops=_count_ops(text),
+                ops=count_ops(text),
                 mesh=mesh,
                 file=sync.get("file"),
                 line=sync.get("line"),
@@ -158,13 +159,6 @@ def without_op_scopes(text: str) -> str:
     (``aten__add.14/aten__add``) dropped: the op is ``aten__add``, as it is inside a
     module (``block/qkv/aten__add``)."""
     return _OP_SCOPE.sub(lambda m: f'loc("{m[1]}', text)
-
-
-def _count_ops(text: str) -> int:
-    # Imported here: capture imports this module, and this module that one's counter.
-    from shardscope.backend.program.capture import count_ops
-
-    return count_ops(text)
 
 
 def _module_name(dump_name: str) -> str:

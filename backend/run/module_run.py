@@ -184,7 +184,7 @@ def run_loaded_module(
         if "pending" in got:
             got["pending"].cancel()
         raise
-    from shardscope.backend.run.runner import report_result
+    from shardscope.backend.run.report import report_result
 
     program, target = got["program"], got["mesh"]
     notes = [seeded_note(seed, getattr(program, "framework", "jax"))]

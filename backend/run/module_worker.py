@@ -15,7 +15,7 @@ so no Python of the program's runs. The worker:
   device and runs it on the same inputs, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
   (``hlo.collectives``), XLA's memory analysis and the HLO text, in the form the run
-  worker reports a Python program's run (``runner.report_result`` reads both).
+  worker reports a Python program's run (``report.report_result`` reads both).
 """
 
 from __future__ import annotations

@@ -122,8 +122,8 @@ def run_source(
         if report.get("needs_devices"):
             raise ShardscopeError(report["error"])
     from shardscope.backend.run.match import match
+    from shardscope.backend.run.report import report_result
     from shardscope.backend.run.result import PredictedRef
-    from shardscope.backend.run.runner import report_result
 
     read = time.perf_counter()
     result = report_result(
