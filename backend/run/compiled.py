@@ -320,6 +320,16 @@ def propagate_compiled(
     return result
 
 
+def as_captured(program: Program, mesh: Mesh, specs: Mapping[str | int, SpecLike] | None) -> bool:
+    """Whether ``program`` is asked for as it was captured: on its own mesh, in its own
+    device order, with no specs of the user's."""
+    own = getattr(program, "mesh", None)
+    if specs or not own:
+        return False
+    order = tuple(getattr(program, "device_order", None) or range(mesh.size))
+    return dict(mesh.shape) == dict(own) and tuple(mesh.device_order) == order
+
+
 def framework_report(
     program: Program, mesh: Mesh | None, specs: Mapping[str | int, SpecLike] | None
 ) -> dict | None:
@@ -331,11 +341,7 @@ def framework_report(
     torch_xla's executables assign the devices 0, 1, 2... in order, so its replica groups
     are device ids already."""
     text = getattr(program, "compiled_hlo", None)
-    own_axes = getattr(program, "mesh", None)
-    if not text or mesh is None or specs or own_axes is None:
-        return None
-    order = tuple(getattr(program, "device_order", None) or range(mesh.size))
-    if dict(mesh.shape) != dict(own_axes) or tuple(mesh.device_order) != order:
+    if not text or mesh is None or not as_captured(program, mesh, specs):
         return None
     from shardscope.backend.hlo.collectives import read_collectives
 

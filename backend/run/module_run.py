@@ -23,6 +23,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.isolation.jobs import run_json_worker
 from shardscope.backend.program.consent import python_file
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
+from shardscope.backend.run.compiled import as_captured
 from shardscope.backend.run.inputs import INT_HIGH, SEED
 from shardscope.backend.run.worker_setup import DEFAULT_RUNS, check_device_count, run_environment
 
@@ -53,12 +54,9 @@ def as_captured_gspmd(
     program: Program, mesh: Mesh, specs: Mapping[str | int, SpecLike] | None
 ) -> bool:
     """Whether a run of ``program`` is of a GSPMD program (torch_xla's) as it was
-    captured: on its own mesh, in its own device order, with no specs of the user's."""
-    own = getattr(program, "mesh", None)
-    if getattr(program, "partitioner", "shardy") != "gspmd" or specs or not own:
-        return False
-    order = tuple(getattr(program, "device_order", None) or range(mesh.size))
-    return dict(mesh.shape) == dict(own) and tuple(mesh.device_order) == order
+    captured (``compiled.as_captured``)."""
+    gspmd = getattr(program, "partitioner", "shardy") == "gspmd"
+    return gspmd and as_captured(program, mesh, specs)
 
 
 def seeded_note(seed: int, framework: str = "jax") -> str:
