@@ -38,7 +38,10 @@ def describe(program: Program) -> dict:
         "kind": program.kind,
         "source": program.source,
         "annotations": program.annotation_kind,
+        "framework": program.framework,
+        "partitioner": program.partitioner,
         "mesh": program.mesh,
+        "device_order": list(program.device_order) if program.device_order else None,
         "specs": program.specs,
         "ops": len(graph.ops),
         "functions": list(graph.functions),
@@ -60,6 +63,25 @@ def describe(program: Program) -> dict:
     }
 
 
+def _torch_form(program, value: dict) -> str:
+    """`` = ("data", None)``: a torch_xla program's code sharding as its script wrote it
+    (the mark_sharding spec over the program's mesh), or nothing where none says it."""
+    from shardscope.backend.errors import ShardscopeError
+    from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
+    from shardscope.backend.sharding.mesh import Mesh
+    from shardscope.backend.sharding.text_forms import torch_xla_spec_text
+
+    mesh = Mesh.from_dict(program.mesh)
+    mesh = Mesh(mesh.axes, program.device_order or ())
+    rank = len(value["shape"] or ())
+    try:
+        spec = spec_from_hlo_sharding(value["code_sharding"], mesh, rank)
+    except ShardscopeError:
+        return ""
+    text = torch_xla_spec_text(spec, rank)
+    return f" = {text}" if text else ""
+
+
 def run(args) -> int:
     """Load and print."""
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
@@ -68,13 +90,19 @@ def run(args) -> int:
         print(json.dumps(info, indent=1))
         return 0
     print(f"{info['name']} ({info['kind']}, {info['ops']} ops, annotations: {info['annotations']})")
+    if info["framework"] != "jax":
+        print(f"a {info['framework']} graph, partitioned by {info['partitioner'].upper()}")
     if info["mesh"]:
-        print("mesh: " + ", ".join(f"{k}={v}" for k, v in info["mesh"].items()))
+        order = info["device_order"]
+        over = f" over devices {','.join(map(str, order))}" if order else ""
+        print("mesh: " + ", ".join(f"{k}={v}" for k, v in info["mesh"].items()) + over)
     print("tensors:")
     key = program.graph.listing_key()
     for v in sorted(info["values"], key=lambda v: key(v["id"])):
         shape = "x".join(map(str, v["shape"])) if v["shape"] else "scalar"
         extra = f"  code sharding {v['code_sharding']}" if v["code_sharding"] else ""
+        if v["code_sharding"] and program.framework == "torch_xla":
+            extra += _torch_form(program, v)
         print(f"  {v['role']:<12} {v['display_name']:<40} {v['dtype']}[{shape}]{extra}")
     print("scopes: " + ", ".join(f"{k or '(top)'}: {n}" for k, n in info["scopes"].items()))
     return 0

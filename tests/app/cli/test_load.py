@@ -104,3 +104,20 @@ def test_results_are_listed_by_index(capsys):
     assert main(["load", "example:transformer"]) == 0
     names = [line.split()[1] for line in capsys.readouterr().out.splitlines() if " result[" in line]
     assert names == [f"result[{i}]" for i in range(len(names))] and len(names) > 10
+
+
+TORCH_CONFLICT = "tests/inputs/torch/capture_conflict.json"
+
+
+def test_a_torch_xla_capture_loads_with_its_framework_mesh_order_and_specs(capsys):
+    assert main(["load", TORCH_CONFLICT, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["framework"], info["partitioner"]) == ("torch_xla", "gspmd")
+    assert info["device_order"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert main(["load", TORCH_CONFLICT]) == 0
+    out = capsys.readouterr().out
+    assert "a torch_xla graph, partitioned by GSPMD" in out
+    assert "over devices 0,2,4,6,1,3,5,7" in out
+    # the specs conflict.py gave, in its own words
+    lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
+    assert lines["x"].endswith('= ("data", None)') and lines["y"].endswith('= ("model", None)')
