@@ -147,6 +147,9 @@ def _session(args):
     )
     if not args.spec:
         _check_program_specs(program)
+    if program.partitioner == "gspmd" and args.view == "graph" and not args.gspmd:
+        # GSPMD partitions it (torch_xla): its view is the faithful one, as propagate's.
+        args.gspmd = args.propagate = True
     session = Session()
     session.set_program(program)
     mesh = program_mesh(args, program)

@@ -42,5 +42,29 @@ def mark_graph(session: Session, view: GraphView, *, gspmd: bool) -> GraphMarker
         differences = gspmd_differences(session.program, result)
         for warning in result.warnings[before:]:
             print(f"warning: {warning}", file=sys.stderr)
-        markers.set_gspmd(differences)
+        if session.program.partitioner == "gspmd":
+            _gspmd_first(view, markers, result, differences)
+        else:
+            markers.set_gspmd(differences)
     return markers
+
+
+def _gspmd_first(view: GraphView, markers: GraphMarkers, result, differences) -> None:
+    """Draw a program GSPMD partitions (torch_xla's) as the window's left pane does:
+    the badges hold GSPMD's final shardings, a value Shardy shards otherwise is marked
+    with Shardy's, and Shardy's conflicts and collectives are not drawn on it."""
+    from PySide6.QtCore import QObject
+
+    from shardscope.viewers.graph.pane import PaneMarks, as_dims, differing, dims_override
+
+    shardy = {v.id: as_dims(v.spec) for v in result.values}
+    gspmd = dict(shardy)
+    for d in differences:
+        if d.gspmd is not None:
+            gspmd[d.id] = as_dims(d.gspmd)
+    view.graph_scene.set_mode_override(dims_override(gspmd))
+    markers.show_result(None)
+    marks = PaneMarks(view)
+    marks.set_differences(differing(gspmd, shardy), "shardy", gspmd=True)
+    # Closed with the markers: they own it.
+    QObject.setParent(marks, markers)

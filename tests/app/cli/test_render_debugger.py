@@ -63,3 +63,28 @@ def test_the_sheet_and_the_marks_need_a_result(qtbot):
     markers = mark_graph(session, view, gspmd=False)
     assert markers.conflict_marks and not markers.gspmd_values()
     markers.close()
+
+
+def test_a_torch_xla_capture_renders_gspmds_shardings_with_shardys_marked(tmp_path, qtbot):
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.propagation.propagate import propagate
+    from shardscope.viewers.graph.pane import PaneMarks
+
+    out = tmp_path / "torch.png"
+    # without --gspmd: GSPMD partitions it, so its view is drawn (and marked purple)
+    assert main(["render", "tests/inputs/torch/capture_conflict.json", "--out", str(out)]) == 0
+    assert rgb(GSPMD_COLOR) in colours(out) and rgb(CONFLICT_COLOR) not in colours(out)
+    program = load_program("tests/inputs/torch/capture_conflict.json")
+    session = Session()
+    session.set_program(program)
+    session.set_propagation(propagate(program, session.mesh))
+    view = GraphView(session)
+    qtbot.addWidget(view)
+    markers = mark_graph(session, view, gspmd=True)
+    (marks,) = markers.findChildren(PaneMarks)
+    ((value, (gspmd, shardy)),) = marks.differences.items()
+    # the add's result: GSPMD keeps x's data sharding, Shardy replicates it
+    assert session.graph.values[value].name == "result[0]"
+    assert (gspmd, shardy) == ((("data",), ()), ((), ()))
+    assert not markers.conflict_marks
+    markers.close()
