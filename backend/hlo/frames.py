@@ -31,10 +31,22 @@ _OWN = tuple(
 )
 
 
+# The capture hook's files, wherever the shardscope that captured a script was: a torch_xla
+# op's call stack passes through the hook's dispatch mode, and a capture read by another
+# checkout (or on another machine) names that checkout's path.
+_HOOK = re.compile(r"(^|/)backend/program/capture_site/[^/]+\.py$")
+
+
 def is_library_file(path: str) -> bool:
-    """Whether ``path`` is a library's file (installed, inside jax/flax/optax/equinox, or
-    shardscope's own code) or no file at all (``<frozen runpy>``, ``<string>``)."""
-    return bool(_LIBRARY.search(path)) or path.startswith(_OWN) or path.startswith("<")
+    """Whether ``path`` is a library's file (installed, inside jax/flax/optax/equinox,
+    shardscope's own code, or the capture hook's wherever it was) or no file at all
+    (``<frozen runpy>``, ``<string>``)."""
+    return (
+        bool(_LIBRARY.search(path))
+        or path.startswith(_OWN)
+        or path.startswith("<")
+        or bool(_HOOK.search(path))
+    )
 
 
 @dataclass(frozen=True)

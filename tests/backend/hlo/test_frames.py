@@ -108,3 +108,12 @@ def test_shardscopes_own_code_and_frameless_files_are_not_the_users():
     root = Path(trace.__file__).resolve().parents[2]
     assert not is_library_file(str(root / "assets" / "examples" / "mlp.py"))
     assert not is_library_file(str(root / "tests" / "inputs" / "programs" / "nnx_train.py"))
+
+
+def test_the_capture_hooks_files_are_never_the_users_wherever_they_were():
+    # a capture made by another checkout names that checkout's hook
+    assert is_library_file(
+        "/elsewhere/shardscope/backend/program/capture_site/_shardscope_torch.py"
+    )
+    assert is_library_file("/x/backend/program/capture_site/sitecustomize.py")
+    assert not is_library_file("/home/me/capture_site/train.py")

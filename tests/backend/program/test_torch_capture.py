@@ -27,6 +27,11 @@ FIXTURE = Path("tests/inputs/torch/tiny_capture")
 TINY = Path("tests/inputs/torch/tiny.py").resolve()
 
 
+def _is_tiny(file: str | None) -> bool:
+    """Whether ``file`` is tiny.py, named as the checkout that made the fixtures named it."""
+    return bool(file) and file.endswith("tests/inputs/torch/tiny.py")
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     folder = tmp_path_factory.mktemp("torch") / "capture"
@@ -98,8 +103,8 @@ def test_the_collectives_are_torch_xlas_own_compiled_ones(tiny_file):
     # each on the script's line its first operand's op came from; a gradient's op has
     # none (autograd runs it where the call stack is torch's only), never torch's own
     forward = [c for c in result.compiled_collectives if "backward/" not in c.tensors[0].op_name]
-    assert forward and all(c.file == str(TINY) and c.line for c in forward)
-    assert all(c.file in ("", None, str(TINY)) for c in result.compiled_collectives)
+    assert forward and all(_is_tiny(c.file) and c.line for c in forward)
+    assert all(not c.file or _is_tiny(c.file) for c in result.compiled_collectives)
     # torch_xla's device ids, over the script's mesh axes
     assert all(c.axes for c in result.compiled_collectives if c.kind != "collective-permute")
 
@@ -297,7 +302,7 @@ def test_ops_are_scoped_by_the_module_that_ran_them_not_one_scope_per_op(tiny_fi
     assert {"up", "down", "backward/up", "backward/down", "optimizer"} <= scopes
     assert not [s for s in scopes if re.search(r"__\w+\.\d+$", s)], scopes
     # the user's lines, past torch's and the hook's own frames
-    lines = {op.source_line for op in program.graph.ops if op.source_file == str(TINY)}
+    lines = {op.source_line for op in program.graph.ops if _is_tiny(op.source_file)}
     text = TINY.read_text().splitlines()
     assert any("self.down(torch.relu(self.up(x)))" in text[n - 1] for n in lines)
 
