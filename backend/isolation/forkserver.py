@@ -147,6 +147,7 @@ class ForkServer:
             self.close()
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
+        since = time.monotonic()
         with cancellable(pid, marker):
             try:
                 done = self._read(timeout=job.timeout)
@@ -160,6 +161,10 @@ class ForkServer:
             kill_group(pid)  # the server made the worker a group leader before answering
             if self._read(timeout=30.0) is None:
                 self.close()
+            raise WorkerTimeout(job.timeout)
+        if time.monotonic() - since > job.timeout:
+            # It ended, but after its time: the answer may have waited to be read (this
+            # process was not scheduled), and a limit is a limit whichever came first.
             raise WorkerTimeout(job.timeout)
         return os.waitstatus_to_exitcode(done["status"])
 

@@ -179,6 +179,19 @@ def test_a_job_past_its_time_is_killed_and_the_server_carries_on(tmp_path):
         server.close()
 
 
+def test_a_job_whose_answer_waited_past_its_time_is_past_its_time(tmp_path):
+    # The job ends at once, while the client is busy for longer than the job may take:
+    # its answer is already there when the client looks, and the limit still holds.
+    write_input(tmp_path, "quick.py", "def main(argv):\n    return 0\n")
+    server = ForkServer(preload=())
+    try:
+        with pytest.raises(WorkerTimeout):
+            server.run(_job(tmp_path, "quick", timeout=1e-9), lambda: time.sleep(0.5))
+        assert server.run(_job(tmp_path, "quick", timeout=30), lambda: time.sleep(0.5)) == 0
+    finally:
+        server.close()
+
+
 def test_jobs_with_their_own_devices_need_a_fresh_process(tmp_path):
     server = ForkServer(preload=())
     with pytest.raises(ValueError, match="cannot set devices"):
