@@ -42,12 +42,7 @@ from shardscope.backend.isolation.jobs import json_worker_main
 from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory
 from shardscope.backend.run.inputs import SEED, random_array
-from shardscope.backend.run.shards import (
-    ValueBudget,
-    max_relative_error,
-    replica_mismatches,
-    shard_records,
-)
+from shardscope.backend.run.shards import ValueBudget, tensor_report
 from shardscope.backend.run.unsharded import ManualModule, unsharded_module
 from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 from shardscope.backend.sharding.mesh import Mesh
@@ -288,29 +283,12 @@ def _tensor(
     expected: np.ndarray | None,
     values: ValueBudget | None,
 ) -> dict:
-    records = shard_records(array, values)
     hlo = str(sharding._to_xla_hlo_sharding(array.ndim))
     try:
         spec = spec_from_hlo_sharding(hlo, mesh, array.ndim).format()
     except ShardscopeError:
         spec = ""  # a layout no spec over this mesh gives (a device order of its own)
-    error, finite = None, True
-    if expected is not None:
-        error = max_relative_error(np.asarray(array), expected)
-        finite = bool(np.isfinite(error))
-        error = error if finite else None
-    return {
-        "name": name,
-        "shape": list(array.shape),
-        "dtype": str(array.dtype),
-        "spec": spec,
-        "hlo_sharding": hlo,
-        "shards": records,
-        "replica_mismatches": replica_mismatches(records),
-        "max_rel_error": error,
-        # NaN or infinity where the unsharded run differs: no finite error to give.
-        "error_not_finite": not finite,
-    }
+    return tensor_report(name, array, spec, hlo, expected, values)
 
 
 if __name__ == "__main__":

@@ -207,3 +207,38 @@ def max_relative_error(actual: np.ndarray, expected: np.ndarray) -> float:
     scale = float(np.max(np.abs(b64[finite][np.isfinite(b64[finite])]), initial=0.0))
     worst = float(np.max(diff, initial=0.0))
     return worst / scale if scale > 0 else worst
+
+
+def tensor_report(
+    name: str,
+    array: Any,
+    spec: str,
+    hlo: str,
+    expected: np.ndarray | None,
+    values: ValueBudget | None,
+) -> dict:
+    """One argument's or output's entry in a run worker's report: its shards (with their
+    values within ``values``), its sharding as ``spec`` and ``hlo`` text, and its error
+    against ``expected``, the unsharded run's array (None: no reference)."""
+    records = shard_records(array, values)
+    error, finite = None, True
+    if expected is not None and is_key(array):
+        # Keys are equal or not: the share of their key data's words that differ.
+        words = host_array(array)
+        error = float(np.mean(words != expected)) if words.shape == expected.shape else 1.0
+    elif expected is not None:
+        error = max_relative_error(np.asarray(array), expected)
+        finite = bool(np.isfinite(error))
+        error = error if finite else None
+    return {
+        "name": name,
+        "shape": list(array.shape),
+        "dtype": str(array.dtype),
+        "spec": spec,
+        "hlo_sharding": hlo,
+        "shards": records,
+        "replica_mismatches": replica_mismatches(records),
+        "max_rel_error": error,
+        # NaN or infinity where the unsharded run differs: no finite error to give.
+        "error_not_finite": not finite,
+    }

@@ -57,7 +57,7 @@ from shardscope.backend.program.lower import (
     lower_namespace,
 )
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
-from shardscope.backend.run.inputs import SEED, device_array, host_array, is_concrete, is_key
+from shardscope.backend.run.inputs import SEED, device_array, is_concrete
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
     ProgramInputs,
@@ -68,12 +68,7 @@ from shardscope.backend.run.reference import (
     program_inputs,
     shape_dtype,
 )
-from shardscope.backend.run.shards import (
-    ValueBudget,
-    max_relative_error,
-    replica_mismatches,
-    shard_records,
-)
+from shardscope.backend.run.shards import ValueBudget, tensor_report
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
@@ -615,29 +610,8 @@ def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
 def _tensor(
     name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: ValueBudget | None
 ) -> dict:
-    records = shard_records(array, values)
     spec, hlo = _spec_text(sharding, array.ndim)
-    error, finite = None, True
-    if expected is not None and is_key(array):
-        # Keys are equal or not: the share of their key data's words that differ.
-        words = host_array(array)
-        error = float(np.mean(words != expected)) if words.shape == expected.shape else 1.0
-    elif expected is not None:
-        error = max_relative_error(np.asarray(array), expected)
-        finite = bool(np.isfinite(error))
-        error = error if finite else None
-    return {
-        "name": name,
-        "shape": list(array.shape),
-        "dtype": str(array.dtype),
-        "spec": spec,
-        "hlo_sharding": hlo,
-        "shards": records,
-        "replica_mismatches": replica_mismatches(records),
-        "max_rel_error": error,
-        # NaN or infinity where the unsharded run differs: no finite error to give.
-        "error_not_finite": not finite,
-    }
+    return tensor_report(name, array, spec, hlo, expected, values)
 
 
 def _memory(compiled: Any) -> dict[str, int]:
