@@ -121,34 +121,22 @@ def as_positions(text: str, order: list[int]) -> str:
     lays the devices out in ``order`` then places every tile where torch_xla did."""
     import numpy as np
 
+    from shardscope.backend.errors import SpecError
+    from shardscope.backend.sharding.hlo_text import parse_hlo_sharding
+
     position = np.empty(len(order), dtype=np.int64)
     position[np.asarray(order)] = np.arange(len(order))
 
     def rewrite(m: re.Match) -> str:
-        dims = [int(d) for d in m[1].split(",")]
-        ids = _device_list(m[2], int(np.prod(dims)))
-        if ids is None or ids.max(initial=0) >= len(order):
+        try:
+            ids = parse_hlo_sharding("{" + m[0] + "}").assignment.reshape(-1)
+        except SpecError:
+            return m[0]
+        if ids.max(initial=0) >= len(order):
             return m[0]
         return f"devices=[{m[1]}]" + ",".join(str(int(p)) for p in position[ids])
 
     return _DEVICES.sub(rewrite, text)
-
-
-def _device_list(text: str, total: int):
-    """The device ids of a sharding's device list (``0,2,1,3`` or ``<=[2,2]T(1,0)``)."""
-    import numpy as np
-
-    if not text.startswith("<="):
-        ids = np.asarray([int(d) for d in text.split(",") if d], dtype=np.int64)
-        return ids if ids.size == total else None
-    m = re.fullmatch(r"<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
-    if m is None:
-        return None
-    reshape = [int(d) for d in m[1].split(",")]
-    perm = [int(d) for d in m[2].split(",")] if m[2] else list(range(len(reshape)))
-    if int(np.prod(reshape)) != total or sorted(perm) != list(range(len(reshape))):
-        return None
-    return np.arange(total).reshape(reshape).transpose(perm).reshape(-1)
 
 
 _OP_SCOPE = re.compile(r'loc\("((?:aten|xla|prim)__\w+)\.\d+/\1(?=["/])')
