@@ -272,11 +272,6 @@ class PendingCompile:
         return self._report
 
 
-def program_partitioner(report: dict) -> str:
-    """Who partitioned the compile a framework report comes from."""
-    return "GSPMD" if report.get("compiled_by") == "torch_xla" else "Shardy"
-
-
 class _NotWanted(Exception):
     """The propagation failed: the compile's job is never given."""
 
@@ -351,6 +346,7 @@ def framework_report(
         "collectives": read_collectives(text, list(range(mesh.size)), mesh.size),
         "memory": None,
         "compiled_by": program.framework,
+        "partitioned_by": program.partitioner,
     }
 
 
@@ -391,7 +387,7 @@ def attach(result: PropagationResult, report: dict) -> None:
     if report.get("compiled_by"):
         result.warnings.append(
             f"the collectives are {report['compiled_by']}'s own compile of this graph, as the "
-            f"script ran it (partitioned by {program_partitioner(report)}); its memory is not "
+            f"script ran it (partitioned by {report['partitioned_by'].upper()}); its memory is not "
             f"recorded"
         )
     explain(result, report)
