@@ -171,7 +171,9 @@ def parse_dcn(text: str | Mapping[str, int] | None, mesh: Mesh) -> dict[str, int
             if not sep:
                 value = str(mesh.shape.get(name, 1))  # a bare name: the whole axis spans hosts
             if not value.strip().isdigit():
-                raise MeshError(f"--dcn {name}={value}: give a whole number of hosts, e.g. {name}=2")
+                raise MeshError(
+                    f"--dcn {name}={value}: give a whole number of hosts, e.g. {name}=2"
+                )
             given[name] = int(value)
     else:
         given = {str(k): int(v) for k, v in text.items()}

@@ -34,7 +34,13 @@ def _devices(hosts: int, per_host: int) -> list[SimpleNamespace]:
 
 @pytest.mark.parametrize(
     ("sizes", "dcn"),
-    [((2, 4), (2, 1)), ((4, 2), (2, 1)), ((4, 2), (1, 2)), ((4, 4), (2, 2)), ((2, 2, 4), (1, 2, 2))],
+    [
+        ((2, 4), (2, 1)),
+        ((4, 2), (2, 1)),
+        ((4, 2), (1, 2)),
+        ((4, 4), (2, 2)),
+        ((2, 2, 4), (1, 2, 2)),
+    ],
 )
 def test_hybrid_order_is_create_hybrid_device_mesh(sizes, dcn):
     hosts = int(np.prod(dcn))
