@@ -22,6 +22,8 @@ class Shard(JsonForm):
     # small piece, block means for a large one (``shards.preview``); None when not asked.
     values: tuple[float | None, ...] | None = json_field(omit=True, default=None)
     values_shape: tuple[int, ...] | None = json_field(omit=True, default=None)
+    # The host (process of a multi-host run, ``sharding.hosts``) that owns the device.
+    host: int = 0
 
     @property
     def pooled(self) -> bool:
@@ -95,6 +97,7 @@ def _shards(records: list[dict]) -> tuple[Shard, ...]:
             s["checksum"],
             tuple(s["values"]) if s["values"] is not None else None,
             _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
+            int(s.get("host", 0)),
         )
         for s in records
     ]
@@ -214,6 +217,8 @@ class CompiledCollective(JsonForm):
     # How many times one call of the program runs it: the product of the known trip
     # counts of the loops around it (1 outside loops).
     runs_per_call: int = 1
+    # Whether any of its device groups holds devices of two hosts (``sharding.hosts``).
+    crosses_hosts: bool = False
 
     @property
     def group_size(self) -> int:
@@ -264,6 +269,9 @@ class RunResult(JsonForm):
     # ``concrete_inputs``, seeded random data for the rest) or "seeded" (every argument
     # seeded random data of its shape and dtype: a run of a module, not of its script).
     inputs: str = "program"
+    # The processes the run ran as (``run --hosts``), each owning ``device_count / hosts``
+    # devices (``sharding.hosts``).
+    hosts: int = 1
     hlo_text: str = json_field(omit=True, default="")
 
     def kinds(self) -> dict[str, int]:

@@ -68,8 +68,11 @@ def test_json_form():
         "index": [[0, 2], [0, 2]],
         "shape": [2, 2],
         "checksum": "aa",
+        "host": 0,
     }
+    assert data["hosts"] == 1
     c = data["collectives"][0]
+    assert c["crosses_hosts"] is False
     assert c["device_groups"] == [[0, 1]] and c["predicted"][0]["kind"] == "all-reduce"
     assert data["warnings"] == [
         {"message": "careful", "op_name": "jit(f)/dot_general", "instruction": "dot.1"}
