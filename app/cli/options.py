@@ -90,6 +90,28 @@ def add_program_options(
     )
 
 
+def host_count(text: str) -> int:
+    """argparse type for ``--hosts``: a whole number of hosts from 1 to 64."""
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of hosts from 1 to 64: give e.g. --hosts 2"
+        )
+    return int(text)
+
+
+def add_hosts_options(parser, *, hosts_help: str) -> None:
+    """``--hosts H`` and ``--dcn AXIS=N,...`` (``sharding.hosts.apply_hosts``)."""
+    parser.add_argument("--hosts", type=host_count, default=None, metavar="H", help=hosts_help)
+    parser.add_argument(
+        "--dcn",
+        metavar="AXIS=N",
+        default=None,
+        help="axes that span hosts and how many hosts lie along each, e.g. data=2: the mesh "
+        "is laid out as create_hybrid_device_mesh(..., process_is_granule=True) lays it "
+        "(the other axes stay within a host); the host count is the product",
+    )
+
+
 def given_mesh(args) -> Mesh | None:
     """``--mesh`` over ``--device-order``, read before the program loads so that bad input
     is told at once (``MeshError``); None without ``--mesh``. A ``--device-order`` alone is

@@ -241,3 +241,23 @@ def ici_only_dcn(mesh: Mesh, hosts: Hosts, axes: Sequence[str]) -> dict[str, int
 def format_dcn(dcn: Mapping[str, int]) -> str:
     """``data=2`` for the axes with a DCN factor above 1 (the ``--dcn`` syntax)."""
     return ",".join(f"{k}={v}" for k, v in dcn.items() if v > 1)
+
+
+def apply_hosts(
+    mesh: Mesh, count: int | None, dcn: str | Mapping[str, int] | None
+) -> tuple[Mesh, Hosts]:
+    """``mesh`` and its hosts for ``--hosts count`` and ``--dcn dcn``: with ``dcn`` the
+    mesh takes the hybrid device order (``hybrid_order``) and the host count is the
+    product of the DCN factors (``count``, where given, must equal it); without it the
+    mesh keeps its order and ``count`` hosts (None: one) own blocks of device numbers.
+    MeshError naming the fix otherwise."""
+    if dcn is None or dcn == "" or dcn == {}:
+        return mesh, hosts_for(mesh, count)
+    factors = parse_dcn(dcn, mesh)
+    product = math.prod(factors.values())
+    if count is not None and count != product:
+        raise MeshError(
+            f"--dcn {format_dcn(factors) or dcn} lays the mesh over {product} hosts but "
+            f"--hosts is {count}: give DCN factors whose product is {count}, or leave out --hosts"
+        )
+    return hybrid_mesh(mesh, factors)

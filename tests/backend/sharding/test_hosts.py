@@ -10,6 +10,7 @@ from jax.experimental import mesh_utils
 
 from shardscope.backend.errors import MeshError
 from shardscope.backend.sharding.hosts import (
+    apply_hosts,
     Hosts,
     axis_spans,
     dcn_factors,
@@ -94,3 +95,12 @@ def test_group_traffic_by_kind():
     within, across = group_traffic("all-to-all", [0, 1, 4, 5], 300, host)
     assert (round(within), round(across)) == (400, 800)
     assert Hosts(2, 8).crosses([[0, 4]]) and not Hosts(2, 8).crosses([[0, 1], [4, 5]])
+
+
+def test_apply_hosts_lays_out_a_hybrid_mesh():
+    mesh = Mesh.from_dict({"data": 4, "model": 2})
+    assert apply_hosts(mesh, 2, None) == (mesh, Hosts(2, 8))
+    ordered, hosts = apply_hosts(mesh, None, "model=2")
+    assert hosts == Hosts(2, 8) and axis_spans(ordered, hosts) == {"data": "ici", "model": "dcn"}
+    with pytest.raises(MeshError, match="product is 4"):
+        apply_hosts(mesh, 4, "model=2")
