@@ -10,8 +10,8 @@ from jax.experimental import mesh_utils
 
 from shardscope.backend.errors import MeshError
 from shardscope.backend.sharding.hosts import (
-    apply_hosts,
     Hosts,
+    apply_hosts,
     axis_spans,
     dcn_factors,
     group_traffic,
