@@ -3,7 +3,8 @@
 ``mark_crossing(collectives, hosts)`` sets each ``CompiledCollective.crosses_hosts`` from
 its device groups (``sharding.hosts.Hosts.crosses``): the same answer for a run of
 several processes (``run --hosts``) and for a compile that runs nothing
-(``propagate --hosts``).
+(``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
+although another layout of the same mesh keeps them within a host.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from shardscope.backend.run.result import CompiledCollective
-from shardscope.backend.sharding.hosts import Hosts
+from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.backend.sharding.hosts import Hosts, format_dcn, hybrid_mesh, ici_only_dcn
+from shardscope.backend.sharding.mesh import Mesh
 
 
 def mark_crossing(
@@ -22,3 +25,85 @@ def mark_crossing(
     return [
         dataclasses.replace(c, crosses_hosts=hosts.crosses(c.device_groups)) for c in collectives
     ]
+
+
+def step_traffic(c: CompiledCollective, hosts: Hosts) -> tuple[int, int]:
+    """Bytes (within hosts, across hosts) one call of the program sends for ``c``: one
+    run (``Hosts.traffic``, summed over all devices) times its runs per call."""
+    runs = max(1, int(c.runs_per_call or 1))
+    within, across = hosts.traffic(c.kind, c.device_groups, c.bytes)
+    return within * runs, across * runs
+
+
+def crossing_warnings(
+    collectives: Sequence[CompiledCollective], mesh: Mesh, hosts: Hosts
+) -> list[str]:
+    """One line per (kind, axes) of the compiled collectives whose device groups cross
+    hosts although a layout of the same mesh axes keeps them within a host
+    (``ici_only_dcn``): where the first one sits, the bytes across hosts per step of all
+    of them, the ``--dcn`` that keeps them within a host and what would cross instead.
+    Empty for one host."""
+    if hosts.count < 2:
+        return []
+    crossing: dict[tuple[str, tuple[str, ...]], list[CompiledCollective]] = {}
+    for c in collectives:
+        if c.axes and hosts.crosses(c.device_groups):
+            crossing.setdefault((c.kind, tuple(c.axes)), []).append(c)
+    out = []
+    for (kind, axes), group in crossing.items():
+        fix = ici_only_dcn(mesh, hosts, axes)
+        if fix is None:
+            continue
+        fixed, fixed_hosts = hybrid_mesh(mesh, fix)
+        if fixed_hosts.crosses(device_groups(fixed, axes)):
+            continue
+        across = sum(step_traffic(c, hosts)[1] for c in group)
+        first = group[0]
+        where = _where(first)
+        if len(group) > 1:
+            where = f"{len(group)} instructions, the first at {where}"
+        text = (
+            f"{kind} over {'+'.join(axes)} ({where}) crosses hosts: "
+            f"{bytes_text(across)} per step across hosts; --dcn {format_dcn(fix)} lays the "
+            f"hosts along {_along(fix)} and keeps it within each host"
+        )
+        instead = _crossing_under(collectives, fixed, fixed_hosts, skip=axes)
+        if instead:
+            text += f" (then {', '.join(instead)} would cross instead)"
+        out.append(text)
+    return out
+
+
+def _where(c: CompiledCollective) -> str:
+    """``line 12, jit(f)/dot_general``, or the op's name alone without a line."""
+    cause = c.cause
+    line = cause.line if cause is not None and cause.line is not None else c.line
+    what = c.source or c.name or "?"
+    return f"line {line}, {what}" if line is not None else what
+
+
+def _along(dcn) -> str:
+    return " and ".join(name for name, f in dcn.items() if f > 1)
+
+
+def _crossing_under(
+    collectives: Sequence[CompiledCollective], mesh: Mesh, hosts: Hosts, skip: Sequence[str]
+) -> list[str]:
+    """``kind over axes`` of the other collectives whose groups would cross hosts on
+    ``mesh`` (another layout of the same axes)."""
+    out: list[str] = []
+    for c in collectives:
+        if not c.axes or tuple(c.axes) == tuple(skip):
+            continue
+        name = f"{c.kind} over {'+'.join(c.axes)}"
+        if name not in out and hosts.crosses(device_groups(mesh, c.axes)):
+            out.append(name)
+    return out
+
+
+def bytes_text(n: float) -> str:
+    """``12.0 MiB``, ``512 B``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"

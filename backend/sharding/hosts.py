@@ -261,3 +261,97 @@ def apply_hosts(
             f"--hosts is {count}: give DCN factors whose product is {count}, or leave out --hosts"
         )
     return hybrid_mesh(mesh, factors)
+
+
+def across_dcn(mesh: Mesh, hosts: Hosts, axes: Sequence[str]) -> dict[str, int] | None:
+    """DCN factors under which every step along ``axes`` crosses hosts: each of ``axes``
+    wholly across hosts, the hosts left laid along the other axes (major first); None
+    where ``hosts.count`` does not fit that way."""
+    left = hosts.count
+    out = {name: 1 for name in mesh.axis_names}
+    for name in axes:
+        size = mesh.shape[name]
+        if left % size:
+            return None
+        out[name] = size
+        left //= size
+    for name in mesh.axis_names:
+        if name in axes or left == 1:
+            continue
+        f = math.gcd(mesh.shape[name], left)
+        out[name] = f
+        left //= f
+    return out if left == 1 else None
+
+
+def axis_steps(mesh: Mesh, hosts: Hosts, axis: str) -> list[str]:
+    """Per step ``i → i+1`` along ``axis``: ``stays`` (on one host at every position),
+    ``crosses`` (to another host at every position) or ``mixed``."""
+    import numpy as np
+
+    grid = hosts.grid(mesh)
+    i = mesh.axis_names.index(axis)
+    moved = np.moveaxis(np.diff(grid, axis=i) != 0, i, 0)
+    out = []
+    for step in moved:
+        out.append("crosses" if step.all() else "mixed" if step.any() else "stays")
+    return out
+
+
+def _steps_text(steps: Sequence[str]) -> str:
+    """``steps 0→1 and 2→3 stay on a host, 1→2 crosses``."""
+    verbs = {
+        "stays": ("stays on a host", "stay on a host"),
+        "crosses": ("crosses hosts", "cross hosts"),
+        "mixed": ("crosses hosts at some positions", "cross hosts at some positions"),
+    }
+    parts = []
+    for how in ("stays", "crosses", "mixed"):
+        at = [f"{i}→{i + 1}" for i, s in enumerate(steps) if s == how]
+        if not at:
+            continue
+        names = at[0] if len(at) == 1 else f"{', '.join(at[:-1])} and {at[-1]}"
+        parts.append(f"{names} {verbs[how][len(at) > 1]}")
+    return "step" + ("s " if len(steps) > 1 else " ") + "; ".join(parts)
+
+
+def mesh_warnings(mesh: Mesh, hosts: Hosts) -> list[str]:
+    """One line per axis that spans both ICI and DCN (``axis_spans``): which of its steps
+    cross hosts, and the ``--dcn`` that lays it within hosts or wholly across them.
+    Empty for one host."""
+    if hosts.count < 2:
+        return []
+    spans = axis_spans(mesh, hosts)
+    factors = dcn_factors(mesh, hosts)
+    out = []
+    for name, span in spans.items():
+        if span != BOTH:
+            continue
+        size = mesh.shape[name]
+        text = (
+            f"axis {name} ({size}) spans both ICI and DCN on {hosts.count} hosts: "
+            f"{_steps_text(axis_steps(mesh, hosts, name))}"
+        )
+        if factors is not None:
+            f = factors[name]
+            text += (
+                f" (the layout --dcn {format_dcn(factors)} gives: {f} hosts along {name}, "
+                f"{size // f} devices on each)"
+            )
+        text += f"; a collective over {name} crosses hosts on part of its ring"
+        fixes = []
+        within = ici_only_dcn(mesh, hosts, [name])
+        if within is not None:
+            fixes.append(f"--dcn {format_dcn(within)} keeps {name} within each host")
+        across = across_dcn(mesh, hosts, [name])
+        if across is not None:
+            fixes.append(f"--dcn {format_dcn(across)} lays {name} wholly across hosts")
+        if fixes:
+            text += ": " + ", or ".join(fixes)
+        else:
+            text += (
+                f": no layout of {hosts.count} hosts keeps {name} on one link; split it into "
+                f"an ICI axis and a DCN axis"
+            )
+        out.append(text)
+    return out

@@ -11,12 +11,15 @@ from jax.experimental import mesh_utils
 from shardscope.backend.errors import MeshError
 from shardscope.backend.sharding.hosts import (
     Hosts,
+    across_dcn,
     apply_hosts,
     axis_spans,
+    axis_steps,
     dcn_factors,
     group_traffic,
     hybrid_order,
     ici_only_dcn,
+    mesh_warnings,
     parse_dcn,
 )
 from shardscope.backend.sharding.mesh import Mesh
@@ -104,3 +107,37 @@ def test_apply_hosts_lays_out_a_hybrid_mesh():
     assert hosts == Hosts(2, 8) and axis_spans(ordered, hosts) == {"data": "ici", "model": "dcn"}
     with pytest.raises(MeshError, match="product is 4"):
         apply_hosts(mesh, 4, "model=2")
+
+
+def test_an_axis_on_both_links_is_warned_with_the_layouts_that_fix_it():
+    mesh = Mesh.from_dict({"data": 4, "model": 2})
+    hosts = Hosts(2, 8)
+    assert axis_steps(mesh, hosts, "data") == ["stays", "crosses", "stays"]
+    (line,) = mesh_warnings(mesh, hosts)
+    assert line.startswith("axis data (4) spans both ICI and DCN on 2 hosts: steps 0→1 and 2→3")
+    assert "1→2 crosses hosts" in line
+    assert "--dcn data=2 gives: 2 hosts along data, 2 devices on each" in line
+    assert "--dcn model=2 keeps data within each host" in line
+    # The fix it names really keeps data on one host, and then nothing is warned.
+    fixed, fixed_hosts = apply_hosts(mesh, None, "model=2")
+    assert axis_spans(fixed, fixed_hosts)["data"] == "ici"
+    assert mesh_warnings(fixed, fixed_hosts) == []
+    # Four hosts along data: every step crosses, nothing spans both.
+    assert mesh_warnings(mesh, Hosts(4, 8)) == []
+    assert mesh_warnings(mesh, Hosts(1, 8)) == []
+
+
+def test_an_axis_no_layout_keeps_on_a_host_is_offered_the_layout_across_hosts():
+    mesh = Mesh.from_dict({"data": 2, "model": 4})
+    (line,) = mesh_warnings(mesh, Hosts(4, 8))
+    assert "model (4)" in line and "--dcn model=4 lays model wholly across hosts" in line
+    assert "keeps model within" not in line
+    assert across_dcn(mesh, Hosts(4, 8), ["model"]) == {"data": 1, "model": 4}
+    assert across_dcn(mesh, Hosts(2, 8), ["model"]) is None
+    fixed, fixed_hosts = apply_hosts(mesh, None, "model=4")
+    assert axis_spans(fixed, fixed_hosts)["model"] == "dcn"
+    # A device order no hybrid layout gives: steps that cross at some positions only.
+    odd = Mesh.from_dict({"data": 2, "model": 4}, (0, 1, 2, 4, 3, 5, 6, 7))
+    # hosts [[0, 0, 0, 1], [0, 1, 1, 1]]
+    assert axis_steps(odd, Hosts(2, 8), "model") == ["mixed", "stays", "mixed"]
+    assert "at some positions" in mesh_warnings(odd, Hosts(2, 8))[0]
