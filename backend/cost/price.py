@@ -26,6 +26,14 @@ groups spans domains is priced wholly on the slow link (DCN, InfiniBand), at a d
 share of it: its ring crosses it. A collective combining several operands is shared among
 their ops in proportion to their elements.
 
+With ``hosts`` (``sharding.hosts.Hosts``: ``propagate --hosts``, ``run --hosts``) the fast
+domain is one host instead of the profile's ``fast_domain``, as
+``create_hybrid_device_mesh(..., process_is_granule=True)`` treats each process as a unit
+of the slower network: a collective whose groups cross hosts is priced on the slow link,
+the others on the fast one. Each collective's bytes per step (one call of the program:
+one run times ``runs_per_call``, summed over all the devices of its groups) are split
+into those that stay within a host and those that cross hosts (``Hosts.traffic``).
+
 Memory is XLA's CPU buffer assignment (``compiled.memory_analysis()`` of the compile on
 fake CPU devices) held against the profile's memory per device: the accelerator's own
 compiler assigns its own buffers, so the fit is an estimate too.
@@ -43,6 +51,7 @@ from shardscope.backend.cost.hardware import HardwareProfile, Link
 from shardscope.backend.cost.hardware import profile as find_profile
 from shardscope.backend.json_form import JsonForm
 from shardscope.backend.run.result import CompiledCollective
+from shardscope.backend.sharding.hosts import Hosts, group_traffic
 
 FORMULAS = (
     "ring: all-gather (N-1)(a + S/(N·B)), reduce-scatter (N-1)(a + S/B) on its input N·S, "
@@ -95,6 +104,13 @@ class CollectiveCost(JsonForm):
     seconds_per_call: float
     link: str  # the link it crosses: ICI, DCN, NVLink, InfiniBand, ...
     formula: str  # the formula used, with its numbers
+    # Per step, summed over all devices: bytes that stay within a host and that cross
+    # hosts (all within one host where no hosts were given).
+    bytes_within_hosts: int = 0
+    bytes_across_hosts: int = 0
+    crosses_hosts: bool = False
+    # The mesh axes of its device groups (None: not known).
+    axes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,13 @@ class Pricing(JsonForm):
     assumed: tuple[str, ...] = ()
     # False where the program was not compiled: nothing was priced.
     compiled: bool = True
+    # The hosts the mesh is laid over, and per step the bytes (summed over all devices)
+    # within hosts and across them, and the seconds on the fast and the slow link.
+    hosts: int = 1
+    step_bytes_within_hosts: int = 0
+    step_bytes_across_hosts: int = 0
+    step_seconds_fast_link: float = 0.0
+    step_seconds_slow_link: float = 0.0
 
     def summary_lines(self, top: int = 5, measured: Sequence[float] | None = None) -> list[str]:
         """The readable cost section: time per step, the ``top`` ops, memory fit; with
@@ -186,18 +209,21 @@ def price(
     profile: HardwareProfile | str | None = None,
     op_names: Mapping[int, str] | None = None,
     memory_source: str = MEMORY_SOURCE,
+    hosts: Hosts | None = None,
 ) -> Pricing:
     """Price ``collectives`` and ``memory`` on ``profile`` (a name, or None for the
     default). ``op_names`` names program ops by id (a holder's name); ``memory_source``
-    says whose buffer assignment ``memory`` is."""
+    says whose buffer assignment ``memory`` is; ``hosts``: the hosts the devices lie on,
+    each host the fast link's domain (None: the profile's ``fast_domain``)."""
     hw = find_profile(profile)
-    costs = tuple(_cost(i, c, hw) for i, c in enumerate(collectives))
+    costs = tuple(_cost(i, c, hw, hosts) for i, c in enumerate(collectives))
     ops = _ops(collectives, costs, op_names or {})
+    slow = hw.slow.name
     return Pricing(
         hardware=hw.name,
         label=hw.label,
         formulas=FORMULAS,
-        estimate=ESTIMATE,
+        estimate=ESTIMATE if hosts is None else estimate_with_hosts(hosts, hw),
         links=hw.links,
         collectives=costs,
         ops=ops,
@@ -205,17 +231,36 @@ def price(
         step_bytes=sum(c.bytes_per_device * c.runs_per_call for c in costs),
         memory=memory_fit(memory, hw, memory_source),
         assumed=tuple(f"{f.name}: {f.note}" for f in hw.assumptions),
+        hosts=1 if hosts is None else hosts.count,
+        step_bytes_within_hosts=sum(c.bytes_within_hosts for c in costs),
+        step_bytes_across_hosts=sum(c.bytes_across_hosts for c in costs),
+        step_seconds_fast_link=sum(c.seconds_per_call for c in costs if c.link != slow),
+        step_seconds_slow_link=sum(c.seconds_per_call for c in costs if c.link == slow),
     )
 
 
-def price_result(result: Any, profile: HardwareProfile | str | None = None) -> Pricing:
-    """Price a propagation's compiled collectives and memory and set ``result.pricing``;
-    where the program was not compiled the pricing says so (``compiled`` False)."""
+def estimate_with_hosts(hosts: Hosts, hw: HardwareProfile) -> str:
+    """``ESTIMATE``, saying how ``hosts`` choose each collective's link."""
+    return (
+        f"{ESTIMATE}; the mesh lies over {hosts.count} hosts of {hosts.per_host} devices, "
+        f"each host one unit of the slower network as create_hybrid_device_mesh(..., "
+        f"process_is_granule=True) treats each process: a collective whose device groups "
+        f"cross hosts is priced on {hw.slow.name} at a device's share of it, the others on "
+        f"{hw.fast.name}"
+    )
+
+
+def price_result(
+    result: Any, profile: HardwareProfile | str | None = None, hosts: Hosts | None = None
+) -> Pricing:
+    """Price a propagation's compiled collectives and memory and set ``result.pricing``,
+    on ``hosts`` where given (``price``); where the program was not compiled the pricing
+    says so (``compiled`` False)."""
     graph = getattr(result, "graph", None)
     names = {}
     if graph is not None:
         names = {op.id: op.location_name or op.name for op in graph.ops}
-    pricing = price(result.compiled_collectives or [], result.memory, profile, names)
+    pricing = price(result.compiled_collectives or [], result.memory, profile, names, hosts=hosts)
     if result.compiled_collectives is None:
         pricing = dataclasses.replace(pricing, compiled=False, memory=None)
     result.pricing = pricing
@@ -227,9 +272,39 @@ def crosses_domains(c: CompiledCollective, domain: int) -> bool:
     return any(len({d // domain for d in g}) > 1 for g in c.device_groups or ())
 
 
-def _cost(index: int, c: CompiledCollective, hw: HardwareProfile) -> CollectiveCost:
+def _cost(
+    index: int, c: CompiledCollective, hw: HardwareProfile, hosts: Hosts | None
+) -> CollectiveCost:
+    cost = _link_cost(index, c, hw, hosts)
+    runs = cost.runs_per_call
+    if hosts is None:
+        within = sum(group_traffic(c.kind, g, c.bytes, _one_host)[0] for g in c.device_groups or ())
+        within, across, crosses = round(within) * runs, 0, False
+    else:
+        within, across = (b * runs for b in hosts.traffic(c.kind, c.device_groups, c.bytes))
+        crosses = hosts.crosses(c.device_groups)
+    return dataclasses.replace(
+        cost,
+        bytes_within_hosts=within,
+        bytes_across_hosts=across,
+        crosses_hosts=crosses,
+        axes=c.axes,
+    )
+
+
+def _one_host(device: int) -> int:
+    return 0
+
+
+def _link_cost(
+    index: int, c: CompiledCollective, hw: HardwareProfile, hosts: Hosts | None
+) -> CollectiveCost:
     runs = max(1, int(getattr(c, "runs_per_call", 1) or 1))
-    link = hw.slow if crosses_domains(c, hw.domain) else hw.fast
+    if hosts is None:
+        crossing = crosses_domains(c, hw.domain)
+    else:
+        crossing = hosts.crosses(c.device_groups)
+    link = hw.slow if crossing else hw.fast
     n = c.group_size
     s = c.result_bytes
     if c.device_groups is None:

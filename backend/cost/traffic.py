@@ -4,7 +4,8 @@
 its device groups (``sharding.hosts.Hosts.crosses``): the same answer for a run of
 several processes (``run --hosts``) and for a compile that runs nothing
 (``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
-although another layout of the same mesh keeps them within a host.
+although another layout of the same mesh keeps them within a host; ``traffic_lines`` is
+the text summary of a pricing's bytes within and across hosts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from shardscope.backend.cost.price import Pricing
 from shardscope.backend.run.result import CompiledCollective
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.hosts import Hosts, format_dcn, hybrid_mesh, ici_only_dcn
@@ -107,3 +109,45 @@ def bytes_text(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{int(n)} B"
+
+
+def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
+    """The bytes a step sends across hosts and within them, and the seconds on each
+    link, in total and for each of the first ``top`` collectives that cross hosts.
+    Empty for one host or where nothing was compiled."""
+    if pricing.hosts < 2 or not pricing.compiled:
+        return []
+    fast, slow = pricing.links[0].name, pricing.links[1].name
+    crossing = [c for c in pricing.collectives if c.crosses_hosts]
+    within = [c for c in pricing.collectives if not c.crosses_hosts and c.bytes_within_hosts]
+    lines = [
+        f"traffic per step on {pricing.hosts} hosts (bytes summed over all devices): "
+        f"across hosts: {bytes_text(pricing.step_bytes_across_hosts)} ({_count(crossing)} "
+        f"on {slow}, {time_text(pricing.step_seconds_slow_link)}); within hosts: "
+        f"{bytes_text(pricing.step_bytes_within_hosts)} ({_count(within)} on {fast}, "
+        f"{time_text(pricing.step_seconds_fast_link)})"
+    ]
+    for c in crossing[:top]:
+        axes = "+".join(c.axes) if c.axes else "?"
+        runs = f" x{c.runs_per_call}" if c.runs_per_call > 1 else ""
+        lines.append(
+            f"  crosses hosts: #{c.index} {c.kind} over {axes}{runs}: "
+            f"{bytes_text(c.bytes_across_hosts)} across, {bytes_text(c.bytes_within_hosts)} "
+            f"within, {time_text(c.seconds_per_call)} on {c.link}"
+        )
+    if len(crossing) > top:
+        lines.append(f"  ... {len(crossing) - top} more crossing hosts (use --json)")
+    return lines
+
+
+def _count(costs: Sequence) -> str:
+    return f"{len(costs)} collective" + ("" if len(costs) == 1 else "s")
+
+
+def time_text(seconds: float) -> str:
+    """``4.1 ms``, ``12.3 us``."""
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"

@@ -3,9 +3,19 @@ compiles on fake CPU devices of a data=2, model=4 mesh laid over 2 hosts both wa
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from shardscope.backend.cost.traffic import crossing_warnings, mark_crossing, step_traffic
+from shardscope.backend.cost.price import ESTIMATE, price, price_result
+from shardscope.backend.cost.traffic import (
+    bytes_text,
+    crossing_warnings,
+    mark_crossing,
+    step_traffic,
+    time_text,
+    traffic_lines,
+)
 from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
@@ -82,3 +92,54 @@ def test_nothing_is_warned_where_no_layout_keeps_the_axes_on_a_host(blocks):
     result, mesh, _ = blocks
     # Eight hosts of one device: every group crosses, and no layout helps.
     assert crossing_warnings(result.compiled_collectives, mesh, Hosts(8, 8)) == []
+
+
+def test_with_hosts_a_crossing_collective_is_priced_on_dcn(blocks):
+    result, _, hosts = blocks
+    by = _by_axes(result, hosts)
+    pricing = price(result.compiled_collectives, result.memory, "tpu-v5e", hosts=hosts)
+    costs = {c.axes[0]: c for c in pricing.collectives}
+    assert (costs["data"].link, costs["model"].link) == ("DCN", "ICI")
+    assert costs["data"].crosses_hosts and not costs["model"].crosses_hosts
+    # data: N = 2, S = 64 B (a (4, 4) f32 piece), DCN 200 Gbps per host / 8 chips, a = 10 us.
+    s = by["data"].result_bytes
+    assert s == 4 * 4 * 4
+    assert costs["data"].seconds == pytest.approx(2 * (10e-6 + s / (2 * 25e9 / 8)), rel=1e-12)
+    assert pricing.hosts == 2 and "2 hosts of 4 devices" in pricing.estimate
+    assert "process_is_granule=True" in pricing.to_json()["estimate"]
+    assert pricing.step_bytes_across_hosts == step_traffic(by["data"], hosts)[1] == 512
+    assert pricing.step_bytes_within_hosts == step_traffic(by["model"], hosts)[0]
+    assert pricing.step_seconds_slow_link == costs["data"].seconds_per_call
+    assert pricing.step_seconds_fast_link == costs["model"].seconds_per_call
+    assert pricing.step_seconds_fast_link + pricing.step_seconds_slow_link == pytest.approx(
+        pricing.step_seconds, rel=1e-12
+    )
+    # Without hosts both stay in tpu-v5e's 256-chip domain: today's pricing, all within.
+    plain = price(result.compiled_collectives, result.memory, "tpu-v5e")
+    assert {c.link for c in plain.collectives} == {"ICI"} and plain.hosts == 1
+    assert plain.step_bytes_across_hosts == 0
+    assert plain.step_bytes_within_hosts == pricing.step_bytes_within_hosts + 512
+    assert plain.estimate == ESTIMATE and traffic_lines(plain) == []
+
+
+def test_a_collective_run_in_a_loop_sends_its_bytes_each_run(blocks):
+    result, _, hosts = blocks
+    data = _by_axes(result, hosts)["data"]
+    looped = dataclasses.replace(data, runs_per_call=3)
+    (cost,) = price([looped], None, "tpu-v5e", hosts=hosts).collectives
+    assert cost.bytes_across_hosts == 3 * 512 == step_traffic(looped, hosts)[1]
+
+
+def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
+    result, _, hosts = blocks
+    pricing = price_result(result, "tpu-v5e", hosts)
+    head, crossing = traffic_lines(pricing)
+    assert head.startswith("traffic per step on 2 hosts")
+    assert "across hosts: 512 B (1 collective on DCN, 20 us)" in head
+    within = pricing.step_bytes_within_hosts
+    assert f"within hosts: {within} B (1 collective on ICI, 6 us)" in head
+    assert (
+        crossing
+        == "  crosses hosts: #1 all-reduce over data: 512 B across, 0 B within, 20 us on DCN"
+    )
+    assert bytes_text(12 * 2**20) == "12.0 MiB" and time_text(4.1e-3) == "4.1 ms"
