@@ -211,6 +211,8 @@ def inspect(
     out_shardings: Any = None,
     hardware: Any = None,
     device_order: Any = None,
+    hosts: int | None = None,
+    dcn: Any = None,
     **kwargs: Any,
 ) -> Inspection:
     """Propagate shardings through ``fn(*args, **kwargs)`` as the compiler would.
@@ -229,10 +231,14 @@ def inspect(
     ints such as ``[0, 2, 4, 6, 1, 3, 5, 7]``, or that text); without it, the order of a
     concrete ``mesh``'s devices, else 0, 1, 2... ``hardware``: the hardware profile (a name such as ``"h100"``) the compiled
     collectives and memory are priced for, ``cost`` in ``to_json()``; the default is
-    ``propagate``'s, so both give the same answer.
+    ``propagate``'s, so both give the same answer. ``hosts`` and ``dcn`` lay the mesh over
+    several hosts as ``propagate --hosts H --dcn AXIS=N`` does (``dcn``: that text or a
+    dict such as ``{"data": 2}``; it sets the device order, so not with ``device_order``):
+    the compiled collectives say whether they cross hosts, the pricing splits the traffic
+    within and across hosts, and ``warnings`` name the layouts that keep them on a host.
     """
     from shardscope.backend.cost.hardware import profile
-    from shardscope.backend.cost.price import price_result
+    from shardscope.backend.cost.traffic import apply_host_layout
     from shardscope.backend.program.trace import lower_function, lower_staged
     from shardscope.backend.run.compiled import propagate_compiled
 
@@ -277,7 +283,19 @@ def inspect(
             "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
         )
     program.device_order = _device_order(program.mesh, mesh, device_order)
+    laid_hosts = None
+    if hosts is not None or dcn:
+        if dcn and device_order is not None:
+            raise MeshError(
+                "dcn lays out the device order itself: give dcn= or device_order=, not both"
+            )
+        from shardscope.backend.sharding.hosts import apply_hosts
+        from shardscope.backend.sharding.mesh import Mesh
+
+        own = Mesh.from_dict(dict(program.mesh), program.device_order)
+        laid, laid_hosts = apply_hosts(own, hosts, dcn)
+        program.device_order = None if laid.is_iota else laid.device_order
     result = propagate_compiled(program)
-    price_result(result, hardware_profile)
+    apply_host_layout(result, laid_hosts, hardware_profile)
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}
     return Inspection(**fields, loaded=program)

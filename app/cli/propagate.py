@@ -6,6 +6,7 @@ import json
 
 from shardscope.app.cli.options import (
     add_hardware_option,
+    add_hosts_options,
     add_program_options,
     given_mesh,
     hardware_profile,
@@ -13,6 +14,7 @@ from shardscope.app.cli.options import (
     parse_spec_args,
     program_mesh,
 )
+from shardscope.backend.errors import MeshError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.sharding.spec import dims_text
 
@@ -32,6 +34,11 @@ def add_arguments(parser) -> None:
         "GSPMD, such as a torch_xla capture)",
     )
     add_hardware_option(parser)
+    add_hosts_options(
+        parser,
+        hosts_help="lay the mesh's devices over H hosts (device numbers k*N/H.. on host k): "
+        "mark the collectives that cross hosts and price them on the slow link",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -39,18 +46,19 @@ def run(args) -> int:
     """Load, propagate, print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
-    from shardscope.backend.cost.price import price_result
+    from shardscope.backend.cost.traffic import apply_host_layout
     from shardscope.backend.run.compiled import propagate_compiled
 
     hardware = hardware_profile(args)
-    given_mesh(args)  # a bad --mesh or --device-order is told before anything loads
+    # A bad --mesh, --device-order, --hosts or --dcn is told before anything loads.
+    _hosts_of(args, given_mesh(args))
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-    mesh = program_mesh(args, program)
+    mesh, hosts = _hosts_of(args, program_mesh(args, program), program)
     result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
     result.framework = program.framework
     result.partitioner = program.partitioner
-    price_result(result, hardware)
+    apply_host_layout(result, hosts, hardware)
     if args.gspmd or program.partitioner == "gspmd":
         # The GSPMD comparison is imported only when asked for.
         from shardscope.backend.gspmd.compare import compare_gspmd
@@ -64,6 +72,55 @@ def run(args) -> int:
         return 0
     print(summary(result))
     return 0
+
+
+def _hosts_of(args, mesh, program=None):
+    """The mesh laid over ``--hosts``/``--dcn`` (``sharding.hosts.apply_hosts``) and its
+    hosts; (``mesh``, None) without them. Before loading (``program`` None) only a given
+    ``--mesh`` is checked."""
+    if args.hosts is None and not args.dcn:
+        return mesh, None
+    if args.dcn and args.device_order:
+        raise MeshError(
+            "--dcn lays out the device order itself: give --dcn or --device-order, not both"
+        )
+    if mesh is None and program is not None:
+        from shardscope.backend.propagation.propagate import own_mesh
+
+        mesh = own_mesh(program)
+        if mesh is None:
+            raise MeshError(
+                "--hosts needs a mesh and the program has none: give one with --mesh, "
+                "e.g. --mesh data=4,model=2"
+            )
+    if mesh is None:
+        return None, None
+    from shardscope.backend.sharding.hosts import apply_hosts
+
+    return apply_hosts(mesh, args.hosts, args.dcn)
+
+
+def _host_lines(result) -> list[str]:
+    """Which devices each host owns and how each axis lies across hosts."""
+    if result.hosts < 2:
+        return []
+    from shardscope.backend.sharding.hosts import Hosts, axis_spans, dcn_factors, format_dcn
+
+    hosts = Hosts(result.hosts, result.mesh.size)
+    spans = axis_spans(result.mesh, hosts)
+    factors = dcn_factors(result.mesh, hosts)
+    layout = f" (the layout of --dcn {format_dcn(factors)})" if factors else ""
+    lines = ["", f"hosts: {hosts.count}, {hosts.per_host} devices each{layout}"]
+    shown = 8
+    for k in range(min(hosts.count, shown)):
+        owned = hosts.devices_of(k)
+        lines.append(f"  host {k}: devices {owned.start}..{owned.stop - 1}")
+    if hosts.count > shown:
+        lines.append(f"  ... hosts {shown}..{hosts.count - 1} likewise")
+    words = {"ici": "ICI (within hosts)", "dcn": "DCN (across hosts)", "both": "both ICI and DCN"}
+    for name, span in spans.items():
+        lines.append(f"  axis {name} ({result.mesh.shape[name]}): {words[span]}")
+    return lines
 
 
 def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
@@ -82,9 +139,10 @@ def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
         line = cause.line if cause is not None and cause.line is not None else c.line
         runs = f" x{c.runs_per_call} per call" if c.runs_per_call > 1 else ""
         tensor = cause.tensor if cause is not None and cause.tensor else "?"
+        crosses = " CROSSES HOSTS" if c.crosses_hosts else ""
         lines.append(
             f"  {c.kind:18} {axes:12} {c.operands} operand(s) {tensor} for {op_text}"
-            f" line {line if line is not None else '?'}{runs} [{c.origin or '?'}]"
+            f" line {line if line is not None else '?'}{runs} [{c.origin or '?'}]{crosses}"
         )
         if cause is not None:
             lines.append(f"    {cause.kind}: {cause.text}")
@@ -175,6 +233,7 @@ def summary(result) -> str:
     devices = "" if result.mesh.is_iota else f" over devices {','.join(map(str, order))}"
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.shape.items())
     lines = [f"{result.program}: mesh {mesh}{devices}", f"route: {result.route}"]
+    lines += _host_lines(result)
     if gspmd_first:
         lines += _gspmd_lines(result)
         lines += [
@@ -236,10 +295,12 @@ def summary(result) -> str:
         f"predicted collectives: {len(result.collectives)} (Shardy's explicit reshards, "
         f"before compiling)",
     ]
-    for c, m in zip(result.collectives, matched, strict=True):
+    crossing = result.predicted_crossing or [None] * len(result.collectives)
+    for c, m, x in zip(result.collectives, matched, crossing, strict=True):
         what = graph.values[c.value].display_name if c.value is not None else "?"
         where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name
         flag = {True: "matched", False: "NOT compiled", None: ""}[m]
+        flag += " CROSSES HOSTS" if x else ""
         lines.append(
             f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: "
             f"{c.bytes_per_device} B/device  {flag}".rstrip()
@@ -256,7 +317,11 @@ def summary(result) -> str:
     ):
         lines += _gspmd_collective_lines(result)
     if result.pricing is not None:
+        from shardscope.backend.cost.traffic import traffic_lines
+
         lines += ["", *result.pricing.summary_lines()]
+        traffic = traffic_lines(result.pricing)
+        lines += ["", *traffic] if traffic else []
     if result.warnings:
         lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
     return "\n".join(lines)

@@ -5,7 +5,9 @@ its device groups (``sharding.hosts.Hosts.crosses``): the same answer for a run 
 several processes (``run --hosts``) and for a compile that runs nothing
 (``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
 although another layout of the same mesh keeps them within a host; ``traffic_lines`` is
-the text summary of a pricing's bytes within and across hosts.
+the text summary of a pricing's bytes within and across hosts. ``apply_host_layout``
+does all of it for a propagation's result, the one answer ``propagate --hosts`` and the
+window give.
 """
 
 from __future__ import annotations
@@ -13,10 +15,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from shardscope.backend.cost.price import Pricing
+from shardscope.backend.cost.hardware import HardwareProfile
+from shardscope.backend.cost.price import Pricing, price_result
+from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import CompiledCollective
 from shardscope.backend.sharding.device_groups import device_groups
-from shardscope.backend.sharding.hosts import Hosts, format_dcn, hybrid_mesh, ici_only_dcn
+from shardscope.backend.sharding.hosts import (
+    Hosts,
+    format_dcn,
+    hybrid_mesh,
+    ici_only_dcn,
+    mesh_warnings,
+)
 from shardscope.backend.sharding.mesh import Mesh
 
 
@@ -27,6 +37,50 @@ def mark_crossing(
     return [
         dataclasses.replace(c, crosses_hosts=hosts.crosses(c.device_groups)) for c in collectives
     ]
+
+
+def apply_host_layout(
+    result, hosts: Hosts | None, profile: HardwareProfile | str | None = None
+) -> Pricing:
+    """Lay a propagation's ``result`` over ``hosts`` (its mesh's device numbers, as
+    ``sharding.hosts`` assigns them; None or one host: today's single-host answer): mark
+    each compiled collective's ``crosses_hosts`` and each predicted one's
+    (``result.predicted_crossing``, from the device groups of its axes), price them on
+    ``profile`` with each host as the fast link's domain (``price_result``), and add the
+    host warnings (``mesh_warnings`` of the axes the compiled collectives run over,
+    ``crossing_warnings``) to ``result.warnings``."""
+    if hosts is None or hosts.count < 2:
+        result.hosts = 1
+        result.predicted_crossing = None
+        return price_result(result, profile)
+    if hosts.devices != result.mesh.size:
+        raise ShardscopeError(
+            f"{hosts.count} hosts of {hosts.devices} devices do not hold the mesh "
+            f"{result.mesh.describe()}: lay the hosts over its {result.mesh.size} devices"
+        )
+    result.hosts = hosts.count
+    if result.compiled_collectives is not None:
+        result.compiled_collectives = mark_crossing(result.compiled_collectives, hosts)
+    result.predicted_crossing = [
+        _predicted_crosses(c, result.mesh, hosts) for c in result.collectives
+    ]
+    pricing = price_result(result, profile, hosts)
+    compiled = result.compiled_collectives
+    busy = None if compiled is None else [c.axes for c in compiled if c.axes]
+    result.warnings.extend(mesh_warnings(result.mesh, hosts, busy))
+    result.warnings.extend(crossing_warnings(result.compiled_collectives or (), result.mesh, hosts))
+    return pricing
+
+
+def _predicted_crosses(c, mesh: Mesh, hosts: Hosts) -> bool | None:
+    """Whether a Shardy collective over ``c.axes`` would cross hosts (None: an
+    all-slice, which moves nothing, or axes the mesh cannot group)."""
+    if c.kind == "all_slice" or not c.axes:
+        return None
+    try:
+        return hosts.crosses(device_groups(mesh, c.axes))
+    except ShardscopeError:
+        return None
 
 
 def step_traffic(c: CompiledCollective, hosts: Hosts) -> tuple[int, int]:
@@ -125,7 +179,10 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
         f"across hosts: {bytes_text(pricing.step_bytes_across_hosts)} ({_count(crossing)} "
         f"on {slow}, {time_text(pricing.step_seconds_slow_link)}); within hosts: "
         f"{bytes_text(pricing.step_bytes_within_hosts)} ({_count(within)} on {fast}, "
-        f"{time_text(pricing.step_seconds_fast_link)})"
+        f"{time_text(pricing.step_seconds_fast_link)})",
+        f"  each host one unit of the slower network, as create_hybrid_device_mesh(..., "
+        f"process_is_granule=True) treats each process: a collective whose device groups "
+        f"cross hosts is priced on {slow}, the others on {fast}",
     ]
     for c in crossing[:top]:
         axes = "+".join(c.axes) if c.axes else "?"

@@ -89,6 +89,11 @@ class PropagationResult:
     # Set by backend.cost (a layer above): the compiled collectives and memory priced
     # for one hardware profile.
     pricing: SupportsToJson | None = None
+    # Set by backend.cost.traffic: the hosts the mesh is laid over (``sharding.hosts``),
+    # and whether each of Shardy's predicted ``collectives`` would cross hosts (None for
+    # an all-slice, which moves nothing); None where no hosts were given.
+    hosts: int = 1
+    predicted_crossing: list[bool | None] | None = None
 
     @property
     def module_text(self) -> str | None:
@@ -105,11 +110,16 @@ class PropagationResult:
 
     def _predicted_json(self) -> list[dict]:
         """Shardy's predicted collectives, each with ``matched``: whether a compiled
-        collective matched it (null: not compiled, or an all-slice)."""
+        collective matched it (null: not compiled, or an all-slice); with hosts,
+        ``crosses_hosts``: whether its device groups cross hosts."""
         matched = self.predicted_matched or [None] * len(self.collectives)
-        return [
+        out = [
             {**c.to_json(), "matched": m} for c, m in zip(self.collectives, matched, strict=True)
         ]
+        if self.predicted_crossing is not None:
+            for entry, crosses in zip(out, self.predicted_crossing, strict=True):
+                entry["crosses_hosts"] = crosses
+        return out
 
     def to_json(self) -> dict:
         """The object ``propagate --json`` prints."""
@@ -120,6 +130,8 @@ class PropagationResult:
             "mesh": self.mesh.shape,
             # The device id at each row-major mesh position.
             "device_order": list(self.mesh.device_order),
+            # The hosts the devices are laid over, device numbers k*N/H.. on host k.
+            "hosts": self.hosts,
             "route": self.route,
             "annotations": [a.to_json() for a in self.annotations],
             "values": [v.to_json() for v in self.values],

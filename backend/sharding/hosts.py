@@ -315,17 +315,22 @@ def _steps_text(steps: Sequence[str]) -> str:
     return "step" + ("s " if len(steps) > 1 else " ") + "; ".join(parts)
 
 
-def mesh_warnings(mesh: Mesh, hosts: Hosts) -> list[str]:
+def mesh_warnings(
+    mesh: Mesh, hosts: Hosts, busy: Iterable[Sequence[str]] | None = None
+) -> list[str]:
     """One line per axis that spans both ICI and DCN (``axis_spans``): which of its steps
     cross hosts, and the ``--dcn`` that lays it within hosts or wholly across them.
-    Empty for one host."""
+    ``busy``: the axes of each collective the program runs, where known; then an axis no
+    collective runs over is not warned about, and a fix says which of them it would make
+    cross hosts. Empty for one host."""
     if hosts.count < 2:
         return []
+    runs = None if busy is None else list(dict.fromkeys(tuple(a) for a in busy if a))
     spans = axis_spans(mesh, hosts)
     factors = dcn_factors(mesh, hosts)
     out = []
     for name, span in spans.items():
-        if span != BOTH:
+        if span != BOTH or (runs is not None and not any(name in a for a in runs)):
             continue
         size = mesh.shape[name]
         text = (
@@ -342,7 +347,11 @@ def mesh_warnings(mesh: Mesh, hosts: Hosts) -> list[str]:
         fixes = []
         within = ici_only_dcn(mesh, hosts, [name])
         if within is not None:
-            fixes.append(f"--dcn {format_dcn(within)} keeps {name} within each host")
+            fix = f"--dcn {format_dcn(within)} keeps {name} within each host"
+            worse = _crossing_axes(mesh, within, runs or ())
+            if worse:
+                fix += f" (then collectives over {', '.join(worse)} cross hosts)"
+            fixes.append(fix)
         across = across_dcn(mesh, hosts, [name])
         if across is not None:
             fixes.append(f"--dcn {format_dcn(across)} lays {name} wholly across hosts")
@@ -355,3 +364,14 @@ def mesh_warnings(mesh: Mesh, hosts: Hosts) -> list[str]:
             )
         out.append(text)
     return out
+
+
+def _crossing_axes(
+    mesh: Mesh, dcn: Mapping[str, int], runs: Iterable[tuple[str, ...]]
+) -> list[str]:
+    """``model``, ``data+model``: the axes of ``runs`` whose collectives would cross
+    hosts with ``mesh`` laid out as ``dcn``."""
+    from shardscope.backend.sharding.device_groups import device_groups
+
+    laid, laid_hosts = hybrid_mesh(mesh, dcn)
+    return ["+".join(a) for a in runs if laid_hosts.crosses(device_groups(laid, a))]

@@ -538,3 +538,29 @@ def test_a_bad_device_order_is_one_line(order, message):
     with pytest.raises(MeshError) as info:
         shardscope.inspect(_sin_matmul, *_args(), mesh={"data": 4, "model": 2}, device_order=order)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_hosts_and_dcn_give_propagates_host_layout():
+    import contextlib
+    import io
+
+    import shardscope
+    from shardscope.app.cli.main import main
+    from shardscope.backend.errors import MeshError
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["propagate", "example:mlp", "--dcn", "model=2", "--json"]) == 0
+    theirs = json.loads(out.getvalue())
+    ns = runpy.run_path(str(EXAMPLES / "mlp.py"), run_name="__shardscope__")
+    args = (ns["PROGRAM"], *ns["EXAMPLE_ARGS"])
+    ours = shardscope.inspect(
+        *args, mesh=ns["MESH"], in_shardings=ns["SPECS"], dcn={"model": 2}
+    ).to_json()
+    assert ours["hosts"] == theirs["hosts"] == 2
+    for key in ("device_order", "collectives", "predicted_collectives", "cost", "warnings"):
+        assert ours[key] == theirs[key], key
+    assert [c["crosses_hosts"] for c in ours["collectives"]] == [True]
+    with pytest.raises(MeshError, match="not both"):
+        shardscope.inspect(*args, mesh=ns["MESH"], dcn="model=2", device_order=list(range(8)))

@@ -9,6 +9,7 @@ import pytest
 
 from shardscope.backend.cost.price import ESTIMATE, price, price_result
 from shardscope.backend.cost.traffic import (
+    apply_host_layout,
     bytes_text,
     crossing_warnings,
     mark_crossing,
@@ -16,6 +17,7 @@ from shardscope.backend.cost.traffic import (
     time_text,
     traffic_lines,
 )
+from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
@@ -133,7 +135,8 @@ def test_a_collective_run_in_a_loop_sends_its_bytes_each_run(blocks):
 def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
     result, _, hosts = blocks
     pricing = price_result(result, "tpu-v5e", hosts)
-    head, crossing = traffic_lines(pricing)
+    head, how, crossing = traffic_lines(pricing)
+    assert "process_is_granule=True" in how and "priced on DCN, the others on ICI" in how
     assert head.startswith("traffic per step on 2 hosts")
     assert "across hosts: 512 B (1 collective on DCN, 20 us)" in head
     within = pricing.step_bytes_within_hosts
@@ -143,3 +146,41 @@ def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
         == "  crosses hosts: #1 all-reduce over data: 512 B across, 0 B within, 20 us on DCN"
     )
     assert bytes_text(12 * 2**20) == "12.0 MiB" and time_text(4.1e-3) == "4.1 ms"
+
+
+def _copy(result):
+    return dataclasses.replace(result, warnings=list(result.warnings))
+
+
+def test_apply_host_layout_marks_prices_and_warns(blocks, along_model):
+    result, _, hosts = blocks
+    laid = _copy(result)
+    pricing = apply_host_layout(laid, hosts, "tpu-v5e")
+    assert laid.hosts == 2 and laid.pricing is pricing and pricing.hosts == 2
+    assert [c.crosses_hosts for c in laid.compiled_collectives] == [
+        c.crosses_hosts for c in mark_crossing(result.compiled_collectives, hosts)
+    ]
+    assert laid.predicted_crossing == []  # user psums: Shardy predicts none
+    # data lies wholly across hosts (no axis spans both): only the crossing is warned.
+    assert laid.warnings[len(result.warnings) :] == crossing_warnings(
+        laid.compiled_collectives, laid.mesh, hosts
+    )
+    assert laid.to_json()["hosts"] == 2
+    # model=2: model spans both links, and its all-reduce crosses.
+    result, _, hosts = along_model
+    laid = _copy(result)
+    apply_host_layout(laid, hosts, "tpu-v5e")
+    added = laid.warnings[len(result.warnings) :]
+    assert [w.split(" ", 2)[:2] for w in added] == [["axis", "model"], ["all-reduce", "over"]]
+    # One host is today's answer.
+    single = _copy(result)
+    apply_host_layout(single, None, "tpu-v5e")
+    assert single.hosts == 1 and single.predicted_crossing is None
+    assert single.pricing == price_result(_copy(result), "tpu-v5e")
+    assert single.to_json()["hosts"] == 1
+
+
+def test_a_layout_of_another_mesh_is_refused(blocks):
+    result, _, _ = blocks
+    with pytest.raises(ShardscopeError, match="lay the hosts over its 8 devices"):
+        apply_host_layout(_copy(result), Hosts(2, 16), "tpu-v5e")

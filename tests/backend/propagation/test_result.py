@@ -60,7 +60,7 @@ def test_value_infos_merge_sub_axes_and_default_to_replicated():
 def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
     result = propagated("example:mlp")
     got = result.to_json()
-    keys = ["program", "framework", "partitioner", "mesh", "device_order", "route"]
+    keys = ["program", "framework", "partitioner", "mesh", "device_order", "hosts", "route"]
     keys += ["annotations", "values", "steps", "conflicts"]
     assert list(got) == [
         *keys,
@@ -74,7 +74,7 @@ def test_result_json_keys_in_order_with_gspmd_differences_before_warnings():
     ]
     # Not compiled: no compiled collectives, and no prediction said to match one.
     assert got["collectives"] is None and got["memory"] is None and got["cost"] is None
-    assert got["xla_warnings"] is None
+    assert got["xla_warnings"] is None and got["hosts"] == 1
     assert [p["matched"] for p in got["predicted_collectives"]] == [None] * len(result.collectives)
     assert got["values"][0] == result.values[0].to_json()
 

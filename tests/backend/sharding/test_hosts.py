@@ -141,3 +141,13 @@ def test_an_axis_no_layout_keeps_on_a_host_is_offered_the_layout_across_hosts():
     # hosts [[0, 0, 0, 1], [0, 1, 1, 1]]
     assert axis_steps(odd, Hosts(2, 8), "model") == ["mixed", "stays", "mixed"]
     assert "at some positions" in mesh_warnings(odd, Hosts(2, 8))[0]
+
+
+def test_with_the_collectives_known_only_a_busy_axis_is_warned_and_a_fix_says_what_crosses():
+    mesh = Mesh.from_dict({"data": 4, "model": 2})
+    hosts = Hosts(2, 8)
+    assert mesh_warnings(mesh, hosts, busy=[("model",)]) == []
+    (line,) = mesh_warnings(mesh, hosts, busy=[("data",), ("model",)])
+    assert "--dcn model=2 keeps data within each host (then collectives over model cross" in line
+    (line,) = mesh_warnings(mesh, hosts, busy=[("data", "model")])
+    assert "(then collectives over data+model cross hosts)" in line
