@@ -4,7 +4,8 @@ One ``Session`` is the single source of truth of the GUI; views redraw from it. 
 field announces its changes on ``session.events`` (psygnal), and only on a real change.
 Edits go through ``shardscope.backend.session.edits`` so they can be undone. After every
 edit the session writes a recovery file (``persistence``), so a killed process loses no
-edits; which sharding a view shows for a value is decided in ``display``.
+edits; which sharding a view shows for a value is decided in ``display``. The hosts the
+mesh lies over (``host_layout.HostLayout``) change with the mesh, in the same edits.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 from psygnal import Signal, SignalGroup
 
-from shardscope.backend.errors import SpecError
+from shardscope.backend.errors import MeshError, SpecError
 from shardscope.backend.session.display import (
     FinalSpecs,
     Origin,
@@ -26,12 +27,14 @@ from shardscope.backend.session.display import (
     shown_spec,
     spec_label,
 )
+from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.session.persistence import (
     JsonDict,
     SavedState,
     UnpackedState,
     build_state,
     read_state,
+    unpack_hosts,
     unpack_state,
     write_json,
 )
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.sharding.hosts import Hosts
 
 DEFAULT_MESH = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
 
@@ -60,6 +64,7 @@ class SessionEvents(SignalGroup):
     source = Signal(object)  # str | None
     program = Signal(object)  # Program | None
     mesh = Signal(object)  # Mesh | None
+    hosts = Signal(object)  # HostLayout
     specs = Signal(tuple)  # ids of the values whose user spec changed
     view = Signal(dict)  # the whole view state after the change
     propagation = Signal(object)  # PropagationResult, or None when stale
@@ -86,6 +91,7 @@ class Session:
         self._source: str | None = None
         self._program: Program | None = None
         self._mesh: Mesh | None = None
+        self._hosts = HostLayout()
         self._specs: dict[int, Spec] = {}
         self._view: JsonDict = {}
         self._propagation: PropagationResult | None = None
@@ -116,6 +122,15 @@ class Session:
     def mesh(self) -> Mesh | None:
         """The device mesh the specs refer to, or None before a program is set."""
         return self._mesh
+
+    @property
+    def hosts(self) -> HostLayout:
+        """The hosts the mesh lies over (one, until the user says more)."""
+        return self._hosts
+
+    def mesh_hosts(self) -> Hosts | None:
+        """The ``sharding.hosts.Hosts`` of the mesh, or None without a mesh."""
+        return self._hosts.hosts(self._mesh) if self._mesh is not None else None
 
     @property
     def specs(self) -> Mapping[int, Spec]:
@@ -157,8 +172,10 @@ class Session:
         """Make ``program`` current with the mesh and specs of ``state`` (a ``to_json``
         dict) if given, else of a pending restored state, else the program's own defaults."""
         state = state if state is not None else self._pending
+        hosts = HostLayout()
         if state is not None:
             mesh, specs, view = self.check_state(program, state)
+            hosts = unpack_hosts(state, mesh)
         else:
             mesh = _program_mesh(program)
             specs = {}
@@ -172,11 +189,13 @@ class Session:
         self.set_source(program.source)
         changed = set(self._specs) | set(specs)
         self._mesh = mesh
+        self._hosts = hosts
         self._specs = specs
         self._view = view
         self._set_propagation(None)
         self.events.program.emit(program)
         self.events.mesh.emit(mesh)
+        self.events.hosts.emit(hosts)
         self.events.specs.emit(tuple(sorted(changed)))
         self.events.view.emit(dict(view))
         self.events.propagation.emit(None)
@@ -185,8 +204,10 @@ class Session:
     @staticmethod
     def check_state(program: Program, state: SavedState) -> UnpackedState:
         """The mesh, specs and view ``state`` gives ``program``; ShardscopeError (and no
-        change anywhere) if they do not fit it."""
-        return unpack_state(state, program.graph, _program_mesh(program))
+        change anywhere) if they, or its hosts, do not fit it."""
+        unpacked = unpack_state(state, program.graph, _program_mesh(program))
+        unpack_hosts(state, unpacked.mesh)
+        return unpacked
 
     # -- edits (called by commands) -----------------------------------------------------
     def check_spec(self, value_id: int, spec: Spec) -> Spec:
@@ -215,10 +236,13 @@ class Session:
         self.autosave()
         return True
 
-    def set_mesh(self, mesh: Mesh, *, prune: bool = False) -> bool:
-        """Replace the mesh. With ``prune``, specs drop the axes it lacks; without, a spec
-        that uses a missing axis is an error (and nothing changes)."""
-        if mesh == self._mesh:
+    def set_mesh(self, mesh: Mesh, *, prune: bool = False, hosts: HostLayout | None = None) -> bool:
+        """Replace the mesh (and the host layout, where given: MeshError if it does not fit
+        the mesh). With ``prune``, specs drop the axes it lacks; without, a spec that uses
+        a missing axis is an error (and nothing changes)."""
+        if hosts is not None:
+            hosts.check(mesh)
+        if mesh == self._mesh and (hosts is None or hosts == self._hosts):
             return False
         names = set(mesh.axis_names)
         new_specs: dict[int, Spec] = {}
@@ -236,22 +260,48 @@ class Session:
                 )
                 spec = Spec(dims, tuple(a for a in spec.replicated if a in names))
             new_specs[vid] = spec
-        self.restore_mesh_and_specs(mesh, new_specs)
+        if hosts is None and mesh.size % self._hosts.count:
+            hosts = HostLayout()  # a count that no longer splits the devices
+        self.restore_mesh_and_specs(mesh, new_specs, hosts)
         return True
 
-    def restore_mesh_and_specs(self, mesh: Mesh | None, specs: Mapping[int, Spec]) -> None:
-        """Set mesh and specs together without validation (undo of a mesh change)."""
+    def set_hosts(self, hosts: HostLayout, mesh: Mesh | None = None) -> bool:
+        """Lay the mesh over ``hosts`` (with ``mesh``, the same axes in another device
+        order, where the layout reorders it); MeshError if it does not fit, and nothing
+        changes. True if anything changed."""
+        mesh = mesh if mesh is not None else self._mesh
+        if mesh is None:
+            raise MeshError("there is no mesh yet: open a program before laying out hosts")
+        if self._mesh is not None and mesh.axes != self._mesh.axes:
+            raise MeshError("a host layout keeps the mesh's axes: edit the mesh first")
+        hosts.check(mesh)
+        if mesh == self._mesh and hosts == self._hosts:
+            return False
+        self.restore_mesh_and_specs(mesh, self._specs, hosts)
+        return True
+
+    def restore_mesh_and_specs(
+        self, mesh: Mesh | None, specs: Mapping[int, Spec], hosts: HostLayout | None = None
+    ) -> None:
+        """Set mesh, specs and (where given) hosts together without validation (undo of a
+        mesh change)."""
         changed = tuple(
             sorted(v for v in set(self._specs) | set(specs) if self._specs.get(v) != specs.get(v))
         )
         mesh_changed = mesh != self._mesh
-        if not mesh_changed and not changed:
+        hosts_changed = hosts is not None and hosts != self._hosts
+        if not mesh_changed and not changed and not hosts_changed:
             return
         self._mesh = mesh
         self._specs = dict(specs)
-        self._stale()
+        if hosts is not None:
+            self._hosts = hosts
+        if mesh_changed or changed:
+            self._stale()
         if mesh_changed:
             self.events.mesh.emit(mesh)
+        if hosts_changed:
+            self.events.hosts.emit(self._hosts)
         if changed:
             self.events.specs.emit(changed)
         self.autosave()
@@ -339,6 +389,7 @@ class Session:
             graph=self.graph,
             program=pack_program(self._program) if self._program is not None else None,
             pending=self._pending,
+            hosts=self._hosts,
         )
 
     def save(self, path: Path | str) -> None:

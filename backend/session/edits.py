@@ -1,7 +1,8 @@
 """Undoable edits of a ``Session``: plain-Python commands and a command stack.
 
 Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
-``Command`` with ``do``/``undo``/``label``. ``do`` validates before it changes anything,
+``Command`` with ``do``/``undo``/``label``; the host count and the hosts along each axis
+(``SetHosts``, ``SetDcn``) are edits too. ``do`` validates before it changes anything,
 so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
 The Qt side (``app/window/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
 """
@@ -14,6 +15,7 @@ from psygnal import Signal
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.session.document import Session
+from shardscope.backend.session.host_layout import HostLayout, fit_mesh, with_count, with_factor
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec, Spec
 
@@ -196,12 +198,22 @@ class SetMesh(Command):
         self.notice: str | None = None
         self._old_mesh: Mesh | None = None
         self._old_specs: dict[int, Spec] = {}
+        self._old_hosts = HostLayout()
 
     def do(self, session: Session) -> None:
         self._old_mesh = session.mesh
         self._old_specs = dict(session.specs)
-        session.set_mesh(self.mesh, prune=True)
+        self._old_hosts = session.hosts
+        # The hosts follow the new mesh (``host_layout.fit_mesh``): a DCN layout reorders it.
+        mesh, hosts, lost = fit_mesh(session.mesh, session.hosts, self.mesh)
+        session.set_mesh(mesh, prune=True, hosts=hosts)
         self.notice = self._describe_losses(session)
+        if lost:
+            self.label += " (back to 1 host)"
+            self.notice = (f"{self.notice} " if self.notice else "") + (
+                f"Mesh {self.mesh.describe()}: {lost}. Undo (Ctrl+Z) restores the mesh and "
+                "the hosts."
+            )
 
     def _describe_losses(self, session: Session) -> str | None:
         names = set(self.mesh.axis_names)
@@ -226,7 +238,73 @@ class SetMesh(Command):
         )
 
     def undo(self, session: Session) -> None:
-        session.restore_mesh_and_specs(self._old_mesh, self._old_specs)
+        session.restore_mesh_and_specs(self._old_mesh, self._old_specs, self._old_hosts)
+
+
+class _HostsCommand(Command):
+    """Base for edits of the host layout: remembers the mesh and layout for undo (a DCN
+    layout reorders the mesh's devices)."""
+
+    def __init__(self) -> None:
+        self._old_mesh: Mesh | None = None
+        self._old_hosts = HostLayout()
+        self._named = False
+
+    def laid_out(self, mesh: Mesh, hosts: HostLayout) -> tuple[Mesh, HostLayout]:
+        """The new mesh and layout; MeshError naming the fix if the edit does not fit."""
+        raise NotImplementedError
+
+    def do(self, session: Session) -> None:
+        mesh, old = session.mesh, session.hosts
+        if mesh is None:
+            raise SpecError("there is no mesh yet: open a program before laying out hosts")
+        new_mesh, hosts = self.laid_out(mesh, old)
+        session.set_hosts(hosts, new_mesh)
+        self._old_mesh, self._old_hosts = mesh, old
+        if not self._named:
+            self.label = f"{self.label}: {hosts_words(hosts, new_mesh)}"
+            self._named = True
+
+    def undo(self, session: Session) -> None:
+        if self._old_mesh is not None:
+            session.set_hosts(self._old_hosts, self._old_mesh)
+
+
+def hosts_words(hosts: HostLayout, mesh: Mesh) -> str:
+    """``2 hosts of 4 devices, DCN data=2`` as History shows it."""
+    if hosts.count == 1:
+        return f"1 host of {mesh.size} devices"
+    each = mesh.size // hosts.count
+    dcn = f", DCN {hosts.dcn_text}" if hosts.dcn is not None else ""
+    return f"{hosts.count} hosts of {each} device{'s' if each != 1 else ''}{dcn}"
+
+
+class SetHosts(_HostsCommand):
+    """Lay the mesh over ``count`` hosts (``host_layout.with_count``)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+        self.label = f"hosts {count}"
+
+    def laid_out(self, mesh: Mesh, hosts: HostLayout) -> tuple[Mesh, HostLayout]:
+        return with_count(mesh, hosts, self.count)
+
+
+class SetDcn(_HostsCommand):
+    """Lay ``factor`` hosts along ``axis`` (1: the axis stays within a host), the mesh in
+    that hybrid order (``host_layout.with_factor``)."""
+
+    def __init__(self, axis: str, factor: int) -> None:
+        super().__init__()
+        self.axis = axis
+        self.factor = factor
+        self.label = (
+            f"{axis} within a host (ICI)" if factor == 1 else f"{factor} hosts along {axis} (DCN)"
+        )
+
+    def laid_out(self, mesh: Mesh, hosts: HostLayout) -> tuple[Mesh, HostLayout]:
+        return with_factor(mesh, hosts, self.axis, self.factor)
 
 
 class CommandStack:

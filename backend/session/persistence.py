@@ -9,6 +9,9 @@ A saved session is one JSON object (never a pickle)::
 ``"program"`` (``saved_program``) holds the lowered program and its source lines, so a
 session opens without running its source; it is null only while the program had not
 arrived yet. Version 1 files, written before sessions held their program, are read too.
+A session laid over several hosts also has ``"hosts": {"count": 2, "dcn": {"data": 2,
+"model": 1}}`` (``host_layout.HostLayout``; ``dcn`` only where the mesh is in that hybrid
+order); a file without it is one host, as files written before hosts were.
 
 ``build_state`` is the one place that makes this object. It is read back in two steps,
 because a program loads off the GUI thread: ``read_state`` checks a file when it is
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.session.saved_program import check_program
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
@@ -81,6 +85,7 @@ class SavedState(TypedDict):
     specs: list[SavedSpec]
     view: JsonDict
     program: NotRequired[JsonDict | None]  # version 2: the program as data (saved_program)
+    hosts: NotRequired[JsonDict]  # more than one host: ``HostLayout.to_json``
     file: NotRequired[str]  # recovery files only: the session file the edits belong to
 
 
@@ -101,10 +106,12 @@ def build_state(
     graph: ProgramGraph | None,
     program: JsonDict | None = None,
     pending: SavedState | None = None,
+    hosts: HostLayout | None = None,
 ) -> SavedState:
-    """The JSON object of a session (``program``: its ``saved_program.pack_program`` entry).
-    Before its program has arrived (no ``graph``), a ``pending`` restored state keeps its
-    spec entries and program exactly as they were saved."""
+    """The JSON object of a session (``program``: its ``saved_program.pack_program`` entry;
+    ``hosts``: written where there is more than one). Before its program has arrived (no
+    ``graph``), a ``pending`` restored state keeps its spec entries, program and hosts
+    exactly as they were saved."""
     entries: list[SavedSpec] = []
     for vid, spec in sorted(specs.items()):
         name = graph.values[vid].name if graph is not None else None
@@ -112,10 +119,12 @@ def build_state(
         if graph is not None and name is None:
             entry["display"] = graph.values[vid].display_name
         entries.append(entry)
+    saved_hosts = hosts.to_json() if hosts is not None and hosts.multi else None
     if pending is not None and graph is None:
         entries = list(pending.get("specs", []))
         program = pending.get("program")
-    return {
+        saved_hosts = pending.get("hosts")
+    state: SavedState = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "source": source,
@@ -124,6 +133,9 @@ def build_state(
         "view": dict(view),
         "program": program,
     }
+    if saved_hosts is not None:
+        state["hosts"] = saved_hosts
+    return state
 
 
 def _fail(path: Path | str, problem: str) -> ShardscopeError:
@@ -190,6 +202,13 @@ def check_saved(data: object, path: Path | str) -> SavedState:
     if not isinstance(view, dict):
         raise _fail(path, "has a view that is not an object")
     _check_view(view, path)
+    if "hosts" in data:
+        try:
+            layout = HostLayout.from_json(data["hosts"])
+            if mesh is not None:
+                layout.check(Mesh.from_json(mesh))
+        except ShardscopeError as exc:
+            raise _fail(path, f"has a bad hosts entry ({exc})") from None
     program = data.get("program")
     if program is not None:
         if version < 2:
@@ -340,6 +359,21 @@ def unpack_state(
         specs[value.id] = spec
     view = dict(state.get("view") or {})
     return UnpackedState(mesh, specs, view)
+
+
+def unpack_hosts(state: SavedState, mesh: Mesh | None) -> HostLayout:
+    """The host layout of a checked state for ``mesh`` (one host where it has none);
+    ShardscopeError where it does not fit the mesh."""
+    if "hosts" not in state or mesh is None:
+        return HostLayout()
+    layout = HostLayout.from_json(state["hosts"])
+    try:
+        layout.check(mesh)
+    except ShardscopeError as exc:
+        raise ShardscopeError(
+            f"the session's hosts do not fit its mesh ({exc}): was it saved for another mesh?"
+        ) from None
+    return layout
 
 
 def write_json(path: Path, data: Mapping[str, object], *, private: bool = False) -> None:

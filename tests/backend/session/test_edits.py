@@ -2,18 +2,21 @@
 
 import pytest
 
-from shardscope.backend.errors import SpecError
+from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import (
     ClearDim,
     CommandStack,
+    SetDcn,
     SetDimOpen,
     SetDimPriority,
     SetDimSpec,
+    SetHosts,
     SetMesh,
     SetSpec,
 )
+from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
 
@@ -151,3 +154,40 @@ def test_a_mesh_change_keeps_fitting_specs_and_names_those_that_lost_axes(sessio
     assert stack.undo_labels == ["mesh data=2,model=4", "mesh data=8 (2 specs lost axis model)"]
     stack.undo()
     assert dict(session.specs) == specs and session.mesh == parse_mesh("data=2,model=4")
+
+
+def test_hosts_and_dcn_edits_undo_and_redo_with_the_mesh_order(session):
+    stack = CommandStack(session)
+    iota = session.mesh
+    seen = []
+    session.events.hosts.connect(seen.append)
+    stack.push(SetHosts(2))
+    assert session.hosts == HostLayout(2) and session.mesh == iota
+    assert seen == [HostLayout(2)]
+    stack.push(SetDcn("model", 2))
+    layout = session.hosts
+    assert layout.factors == {"data": 2, "model": 2} and session.mesh.device_order != iota
+    assert stack.undo_labels == [
+        "hosts 2: 2 hosts of 4 devices",
+        "2 hosts along model (DCN): 4 hosts of 2 devices, DCN data=2,model=2",
+    ]
+    with pytest.raises(ShardscopeError, match="do not split evenly among 3 hosts"):
+        stack.push(SetHosts(3))
+    assert session.hosts == layout and len(stack.undo_labels) == 2
+    stack.undo()
+    assert session.hosts == HostLayout(2) and session.mesh == iota
+    stack.redo()
+    assert session.hosts == layout
+    stack.undo()
+    stack.undo()
+    assert session.hosts == HostLayout() and session.mesh == iota
+
+
+def test_a_mesh_the_host_count_does_not_split_goes_back_to_one_host_and_says_so(session):
+    stack = CommandStack(session)
+    stack.push(SetHosts(4))
+    command = stack.push(SetMesh(parse_mesh("data=3,model=2")))
+    assert session.hosts == HostLayout()
+    assert "back to 1 host" in command.label and "back to 1 host" in command.notice
+    stack.undo()
+    assert session.hosts == HostLayout(4) and session.mesh == parse_mesh("data=4,model=2")

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
-from shardscope.backend.session.edits import CommandStack, SetDimSpec
+from shardscope.backend.session.edits import CommandStack, SetDcn, SetDimSpec, SetHosts
+from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.session.persistence import (
     FORMAT_VERSION,
     build_state,
@@ -449,3 +450,44 @@ def test_recovery_files_are_private_from_the_start(mlp, tmp_path, monkeypatch):
         assert stat.S_IMODE(saved.stat().st_mode) == 0o644
     finally:
         os.umask(old)
+
+
+def test_hosts_are_saved_and_read_back_and_old_files_are_one_host(mlp, tmp_path):
+    s = Session()
+    s.set_program(mlp)
+    stack = CommandStack(s)
+    stack.push(SetHosts(2))
+    stack.push(SetDcn("model", 2))
+    path = tmp_path / "hosts.json"
+    s.save(path)
+    data = json.loads(path.read_text())
+    assert data["hosts"] == {"count": 4, "dcn": {"data": 2, "model": 2}}
+    t = Session()
+    t.restore(read_state(path))
+    assert t.to_json()["hosts"] == data["hosts"]  # kept while its program loads
+    t.set_program(mlp)
+    assert t.hosts == s.hosts == HostLayout(4, (("data", 2), ("model", 2)))
+    assert t.mesh == s.mesh and not t.mesh.is_iota
+    # a file without hosts, as every file before them: one host
+    old = {k: v for k, v in data.items() if k != "hosts"}
+    u = Session()
+    u.set_program(mlp, state=old)
+    assert u.hosts == HostLayout() and "hosts" not in u.to_json()
+
+
+@pytest.mark.parametrize(
+    "hosts, words",
+    [
+        ({"count": 3}, "do not split evenly among 3 hosts"),
+        ({"count": 2, "dcn": {"data": 1, "model": 2}}, "not the DCN layout"),
+        ("two", "not an object"),
+    ],
+)
+def test_a_bad_hosts_entry_is_refused_when_opened(mlp, tmp_path, hosts, words):
+    s = Session()
+    s.set_program(mlp)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**s.to_json(), "hosts": hosts}))
+    with pytest.raises(ShardscopeError) as caught:
+        read_state(path)
+    assert "has a bad hosts entry" in str(caught.value) and words in str(caught.value)
