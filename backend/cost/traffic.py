@@ -123,7 +123,7 @@ def crossing_warnings(
             f"{bytes_text(across)} per step across hosts; --dcn {format_dcn(fix)} lays the "
             f"hosts along {_along(fix)} and keeps it within each host"
         )
-        instead = _crossing_under(collectives, fixed, fixed_hosts, skip=axes)
+        instead = _crossing_under(collectives, mesh, hosts, fixed, fixed_hosts, skip=axes)
         if instead:
             text += f" (then {', '.join(instead)} would cross instead)"
         out.append(text)
@@ -143,16 +143,23 @@ def _along(dcn) -> str:
 
 
 def _crossing_under(
-    collectives: Sequence[CompiledCollective], mesh: Mesh, hosts: Hosts, skip: Sequence[str]
+    collectives: Sequence[CompiledCollective],
+    mesh: Mesh,
+    hosts: Hosts,
+    laid: Mesh,
+    laid_hosts: Hosts,
+    skip: Sequence[str],
 ) -> list[str]:
-    """``kind over axes`` of the other collectives whose groups would cross hosts on
-    ``mesh`` (another layout of the same axes)."""
+    """``kind over axes`` of the other collectives whose groups stay within hosts on
+    ``mesh`` but would cross them on ``laid`` (another layout of the same axes)."""
     out: list[str] = []
     for c in collectives:
         if not c.axes or tuple(c.axes) == tuple(skip):
             continue
         name = f"{c.kind} over {'+'.join(c.axes)}"
-        if name not in out and hosts.crosses(device_groups(mesh, c.axes)):
+        if name in out or hosts.crosses(c.device_groups):
+            continue
+        if laid_hosts.crosses(device_groups(laid, c.axes)):
             out.append(name)
     return out
 

@@ -299,7 +299,7 @@ def axis_steps(mesh: Mesh, hosts: Hosts, axis: str) -> list[str]:
 
 
 def _steps_text(steps: Sequence[str]) -> str:
-    """``steps 0→1 and 2→3 stay on a host, 1→2 crosses``."""
+    """``steps 0→1 and 2→3 stay on a host; step 1→2 crosses hosts``."""
     verbs = {
         "stays": ("stays on a host", "stay on a host"),
         "crosses": ("crosses hosts", "cross hosts"),
@@ -310,9 +310,14 @@ def _steps_text(steps: Sequence[str]) -> str:
         at = [f"{i}→{i + 1}" for i, s in enumerate(steps) if s == how]
         if not at:
             continue
-        names = at[0] if len(at) == 1 else f"{', '.join(at[:-1])} and {at[-1]}"
+        if len(at) > 4:
+            names = f"{len(at)} of the {len(steps)} steps ({', '.join(at[:2])} ... {at[-1]})"
+        elif len(at) == 1:
+            names = f"step {at[0]}"
+        else:
+            names = f"steps {', '.join(at[:-1])} and {at[-1]}"
         parts.append(f"{names} {verbs[how][len(at) > 1]}")
-    return "step" + ("s " if len(steps) > 1 else " ") + "; ".join(parts)
+    return "; ".join(parts)
 
 
 def mesh_warnings(
@@ -348,7 +353,7 @@ def mesh_warnings(
         within = ici_only_dcn(mesh, hosts, [name])
         if within is not None:
             fix = f"--dcn {format_dcn(within)} keeps {name} within each host"
-            worse = _crossing_axes(mesh, within, runs or ())
+            worse = _newly_crossing(mesh, hosts, within, runs or ())
             if worse:
                 fix += f" (then collectives over {', '.join(worse)} cross hosts)"
             fixes.append(fix)
@@ -366,12 +371,16 @@ def mesh_warnings(
     return out
 
 
-def _crossing_axes(
-    mesh: Mesh, dcn: Mapping[str, int], runs: Iterable[tuple[str, ...]]
+def _newly_crossing(
+    mesh: Mesh, hosts: Hosts, dcn: Mapping[str, int], runs: Iterable[tuple[str, ...]]
 ) -> list[str]:
-    """``model``, ``data+model``: the axes of ``runs`` whose collectives would cross
-    hosts with ``mesh`` laid out as ``dcn``."""
+    """``model``, ``data+model``: the axes of ``runs`` whose collectives stay within
+    hosts on ``mesh`` but would cross them with the mesh laid out as ``dcn``."""
     from shardscope.backend.sharding.device_groups import device_groups
 
     laid, laid_hosts = hybrid_mesh(mesh, dcn)
-    return ["+".join(a) for a in runs if laid_hosts.crosses(device_groups(laid, a))]
+    return [
+        "+".join(a)
+        for a in runs
+        if laid_hosts.crosses(device_groups(laid, a)) and not hosts.crosses(device_groups(mesh, a))
+    ]
