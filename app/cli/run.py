@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 from shardscope.app.cli.options import (
     add_hardware_option,
+    add_hosts_options,
     add_program_options,
     given_mesh,
     hardware_profile,
@@ -40,6 +41,12 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="skip the unsharded run that max_rel_error compares against (one compile less)",
     )
+    add_hosts_options(
+        parser,
+        hosts_help="run as H local processes on JAX's distributed runtime, each owning "
+        "mesh size / H fake CPU devices: each shard names its host, each collective whether "
+        "it crosses hosts (a Python program only)",
+    )
     add_hardware_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -61,6 +68,11 @@ def run(args) -> int:
     specs = parse_spec_args(args.spec) if args.spec else None
     python = python_source(args.program)
     if python is None:
+        if (args.hosts or 1) > 1 or args.dcn:
+            from shardscope.backend.errors import ShardscopeError
+            from shardscope.backend.run.runner import MODULE_ON_HOSTS
+
+            raise ShardscopeError(MODULE_ON_HOSTS.format(name=args.program))
         return _run_loaded(args, mesh, specs)
     # Imported when the command runs: every command module is imported to build the
     # parser, and only ``run`` needs these.
@@ -80,6 +92,8 @@ def run(args) -> int:
         runs=args.runs,
         reference=not args.no_reference,
         values=False,  # neither output form prints them
+        hosts=args.hosts,
+        dcn=args.dcn,
     )
     note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
     _print(done.result, args)
@@ -166,6 +180,22 @@ def _groups(groups) -> str:
     return text + (f" ... ({len(groups)} groups)" if len(groups) > 8 else "")
 
 
+def _hosts_lines(result) -> list[str]:
+    """For a run on several hosts: the devices each host owns (``sharding.hosts``), and
+    how many compiled collectives cross hosts."""
+    if result.hosts <= 1:
+        return []
+    per = result.device_count // result.hosts
+    owned = "; ".join(
+        f"host {k}: devices {k * per}-{(k + 1) * per - 1}" for k in range(result.hosts)
+    )
+    crossing = sum(1 for c in result.collectives if c.crosses_hosts)
+    return [
+        f"hosts: {result.hosts} processes on JAX's distributed runtime ({owned})",
+        f"collectives crossing hosts: {crossing} of {len(result.collectives)}",
+    ]
+
+
 def summary(result) -> str:
     """The readable report ``run`` prints without ``--json``."""
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
@@ -186,6 +216,7 @@ def summary(result) -> str:
         from shardscope.backend.run.reference_cache import KEPT
 
         lines.append(KEPT)
+    lines += _hosts_lines(result)
     for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
         lines += ["", f"{title}:"]
         for t in tensors:
@@ -208,8 +239,10 @@ def summary(result) -> str:
             if t.where:
                 lines.append(f"    in the return value: {t.where}")
             for s in t.shards:
+                host = f" host {s.host}" if result.hosts > 1 else ""
                 lines.append(
-                    f"    device {s.device:3} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"
+                    f"    device {s.device:3}{host} {_index(s.index):28} {list(s.shape)!s:16} "
+                    f"{s.checksum}"
                 )
     lines += ["", f"compiled collectives: {len(result.collectives)}"]
     for c in result.collectives:
@@ -220,8 +253,10 @@ def summary(result) -> str:
             if c.predicted
             else "NOT PREDICTED"
         )
+        crossing = "  CROSSES HOSTS" if c.crosses_hosts else ""
         lines.append(
-            f"  {c.kind:18} {list(c.shape)!s:14}{extra} {c.bytes:,} B/device  {c.source} {where}"
+            f"  {c.kind:18} {list(c.shape)!s:14}{extra} {c.bytes:,} B/device  {c.source} "
+            f"{where}{crossing}"
         )
         lines.append(f"    groups {_groups(c.device_groups)}; {predicted}")
     if result.predicted_only:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ from shardscope.backend.run.worker_setup import (
     check_device_count,
     run_environment,
 )
+from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
 
 if TYPE_CHECKING:
@@ -110,12 +111,19 @@ def _value_of(graph: ProgramGraph, key: str | int) -> Value | None:
 
 @dataclass
 class RunPlan:
-    """A checked run: the program, its mesh, the worker's job and notes on the specs."""
+    """A checked run: the program, its mesh, the worker's job and notes on the specs,
+    and the hosts it runs on (``sharding.hosts``; one unless ``hosts`` or ``dcn`` say
+    otherwise)."""
 
     program: Program
     mesh: Mesh
     job: dict
     notes: list[str]
+    hosts: Hosts = field(default_factory=lambda: Hosts(1, 1))
+
+    def __post_init__(self) -> None:
+        if self.hosts.devices != self.mesh.size:
+            self.hosts = Hosts(self.hosts.count, self.mesh.size)
 
 
 def plan_run(
@@ -127,16 +135,20 @@ def plan_run(
     seed: int = SEED,
     reference: bool = True,
     values: bool = True,
+    hosts: int | None = None,
+    dcn: str | Mapping[str, int] | None = None,
 ) -> RunPlan:
     """Check a run of ``program`` on ``mesh`` with ``specs`` and write its worker's job.
 
     Arguments as for ``run_program``. Raises ``ShardscopeError`` for a program that is
-    not Python, specs on axes the mesh lacks, and a mesh larger than the CPU devices
-    a run may have; ``consent.SourceNotAllowed`` for a session's Python file the user has
-    not allowed to run.
+    not Python, specs on axes the mesh lacks, a mesh larger than the CPU devices a run
+    may have and one the hosts do not split evenly (``sharding.hosts.apply_hosts``,
+    which lays the mesh out over the hosts ``dcn`` names); ``consent.SourceNotAllowed``
+    for a session's Python file the user has not allowed to run.
     """
     path = runnable_file(program, "run")
     mesh = _as_mesh(mesh if mesh is not None else own_mesh(program))
+    mesh, on_hosts = apply_hosts(mesh, hosts, dcn)
     arg_specs, result_specs, notes = split_specs(
         program, specs if specs is not None else (program.specs or {})
     )
@@ -160,7 +172,7 @@ def plan_run(
         "reference": reference,
         "values": values,
     }
-    return RunPlan(program, mesh, job, notes)
+    return RunPlan(program, mesh, job, notes, on_hosts)
 
 
 def run_program(
@@ -175,6 +187,8 @@ def run_program(
     reference: bool = True,
     values: bool = True,
     cancel: Cancel | None = None,
+    hosts: int | None = None,
+    dcn: str | Mapping[str, int] | None = None,
 ) -> RunResult:
     """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
 
@@ -188,8 +202,15 @@ def run_program(
     inputs instead (``module_run.run_module``). Raises ``ShardscopeError`` (one line) for
     a mesh too large for the devices and whatever goes wrong in the worker;
     ``RunCancelled`` once ``cancel`` is cancelled.
+
+    ``hosts`` (and ``dcn``, the axes that span hosts: ``sharding.hosts.apply_hosts``)
+    run it as that many local processes on JAX's distributed runtime, each with its
+    share of the mesh's fake CPU devices (``hosts_run``); the result says which host
+    holds each shard and which collectives cross hosts.
     """
     if runs_module(program):
+        if (hosts is not None and hosts > 1) or dcn:
+            raise ShardscopeError(MODULE_ON_HOSTS.format(name=program.name))
         return run_module(
             program,
             mesh,
@@ -202,8 +223,30 @@ def run_program(
             values=values,
             cancel=cancel,
         )
-    plan = plan_run(program, mesh, specs, runs=runs, seed=seed, reference=reference, values=values)
+    plan = plan_run(
+        program,
+        mesh,
+        specs,
+        runs=runs,
+        seed=seed,
+        reference=reference,
+        values=values,
+        hosts=hosts,
+        dcn=dcn,
+    )
     return execute(plan, timeout=timeout, propagation=propagation, cancel=cancel)
+
+
+# The refusal of ``--hosts`` for a program whose module, not Python, is run.
+MODULE_ON_HOSTS = (
+    "{name}: --hosts runs a Python program (a .py file or example:NAME) as several "
+    "processes, and this program is a StableHLO module or a capture with no Python to "
+    "run: run it without --hosts, or run the Python file it came from"
+)
+
+
+class _OnHosts(Exception):  # noqa: N818 - a signal between two functions, not an error
+    """A plan function's plan runs on several hosts: ``execute`` runs it so."""
 
 
 def execute(
@@ -216,7 +259,11 @@ def execute(
     """Run ``plan`` in a worker. ``plan`` may be a function that returns it once the
     program is loaded: the worker starts at once and imports JAX meanwhile (the time
     limit starts when the plan is there); what the function raises is raised here.
-    ``cancel`` may stop it from another thread (``RunCancelled``)."""
+    ``cancel`` may stop it from another thread (``RunCancelled``). A plan on several
+    hosts (``RunPlan.hosts``) runs as that many processes (``hosts_run.run_hosts``);
+    a plan function's is known once it returns, and that worker then gives way to them."""
+    if not callable(plan) and plan.hosts.count > 1:
+        return _execute_on_hosts(plan, timeout, propagation, cancel)
     plans: list[RunPlan] = []
 
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
@@ -224,6 +271,8 @@ def execute(
 
         def job() -> dict:
             plans.append(plan() if callable(plan) else plan)
+            if plans[0].hosts.count > 1:
+                raise _OnHosts
             extra = cancel._attach(Path(tmp)) if cancel is not None else {}
             return {**plans[0].job, "timeout": timeout, **extra}
 
@@ -237,6 +286,8 @@ def execute(
                 env=run_environment(accelerator_installed()),
                 log=log,
             )
+        except _OnHosts:
+            return _execute_on_hosts(plans[0], timeout, propagation, cancel)
         except ShardscopeError as exc:
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled(CANCELLED) from None
@@ -249,6 +300,31 @@ def execute(
         log_text = log.read_text(errors="replace") if log.exists() else ""
     done = plans[0]
     return report_result(done.program.name, done.mesh, report, log_text, done.notes, propagation)
+
+
+def _execute_on_hosts(
+    plan: RunPlan,
+    timeout: float,
+    propagation: PropagationResult | None,
+    cancel: Cancel | None,
+) -> RunResult:
+    """Run ``plan`` on its hosts, fake CPU devices each; one result for them all."""
+    from shardscope.backend.run.host_reports import hosted_result, merge_reports
+    from shardscope.backend.run.hosts_run import run_hosts
+
+    done = run_hosts(
+        plan.job,
+        plan.hosts.count,
+        timeout=timeout,
+        cwd=Path.cwd(),
+        env=run_environment(False),
+        cancel=cancel,
+    )
+    report = merge_reports(done.reports)
+    result = report_result(
+        plan.program.name, plan.mesh, report, done.logs[0], plan.notes, propagation
+    )
+    return hosted_result(result, plan.hosts)
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import ProgramError, ShardscopeError
+from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError
 from shardscope.backend.isolation.jobs import (
     FirstStage,
     KilledItsParent,
@@ -38,6 +38,7 @@ from shardscope.backend.run.worker_setup import (
     cpu_device_limit,
     run_environment,
 )
+from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ def run_source(
     seed: int | None = None,
     reference: bool = True,
     values: bool = True,
+    hosts: int | None = None,
+    dcn: str | None = None,
 ) -> SourceRun:
     """Load the Python program at ``path`` (resolved; ``load.python_source``) and run it.
 
@@ -86,10 +89,20 @@ def run_source(
     limits loading, and then the run. Raises ``ShardscopeError`` (one line) as
     ``load_program`` and ``run_program`` do. The result's ``stages`` say where the time
     went, from this process's start (``before_worker``) to reading the report.
+
+    ``hosts`` and ``dcn`` (``sharding.hosts.apply_hosts``) run it as that many processes
+    on JAX's distributed runtime, fake CPU devices each (``hosts_run``); each host loads
+    the program, so the program's own mesh is laid out over the hosts where it is known,
+    in the workers. A mesh the hosts do not split evenly is refused before anything
+    starts where it is given here.
     """
-    accelerator = accelerator_installed()
+    count = host_count(hosts, dcn)
+    accelerator = accelerator_installed() and count == 1
     if mesh is not None and not accelerator:
         check_device_count(mesh)
+    if mesh is not None and (hosts is not None or dcn):
+        mesh, on_hosts = apply_hosts(mesh, hosts, dcn)
+        count, dcn = on_hosts.count, None  # the mesh is in the hosts' order already
     job = {
         "kind": "source",
         "path": str(path),
@@ -108,27 +121,31 @@ def run_source(
         "values": values,
         "timeout": timeout,
     }
+    if count > 1:
+        job["dcn"] = dcn
     age = process_age()
     born = time.time() - age if age is not None else None
-    report, spawned, log_text = _work(path, job, timeout, accelerator)
+    work = _work if count == 1 else _work_on_hosts
+    report, spawned, log_text = work(path, job, timeout, accelerator, count)
     if report.get("needs_devices") and not accelerator:
         # The program's import or its mesh needs more fake CPU devices than the worker
-        # started with: once more, with as many from the start.
+        # started with (or, on several hosts, other than it started with): once more,
+        # with as many from the start.
         needed = int(report["needs_devices"])
         if needed > cpu_device_limit() or job["cpu_devices"] == needed:
             raise ShardscopeError(report["error"])
         job["cpu_devices"] = needed
-        report, spawned, log_text = _work(path, job, timeout, accelerator)
+        report, spawned, log_text = work(path, job, timeout, accelerator, count)
         if report.get("needs_devices"):
             raise ShardscopeError(report["error"])
+    from shardscope.backend.run.host_reports import hosted_result
     from shardscope.backend.run.match import match
     from shardscope.backend.run.report import report_result
     from shardscope.backend.run.result import PredictedRef
 
     read = time.perf_counter()
-    result = report_result(
-        name, Mesh.from_json(report["mesh"]), report, log_text, report["plan_notes"], None
-    )
+    run_mesh = Mesh.from_json(report["mesh"])
+    result = report_result(name, run_mesh, report, log_text, report["plan_notes"], None)
     if report["predicted"] is not None:
         refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
         result.collectives, result.predicted_only = match(result.collectives, refs)
@@ -144,7 +161,31 @@ def run_source(
         "worker_exit_and_report": report["_received"] - worker_started - sum(stages.values()),
         "read_report": time.perf_counter() - read,
     }
+    if count > 1:
+        result = hosted_result(result, Hosts(count, run_mesh.size))
     return SourceRun(result, (report.get("program") or {}).get("mesh"))
+
+
+def host_count(hosts: int | None, dcn: str | None) -> int:
+    """How many hosts ``--hosts`` and ``--dcn`` ask for before the mesh is known: the
+    host count, else the product of the DCN factors. ``MeshError`` for a bare axis name
+    in ``dcn`` without ``hosts`` (its factor is the axis' size, which the mesh says)."""
+    if hosts is not None:
+        return int(hosts)
+    if not dcn:
+        return 1
+    count = 1
+    for item in (p.strip() for p in dcn.split(",")):
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise MeshError(
+                f"--dcn {name.strip()} lays the whole axis over hosts, whose size the mesh "
+                f"says: give --hosts too, or --mesh, or write {name.strip()}=N"
+            )
+        if not value.strip().isdigit() or int(value) < 1:
+            raise MeshError(f"--dcn {item}: give a whole number of hosts, e.g. {name.strip()}=2")
+        count *= int(value)
+    return count
 
 
 def process_age() -> float | None:
@@ -173,7 +214,34 @@ def _ref_fields(data: dict) -> dict:
     return {**data, "axes": tuple(data["axes"])}
 
 
-def _work(path: Path, job: dict, timeout: float, accelerator: bool) -> tuple[dict, float, str]:
+def _work_on_hosts(
+    path: Path, job: dict, timeout: float, accelerator: bool, count: int
+) -> tuple[dict, float, str]:
+    """``_work`` on ``count`` hosts (``hosts_run``): their reports as one, when they
+    started and host 0's stderr."""
+    from shardscope.backend.run.host_reports import merge_reports
+    from shardscope.backend.run.hosts_run import run_hosts
+
+    try:
+        done = run_hosts(
+            {**job, "loaded": "each host's own"},
+            count,
+            timeout=timeout,
+            cwd=Path.cwd(),
+            env=run_environment(False),
+        )
+    except WorkerTimeout as exc:
+        raise ProgramError(program_timeout_message(path, exc)) from None
+    if done.needs_devices is not None:
+        return done.reports[0], done.spawned, ""
+    report = merge_reports(done.reports)
+    report["_received"] = time.time()
+    return report, done.spawned, done.logs[0]
+
+
+def _work(
+    path: Path, job: dict, timeout: float, accelerator: bool, count: int = 1
+) -> tuple[dict, float, str]:
     """The worker's report, when it started (``time.time``) and its stderr."""
     with tempfile.TemporaryDirectory(prefix="shardscope-run-") as tmp:
         loaded = Path(tmp) / "loaded"

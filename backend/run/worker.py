@@ -57,6 +57,8 @@ from shardscope.backend.program.lower import (
     lower_namespace,
 )
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
+from shardscope.backend.run import distributed
+from shardscope.backend.run.distributed import HostJob
 from shardscope.backend.run.inputs import SEED, device_array, is_concrete
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
@@ -68,7 +70,7 @@ from shardscope.backend.run.reference import (
     program_inputs,
     shape_dtype,
 )
-from shardscope.backend.run.shards import ValueBudget, tensor_report
+from shardscope.backend.run.shards import MAX_TOTAL_VALUES, ValueBudget, tensor_report
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
@@ -141,7 +143,7 @@ class CallbackFailure(logging.Handler):
 
 def run_job(job: dict, scratch: Path) -> dict:
     """Compile and run the job's program; the report for the parent."""
-    laps = Laps()
+    laps = Laps(job.get("stage_file"))
     if job.get("pid_file"):
         # For ``runner.Cancel``: it kills this worker's process group (led by its relay,
         # ``jobs.split_off_worker``), or, if it asked before this line, leaves
@@ -155,7 +157,12 @@ def run_job(job: dict, scratch: Path) -> dict:
     # count when it first asks for devices, which nothing has done yet.
     source = job.get("kind") == "source"
     devices = job.get("cpu_devices") or (DEFAULT_DEVICES if source else None)
-    jax.config.update("jax_num_cpu_devices", int(devices))
+    host = HostJob.from_job(job)
+    # One host of several: its share of the devices (a guess until a source job's
+    # program names its mesh, ``_from_source``), set as it joins the runtime below.
+    per_host = max(1, int(devices) // host.count) if host is not None else None
+    if host is None:
+        jax.config.update("jax_num_cpu_devices", int(devices))
     os.chdir(job["cwd"])
     sys.path[0] = job["cwd"]
     if job.get("kind") == "reshard":
@@ -168,13 +175,19 @@ def run_job(job: dict, scratch: Path) -> dict:
         given = Mesh.from_json(job["mesh"]).axis_names if job.get("mesh") else None
         reference = ReferenceProcess.fork(job["path"], job["params"], given, scratch)
     try:
+        if host is not None:
+            # After the fork (the runtime starts threads) and before the program's import,
+            # which may ask for devices.
+            distributed.join(host, per_host)
+            laps.lap("initialize")
         if source:
             report = _from_source(job, laps, reference)
         else:
             report = _run(job, laps=laps, reference=reference, deadline=_deadline(job))
-    except RunRefused as exc:
-        return {"ok": False, "error": str(exc)}
-    except ShardscopeError as exc:
+    except (RunRefused, ShardscopeError) as exc:
+        # Bad input (a mesh, a spec): every host of a run on several refuses it alike,
+        # which the stage ``refused`` tells the parent (``hosts_run``).
+        laps.lap("refused")
         return {"ok": False, "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - user code and the compiler both run here
         if is_out_of_memory(exc):
@@ -188,20 +201,26 @@ def run_job(job: dict, scratch: Path) -> dict:
 
 
 class Laps:
-    """Seconds each stage of the worker took, one after the other, in order."""
+    """Seconds each stage of the worker took, one after the other, in order. With a
+    ``stage_file`` each stage's name is added to it, a line each, as it ends (a run on
+    several hosts watches them: ``hosts_run``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stage_file: str | None = None) -> None:
         # Wall-clock time (``time.time``) when the job began, for the parent to put the
         # worker's start-up (interpreter, imports) before it.
         self.started = time.time()
         self._last = time.perf_counter()
         self.seconds: dict[str, float] = {}
+        self._stages = Path(stage_file) if stage_file else None
 
     def lap(self, name: str) -> None:
         """Close stage ``name``: the time since the previous stage ended."""
         now = time.perf_counter()
         self.seconds[name] = self.seconds.get(name, 0.0) + now - self._last
         self._last = now
+        if self._stages is not None:
+            with self._stages.open("a") as f:
+                f.write(name + "\n")
 
 
 def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = None) -> dict:
@@ -229,10 +248,15 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
     laps.lap("import_program")
     given = Mesh.from_json(job["mesh"]) if job.get("mesh") else None
     axes = given if given is not None else own_mesh(ns)
+    host = HostJob.from_job(job)
     if not job.get("cpu_devices") and axes is not None and axes.size <= cpu_device_limit():
-        # Before anything starts JAX's backend: as many CPU devices as the run's mesh has.
-        with contextlib.suppress(RuntimeError):  # the program's import already started it
-            jax.config.update("jax_num_cpu_devices", axes.size)
+        # Before anything starts JAX's backend: as many CPU devices as the run's mesh has
+        # (a host of several: its share of them).
+        if host is None:
+            with contextlib.suppress(RuntimeError):  # the program's import already started it
+                jax.config.update("jax_num_cpu_devices", axes.size)
+        elif axes.size % host.count == 0:
+            distributed.set_devices_per_host(axes.size // host.count)
     try:
         result = lower_namespace(path, ns, started)
     except UserError as exc:
@@ -253,9 +277,14 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         seed=SEED if job["seed"] is None else job["seed"],
         reference=job["reference"],
         values=job["values"],
+        hosts=host.count if host is not None else None,
+        dcn=job.get("dcn"),
     )
     attached = len(jax.devices())
-    if attached < plan.mesh.size and jax.devices()[0].platform == "cpu":
+    # A host of several needs exactly the mesh's devices in all: device number d is the
+    # d-th of them, and host k owns numbers k*N/H to (k+1)*N/H - 1.
+    short = attached < plan.mesh.size or (host is not None and attached != plan.mesh.size)
+    if short and jax.devices()[0].platform == "cpu":
         return {
             "ok": True,
             "needs_devices": plan.mesh.size,
@@ -270,13 +299,21 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
     # run; no thread of this process is at work when it forks.
     pending, why = None, None
     try:
-        pending = start_propagation(program, plan.mesh, specs)
+        if host is None or host.index == 0:  # one prediction for all hosts
+            pending = start_propagation(program, plan.mesh, specs)
     except ShardscopeError as exc:
         why = str(exc)
     laps.lap("propagate")
     try:
+        # A host of several runs the plan as one host of the same runtime.
+        hosted = {k: job[k] for k in ("distributed", "timeout") if k in job}
         report = _run(
-            plan.job, ns=ns, laps=laps, inputs=inputs, reference=reference, deadline=deadline
+            {**plan.job, **hosted},
+            ns=ns,
+            laps=laps,
+            inputs=inputs,
+            reference=reference,
+            deadline=deadline,
         )
     except BaseException:
         if pending is not None:
@@ -400,13 +437,22 @@ def _run(
         inputs = program_inputs(ns, job["seed"])
         if reference is not None and job.get("reference", True):
             reference.start(mesh.axis_names, job["seed"], inputs.concrete())
-    devices = jax.devices()
+    host = HostJob.from_job(job)
+    devices = jax.devices() if host is None else distributed.global_devices()
     platform = devices[0].platform
     if len(devices) < mesh.size:
         raise RunRefused(too_many_devices(mesh, len(devices), platform))
-    jmesh = _jax_mesh(mesh, devices, _own_axis_types(ns))
+    numbers = distributed.device_numbers(devices) if host is not None else {}
+    if host is not None:
+        if len(devices) != mesh.size:
+            raise RunRefused(
+                f"the mesh {mesh.describe()} needs {mesh.size} devices but the "
+                f"{host.count} hosts have {len(devices)} in all: give each host "
+                f"{mesh.size // host.count} (the job's cpu_devices is the mesh's size)"
+            )
+    jmesh = _jax_mesh(mesh, devices, _own_axis_types(ns), numbered=host is not None)
     explicit = AxisType.Explicit in jmesh.axis_types
-    call, leaves, host = inputs.call, inputs.leaves, inputs.host
+    call, leaves, data = inputs.call, inputs.leaves, inputs.host
     names = _leaf_names(job, call, leaves)
     structs = []
     for leaf, name in zip(leaves, names, strict=True):
@@ -440,7 +486,7 @@ def _run(
         reference.stop()
         unsharded = None
     elif reference is None and job.get("reference", True) and not manual:
-        unsharded = ReferenceThread(inputs, mesh.axis_names, devices[0])
+        unsharded = ReferenceThread(inputs, mesh.axis_names, jax.local_devices()[0])
     with jax.set_mesh(jmesh):
         started = time.perf_counter()
         compiled = lowered.compile()
@@ -452,10 +498,19 @@ def _run(
         NamedSharding(jmesh, jax.sharding.PartitionSpec()) if s is None else s
         for s in compiled.in_tree.flatten_up_to(compiled.input_shardings)
     ]
-    placed = [
-        jax.device_put(device_array(h, leaf), s)
-        for h, leaf, s in zip(host, leaves, in_shardings, strict=True)
-    ]
+    if host is None:
+        placed = [
+            jax.device_put(device_array(h, leaf), s)
+            for h, leaf, s in zip(data, leaves, in_shardings, strict=True)
+        ]
+    else:
+        # Every host holds the same seeded data; each fills its own devices' pieces.
+        placed = [
+            distributed.place(h, leaf, s)
+            for h, leaf, s in zip(data, leaves, in_shardings, strict=True)
+        ]
+        # Every host starts its runs together: one behind waits here, not in a collective.
+        distributed.barrier("compiled", float(job.get("timeout") or 300.0))
     p_args, p_kwargs = jax.tree.unflatten(compiled.in_tree, placed)
     stop = unsharded.stop if unsharded is not None else (lambda: None)
     with CallbackFailure(job["path"], stop).installed():
@@ -470,7 +525,10 @@ def _run(
     out_leaves = [leaf for _, leaf in flat]
     # JAX's own name of each output (its ``jax.result_info``): ``result[0]['w']``.
     paths = ["result" + jax.tree_util.keystr(path) for path, _ in flat]
-    values = ValueBudget() if job.get("values", True) else None
+    values = None
+    if job.get("values", True):
+        # The hosts' shards share one run's budget of values.
+        values = ValueBudget() if host is None else ValueBudget(MAX_TOTAL_VALUES // host.count)
 
     expected, kept = None, False
     if manual:
@@ -503,24 +561,34 @@ def _run(
                 sharding,
                 None if expected is None else expected[i],
                 values,
+                host,
+                numbers,
             ),
             "path": paths[i],
         }
         for i, (arr, sharding) in enumerate(zip(out_leaves, out_shardings, strict=True))
     ]
     arguments = [
-        _tensor(name, arr, sharding, h, values)
-        for name, arr, sharding, h in zip(names, placed, in_shardings, host, strict=True)
+        _tensor(name, arr, sharding, h, values, host, numbers)
+        for name, arr, sharding, h in zip(names, placed, in_shardings, data, strict=True)
         if name is not None  # an argument the program does not use is not in it
     ]
     laps.lap("shards")
     text = compiled.as_text()
-    assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
-    collectives = read_collectives(text, assignment, mesh.size)
+    if host is None:
+        assignment = [int(d.id) for d in compiled.runtime_executable().local_devices()]
+        collectives = read_collectives(text, assignment, mesh.size)
+    elif host.index == 0:
+        # One host reads the program's collectives for all, in device numbers.
+        assignment = distributed.partition_numbers(compiled, jmesh, numbers)
+        collectives = read_collectives(text, assignment, mesh.size)
+    else:
+        collectives, text = [], ""
     memory = _memory(compiled)
     laps.lap("hlo_and_memory")
     return {
         "ok": True,
+        "host": 0 if host is None else host.index,
         "platform": platform,
         "device_count": mesh.size,
         "devices_attached": len(devices),
@@ -579,17 +647,21 @@ def _own_axis_types(ns: dict) -> dict[str, str]:
 
 
 def _jax_mesh(
-    mesh: Mesh, devices: list, own_types: dict[str, str] | None = None
+    mesh: Mesh, devices: list, own_types: dict[str, str] | None = None, *, numbered: bool = False
 ) -> jax.sharding.Mesh:
-    """The mesh over the first ``mesh.size`` attached devices. An axis the mesh leaves
-    Auto takes its type in the program's own ``MESH`` (``own_types``), as the load traced
-    it: shard_map and Explicit shardings in the code name a mesh of those types."""
+    """The mesh over the first ``mesh.size`` attached devices (``numbered``: over
+    ``devices`` by device number, as a run on several hosts numbers them). An axis the
+    mesh leaves Auto takes its type in the program's own ``MESH`` (``own_types``), as the
+    load traced it: shard_map and Explicit shardings in the code name a mesh of those
+    types."""
     own_types = own_types or {}
     types = tuple(
         own_types.get(name, "Auto") if t is MeshAxisType.AUTO else t.value
         for name, t in zip(mesh.axis_names, mesh.axis_types, strict=True)
     )
     typed = Mesh(mesh.axes, mesh.device_order, types)
+    if numbered:
+        return distributed.jax_mesh(typed, devices)
     try:
         return typed.to_jax(devices[: mesh.size])
     except MeshError as exc:
@@ -608,10 +680,21 @@ def _spec_text(sharding: Any, ndim: int) -> tuple[str, str]:
 
 
 def _tensor(
-    name: str, array: Any, sharding: Any, expected: np.ndarray | None, values: ValueBudget | None
+    name: str,
+    array: Any,
+    sharding: Any,
+    expected: np.ndarray | None,
+    values: ValueBudget | None,
+    host: HostJob | None = None,
+    numbers: dict[int, int] | None = None,
 ) -> dict:
+    """An argument's or output's report entry; on a host of several, of the shards it
+    holds, by device number (``distributed.host_tensor``)."""
     spec, hlo = _spec_text(sharding, array.ndim)
-    return tensor_report(name, array, spec, hlo, expected, values)
+    if host is None:
+        return tensor_report(name, array, spec, hlo, expected, values)
+    entry = tensor_report(name, array, spec, hlo, None, values)
+    return distributed.host_tensor(entry, array, expected, numbers or {}, host.index)
 
 
 def _memory(compiled: Any) -> dict[str, int]:
