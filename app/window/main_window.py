@@ -42,9 +42,11 @@ from shardscope.backend.session.edits import (
     ClearDim,
     Command,
     CommandStack,
+    SetDcn,
     SetDimOpen,
     SetDimPriority,
     SetDimSpec,
+    SetHosts,
     SetMesh,
 )
 from shardscope.backend.session.persistence import new_recovery_path
@@ -173,6 +175,7 @@ class MainWindow(QMainWindow):
         ev = self.session.events
         ev.program.connect(self._on_program_change)
         ev.mesh.connect(self._on_mesh_change)
+        ev.hosts.connect(self.mesh_editor.set_hosts)
         ev.specs.connect(self._on_specs_change)
         ev.propagation.connect(self._on_propagation_change)
         ev.final_specs.connect(self._on_final_specs)
@@ -184,6 +187,8 @@ class MainWindow(QMainWindow):
         self.outline.opSelected.connect(self._outline_op)
         self.graph.viewStateChanged.connect(lambda state: self.session.update_view(**state))
         self.mesh_editor.meshEdited.connect(self.on_mesh_edited)
+        self.mesh_editor.hostsEdited.connect(lambda count: self.on_hosts_edited(SetHosts(count)))
+        self.mesh_editor.dcnEdited.connect(lambda a, f: self.on_hosts_edited(SetDcn(a, f)))
         self.mesh_editor.validationMessage.connect(
             lambda msg: msg and self.messages.add(msg, "warning")
         )
@@ -261,6 +266,16 @@ class MainWindow(QMainWindow):
         if command.notice:
             self.messages.add(command.notice, "warning")
         return True
+
+    def on_hosts_edited(self, command: SetHosts | SetDcn) -> bool:
+        """The mesh editor's host count or hosts along an axis, as one undoable edit; a
+        refused one is said below the mesh grid too, whose boxes show the layout again."""
+        if self.push(command):
+            return True
+        self.mesh_editor.set_hosts(self.session.hosts)
+        messages = self.messages.messages("error")
+        self.mesh_editor.show_message(messages[-1] if messages else "")
+        return False
 
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:
@@ -398,6 +413,7 @@ class MainWindow(QMainWindow):
         ev = self.session.events
         ev.program.disconnect(self._on_program_change)
         ev.mesh.disconnect(self._on_mesh_change)
+        ev.hosts.disconnect(self.mesh_editor.set_hosts)
         ev.specs.disconnect(self._on_specs_change)
         ev.propagation.disconnect(self._on_propagation_change)
         ev.final_specs.disconnect(self._on_final_specs)

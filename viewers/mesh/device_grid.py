@@ -1,17 +1,22 @@
 """The mesh's device order drawn as cells, one per device; drag a cell onto another to swap.
 
 2-D meshes draw as a grid, 3-D and more as a grid of grids (one per coordinate of the
-leading axes), 1-D wrapped into rows.
+leading axes), 1-D wrapped into rows. On a mesh laid over several hosts (``set_hosts``) a
+thick line runs between neighbouring cells of different hosts (``boundaries``), each
+cell names its host in a corner where it is large enough (its tooltip always does), and
+a line below the cells says which devices each host owns; a new host count repaints only
+the cells whose host changed.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QDrag, QFont, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import QApplication, QSizePolicy, QWidget
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QDrag, QFont, QFontMetrics, QPainter, QPen, QRegion
+from PySide6.QtWidgets import QApplication, QSizePolicy, QToolTip, QWidget
 
+from shardscope.backend.sharding.hosts import Hosts
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import (
     axis_color,
@@ -27,6 +32,10 @@ WRAP_1D = 16
 MAX_DRAWN_DEVICES = 16384
 # Outlines of a collective's device groups: one colour per group, repeating.
 GROUP_COLORS = ("#D64545", "#2E7D32", "#6A1B9A", "#0277BD", "#EF6C00", "#00838F", "#AD1457")
+# Pixels across a host boundary line (it covers the 2-pixel gap and a pixel of each cell).
+BOUNDARY = 4
+# The smallest cell that names its host in a corner.
+HOST_LABEL_CELL = 30
 
 
 class DeviceGridView(QWidget):
@@ -49,6 +58,9 @@ class DeviceGridView(QWidget):
         self._press: QPoint | None = None
         self._press_pos: int | None = None
         self._colors: list[QColor] = []
+        self._hosts: Hosts | None = None
+        self._host_of: list[int] = []  # mesh position -> host (empty: one host)
+        self._legend: QRect | None = None  # the hosts' line below the cells
         self._cell = 28
         self._size = QSize(0, 0)
         self.setAcceptDrops(True)
@@ -64,8 +76,107 @@ class DeviceGridView(QWidget):
         self.mesh = mesh
         self._colors = device_colors(min(mesh.size, 256)) if mesh is not None else []
         self._drop_target = None
+        hosts = self._hosts
+        if mesh is None or hosts is None or hosts.devices != mesh.size:
+            self._hosts = None
+        self._host_of = self._hosts_of_positions()
         self._relayout()
         self.update()
+
+    def set_hosts(self, hosts: Hosts | None) -> None:
+        """Draw the boundaries between ``hosts`` (None or one host: none). Repaints the
+        cells whose host changed, or everything where the legend line comes or goes."""
+        if hosts is not None and (self.mesh is None or hosts.devices != self.mesh.size):
+            hosts = None
+        if hosts == self._hosts:
+            return
+        before = self._host_of
+        self._hosts = hosts
+        self._host_of = self._hosts_of_positions()
+        if bool(before) != bool(self._host_of):
+            self._relayout()
+            self.update()
+            return
+        dirty = QRegion()
+        for pos, rect in enumerate(self._cells):
+            if before[pos] != self._host_of[pos]:
+                dirty += rect.adjusted(-BOUNDARY, -BOUNDARY, BOUNDARY, BOUNDARY)
+        if self._legend is not None:
+            wide = QFontMetrics(self.font()).horizontalAdvance(self.host_text()) + 8
+            if wide > self._legend.width():
+                self._relayout()
+                self.update()
+                return
+            dirty += self._legend
+        if not dirty.isEmpty():
+            self.update(dirty)
+
+    def _hosts_of_positions(self) -> list[int]:
+        hosts, mesh = self._hosts, self.mesh
+        if hosts is None or mesh is None or hosts.count < 2 or mesh.size > MAX_DRAWN_DEVICES:
+            return []
+        return [hosts.of_device(d) for d in mesh.device_order]
+
+    @property
+    def hosts(self) -> Hosts | None:
+        """The hosts drawn (None: one host)."""
+        return self._hosts if self._host_of else None
+
+    def host_at(self, position: int) -> int | None:
+        """The host of the cell at mesh position ``position`` (None: one host)."""
+        return self._host_of[position] if self._host_of else None
+
+    def host_text(self) -> str:
+        """The hosts' line below the cells ("" for one host): which devices each owns."""
+        hosts = self.hosts
+        if hosts is None:
+            return ""
+        n = hosts.per_host
+        own = " · ".join(
+            f"h{k} {k * n}–{(k + 1) * n - 1}" if n > 1 else f"h{k} {k}"
+            for k in range(min(hosts.count, 8))
+        )
+        more = f" · … h{hosts.count - 1}" if hosts.count > 8 else ""
+        return f"{hosts.count} hosts, {n} device{'s' if n != 1 else ''} each: {own}{more}"
+
+    def boundaries(self) -> list[tuple[int, int]]:
+        """Pairs of neighbouring cells (mesh positions, the right or lower one second)
+        that lie on different hosts: where a thick line is drawn."""
+        if not self._host_of or self.mesh is None:
+            return []
+        out = []
+        for a, b in self._neighbours():
+            if self._host_of[a] != self._host_of[b]:
+                out.append((a, b))
+        return out
+
+    def _neighbours(self) -> list[tuple[int, int]]:
+        """Each cell with the one right of it and the one below it, as drawn."""
+        mesh = self.mesh
+        assert mesh is not None
+        sizes = mesh.axis_sizes
+        n = len(self._cells)
+        if len(sizes) == 1:
+            rows, cols = math.ceil(sizes[0] / WRAP_1D), min(sizes[0], WRAP_1D)
+        else:
+            rows, cols = sizes[-2], sizes[-1]
+        block = rows * cols
+        out = []
+        for pos in range(n):
+            r, c = (pos % block) // cols, pos % cols
+            if c + 1 < cols and pos + 1 < n:
+                out.append((pos, pos + 1))
+            if r + 1 < rows and pos + cols < n:
+                out.append((pos, pos + cols))
+        return out
+
+    def boundary_rect(self, a: int, b: int) -> QRect:
+        """The line drawn between the cells at positions ``a`` and ``b`` (``b`` right of
+        or below ``a``)."""
+        ra, rb = self._cells[a], self._cells[b]
+        if rb.left() > ra.right():
+            return QRect(ra.right(), ra.top() - 1, rb.left() - ra.right() + 1, ra.height() + 2)
+        return QRect(ra.left() - 1, ra.bottom(), ra.width() + 2, rb.top() - ra.bottom() + 1)
 
     def set_highlight(self, devices: set[int]) -> None:
         if devices != self._highlight:
@@ -112,6 +223,7 @@ class DeviceGridView(QWidget):
     def _relayout(self) -> None:
         self._cells = []
         self._captions = []
+        self._legend = None
         mesh = self.mesh
         if mesh is None or mesh.size > MAX_DRAWN_DEVICES:
             self._size = QSize(0, 0)
@@ -211,6 +323,14 @@ class DeviceGridView(QWidget):
                     self._cells.append(QRect(bx + label_w + c * step, y0 + r * step, cell, cell))
         total_rows = math.ceil(blocks / per_row)
         self._size = QSize(8 + per_row * block_w, 8 + total_rows * block_h)
+        self._legend = None
+        if self._host_of:
+            text = self.host_text()
+            width = fm.horizontalAdvance(text) + 8
+            # As wide as the view: another host count's line repaints in place.
+            room = max(width, self._available_width() - 8)
+            self._legend = QRect(4, self._size.height() - 4, room, caption_h)
+            self._size = QSize(max(self._size.width(), width + 8), self._size.height() + caption_h)
         self.setMinimumSize(self._size)
         self.updateGeometry()
 
@@ -278,7 +398,40 @@ class DeviceGridView(QWidget):
                 pen = QPen(theme.foreground, 2, Qt.PenStyle.DashLine)
                 p.setPen(pen)
                 p.drawRect(rect.adjusted(1, 1, -2, -2))
+            if self._host_of and self._cell >= HOST_LABEL_CELL:
+                p.setPen(text_color_on(fill))
+                corner = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom
+                small = QFont(self.font())
+                small.setPointSizeF(max(self.font().pointSizeF() * 0.75, 6.5))
+                p.setFont(small)
+                p.drawText(rect.adjusted(0, 0, -3, -1), corner, f"h{self._host_of[pos]}")
+                p.setFont(self.font())
+        self._paint_boundaries(p, dirty, theme)
+        if self._legend is not None and self._legend.intersects(dirty):
+            p.setPen(theme.foreground)
+            left = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            p.drawText(self._legend, left, self.host_text())
         p.end()
+
+    def _paint_boundaries(self, p: QPainter, dirty: QRect, theme) -> None:
+        for a, b in self.boundaries():
+            line = self.boundary_rect(a, b)
+            if line.intersects(dirty):
+                p.fillRect(line, theme.foreground)
+
+    def event(self, event) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self.mesh is not None:
+            pos = self.position_at(event.pos())
+            if pos is None:
+                QToolTip.hideText()
+                event.ignore()
+                return True
+            dev = self.mesh.device_order[pos]
+            host = self.host_at(pos)
+            where = f" on host {host}" if host is not None else ""
+            QToolTip.showText(event.globalPos(), f"device {dev}{where}", self)
+            return True
+        return super().event(event)
 
     def changeEvent(self, event) -> None:
         if event.type() == event.Type.PaletteChange and self.mesh is not None:

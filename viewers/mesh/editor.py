@@ -1,9 +1,16 @@
-"""Mesh editor: axes (name, size), presets, and the device order as a grid of cells.
+"""Mesh editor: axes (name, size), presets, hosts, and the device order as a grid of cells.
 
 The editor shows the mesh it was last given and turns every user edit into a new
 backend ``Mesh`` emitted through ``meshEdited``; it redraws only when ``set_mesh`` hands
 it the mesh the app accepted. Invalid edits show the backend's one-line message and
 emit nothing.
+
+The hosts the mesh lies over (``backend.session.host_layout``): a Hosts spin box beside
+the presets (``hostsEdited(count)``), and per axis the hosts along it, its DCN factor
+(``dcnEdited(axis, factor)``; 1: the axis stays within a host), and how it lies
+(``axis_spans``: ICI, DCN or both). ``set_hosts`` shows the layout the app accepted; the
+device grid draws the host boundaries. A count or factor that does not fit is refused
+with the backend's one-line message below the grid, and the boxes show the layout again.
 """
 
 from __future__ import annotations
@@ -27,11 +34,26 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.errors import MeshError
+from shardscope.backend.session.host_layout import (
+    MAX_HOSTS,
+    HostLayout,
+    shown_factors,
+    spans,
+    with_count,
+    with_factor,
+)
 from shardscope.backend.sharding.mesh import PRESETS, Mesh, MeshAxis
 from shardscope.viewers.common.colors import axis_color, theme_for
 from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 PRESET_PROMPT = "Preset\u2026"
+# How an axis lies across hosts, as its link cell says it, and what that means.
+SPAN_TEXT = {"ici": "ICI", "dcn": "DCN", "both": "both"}
+SPAN_TIP = {
+    "ici": "ICI: every step along this axis stays on one host",
+    "dcn": "DCN: every step along this axis crosses hosts",
+    "both": "both: some steps along this axis stay on a host and some cross hosts",
+}
 
 
 class MeshEditor(QWidget):
@@ -39,12 +61,15 @@ class MeshEditor(QWidget):
 
     meshEdited = Signal(object)
     validationMessage = Signal(str)
+    hostsEdited = Signal(int)
+    dcnEdited = Signal(str, int)
 
-    NAME_COL, SIZE_COL = 0, 1
+    NAME_COL, SIZE_COL, HOSTS_COL, LINK_COL = 0, 1, 2, 3
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._mesh: Mesh | None = None
+        self._layout = HostLayout()
         self._types: list = []
         self._updating = False
 
@@ -57,13 +82,30 @@ class MeshEditor(QWidget):
         )
         self.preset_combo.activated.connect(self._on_preset_chosen)
         self.summary = QLabel()
+        self.hosts_spin = QSpinBox()
+        self.hosts_spin.setRange(1, MAX_HOSTS)
+        self.hosts_spin.setKeyboardTracking(False)  # a typed count counts once it is whole
+        self.hosts_spin.setToolTip(
+            "Hosts the mesh lies over: each owns an equal block of the devices (the count "
+            "must divide the mesh's size). Set the hosts along an axis in the table to lay "
+            "them out as create_hybrid_device_mesh does."
+        )
+        self.hosts_spin.valueChanged.connect(self._on_hosts_changed)
+        self.hosts_label = QLabel("Hosts")
+        self.hosts_label.setBuddy(self.hosts_spin)
 
-        self.table = QTableWidget(0, 2)
-        self.table.setHorizontalHeaderLabels(["axis", "size"])
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["axis", "size", "hosts", "link"])
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setSectionResizeMode(
-            1, QHeaderView.ResizeMode.ResizeToContents
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (self.SIZE_COL, self.HOSTS_COL, self.LINK_COL):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeaderItem(self.HOSTS_COL).setToolTip(
+            "Hosts along the axis (its DCN factor): 1 keeps the axis within a host (ICI)"
+        )
+        self.table.horizontalHeaderItem(self.LINK_COL).setToolTip(
+            "How the axis lies: ICI (within a host), DCN (across hosts) or both"
         )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -90,6 +132,8 @@ class MeshEditor(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.preset_combo)
         top.addWidget(self.summary, 1)
+        top.addWidget(self.hosts_label)
+        top.addWidget(self.hosts_spin)
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
@@ -112,7 +156,8 @@ class MeshEditor(QWidget):
         return self._mesh
 
     def set_mesh(self, mesh: Mesh | None) -> None:
-        """Show ``mesh``: its axes in the table and its device order in the grid."""
+        """Show ``mesh``: its axes in the table and its device order in the grid (with the
+        host layout last given, where it still fits)."""
         self._mesh = mesh
         self._types = list(mesh.axis_types) if mesh is not None else []
         self._updating = True
@@ -124,14 +169,77 @@ class MeshEditor(QWidget):
             self._updating = False
         self._fit_table_height()
         self.remove_button.setEnabled(mesh is not None and len(mesh.axes) > 1)
-        self.summary.setText(
-            f"{mesh.size} device{'s' if mesh.size != 1 else ''}"
-            + ("" if mesh.is_iota else " \u00b7 custom order")
-            if mesh is not None
-            else ""
-        )
         self.grid.set_mesh(mesh)
+        layout = self._layout
+        try:
+            if mesh is not None:
+                layout.check(mesh)
+        except MeshError:
+            layout = HostLayout()
+        self.set_hosts(layout)
         self._apply_message("")
+
+    @property
+    def host_layout(self) -> HostLayout:
+        """The host layout last given to ``set_hosts``."""
+        return self._layout
+
+    def set_hosts(self, layout: HostLayout) -> None:
+        """Show ``layout``: the host count, each axis' hosts and link, the grid's host
+        boundaries."""
+        self._layout = layout
+        mesh = self._mesh
+        factors = shown_factors(mesh, layout) if mesh is not None else None
+        lies = spans(mesh, layout) if mesh is not None else {}
+        self._updating = True
+        try:
+            self.hosts_spin.setValue(layout.count)
+            for row, name in enumerate(mesh.axis_names if mesh is not None else ()):
+                spin = self.factor_spin(row)
+                if spin is not None:
+                    spin.setValue(factors[name] if factors is not None else 1)
+                    spin.setToolTip(
+                        f"Hosts along {name} (its DCN factor; 1: {name} stays within a host)"
+                        if factors is not None
+                        else f"The device order is not a hybrid layout: set the hosts along "
+                        f"{name} to lay the mesh out afresh"
+                    )
+                link = self.table.item(row, self.LINK_COL)
+                if link is not None:
+                    span = lies.get(name, "ici")
+                    link.setText(SPAN_TEXT[span] if layout.multi else "")
+                    link.setToolTip(SPAN_TIP[span] if layout.multi else "One host: all ICI")
+        finally:
+            self._updating = False
+        self.grid.set_hosts(layout.hosts(mesh) if mesh is not None and layout.multi else None)
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        mesh, layout = self._mesh, self._layout
+        if mesh is None:
+            self.summary.setText("")
+            return
+        text = f"{mesh.size} device{'s' if mesh.size != 1 else ''}"
+        if layout.multi:
+            each = mesh.size // layout.count
+            text += f" \u00b7 {each} per host"
+        if not mesh.is_iota and layout.dcn is None:
+            text += " \u00b7 custom order"
+        self.summary.setText(text)
+
+    def factor_spin(self, row: int) -> QSpinBox | None:
+        """The hosts-along-the-axis spin box of table row ``row``."""
+        return self.table.cellWidget(row, self.HOSTS_COL)
+
+    def link_text(self, row: int) -> str:
+        """How the axis of table row ``row`` lies (``ICI``, ``DCN``, ``both``; "" for one
+        host)."""
+        item = self.table.item(row, self.LINK_COL)
+        return item.text() if item is not None else ""
+
+    def show_message(self, text: str) -> None:
+        """Say ``text`` below the grid (a refused edit); "" clears it."""
+        self._apply_message(text)
 
     def _fit_table_height(self) -> None:
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
@@ -161,6 +269,14 @@ class MeshEditor(QWidget):
         spin.setToolTip("Number of devices along this axis")
         spin.valueChanged.connect(self._on_size_changed)
         self.table.setCellWidget(row, self.SIZE_COL, spin)
+        hosts = QSpinBox()
+        hosts.setRange(1, max(1, min(int(size), MAX_HOSTS)))
+        hosts.setKeyboardTracking(False)
+        hosts.valueChanged.connect(lambda value, r=row: self._on_factor_changed(r, value))
+        self.table.setCellWidget(row, self.HOSTS_COL, hosts)
+        link = QTableWidgetItem("")
+        link.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+        self.table.setItem(row, self.LINK_COL, link)
 
     def _paint_row(self, row: int, name: str) -> None:
         item = self.table.item(row, self.NAME_COL)
@@ -182,8 +298,39 @@ class MeshEditor(QWidget):
         return out
 
     def _on_item_changed(self, item: QTableWidgetItem) -> None:
-        if not self._updating:
+        if not self._updating and item.column() == self.NAME_COL:
             self._emit_edit(self._table_axes(), self._types)
+
+    def _on_hosts_changed(self, count: int) -> None:
+        if self._updating or self._mesh is None:
+            return
+        mesh, layout = self._mesh, self._layout
+        if count == layout.count:
+            return
+        self._ask(lambda: with_count(mesh, layout, count), lambda: self.hostsEdited.emit(count))
+
+    def _on_factor_changed(self, row: int, factor: int) -> None:
+        mesh, layout = self._mesh, self._layout
+        if self._updating or mesh is None or not 0 <= row < len(mesh.axes):
+            return
+        name = mesh.axis_names[row]
+        self._ask(
+            lambda: with_factor(mesh, layout, name, factor),
+            lambda: self.dcnEdited.emit(name, factor),
+        )
+
+    def _ask(self, check, emit) -> None:
+        """Emit a host edit ``check`` accepts; else say why and show the layout again."""
+        try:
+            check()
+        except MeshError as exc:
+            self._apply_message(str(exc))
+            self.validationMessage.emit(str(exc))
+            self.set_hosts(self._layout)
+            return
+        self._apply_message("")
+        self.validationMessage.emit("")
+        emit()
 
     def _on_size_changed(self, _value: int) -> None:
         if not self._updating:

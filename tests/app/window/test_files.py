@@ -1167,3 +1167,28 @@ def test_opening_a_capture_with_unreadable_module_text_is_one_line(
     assert error.startswith(f"{path}: {says}") and "\n" not in error
     assert "capture the script again" in error
     assert window_state(window) == before
+
+
+def test_a_session_with_hosts_saves_and_reopens_laid_out_as_it_was(
+    make_window, qtbot, tmp_path, monkeypatch, pick
+):
+    window = make_window("example:mlp", propagate=False)
+    editor = window.mesh_editor
+    editor.hosts_spin.setValue(2)
+    editor.factor_spin(1).setValue(2)  # model across hosts: 4 hosts, DCN data=2,model=2
+    layout, mesh = window.session.hosts, window.session.mesh
+    assert layout.count == 4 and not mesh.is_iota
+    path = tmp_path / "hosts.json"
+    answer_save(monkeypatch, path)
+    pick(window, "&File", "Save session &as…")
+    assert json.loads(path.read_text())["hosts"] == layout.to_json()
+
+    other = make_window(None, propagate=False)
+    answer_open(monkeypatch, path)
+    pick(other, "&File", "Open &session…")
+    qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
+    assert other.session.hosts == layout and other.session.mesh == mesh
+    shown = other.mesh_editor
+    assert shown.hosts_spin.value() == 4
+    assert [shown.link_text(r) for r in range(2)] == ["both", "DCN"]
+    assert shown.grid.boundaries() == window.mesh_editor.grid.boundaries() != []

@@ -607,3 +607,62 @@ def test_a_corrupt_torch_capture_is_one_line_and_keeps_the_session(make_window, 
     (error,) = window.messages.messages("error")
     assert "\n" not in error
     assert (window.windowTitle(), window.session.program, window.panes.on) == before
+
+
+def _type_into(qtbot, spin, text: str) -> None:
+    """Select a spin box's text, type ``text`` and press Enter, as a user does."""
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, text)
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+
+
+def test_hosts_typed_in_the_mesh_dock_draw_boundaries_and_undo_with_the_layout(
+    make_window, qtbot, wait_idle
+):
+    from shardscope.backend.session.host_layout import HostLayout
+    from shardscope.backend.sharding.hosts import apply_hosts
+
+    window = make_window("example:mlp")
+    wait_idle(window)
+    session, editor = window.session, window.mesh_editor
+    grid, iota = editor.grid, session.mesh
+    assert grid.boundaries() == [] and editor.hosts_spin.value() == 1
+    _type_into(qtbot, editor.hosts_spin, "2")
+    assert session.hosts == HostLayout(2) and session.mesh == iota
+    assert grid.boundaries() == [(2, 4), (3, 5)]
+    assert grid.host_text() == "2 hosts, 4 devices each: h0 0–3 · h1 4–7"
+    assert [editor.link_text(r) for r in range(2)] == ["both", "ICI"]
+    assert window.qundo.text(0) == "hosts 2: 2 hosts of 4 devices"
+
+    # 3 hosts do not split 8 devices: refused below the grid, nothing changes
+    _type_into(qtbot, editor.hosts_spin, "3")
+    assert session.hosts == HostLayout(2) and window.qundo.count() == 1
+    assert "do not split evenly among 3 hosts" in editor.message.text()
+    assert editor.hosts_spin.value() == 2
+    assert any("among 3 hosts" in m for m in window.messages.messages("warning"))
+
+    # model across hosts: the mesh takes run --dcn's order and propagates again
+    before = window.propagation.count
+    _type_into(qtbot, editor.factor_spin(1), "2")
+    laid, hosts = apply_hosts(iota, None, "data=2,model=2")
+    assert session.mesh == laid and session.hosts.count == hosts.count == 4
+    assert window.qundo.text(1) == (
+        "2 hosts along model (DCN): 4 hosts of 2 devices, DCN data=2,model=2"
+    )
+    assert [editor.link_text(r) for r in range(2)] == ["both", "DCN"]
+    assert editor.hosts_spin.value() == 4
+    assert (0, 1) in grid.boundaries()  # the model pairs of a row lie on two hosts
+    qtbot.waitUntil(lambda: window.propagation.count > before, timeout=60_000)
+    assert session.propagation.mesh == laid
+
+    window.menu_actions["undo"].trigger()
+    assert session.hosts == HostLayout(2) and session.mesh == iota
+    assert grid.boundaries() == [(2, 4), (3, 5)] and editor.hosts_spin.value() == 2
+    window.menu_actions["undo"].trigger()
+    assert session.hosts == HostLayout() and grid.boundaries() == []
+    assert editor.hosts_spin.value() == 1
+    window.menu_actions["redo"].trigger()
+    window.menu_actions["redo"].trigger()
+    assert session.hosts.count == 4 and session.mesh == laid
+    wait_idle(window)

@@ -73,3 +73,63 @@ def test_a_collectives_groups_are_outlined_each_in_its_colour(qtbot):
     assert grid.groups == []
     image = grid.grab().toImage()
     assert edge(0) != first.lower()
+
+
+def test_host_boundaries_lie_between_cells_of_different_hosts_and_are_painted(qtbot):
+    from PySide6.QtGui import QColor
+
+    from shardscope.backend.sharding.hosts import Hosts, hybrid_mesh
+    from shardscope.viewers.common.colors import theme_for
+
+    grid = make(qtbot, "data=4,model=2")
+    grid.show()
+    qtbot.waitExposed(grid)
+    assert grid.boundaries() == [] and grid.host_text() == ""
+    grid.set_hosts(Hosts(2, 8))
+    # data=4 over 2 hosts: rows 0-1 on host 0, rows 2-3 on host 1
+    assert grid.boundaries() == [(2, 4), (3, 5)]
+    assert [grid.host_at(p) for p in range(8)] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert grid.host_text() == "2 hosts, 4 devices each: h0 0–3 · h1 4–7"
+    image = grid.grab().toImage()
+    line = QColor(theme_for(grid).foreground).rgb()
+    assert image.pixelColor(grid.boundary_rect(2, 4).center()).rgb() == line
+    between_rows_of_one_host = grid.boundary_rect(0, 2).center()
+    assert image.pixelColor(between_rows_of_one_host).rgb() != line
+    # the hosts along model: every column step crosses, no row step does
+    mesh, hosts = hybrid_mesh(grid.mesh, {"model": 2})
+    grid.set_mesh(mesh)
+    grid.set_hosts(hosts)
+    assert grid.boundaries() == [(p, p + 1) for p in range(0, 8, 2)]
+    grid.set_hosts(None)
+    assert grid.boundaries() == [] and grid.hosts is None
+
+
+def test_a_new_host_count_repaints_only_the_cells_whose_host_changed(qtbot):
+    from shardscope.backend.sharding.hosts import Hosts
+
+    class Recording(DeviceGridView):
+        def __init__(self):
+            super().__init__()
+            self.painted = []
+
+        def paintEvent(self, event):  # noqa: N802 - Qt's name
+            self.painted.append(event.region())
+            super().paintEvent(event)
+
+    grid = Recording()
+    qtbot.addWidget(grid)
+    grid.resize(600, 600)
+    grid.set_mesh(parse_mesh("data=8,model=2"))
+    grid.set_hosts(Hosts(2, 16))
+    grid.show()
+    qtbot.waitExposed(grid)
+    qtbot.wait(50)
+    grid.painted.clear()
+    grid.set_hosts(Hosts(4, 16))  # rows 0-3 stay on host 0, and rows 2-3 move to host 1
+    qtbot.waitUntil(lambda: bool(grid.painted))
+    region = grid.painted[0]
+    for position in range(4):  # rows 0 and 1: the same host before and after
+        assert not region.contains(grid.cell_rect(position).center())
+    for position in range(4, 16):
+        assert region.contains(grid.cell_rect(position).center())
+    assert grid.host_at(4) == 1 and grid.host_at(15) == 3

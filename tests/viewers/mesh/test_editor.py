@@ -199,3 +199,55 @@ def test_in_the_window_a_captures_device_order_is_dragged_recompiled_and_undone(
     finally:
         window.close()
         window.runner.wait(30_000)
+
+
+def host_edits(editor):
+    hosts, dcn = [], []
+    editor.hostsEdited.connect(hosts.append)
+    editor.dcnEdited.connect(lambda axis, factor: dcn.append((axis, factor)))
+    return hosts, dcn
+
+
+def type_into(qtbot, spin, text: str) -> None:
+    """Select the spin box's text, type ``text`` and press Enter, as a user does."""
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, text)
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+
+
+def test_a_typed_host_count_is_one_edit_and_one_that_does_not_split_is_refused(qtbot):
+    editor, _, messages = make(qtbot, parse_mesh("data=4,model=2"))
+    hosts, _ = host_edits(editor)
+    editor.show()
+    type_into(qtbot, editor.hosts_spin, "3")
+    assert hosts == []
+    assert "do not split evenly among 3 hosts" in editor.message.text()
+    assert editor.message.isVisible() and messages[-1] == editor.message.text()
+    assert editor.hosts_spin.value() == 1  # the boxes show the layout again
+    type_into(qtbot, editor.hosts_spin, "2")
+    assert hosts == [2] and editor.message.text() == ""
+
+
+def test_hosts_along_an_axis_and_how_each_axis_lies(qtbot):
+    from shardscope.backend.session.host_layout import HostLayout, with_factor
+
+    mesh = parse_mesh("data=4,model=2")
+    editor, _, _ = make(qtbot, mesh)
+    hosts, dcn = host_edits(editor)
+    assert [editor.link_text(r) for r in range(2)] == ["", ""]
+    editor.set_hosts(HostLayout(2))
+    assert [editor.link_text(r) for r in range(2)] == ["both", "ICI"]
+    assert [editor.factor_spin(r).value() for r in range(2)] == [2, 1]
+    assert editor.summary.text() == "8 devices · 4 per host"
+    assert editor.grid.boundaries() == [(2, 4), (3, 5)]
+    editor.factor_spin(1).setValue(2)
+    assert dcn == [("model", 2)]
+    laid, layout = with_factor(mesh, HostLayout(2), "model", 2)
+    editor.set_mesh(laid)
+    editor.set_hosts(layout)
+    assert editor.hosts_spin.value() == 4
+    assert [editor.link_text(r) for r in range(2)] == ["both", "DCN"]
+    editor.factor_spin(0).setValue(3)
+    assert "3 hosts along data" in editor.message.text() and len(dcn) == 1
+    assert editor.factor_spin(0).value() == 2 and hosts == []
