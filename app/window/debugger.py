@@ -10,6 +10,13 @@ outlines a collective's device groups on the mesh grid, and runs the GSPMD compa
 the background while its toggle is on or the side-by-side panes want it (again after
 each propagation; a result that arrives after a newer run started is dropped).
 ``gspmdCompared`` tells when ``differences`` holds the comparison of the current result.
+
+On a mesh laid over several hosts (``Session.hosts``) the collectives dock shows the
+result laid over them by ``cost.traffic.apply_host_layout`` (which collectives cross
+hosts, the bytes across hosts, each host the fast link's domain), on a copy of the result:
+the hosts change without a new propagation, and the dock follows at once. The host
+warnings that laying out adds go to Messages once the compiled collectives are in (or the
+program will not be compiled), each once per result and layout.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from shardscope.backend.cost import hardware
-from shardscope.backend.cost.price import price_result
+from shardscope.backend.cost.traffic import apply_host_layout
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import Difference, GspmdComparison, compare_gspmd
 from shardscope.backend.propagation.conflicts import settling_steps
@@ -115,6 +122,9 @@ class Debugger(QObject):
         self.gspmd_failed_for: PropagationResult | None = None  # not tried again for it
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
+        # The result laid over the session's hosts (a copy), and the host warnings said.
+        self.laid: PropagationResult | None = None
+        self._posted: tuple[object, object, set[str]] = (None, None, set())
         self.conflicts.opRequested.connect(self.reveal_op)
         self.conflicts.valueRequested.connect(self.reveal_value)
         self.collectives.collectiveSelected.connect(self.show_collective)
@@ -132,6 +142,7 @@ class Debugger(QObject):
         self.session.events.propagation.connect(self._on_propagation)
         self.session.events.compiled.connect(self._on_compiled)
         self.session.events.mesh.connect(self._on_mesh)
+        self.session.events.hosts.connect(self._on_hosts)
         self.session.events.program.connect(self._on_program)
         self._on_propagation(self.session.propagation)
         window.docks["dock_conflicts"].raise_()
@@ -141,6 +152,7 @@ class Debugger(QObject):
         ev.propagation.disconnect(self._on_propagation)
         ev.compiled.disconnect(self._on_compiled)
         ev.mesh.disconnect(self._on_mesh)
+        ev.hosts.disconnect(self._on_hosts)
         ev.program.disconnect(self._on_program)
         self.markers.close()
 
@@ -150,6 +162,13 @@ class Debugger(QObject):
 
     def _on_mesh(self, _mesh) -> None:
         self.window.mesh_editor.grid.set_groups([])
+
+    def _on_hosts(self, _hosts) -> None:
+        """Another host layout of the same propagation: the dock shows it laid over the
+        new hosts (a new mesh order propagates again, and is shown when it comes)."""
+        result = self.session.propagation
+        if result is not None and result.mesh == self.session.mesh:
+            self._show_collectives(result)
 
     def _on_propagation(self, result: PropagationResult | None) -> None:
         pending = result is None and self.window.propagation.auto
@@ -182,21 +201,50 @@ class Debugger(QObject):
                 f"compiles for at most {MAX_CPU_DEVICES}; propagate on a smaller mesh to "
                 "see the compiled collectives."
             )
+        laid, pricing = self._lay_out(result, final=compiled or not fits)
         self.collectives.set_result(
-            result,
+            laid,
             pending=pending,
             compiling=fits and not compiled and result.compile_error is None,
-            pricing=self._price(result) if compiled else None,
+            pricing=pricing if compiled else None,
             note=note,
         )
 
-    def _price(self, result: PropagationResult):
-        """``result`` priced for the chosen hardware (None where it cannot be)."""
+    def _lay_out(self, result: PropagationResult | None, *, final: bool = True):
+        """A copy of ``result`` laid over the session's hosts and its pricing
+        (``apply_host_layout``); with ``final``, its new host warnings said in Messages.
+        (None, None) without a result; the result itself where it cannot be laid out."""
+        self.laid = None
+        if result is None:
+            return None, None
+        hosts = None
+        if result.mesh == self.session.mesh:
+            try:
+                hosts = self.session.mesh_hosts()
+            except ShardscopeError:
+                hosts = None
+        laid = dataclasses.replace(result, warnings=list(result.warnings))
         try:
-            return price_result(result, self.hardware)
+            pricing = apply_host_layout(laid, hosts, self.hardware)
         except ShardscopeError as exc:
             self.window.messages.error(str(exc))
-            return None
+            return result, None
+        self.laid = laid
+        result.pricing = laid.pricing  # the session's result is priced as the dock shows it
+        if final or result.compile_error is not None:
+            self._post(result, laid.warnings[len(result.warnings) :])
+        return laid, pricing
+
+    def _post(self, result: PropagationResult, warnings: list[str]) -> None:
+        """Say each host warning once per result and host layout."""
+        layout = self.session.hosts
+        if self._posted[0] is not result or self._posted[1] != layout:
+            self._posted = (result, layout, set())
+        said = self._posted[2]
+        for warning in warnings:
+            if warning not in said:
+                said.add(warning)
+                self.window.messages.add(warning, "warning")
 
     def set_hardware(self, name: str) -> None:
         """Price the collectives for hardware profile ``name`` (remembered for the next
@@ -206,7 +254,7 @@ class Debugger(QObject):
         result = self.session.propagation
         if result is None or result.compiled_collectives is None:
             return
-        self.collectives.set_pricing(self._price(result))
+        self.collectives.set_pricing(self._lay_out(result)[1])
 
     def show_step(self, index: int) -> None:
         """Highlight the conflicts settled at timeline step ``index`` (-1: none)."""

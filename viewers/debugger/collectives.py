@@ -8,6 +8,12 @@ the chosen hardware, whether the user wrote it or the partitioner inserted it, a
 whether Shardy's prediction has it. While the compile runs, or where it failed, the dock
 shows the prediction, labelled as such. The prediction stays one click away either way.
 
+On a mesh laid over several hosts (``result.hosts``, set by ``cost.traffic``) each row
+says whether its device groups cross hosts (``crosses``, in the warning colour) or stay
+within one, a compiled row the bytes one call sends across hosts (summed over all
+devices, from the pricing), and a line below the table the bytes per step within and
+across hosts and the seconds on each link; on one host those columns are hidden.
+
 Bytes per device follow ``backend.propagation.collectives.bytes_per_device``: with ``S``
 the bytes of the collective's result one device holds and ``N`` the devices of one
 group, an all-gather moves ``S(N-1)/N``, an all-reduce ``2S(N-1)/N``, a reduce-scatter
@@ -21,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -46,7 +52,16 @@ if TYPE_CHECKING:
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.run.result import CompiledCollective
 
-PREDICTED_COLUMNS = ("Kind", "Axes", "Group", "Tensor", "Op", "Bytes / device", "Compiled")
+PREDICTED_COLUMNS = (
+    "Kind",
+    "Axes",
+    "Group",
+    "Tensor",
+    "Op",
+    "Bytes / device",
+    "Compiled",
+    "Hosts",
+)
 BYTES_COLUMN = 5
 # The cost first (in sight in a narrow dock), the cause last (it takes what is left).
 COMPILED_COLUMNS = (
@@ -56,6 +71,8 @@ COMPILED_COLUMNS = (
     "Operands",
     "Bytes / device",
     "Est. time",
+    "Hosts",
+    "Across hosts",
     "Tensor",
     "Op",
     "Line",
@@ -66,6 +83,12 @@ COMPILED_COLUMNS = (
 COMPILED_BYTES_COLUMN = COMPILED_COLUMNS.index("Bytes / device")
 TIME_COLUMN = COMPILED_COLUMNS.index("Est. time")
 CAUSE_COLUMN = COMPILED_COLUMNS.index("Cause")
+# The columns shown only on a mesh laid over several hosts.
+HOSTS_COLUMN = COMPILED_COLUMNS.index("Hosts")
+ACROSS_COLUMN = COMPILED_COLUMNS.index("Across hosts")
+PREDICTED_HOSTS_COLUMN = PREDICTED_COLUMNS.index("Hosts")
+CROSSES, WITHIN = "crosses", "within"
+CROSSING = QColor("#C26A00")  # the crossing rows' Hosts cell, readable on light and dark
 # The tabs above the table.
 COMPILED_TAB, PREDICTED_TAB = 0, 1
 # What "bytes per device" counts for each kind (S: bytes of the result one device holds,
@@ -200,10 +223,19 @@ def line_text(c: CompiledCollective) -> str:
     return f"{os.path.basename(file) or '?'}:{line}{more}"
 
 
+def hosts_text(crosses: bool | None) -> str:
+    """``crosses``, ``within`` or ``—`` (an all-slice, or not known)."""
+    return NOT_EXPLAINED if crosses is None else CROSSES if crosses else WITHIN
+
+
 def compiled_cells(
-    c: CompiledCollective, graph: ProgramGraph | None, seconds: float | None
+    c: CompiledCollective,
+    graph: ProgramGraph | None,
+    seconds: float | None,
+    across: int | None = None,
 ) -> list[tuple[str, object | None]]:
-    """The cells of one compiled collective's row and the keys they sort by."""
+    """The cells of one compiled collective's row and the keys they sort by (``across``:
+    the bytes one call sends across hosts, where priced)."""
     ops = compiled_ops(c)
     op = op_label(graph, ops[0] if ops else None)
     if len(ops) > 1:
@@ -219,6 +251,11 @@ def compiled_cells(
         "Operands": (str(c.operands), c.operands),
         "Bytes / device": (byte_text(c.bytes), c.bytes),
         "Est. time": (time_text(seconds), seconds if seconds is not None else -1.0),
+        "Hosts": (hosts_text(c.crosses_hosts), int(c.crosses_hosts)),
+        "Across hosts": (
+            byte_text(across) if across is not None else NOT_EXPLAINED,
+            across if across is not None else -1,
+        ),
         "Tensor": (cause.tensor if cause is not None and cause.tensor else NOT_EXPLAINED, None),
         "Op": (op, ops[0] if ops else -1),
         "Line": (line_text(c), None),
@@ -346,6 +383,7 @@ class CollectivesView(QWidget):
         self.compiled: list[CompiledCollective] | None = None
         self.pricing: Pricing | None = None
         self.compiling = False
+        self.hosts = 1  # the hosts the result's mesh is laid over
         self.chosen: int | None = None  # the compiled collective shown below the table
         self.header = QLabel(f"<b>{HEADER}</b>", self)
         self.tabs = QTabBar(self)
@@ -386,6 +424,14 @@ class CollectivesView(QWidget):
             "Estimated seconds per call of the program on the chosen hardware (the formula "
             "above the table), times the runs of the loops around it"
         )
+        self.compiled_table.horizontalHeaderItem(HOSTS_COLUMN).setToolTip(
+            "crosses: a device group holds devices of two hosts (it runs over the slow "
+            "link); within: every group stays on one host"
+        )
+        self.compiled_table.horizontalHeaderItem(ACROSS_COLUMN).setToolTip(
+            "Bytes one call of the program sends across hosts, summed over all devices "
+            "(a ring sends each device's bytes to the next device of its group)"
+        )
         self.compiled_table.horizontalHeaderItem(COMPILED_COLUMNS.index("Origin")).setToolTip(
             "user: written in the program (inside shard_map); partitioner: inserted by XLA"
         )
@@ -400,6 +446,10 @@ class CollectivesView(QWidget):
         self.table.horizontalHeaderItem(6).setToolTip(
             "matched: a compiled collective matches it; not compiled: XLA emits none like "
             "it; —: not compiled yet, or an all-slice (it moves nothing)"
+        )
+        self.table.horizontalHeaderItem(PREDICTED_HOSTS_COLUMN).setToolTip(
+            "crosses: a device group over its axes holds devices of two hosts; within: "
+            "every group stays on one host"
         )
         self.table.sortByColumn(BYTES_COLUMN, Qt.SortOrder.DescendingOrder)
         self.table.itemSelectionChanged.connect(self._on_selection)
@@ -427,6 +477,11 @@ class CollectivesView(QWidget):
         links.addWidget(self.provenance_button)
         self.totals = LineLabel(self)
         self.totals.setToolTip(BYTES_HEADER_TIP)
+        self.traffic = LineLabel(self)
+        self.traffic.setToolTip(
+            "Bytes one call of the program sends, summed over all devices, that stay within "
+            "a host and that cross hosts, and the estimated seconds on each link"
+        )
         self.memory = LineLabel(self)
         self.memory.setToolTip(
             "compiled.memory_analysis() of the compile on fake CPU devices: XLA's buffer "
@@ -442,6 +497,7 @@ class CollectivesView(QWidget):
         layout.addWidget(self.groups)
         layout.addLayout(links)
         layout.addWidget(self.totals)
+        layout.addWidget(self.traffic)
         layout.addWidget(self.memory)
         self._want_prediction = False
         self._pending = False
@@ -491,6 +547,7 @@ class CollectivesView(QWidget):
         )
         self.pricing = pricing if self.compiled is not None else None
         self.chosen = None
+        self.hosts = int(getattr(result, "hosts", 1) or 1) if result is not None else 1
         self._fill_predicted()
         self._fill_compiled()
         self._show_tab()
@@ -510,6 +567,10 @@ class CollectivesView(QWidget):
             item.setText(time_text(seconds))
             item.setData(SORT_ROLE, seconds if seconds is not None else -1.0)
             item.setToolTip(self._time_tip(index))
+            across = table.item(r, ACROSS_COLUMN)
+            moved = costs[index].bytes_across_hosts if costs is not None else None
+            across.setText(byte_text(moved) if moved is not None else NOT_EXPLAINED)
+            across.setData(SORT_ROLE, moved if moved is not None else -1)
         table.setSortingEnabled(sorting)
         self._fill_lines()
 
@@ -517,6 +578,7 @@ class CollectivesView(QWidget):
         result = self.result
         graph = result.graph if result is not None else None
         matched = (result.predicted_matched if result is not None else None) or []
+        crossing = getattr(result, "predicted_crossing", None) or []
         table = self.table
         table.blockSignals(True)
         table.setSortingEnabled(False)
@@ -534,13 +596,16 @@ class CollectivesView(QWidget):
                 (op, c.op if c.op is not None else -1),
                 (byte_text(c.bytes_per_device), c.bytes_per_device),
                 (NOT_EXPLAINED if flag is None else "matched" if flag else "not compiled", None),
+                (hosts_text(crossing[r] if r < len(crossing) else None), None),
             ]
             tip = f"{c.kind} → {dims_text(c.out_spec)}; bytes per device = "
             tip += BYTES_MEANING.get(c.kind, "?")
             for col, (text, key) in enumerate(cells):
                 table.setItem(r, col, _item(text, r, key, tip))
+            _mark_crossing(table.item(r, PREDICTED_HOSTS_COLUMN))
         table.setSortingEnabled(True)
         table.blockSignals(False)
+        table.setColumnHidden(PREDICTED_HOSTS_COLUMN, self.hosts < 2)
         table.resizeColumnsToContents()
 
     def _fill_compiled(self) -> None:
@@ -555,14 +620,18 @@ class CollectivesView(QWidget):
         table.setRowCount(len(compiled))
         for r, c in enumerate(compiled):
             seconds = costs[r].seconds_per_call if costs is not None else None
+            across = costs[r].bytes_across_hosts if costs is not None else None
             tip = compiled_tip(c, graph)
-            for col, (text, key) in enumerate(compiled_cells(c, graph, seconds)):
+            for col, (text, key) in enumerate(compiled_cells(c, graph, seconds, across)):
                 cell_tip = self._time_tip(r) if col == TIME_COLUMN else tip
                 if col == CAUSE_COLUMN and c.cause is not None and c.cause.text:
                     cell_tip = c.cause.text
                 table.setItem(r, col, _item(text, r, key, cell_tip))
+            _mark_crossing(table.item(r, HOSTS_COLUMN))
         table.setSortingEnabled(True)
         table.blockSignals(False)
+        for col in (HOSTS_COLUMN, ACROSS_COLUMN):
+            table.setColumnHidden(col, self.hosts < 2)
         table.resizeColumnsToContents()
         # Long tensor names and op lists are cut; their tooltips have them whole.
         header = table.horizontalHeader()
@@ -647,6 +716,13 @@ class CollectivesView(QWidget):
         self.totals.setText(
             ("Per device: " + " · ".join(parts) + f" — total {byte_text(total)}") if parts else ""
         )
+        crossing = sum(1 for c in getattr(result, "predicted_crossing", None) or () if c)
+        self._show_traffic(
+            f"On {self.hosts} hosts: {crossing} of {n} predicted collectives cross hosts "
+            "(the compiled ones give the bytes across hosts)"
+            if self.hosts > 1 and result is not None
+            else ""
+        )
         self.memory.setText("")
         self.memory.setVisible(False)
 
@@ -700,10 +776,39 @@ class CollectivesView(QWidget):
             if pricing is not None:
                 text += f"; est. step {time_text(pricing.step_seconds)} on {pricing.label}"
         self.totals.setText(text)
+        self._show_traffic(self._traffic_text())
         self.memory.setText(
             memory_text(result.memory, pricing.memory.text if pricing and pricing.memory else None)
         )
         self.memory.setVisible(bool(self.memory.text()))
+
+    def _show_traffic(self, text: str) -> None:
+        self.traffic.setText(text)
+        self.traffic.setVisible(bool(text))
+
+    def _traffic_text(self) -> str:
+        """``On 2 hosts: 3 of 5 collectives cross hosts · per step across hosts 1.5 MiB
+        (DCN, 12.0 µs) · within hosts 3.0 MiB (ICI, 2.1 µs)``; "" on one host."""
+        if self.hosts < 2 or self.compiled is None:
+            return ""
+        crossing = sum(1 for c in self.compiled if c.crosses_hosts)
+        text = (
+            f"On {self.hosts} hosts: {crossing} of {len(self.compiled)} compiled collectives "
+            "cross hosts"
+        )
+        pricing = self.pricing
+        if pricing is None:
+            return text
+        links = [link.name for link in getattr(pricing, "links", ())]
+        fast = links[0] if links else "the fast link"
+        slow = links[-1] if len(links) > 1 else "the slow link"
+        return (
+            f"{text} · per step across hosts "
+            f"{byte_text(getattr(pricing, 'step_bytes_across_hosts', 0))} ({slow}, "
+            f"{time_text(getattr(pricing, 'step_seconds_slow_link', 0.0))}) · within hosts "
+            f"{byte_text(getattr(pricing, 'step_bytes_within_hosts', 0))} ({fast}, "
+            f"{time_text(getattr(pricing, 'step_seconds_fast_link', 0.0))})"
+        )
 
     @property
     def _empty_status(self) -> str:
@@ -772,10 +877,11 @@ class CollectivesView(QWidget):
         self._show_tab()
 
     def row_texts(self) -> list[list[str]]:
-        """The cells of the table shown, as shown, top to bottom."""
+        """The cells of the table shown, as shown (hidden columns left out), top to bottom."""
         t = self.stack.currentWidget()
         assert isinstance(t, QTableWidget)
-        return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
+        shown = [c for c in range(t.columnCount()) if not t.isColumnHidden(c)]
+        return [[t.item(r, c).text() for c in shown] for r in range(t.rowCount())]
 
     def column(self, name: str) -> list[str]:
         """The cells of the shown table's column ``name``, top to bottom."""
@@ -817,6 +923,12 @@ class CollectivesView(QWidget):
         if self.chosen is None or self.compiled is None:
             return None
         return self.compiled[self.chosen]
+
+
+def _mark_crossing(item) -> None:
+    """Colour a ``crosses`` Hosts cell in the warning colour."""
+    if item is not None and item.text() == CROSSES:
+        item.setForeground(QBrush(CROSSING))
 
 
 def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:

@@ -400,3 +400,36 @@ def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make
     qtbot.mouseClick(view.provenance_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_provenance"].visibleRegion().isEmpty()
     assert window.selected_value == cause.provenance
+
+
+def test_hosts_mark_the_collectives_that_cross_and_say_the_host_warnings_once(make_window, qtbot):
+    window = make_window("example:mlp")
+    compiled_in(qtbot, window)
+    view, editor = window.debugger.collectives, window.mesh_editor
+    assert "Hosts" not in [
+        view.compiled_table.horizontalHeaderItem(c).text()
+        for c in range(view.compiled_table.columnCount())
+        if not view.compiled_table.isColumnHidden(c)
+    ]
+    # 2 hosts in blocks of the device order: the all-reduce over model stays on a host,
+    # and the dock follows at once, without propagating again
+    count = window.propagation.count
+    editor.hosts_spin.setValue(2)
+    assert view.column("Hosts") == ["within"] and window.propagation.count == count
+    assert view.traffic.text().startswith("On 2 hosts: 0 of 1 compiled collectives cross")
+    # model across hosts: the new order propagates and compiles again; now it crosses
+    editor.factor_spin(1).setValue(2)
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    result = compiled_in(qtbot, window)
+    hosts = window.session.mesh_hosts()
+    (c,) = result.compiled_collectives
+    assert all(hosts.of_device(a) != hosts.of_device(b) for a, b in c.device_groups)
+    assert view.column("Hosts") == ["crosses"]
+    assert view.column("Across hosts") != ["0 B"]
+    warned = [m for m in window.messages.messages("warning") if "crosses hosts" in m]
+    assert len(warned) == 1
+    # 4 hosts along data keep every model pair on one host
+    assert warned[0].startswith("all-reduce over model (line 14")
+    assert "--dcn data=4" in warned[0] and "keeps it within each host" in warned[0]
+    view.hardware.setCurrentIndex(view.hardware.findData("h100"))  # repriced, said once
+    assert [m for m in window.messages.messages("warning") if "crosses hosts" in m] == warned

@@ -49,7 +49,8 @@ def test_the_compiled_rows_are_xlas_own_collectives(qtbot):
         widget.set_result(compiled(source))
         expected = read_collectives(compiled_text(loaded(source)))
         rows = widget.row_texts()
-        assert widget.showing_compiled and len(rows[0]) == len(COMPILED_COLUMNS)
+        # Hosts and Across hosts are hidden on one host.
+        assert widget.showing_compiled and len(rows[0]) == len(COMPILED_COLUMNS) - 2
         kind, operands = COMPILED_COLUMNS.index("Kind"), COMPILED_COLUMNS.index("Operands")
         assert sorted((r[kind], int(r[operands])) for r in rows) == sorted(
             (c["kind"], c["operands"]) for c in expected
@@ -277,3 +278,33 @@ def test_times_read_in_their_unit():
         "1.20 s",
         "—",
     ]
+
+
+def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(qtbot):
+    from shardscope.backend.cost.traffic import apply_host_layout
+    from shardscope.backend.sharding.hosts import Hosts
+    from shardscope.viewers.debugger.collectives import CROSSING, HOSTS_COLUMN
+
+    widget = view(qtbot)
+    result = compiled("example:mlp")  # one all-reduce over model: devices {0,1} {2,3} ...
+    for count, crosses in ((2, "within"), (8, "crosses")):
+        laid = dataclasses.replace(result, warnings=list(result.warnings))
+        pricing = apply_host_layout(laid, Hosts(count, 8))
+        widget.set_result(laid, pricing=pricing)
+        rows = widget.row_texts()
+        assert len(rows[0]) == len(COMPILED_COLUMNS)  # the host columns are shown
+        assert widget.column("Hosts") == [crosses]
+        moved = pricing.collectives[0]
+        assert (moved.bytes_across_hosts > 0) == (crosses == "crosses")
+        assert widget.column("Across hosts") == [byte_text(moved.bytes_across_hosts)]
+        assert widget.traffic.text().startswith(
+            f"On {count} hosts: {int(crosses == 'crosses')} of 1 compiled collectives cross"
+        )
+        assert f"across hosts {byte_text(pricing.step_bytes_across_hosts)}" in (
+            widget.traffic.text()
+        )
+    assert widget.compiled_table.item(0, HOSTS_COLUMN).foreground().color() == CROSSING
+    widget.show_prediction(True)
+    assert widget.column("Hosts") == ["crosses"] and len(widget.row_texts()[0]) == 8
+    widget.set_result(result)  # one host: the columns and the line are gone
+    assert widget.traffic.text() == "" and len(widget.row_texts()[0]) == 7
