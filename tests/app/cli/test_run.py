@@ -281,3 +281,39 @@ def test_an_mlir_module_runs_on_seeded_inputs_in_its_device_order(capsys):
     assert reduce["kind"] == "all-reduce" and reduce["predicted"], "Shardy predicted it"
     assert main(argv[:-1]) == 0
     assert "inputs: seeded random data, not the script's" in capsys.readouterr().out
+
+
+def test_run_on_two_hosts_says_which_host_holds_each_shard_and_what_crosses_hosts():
+    program = str(INPUTS / "hosts" / "two_axes.py")
+    done = _cli("run", program, "--hosts", "2", "--json", "--runs", "1", "--no-reference")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["hosts"] == 2 and data["device_count"] == 8
+    for tensor in data["outputs"] + data["arguments"]:
+        assert [s["host"] for s in tensor["shards"]] == [s["device"] // 4 for s in tensor["shards"]]
+    crossing = {
+        tuple(map(tuple, c["device_groups"])): c["crosses_hosts"] for c in data["collectives"]
+    }
+    # data spans the hosts (device 0 on host 0, device 4 on host 1); model stays in each.
+    assert crossing == {((0, 1, 2, 3), (4, 5, 6, 7)): False, ((0, 4), (1, 5), (2, 6), (3, 7)): True}
+    text = _cli("run", program, "--hosts", "2", "--runs", "1", "--no-reference")
+    assert text.returncode == 0, text.stderr
+    assert (
+        "hosts: 2 processes on JAX's distributed runtime (host 0: devices 0-3; host 1: "
+        "devices 4-7)" in text.stdout
+    )
+    assert "collectives crossing hosts: 1 of 2" in text.stdout
+    assert text.stdout.count("CROSSES HOSTS") == 1
+    assert "device   4 host 1 [8:16, 0:8]" in text.stdout
+
+
+def test_hosts_that_do_not_divide_the_mesh_or_a_module_on_hosts_are_one_line():
+    done = _cli("run", "example:mlp", "--hosts", "3")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "error: the mesh's 8 devices do not split evenly among 3 hosts: give a host count "
+        "that divides 8\n"
+    )
+    done = _cli("run", str(INPUTS / "mlir" / "gspmd.mlir"), "--hosts", "2")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "--hosts runs a Python program" in done.stderr
