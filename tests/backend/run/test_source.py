@@ -184,3 +184,25 @@ def test_process_age_counts_from_the_process_start():
     )
     assert 0.5 <= float(done.stdout) < 30
     assert process_age() > 0
+
+
+def test_the_host_count_before_the_mesh_is_known():
+    from shardscope.backend.errors import MeshError
+    from shardscope.backend.run.source import host_count
+
+    assert host_count(None, None) == 1
+    assert host_count(4, "data=2") == 4  # --hosts wins; apply_hosts checks them together
+    assert host_count(None, "data=2,model=2") == 4
+    with pytest.raises(MeshError, match="^--dcn data lays the whole axis over hosts"):
+        host_count(None, "data")
+    with pytest.raises(MeshError, match="^--dcn data=x: give a whole number of hosts"):
+        host_count(None, "data=x")
+
+
+def test_dcn_lays_the_programs_own_mesh_over_the_hosts_once_the_worker_knows_it():
+    result = _source(str(INPUTS / "hosts" / "two_axes.py"), dcn="model=2").result
+    assert result.hosts == 2
+    assert result.device_order == [0, 1, 4, 5, 2, 3, 6, 7]
+    crossing = {c.device_groups: c.crosses_hosts for c in result.collectives}
+    assert crossing == {((0, 1, 4, 5), (2, 3, 6, 7)): True, ((0, 2), (1, 3), (4, 6), (5, 7)): False}
+    assert [c.predicted[0].axes for c in result.collectives] == [("model",), ("data",)]
