@@ -2,7 +2,10 @@
 
 ``RunController.run_now`` runs ``backend.run.runner.run_program`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
-with compiled ones) in the thread pool; the program itself runs in a worker process. A
+with compiled ones) in the thread pool; the program itself runs in a worker process, or
+on a mesh laid over several hosts (``Session.hosts``) in one worker process per host on
+JAX's distributed runtime (``run_program(..., hosts=, dcn=)``), the busy bar saying on
+how many; a failing host's one line shows in the Run dock and in Messages. A
 program with no Python to call (a ``.mlir`` module, a capture, either from a session
 file too) runs its module on seeded inputs (``run.module_run``); the result's notes,
 shown in the messages, say that the inputs are not the script's.
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
+    from shardscope.backend.session.host_layout import HostLayout
     from shardscope.backend.sharding.mesh import Mesh
     from shardscope.viewers.common.messages import MessagesView
     from shardscope.viewers.mesh.device_grid import DeviceGridView
@@ -56,15 +60,25 @@ def run_task(
     propagation: PropagationResult | None,
     timeout: float = RUN_TIMEOUT_S,
     cancel: Cancel | None = None,
+    hosts: HostLayout | None = None,
 ) -> Callable[[], RunResult]:
     """The function a run task runs (JAX is imported by the worker, not here); ``cancel``
-    stops it from the GUI thread."""
+    stops it from the GUI thread; ``hosts``: the processes to run as, one per host."""
+    on_hosts = {}
+    if hosts is not None and hosts.multi:
+        on_hosts = {"hosts": hosts.count, "dcn": hosts.dcn_text or None}
 
     def run() -> RunResult:
         from shardscope.backend.run.runner import run_program
 
         return run_program(
-            program, mesh, specs, timeout=timeout, propagation=propagation, cancel=cancel
+            program,
+            mesh,
+            specs,
+            timeout=timeout,
+            propagation=propagation,
+            cancel=cancel,
+            **on_hosts,
         )
 
     return run
@@ -173,6 +187,7 @@ class RunController(QObject):
         ev = session.events
         ev.program.connect(self._on_program)
         ev.mesh.connect(self._on_edit)
+        ev.hosts.connect(self._on_edit)
         ev.specs.connect(self._on_edit)
         panel.collectiveSelected.connect(self.show_collective)
         panel.warningSelected.connect(self.show_warning)
@@ -215,6 +230,7 @@ class RunController(QObject):
         ev = self.session.events
         ev.program.disconnect(self._on_program)
         ev.mesh.disconnect(self._on_edit)
+        ev.hosts.disconnect(self._on_edit)
         ev.specs.disconnect(self._on_edit)
 
     def run_now(self) -> None:
@@ -233,9 +249,13 @@ class RunController(QObject):
         self._generation += 1
         generation = self._generation
         self._cancel = cancel = Cancel()
-        what = f"{program.name} on {mesh.size} devices"
+        hosts = session.hosts
+        on_hosts = f" on {hosts.count} hosts" if hosts.multi else ""
+        what = f"{program.name} on {mesh.size} devices{on_hosts}"
         if runs_module(program):
-            what = f"the module of {program.name} on {mesh.size} devices, on seeded inputs"
+            what = (
+                f"the module of {program.name} on {mesh.size} devices{on_hosts}, on seeded inputs"
+            )
         self._status_before = self.panel.status.text()
         self.panel.set_running(what)
         self.panel.set_cancellable(True)
@@ -249,6 +269,7 @@ class RunController(QObject):
             session.propagation,
             self.timeout,
             cancel,
+            hosts,
         )
 
         def done(result: RunResult, seconds: float) -> None:
@@ -257,9 +278,11 @@ class RunController(QObject):
             if generation != self._generation:
                 return
             self.show_result(result)
+            ran_hosts = int(getattr(result, "hosts", 1) or 1)
             self.status_bar.showMessage(
-                f"ran on {result.device_count} {result.platform.upper()} devices in "
-                f"{seconds:.2f} s",
+                f"ran on {result.device_count} {result.platform.upper()} devices"
+                + (f" on {ran_hosts} hosts" if ran_hosts > 1 else "")
+                + f" in {seconds:.2f} s",
                 4000,
             )
 

@@ -5,7 +5,7 @@ more axes with the leading ones flattened into rows, 1-D wrapped every ``WRAP`` 
 each drawing that device's shard values (``RunResult`` carries them; large shards come as
 block means, ``backend.run.shards``) on one colour scale shared by every device, with a
 legend of the scale's minimum and maximum. Each picture is labelled with its device id and
-index ranges. Devices that should hold the same piece but hold different bytes get a red
+index ranges (and, for a run on several hosts, its host: ``h1 · 5 [0:8]``). Devices that should hold the same piece but hold different bytes get a red
 outline, and a line below says which devices disagree and by how much. ``set_groups``
 outlines the device groups of a compiled collective, each group in its own colour (the
 mesh editor's colours), with a legend line naming each group.
@@ -126,6 +126,7 @@ class HeatmapView(QWidget):
         self.row_px = 1  # pixels down per row of values (a 1-D strip is taller)
         self._size = QSize(300, 120)
         self._group_of: dict[int, int] = {}  # device id -> index of its outlined group
+        self.show_hosts = False  # labels name each device's host
         self.group_title = ""  # what the groups are, e.g. ``all-reduce``
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
@@ -170,10 +171,14 @@ class HeatmapView(QWidget):
         tensor: TensorRun | None,
         mesh_sizes: tuple[int, ...] = (),
         device_order: list[int] | None = None,
+        *,
+        hosts: bool = False,
     ) -> None:
         """Draw ``tensor``'s shards on a mesh of ``mesh_sizes`` whose row-major positions
-        hold ``device_order`` (default 0, 1, 2, ...); None clears the view."""
+        hold ``device_order`` (default 0, 1, 2, ...); None clears the view. ``hosts``:
+        each label names its device's host (``Shard.host``)."""
         self.tensor = tensor
+        self.show_hosts = bool(hosts)
         self.mesh_sizes = tuple(mesh_sizes)
         n = math.prod(self.mesh_sizes) if self.mesh_sizes else 0
         self.device_order = list(device_order or range(n))
@@ -394,6 +399,8 @@ class HeatmapView(QWidget):
     def _label(self, device: int) -> str:
         shard = next((s for s in self.tensor.shards if s.device == device), None)
         text = f"{device} {index_text(shard.index)}" if shard is not None else f"{device}"
+        if self.show_hosts and shard is not None:
+            text = f"h{shard.host} · {text}"
         group = self._group_of.get(device)
         return f"g{group} · {text}" if group is not None else text
 

@@ -9,6 +9,11 @@ collectives (sortable, each matched with the predicted ones or called unmatched)
 predicted collectives the compiler did not emit; XLA's warnings (choosing one emits
 ``warningSelected``). ``set_stale`` marks the result as made for a mesh or specs that
 have changed since.
+
+A run on several hosts (``RunResult.hosts`` processes) says so in the summary, lists each
+shard's host beside its device, names the hosts of the devices in the heat maps' labels,
+and marks each compiled collective whose device groups cross hosts (``crosses``); on one
+host those columns are hidden.
 """
 
 from __future__ import annotations
@@ -51,10 +56,21 @@ if TYPE_CHECKING:
 HINT = "Run the program (Propagation > Run on devices) to see each device's shard."
 STALE = "Stale: the mesh or specs changed since this run. Run again (Ctrl+R) to update."
 TENSOR_COLUMNS = ("Name", "Shape", "Spec", "Max rel error", "Replicas identical")
-SHARD_COLUMNS = ("Device", "Index ranges", "Local shape", "Checksum")
-COLLECTIVE_COLUMNS = ("Kind", "Device groups", "Shape", "Bytes / device", "Source", "Predicted")
+SHARD_COLUMNS = ("Device", "Host", "Index ranges", "Local shape", "Checksum")
+SHARD_HOST_COLUMN = 1
+COLLECTIVE_COLUMNS = (
+    "Kind",
+    "Device groups",
+    "Shape",
+    "Bytes / device",
+    "Source",
+    "Predicted",
+    "Hosts",
+)
 BYTES_COLUMN = 3
+HOSTS_COLUMN = COLLECTIVE_COLUMNS.index("Hosts")
 MISMATCH = QColor("#D64545")
+CROSSING = QColor("#C26A00")
 ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "int16": 2}
 
 
@@ -100,11 +116,35 @@ def summary_text(result: RunResult) -> str:
     memory = ", ".join(
         f"{k} {byte_text(v)}" for k, v in result.memory.items() if k != "generated_code"
     )
+    hosts = int(getattr(result, "hosts", 1) or 1)
+    on_hosts = (
+        f" on {hosts} hosts ({hosts} processes of {result.device_count // hosts} devices)"
+        if hosts > 1
+        else ""
+    )
     return (
         f"{result.program}: {result.platform.upper()}, {result.device_count} devices "
-        f"(mesh {mesh}) · compile {result.compile_s:.3f} s · run {result.run_s * 1e3:.3f} ms "
+        f"(mesh {mesh}){on_hosts} · compile {result.compile_s:.3f} s · run {result.run_s * 1e3:.3f} ms "
         f"(median of {len(result.run_times)})" + (f" · per device: {memory}" if memory else "")
     )
+
+
+def host_devices_text(shards) -> str:
+    """``h0: devices 0-3 · h1: devices 4-7`` (each host's devices, as its shards say)."""
+    by_host: dict[int, list[int]] = {}
+    for s in shards:
+        by_host.setdefault(int(s.host), []).append(int(s.device))
+    parts = []
+    for host, devices in sorted(by_host.items()):
+        devices.sort()
+        run = devices == list(range(devices[0], devices[-1] + 1))
+        named = (
+            f"{devices[0]}–{devices[-1]}"
+            if run and len(devices) > 2
+            else ",".join(map(str, devices))
+        )
+        parts.append(f"h{host}: devices {named}")
+    return " · ".join(parts)
 
 
 def _scrolled(widget: QWidget, parent: QWidget) -> QScrollArea:
@@ -276,26 +316,42 @@ class RunPanel(QWidget):
                 table.setItem(r, col, item)
         table.blockSignals(False)
 
+    @property
+    def hosts(self) -> int:
+        """The hosts (processes) the shown run ran on."""
+        return int(getattr(self.result, "hosts", 1) or 1) if self.result is not None else 1
+
     def _fill_shards(self, tensor: TensorRun | None) -> None:
         shards: tuple[Shard, ...] = tensor.shards if tensor is not None else ()
-        self.shard_title.setText(
+        title = (
             f"{tensor.label}: {len(shards)} shards, one per device"
             if tensor is not None
             else ("Choose an output or argument to list its shards." if self.tensors else "")
         )
+        if tensor is not None and self.hosts > 1:
+            title += f", on {self.hosts} hosts: " + host_devices_text(shards)
+        self.shard_title.setText(title)
         table = self.shard_table
         table.clearContents()
         table.setRowCount(len(shards))
         for r, s in enumerate(shards):
-            cells = (str(s.device), index_text(s.index), str(list(s.shape)), s.checksum)
+            cells = (
+                str(s.device),
+                f"h{s.host}",
+                index_text(s.index),
+                str(list(s.shape)),
+                s.checksum,
+            )
             for col, text in enumerate(cells):
                 table.setItem(r, col, QTableWidgetItem(text))
+        table.setColumnHidden(SHARD_HOST_COLUMN, self.hosts < 2)
         result = self.result
         mesh = run_mesh(result) if result is not None else None
         self.heatmap.set_tensor(
             tensor,
             mesh.axis_sizes if mesh is not None else (),
             list(mesh.device_order) if mesh is not None else None,
+            hosts=self.hosts > 1,
         )
         self._offer_reshard(tensor, mesh)
 
@@ -343,6 +399,7 @@ class RunPanel(QWidget):
                 (byte_text(c.bytes), c.bytes),
                 (source, None),
                 (predicted_text(c.predicted), None),
+                ("crosses" if c.crosses_hosts else "within", int(c.crosses_hosts)),
             )
             for col, (text, key) in enumerate(cells):
                 item = SortableItem(text)
@@ -350,12 +407,18 @@ class RunPanel(QWidget):
                 if key is not None:
                     item.setData(SORT_ROLE, key)
                 item.setToolTip(c.name)
+                if col == HOSTS_COLUMN and c.crosses_hosts:
+                    item.setForeground(QBrush(CROSSING))
+                    item.setToolTip(f"{c.name}: a device group holds devices of two hosts")
                 table.setItem(r, col, item)
         table.setSortingEnabled(True)
         table.blockSignals(False)
+        table.setColumnHidden(HOSTS_COLUMN, self.hosts < 2)
+        crossing = sum(1 for c in collectives if c.crosses_hosts)
+        across = f", {crossing} crossing hosts" if self.hosts > 1 else ""
         self.groups.setText(
-            f"{len(collectives)} compiled collective{'s' if len(collectives) != 1 else ''} "
-            "(choose one to outline its device groups on the mesh and the heat maps)."
+            f"{len(collectives)} compiled collective{'s' if len(collectives) != 1 else ''}"
+            f"{across} (choose one to outline its device groups on the mesh and the heat maps)."
             if result is not None
             else ""
         )
@@ -410,17 +473,18 @@ class RunPanel(QWidget):
             return
         self.heatmap.set_groups([tuple(g) for g in c.device_groups], c.kind)
         n = len(c.device_groups)
+        crosses = ""
+        if self.hosts > 1:
+            crosses = " (crosses hosts)" if c.crosses_hosts else " (within each host)"
         self.groups.setText(
-            f"{c.kind}: {n} group{'s' if n != 1 else ''}, outlined on the mesh and the heat "
-            f"maps: {groups_text(c.device_groups, 16)}"
+            f"{c.kind}: {n} group{'s' if n != 1 else ''}{crosses}, outlined on the mesh and "
+            f"the heat maps: {groups_text(c.device_groups, 16)}"
         )
 
     def rows(self, table: QTableWidget) -> list[list[str]]:
-        """A table's cells as shown, top to bottom."""
-        return [
-            [table.item(r, c).text() for c in range(table.columnCount())]
-            for r in range(table.rowCount())
-        ]
+        """A table's cells as shown (hidden columns left out), top to bottom."""
+        shown = [c for c in range(table.columnCount()) if not table.isColumnHidden(c)]
+        return [[table.item(r, c).text() for c in shown] for r in range(table.rowCount())]
 
     def _on_tensor_selection(self) -> None:
         items = self.tensor_table.selectedItems()

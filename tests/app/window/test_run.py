@@ -16,7 +16,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import XlaWarningEntry
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.run.heatmap import color_of
-from shardscope.viewers.run.panel import HINT, STALE
+from shardscope.viewers.run.panel import HINT, STALE, groups_text
 
 HOSTILE = Path(__file__).resolve().parents[2] / "inputs" / "hostile"
 RUN = ("&Propagation", "&Run on devices")
@@ -509,3 +509,54 @@ def test_an_mlir_module_runs_on_seeded_inputs_from_the_run_action(make_window, q
     assert panel.rows(panel.collective_table), "the module's sum over model is an all-reduce"
     notes = window.messages.messages("warning")
     assert any(n.startswith("run: the inputs are seeded, not the program's own") for n in notes)
+
+
+HOSTS = Path(__file__).resolve().parents[2] / "inputs" / "hosts"
+
+
+def test_a_run_on_two_hosts_shows_each_shards_host_and_the_collective_that_crosses(
+    make_window, qtbot, pick, wait_idle
+):
+    window = make_window(str(HOSTS / "two_axes.py"))
+    wait_idle(window)
+    editor = window.mesh_editor
+    editor.hosts_spin.setFocus()
+    editor.hosts_spin.selectAll()
+    qtbot.keyClicks(editor.hosts_spin, "2")
+    qtbot.keyClick(editor.hosts_spin, Qt.Key.Key_Return)
+    hosts = window.session.mesh_hosts()
+    assert hosts.count == 2
+    pick(window, *RUN)
+    assert window.run.busy_label.text() == "Running two_axes on 8 devices on 2 hosts… (Esc cancels)"
+    qtbot.waitUntil(lambda: window.run.count == 1, timeout=120_000)
+    panel = window.run.panel
+    result = panel.result
+    assert result.hosts == 2 and "on 2 hosts (2 processes of 4 devices)" in panel.summary.text()
+    panel.select_tensor("result[0]")
+    shards = panel.rows(panel.shard_table)
+    assert [(int(s[0]), s[1]) for s in shards] == [(d, f"h{hosts.of_device(d)}") for d in range(8)]
+    assert panel.shard_title.text().endswith("on 2 hosts: h0: devices 0–3 · h1: devices 4–7")
+    rows = panel.rows(panel.collective_table)
+    by_groups = {r[1]: r[-1] for r in rows}
+    for c in result.collectives:
+        crosses = any(len({hosts.of_device(d) for d in g}) > 1 for g in c.device_groups)
+        assert by_groups[groups_text(c.device_groups)] == ("crosses" if crosses else "within")
+    assert {"crosses", "within"} <= set(by_groups.values())  # data crosses, model does not
+    wait_idle(window)
+
+
+def test_a_host_that_fails_is_one_line_in_the_run_dock_and_in_messages(
+    make_window, qtbot, pick, wait_idle
+):
+    window = make_window(str(HOSTS / "raises.py"), propagate=False)
+    window.mesh_editor.hosts_spin.setValue(2)
+    state = state_of(window)
+    pick(window, *RUN)
+    qtbot.waitUntil(lambda: not window.run.running, timeout=120_000)
+    (error,) = window.messages.messages("error")
+    assert error.startswith("run failed: host 1 of 2") and "host 1 refuses to trace" in error
+    assert "\n" not in error
+    status = window.run.panel.status.text()
+    assert status.startswith("The run failed: host 1 of 2") and window.run.panel.result is None
+    assert state_of(window) == state
+    wait_idle(window)

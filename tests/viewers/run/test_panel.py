@@ -133,3 +133,48 @@ def test_stale_until_a_new_result_and_a_failure_keeps_the_last_result(panel):
     assert panel.tensor_table.rowCount() == 2
     panel.set_result(make_result())
     assert panel.status.text() != STALE and not panel.stale
+
+
+def on_two_hosts(result: RunResult) -> RunResult:
+    """``result`` as a run of 2 processes of 2 devices: shards of devices 2, 3 on host 1,
+    the all-gather's groups ({0,2} {1,3}) crossing hosts."""
+    from dataclasses import replace
+
+    def hosted(t: TensorRun) -> TensorRun:
+        return replace(t, shards=tuple(replace(s, host=s.device // 2) for s in t.shards))
+
+    small, big = result.collectives
+    return replace(
+        result,
+        hosts=2,
+        outputs=[hosted(t) for t in result.outputs],
+        arguments=[hosted(t) for t in result.arguments],
+        collectives=[small, replace(big, crosses_hosts=True)],
+    )
+
+
+def test_a_run_on_two_hosts_names_each_shards_host_and_the_crossing_collective(panel):
+    from shardscope.viewers.run.panel import CROSSING, HOSTS_COLUMN
+
+    panel.set_result(make_result())
+    one_host = panel.rows(panel.collective_table)
+    assert all("crosses" not in r and "within" not in r for r in one_host)
+    panel.set_result(on_two_hosts(make_result()))
+    assert "on 2 hosts (2 processes of 2 devices)" in panel.summary.text()
+    panel.select_tensor("result[0]")
+    assert panel.rows(panel.shard_table) == [
+        ["0", "h0", "[0:4, 0:4]", "[4, 4]", "aa"],
+        ["1", "h0", "[0:4, 0:4]", "[4, 4]", "aa"],
+        ["2", "h1", "[4:8, 0:4]", "[4, 4]", "aa"],
+        ["3", "h1", "[4:8, 0:4]", "[4, 4]", "aa"],
+    ]
+    assert panel.shard_title.text().endswith("on 2 hosts: h0: devices 0,1 · h1: devices 2,3")
+    assert panel.heatmap._label(2).startswith("h1 · 2 [4:8, 0:4]")
+    rows = {r[0]: r for r in panel.rows(panel.collective_table)}
+    assert rows["all-gather"][-1] == "crosses" and rows["all-reduce"][-1] == "within"
+    table = panel.collective_table
+    crossing = next(r for r in range(2) if table.item(r, 0).text() == "all-gather")
+    assert table.item(crossing, HOSTS_COLUMN).foreground().color() == CROSSING
+    assert "1 crossing hosts" in panel.groups.text()
+    panel.select_collective(1)
+    assert panel.groups.text().startswith("all-gather: 2 groups (crosses hosts), outlined")
