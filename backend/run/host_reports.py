@@ -4,8 +4,8 @@ Each host reports the shards it holds (``distributed.host_tensor``: by device nu
 with their host) and its own timings; host 0 alone reads the compiled program's
 collectives and HLO text. ``merge_reports`` puts every host's shards together, checks
 the replicas across hosts, and takes the slowest host's times: ``run_s`` is the largest
-host median (the run is done when the last host is), each stage the longest any host
-spent in it.
+host median (the run is done when the last host is), the stages those of the host that
+ended last.
 """
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ def merge_reports(reports: list[dict]) -> dict:
 
 
 def _slowest_stages(stages: list[dict]) -> dict:
-    """Per stage, the longest any host took (in the first host's order, then the
-    others' new ones); ``started``, when each host began its job, the latest."""
-    out: dict = {}
-    for one in stages:
-        for name, seconds in one.items():
-            out[name] = max(out.get(name, seconds), seconds)
-    return out
+    """The stages of the host that ended last (its job's start, ``started``, plus its
+    stages' seconds), so that they add up to its run."""
+    return max(
+        stages,
+        key=lambda one: one.get("started", 0.0) + sum(v for k, v in one.items() if k != "started"),
+    )
 
 
 def _merge_tensors(per_host: list[list[dict]]) -> list[dict]:

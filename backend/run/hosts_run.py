@@ -33,7 +33,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,6 +220,7 @@ def run_hosts(
     cwd: Path,
     env: Mapping[str, str],
     cancel: Cancel | None = None,
+    while_waiting: Callable[[], object] | None = None,
 ) -> HostsRun:
     """Run the worker's ``job`` on ``count`` hosts; their reports.
 
@@ -228,7 +229,8 @@ def run_hosts(
     from when the last host has loaded. Raises ``HostFailed`` (one line naming the host)
     when a host fails, ``WorkerTimeout`` with ``first_stage`` when loading runs past its
     limit, ``ShardscopeError`` when the run does, ``RunCancelled`` once ``cancel`` is
-    cancelled. No host outlives the call.
+    cancelled. No host outlives the call. ``while_waiting`` runs in this thread once the
+    hosts have started (what reads their reports may import meanwhile).
     """
     check_timeout(timeout)
     if cancel is not None:
@@ -268,6 +270,8 @@ def run_hosts(
         try:
             for h in hosts:
                 h.start(cwd, env, backstop, wake)
+            if while_waiting is not None:
+                while_waiting()
             reports = _watch(hosts, started, timeout, wake, cancel)
             needs = [r for r in reports if r.get("needs_devices")]
             return HostsRun(

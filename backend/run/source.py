@@ -50,6 +50,7 @@ _READERS = (
     "shardscope.backend.run.runner",
     "shardscope.backend.run.match",
     "shardscope.backend.run.result",
+    "shardscope.backend.run.host_reports",
 )
 
 
@@ -229,6 +230,7 @@ def _work_on_hosts(
             timeout=timeout,
             cwd=Path.cwd(),
             env=run_environment(False),
+            while_waiting=lambda: _import_readers({}),
         )
     except WorkerTimeout as exc:
         raise ProgramError(program_timeout_message(path, exc)) from None

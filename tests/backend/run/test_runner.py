@@ -313,3 +313,30 @@ def test_shard_map_on_the_programs_own_explicit_mesh_runs_and_its_values_are_rig
         piece = want[rows[0] : rows[1], cols[0] : cols[1]]
         np.testing.assert_allclose(np.array(shard.values).reshape(piece.shape), piece, rtol=1e-6)
     assert result.arguments[0].spec == "data,_"
+
+
+def test_a_plan_on_two_hosts_given_later_runs_on_two_hosts_as_the_one_process_run(runs):
+    from shardscope.backend.run.runner import execute, plan_run
+
+    program, one = runs["mlp"]
+    result = execute(lambda: plan_run(program, runs=1, hosts=2), timeout=120)
+    assert result.hosts == 2
+    for mine, theirs in zip(result.arguments, one.arguments, strict=True):
+        assert [(s.device, s.index, s.checksum) for s in mine.shards] == [
+            (s.device, s.index, s.checksum) for s in theirs.shards
+        ]
+        assert [s.host for s in mine.shards] == [s.device // 4 for s in mine.shards]
+    assert [c.device_groups for c in result.collectives] == [
+        c.device_groups for c in one.collectives
+    ]
+    assert [c.crosses_hosts for c in result.collectives] == [False]
+
+
+def test_a_plan_the_hosts_do_not_split_is_refused():
+    from shardscope.backend.run.runner import plan_run
+
+    program = load_program("example:mlp")
+    with pytest.raises(MeshError, match="do not split evenly among 3 hosts"):
+        plan_run(program, hosts=3)
+    plan = plan_run(program, dcn="data=2")
+    assert plan.hosts.count == 2 and plan.mesh.device_order == (0, 1, 2, 3, 4, 5, 6, 7)
