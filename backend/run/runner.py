@@ -8,6 +8,9 @@ that, or than the accelerator's devices, is refused in one line that names both 
 Whatever happens in the worker (an exception, a compiler abort, running out of memory,
 a hang past ``timeout``) is a one-line ``ShardscopeError``; the caller carries on.
 
+``hosts=H`` runs it as H local processes on JAX's distributed runtime instead, each with
+``mesh.size / H`` fake CPU devices (``hosts_run``), one result for them all.
+
 Specs apply to arguments (``x``, ``params['w1']``: their ``NamedSharding``) and results
 (``result[i]``: a sharding constraint on the output); specs on intermediates cannot be
 placed in the program's code and are listed in ``notes``. Unnamed arguments are left to

@@ -23,6 +23,14 @@ timed runs. The worker:
 A ``source`` job (``run.source``, the CLI's ``run``) names only the program file, the
 mesh and specs the user gave: the worker loads the program itself first (as the load
 worker does) and predicts its collectives (``propagation``), so one process imports JAX.
+
+A job with a ``distributed`` entry is one host of a run on several (``run --hosts``,
+``hosts_run`` starts them): it joins JAX's distributed runtime before the program's
+import, lays the mesh out over every host's devices by device number, places inputs
+from its own copy of them, waits for the other hosts before its runs, and reports the
+shards it holds (``run.distributed``); host 0 alone reads the collectives and predicts
+them. Each stage's name goes to the job's ``stage_file`` as it ends, for the parent to
+watch.
 """
 
 from __future__ import annotations
