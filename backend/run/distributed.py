@@ -16,6 +16,8 @@ shards this host holds, by device number, with their host.
 
 from __future__ import annotations
 
+import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,8 +64,12 @@ class HostJob:
 def join(host: HostJob, devices_per_host: int) -> None:
     """Set this process's fake CPU device count and join the runtime: host 0 starts the
     coordinator (listening on the loopback address alone), every host connects to it and
-    waits for the others."""
+    waits for the others. The other hosts first wait for the coordinator to listen
+    (``wait_for_listener``): a client that connects before it does retries after a
+    backoff, which cost up to a second here."""
     jax.config.update("jax_num_cpu_devices", int(devices_per_host))
+    if host.index > 0:
+        wait_for_listener(host.coordinator, INIT_TIMEOUT_S)
     jax.distributed.initialize(
         coordinator_address=host.coordinator,
         num_processes=host.count,
@@ -73,6 +79,21 @@ def join(host: HostJob, devices_per_host: int) -> None:
         heartbeat_timeout_seconds=HEARTBEAT_S,
         shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S,
     )
+
+
+def wait_for_listener(address: str, timeout_s: float) -> bool:
+    """Wait until something accepts TCP connections at ``address`` (``host:port``), for
+    at most ``timeout_s`` seconds; whether it did."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=0.5):
+                return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
 
 
 def set_devices_per_host(count: int) -> bool:

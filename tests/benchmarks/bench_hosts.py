@@ -7,7 +7,8 @@ Run: ``.venv/bin/python tests/benchmarks/bench_hosts.py [--repeats 5]``
   fresh process, as a user runs it, start to end (loading, Shardy's prediction, the
   compile, a warm-up and 5 timed runs, every shard's report);
 - bare: a plain script launched as 2 fresh processes that import JAX, join
-  ``jax.distributed``, place the same seeded inputs, ``jax.jit`` the same program with
+  ``jax.distributed`` (host 1 once host 0's coordinator listens, as the run's hosts do:
+  a client that connects earlier retries after a backoff of up to a second), place the same seeded inputs, ``jax.jit`` the same program with
   the same shardings, compile it, run it as often, and read their shards' bytes; from
   the launch until both have ended.
 
@@ -37,6 +38,14 @@ k, port = int(sys.argv[1]), sys.argv[2]
 import jax
 jax.config.update("jax_num_cpu_devices", 4)
 address = f"127.0.0.1:{port}"
+if k:  # wait for host 0's coordinator, as the run's hosts do (a client early retries later)
+    import socket, time
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.01)
 jax.distributed.initialize(address, 2, k, coordinator_bind_address=address)
 import jax.numpy as jnp
 import numpy as np
