@@ -60,14 +60,14 @@ SHARD_COLUMNS = ("Device", "Host", "Index ranges", "Local shape", "Checksum")
 SHARD_HOST_COLUMN = 1
 COLLECTIVE_COLUMNS = (
     "Kind",
+    "Hosts",
     "Device groups",
     "Shape",
     "Bytes / device",
     "Source",
     "Predicted",
-    "Hosts",
 )
-BYTES_COLUMN = 3
+BYTES_COLUMN = COLLECTIVE_COLUMNS.index("Bytes / device")
 HOSTS_COLUMN = COLLECTIVE_COLUMNS.index("Hosts")
 MISMATCH = QColor("#D64545")
 CROSSING = QColor("#C26A00")
@@ -394,12 +394,12 @@ class RunPanel(QWidget):
             source = c.source + (f":{c.line}" if c.line else "")
             cells = (
                 (c.kind + (f" ×{c.operands}" if c.operands > 1 else ""), None),
+                ("crosses" if c.crosses_hosts else "within", int(c.crosses_hosts)),
                 (groups_text(c.device_groups), None),
                 (str(list(c.shape)), None),
                 (byte_text(c.bytes), c.bytes),
                 (source, None),
                 (predicted_text(c.predicted), None),
-                ("crosses" if c.crosses_hosts else "within", int(c.crosses_hosts)),
             )
             for col, (text, key) in enumerate(cells):
                 item = SortableItem(text)

@@ -537,7 +537,7 @@ def test_a_run_on_two_hosts_shows_each_shards_host_and_the_collective_that_cross
     assert [(int(s[0]), s[1]) for s in shards] == [(d, f"h{hosts.of_device(d)}") for d in range(8)]
     assert panel.shard_title.text().endswith("on 2 hosts: h0: devices 0–3 · h1: devices 4–7")
     rows = panel.rows(panel.collective_table)
-    by_groups = {r[1]: r[-1] for r in rows}
+    by_groups = {r[2]: r[1] for r in rows}  # device groups: hosts
     for c in result.collectives:
         crosses = any(len({hosts.of_device(d) for d in g}) > 1 for g in c.device_groups)
         assert by_groups[groups_text(c.device_groups)] == ("crosses" if crosses else "within")

@@ -13,7 +13,7 @@ from shardscope.backend.run.result import (
     TensorRun,
     XlaWarningEntry,
 )
-from shardscope.viewers.run.panel import HINT, MISMATCH, STALE, RunPanel
+from shardscope.viewers.run.panel import BYTES_COLUMN, HINT, MISMATCH, STALE, RunPanel
 
 
 def shards(pieces: dict[int, tuple[int, int]], checksums: dict[int, str]) -> tuple[Shard, ...]:
@@ -105,7 +105,7 @@ def test_collectives_sort_by_bytes_and_selecting_one_names_its_groups(panel, qtb
     panel.set_result(make_result())
     table = panel.collective_table
     assert [r[5] for r in panel.rows(table)] == ["all-reduce model", "unmatched"]
-    table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    table.sortByColumn(BYTES_COLUMN, Qt.SortOrder.DescendingOrder)
     assert [r[0] for r in panel.rows(table)] == ["all-gather", "all-reduce"]
     assert panel.rows(table)[0][1:5] == ["{0,2} {1,3}", "[8, 4]", "4.0 KiB", "f/add:14"]
     with qtbot.waitSignal(panel.collectiveSelected) as chosen:
@@ -171,7 +171,7 @@ def test_a_run_on_two_hosts_names_each_shards_host_and_the_crossing_collective(p
     assert panel.shard_title.text().endswith("on 2 hosts: h0: devices 0,1 · h1: devices 2,3")
     assert panel.heatmap._label(2).startswith("h1 · 2 [4:8, 0:4]")
     rows = {r[0]: r for r in panel.rows(panel.collective_table)}
-    assert rows["all-gather"][-1] == "crosses" and rows["all-reduce"][-1] == "within"
+    assert rows["all-gather"][1] == "crosses" and rows["all-reduce"][1] == "within"
     table = panel.collective_table
     crossing = next(r for r in range(2) if table.item(r, 0).text() == "all-gather")
     assert table.item(crossing, HOSTS_COLUMN).foreground().color() == CROSSING
