@@ -91,8 +91,10 @@ class MeshEditor(QWidget):
             "them out as create_hybrid_device_mesh does."
         )
         self.hosts_spin.valueChanged.connect(self._on_hosts_changed)
-        self.hosts_label = QLabel("Hosts")
+        self.hosts_label = QLabel("&Hosts")
         self.hosts_label.setBuddy(self.hosts_spin)
+        self.hosts_note = QLabel()
+        self.hosts_note.setWordWrap(True)
 
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["axis", "size", "hosts", "link"])
@@ -124,6 +126,7 @@ class MeshEditor(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setMinimumHeight(120)
         self.grid_caption = QLabel("Device order \u2014 drag a device onto another to swap them")
+        self.grid_caption.setWordWrap(True)  # the dock is narrow: the table needs its width
 
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -132,8 +135,10 @@ class MeshEditor(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.preset_combo)
         top.addWidget(self.summary, 1)
-        top.addWidget(self.hosts_label)
-        top.addWidget(self.hosts_spin)
+        hosts_row = QHBoxLayout()
+        hosts_row.addWidget(self.hosts_label)
+        hosts_row.addWidget(self.hosts_spin)
+        hosts_row.addWidget(self.hosts_note, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
@@ -141,6 +146,7 @@ class MeshEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
+        layout.addLayout(hosts_row)
         layout.addWidget(self.table)
         layout.addLayout(buttons)
         layout.addWidget(self.grid_caption)
@@ -218,14 +224,17 @@ class MeshEditor(QWidget):
         mesh, layout = self._mesh, self._layout
         if mesh is None:
             self.summary.setText("")
+            self.hosts_note.setText("")
             return
         text = f"{mesh.size} device{'s' if mesh.size != 1 else ''}"
-        if layout.multi:
-            each = mesh.size // layout.count
-            text += f" \u00b7 {each} per host"
         if not mesh.is_iota and layout.dcn is None:
             text += " \u00b7 custom order"
         self.summary.setText(text)
+        each = mesh.size // layout.count
+        note = f"{each} device{'s' if each != 1 else ''} per host" if layout.multi else "one host"
+        if layout.dcn is not None:
+            note += f" \u00b7 DCN {layout.dcn_text}"
+        self.hosts_note.setText(note)
 
     def factor_spin(self, row: int) -> QSpinBox | None:
         """The hosts-along-the-axis spin box of table row ``row``."""

@@ -239,7 +239,7 @@ def test_hosts_along_an_axis_and_how_each_axis_lies(qtbot):
     editor.set_hosts(HostLayout(2))
     assert [editor.link_text(r) for r in range(2)] == ["both", "ICI"]
     assert [editor.factor_spin(r).value() for r in range(2)] == [2, 1]
-    assert editor.summary.text() == "8 devices · 4 per host"
+    assert editor.summary.text() == "8 devices" and editor.hosts_note.text() == "4 devices per host"
     assert editor.grid.boundaries() == [(2, 4), (3, 5)]
     editor.factor_spin(1).setValue(2)
     assert dcn == [("model", 2)]
