@@ -229,8 +229,9 @@ def run_hosts(
     from when the last host has loaded. Raises ``HostFailed`` (one line naming the host)
     when a host fails, ``WorkerTimeout`` with ``first_stage`` when loading runs past its
     limit, ``ShardscopeError`` when the run does, ``RunCancelled`` once ``cancel`` is
-    cancelled. No host outlives the call. ``while_waiting`` runs in this thread once the
-    hosts have started (what reads their reports may import meanwhile).
+    cancelled. No host outlives the call. ``while_waiting`` runs in this thread once
+    every host has joined the runtime (what reads their reports may import then, when
+    the hosts' own imports are done and it slows none of them).
     """
     check_timeout(timeout)
     if cancel is not None:
@@ -270,9 +271,7 @@ def run_hosts(
         try:
             for h in hosts:
                 h.start(cwd, env, backstop, wake)
-            if while_waiting is not None:
-                while_waiting()
-            reports = _watch(hosts, started, timeout, wake, cancel)
+            reports = _watch(hosts, started, timeout, wake, cancel, while_waiting)
             needs = [r for r in reports if r.get("needs_devices")]
             return HostsRun(
                 reports,
@@ -307,6 +306,7 @@ def _watch(
     timeout: float,
     wake: threading.Event,
     cancel: Cancel | None,
+    while_waiting: Callable[[], object] | None = None,
 ) -> list[dict]:
     """Wait for every host's report; raise as ``run_hosts`` says at the first failure."""
     peer_failure: tuple[_Host, float] | None = None
@@ -317,6 +317,12 @@ def _watch(
         now = time.monotonic()
         for h in hosts:
             h.read_stages(now)
+        if while_waiting is not None and all(
+            "initialize" in h.seen or not h.running for h in hosts
+        ):
+            while_waiting()
+            while_waiting = None
+            continue
         if cancel is not None and cancel.cancelled:
             raise RunCancelled(CANCELLED)
         if interrupted():

@@ -12,8 +12,9 @@ Run: ``.venv/bin/python tests/benchmarks/bench_hosts.py [--repeats 5]``
   the same shardings, compile it, run it as often, and read their shards' bytes; from
   the launch until both have ended.
 
-Both launched alternately, a few times each; prints each median and the ratio (target
-at most 1.3x), measured in the same run.
+Both launched alternately, a few times each; prints each median, the ratio of the
+medians and the median ratio of the pairs run back to back (target at most 1.3x), all
+measured in the same run.
 """
 
 from __future__ import annotations
@@ -158,8 +159,13 @@ def main() -> None:
         f"plain 2-process jax.distributed: median {plain:.2f} s of {[round(s, 2) for s in theirs]}"
     )
     ratio = mine / plain
-    verdict = "meets" if ratio <= TARGET else "misses"
-    print(f"ratio {ratio:.2f}x ({verdict} the target of at most {TARGET}x)")
+    # Each pair ran back to back: its ratio sees the same load on the machine.
+    paired = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+    verdict = "meets" if max(ratio, paired) <= TARGET else "misses"
+    print(
+        f"ratio {ratio:.2f}x of the medians, {paired:.2f}x the median of the paired runs "
+        f"({verdict} the target of at most {TARGET}x)"
+    )
     middle = stages[ours.index(sorted(ours)[len(ours) // 2])]
     print("stages of the median run (s): " + ", ".join(f"{k} {v:.2f}" for k, v in middle.items()))
 
