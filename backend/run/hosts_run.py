@@ -234,13 +234,6 @@ def run_hosts(
     the hosts' own imports are done and it slows none of them).
     """
     check_timeout(timeout)
-    if cancel is not None:
-        cancel_folder = Path(tempfile.mkdtemp(prefix="shardscope-hosts-cancel-"))
-        try:
-            cancel._attach(cancel_folder)
-        except RunCancelled:
-            cancel_folder.rmdir()
-            raise
     coordinator = f"127.0.0.1:{free_port()}"
     env = dict(env)
     limit = memory_limit()
@@ -248,6 +241,10 @@ def run_hosts(
         env[MEMORY_ENV] = f"{limit / count / 2**30:.3f}"  # the default: a share each
     backstop = min(MAX_TIMEOUT, 2 * timeout + 120.0)
     with tempfile.TemporaryDirectory(prefix="shardscope-hosts-") as tmp:
+        if cancel is not None:
+            # Registers the run with ``cancel`` (``RunCancelled`` if it was already);
+            # ``_watch`` sees it cancelled and ends every host.
+            cancel._attach(Path(tmp))
         hosts = []
         for k in range(count):
             folder = Path(tmp) / f"host-{k}"
@@ -282,11 +279,6 @@ def run_hosts(
             )
         finally:
             _end_all(hosts)
-            if cancel is not None:
-                with contextlib.suppress(OSError):
-                    for leftover in cancel_folder.iterdir():
-                        leftover.unlink()
-                    cancel_folder.rmdir()
 
 
 def _end_all(hosts: list[_Host]) -> None:

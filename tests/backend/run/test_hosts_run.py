@@ -227,3 +227,14 @@ def test_ports_come_from_the_system():
     assert all(1024 <= p < 65536 for p in ports)
     assert len(ports) > 1
     assert issubclass(HostFailed, ShardscopeError)
+
+
+def test_a_run_cancelled_before_it_starts_starts_no_host(tmp_path):
+    from shardscope.backend.run.hosts_run import run_hosts
+
+    cancel = Cancel()
+    cancel.cancel()
+    before = set(_children())
+    with pytest.raises(RunCancelled):
+        run_hosts({"path": "never.py"}, 2, timeout=60, cwd=tmp_path, env={}, cancel=cancel)
+    assert set(_children()) == before
