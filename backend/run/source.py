@@ -219,8 +219,7 @@ def _work_on_hosts(
     path: Path, job: dict, timeout: float, accelerator: bool, count: int
 ) -> tuple[dict, float, str]:
     """``_work`` on ``count`` hosts (``hosts_run``): their reports as one, when they
-    started and host 0's stderr."""
-    from shardscope.backend.run.host_reports import merge_reports
+    started and host 0's stderr. What reads their reports is imported while they run."""
     from shardscope.backend.run.hosts_run import run_hosts
 
     try:
@@ -236,6 +235,8 @@ def _work_on_hosts(
         raise ProgramError(program_timeout_message(path, exc)) from None
     if done.needs_devices is not None:
         return done.reports[0], done.spawned, ""
+    from shardscope.backend.run.host_reports import merge_reports
+
     report = merge_reports(done.reports)
     report["_received"] = time.time()
     return report, done.spawned, done.logs[0]
