@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from shardscope.app.cli.options import timeout_seconds
+from shardscope.app.cli.options import host_count, timeout_seconds
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.capture import (
     DEFAULT_DEVICES,
@@ -50,6 +50,20 @@ def add_arguments(parser) -> None:
         type=_count("--devices", 1, MAX_DEVICES),
         default=DEFAULT_DEVICES,
         help=f"fake CPU devices the script sees (default {DEFAULT_DEVICES})",
+    )
+    parser.add_argument(
+        "--hosts",
+        type=host_count,
+        default=1,
+        metavar="H",
+        help="run the command as H local processes of --devices/H fake CPU devices each, "
+        "joined through JAX's distributed runtime, and keep process 0's functions. Each "
+        "process gets JAX_COORDINATOR_ADDRESS=127.0.0.1:PORT (read by "
+        "jax.distributed.initialize; the port is a free one), JAX_NUM_PROCESSES=H and "
+        "JAX_PROCESS_ID=K (jax does not read these two; scripts may). The script must call "
+        "jax.distributed.initialize() before its first use of devices; the arguments it "
+        "leaves out are filled in. One process that fails or falls behind ends the capture, "
+        "naming it (default 1)",
     )
     parser.add_argument(
         "--out", help="the capture file to write (default: capture-SCRIPT.json, printed)"
@@ -92,8 +106,10 @@ def summary(capture: Capture, out: Path) -> dict:
         "out": str(out),
         "command": capture.command,
         "devices": capture.devices,
+        "hosts": capture.hosts,
         "ended": capture.ended,
         "framework": capture.framework,
+        "warnings": capture.warnings,
         "functions": [
             {k: v for k, v in vars(f).items() if k not in ("mlir", "compiled_hlo")}
             for f in capture.functions
@@ -119,11 +135,15 @@ def run(args) -> int:
         )
     if out.is_dir():
         raise ShardscopeError(f"--out {out}: is a folder; give a file name ending in .json")
-    capture = capture_script(command, devices=args.devices, steps=args.steps, timeout=args.timeout)
+    capture = capture_script(
+        command, devices=args.devices, steps=args.steps, timeout=args.timeout, hosts=args.hosts
+    )
     try:
         write_json(out, capture.to_json())
     except OSError as exc:
         raise ShardscopeError(f"cannot write {out}: {exc.strerror}; give another --out") from None
+    for warning in capture.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary(capture, out), indent=1))
     else:
@@ -138,9 +158,10 @@ def run(args) -> int:
 
 def _print(capture: Capture, out: Path) -> None:
     n = len(capture.functions)
+    on = f" on {capture.hosts} hosts ({capture.devices // capture.hosts} devices each)"
     print(
-        f"captured {n} function{'s' if n != 1 else ''} from `{' '.join(capture.command)}` "
-        f"({capture.ended}) into {out}:"
+        f"captured {n} function{'s' if n != 1 else ''} from `{' '.join(capture.command)}`"
+        f"{on if capture.hosts > 1 else ''} ({capture.ended}) into {out}:"
     )
     names = [name_in_source(f.name) for f in capture.functions]
     width = max(map(len, names))

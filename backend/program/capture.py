@@ -14,6 +14,11 @@ group of ours, with:
 
 The compiles of the script's functions become a ``Capture`` (``capture_file``); the rest
 are counted as skipped.
+
+With ``hosts`` above 1 the command runs as that many local processes of ``N / hosts``
+devices each, joined through JAX's distributed runtime (``capture_hosts`` starts them,
+``capture_site/_shardscope_hosts`` fills ``jax.distributed.initialize``'s arguments); what
+process 0 compiled is kept, with a warning where another compiled other modules.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from shardscope.backend.isolation.jobs import (
     run_command,
     worker_env,
 )
+from shardscope.backend.program import capture_hosts
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import count_ops
 from shardscope.backend.program.torch_capture import collect_torch
@@ -41,6 +47,9 @@ SITE = Path(__file__).resolve().parent / "capture_site"
 DEFAULT_DEVICES = 8
 DEFAULT_TIMEOUT = 600.0
 MAX_DEVICES = 4096
+MAX_HOSTS = 64
+# Seconds past --timeout a multi-host capture's worker has to end its hosts and report.
+_HOSTS_WIND_UP_S = 30.0
 
 _DUMP_NAME = re.compile(r"jax_ir(\d+)_.*_compile\.mlir")
 # A module's name as MLIR prints it: bare (``@jit_loss``), or quoted with its bytes
@@ -59,9 +68,13 @@ def capture_script(
     timeout: float = DEFAULT_TIMEOUT,
     cwd: Path | None = None,
     output: int | None = None,
+    hosts: int = 1,
 ) -> Capture:
     """Run ``argv`` (the user's command) and return what it compiled; ProgramError (one
-    line) when it cannot run or compiled none of its own functions."""
+    line) when it cannot run or compiled none of its own functions. With ``hosts`` above
+    1, the command runs as that many processes of ``devices / hosts`` devices each, joined
+    through JAX's distributed runtime (``capture_hosts``), and process 0's functions are
+    kept."""
     if not argv:
         raise ProgramError(
             "no command to capture: give it after --, as in `capture -- python train.py`"
@@ -71,6 +84,11 @@ def capture_script(
     if steps is not None and steps < 1:
         raise ProgramError(f"--steps {steps}: give a whole number of steps, at least 1")
     check_timeout(timeout)
+    if not 1 <= hosts <= MAX_HOSTS or devices % hosts:
+        raise ProgramError(
+            f"--hosts {hosts}: give a whole number from 1 to {MAX_HOSTS} that divides "
+            f"--devices {devices} (each host has --devices / --hosts devices)"
+        )
     if shutil.which(argv[0]) is None:
         raise ProgramError(
             f"cannot run {argv[0]!r}: no such command; give the command as you would run it, "
@@ -80,7 +98,7 @@ def capture_script(
         folder = Path(tmp)
         dump = folder / "dump"
         env = worker_env(
-            devices,
+            devices // hosts,
             {
                 "JAX_DUMP_IR_TO": str(dump),
                 "JAX_DUMP_IR_MODES": "stablehlo",
@@ -94,6 +112,10 @@ def capture_script(
         env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
         if steps is not None:
             env["SHARDSCOPE_CAPTURE_STEPS"] = str(steps)
+        if hosts > 1:
+            return _capture_hosts(
+                argv, env, devices, hosts, timeout, cwd or Path.cwd(), output, folder
+            )
         try:
             code = run_command(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout, output=output)
             ended = _ended(code, folder)
@@ -103,6 +125,69 @@ def capture_script(
         except KilledItsParent as exc:
             raise ProgramError(exc.message(f"`{' '.join(argv)}`")) from None
         return _collect(argv, devices, folder, dump, ended, code, timeout)
+
+
+def _capture_hosts(
+    argv: list[str],
+    env: dict[str, str],
+    devices: int,
+    hosts: int,
+    timeout: float,
+    cwd: Path,
+    output: int | None,
+    folder: Path,
+) -> Capture:
+    """``capture_script`` with ``hosts`` processes (``capture_hosts``): process 0's
+    functions, a warning where the others compiled other modules; ProgramError naming the
+    host at fault where one failed or fell behind."""
+    for name in ("SHARDSCOPE_CAPTURE_DIR", "JAX_DUMP_IR_TO"):
+        env.pop(name, None)
+    command = " ".join(argv)
+    try:
+        code = run_command(
+            capture_hosts.command(folder, hosts, timeout, argv),
+            env=env,
+            cwd=cwd,
+            timeout=timeout + _HOSTS_WIND_UP_S,
+            output=output,
+        )
+    except WorkerTimeout:
+        code = None
+    except KilledItsParent as exc:
+        raise ProgramError(exc.message(f"`{command}`")) from None
+    found = capture_hosts.read_ends(folder, hosts)
+    if code == 127 or found is None:
+        raise ProgramError(f"`{command}` could not start as {hosts} processes; check the command")
+    ends, timed_out = found
+    stopped = any((capture_hosts.folder_of(folder, k) / "stopped").exists() for k in range(hosts))
+    ended, fault = capture_hosts.blame(ends, timed_out, timeout, stopped)
+    if fault is not None:
+        raise ProgramError(f"`{command}` on {hosts} hosts: {fault}")
+    own = [capture_hosts.folder_of(folder, k) for k in range(hosts)]
+    first = ends[0].status if ends[0].status is not None else 0
+    capture = _collect(argv, devices, own[0], own[0] / "dump", ended, first, timeout)
+    capture.hosts = hosts
+    mine = _compiled(own[0] / "dump")
+    for k in range(1, hosts):
+        theirs = _compiled(own[k] / "dump")
+        if theirs != mine:
+            only = sorted({m for m, _ in mine} ^ {m for m, _ in theirs})
+            which = f" ({', '.join(only[:5])}{', ...' if len(only) > 5 else ''})" if only else ""
+            capture.warnings.append(
+                f"host {k} compiled other modules than host 0{which}: an SPMD script "
+                f"compiles the same ones on every host; kept host 0's"
+            )
+    return capture
+
+
+def _compiled(dump: Path) -> list[tuple[str, int]]:
+    """Each module a host compiled, in order, as (name, op count)."""
+    found = []
+    for path in _dumps(dump):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        match = _MODULE_NAME.search(text)
+        found.append((_module_name(match) if match else path.stem, count_ops(text)))
+    return found
 
 
 def _ended(code: int, folder: Path) -> str:

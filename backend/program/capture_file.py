@@ -3,8 +3,9 @@ and opened like programs (``FILE`` for the largest, ``FILE#NAME`` for one by nam
 
 One JSON object::
 
-    {"format": "shardscope-capture", "version": 1, "command": ["python", "train.py"],
-     "devices": 8, "ended": "finished", "functions": [
+    {"format": "shardscope-capture", "version": 2, "command": ["python", "train.py"],
+     "devices": 8, "ended": "finished", "framework": "jax", "hosts": 1, "warnings": [],
+     "functions": [
         {"name": "loss", "module": "jit_loss", "file": "/…/train.py", "line": 9,
          "calls": 3, "ops": 17, "mesh": {"data": 2, "model": 4}, "mlir": "module @jit_loss …"}],
      "skipped": {"jit_multiply": 2}}
@@ -13,7 +14,10 @@ One JSON object::
 A source names it as ``name_in_source`` writes it (``cap.json#a%23b c`` for ``a#b c``), or
 as itself.
 ``skipped`` counts the compiles that were not of the script's own jitted functions
-(JAX's eager operations, libraries' internals) by module name.
+(JAX's eager operations, libraries' internals) by module name. ``hosts`` (1 where a file
+leaves it out) is how many processes the script ran as (``capture --hosts``), each with
+``devices / hosts`` devices; its functions are process 0's, and ``warnings`` says where
+the others compiled other modules.
 """
 
 from __future__ import annotations
@@ -73,6 +77,11 @@ class Capture:
     # "jax", or "torch_xla": each function is then one compiled graph of the script's
     # syncs (``torch_xla.sync``, ``xm.mark_step``).
     framework: str = "jax"
+    # The processes the script ran as (``capture --hosts``), ``devices / hosts`` devices
+    # each; the functions are process 0's.
+    hosts: int = 1
+    # What the capture noticed, one line each (hosts that compiled other modules).
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The capture file's object, "format" first."""
@@ -83,6 +92,8 @@ class Capture:
             "devices": self.devices,
             "ended": self.ended,
             "framework": self.framework,
+            "hosts": self.hosts,
+            "warnings": list(self.warnings),
             "functions": [asdict(f) for f in self.functions],
             "skipped": dict(self.skipped),
         }
@@ -190,6 +201,14 @@ def parse_capture(text: str, where: str) -> Capture:
     skipped = data.get("skipped") or {}
     if not isinstance(command, list) or type(devices) is not int or not isinstance(skipped, dict):
         raise bad("its command, devices or skipped entries are malformed")
+    hosts = data.get("hosts", 1)
+    if type(hosts) is not int or hosts < 1 or devices % hosts:
+        raise bad(f"its host count {hosts!r} is not a whole number that divides its devices")
+    warnings = data.get("warnings") or []
+    if not isinstance(warnings, list) or not all(
+        isinstance(w, str) and has_utf8(w) for w in warnings
+    ):
+        raise bad("its warnings are not lines of text")
     if not all(has_utf8(str(c)) for c in [*command, data.get("ended", ""), *skipped]) or not all(
         has_utf8(axis) for f in out for axis in f.mesh or {}
     ):
@@ -201,6 +220,8 @@ def parse_capture(text: str, where: str) -> Capture:
         out,
         dict(skipped),
         framework,
+        hosts,
+        list(warnings),
     )
 
 

@@ -112,6 +112,8 @@ class Program:
     # The framework's own compiled, partitioned module (HLO text), where the capture
     # recorded one: its collectives are the ones the program really runs.
     compiled_hlo: str | None = None
+    # The processes a capture ran its script as (``capture --hosts``); 1 for all else.
+    hosts: int = 1
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -266,6 +268,7 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
     program.framework = capture.framework
     program.partitioner = function.partitioner
     program.compiled_hlo = function.compiled_hlo
+    program.hosts = capture.hosts
     return program
 
 

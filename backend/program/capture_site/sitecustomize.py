@@ -6,8 +6,10 @@ JAX itself writes the module of every compile (``JAX_DUMP_IR_TO``); what this ad
 of those are the script's own functions, where they are defined, and how often they ran. It
 imports nothing of shardscope (the script may run in another environment) and does nothing
 unless ``SHARDSCOPE_CAPTURE_DIR`` is set. It keeps ``functions.json`` there, one record per
-jitted function: rewritten whole (then renamed) at most every 0.1 s while calls are counted,
-so that a script killed meanwhile keeps what it ran, and at exit or at the step limit.
+jitted function (and, in one of the processes of ``capture --hosts H``, how far that process
+got: ``_shardscope_hosts``): rewritten whole (then renamed) at most every 0.1 s while calls
+are counted, so that a script killed meanwhile keeps what it ran, and at exit or at the step
+limit.
 
 A function that ``nnx.jit`` or ``eqx.filter_jit`` compiles with ``jax.jit`` takes what the
 library split the user's arguments into; JAX names those arguments by that split
@@ -37,6 +39,8 @@ _DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
 _LIMIT = os.environ.get("SHARDSCOPE_CAPTURE_STEPS")
 
 _records: list[dict] = []
+# More of what ``functions.json`` says (``_shardscope_hosts``: the host, how far it got).
+state: dict = {}
 _lock = threading.Lock()
 # Held while ``functions.json`` is written: by ``_keeper``, at exit, at the step limit.
 _write_lock = threading.Lock()
@@ -77,9 +81,10 @@ def _write(final: bool = False) -> None:
         _written = final
         with _lock:
             records = [dict(r) for r in _records]
+            more = dict(state)
         path = os.path.join(_DIR, "functions.json")
         with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump({"functions": records}, f)
+            json.dump({**more, "functions": records}, f)
         os.replace(path + ".tmp", path)
 
 
@@ -320,6 +325,11 @@ if _DIR is not None:
         pass  # not a JAX environment: the capture finds no compiles and says so
     else:
         _install(_jax)
+        if int(os.environ.get("SHARDSCOPE_CAPTURE_HOSTS", "1")) > 1:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import _shardscope_hosts
+
+            _shardscope_hosts.install(_jax, state, _write)
     # The torch_xla hook waits for the script to import torch_xla; it imports nothing now.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _shardscope_torch

@@ -59,6 +59,7 @@ def test_the_readable_listing_names_the_file_and_how_to_open_it(capsys, tmp_path
         (["capture", "--"], "no command to capture"),
         (["capture", "--out", "c.txt", "--", "python", "x.py"], "ends in .json"),
         (["capture", "--", "no-such-command-here", "x.py"], "no such command"),
+        (["capture", "--hosts", "3", "--", "python", "x.py"], "that divides --devices 8"),
     ],
 )
 def test_bad_capture_requests_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
@@ -75,6 +76,17 @@ def test_bad_device_counts_are_refused_by_the_parser(capsys, devices):
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "--devices" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_capture_on_two_hosts_lists_them_and_the_processes_output(capfd, tmp_path):
+    out = tmp_path / "hosts.json"
+    script = str(REPO / "tests" / "inputs" / "hosts" / "train.py")
+    assert main(["capture", "--hosts", "2", "--out", str(out), "--", sys.executable, script]) == 0
+    printed, err = capfd.readouterr()
+    assert f"on 2 hosts (4 devices each) (finished) into {out}:" in printed.splitlines()[0]
+    assert "[host 0] process 0 of 2: loss" in err and "[host 1] process 1 of 2: loss" in err
+    assert json.loads(out.read_text())["hosts"] == 2
 
 
 SETSID = str(REPO / "tests" / "inputs" / "hostile" / "setsid_child.py")

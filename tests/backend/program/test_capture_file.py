@@ -39,6 +39,16 @@ def test_a_written_capture_reads_back_equal_and_is_recognised(tmp_path):
     assert not is_capture_file(session) and not is_capture_file(tmp_path / "none.json")
 
 
+def test_a_capture_keeps_its_host_count_and_warnings_and_old_files_have_one_host():
+    capture = sample()
+    capture.hosts, capture.warnings = 2, ["host 1 compiled other modules than host 0"]
+    read = parse_capture(json.dumps(capture.to_json()), "c.json")
+    assert read == capture and read.hosts == 2
+    old = {k: v for k, v in sample().to_json().items() if k not in ("hosts", "warnings")}
+    read = parse_capture(json.dumps({**old, "version": 1}), "c.json")
+    assert read.hosts == 1 and read.warnings == []
+
+
 def test_picking_by_name_or_the_largest():
     capture = sample()
     assert capture.pick(None, "c.json").name == "big"
@@ -79,6 +89,9 @@ def test_picking_by_name_or_the_largest():
             "a name that is not UTF-8 text",
         ),
         ({"command": ["python", "t\udcff.py"]}, "not UTF-8 text"),
+        ({"hosts": 3}, "host count 3 is not a whole number that divides its devices"),
+        ({"hosts": "2"}, "host count '2'"),
+        ({"warnings": "x"}, "warnings are not lines of text"),
     ],
 )
 def test_a_malformed_capture_is_one_line_naming_the_fix(change, problem):

@@ -1,0 +1,172 @@
+"""``capture --hosts 2``: a script run as two processes joined by JAX's distributed runtime,
+what process 0 compiled, and the host at fault when one fails or falls behind."""
+
+import signal
+import sys
+import uuid
+
+import pytest
+
+from shardscope.backend.errors import ProgramError
+from shardscope.backend.program.capture import capture_script
+from shardscope.backend.program.capture_file import parse_capture
+from shardscope.backend.program.capture_hosts import (
+    HostEnd,
+    blame,
+    folder_of,
+    free_port,
+    host_env,
+)
+from shardscope.backend.program.load import load_program
+from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.session.persistence import write_json
+from tests.test_hostile import MARKER, _marked_pids
+
+TRAIN = "tests/inputs/hosts/train.py"
+FAULTS = "tests/inputs/hosts/faults.py"
+
+
+@pytest.fixture(scope="module")
+def captured():
+    return capture_script([sys.executable, TRAIN, "2"], hosts=2)
+
+
+@pytest.mark.slow
+def test_two_hosts_record_process_0s_functions_with_the_global_mesh(captured):
+    assert captured.hosts == 2 and captured.devices == 8 and captured.ended == "finished"
+    by_name = {f.name: f for f in captured.functions}
+    assert set(by_name) == {"matmul", "loss"}
+    assert by_name["matmul"].mesh == {"data": 2, "model": 4}
+    assert by_name["matmul"].calls == 2 and by_name["loss"].calls == 2
+    # the module is the global program: 16 rows over both hosts, 32 columns over 8 devices
+    assert "tensor<16x16xf32>" in by_name["matmul"].mlir
+    assert "mhlo.num_partitions = 8" in by_name["matmul"].mlir
+    assert captured.warnings == []
+
+
+@pytest.mark.slow
+def test_a_two_host_capture_loads_and_propagates_knowing_its_hosts(captured, tmp_path):
+    path = tmp_path / "cap.json"
+    write_json(path, captured.to_json())
+    assert parse_capture(path.read_text(), "cap.json").hosts == 2
+    program = load_program(f"{path}#matmul")
+    assert program.hosts == 2 and program.mesh == {"data": 2, "model": 4}
+    specs = {v.name: v.spec for v in propagate(program, None, {}).values if v.name}
+    assert specs["x"] == [["data"], []] and specs["w"] == [[], ["model"]]
+
+
+@pytest.mark.slow
+def test_a_script_that_never_joins_is_told_to_call_initialize():
+    with pytest.raises(ProgramError) as info:
+        capture_script([sys.executable, FAULTS, "no-init"], hosts=2)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "used JAX's devices before calling jax.distributed.initialize()" in message
+    assert "each of its 2 processes must call jax.distributed.initialize()" in message
+
+
+@pytest.mark.slow
+def test_a_raising_host_ends_the_capture_at_once_naming_it(monkeypatch):
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv(MARKER, marker)
+    with pytest.raises(ProgramError, match="on 2 hosts: host 1 raised ValueError: host one broke$"):
+        capture_script([sys.executable, FAULTS, "raise"], hosts=2, timeout=120)
+    assert _marked_pids(marker) == []
+
+
+@pytest.mark.slow
+def test_a_host_that_hangs_is_named_at_the_time_limit_and_nothing_is_left(monkeypatch):
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv(MARKER, marker)
+    with pytest.raises(ProgramError) as info:
+        capture_script([sys.executable, FAULTS, "hang"], hosts=2, timeout=8)
+    assert str(info.value).endswith(
+        "host 1 fell behind: after 8 s (--timeout) it had not called "
+        "jax.distributed.initialize(), while host 0 was waiting in "
+        "jax.distributed.initialize() for the others"
+    )
+    assert _marked_pids(marker) == []
+
+
+@pytest.mark.slow
+def test_hosts_that_compiled_other_modules_are_warned_of():
+    captured = capture_script([sys.executable, FAULTS, "other"], hosts=2)
+    assert [f.name for f in captured.functions] == ["step"]
+    (warning,) = captured.warnings
+    assert warning.startswith("host 1 compiled other modules than host 0 (jit__lambda)")
+
+
+@pytest.mark.parametrize(
+    ("hosts", "devices"), [(3, 8), (0, 8), (65, 4096)], ids=["not-dividing", "zero", "too-many"]
+)
+def test_a_host_count_that_cannot_split_the_devices_is_refused(hosts, devices):
+    with pytest.raises(ProgramError, match=f"--hosts {hosts}: give a whole number from 1 to 64"):
+        capture_script([sys.executable, TRAIN], hosts=hosts, devices=devices)
+
+
+def test_each_host_gets_the_coordinator_its_index_and_a_folder_of_its_own(tmp_path):
+    port = free_port()
+    assert 0 < port < 65536
+    env = host_env({"PATH": "/bin"}, tmp_path, 1, 2, port)
+    assert env["JAX_COORDINATOR_ADDRESS"] == env["JAX_COORDINATOR_BIND_ADDRESS"]
+    assert env["JAX_COORDINATOR_ADDRESS"] == f"127.0.0.1:{port}"
+    assert (env["JAX_NUM_PROCESSES"], env["JAX_PROCESS_ID"]) == ("2", "1")
+    assert env["SHARDSCOPE_CAPTURE_DIR"] == str(folder_of(tmp_path, 1))
+    assert env["JAX_DUMP_IR_TO"] == str(folder_of(tmp_path, 1) / "dump")
+    assert env["PATH"] == "/bin"
+
+
+def end(host, status, at=None, *, tail=(), stage="joined", calls=0, error=None):
+    state = {"distributed": stage, **({"error": error} if error else {})}
+    return HostEnd(host, status, at, list(tail), state, calls)
+
+
+PEER_LOST = "jax.errors.JaxRuntimeError: INTERNAL: Connection closed by peer [127.0.0.1]:4"
+ABORTED = (
+    "F1202 12:25:48.879871 7990 client.h:80] Terminating process because the JAX "
+    "distributed service detected fatal errors."
+)
+
+
+def test_the_first_host_that_failed_by_itself_is_blamed_not_the_peer_that_lost_it():
+    raised = {"kind": "raised", "reason": PEER_LOST}
+    ends = [end(0, 1, 0.3, error=raised), end(1, -signal.SIGKILL, 0.2, tail=["last words"])]
+    assert blame(ends, False, 600, False) == ("failed", "host 1 was killed by SIGKILL")
+    # a peer's loss is never blamed on the host that saw it, even when it ended first
+    ends = [end(0, 1, 0.1, error=raised), end(1, 2, 0.2, tail=["bad input"])]
+    assert blame(ends, False, 600, False) == ("failed", "host 1 exited with status 2 (bad input)")
+
+
+def test_a_host_left_running_when_its_peer_gave_up_on_it_stopped_responding():
+    ends = [end(0, -signal.SIGABRT, 9.0, tail=[ABORTED, "    @ 0x7fa7 (unknown)"]), end(1, None)]
+    ended, fault = blame(ends, False, 600, False)
+    assert ended == "failed" and fault.startswith(
+        "host 1 stopped responding: host 0 failed waiting for it (Terminating process because"
+    )
+
+
+def test_at_the_time_limit_hosts_in_step_stopped_and_hosts_out_of_step_name_the_one_behind():
+    in_step = [end(0, None, calls=5), end(1, None, calls=5)]
+    assert blame(in_step, True, 30, False) == ("stopped after 30 s (--timeout)", None)
+    behind = [end(0, None, calls=5), end(1, None, calls=2)]
+    assert blame(behind, True, 30, False) == (
+        "failed",
+        "host 1 fell behind: after 30 s (--timeout) it had made 2 runs of its jitted "
+        "functions, while host 0 had made 5 runs of its jitted functions",
+    )
+
+
+def test_steps_and_finishing_end_a_run_without_blame():
+    lost = {"kind": "raised", "reason": PEER_LOST}
+    after_steps = [end(0, 0, 1.0), end(1, 1, 1.1, error=lost)]
+    assert blame(after_steps, False, 600, True) == ("stopped after --steps", None)
+    assert blame([end(0, 0, 1.0), end(1, 0, 1.0)], False, 600, False) == ("finished", None)
+
+
+def test_a_reason_every_host_gave_is_said_once():
+    error = {"kind": "no-initialize", "reason": "the script used JAX's devices before ..."}
+    ends = [end(0, 3, 0.1, error=error), end(1, 3, 0.1, error=error)]
+    assert blame(ends, False, 600, False) == (
+        "failed",
+        "the script used JAX's devices before ... (every host)",
+    )
