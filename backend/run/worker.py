@@ -68,6 +68,7 @@ from shardscope.backend.program.trace import abstract_mesh, constrain_results
 from shardscope.backend.run import distributed
 from shardscope.backend.run.distributed import HostJob
 from shardscope.backend.run.inputs import SEED, device_array, is_concrete
+from shardscope.backend.run.lowering import lower_on
 from shardscope.backend.run.reference import (
     REFERENCE_SHARE,
     ProgramInputs,
@@ -480,9 +481,10 @@ def _run(
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
 
     notes: list[str] = []
-    with jax.set_mesh(jmesh):
-        # Traced as the load traced it (``trace.program_call``), on these shardings.
-        lowered = call.trace(leaves=structs, wrap=wrap).lower()
+    # Traced as the load traced it (``trace.program_call``), on these shardings: the
+    # load's own trace reused where that gives the same module (``run.lowering``).
+    own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
+    lowered = lower_on(call, structs, jmesh, wrap=wrap, **own)
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
     # On an accelerator the unsharded reference is traced, lowered and compiled in a
