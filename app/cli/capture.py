@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from shardscope.backend.program.capture import (
     capture_script,
 )
 from shardscope.backend.program.capture_file import Capture, capture_source, name_in_source
-from shardscope.backend.session.persistence import write_json
 
 NAME = "capture"
 HELP = (
@@ -135,6 +133,8 @@ def run(args) -> int:
         )
     if out.is_dir():
         raise ShardscopeError(f"--out {out}: is a folder; give a file name ending in .json")
+    from shardscope.backend.session.persistence import write_json
+
     capture = capture_script(
         command, devices=args.devices, steps=args.steps, timeout=args.timeout, hosts=args.hosts
     )
@@ -157,6 +157,8 @@ def run(args) -> int:
 
 
 def _print(capture: Capture, out: Path) -> None:
+    import shlex
+
     n = len(capture.functions)
     on = f" on {capture.hosts} hosts ({capture.devices // capture.hosts} devices each)"
     print(

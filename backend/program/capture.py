@@ -38,10 +38,8 @@ from shardscope.backend.isolation.jobs import (
     run_command,
     worker_env,
 )
-from shardscope.backend.program import capture_hosts
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import count_ops
-from shardscope.backend.program.torch_capture import collect_torch
 
 SITE = Path(__file__).resolve().parent / "capture_site"
 DEFAULT_DEVICES = 8
@@ -140,6 +138,8 @@ def _capture_hosts(
     """``capture_script`` with ``hosts`` processes (``capture_hosts``): process 0's
     functions, a warning where the others compiled other modules; ProgramError naming the
     host at fault where one failed or fell behind."""
+    from shardscope.backend.program import capture_hosts
+
     for name in ("SHARDSCOPE_CAPTURE_DIR", "JAX_DUMP_IR_TO"):
         env.pop(name, None)
     command = " ".join(argv)
@@ -214,6 +214,9 @@ def _collect(
     code: int | None,
     timeout: float,
 ) -> Capture:
+    # Imported here, not with the module: every command's parser imports this one.
+    from shardscope.backend.program.torch_capture import collect_torch
+
     records = _records(folder)
     by_module: dict[str, list[dict]] = {}
     for record in records:
