@@ -1,6 +1,7 @@
-"""Benchmark: ``run`` against a plain script that jits, compiles and runs the same program.
+"""Benchmark: ``run`` against plain scripts that do the same work: jit, compile and run the
+same program (sharded), and for ``run`` also its unsharded reference.
 
-Run: ``.venv/bin/python tests/benchmarks/bench_run.py [--program example:transformer] [--repeat 1]``
+Run: ``.venv/bin/python tests/benchmarks/bench_run.py [--program example:transformer] [--repeat 3]``
 
 Both sides are fresh processes started from the program file, as a user would run them,
 measured one after the other in the same run:
@@ -13,17 +14,23 @@ measured one after the other in the same run:
   and reads each device's shards and the compiled collectives;
 - plain: a script that imports jax on as many CPU devices as the mesh has, builds the same
   mesh and ``NamedSharding`` per argument from the program's ``SPECS``, then
-  ``jax.jit(f).lower(...).compile()`` and one run on the same seeded inputs.
+  ``jax.jit(f).lower(...).compile()`` and one run on the same seeded inputs;
+- plain with reference: the same script, then the unsharded reference a user would check
+  the sharded run against: a second ``jax.jit`` of the program on one device (every mesh
+  axis of size 1), compiled and run on the same inputs, and the outputs compared.
 
 Each ``run`` starts with an empty reference cache (``run.reference_cache``) of its own;
 the same command is then measured once more with what the first kept, as a user who
 runs a program again (other specs, another mesh) would see it.
 
-It prints both wall times and their ratio (target: at most 1.2x), the run's own compile
-and run times, ``run --no-reference`` (no unsharded run: one compile less) against the
-same script, and where the run's wall time went (its report's ``stages``: this process
-before the worker started, the worker's start and imports, each stage of its job, its
-exit), next to the plain script's own start (``python -c 'import jax'``, measured too).
+Each side is measured ``--repeat`` times, interleaved, and the medians are compared. It
+prints the wall times and two ratios, each against its target of at most 1.15x: ``run``
+against the plain script with the reference (the same work), and ``run --no-reference``
+against the plain script without it; then ``run`` again with its reference kept, the
+run's own compile and run times, and where the median run's wall time went (its report's
+``stages``: this process before the worker started, the worker's start and imports, each
+stage of its job, its exit), next to the plain script's own start (``python -c 'import
+jax'``, measured too).
 """
 
 from __future__ import annotations
@@ -76,8 +83,18 @@ with jax.set_mesh(mesh):
     compiled = jax.jit(ns["PROGRAM"]).lower(*jax.tree.unflatten(tree, structs)).compile()
 placed = [jax.device_put(d, s) for d, s in zip(data, jax.tree.leaves(compiled.input_shardings[0]))]
 out = jax.block_until_ready(compiled(*jax.tree.unflatten(tree, placed)))
+if sys.argv[3:] == ["reference"]:
+    one = jax.make_mesh((1,) * len(mesh_axes), tuple(mesh_axes), devices=jax.devices()[:1], axis_types=(AxisType.Auto,) * len(mesh_axes))
+    with jax.set_mesh(one):
+        ref = jax.jit(ns["PROGRAM"]).lower(*jax.tree.unflatten(tree, [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in structs])).compile()
+    device = jax.devices()[0]
+    expected = jax.block_until_ready(ref(*jax.tree.unflatten(tree, [jax.device_put(d, device) for d in data])))
+    for got, want in zip(jax.tree.leaves(out), jax.tree.leaves(expected)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-3, atol=1e-3)
 print(len(jax.tree.leaves(out)))
 """
+
+TARGET = 1.15
 
 
 def timed(argv: list[str], cache: str = "off") -> tuple[float, str]:
@@ -90,59 +107,78 @@ def timed(argv: list[str], cache: str = "off") -> tuple[float, str]:
     return seconds, done.stdout
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--program", default="example:transformer")
-    parser.add_argument("--repeat", type=int, default=1, help="measure each side this often (best)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="measure each side this often (median)"
+    )
     args = parser.parse_args()
     source = args.program
     path = source
     if source.startswith("example:"):
         name, _, query = source[len("example:") :].partition("?")
         path = str(ROOT / "assets" / "examples" / f"{name}.py") + (f"?{query}" if query else "")
+    run = [sys.executable, "main.py", "run", source, "--json"]
+    times: dict[str, list[float]] = {
+        k: [] for k in ("run", "again", "bare", "plain", "plain_ref", "imports")
+    }
+    reports: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         plain = Path(tmp) / "plain.py"
         plain.write_text(PLAIN)
-        ours, warm, bare, theirs, imports, report = [], [], [], [], [], None
         for i in range(args.repeat):
             cache = str(Path(tmp) / f"cache-{i}")
-            seconds, out = timed([sys.executable, "main.py", "run", source, "--json"], cache)
-            ours.append(seconds)
-            if report is None or seconds <= min(ours):
-                report = json.loads(out)
-                report["_wall"] = seconds
-            seconds, _ = timed([sys.executable, "main.py", "run", source, "--json"], cache)
-            warm.append(seconds)
-            seconds, _ = timed([sys.executable, "-c", "import jax"])
-            imports.append(seconds)
-            devices = report["device_count"]
-            seconds, _ = timed([sys.executable, str(plain), path, str(devices)])
-            theirs.append(seconds)
-            seconds, _ = timed(
-                [sys.executable, "main.py", "run", source, "--json", "--no-reference"]
+            seconds, out = timed(run, cache)
+            times["run"].append(seconds)
+            reports.append({**json.loads(out), "_wall": seconds})
+            times["again"].append(timed(run, cache)[0])
+            times["imports"].append(timed([sys.executable, "-c", "import jax"])[0])
+            devices = str(reports[0]["device_count"])
+            times["plain"].append(timed([sys.executable, str(plain), path, devices])[0])
+            times["plain_ref"].append(
+                timed([sys.executable, str(plain), path, devices, "reference"])[0]
             )
-            bare.append(seconds)
-    a, b, c, w = min(ours), min(theirs), min(bare), min(warm)
+            times["bare"].append(timed([*run, "--no-reference"])[0])
+    m = {k: median(v) for k, v in times.items()}
+    report = sorted(reports, key=lambda r: r["_wall"])[len(reports) // 2]
+    n = args.repeat
     print(f"program: {source} on {report['device_count']} {report['platform']} devices")
-    print(f"plain script (jit, compile, run once): {b:.2f} s")
-    print(f"shardscope run --json:                 {a:.2f} s (no reference kept yet)")
+    print(f"medians of {n} interleaved repeat{'s' if n != 1 else ''}:")
+    print(f"plain script (jit, compile, run once):          {m['plain']:.2f} s")
+    print(f"plain script and its unsharded reference run:   {m['plain_ref']:.2f} s")
+    print(f"shardscope run --json:                          {m['run']:.2f} s (no reference kept)")
+    print(f"shardscope run --json --no-reference:           {m['bare']:.2f} s")
+    print(f"shardscope run --json, run again:               {m['again']:.2f} s (reference kept)")
     print(
-        f"  of which in the run worker: compile {report['compile_s']:.3f} s, "
+        f"ratio run / plain with reference:      {m['run'] / m['plain_ref']:.2f}x "
+        f"(target: at most {TARGET}x)"
+    )
+    print(
+        f"ratio run --no-reference / plain:      {m['bare'] / m['plain']:.2f}x "
+        f"(target: at most {TARGET}x)"
+    )
+    print(f"ratio run again / plain with reference: {m['again'] / m['plain_ref']:.2f}x")
+    for name in ("run", "plain_ref", "bare", "plain"):
+        print(f"  {name:10} each: {', '.join(f'{t:.2f}' for t in times[name])} s")
+    print(
+        f"in the median run's worker: compile {report['compile_s']:.3f} s, "
         f"run {report['run_s'] * 1e3:.2f} ms (median of {len(report['run_times'])})"
     )
-    print(f"shardscope run --json, run again:     {w:.2f} s (its reference kept)")
-    print(f"shardscope run --json --no-reference: {c:.2f} s")
-    print(f"ratio: {a / b:.2f}x (target: at most 1.2x)")
-    print(f"ratio run again, the reference kept: {w / b:.2f}x")
-    print(f"ratio without the unsharded reference run: {c / b:.2f}x")
     print()
-    print(f"where the fastest run --json went ({report['_wall']:.3f} s):")
+    print(f"where the median run --json went ({report['_wall']:.3f} s):")
     stages = report.get("stages") or {}
     for name, seconds in stages.items():
         print(f"  {name:28} {seconds:7.3f} s")
     rest = report["_wall"] - sum(stages.values())
     print(f"  {'(this process after: print)':28} {rest:7.3f} s")
-    print(f"python -c 'import jax' alone: {min(imports):.3f} s (part of both sides)")
+    print(f"python -c 'import jax' alone: {m['imports']:.3f} s (part of every side)")
     return 0
 
 
