@@ -110,12 +110,19 @@ def _print(result, args) -> None:
         print(summary(result))
         measured = result.run_times if result.platform != "cpu" else None
         print("\n".join(["", *pricing.summary_lines(measured=measured)]))
+        from shardscope.backend.cost.traffic import traffic_lines
+
+        lines = traffic_lines(pricing)
+        if lines:
+            print("\n".join(["", *lines]))
 
 
 def run_pricing(result, hardware):
     """The run's compiled collectives and memory priced on ``hardware``: an estimate. The
-    memory is the buffer assignment of the run's own compile, on its own platform."""
+    memory is the buffer assignment of the run's own compile, on its own platform; on
+    several hosts a collective that crosses them is priced on the slower link."""
     from shardscope.backend.cost.price import price
+    from shardscope.backend.sharding.hosts import Hosts
 
     source = (
         f"XLA's {result.platform.upper()} buffer assignment of this run's compile "
@@ -123,7 +130,8 @@ def run_pricing(result, hardware):
     )
     if result.platform == "cpu":
         source += ": an estimate of what the accelerator's compiler would assign"
-    return price(result.collectives, result.memory, hardware, memory_source=source)
+    hosts = Hosts(result.hosts, result.device_count) if result.hosts > 1 else None
+    return price(result.collectives, result.memory, hardware, memory_source=source, hosts=hosts)
 
 
 def _measured(result) -> dict | None:

@@ -192,10 +192,10 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
         f"cross hosts is priced on {slow}, the others on {fast}",
     ]
     for c in crossing[:top]:
-        axes = "+".join(c.axes) if c.axes else "?"
+        over = f" over {'+'.join(c.axes)}" if c.axes else ""
         runs = f" x{c.runs_per_call}" if c.runs_per_call > 1 else ""
         lines.append(
-            f"  crosses hosts: #{c.index} {c.kind} over {axes}{runs}: "
+            f"  crosses hosts: #{c.index} {c.kind}{over}{runs}: "
             f"{bytes_text(c.bytes_across_hosts)} across, {bytes_text(c.bytes_within_hosts)} "
             f"within, {time_text(c.seconds_per_call)} on {c.link}"
         )

@@ -296,6 +296,13 @@ def test_run_on_two_hosts_says_which_host_holds_each_shard_and_what_crosses_host
     }
     # data spans the hosts (device 0 on host 0, device 4 on host 1); model stays in each.
     assert crossing == {((0, 1, 2, 3), (4, 5, 6, 7)): False, ((0, 4), (1, 5), (2, 6), (3, 7)): True}
+    # The cost prices the crossing all-reduce on DCN and the other on ICI, as propagate does.
+    links = {
+        c["crosses_hosts"]: cost["link"]
+        for c, cost in zip(data["collectives"], data["cost"]["collectives"], strict=True)
+    }
+    assert links == {False: "ICI", True: "DCN"}
+    assert data["cost"]["hosts"] == 2 and data["cost"]["step_bytes_across_hosts"] > 0
     text = _cli("run", program, "--hosts", "2", "--runs", "1", "--no-reference")
     assert text.returncode == 0, text.stderr
     assert (
@@ -305,6 +312,7 @@ def test_run_on_two_hosts_says_which_host_holds_each_shard_and_what_crosses_host
     assert "collectives crossing hosts: 1 of 2" in text.stdout
     assert text.stdout.count("CROSSES HOSTS") == 1
     assert "device   4 host 1 [8:16, 0:8]" in text.stdout
+    assert "traffic per step on 2 hosts" in text.stdout
 
 
 def test_hosts_that_do_not_divide_the_mesh_or_a_module_on_hosts_are_one_line():
