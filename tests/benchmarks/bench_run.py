@@ -30,7 +30,9 @@ against the plain script without it; then ``run`` again with its reference kept,
 run's own compile and run times, and where the median run's wall time went (its report's
 ``stages``: this process before the worker started, the worker's start and imports, each
 stage of its job, its exit), next to the plain script's own start (``python -c 'import
-jax'``, measured too).
+jax'``, measured too). Each side's processor time (user and system, all its processes)
+is printed beside its wall times: on a machine shared with other work the wall times
+vary from one repeat to the next more than the processor times do.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -99,12 +102,20 @@ TARGET = 1.15
 
 def timed(argv: list[str], cache: str = "off") -> tuple[float, str]:
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     env = {**os.environ, "SHARDSCOPE_CACHE_DIR": cache}
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{argv[:3]} failed:\n{done.stderr[-2000:]}")
     return seconds, done.stdout
+
+
+# The processor seconds (user and system, of every process it waited for) of each
+# ``timed`` command, in order.
+CPU: list[float] = []
 
 
 def median(values: list[float]) -> float:
@@ -129,6 +140,7 @@ def main() -> int:
     times: dict[str, list[float]] = {
         k: [] for k in ("run", "again", "bare", "plain", "plain_ref", "imports")
     }
+    cpu: dict[str, list[float]] = {k: [] for k in times}
     reports: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         plain = Path(tmp) / "plain.py"
@@ -137,15 +149,21 @@ def main() -> int:
             cache = str(Path(tmp) / f"cache-{i}")
             seconds, out = timed(run, cache)
             times["run"].append(seconds)
+            cpu["run"].append(CPU[-1])
             reports.append({**json.loads(out), "_wall": seconds})
             times["again"].append(timed(run, cache)[0])
+            cpu["again"].append(CPU[-1])
             times["imports"].append(timed([sys.executable, "-c", "import jax"])[0])
+            cpu["imports"].append(CPU[-1])
             devices = str(reports[0]["device_count"])
             times["plain"].append(timed([sys.executable, str(plain), path, devices])[0])
+            cpu["plain"].append(CPU[-1])
             times["plain_ref"].append(
                 timed([sys.executable, str(plain), path, devices, "reference"])[0]
             )
+            cpu["plain_ref"].append(CPU[-1])
             times["bare"].append(timed([*run, "--no-reference"])[0])
+            cpu["bare"].append(CPU[-1])
     m = {k: median(v) for k, v in times.items()}
     report = sorted(reports, key=lambda r: r["_wall"])[len(reports) // 2]
     n = args.repeat
@@ -166,7 +184,10 @@ def main() -> int:
     )
     print(f"ratio run again / plain with reference: {m['again'] / m['plain_ref']:.2f}x")
     for name in ("run", "plain_ref", "bare", "plain"):
-        print(f"  {name:10} each: {', '.join(f'{t:.2f}' for t in times[name])} s")
+        print(
+            f"  {name:10} each: {', '.join(f'{t:.2f}' for t in times[name])} s; "
+            f"processor time (median): {median(cpu[name]):.2f} s"
+        )
     print(
         f"in the median run's worker: compile {report['compile_s']:.3f} s, "
         f"run {report['run_s'] * 1e3:.2f} ms (median of {len(report['run_times'])})"
