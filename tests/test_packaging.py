@@ -79,7 +79,8 @@ def test_built_wheel_holds_only_shardscope(tmp_path):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"shardscope"}
     assert "shardscope/backend/propagation/propagate.py" in names
-    assert "shardscope/backend/program/capture_site/sitecustomize.py" in names
+    for hook in ("sitecustomize.py", "_shardscope_torch.py", "_shardscope_hosts.py"):
+        assert f"shardscope/backend/program/capture_site/{hook}" in names
     # ``import shardscope; shardscope.inspect``: the top-level package, and only once.
     assert "shardscope/__init__.py" in names
     assert "shardscope/app/api/inspection.py" in names
