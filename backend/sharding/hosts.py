@@ -227,8 +227,14 @@ def ici_only_dcn(mesh: Mesh, hosts: Hosts, axes: Sequence[str]) -> dict[str, int
     """DCN factors under which a collective over ``axes`` would stay within a host:
     hosts laid along the other axes (major first), or None where they cannot hold all
     ``hosts.count`` hosts."""
-    left = hosts.count
-    out = {name: 1 for name in mesh.axis_names}
+    return _along_others(mesh, {name: 1 for name in mesh.axis_names}, hosts.count, axes)
+
+
+def _along_others(
+    mesh: Mesh, out: dict[str, int], left: int, axes: Sequence[str]
+) -> dict[str, int] | None:
+    """``out`` with the ``left`` hosts laid along the axes other than ``axes``, major
+    first, as many on each as divide both; None where they do not all fit."""
     for name in mesh.axis_names:
         if name in axes or left == 1:
             continue
@@ -275,13 +281,7 @@ def across_dcn(mesh: Mesh, hosts: Hosts, axes: Sequence[str]) -> dict[str, int] 
             return None
         out[name] = size
         left //= size
-    for name in mesh.axis_names:
-        if name in axes or left == 1:
-            continue
-        f = math.gcd(mesh.shape[name], left)
-        out[name] = f
-        left //= f
-    return out if left == 1 else None
+    return _along_others(mesh, out, left, axes)
 
 
 def axis_steps(mesh: Mesh, hosts: Hosts, axis: str) -> list[str]:
