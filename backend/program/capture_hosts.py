@@ -115,8 +115,10 @@ def main(args: list[str]) -> int:
                     argv,
                     env=host_env(env, folder, host, hosts, port),
                     stdin=subprocess.DEVNULL,
+                    # Apart, each read line by line: a process's stdout and stderr share no
+                    # pipe, so a line one writes never breaks into a line of the other.
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
+                    stderr=subprocess.PIPE,
                     preexec_fn=functools.partial(become_worker, os.getpid(), None),
                 )
             )
@@ -127,8 +129,9 @@ def main(args: list[str]) -> int:
             return 127
     tails = [collections.deque(maxlen=_TAIL) for _ in procs]
     readers = [
-        threading.Thread(target=_relay, args=(p.stdout, k, tails[k], out, lock), daemon=True)
+        threading.Thread(target=_relay, args=(stream, k, tails[k], out, lock), daemon=True)
         for k, p in enumerate(procs)
+        for stream in (p.stdout, p.stderr)
     ]
     for reader in readers:
         reader.start()
