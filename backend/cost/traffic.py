@@ -1,9 +1,8 @@
 """Where compiled collectives move their bytes on a slice of several hosts.
 
-``mark_crossing(collectives, hosts)`` sets each ``CompiledCollective.crosses_hosts`` from
-its device groups (``sharding.hosts.Hosts.crosses``): the same answer for a run of
-several processes (``run --hosts``) and for a compile that runs nothing
-(``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
+Which collectives cross hosts is ``run.result.mark_crossing``, from their device groups:
+the same answer for a run of several processes (``run --hosts``) and for a compile that
+runs nothing (``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
 although another layout of the same mesh keeps them within a host; ``traffic_lines`` is
 the text summary of a pricing's bytes within and across hosts. ``apply_host_layout``
 does all of it for a propagation's result, the one answer ``propagate --hosts`` and the
@@ -12,13 +11,12 @@ window give.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from shardscope.backend.cost.hardware import HardwareProfile
 from shardscope.backend.cost.price import Pricing, price_result
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.run.result import CompiledCollective
+from shardscope.backend.run.result import CompiledCollective, mark_crossing
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.hosts import (
     Hosts,
@@ -28,15 +26,6 @@ from shardscope.backend.sharding.hosts import (
     mesh_warnings,
 )
 from shardscope.backend.sharding.mesh import Mesh
-
-
-def mark_crossing(
-    collectives: Sequence[CompiledCollective], hosts: Hosts
-) -> list[CompiledCollective]:
-    """``collectives`` with ``crosses_hosts`` set for ``hosts``."""
-    return [
-        dataclasses.replace(c, crosses_hosts=hosts.crosses(c.device_groups)) for c in collectives
-    ]
 
 
 def apply_host_layout(

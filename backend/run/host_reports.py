@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shardscope.backend.cost.traffic import mark_crossing
+from shardscope.backend.run.result import mark_crossing
 from shardscope.backend.run.shards import replica_mismatches
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _merge_tensors(per_host: list[list[dict]]) -> list[dict]:
 
 def hosted_result(result: RunResult, hosts: Hosts) -> RunResult:
     """``result`` as a run on ``hosts``: its host count, and each compiled collective
-    marked where it crosses hosts (``cost.traffic.mark_crossing``)."""
+    marked where it crosses hosts (``result.mark_crossing``)."""
     result.collectives = mark_crossing(result.collectives, hosts)
     result.hosts = hosts.count
     return result

@@ -5,9 +5,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from shardscope.backend.json_form import JsonForm, json_field
+
+if TYPE_CHECKING:
+    from shardscope.backend.sharding.hosts import Hosts
 
 
 @dataclass(frozen=True)
@@ -287,3 +292,11 @@ class RunResult(JsonForm):
             if t.name == name:
                 return t
         raise KeyError(name)
+
+
+def mark_crossing(
+    collectives: Sequence[CompiledCollective], hosts: Hosts
+) -> list[CompiledCollective]:
+    """``collectives`` with ``crosses_hosts`` set for ``hosts``: whether any device group
+    holds devices of two hosts (``sharding.hosts.Hosts.crosses``)."""
+    return [replace(c, crosses_hosts=hosts.crosses(c.device_groups)) for c in collectives]

@@ -12,13 +12,13 @@ from shardscope.backend.cost.traffic import (
     apply_host_layout,
     bytes_text,
     crossing_warnings,
-    mark_crossing,
     step_traffic,
     time_text,
     traffic_lines,
 )
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.compiled import propagate_compiled
+from shardscope.backend.run.result import mark_crossing
 from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
 from tests.support.compile_oracle import loaded
