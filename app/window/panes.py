@@ -8,7 +8,11 @@ shardings, or GSPMD's (the debugger's comparison, run in the background on deman
 Nothing here propagates again: every mode reads results the window already holds.
 
 The panes scroll, zoom, select and fold together (``ViewSync``; they share layouts), and
-the values on which they differ are marked in both (``PaneMarks``). Drops of mesh axes
+the values on which they differ are marked in both (``PaneMarks``). Each pane draws the
+marks the single graph draws for the shardings it shows: conflict outlines, collective
+tags, GSPMD and warning marks, and the timeline's step and changed rings (the right pane
+has its own ``GraphMarkers`` following the window's, and its own ``StepOverlay``
+following the window's playback). Drops of mesh axes
 on the right pane go through the same undoable commands as drops on the left one.
 Turning side by side off puts the single graph back as it was.
 """
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
-from shardscope.viewers.graph.markers import CURRENT
+from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
     Dims,
@@ -31,6 +35,7 @@ from shardscope.viewers.graph.pane import (
     dims_override,
 )
 from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.step_overlay import StepOverlay
 from shardscope.viewers.graph.sync import ViewSync
 
 if TYPE_CHECKING:
@@ -38,6 +43,7 @@ if TYPE_CHECKING:
     from shardscope.app.window.folding import FoldProgress
     from shardscope.app.window.timeline import TimelineController
     from shardscope.backend.session.document import Session
+    from shardscope.backend.session.playback import Playback, PlaybackEvent
     from shardscope.viewers.common.messages import MessagesView
 
 RIGHT_TIP = (
@@ -46,7 +52,7 @@ RIGHT_TIP = (
 )
 
 _MARKS = "Conflict marks, collective tags and the timeline's rings are hidden here: "
-# why the left pane hides the current propagation's marks, by the mode it shows
+# why a pane hides the current propagation's marks, by the mode it shows
 HIDDEN_MARKS = {
     "before": _MARKS
     + "they belong to the current propagation, and the one before the last edit is "
@@ -74,6 +80,8 @@ class Window(Protocol):
     def takeCentralWidget(self) -> QWidget: ...
     def setCentralWidget(self, widget: QWidget) -> None: ...
     def on_spec_dropped(self, value_id: int, dim: int, axis: str | None) -> bool: ...
+
+    def on_axis_appended(self, value_id: int, dim: int, axis: str) -> bool: ...
 
 
 class Pane(QWidget):
@@ -108,6 +116,10 @@ class SideBySide(QObject):
         self.sync: ViewSync | None = None
         self.marks: list[PaneMarks] = []
         self.found: dict[int, tuple[Dims, Dims]] = {}  # values the panes differ on
+        # the right pane's conflict and collective marks and timeline rings
+        self.right_markers: GraphMarkers | None = None
+        self.right_overlay: StepOverlay | None = None
+        self._playback: Playback | None = None  # the window's, followed by the right pane
 
     # -- on and off ---------------------------------------------------------------------
     def set_on(self, on: bool, modes: tuple[str, str] | None = None) -> None:
@@ -160,8 +172,12 @@ class SideBySide(QObject):
         splitter.setSizes([1, 1])
         window.folding.watch(second.view)
         second.view.specDropped.connect(window.on_spec_dropped)
+        second.view.axisAppended.connect(window.on_axis_appended)
         second.view.dropRejected.connect(lambda msg: window.messages.add(msg, "warning"))
         self.marks = [PaneMarks(main.view), PaneMarks(second.view)]
+        self.right_markers = GraphMarkers(second.view)
+        self.right_markers.follow(window.debugger.markers)
+        self.right_overlay = StepOverlay(second.view)
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
         ev.program.connect(self._on_program)
@@ -192,6 +208,10 @@ class SideBySide(QObject):
         for marks in self.marks:
             marks.close()
         self.marks = []
+        self._follow_playback(None)
+        self.right_markers.close()
+        self.right_overlay.close()
+        self.right_markers = self.right_overlay = None
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
         window.debugger.markers.show_result(CURRENT)
@@ -279,7 +299,10 @@ class SideBySide(QObject):
             override = dims_override(dims) if dims is not None and mode != "now" else None
             pane.view.graph_scene.set_mode_override(override)
             shown.append(dims)
-        self._show_left_marks(modes[0], shown[0] is not None)
+        self._follow_playback(self.window.timeline.playback)
+        self.right_overlay.set_changed(self.window.timeline.overlay.changed_values)
+        self._show_marks(self.left, modes[0], shown[0] is not None)
+        self._show_marks(self.right, modes[1], shown[1] is not None)
         left, right = shown
         gspmd = "gspmd" in modes
         self.found = {}
@@ -293,21 +316,54 @@ class SideBySide(QObject):
             {v: (b, a) for v, (a, b) in found.items()}, modes[0], gspmd=gspmd
         )
 
-    def _show_left_marks(self, mode: str, overridden: bool) -> None:
-        """The left pane is the window's graph, which carries the marks of a propagation
-        (conflicts, collectives, the timeline's rings): those of the propagation whose
-        shardings the pane shows, or none (and the header's tooltip says why)."""
-        markers = self.window.debugger.markers
-        overlay = self.window.timeline.overlay
+    def _show_marks(self, pane: Pane, mode: str, overridden: bool) -> None:
+        """Each pane carries the marks of a propagation (conflicts, collectives, the
+        timeline's rings): those of the propagation whose shardings the pane shows, or
+        none (and the header's tooltip says why)."""
+        if pane is self.left:
+            markers = self.window.debugger.markers
+            overlay = self.window.timeline.overlay
+        else:
+            markers, overlay = self.right_markers, self.right_overlay
         if not overridden or mode not in HIDDEN_MARKS:
             markers.show_result(CURRENT)
             overlay.set_marks_shown(True)
-            self.left.header.setToolTip("")
+            pane.header.setToolTip("")
             return
         before = self.window.timeline.before_result if mode == "before" else None
         markers.show_result(before)
         overlay.set_marks_shown(False)
-        self.left.header.setToolTip(BEFORE_MARKS if before is not None else HIDDEN_MARKS[mode])
+        pane.header.setToolTip(BEFORE_MARKS if before is not None else HIDDEN_MARKS[mode])
+
+    def _follow_playback(self, playback: Playback | None) -> None:
+        """The right pane shows the step the window's playback shows (its badges at the
+        step, the step's flows and ring), as the left pane does."""
+        if playback is self._playback:
+            return
+        old, self._playback = self._playback, playback
+        overlay = self.right_overlay
+        if old is not None:
+            old.unlisten(self._on_playback)
+            if overlay is not None:
+                overlay.show_steps([])
+                overlay.set_spec_override(None, None if old.active else ())
+        if playback is not None:
+            playback.listen(self._on_playback)
+            if playback.active and overlay is not None:
+                self._show_step(playback, None)
+
+    def _on_playback(self, event: PlaybackEvent) -> None:
+        if event.kind in ("position", "filter") and self._playback is not None:
+            self._show_step(self._playback, event.changed)
+
+    def _show_step(self, playback: Playback, changed) -> None:
+        overlay = self.right_overlay
+        if overlay is None:
+            return
+        # the window's scene holds the step's override (set by the timeline first)
+        override = self.window.graph_panel.view.graph_scene.spec_override
+        overlay.set_spec_override(override if playback.active else None, changed)
+        overlay.show_steps(playback.steps() if playback.active else [])
 
     def describe(self) -> str:
         left, right = self.modes

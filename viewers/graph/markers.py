@@ -363,7 +363,9 @@ def spec_notes(spec) -> dict[int, str]:
 class GraphMarkers(QObject):
     """Keeps the marks of one ``GraphView`` in step with its session; see the module
     docstring. ``set_gspmd`` gives the GSPMD differences to show (None: none shown),
-    ``set_warnings`` the XLA warnings of the last run by op id."""
+    ``set_warnings`` the XLA warnings of the last run by op id. Another view's markers
+    can ``follow`` these: they get the same GSPMD differences and warnings (a second
+    side-by-side pane marks what the window's graph marks)."""
 
     def __init__(self, view: GraphView) -> None:
         super().__init__(view)
@@ -376,6 +378,8 @@ class GraphMarkers(QObject):
         self.note_marks: list[SpecNotesItem] = []
         self.warnings: dict[int, list[str]] = {}  # op id -> XLA's warnings about it
         self.warning_marks: dict[int, WarningMarkItem] = {}  # by node index
+        self.followers: list[GraphMarkers] = []
+        self.leader: GraphMarkers | None = None
         # whose conflicts and collectives are marked: the session's current result, or
         # the one the view's shardings come from when it shows another (None: none)
         self.shown_result: PropagationResult | None | str = CURRENT
@@ -389,15 +393,29 @@ class GraphMarkers(QObject):
 
     def close(self) -> None:
         """Stop following the session (the view is going away)."""
+        if self.leader is not None:
+            self.leader.followers.remove(self)
+            self.leader = None
         ev = self.session.events
         ev.propagation.disconnect(self._on_propagation_change)
         ev.compiled.disconnect(self._on_compiled)
         ev.specs.disconnect(self._on_specs_change)
 
+    def follow(self, leader: GraphMarkers) -> None:
+        """Mark the GSPMD differences and warnings ``leader`` marks, now and after each
+        change, until ``close``."""
+        self.leader = leader
+        leader.followers.append(self)
+        self.differences = dict(leader.differences)
+        self.warnings = dict(leader.warnings)
+        self.refresh()
+
     def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
         self.differences = {d.id: d for d in differences or ()}
         self.refresh()
+        for follower in self.followers:
+            follower.set_gspmd(differences)
 
     def show_result(self, result: PropagationResult | None | str) -> None:
         """Mark the conflicts and collectives of ``result``: ``CURRENT`` (the session's
@@ -410,6 +428,8 @@ class GraphMarkers(QObject):
         """Mark the ops XLA warned about (op id -> messages; None or empty: no marks)."""
         self.warnings = {int(k): list(v) for k, v in (by_op or {}).items()}
         self.refresh()
+        for follower in self.followers:
+            follower.set_warnings(by_op)
 
     def _on_propagation_change(self, _result) -> None:
         self.refresh()

@@ -3,10 +3,12 @@ synchronised panes, each showing now, before the last edit, Shardy or GSPMD, wit
 values on which they differ marked; turning it off gives back the single graph."""
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSplitter
 
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.markers import (
+    CONFLICT_COLOR,
     CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
@@ -261,3 +263,53 @@ def test_the_left_pane_showing_before_the_edit_hides_the_rings_of_the_new_result
     assert not overlay.change_items
     pick(window, "&View", "Side by si&de")
     assert overlay.change_items
+
+
+def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_view(
+    make_window, qtbot, drop_axis
+):
+    window = make_window("example:conflict")
+    x = window.session.graph.value_by_name("x").id
+    count = window.propagation.count
+    drop_axis(window, x, 1, "model")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    conflicts = window.session.propagation.conflicts
+    assert conflicts
+    single = {n.node.key for n in window.debugger.markers.conflicted_nodes().values()}
+    single_tags = sorted(tag.text for tag in collective_tags(window.graph))
+    changed = set(window.timeline.overlay.changed_values)
+    assert single and single_tags and changed
+    qtbot.keyClick(
+        window.graph,
+        Qt.Key.Key_D,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    panes = window.panes
+    assert panes.on and panes.modes == ("before", "now")
+    right = panes.right.view
+    qtbot.waitUntil(lambda: bool(conflict_marks(right)), timeout=10_000)
+    marks = conflict_marks(right)
+    assert {m.parentItem().node.key for m in marks} == single
+    assert [m.text for m in marks] == ["!"] * len(marks) and all(m.isVisible() for m in marks)
+    assert sorted(tag.text for tag in collective_tags(right)) == single_tags
+    rings = [i for i in right.graph_scene.items() if i.data(0) == "changed"]
+    assert rings and len(rings) >= len([v for v in changed if right.badge_for(v) is not None])
+    # the rendered pane shows the red outline of the conflict
+    right.centerOn(marks[0])
+    qtbot.wait(50)
+    image = right.viewport().grab().toImage()
+    red = QColor(CONFLICT_COLOR)
+    found = any(
+        image.pixelColor(x_, y_) == red
+        for x_ in range(0, image.width(), 2)
+        for y_ in range(0, image.height(), 2)
+    )
+    assert found
+    # off and on again: the marks come back on the right, and leave with the pane
+    qtbot.keyClick(
+        window.graph,
+        Qt.Key.Key_D,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert not panes.on and conflict_marks(window.graph)
+    assert not window.debugger.markers.followers
