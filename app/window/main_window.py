@@ -180,6 +180,7 @@ class MainWindow(QMainWindow):
         ev.propagation.connect(self._on_propagation_change)
         ev.final_specs.connect(self._on_final_specs)
         self.graph.specDropped.connect(self.on_spec_dropped)
+        self.graph.axisAppended.connect(self.on_axis_appended)
         self.graph.dropRejected.connect(lambda msg: self.messages.add(msg, "warning"))
         self.graph.valueSelected.connect(self.select_value)
         self.graph.opSelected.connect(self.select_op)
@@ -193,6 +194,7 @@ class MainWindow(QMainWindow):
             lambda msg: msg and self.messages.add(msg, "warning")
         )
         self.inspector.specDropped.connect(self.on_spec_dropped)
+        self.inspector.axisAppended.connect(self.on_axis_appended)
         self.inspector.specMenuAction.connect(self.on_spec_menu)
         # hovering a tile outlines the devices that hold it on the mesh editor's grid
         self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
@@ -241,10 +243,15 @@ class MainWindow(QMainWindow):
         return True
 
     def on_spec_dropped(self, value_id: int, dim: int, axis: str | None) -> bool:
-        """An axis (or "replicated", None) dropped on a tensor dimension."""
+        """An axis (or "replicated", None) dropped on a tensor dimension: it replaces the
+        dimension's axes."""
         if axis is None:
             return self.push(ClearDim(value_id, dim))
         return self.push(SetDimSpec(value_id, dim, axis))
+
+    def on_axis_appended(self, value_id: int, dim: int, axis: str) -> bool:
+        """An axis dropped with Shift or Ctrl held: appended after the dimension's axes."""
+        return self.push(SetDimSpec(value_id, dim, axis, append=True))
 
     def on_spec_menu(self, value_id: int, dim: int, action: str, arg: int | None) -> bool:
         """A dimension's context menu: ``open`` / ``closed``, ``priority`` (arg), ``clear``."""

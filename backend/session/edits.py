@@ -63,10 +63,13 @@ class _SpecCommand(Command):
         new = self.new_spec(session)
         session.set_spec(self.value_id, new)  # validates before changing anything
         if not self._named:
-            name = session.value(self.value_id).display_name
-            self.label = f"{name}: {spec_words(old)} -> {spec_words(new)} ({self.label})"
+            self.label = self.describe(session.value(self.value_id).display_name, old, new)
             self._named = True
         self._old = old
+
+    def describe(self, name: str, old: Spec | None, new: Spec | None) -> str:
+        """The History label of this edit of tensor ``name`` from ``old`` to ``new``."""
+        return f"{name}: {spec_words(old)} -> {spec_words(new)} ({self.label})"
 
     def undo(self, session: Session) -> None:
         session.set_spec(self.value_id, self._old, validate=False)
@@ -87,18 +90,19 @@ class _SpecCommand(Command):
 class SetDimSpec(_SpecCommand):
     """Shard dimension ``dim`` of a tensor on ``axis``.
 
-    A dim that already has axes gets ``axis`` appended (minor), making a tuple such as
-    ``data+model``; ``axis=None`` makes the dim replicated.
+    A dim that already has axes gets ``axis`` in their place; with ``append`` it gets
+    ``axis`` after them (minor), making a tuple such as ``data+model``. ``axis=None``
+    makes the dim replicated. History says which: ``replace x dim 1: data → model`` or
+    ``append model to x dim 1``.
     """
 
-    def __init__(
-        self, value_id: int, dim: int, axis: str | None, *, replace_axes: bool = False
-    ) -> None:
+    def __init__(self, value_id: int, dim: int, axis: str | None, *, append: bool = False) -> None:
         super().__init__(value_id)
         self.dim = int(dim)
         self.axis = axis
-        self.replace_axes = replace_axes
+        self.append = bool(append)
         self.label = f"dim {self.dim} = {axis}" if axis else f"dim {self.dim} replicated"
+        self._was: tuple[str, ...] = ()
 
     def new_spec(self, session: Session) -> Spec:
         dims = self._dims(session, self.dim)
@@ -116,21 +120,36 @@ class SetDimSpec(_SpecCommand):
             raise SpecError(
                 f"axis {self.axis!r} is not in the mesh: use one of {', '.join(mesh.axis_names)}"
             )
-        for i, d in enumerate(dims):
-            if self.axis in d.axes and not (i == self.dim and self.replace_axes):
-                raise SpecError(
-                    f"axis {self.axis!r} already shards dim {i} of "
-                    f"{session.value(self.value_id).display_name}: each axis splits a tensor once"
-                )
+        name = session.value(self.value_id).display_name
         old = dims[self.dim]
-        axes = (self.axis,) if self.replace_axes else old.axes + (self.axis,)
-        if len(axes) > 1 and not self._named:
-            self.label = (
-                f"dim {self.dim} += {self.axis}: {'+'.join(old.axes)} -> {'+'.join(axes)}, "
-                f"a tuple of axes"
+        if not self.append and old.axes == (self.axis,):
+            raise SpecError(
+                f"dim {self.dim} of {name} is already sharded on {self.axis}: drop another "
+                "axis to replace it, or hold Shift while dropping to add one"
             )
+        for i, d in enumerate(dims):
+            if self.axis in d.axes and (self.append or i != self.dim):
+                raise SpecError(
+                    f"axis {self.axis!r} already shards dim {i} of {name}: each axis splits "
+                    f"a tensor once (clear dim {i} first)"
+                )
+        axes = old.axes + (self.axis,) if self.append else (self.axis,)
+        self._was = old.axes
         dims[self.dim] = replace(old, axes=axes)
         return Spec(tuple(dims))
+
+    def describe(self, name: str, old: Spec | None, new: Spec | None) -> str:
+        if self.axis is None or not self._was:
+            return super().describe(name, old, new)
+        whole = f"({spec_words(old)} → {spec_words(new)})"
+        was = "+".join(self._was)
+        if self.append:
+            now = "+".join((*self._was, self.axis))
+            return (
+                f"append {self.axis} to {name} dim {self.dim}: {was} → {now}, a tuple of "
+                f"axes {whole}"
+            )
+        return f"replace {name} dim {self.dim}: {was} → {self.axis} {whole}"
 
 
 class ClearDim(SetDimSpec):

@@ -4,8 +4,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QDropEvent
 
 
-def drop(view, pos, mime):
-    """Deliver a copy-drop of ``mime`` at viewport position ``pos``, as a real drag ends.
+def drop(view, pos, mime, modifiers=Qt.KeyboardModifier.NoModifier):
+    """Deliver a copy-drop of ``mime`` at viewport position ``pos``, as a real drag ends
+    with ``modifiers`` (keys) held.
 
     QDropEvent does not own its mime data: the caller keeps ``mime`` alive.
     """
@@ -14,7 +15,7 @@ def drop(view, pos, mime):
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
-        Qt.KeyboardModifier.NoModifier,
+        modifiers,
     )
     view.dropEvent(event)
     return event

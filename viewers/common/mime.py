@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData
+from PySide6.QtCore import QMimeData, Qt
 
 AXIS_MIME = "application/x-shardscope-axis"
 DEVICE_MIME = "application/x-shardscope-device"
+# held during an axis drop: append the axis to the dim's axes instead of replacing them
+APPEND_MODIFIERS = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
 
 
 def axis_mime_data(axis: str | None) -> QMimeData:
@@ -23,6 +25,12 @@ def axis_from_mime(mime: QMimeData | None) -> tuple[bool, str | None]:
         return False, None
     payload = bytes(mime.data(AXIS_MIME).data()).decode("utf-8", errors="replace").strip()
     return True, (payload or None)
+
+
+def appends(event) -> bool:
+    """Whether an axis drop ``event`` appends its axis (Shift or Ctrl held) instead of
+    replacing the dimension's axes."""
+    return bool(event.modifiers() & APPEND_MODIFIERS)
 
 
 def device_mime_data(position: int) -> QMimeData:

@@ -34,7 +34,7 @@ from shardscope.backend.program.layout import (
 )
 from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
-from shardscope.viewers.common.mime import axis_from_mime
+from shardscope.viewers.common.mime import appends, axis_from_mime
 from shardscope.viewers.graph.items import (
     BadgeItem,
     EdgeItem,
@@ -59,6 +59,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
     opSelected = Signal(int)
     valueSelected = Signal(int)
     specDropped = Signal(int, int, object)  # value id, dim, axis (None = replicated)
+    axisAppended = Signal(int, int, str)  # value id, dim, axis: dropped with Shift or Ctrl
     dropRejected = Signal(str)
     frameChanged = Signal(str)
     viewStateChanged = Signal(dict)
@@ -736,7 +737,10 @@ class GraphView(SlicedDrawing, QGraphicsView):
             event.ignore()
             return
         event.acceptProposedAction()
-        self.specDropped.emit(badge.value_id, dim, axis)
+        if axis is not None and appends(event):
+            self.axisAppended.emit(badge.value_id, dim, axis)
+        else:
+            self.specDropped.emit(badge.value_id, dim, axis)
 
     def sizeHint(self) -> QSize:
         return QSize(900, 700)

@@ -23,7 +23,10 @@ class AxisChip(QWidget):
         self.setCursor(Qt.CursorShape.OpenHandCursor)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         what = "replicated (clears a dim)" if axis is None else f"mesh axis {axis}"
-        self.setToolTip(f"Drag {what} onto a tensor dimension")
+        tip = f"Drag {what} onto a tensor dimension"
+        if axis is not None:
+            tip += ": it replaces the dimension's axes; hold Shift or Ctrl as you drop to append it"
+        self.setToolTip(tip)
         self.setAccessibleName(label)
 
     def sizeHint(self) -> QSize:

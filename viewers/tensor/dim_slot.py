@@ -1,5 +1,9 @@
 """One tensor dimension in the inspector: its size and axis chips, a drop target for mesh
-axes, with a context menu for open/closed and priority."""
+axes, with a context menu for open/closed and priority.
+
+A dropped axis replaces the dim's axes (``dropped``); held Shift or Ctrl during the drop
+appends it after them instead (``appended``), making a tuple such as ``data+model``. While
+an axis is dragged over a dim that holds axes, its header says which the drop will do."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.colors import axis_color, theme_for
-from shardscope.viewers.common.mime import axis_from_mime
+from shardscope.viewers.common.mime import appends, axis_from_mime
 from shardscope.viewers.mesh.palette import paint_chip
 
 PRIORITIES = (0, 1, 2, 3)
@@ -19,7 +23,8 @@ PRIORITIES = (0, 1, 2, 3)
 class DimSlot(QWidget):
     """One tensor dim: its size and axis chips; accepts axis drops, offers a context menu."""
 
-    dropped = Signal(int, object)
+    dropped = Signal(int, object)  # dim, axis (None: replicated): replaces the dim's axes
+    appended = Signal(int, str)  # dim, axis: added after the dim's axes (Shift or Ctrl held)
     menuAction = Signal(int, str, object)
     clicked = Signal(int)  # dim: the user picked this dimension (for its provenance)
 
@@ -30,11 +35,14 @@ class DimSlot(QWidget):
         self.spec = DimSpec()
         self.mesh: Mesh | None = None
         self._drag_over = False
+        self._drop_hint = ""  # what the dragged axis would do, while one is over the dim
         self.setAcceptDrops(True)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.DefaultContextMenu)
         self.setToolTip(
-            f"dim {dim}: drop a mesh axis here; right-click for open/closed and priority"
+            f"dim {dim}: drop a mesh axis here to shard it on that axis (it replaces the "
+            "dim's axes; hold Shift or Ctrl while dropping to append it); right-click for "
+            "open/closed and priority"
         )
 
     def set_dim_spec(self, spec: DimSpec, mesh: Mesh | None) -> None:
@@ -71,7 +79,8 @@ class DimSlot(QWidget):
         chips_w = sum(fm.horizontalAdvance(t) + 18 for t, _ in self._chips()) + 6 * len(
             self._chips()
         )
-        width = max(fm.horizontalAdvance(self._header()) + 16, chips_w + 12, 90)
+        header = fm.horizontalAdvance(self._drop_hint or self._header())
+        width = max(header + 16, chips_w + 12, 90)
         return QSize(width, fm.height() * 2 + 22)
 
     def minimumSizeHint(self) -> QSize:
@@ -93,7 +102,7 @@ class DimSlot(QWidget):
         p.drawText(
             QRectF(8, 3, frame.width() - 12, fm.height() + 2),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            self._header(),
+            self._drop_hint or self._header(),
         )
         x = 6.0
         y = fm.height() + 8
@@ -118,34 +127,52 @@ class DimSlot(QWidget):
             return
         super().mousePressEvent(event)
 
-    def dragEnterEvent(self, event) -> None:
-        ours, _ = axis_from_mime(event.mimeData())
-        if ours:
-            self._drag_over = True
+    def drop_hint(self, axis: str | None, append: bool) -> str:
+        """What dropping ``axis`` would do, as the header says it during the drag."""
+        if axis is None or not self.spec.axes:
+            return ""
+        now = "+".join(self.spec.axes)
+        if append:
+            return f"append {axis} → {now}+{axis}"
+        return f"replace {now} → {axis} (Shift: append)"
+
+    def _track_drag(self, event) -> bool:
+        ours, axis = axis_from_mime(event.mimeData())
+        hint = self.drop_hint(axis, appends(event)) if ours else ""
+        if (ours, hint) != (self._drag_over, self._drop_hint):
+            self._drag_over, self._drop_hint = ours, hint
+            self.updateGeometry()
             self.update()
+        if ours:
             event.acceptProposedAction()
         else:
             event.ignore()
+        return ours
+
+    def dragEnterEvent(self, event) -> None:
+        self._track_drag(event)
 
     def dragMoveEvent(self, event) -> None:
-        if axis_from_mime(event.mimeData())[0]:
-            event.acceptProposedAction()
-        else:
-            event.ignore()
+        self._track_drag(event)
 
     def dragLeaveEvent(self, event) -> None:
-        self._drag_over = False
+        self._drag_over, self._drop_hint = False, ""
+        self.updateGeometry()
         self.update()
 
     def dropEvent(self, event) -> None:
-        self._drag_over = False
+        self._drag_over, self._drop_hint = False, ""
+        self.updateGeometry()
         self.update()
         ours, axis = axis_from_mime(event.mimeData())
         if not ours:
             event.ignore()
             return
         event.acceptProposedAction()
-        self.dropped.emit(self.dim, axis)
+        if axis is not None and appends(event):
+            self.appended.emit(self.dim, axis)
+        else:
+            self.dropped.emit(self.dim, axis)
 
     def build_menu(self) -> QMenu:
         """The context menu: open/closed, priority p0..p3 or none, clear."""

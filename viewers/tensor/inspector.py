@@ -31,13 +31,16 @@ if TYPE_CHECKING:
 class TensorInspector(QWidget):
     """Shows one value under a mesh and spec; emits spec intents, never edits anything.
 
-    ``specDropped(value_id, dim, axis)``: axis is a mesh axis name or None (replicated).
+    ``specDropped(value_id, dim, axis)``: axis is a mesh axis name or None (replicated),
+    in place of the dim's axes; ``axisAppended(value_id, dim, axis)``: dropped with Shift
+    or Ctrl held, after them.
     ``specMenuAction(value_id, dim, action, arg)``: ("open", None), ("closed", None),
     ("priority", 0..3 or None), ("clear", None). ``dimSelected(value_id, dim)``: a click
     on a dimension.
     """
 
     specDropped = Signal(int, int, object)
+    axisAppended = Signal(int, int, str)
     specMenuAction = Signal(int, int, str, object)
     dimSelected = Signal(int, int)
 
@@ -212,6 +215,7 @@ class TensorInspector(QWidget):
             n = shape[d]
             slot = DimSlot(d, n, self)
             slot.dropped.connect(self._on_slot_dropped)
+            slot.appended.connect(self._on_slot_appended)
             slot.menuAction.connect(self._on_slot_menu)
             slot.clicked.connect(self._on_slot_clicked)
             self._slot_row.insertWidget(d, slot)
@@ -233,6 +237,10 @@ class TensorInspector(QWidget):
     def _on_slot_dropped(self, dim: int, axis) -> None:
         if self.value is not None:
             self.specDropped.emit(int(self.value.id), dim, axis)
+
+    def _on_slot_appended(self, dim: int, axis: str) -> None:
+        if self.value is not None:
+            self.axisAppended.emit(int(self.value.id), dim, axis)
 
     def _on_slot_clicked(self, dim: int) -> None:
         if self.value is not None:

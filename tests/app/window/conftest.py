@@ -62,15 +62,18 @@ def wait_idle(qtbot):
 @pytest.fixture
 def drop_axis():
     """``drop_axis(window, value_id, dim, axis)``: drop a mesh axis (None: replicated) on a
-    dimension chip of a value's badge, as a real drag would end."""
+    dimension chip of a value's badge, as a real drag would end (``modifiers``: the keys
+    held, e.g. Shift to append)."""
 
-    def drop_on_badge(window, value_id: int, dim: int, axis):
+    def drop_on_badge(window, value_id: int, dim: int, axis, modifiers=None):
         view = window.graph
         badge = view.badge_for(value_id)
         view.centerOn(badge)
         pos = view.mapFromScene(badge.chip_scene_center(dim))
         mime = axis_mime_data(axis)  # QDropEvent does not own its data: keep it alive
-        return drop(view, pos, mime), mime
+        if modifiers is None:
+            return drop(view, pos, mime), mime
+        return drop(view, pos, mime, modifiers), mime
 
     return drop_on_badge
 

@@ -96,15 +96,66 @@ def test_a_drop_on_a_tensor_without_spec_keeps_its_other_dims_open(
     assert session.spec_text(out) == "[data, _]"
 
 
-def test_history_says_when_a_drop_makes_a_tuple(make_window, wait_idle, drop_axis):
+def _undo_action(window):
+    for top in window.menuBar().actions():
+        for action in top.menu().actions() if top.menu() else ():
+            if action.text().startswith("&Undo"):
+                return action
+    raise AssertionError("no Undo in the menus")
+
+
+def test_a_badge_drop_replaces_shift_appends_and_history_says_which(
+    make_window, wait_idle, drop_axis
+):
     window = make_window("example:mlp")
     session = window.session
     x = session.graph.value_by_name("x").id
-    drop_axis(window, x, 0, "model")
+    assert session.spec(x) == Spec.of("data", None)
+    event, _ = drop_axis(window, x, 0, "model")
+    assert event.isAccepted()
+    assert session.spec(x) == Spec.of("model", None)
+    replaced = "replace x dim 0: data → model ([data, _] → [model, _])"
+    assert window.qundo.text(0) == replaced
+    assert window.statusBar().currentMessage() == replaced
+    _undo_action(window).trigger()
+    assert session.spec(x) == Spec.of("data", None)
+    drop_axis(window, x, 0, "model", Qt.KeyboardModifier.ShiftModifier)
     assert session.spec(x) == Spec.of(("data", "model"), None)
     assert window.qundo.text(0) == (
-        "x: [data, _] -> [data+model, _] (dim 0 += model: data -> data+model, a tuple of axes)"
+        "append model to x dim 0: data → data+model, a tuple of axes ([data, _] → [data+model, _])"
     )
+    assert window.qundo.count() == 1  # the undone replace is gone, the append replaced it
+    _undo_action(window).trigger()
+    assert session.spec(x) == Spec.of("data", None)
+    # the axis the dim already holds: nothing to replace, one line says what to do
+    drop_axis(window, x, 0, "data")
+    assert session.spec(x) == Spec.of("data", None)
+    assert "hold Shift while dropping to add one" in window.messages.messages("error")[-1]
+    wait_idle(window)
+
+
+def test_an_inspector_drop_replaces_and_ctrl_appends(make_window, wait_idle):
+    window = make_window("example:mlp")
+    session = window.session
+    x = session.graph.value_by_name("x").id
+    window.select_value(x)
+    slot = window.inspector.slots[0]
+    assert "Shift or Ctrl" in slot.toolTip()
+    mime = axis_mime_data("model")
+    qt_events.drop(slot, QPointF(5, 5), mime)
+    assert session.spec(x) == Spec.of("model", None)
+    assert window.qundo.text(window.qundo.count() - 1).startswith("replace x dim 0: data → model")
+    assert [a for a, _ in window.inspector.slots[0]._chips()] == ["model"]
+    qt_events.drop(slot, QPointF(5, 5), axis_mime_data("data"), Qt.KeyboardModifier.ControlModifier)
+    assert session.spec(x) == Spec.of(("model", "data"), None)
+    assert window.qundo.text(window.qundo.count() - 1).startswith(
+        "append data to x dim 0: model → model+data"
+    )
+    assert [a for a, _ in window.inspector.slots[0]._chips()] == ["model", "data"]
+    _undo_action(window).trigger()
+    _undo_action(window).trigger()
+    assert session.spec(x) == Spec.of("data", None)
+    assert [a for a, _ in window.inspector.slots[0]._chips()] == ["data"]
     wait_idle(window)
 
 

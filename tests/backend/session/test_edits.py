@@ -50,18 +50,44 @@ def test_set_dim_and_tuple_and_undo(session):
     assert session.spec(x) == Spec.of("data", None)
     stack.redo()
     stack.push(ClearDim(x, 1))
-    stack.push(SetDimSpec(x, 0, "model"))  # second axis on a dim: a tuple, major first
+    stack.push(SetDimSpec(x, 0, "model", append=True))  # appended: a tuple, major first
     assert session.spec(x) == Spec.of(("data", "model"), None)
-    assert "x" in stack.undo_labels[-1]
+    assert stack.undo_labels[-1] == (
+        "append model to x dim 0: data → data+model, a tuple of axes ([data, _] → [data+model, _])"
+    )
     while stack.can_undo:
         stack.undo()
     assert session.spec(x) == Spec.of("data", None)
+
+
+def test_a_drop_on_a_sharded_dim_replaces_its_axes_and_undo_restores_them(session):
+    stack = CommandStack(session)
+    x = vid(session, "x")
+    stack.push(SetDimSpec(x, 0, "model"))
+    assert session.spec(x) == Spec.of("model", None)
+    assert stack.undo_labels[-1] == "replace x dim 0: data → model ([data, _] → [model, _])"
+    stack.push(SetDimSpec(x, 1, "data"))  # an empty dim: nothing is replaced
+    assert stack.undo_labels[-1] == "x: [model, _] -> [model, data] (dim 1 = data)"
+    stack.undo()
+    stack.undo()
+    assert session.spec(x) == Spec.of("data", None)
+    # a tuple is replaced whole, by one of its own axes too
+    stack.push(SetDimSpec(x, 0, "model", append=True))
+    stack.push(SetDimSpec(x, 0, "model"))
+    assert session.spec(x) == Spec.of("model", None)
+    assert stack.undo_labels[-1] == (
+        "replace x dim 0: data+model → model ([data+model, _] → [model, _])"
+    )
+    stack.undo()
+    assert session.spec(x) == Spec.of(("data", "model"), None)
 
 
 @pytest.mark.parametrize(
     "command, message",
     [
         (lambda x: SetDimSpec(x, 1, "data"), "already shards dim 0"),
+        (lambda x: SetDimSpec(x, 0, "data"), "already sharded on data"),
+        (lambda x: SetDimSpec(x, 0, "data", append=True), "already shards dim 0"),
         (lambda x: SetDimSpec(x, 0, "nope"), "not in the mesh"),
         (lambda x: SetDimSpec(x, 5, "model"), "no dim 5"),
     ],

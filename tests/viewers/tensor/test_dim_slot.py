@@ -1,6 +1,7 @@
 """One dimension slot: its chips, axis drops and context-menu intents."""
 
-from PySide6.QtCore import QMimeData, QPointF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
+from PySide6.QtGui import QDragMoveEvent
 
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import DimSpec
@@ -19,8 +20,8 @@ def make(qtbot, spec=None):
     return slot
 
 
-def drop(slot, mime):
-    return qt_events.drop(slot, QPointF(5, 5), mime)
+def drop(slot, mime, modifiers=Qt.KeyboardModifier.NoModifier):
+    return qt_events.drop(slot, QPointF(5, 5), mime, modifiers)
 
 
 def test_chips_show_axes_and_openness(qtbot):
@@ -40,6 +41,55 @@ def test_drops_emit_the_dim_and_axis(qtbot):
     foreign.setText("model")
     assert not drop(slot, foreign).isAccepted()
     assert seen == [(1, "model")]
+
+
+def test_shift_or_ctrl_appends_and_a_plain_drop_replaces(qtbot):
+    slot = make(qtbot, DimSpec(("data",)))
+    dropped, appended = [], []
+    slot.dropped.connect(lambda *a: dropped.append(a))
+    slot.appended.connect(lambda *a: appended.append(a))
+    assert drop(slot, axis_mime_data("model")).isAccepted()
+    assert drop(slot, axis_mime_data("model"), Qt.KeyboardModifier.ShiftModifier).isAccepted()
+    drop(slot, axis_mime_data("model"), Qt.KeyboardModifier.ControlModifier)
+    drop(slot, axis_mime_data(None), Qt.KeyboardModifier.ShiftModifier)  # replicated: clears
+    assert dropped == [(1, "model"), (1, None)]
+    assert appended == [(1, "model"), (1, "model")]
+    assert "Shift or Ctrl" in slot.toolTip()
+
+
+def test_the_header_says_what_the_drag_over_it_would_do(qtbot):
+    slot = make(qtbot, DimSpec(("data",)))
+    slot.show()
+    mime = axis_mime_data("model")
+    plain_width = slot.sizeHint().width()
+
+    def move(modifiers):
+        event = QDragMoveEvent(
+            QPoint(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, modifiers
+        )
+        slot.dragMoveEvent(event)
+        return event
+
+    assert move(Qt.KeyboardModifier.NoModifier).isAccepted()
+    assert slot._drop_hint == "replace data \u2192 model (Shift: append)"
+    # the slot widens so the whole hint shows
+    assert slot.sizeHint().width() > plain_width
+    move(Qt.KeyboardModifier.ShiftModifier)
+    assert slot._drop_hint == "append model \u2192 data+model"
+    slot.dragLeaveEvent(None)
+    assert slot._drop_hint == "" and slot.sizeHint().width() == plain_width
+    # an empty dim has nothing to replace: no hint
+    empty = make(qtbot)
+    empty.dragMoveEvent(
+        QDragMoveEvent(
+            QPoint(5, 5),
+            Qt.DropAction.CopyAction,
+            mime,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+    )
+    assert empty._drop_hint == ""
 
 
 def test_menu_emits_intents_without_bools(qtbot):
