@@ -19,6 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QApplication,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
@@ -43,6 +45,10 @@ from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
+# Ctrl+wheel zooms the grid between this many times closer than the whole tensor and a
+# little past all of it (the plain wheel scrolls the dock that holds the grid)
+MAX_ZOOM_IN = 64.0
+ZOOM_OUT_MARGIN = 1.5
 WIDEST_DIM = "dim 0 (65536)"
 WIDEST_TICK = "65536"
 
@@ -379,12 +385,36 @@ class TileGridView(QWidget):
         if refit:
             extent = (full.width(), full.height())
             if extent != self._fitted_extent:
+                self._set_zoom_limits(full)
                 self.view_box.setRange(rect=full, padding=0.02)
                 self.view_box.disableAutoRange()
                 self._fitted_extent = extent
         # pyqtgraph moves the axes to a new range when it next paints; do it now, so that
         # what is drawn off screen to find the changed pixels is what the screen will show
         self.plot.scene().prepareForPaint()
+
+    def _set_zoom_limits(self, full: QRectF) -> None:
+        """Ctrl+wheel zooms between MAX_ZOOM_IN times closer than the whole tensor and
+        ZOOM_OUT_MARGIN times all of it, and pans no further than that margin."""
+        w, h = max(full.width(), 1e-9), max(full.height(), 1e-9)
+        m = ZOOM_OUT_MARGIN
+        self.view_box.setLimits(
+            xMin=full.center().x() - w * m / 2,
+            xMax=full.center().x() + w * m / 2,
+            yMin=full.center().y() - h * m / 2,
+            yMax=full.center().y() + h * m / 2,
+            minXRange=w / MAX_ZOOM_IN,
+            maxXRange=w * m,
+            minYRange=h / MAX_ZOOM_IN,
+            maxYRange=h * m,
+        )
+
+    def zoom_factor(self) -> float:
+        """How many times closer than the whole tensor the grid is shown (1: all of it)."""
+        if self._fitted_extent is None:
+            return 1.0
+        shown = self.view_box.viewRange()[0]
+        return self._fitted_extent[0] / max(shown[1] - shown[0], 1e-12)
 
     def _update_summary(self) -> None:
         self.summary.setText(tile_map_summary(self.tile_map))
@@ -465,12 +495,30 @@ class TileGridView(QWidget):
         self.tileHovered.emit(list(devs))
 
     def eventFilter(self, obj, event) -> bool:
+        if (
+            event.type() == QEvent.Type.Wheel
+            and not event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            # the plain wheel is the dock's: the scroll area holding the grid scrolls;
+            # Ctrl+wheel zooms the grid
+            area = self._holding_scroll_area()
+            if area is not None:
+                QApplication.sendEvent(area.viewport(), event)
+            else:
+                event.ignore()
+            return True
         if event.type() == QEvent.Type.Leave and self._hover_key is not None:
             self._hover_key = None
             self.layers.clear_hover()
             self._set_status_idle()
             self.tileHovered.emit([])
         return super().eventFilter(obj, event)
+
+    def _holding_scroll_area(self) -> QAbstractScrollArea | None:
+        widget = self.parentWidget()
+        while widget is not None and not isinstance(widget, QAbstractScrollArea):
+            widget = widget.parentWidget()
+        return widget
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.PaletteChange:

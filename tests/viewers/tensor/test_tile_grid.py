@@ -1,8 +1,12 @@
 import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.backend.sharding.spec import parse_spec
-from shardscope.viewers.tensor.tile_grid import TileGridView
+from shardscope.viewers.tensor.tile_grid import MAX_ZOOM_IN, ZOOM_OUT_MARGIN, TileGridView
 
 
 def make(qtbot, shape, mesh, spec, size=(520, 420)):
@@ -90,3 +94,74 @@ def test_renders_256_devices(qtbot, render_dir, count_colors):
     image = uneven.grab()
     image.save(str(render_dir / "tile_grid_uneven.png"))
     assert count_colors(image) > 8
+
+
+def _wheel(widget, steps, modifiers=Qt.KeyboardModifier.NoModifier):
+    """Turn the mouse wheel ``steps`` notches (positive: away from the user) over the
+    middle of ``widget``, as the window system delivers it."""
+    centre = QPointF(widget.rect().center())
+    for _ in range(abs(steps)):
+        event = QWheelEvent(
+            centre,
+            QPointF(widget.mapToGlobal(centre.toPoint())),
+            QPoint(0, 0),
+            QPoint(0, 120 if steps > 0 else -120),
+            Qt.MouseButton.NoButton,
+            modifiers,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+
+
+def _in_a_dock(qtbot):
+    """A tile grid in a scroll area too short for it, as the Tensor dock holds it."""
+    area = QScrollArea()
+    qtbot.addWidget(area)
+    area.setWidgetResizable(True)
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.addWidget(QLabel("above"))
+    grid = TileGridView()
+    grid.setMinimumHeight(400)
+    layout.addWidget(grid)
+    below = QLabel("below")
+    below.setMinimumHeight(400)
+    layout.addWidget(below)
+    area.setWidget(box)
+    area.resize(400, 300)
+    area.show()
+    qtbot.waitExposed(area)
+    grid.set_tensor((64, 32), parse_mesh("data=4,model=2"), parse_spec("data,model"))
+    return area, grid
+
+
+def test_the_plain_wheel_over_the_grid_scrolls_the_dock_and_leaves_the_zoom(qtbot):
+    area, grid = _in_a_dock(qtbot)
+    bar = area.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == 0
+    before = grid.view_box.viewRange()
+    _wheel(grid.plot.viewport(), -3)
+    qtbot.waitUntil(lambda: bar.value() > 0)
+    assert grid.view_box.viewRange() == before
+    assert grid.zoom_factor() == pytest.approx(1 / 1.04, rel=0.01)
+    _wheel(grid.plot.viewport(), 3)
+    qtbot.waitUntil(lambda: bar.value() == 0)
+
+
+def test_ctrl_wheel_zooms_the_grid_within_limits_and_the_dock_stays(qtbot):
+    area, grid = _in_a_dock(qtbot)
+    bar = area.verticalScrollBar()
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    _wheel(grid.plot.viewport(), 2, ctrl)
+    assert grid.zoom_factor() > 1.1
+    # many notches in: stops at the closest zoom, never at a speck of one tile
+    _wheel(grid.plot.viewport(), 80, ctrl)
+    assert grid.zoom_factor() == pytest.approx(MAX_ZOOM_IN, rel=0.05)
+    # many notches out: the whole tensor with a margin, never a speck in empty space
+    _wheel(grid.plot.viewport(), -120, ctrl)
+    assert grid.zoom_factor() == pytest.approx(1 / ZOOM_OUT_MARGIN, rel=0.05)
+    assert bar.value() == 0
+    # another tensor is shown whole again
+    grid.set_tensor((16, 8), parse_mesh("data=4,model=2"), parse_spec("data,_"))
+    assert grid.zoom_factor() == pytest.approx(1 / 1.04, rel=0.01)
