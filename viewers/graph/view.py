@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 LAYOUT_CACHE = 32
 # Fitting a large frame stops at this zoom (labels stay legible) and shows its top.
 MIN_FIT_SCALE = 0.6
+# A frame of at most this many nodes is small: fitting shows all of it, at whatever zoom
+# that takes (a user zooms in on a part of a small graph, but first sees its whole shape).
+SMALL_FRAME_NODES = 64
 
 
 class GraphView(SlicedDrawing, QGraphicsView):
@@ -649,7 +652,8 @@ class GraphView(SlicedDrawing, QGraphicsView):
             self.resetTransform()
             vw, vh = max(1, self.viewport().width()), max(1, self.viewport().height())
             scale = min(vw / rect.width(), vh / rect.height(), 1.25)
-            if scale >= MIN_FIT_SCALE:
+            small = self.layout_ is not None and len(self.layout_.nodes) <= SMALL_FRAME_NODES
+            if scale >= MIN_FIT_SCALE or small:
                 self.scale(scale, scale)
                 self.centerOn(rect.center())
             else:

@@ -8,6 +8,7 @@ from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support.qt_events import drop
 
 
@@ -225,3 +226,53 @@ def test_show_scope_draws_that_scope_alone_unfolded(panel_for):
     assert {"input", "output"} <= kinds
     # the layer's outputs carry badges with the session's specs
     assert view.badges
+
+
+def _nodes_outside_the_viewport(view):
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    return [n.node.label for n in view.nodes if not shown.contains(n.sceneBoundingRect())]
+
+
+def test_a_small_program_opens_fitted_whole_and_stays_so_after_propagation(
+    qtbot, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("SHARDSCOPE_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("SHARDSCOPE_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.setenv("SHARDSCOPE_UNSAVED", "discard")
+    from shardscope.app.window.main_window import MainWindow
+
+    window = MainWindow(auto_propagate=True)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    window.open_program("example:mlp")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    view = window.graph
+    assert view.nodes and _nodes_outside_the_viewport(view) == []
+    qtbot.waitUntil(lambda: window.propagation.count > 0, timeout=60_000)
+    qtbot.wait(50)
+    assert _nodes_outside_the_viewport(view) == []
+    # the first-run banner closed: the graph gets its room and is fitted to it again
+    hint = window.help.hint
+    if hint is not None and hint.isVisible():
+        scale = view.transform().m11()
+        qtbot.mouseClick(hint.close_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: view.transform().m11() > scale)
+        assert _nodes_outside_the_viewport(view) == []
+    # zoomed in by the user: no longer all in view, and a resize leaves the zoom be
+    view.zoom(3.0)
+    zoomed = view.transform().m11()
+    assert _nodes_outside_the_viewport(view)
+    window.resize(1300, 900)
+    qtbot.wait(50)
+    assert view.transform().m11() == zoomed
+    window.close()
+    window.runner.wait(30_000)
+
+
+def test_a_large_frame_still_opens_at_a_legible_zoom(panel_for):
+    _, panel = panel_for("example:transformer?layers=24")
+    view = panel.view
+    view.expand_all()
+    assert len(view.layout_.nodes) > SMALL_FRAME_NODES
+    assert view.transform().m11() >= MIN_FIT_SCALE
