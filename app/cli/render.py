@@ -84,7 +84,11 @@ def add_arguments(parser) -> None:
         "--width", type=pixel_width, default=1200, help="width of mesh/tiles pictures"
     )
     parser.add_argument(
-        "--propagate", action="store_true", help="show propagated shardings on the graph's badges"
+        "--propagate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="show propagated shardings on the graph's badges (the default); --no-propagate "
+        "draws only the shardings given (the program's and --spec), '?' on every other badge",
     )
     parser.add_argument(
         "--gspmd",
@@ -161,13 +165,28 @@ def _session(args):
             names = ", ".join(program.arg_names[:6])
             raise ShardscopeError(f"--spec names unknown tensor {name!r}: use one of {names}")
         session.set_spec(value.id, spec)
-    if args.propagate or args.step is not None or args.view == "timeline" or args.animate:
+    if args.propagate:
         from shardscope.backend.propagation.propagate import propagate
 
         session.set_propagation(
             propagate(program, session.mesh, session.specs_for_propagation(), strict=False)
         )
     return session
+
+
+def _check_propagate(args) -> None:
+    """``--no-propagate`` with an option that shows propagation is a one-line error."""
+    if args.propagate:
+        return
+    given = {
+        "--step": args.step is not None,
+        "--animate": args.animate,
+        "--gspmd": args.gspmd,
+        f"--view {args.view}": args.view in ("timeline", "conflicts"),
+    }
+    needs = next((name for name, on in given.items() if on), None)
+    if needs:
+        raise ShardscopeError(f"{needs} shows propagation: drop --no-propagate")
 
 
 def _check_program_specs(program) -> None:
@@ -440,12 +459,11 @@ def render(args) -> list[Path]:
     view = args.view
     if args.gspmd and view != "graph":
         raise ShardscopeError("--gspmd marks the graph: use it with --view graph")
-    if args.gspmd or view == "conflicts":
-        args.propagate = True
     if args.scope and (view != "graph" or args.animate):
         raise ShardscopeError(
             "--scope draws one scope of the graph: use it with --view graph, without --animate"
         )
+    _check_propagate(args)
     session = _session(args)
     files = [out]
     if args.animate:

@@ -412,3 +412,56 @@ def test_a_device_order_lays_out_the_session_and_the_mesh_picture(tmp_path, qapp
         "error: device order has 2 ids but the mesh has 8 devices: list each of the 8 "
         "device ids exactly once"
     )
+
+
+def _svg_words(path):
+    import re
+    from collections import Counter
+
+    return Counter(
+        w.strip() for w in re.findall(r"<text[^>]*>(.*?)</text>", path.read_text(), re.S)
+    )
+
+
+def test_render_propagates_by_default_as_propagate_json_does(tmp_path, qapp, capsys):
+    import json
+    from collections import Counter
+
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.view import GraphView
+
+    default, plain, asked = (tmp_path / f"{n}.svg" for n in ("default", "plain", "asked"))
+    assert main(["render", "example:mlp", "--out", str(default)]) == 0
+    assert main(["render", "example:mlp", "--no-propagate", "--out", str(plain)]) == 0
+    assert main(["render", "example:mlp", "--propagate", "--out", str(asked)]) == 0
+    capsys.readouterr()
+    assert main(["propagate", "example:mlp", "--json"]) == 0
+    specs = {v["id"]: v["spec"] for v in json.loads(capsys.readouterr().out)["values"]}
+    # the chips each drawn badge should show, from propagate --json's final shardings
+    view = GraphView(Session())
+    view.session.set_program(load_program("example:mlp"))
+    try:
+        drawn = [b.value_id for b in view.badges if b.value_id is not None]
+    finally:
+        view.close()
+    expected = Counter("+".join(d) or "_" for vid in drawn for d in specs[vid])
+    words = _svg_words(default)
+    assert words["?"] == 0
+    assert {w: words[w] for w in expected} == dict(expected)
+    assert words == _svg_words(asked)
+    # opting out draws '?' on every badge nobody annotated, and fewer axis chips
+    bare = _svg_words(plain)
+    assert bare["?"] > 0 and bare["model"] + bare["data"] < words["model"] + words["data"]
+
+
+def test_no_propagate_with_what_needs_propagation_is_one_line(tmp_path, qapp, capsys):
+    gif, png = tmp_path / "a.gif", tmp_path / "a.png"
+    assert main(["render", "example:mlp", "--no-propagate", "--animate", "--out", str(gif)]) == 1
+    assert main(["render", "example:mlp", "--no-propagate", "--step", "2", "--out", str(png)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: --animate shows propagation: drop --no-propagate",
+        "error: --step shows propagation: drop --no-propagate",
+    ]
+    assert list(tmp_path.iterdir()) == []
