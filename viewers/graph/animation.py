@@ -164,7 +164,7 @@ class AnimationDrawer:
         self.drawn = 0
         self.size: tuple[int, int] | None = None
         self._color = QColor(view.style_.theme.foreground)
-        self._overlay: StepOverlay | None = StepOverlay(view)
+        self._overlay: StepOverlay | None = StepOverlay(view, whole=True)
         self._overlay.set_spec_override(playback_override(playback, user_specs), None)
 
     @property

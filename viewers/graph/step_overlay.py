@@ -11,10 +11,11 @@ overlay draws itself again on the new items.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
@@ -31,8 +32,12 @@ if TYPE_CHECKING:
 SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
 
 EDGE_WIDTH = 4.0
-# Length of the pieces a flow's curve is drawn in (scene units).
+# Length of the pieces a flow's curve is drawn in (scene units) ...
 PIECE = 24.0
+# ... or, along a horizontal or vertical line (one that strays no more than ``THIN``),
+# longer: such a piece's box is a thin band.
+THIN = 2.0
+STRAIGHT_PIECE = 400.0
 RING_WIDTH = 3.5
 
 
@@ -84,49 +89,133 @@ class FlowItem(OverlayItem):
     """A step's flow along one edge. It keeps the whole path and pen (what it shows), but
     short pieces of the curve draw it: adding or removing it repaints a band along the
     stroke instead of the curve's whole bounding box (a long diagonal edge's box is mostly
-    background, and over a forwarded display every repainted pixel is sent)."""
+    background, and over a forwarded display every repainted pixel is sent). Only the
+    pieces that ``cover`` asked for are made: an edge across a whole unfolded model has
+    thousands of them, and the overlay makes those near what the view shows."""
 
-    def __init__(self, path: QPainterPath, scale: float, pen: QPen) -> None:
+    def __init__(self, path: QPainterPath, scale: float, pen: QPen, runs=None) -> None:
         super().__init__(path, scale)
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.pieces: list[OverlayItem] = []
-        for piece in _pieces(path):
-            item = OverlayItem(piece, scale)
-            item.setPen(pen)
-            item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-            item.setParentItem(self)
-            self.pieces.append(item)
+        self._runs = _runs(path) if runs is None else runs
+        # (run, piece) of the pieces made
+        self._made: set[tuple[int, int]] = set()
 
     def boundingRect(self) -> QRectF:
         return QRectF()
 
+    def cover(self, rect: QRectF | None = None) -> None:
+        """Make the pieces that meet ``rect`` (all of them when None)."""
+        if rect is not None:
+            x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
+        made = self._made
+        for r, (bx0, by0, bx1, by1, points, count) in enumerate(self._runs):
+            if rect is not None and (bx0 > x1 or bx1 < x0 or by0 > y1 or by1 < y0):
+                continue
+            if count == 1:
+                if (r, 0) not in made:
+                    made.add((r, 0))
+                    self._add(points)
+                continue
+            (ax, ay), (cx, cy) = points
+            lo, hi = 0, count
+            if rect is not None:
+                # the pieces of this straight run inside the rect: clip its parameter
+                t0, t1 = _clip(ax, ay, cx, cy, x0, y0, x1, y1)
+                lo, hi = max(0, math.floor(t0 * count)), min(count, math.ceil(t1 * count))
+            for k in range(lo, hi):
+                if (r, k) not in made:
+                    made.add((r, k))
+                    s, e = k / count, (k + 1) / count
+                    self._add(
+                        (
+                            (ax + (cx - ax) * s, ay + (cy - ay) * s),
+                            (ax + (cx - ax) * e, ay + (cy - ay) * e),
+                        )
+                    )
 
-def _pieces(path: QPainterPath) -> list[QPainterPath]:
-    """``path`` cut into pieces about ``PIECE`` scene units long, each a short polyline."""
-    count = max(1, round(path.length() / PIECE))
-    points = [path.pointAtPercent(i / (count * 4)) for i in range(count * 4 + 1)]
-    pieces = []
-    for k in range(count):
-        piece = QPainterPath(points[4 * k])
-        for point in points[4 * k + 1 : 4 * k + 5]:
-            piece.lineTo(point)
-        pieces.append(piece)
-    return pieces
+    def _add(self, points) -> None:
+        path = QPainterPath(QPointF(*points[0]))
+        for point in points[1:]:
+            path.lineTo(QPointF(*point))
+        item = OverlayItem(path, self._scale)
+        item.setPen(self.pen())
+        item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        item.setParentItem(self)
+        self.pieces.append(item)
+
+
+def _clip(ax, ay, cx, cy, x0, y0, x1, y1) -> tuple[float, float]:
+    """The parameter range of the segment from a to c inside the box (empty: lo >= hi)."""
+    lo, hi = 0.0, 1.0
+    for start, delta, low, high in ((ax, cx - ax, x0, x1), (ay, cy - ay, y0, y1)):
+        if abs(delta) < 1e-9:
+            if start < low or start > high:
+                return 1.0, 0.0
+            continue
+        t_a, t_b = (low - start) / delta, (high - start) / delta
+        if t_a > t_b:
+            t_a, t_b = t_b, t_a
+        lo, hi = max(lo, t_a), min(hi, t_b)
+    return lo, hi
+
+
+def _runs(path: QPainterPath) -> list[tuple]:
+    """``path`` as runs to cut pieces from, each (x0, y0, x1, y1, points, count): its box,
+    its points and how many pieces it is cut into. A run is a polyline of short segments
+    about ``PIECE`` scene units long (one piece), or one long straight segment cut into
+    pieces ``PIECE`` long, or ``STRAIGHT_PIECE`` long where it is horizontal or vertical
+    (such a piece's box is a thin band however long)."""
+    runs: list[tuple] = []
+
+    def close(points: list[tuple[float, float]]) -> None:
+        xs = [x for x, _ in points]
+        ys = [y for _, y in points]
+        runs.append((min(xs), min(ys), max(xs), max(ys), tuple(points), 1))
+
+    for polygon in path.toSubpathPolygons():
+        points = [(p.x(), p.y()) for p in polygon]
+        current = points[:1]
+        run = 0.0
+        for (ax, ay), (cx, cy) in zip(points, points[1:], strict=False):
+            dx, dy = cx - ax, cy - ay
+            length = math.hypot(dx, dy)
+            if length <= PIECE:
+                current.append((cx, cy))
+                run += length
+                if run >= PIECE:
+                    close(current)
+                    current, run = [(cx, cy)], 0.0
+                continue
+            if len(current) > 1:
+                close(current)
+            straight = min(abs(dx), abs(dy)) <= THIN
+            count = max(1, math.ceil(length / (STRAIGHT_PIECE if straight else PIECE)))
+            box = (min(ax, cx), min(ay, cy), max(ax, cx), max(ay, cy))
+            runs.append((*box, ((ax, ay), (cx, cy)), count))
+            current, run = [(cx, cy)], 0.0
+        if len(current) > 1:
+            close(current)
+    return runs
 
 
 class StepOverlay:
     """See the module docstring."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: GraphView, *, whole: bool = False) -> None:
+        """``whole``: draw each flow along its whole edge at once (for a picture of the
+        whole drawing); else, while the view is on screen, near what it shows, and more
+        as it scrolls or zooms."""
         self.view = view
+        self.whole = whole
         self.scene = view.graph_scene
         self.steps: list[Step] = []
         self.changed_values: frozenset[int] = frozenset()
         # False while the view shows other shardings than the current result's (a side
         # by side pane showing "before the last edit"): its steps and rings are not drawn
         self.marks_shown = True
-        self.flow_items: list[QGraphicsPathItem] = []
+        self.flow_items: list[FlowItem] = []
         self.ring_items: list[QGraphicsPathItem] = []
         self.change_items: list[QGraphicsPathItem] = []
         self.marked_nodes: list[int] = []
@@ -134,9 +223,12 @@ class StepOverlay:
         self._holders: dict[str, int] | None = None
         self._members: tuple[str, set[int]] | None = None
         self._edges_at: dict[int, list] | None = None
+        # each drawn edge's runs (see ``_runs``), kept until the drawing is rebuilt
+        self._runs: dict[int, tuple[object, list[tuple]]] = {}
         self._closed = False
         self.scene.drawn.connect(self._on_drawn)
         view.session.events.program.connect(self._on_program)
+        view.viewMoved.connect(self._on_moved)
 
     def close(self) -> None:
         """Stop following the scene and the session (a second call does nothing)."""
@@ -145,6 +237,7 @@ class StepOverlay:
         self._closed = True
         self.scene.drawn.disconnect(self._on_drawn)
         self.view.session.events.program.disconnect(self._on_program)
+        self.view.viewMoved.disconnect(self._on_moved)
 
     # -- badges -------------------------------------------------------------------------
     def set_spec_override(
@@ -195,6 +288,7 @@ class StepOverlay:
         # the scene dropped every item: ours are gone with them
         self.flow_items, self.ring_items, self.change_items = [], [], []
         self._edges_at = None
+        self._runs = {}
         self._holders = None
         self._draw_steps()
         self._draw_changes()
@@ -265,12 +359,31 @@ class StepOverlay:
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-        item = FlowItem(edge_item.path(), self._scale(), pen)
+        kept = self._runs.get(id(edge_item))
+        if kept is None or kept[0] is not edge_item:
+            kept = self._runs[id(edge_item)] = (edge_item, _runs(edge_item.path()))
+        item = FlowItem(edge_item.path(), self._scale(), pen, kept[1])
         item.setZValue(1)
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         item.setData(0, "step-flow")
         self.scene.addItem(item)
+        item.cover(self._near_view())
         return item
+
+    def _near_view(self) -> QRectF | None:
+        """Where flows are drawn: the part of the scene the view shows and as much again
+        around it (None: everywhere)."""
+        view = self.view
+        if self.whole or not view.isVisible():
+            return None
+        rect = view.mapToScene(view.viewport().rect()).boundingRect()
+        return rect.adjusted(-rect.width(), -rect.height(), rect.width(), rect.height())
+
+    def _on_moved(self) -> None:
+        if self.flow_items:
+            rect = self._near_view()
+            for item in self.flow_items:
+                item.cover(rect)
 
     def _edges_touching(self, node: int) -> list:
         if self._edges_at is None:
