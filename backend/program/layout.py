@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import igraph as ig
 import numpy as np
 
+from shardscope.backend.natural_order import scope_order
 from shardscope.backend.program.graph import Op, ProgramGraph
 from shardscope.backend.program.locations import split_name_path
 
@@ -208,7 +209,7 @@ def all_scopes(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> list[str
     for parts in relative_scopes(graph, ops).values():
         for k in range(1, len(parts) + 1):
             paths.add("/".join(parts[:k]))
-    return sorted(paths, key=lambda p: (p.count("/"), p))
+    return sorted(paths, key=scope_order)
 
 
 def default_expanded(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> frozenset[str]:

@@ -251,6 +251,7 @@ def _scopes(
     graph: ProgramGraph, named: Callable[[str], bool], hidden: frozenset[str]
 ) -> list[Match]:
     """Scopes whose own name matches, with how many ops each holds (nested ones too)."""
+    from shardscope.backend.natural_order import natural_key
     from shardscope.backend.program.locations import split_name_path
 
     counts: dict[str, int] = {}
@@ -279,5 +280,8 @@ def _scopes(
             op=first[path],
             scope=path,
         )
-        for path, n in counts.items()
+        # a tree's order, each level natural: layer_2 before layer_10
+        for path, n in sorted(
+            counts.items(), key=lambda kv: [natural_key(p) for p in split_name_path(kv[0])]
+        )
     ]

@@ -119,12 +119,11 @@ class NodeItem(QGraphicsItem):
         # The title's descenders (an underscore) must end above the detail line's capitals.
         text_rect = rect.adjusted(10, 2, -10, -NODE_H / 2 - 1)
         painter.setFont(st.font)
-        # Key paths keep their most specific part at the end (params['layers'][3]['w_in']).
-        elide = Qt.TextElideMode.ElideLeft if kind == "input" else Qt.TextElideMode.ElideMiddle
+        # Both ends stay: the root and the most specific part (params['l…'][3]['w_in']).
         painter.drawText(
             text_rect,
             Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
-            fm.elidedText(label, elide, text_rect.width()),
+            fm.elidedText(label, Qt.TextElideMode.ElideMiddle, text_rect.width()),
         )
         if self.node.detail:
             painter.setFont(st.small)

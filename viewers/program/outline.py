@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.backend.natural_order import natural_sorted
 from shardscope.viewers.common.value_text import type_text
 
 if TYPE_CHECKING:
@@ -142,8 +143,10 @@ class ProgramOutline(QWidget):
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        # long key paths keep their distinctive end: …['layers'][3]['w_in']
-        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        # long key paths keep both ends: params['lay…'][3]['w_in']
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # a wrapped cell elides only its last line, at the right: one line per cell
+        self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -182,7 +185,7 @@ class ProgramOutline(QWidget):
 
     # -- tree ----------------------------------------------------------------------------
     def _add_scope_children(self, parent: QStandardItem, node) -> None:
-        for name in sorted(node.children):
+        for name in natural_sorted(node.children):
             child = node.children[name]
             item = QStandardItem(name)
             item.setEditable(False)

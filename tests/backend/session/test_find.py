@@ -105,3 +105,19 @@ def test_bad_queries_say_what_to_write_and_empty_ones_find_nothing(mlp):
         parse_query("axis:")
     assert find(mlp, "   ").matches == []
     assert find(mlp, "zzzz").summary() == "no match"
+
+
+def test_scopes_are_listed_in_natural_order():
+    from shardscope.backend.program.layout import FrameIndex, all_scopes
+
+    graph = load_program("example:transformer?layers=11").graph
+    labels = [m.scope for m in find(graph, "layer_").matches if m.kind == "scope"]
+    forward = [s for s in labels if s.startswith("jvp(") and "/" not in s]
+    assert forward == [f"jvp(layer_{i})" for i in range(11)]
+    backward = [s for s in labels if s.startswith("transpose(")]
+    assert backward == [f"transpose(jvp(layer_{i}))" for i in range(11)]
+    paths = all_scopes(graph, FrameIndex(graph), Frame(graph.main))
+    tops = [p for p in paths if p.startswith("jvp(layer_") and "/" not in p]
+    assert tops == [f"jvp(layer_{i})" for i in range(11)]
+    # parents first, then each level in natural order
+    assert paths.index("jvp(layer_10)") < paths.index("jvp(layer_2)/attn")

@@ -44,3 +44,19 @@ def test_each_scope_region_holds_its_nodes_and_no_other(panel_for):
             assert held == (i in inside), (region.box.path, node.label, node.scope)
         header = region.header_rect()
         assert outline.contains(header.center())
+
+
+def test_a_long_input_name_keeps_both_ends(panel_for, tmp_path):
+    import re
+    from html import unescape
+
+    from shardscope.viewers.graph.panel import export_view
+
+    session, panel = panel_for("example:transformer?layers=2")
+    out = tmp_path / "graph.svg"
+    export_view(panel.view, out)
+    texts = [unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", out.read_text())]
+    long_names = [t for t in texts if t.startswith("params[") and "\u2026" in t]
+    assert long_names, [t for t in texts if "params" in t][:10]
+    # the root and the leaf both show, the middle is elided: params['la…][1]['w_out']
+    assert all(re.search(r"\['?\w+'?\]$", t) for t in long_names), long_names

@@ -62,3 +62,58 @@ def test_renders(qtbot, mlp, render_dir, count_colors):
     image = outline.grab()
     image.save(str(render_dir / "outline.png"))
     assert count_colors(image) > 3
+
+
+@pytest.fixture(scope="module")
+def eleven_layers():
+    return load_program("example:transformer?layers=11")
+
+
+def drawn_texts(widget) -> list[str]:
+    """The strings ``widget`` draws, read back from an SVG rendering of it."""
+    import re
+    from html import unescape
+
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    gen = QSvgGenerator()
+    gen.setOutputDevice(buffer)
+    gen.setSize(widget.size())
+    painter = QPainter(gen)
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    svg = bytes(data.data()).decode("utf-8")
+    return [unescape(t).strip() for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+
+
+def test_scopes_sort_naturally_layer_2_before_layer_10(qtbot, eleven_layers):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.set_graph(eleven_layers.graph)
+    names = list(outline.scope_rows())
+    layers = [n for n in names if n.startswith("jvp(layer_")]
+    assert layers == [f"jvp(layer_{i})" for i in range(11)]
+    backward = [n for n in names if n.startswith("transpose(jvp(layer_")]
+    assert backward == [f"transpose(jvp(layer_{i}))" for i in range(11)]
+
+
+def test_a_long_tensor_name_keeps_both_ends(qtbot, eleven_layers):
+    outline = ProgramOutline()
+    qtbot.addWidget(outline)
+    outline.tabs.setCurrentIndex(1)
+    outline.resize(300, 300)
+    outline.show()
+    outline.set_graph(eleven_layers.graph, lambda vid: "[data, _]")
+    outline.filter.setText("['layers'][10]['w_out']")
+    qtbot.waitUntil(lambda: outline.proxy.rowCount() == 1)
+    outline.table.setColumnWidth(0, 120)
+    texts = drawn_texts(outline.table.viewport())
+    elided = [t for t in texts if "\u2026" in t]
+    assert elided, texts
+    # the root and the most specific part both show: params[…]['w_out']
+    assert elided[0].startswith("params[") and elided[0].endswith("'w_out']"), elided
