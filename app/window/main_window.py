@@ -335,7 +335,8 @@ class MainWindow(QMainWindow):
 
     # -- selection ------------------------------------------------------------------------
     def select_value(self, value_id: int) -> None:
-        """Show a tensor in the inspector and its producer's source line."""
+        """Show a tensor in the inspector and its producer's source line (an argument's:
+        its parameter's line)."""
         self.selected_value = int(value_id)
         self._refresh_inspector()
         self.timeline.select(self.selected_value)
@@ -343,6 +344,12 @@ class MainWindow(QMainWindow):
         value = graph.values[value_id]
         if value.producer is not None:
             self.select_op(value.producer)
+        else:
+            # an argument: its own line in the signature, never the last op's
+            program = self.session.program
+            called = None if value.function == graph.main else value.function
+            path = program.path if program is not None else None
+            self.source_view.show_argument(path, value.display_name, called)
 
     def _outline_value(self, value_id: int) -> None:
         self.graph.select_value(value_id, center=True)

@@ -1,4 +1,6 @@
-"""Source view: the file an op came from, scrolled to its line, the line highlighted.
+"""Source view: the file an op came from, scrolled to its line, the line highlighted; for
+a program's argument, the line of its parameter in the signature of the file's
+``PROGRAM`` function (``show_argument``), or no highlight and a header that says why.
 
 A program opened from a saved session shows the source lines saved with it (the lines
 around its ops, as they were when it was lowered), not the files as they are now."""
@@ -11,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
+from shardscope.backend.program.signature import argument_line
 from shardscope.backend.program.snippets import Snippets, snippet_text
 
 MAX_BYTES = 2_000_000
@@ -74,6 +77,36 @@ class SourceView(QWidget):
         self.header.setText(name + (f"  —  {what}" if what else "") + saved)
         self.header.setToolTip(path)
         self._highlight(line)
+
+    def show_argument(self, path: str | None, name: str, function: str | None = None) -> bool:
+        """Show where argument ``name`` is written: its parameter in the signature of the
+        ``PROGRAM`` function of ``path`` (the program's file). Without one (a module or a
+        capture has no signature, a called function's arguments have no line of their
+        own), the highlight goes and the header says why. True if a line is shown."""
+        what = f"argument {name}"
+        if function is not None:
+            self._no_line(f"{what} of {function}: a called function's argument has no line")
+            return False
+        content = self._read(path) if path and path.endswith(".py") else None
+        found = argument_line(content, name) if content is not None else None
+        if found is None:
+            if not path or not path.endswith(".py"):
+                why = "the program is a module, not Python: its arguments have no source line"
+            elif content is None:
+                why = "its file is not readable here"
+            else:
+                why = f"{Path(path).name} names no PROGRAM function with a signature"
+            self._no_line(f"{what}: {why}")
+            return False
+        where = f"parameter of {found.function}" if found.exact else f"of {found.function}"
+        self.show_location(path, found.line, f"{what}, {where}")
+        return True
+
+    def _no_line(self, text: str) -> None:
+        """No line to show: keep the text, drop the highlight, say why in the header."""
+        self.line = None
+        self.header.setText(text)
+        self._highlight(None)
 
     def _read(self, path: str) -> str | None:
         if self._saved:

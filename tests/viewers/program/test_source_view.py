@@ -1,6 +1,7 @@
 """The source view: the op's file scrolled to its line, the line highlighted, or why not."""
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextFormat
 
 import shardscope.viewers.program.source_view as source_view_module
@@ -97,3 +98,75 @@ def test_a_location_without_a_line_shows_the_file_alone(view, source, tmp_path):
     missing = str(tmp_path / "gone.py")
     view.show_location(missing, None)
     assert view.header.text() == f"{missing} (file not readable here)"
+
+
+def test_an_argument_shows_its_parameter_line_not_the_last_ops(view, tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text(
+        "import jax\n\n\ndef step(\n    params,\n    x,\n):\n    return x\n\n\nPROGRAM = step\n"
+    )
+    view.show_location(str(path), 8, "stablehlo.add")
+    assert highlighted_line(view) == 8
+    assert view.show_argument(str(path), "params['layers'][10]['w']")
+    assert highlighted_line(view) == 5
+    assert (
+        view.header.text() == "prog.py:5  —  argument params['layers'][10]['w'], parameter of step"
+    )
+    assert view.show_argument(str(path), "result[0]")  # not a parameter: the def line
+    assert highlighted_line(view) == 4
+
+
+def test_an_argument_without_a_line_clears_the_highlight_and_says_why(view, source, tmp_path):
+    view.show_location(source, 150, "stablehlo.add")
+    assert not view.show_argument(str(tmp_path / "m.mlir"), "x")
+    assert view.text.extraSelections() == []
+    assert view.header.text() == (
+        "argument x: the program is a module, not Python: its arguments have no source line"
+    )
+    view.show_location(source, 150, "stablehlo.add")
+    assert not view.show_argument(source, "x")  # a file with no PROGRAM
+    assert view.text.extraSelections() == []
+    assert "names no PROGRAM function" in view.header.text()
+    assert not view.show_argument(str(tmp_path / "gone.py"), "x")
+    assert view.header.text() == "argument x: its file is not readable here"
+    view.show_location(source, 150, "stablehlo.add")
+    assert not view.show_argument(source, "x", "relu")
+    assert view.text.extraSelections() == []
+    assert view.header.text() == "argument x of relu: a called function's argument has no line"
+
+
+def _click_tensor_row(qtbot, window, name):
+    outline = window.outline
+    outline.tabs.setCurrentIndex(1)
+    model = outline.proxy
+    row = next(r for r in range(model.rowCount()) if model.index(r, 0).data() == name)
+    index = model.index(row, 0)
+    outline.table.scrollTo(index)
+    rect = outline.table.visualRect(index)
+    qtbot.mouseClick(outline.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_in_the_window_clicking_an_argument_moves_the_source_off_the_last_op(
+    qtbot, monkeypatch, tmp_path
+):
+    from shardscope.app.window.main_window import MainWindow
+
+    monkeypatch.setenv("SHARDSCOPE_SETTINGS", str(tmp_path / "settings.ini"))
+
+    window = MainWindow(auto_propagate=False)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    window.open_program("example:mlp")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    source = window.source_view
+    _click_tensor_row(qtbot, window, "result[0]")
+    op_line = source.line
+    assert op_line is not None and highlighted_line(source) == op_line
+    _click_tensor_row(qtbot, window, "x")
+    line = highlighted_line(source)
+    assert line != op_line
+    assert source.text.toPlainText().splitlines()[line - 1].startswith("def mlp(params, x)")
+    assert source.header.text() == f"mlp.py:{line}  —  argument x, parameter of mlp"
+    window.close()
+    window.runner.wait(30_000)

@@ -1,0 +1,95 @@
+"""Where a program's argument is written: the line of its name in the signature of the
+file's ``PROGRAM`` function, read from the source text without running it.
+
+A tensor argument such as ``params['layers'][0]['w_out']`` is part of the parameter
+``params``; ``argument_line`` finds the line that names that parameter (a signature may
+span lines), else the ``def`` line. Text that does not parse as a whole (the lines a saved
+session keeps, with gaps) is searched line by line for ``PROGRAM = name`` and ``def name(``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+_ROOT = re.compile(r"[A-Za-z_]\w*")
+_PROGRAM = re.compile(r"^PROGRAM\s*=\s*(?:[\w.]+\()?([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True)
+class ArgumentLine:
+    """``line`` (1-based) names the argument in ``function``'s signature (``exact``), or is
+    the ``def`` line when no parameter of that name was found."""
+
+    line: int
+    function: str
+    exact: bool
+
+
+def argument_line(text: str, name: str) -> ArgumentLine | None:
+    """The line of argument ``name`` (a display name such as ``x`` or ``params['w1']``) in
+    the signature of ``text``'s ``PROGRAM`` function; None when the text does not say which
+    function that is or does not define it."""
+    match = _ROOT.match(name)
+    root = match.group(0) if match else ""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _by_lines(text, root)
+    function = _program_name(tree)
+    if function is None:
+        return None
+    defs = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function
+    ]
+    if not defs:
+        return None
+    node = defs[-1]  # the one PROGRAM names, if the module redefines it
+    a = node.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p)]
+    for param in params:
+        if param.arg == root:
+            return ArgumentLine(param.lineno, function, True)
+    return ArgumentLine(node.lineno, function, False)
+
+
+def _program_name(tree: ast.Module) -> str | None:
+    """The function ``PROGRAM = f`` (or ``PROGRAM = jax.jit(f, ...)``) assigns."""
+    name = None
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == "PROGRAM" for t in node.targets):
+            continue
+        value = node.value
+        while isinstance(value, ast.Call) and value.args:
+            value = value.args[0]
+        name = value.id if isinstance(value, ast.Name) else None
+    return name
+
+
+def _by_lines(text: str, root: str) -> ArgumentLine | None:
+    lines = text.splitlines()
+    function = None
+    for line in lines:
+        found = _PROGRAM.match(line)
+        if found:
+            function = found.group(1)
+    if function is None:
+        return None
+    head = re.compile(rf"^(?:async\s+)?def\s+{re.escape(function)}\s*\(")
+    for i, line in enumerate(lines):
+        if head.match(line):
+            # the parameter's own line, within the signature's first lines
+            word = re.compile(rf"\b{re.escape(root)}\b") if root else None
+            for j in range(i, min(i + 20, len(lines))):
+                part = lines[j] if j > i else lines[j].split("(", 1)[1]
+                if word is not None and word.search(part.split("#", 1)[0]):
+                    return ArgumentLine(j + 1, function, True)
+                if part.rstrip().endswith(":"):
+                    break
+            return ArgumentLine(i + 1, function, False)
+    return None
