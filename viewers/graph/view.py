@@ -53,7 +53,7 @@ LAYOUT_CACHE = 32
 MIN_FIT_SCALE = 0.6
 # A frame of at most this many nodes is small: fitting shows all of it, at whatever zoom
 # that takes (a user zooms in on a part of a small graph, but first sees its whole shape).
-SMALL_FRAME_NODES = 64
+SMALL_FRAME_NODES = 24
 
 
 class GraphView(SlicedDrawing, QGraphicsView):
