@@ -20,8 +20,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
+from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
 from shardscope.app.window.undo import UndoBridge
@@ -412,14 +413,15 @@ class FileHandler:
         return False
 
     def ask_open_program(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
+        chosen = choose_file(
             self.window,
+            self.settings,
+            "programs",
             "Open program",
-            "",
             "Programs (*.py *.mlir);;Captures (*.json);;All files (*)",
         )
-        if path:
-            self.open_program(path)
+        if chosen:
+            self.open_program(chosen[0])
 
     def ask_open_example(self) -> None:
         name, ok = QInputDialog.getItem(
@@ -429,11 +431,15 @@ class FileHandler:
             self.open_program(f"example:{name}")
 
     def ask_open_session(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open session", "", "shardscope sessions (*.json);;All files (*)"
+        chosen = choose_file(
+            self.window,
+            self.settings,
+            "sessions",
+            "Open session",
+            "shardscope sessions (*.json);;All files (*)",
         )
-        if path:
-            self.open_session(path)
+        if chosen:
+            self.open_session(chosen[0])
 
     # -- saving and exporting -----------------------------------------------------------
     def save_session(self) -> bool:
@@ -443,10 +449,16 @@ class FileHandler:
         return self.save_session_to(self.session_path)
 
     def ask_save_session_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save session", "session.json", "shardscope sessions (*.json)"
+        chosen = choose_file(
+            self.window,
+            self.settings,
+            "sessions",
+            "Save session",
+            "shardscope sessions (*.json)",
+            save_as="session.json",
+            suffix="json",
         )
-        return self.save_session_to(path) if path else False
+        return self.save_session_to(chosen[0]) if chosen else False
 
     def save_session_to(self, path: str | Path) -> bool:
         """Save the session to ``path``; it becomes the session's file and the state is clean."""
@@ -468,9 +480,17 @@ class FileHandler:
     def ask_export(self, fmt: str) -> None:
         program = self.session.program
         name = (program.name if program else "graph") + f".{fmt}"
-        path, _ = QFileDialog.getSaveFileName(self.window, f"Export view as {fmt.upper()}", name)
-        if path:
-            self.export(path)
+        chosen = choose_file(
+            self.window,
+            self.settings,
+            "exports",
+            f"Export view as {fmt.upper()}",
+            f"{fmt.upper()} (*.{fmt})",
+            save_as=name,
+            suffix=fmt,
+        )
+        if chosen:
+            self.export(chosen[0])
 
     def export(self, path: str | Path) -> bool:
         """Write the graph view to ``path`` (PNG or SVG by its suffix)."""

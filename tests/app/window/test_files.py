@@ -33,7 +33,7 @@ def answer_save(monkeypatch, path, asked=None):
 
     def get_save_file_name(parent, caption, name="", *rest, **kw):
         if asked is not None:
-            asked.append((caption, name))
+            asked.append((caption, Path(name).name))
         return str(path), ""
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save_file_name)
