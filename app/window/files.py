@@ -4,8 +4,9 @@ Cancel prompt before unsaved edits would be lost (``confirm_unsaved``), and the 
 that offers to restore the edits of a window that did not exit cleanly (``ask_restore``).
 
 Programs load in the thread pool; a load that fails, or a session that does not fit its
-program, reports to the messages dock and leaves the window as it was (title, session
-file, program, specs, undo history).
+program, reports where the user is looking (``MessagesView.fail``: a banner over the
+graph, the Messages dock in front, the status bar) and leaves the window as it was
+(title, session file, program, specs, undo history).
 
 A session opens from the program saved in it, so opening one runs no code. Nothing a
 session or recovery file names runs until the user agrees to run that file, by name
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QInputDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
+from shardscope.app.window.capture_picker import pick_captured
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
@@ -30,7 +32,6 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.capture_file import (
     capture_source,
     is_capture_file,
-    name_in_source,
     parse_capture,
     split_capture_source,
 )
@@ -135,31 +136,23 @@ class FileHandler:
 
     def _choose_captured(self, source: str) -> str | None:
         """``source``, or for a capture file named without ``#NAME`` the function the user
-        picks (the largest first); None if the file is bad or the user cancels."""
+        picks in the capture picker (``capture_picker``); None if the file is bad or the
+        user cancels."""
         base, _ = split_source(source)
         if not base.endswith(".json") or not is_capture_file(base):
             return source
         try:
             capture = parse_capture(read_mlir_text(Path(base)), base)
         except ShardscopeError as exc:
-            self.messages.error(str(exc))
+            self.messages.fail(str(exc))
             return None
         if not capture.functions:
-            self.messages.error(f"{base}: the capture holds no function; capture the script again")
+            self.messages.fail(f"{base}: the capture holds no function; capture the script again")
             return None
-        functions = sorted(capture.functions, key=lambda f: -f.ops)
-        if len(functions) == 1:
-            return capture_source(base, functions[0].name)
-        labels = [
-            f"{name_in_source(f.name)}  ({f.ops} ops, {'?' if f.calls is None else f.calls} calls)"
-            for f in functions
-        ]
-        label, ok = QInputDialog.getItem(
-            self.window, "Open captured function", f"{Path(base).name} holds:", labels, 0, False
-        )
-        if not ok or label not in labels:
-            return None
-        return capture_source(base, functions[labels.index(label)].name)
+        if len(capture.functions) == 1:
+            return capture_source(base, capture.functions[0].name)
+        chosen = pick_captured(self.window, base, capture)
+        return None if chosen is None else capture_source(base, chosen.name)
 
     def _load(
         self,
@@ -196,8 +189,7 @@ class FileHandler:
                 try:
                     self.session.check_state(program, state)
                 except ShardscopeError as exc:
-                    self.messages.error(f"cannot open {what}: {exc}")
-                    status.showMessage("opening failed", 4000)
+                    self.messages.fail(f"cannot open {what}: {exc}")
                     self.update_title()
                     return
             self.undo.clear()
@@ -235,8 +227,7 @@ class FileHandler:
         def failed(message: str) -> None:
             if self.loading == source:
                 self.loading = None
-            self.messages.error(message)
-            status.showMessage("loading failed", 4000)
+            self.messages.fail(message)
             self.update_title()
 
         if from_state and state is not None:
@@ -251,7 +242,7 @@ class FileHandler:
         try:
             state = Session.read(path)
         except ShardscopeError as exc:
-            self.messages.error(str(exc))
+            self.messages.fail(str(exc))
             return False
         if not self.confirm_unsaved(f"opening {path}"):
             return False
@@ -347,7 +338,7 @@ class FileHandler:
         no program or the user cancelled."""
         program = self.session.program
         if program is None or self.loading is not None:
-            self.messages.error("nothing to run again: open a program first")
+            self.messages.fail("nothing to run again: open a program first")
             return False
         if program.kind == "api":
             self.messages.error(

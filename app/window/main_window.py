@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 from shardscope.app.window.animation import GifExport
 from shardscope.app.window.bandwidth import LowBandwidth
 from shardscope.app.window.debugger import Debugger
-from shardscope.app.window.docks import build_docks, make_room
+from shardscope.app.window.docks import build_docks, make_room, reset_layout
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
 from shardscope.app.window.help import WindowHelp
@@ -51,7 +51,7 @@ from shardscope.backend.session.edits import (
 )
 from shardscope.backend.session.persistence import new_recovery_path
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.viewers.common.messages import MessagesView
+from shardscope.viewers.common.messages import ErrorBanner, MessagesView
 from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
@@ -103,6 +103,9 @@ class MainWindow(QMainWindow):
         self.inspector = self.docks.widget("dock_tensor", TensorInspector)
         self.source_view = self.docks.widget("dock_source", SourceView)
         self.messages = self.docks.widget("dock_messages", MessagesView)
+        # a failed open or run-again shows over the graph, Messages in front
+        self.error_banner = ErrorBanner(self, self.messages)
+        self.session.events.program.connect(lambda _p: self.error_banner.dismiss())
         self.outline = self.docks.widget("dock_program", ProgramOutline)
         self.docks.widget("dock_history", QUndoView).setStack(self.qundo)
         self.files = FileHandler(
@@ -384,6 +387,13 @@ class MainWindow(QMainWindow):
     def focus_find(self) -> None:
         self.graph_panel.find_box.setFocus()
         self.graph_panel.find_box.selectAll()
+
+    def reset_layout(self) -> None:
+        """View > Reset layout: every dock back in its default place and size, and the
+        saved layout forgotten."""
+        reset_layout(self, self.docks)
+        self.settings.forget_dock_state()
+        self.statusBar().showMessage("the docks are back in the default layout", 4000)
 
     def toggle_theme(self) -> None:
         self.set_theme("light" if self.theme == "dark" else "dark")

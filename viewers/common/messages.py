@@ -1,12 +1,29 @@
-"""Messages dock: errors in red, warnings and information in readable colours."""
+"""Messages dock: errors in red, warnings and information in readable colours.
+
+An action the user asked for that fails (an open, File ▸ Run source again) reports with
+``MessagesView.fail``: besides the red line in the list, ``failed(text)`` lets an
+``ErrorBanner`` show the one line where the user is looking, over the top of the main
+window's central area, put the Messages dock in front (its tab raised, the line chosen)
+and write it in the status bar.
+"""
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QToolButton,
+    QWidget,
+)
 
 from shardscope.viewers.common.colors import theme_for
 
@@ -18,6 +35,8 @@ class MessagesView(QListWidget):
     """A list of timestamped one-line messages, newest last."""
 
     messageAdded = Signal(str, str)
+    # an action the user asked for failed: the one-line error (``fail``)
+    failed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,6 +60,13 @@ class MessagesView(QListWidget):
 
     def error(self, text: str) -> None:
         self.add(text, "error")
+
+    def fail(self, text: str) -> None:
+        """Report that an action the user asked for failed: an error line, chosen, and
+        ``failed(text)`` for whoever shows it where the user is looking."""
+        self.add(text, "error")
+        self.setCurrentRow(self.count() - 1)
+        self.failed.emit(text)
 
     def messages(self, level: str | None = None) -> list[str]:
         """Texts (without timestamps) of all messages, or of one level."""
@@ -67,3 +93,91 @@ class MessagesView(QListWidget):
             # No stored colour: plain messages follow the palette, so a theme switch (or a
             # message added before the window is polished) never leaves dark-on-dark text.
             item.setData(Qt.ItemDataRole.ForegroundRole, None)
+
+
+# How long a failure stays in the banner and the status bar (ms) unless dismissed.
+BANNER_MS = 30_000
+
+
+class ErrorBanner(QFrame):
+    """A red one-line banner over the top of ``window``'s central area that shows each
+    failure ``messages`` reports (``MessagesView.failed``), raises the Messages dock and
+    writes the line in the status bar. It hides on its close button (``dismiss``) or after
+    ``BANNER_MS``; the session under it is left as it was."""
+
+    def __init__(self, window: QMainWindow, messages: MessagesView) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.messages = messages
+        self.setObjectName("errorBanner")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton(self)
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Dismiss (the error stays in Messages)")
+        self.close_button.setAutoRaise(True)
+        self.close_button.clicked.connect(self.dismiss)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 4, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.close_button)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.dismiss)
+        self.text = ""
+        self.hide()
+        messages.failed.connect(self.show_error)
+        window.installEventFilter(self)
+
+    def show_error(self, text: str) -> None:
+        """Show ``text`` (one line) in the banner and the status bar, Messages in front."""
+        self.text = text
+        theme = theme_for(self.window_)
+        fill = QColor(theme.error)
+        fill.setAlpha(235)
+        self.setStyleSheet(
+            f"#errorBanner {{ background: {fill.name(QColor.NameFormat.HexArgb)};"
+            " border-radius: 4px; }"
+            " #errorBanner QLabel, #errorBanner QToolButton { color: white; font-weight: bold; }"
+        )
+        self.label.setToolTip(text)
+        self.window_.statusBar().showMessage(text, BANNER_MS)
+        self._raise_messages()
+        self._place()
+        self.show()
+        self.raise_()
+        self.timer.start(BANNER_MS)
+
+    def dismiss(self) -> None:
+        self.timer.stop()
+        self.hide()
+
+    def _raise_messages(self) -> None:
+        widget: QWidget | None = self.messages
+        while widget is not None and not isinstance(widget, QDockWidget):
+            widget = widget.parentWidget()
+        if widget is not None:
+            widget.show()
+            widget.raise_()
+        self.messages.scrollToBottom()
+
+    def _place(self) -> None:
+        central = self.window_.centralWidget()
+        area = central.geometry() if central is not None else self.window_.rect()
+        width = max(200, area.width() - 24)
+        self.setFixedWidth(width)
+        self.label.setText(self.text)
+        layout = self.layout()
+        height = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
+        self.setFixedHeight(max(height, self.minimumSizeHint().height()))
+        self.move(area.x() + 12, area.y() + 10)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.window_ and self.isVisible():
+            kind = event.type()
+            if kind in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
+                self._place()
+        return False

@@ -1,10 +1,11 @@
 """Work off the GUI thread: results and failures come back on the GUI thread, as one line."""
 
+import json
 import threading
 
 import pytest
-from PySide6.QtCore import QThread, QThreadPool
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt, QThread, QThreadPool
+from PySide6.QtWidgets import QApplication, QFileDialog, QTabBar
 
 from shardscope.app.window.tasks import TaskRunner, load_task
 from shardscope.backend.errors import ProgramError
@@ -147,3 +148,110 @@ def test_a_program_on_its_own_mesh_axes_opens_on_that_mesh(make_window, wait_idl
     assert window.session.mesh.shape == {"dp": 2, "tp": 2}
     assert window.session.propagation is not None
     assert window.messages.messages("error") == []
+
+
+# -- a failed load, as the user meets it in the window -----------------------------------
+RAISES = """\
+import jax
+import jax.numpy as jnp
+
+
+def step(x):
+    raise ValueError("the model's config has no 'layers'")
+
+
+PROGRAM = step
+EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+"""
+
+WORKS = """\
+import jax
+import jax.numpy as jnp
+
+
+def step(x, w):
+    return jnp.tanh(x @ w)
+
+
+PROGRAM = step
+EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32), jax.ShapeDtypeStruct((4, 4), jnp.float32))
+MESH = {"data": 2, "model": 2}
+SPECS = {"x": ["data", None]}
+"""
+
+
+def raised_tab(window, dock_name: str) -> bool:
+    """Whether ``dock_name`` is the dock shown in front of its tab group."""
+    dock = window.docks[dock_name]
+    if not dock.isVisible() or dock.visibleRegion().isEmpty():
+        return False
+    for bar in window.findChildren(QTabBar):
+        titles = [bar.tabText(i) for i in range(bar.count())]
+        if dock.windowTitle() in titles:
+            return bar.tabText(bar.currentIndex()) == dock.windowTitle()
+    return True
+
+
+def snapshot(window):
+    session = window.session
+    return (
+        json.dumps(session.to_json(), sort_keys=True),
+        session.program,
+        window.windowTitle(),
+        window.qundo.count(),
+        len(window.graph.nodes),
+    )
+
+
+def test_opening_a_program_that_raises_shows_the_error_over_the_graph(
+    make_window, qtbot, tmp_path, monkeypatch, pick
+):
+    window = make_window("example:conflict")
+    window.docks["dock_conflicts"].raise_()  # the user was looking at another tab
+    assert not raised_tab(window, "dock_messages")
+    banner = window.error_banner
+    assert not banner.isVisible()
+    before = snapshot(window)
+    bad = tmp_path / "raises.py"
+    bad.write_text(RAISES)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    qtbot.waitUntil(banner.isVisible, timeout=5000)
+    error = window.messages.messages("error")[-1]
+    assert "the model's config has no 'layers'" in error and "\n" not in error
+    assert "no 'layers'" in banner.label.text()
+    assert raised_tab(window, "dock_messages")
+    assert window.messages.currentItem().toolTip() == error
+    assert "no 'layers'" in window.statusBar().currentMessage()
+    # drawn over the graph, at its top
+    graph = window.centralWidget().geometry()
+    assert graph.contains(banner.geometry().topLeft()) and banner.y() < graph.y() + 40
+    assert snapshot(window) == before  # the session stays exactly as it was
+    qtbot.mouseClick(banner.close_button, Qt.MouseButton.LeftButton)
+    assert not banner.isVisible() and window.messages.messages("error")[-1] == error
+
+
+def test_run_source_again_on_a_deleted_source_shows_why_and_keeps_the_session(
+    make_window, qtbot, tmp_path, pick
+):
+    source = tmp_path / "model.py"
+    source.write_text(WORKS)
+    window = make_window(str(source))
+    before = snapshot(window)
+    source.unlink()
+    pick(window, "&File", "&Run source again")
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    banner = window.error_banner
+    qtbot.waitUntil(banner.isVisible, timeout=5000)
+    error = window.messages.messages("error")[-1]
+    assert "model.py" in error and "model.py" in banner.label.text()
+    assert raised_tab(window, "dock_messages")
+    assert "model.py" in window.statusBar().currentMessage()
+    assert snapshot(window) == before
+    # the file back: Run source again works and the banner goes
+    source.write_text(WORKS)
+    pick(window, "&File", "&Run source again")
+    qtbot.waitUntil(lambda: window.files.loading is None, timeout=60_000)
+    qtbot.waitUntil(lambda: not banner.isVisible(), timeout=5000)
+    assert window.session.program is not before[1]

@@ -90,3 +90,43 @@ def test_only_the_newest_messages_are_kept_and_the_newest_is_in_view(view, qtbot
     assert view.messages()[-1] == f"message {MAX_ITEMS + 19}"
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+
+
+def test_a_failure_shows_in_a_banner_the_status_bar_and_the_raised_messages_dock(qtbot):
+    from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+
+    from shardscope.viewers.common.messages import ErrorBanner
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.setCentralWidget(QLabel("the graph"))
+    messages = MessagesView()
+    dock = QDockWidget("Messages", window)
+    dock.setWidget(messages)
+    other = QDockWidget("Conflicts", window)
+    other.setWidget(QLabel("conflicts"))
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    window.tabifyDockWidget(dock, other)
+    other.raise_()
+    window.resize(900, 600)
+    window.show()
+    banner = ErrorBanner(window, messages)
+    messages.add("loading x.py")
+    messages.error("a background error")  # not asked for: nothing pops up
+    assert not banner.isVisible()
+    dock.close()  # even a closed Messages dock comes back
+    messages.fail("x.py: no such file; check the path and open it again")
+    assert banner.isVisible() and banner.label.text().startswith("x.py: no such file")
+    assert dock.isVisible() and not dock.visibleRegion().isEmpty()
+    assert messages.currentItem().toolTip().startswith("x.py: no such file")
+    assert window.statusBar().currentMessage().startswith("x.py: no such file")
+    central = window.centralWidget().geometry()
+    assert central.contains(banner.geometry().topLeft())
+    assert banner.width() <= central.width()
+    image = banner.grab().toImage()
+    assert image.pixelColor(image.width() // 2, 2).red() > 150  # a red band
+    window.resize(600, 500)
+    qtbot.waitUntil(lambda: banner.width() <= window.centralWidget().width())
+    qtbot.mouseClick(banner.close_button, Qt.MouseButton.LeftButton)
+    assert not banner.isVisible()
+    assert messages.messages("error")[-1].startswith("x.py: no such file")
