@@ -75,7 +75,9 @@ class Mp4Encoder:
         stream.options = {"crf": "18", "preset": "veryfast"}
         self.stream = stream
 
-    def add(self, image: QImage) -> None:
+    def add(self, image: QImage, changed=None) -> None:
+        """The next frame, whole (``changed``, where it differs from the last, is for
+        encoders that write only that)."""
         if self.stream is None:
             self._open_stream(image.width(), image.height())
         stream = self.stream
