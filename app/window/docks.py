@@ -4,10 +4,19 @@ A spec says what the dock shows (a factory for its widget), its title and object
 (saved layouts find docks by object name, so names never change), its area, and where it
 sits in the default layout (below another dock, or tabbed with one) at what initial size.
 The window wires the built widgets to the session; this module only places them.
+
+The graph keeps at least ``GRAPH_SHARE`` of the window in each dimension: the default
+widths of the side columns and heights of the bottom docks shrink to leave it that much
+(``_apply_sizes``), and a dock given room after a run (``make_room``) takes no more of the
+graph's height than that. The right column runs the window's full height (it owns the
+bottom-right corner), so the Tensor, Source and Provenance docks all get readable heights
+while the bottom docks span the left column and the graph. ``reset_layout`` puts every
+dock back where ``build_docks`` first put it, at its default size.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -31,6 +40,7 @@ from shardscope.viewers.timeline.provenance_view import ProvenanceView
 
 W = TypeVar("W", bound=QWidget)
 
+VERTICAL = Qt.Orientation.Vertical
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -45,11 +55,13 @@ class DockSpec:
     area: Qt.DockWidgetArea
     factory: Callable[[], QWidget]
     below: str | None = None  # split off the bottom of this dock (by name)
-    tabify_with: str | None = None  # share this dock's place, shown on top of it
+    tabify_with: str | None = None  # share this dock's place, as one more tab
     width: int | None = None
     height: int | None = None
     scrolls: bool = False  # wrap the widget in a vertical scroll area
     in_view_menu: bool = True
+    min_lines: int | None = None  # the widget's smallest height, in lines of its text
+    on_top: bool = False  # the tab its group shows in the default layout
 
 
 def history_view() -> QUndoView:
@@ -66,13 +78,13 @@ DOCKS: tuple[DockSpec, ...] = (
     # reserving it (the Run dock needs the height after a run).
     # The mesh grid is what a user draws on first: it gets its height, the Program dock
     # below takes what is left.
-    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, height=360, scrolls=True),
+    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, height=340, scrolls=True),
     DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
-    DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=620, scrolls=True),
-    DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=220),
-    DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=120),
+    DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=480, scrolls=True),
+    DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=150),
+    DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=170),
     # Split from the messages before they are tabbed: splitting a tabbed dock would take
     # it out of its tab group.
     DockSpec(
@@ -86,17 +98,37 @@ DOCKS: tuple[DockSpec, ...] = (
     ),
     DockSpec("History", "dock_history", LEFT, history_view, below="dock_palette"),
     DockSpec(
-        "Program", "dock_program", LEFT, ProgramOutline, tabify_with="dock_history", scrolls=True
+        "Program",
+        "dock_program",
+        LEFT,
+        ProgramOutline,
+        tabify_with="dock_history",
+        scrolls=True,
+        on_top=True,
     ),
     # The debugger's docks share the messages' place.
-    DockSpec("Conflicts", "dock_conflicts", BOTTOM, ConflictsView, tabify_with="dock_messages"),
+    DockSpec(
+        "Conflicts",
+        "dock_conflicts",
+        BOTTOM,
+        ConflictsView,
+        tabify_with="dock_messages",
+        on_top=True,
+    ),
     DockSpec(
         "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
     ),
     DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
     DockSpec("Run", "dock_run", BOTTOM, RunPanel, tabify_with="dock_gspmd"),
+    # A chain of steps per axis: readable only with a dozen lines, never fewer than eight.
     DockSpec(
-        "Provenance", "dock_provenance", RIGHT, ProvenanceView, below="dock_source", height=200
+        "Provenance",
+        "dock_provenance",
+        RIGHT,
+        ProvenanceView,
+        below="dock_source",
+        height=300,
+        min_lines=8,
     ),
 )
 
@@ -136,18 +168,13 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
     docks = Docks(specs)
     for spec in specs:
         widget = spec.factory()
+        if spec.min_lines is not None:
+            widget.setMinimumHeight(_lines_height(widget, spec.min_lines))
         dock = QDockWidget(spec.title, window)
         dock.setObjectName(spec.name)
         dock.setWidget(_scrolling(widget) if spec.scrolls else widget)
-        window.addDockWidget(spec.area, dock)
         docks.add(spec, dock, widget)
-    for spec in specs:
-        dock = docks[spec.name]
-        if spec.below is not None:
-            window.splitDockWidget(docks[spec.below], dock, Qt.Orientation.Vertical)
-        if spec.tabify_with is not None:
-            window.tabifyDockWidget(docks[spec.tabify_with], dock)
-            dock.raise_()
+    _arrange(window, docks)
     _apply_sizes(window, docks)
     # With two tab groups Qt forgets sizes given before the window is first shown (the
     # tensor dock came out 163 px wide instead of 420): they are given again then, unless
@@ -156,7 +183,47 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
     return docks
 
 
-# The share of the window's height a dock given room (``make_room``) gets, and below
+def _arrange(window: QMainWindow, docks: Docks) -> None:
+    """Dock every dock where the default layout puts it: its area, below or tabbed with
+    the dock its spec names, each tab group showing its ``on_top`` dock."""
+    window.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
+    window.setCorner(Qt.Corner.BottomLeftCorner, BOTTOM)
+    for spec in docks.specs:
+        window.addDockWidget(spec.area, docks[spec.name])
+    for spec in docks.specs:
+        dock = docks[spec.name]
+        if spec.below is not None:
+            window.splitDockWidget(docks[spec.below], dock, Qt.Orientation.Vertical)
+        if spec.tabify_with is not None:
+            window.tabifyDockWidget(docks[spec.tabify_with], dock)
+    for spec in docks.specs:
+        if spec.on_top:
+            docks[spec.name].raise_()
+
+
+def reset_layout(window: QMainWindow, docks: Docks) -> None:
+    """Put every dock back where ``build_docks`` put it, shown, docked and at its default
+    size: the window's size stays, the user's arrangement goes."""
+    for spec in docks.specs:
+        dock = docks[spec.name]
+        dock.setFloating(False)
+        window.removeDockWidget(dock)
+    _arrange(window, docks)
+    for spec in docks.specs:
+        docks[spec.name].show()
+    for spec in docks.specs:  # shown again, each tab group with its default tab on top
+        if spec.on_top:
+            docks[spec.name].raise_()
+    docks.restored = False
+    _apply_sizes(window, docks)
+    # as on the first show: the bottom docks' heights again once the window is laid out
+    QTimer.singleShot(0, window, lambda: _laid_out_sizes(window, docks))
+
+
+# The share of the window's width and height the graph keeps at least, in the default
+# layout and when a dock is given room.
+GRAPH_SHARE = 0.5
+# The share of the window's height a dock given room (``make_room``) asks for, and below
 # which share it is given it.
 ROOM = 0.5
 ROOM_BELOW = 0.45
@@ -164,21 +231,60 @@ ROOM_BELOW = 0.45
 
 def make_room(window: QMainWindow, dock: QDockWidget) -> None:
     """Show ``dock`` on top of its tab group and, where it is docked and shorter than
-    ``ROOM_BELOW`` of the window, give it ``ROOM`` of the window's height (the docks
-    beside it in its area give up theirs)."""
+    ``ROOM_BELOW`` of the window, give it up to ``ROOM`` of the window's height: a dock
+    in a column takes it from the docks beside it, a bottom or top dock only what the
+    graph has above ``GRAPH_SHARE`` of the window's height."""
     dock.show()
     dock.raise_()
     if dock.isFloating():
         return
     height = window.height()
-    if dock.height() < ROOM_BELOW * height:
-        window.resizeDocks([dock], [int(ROOM * height)], Qt.Orientation.Vertical)
+    if dock.height() >= ROOM_BELOW * height:
+        return
+    target = int(ROOM * height)
+    if window.dockWidgetArea(dock) in (BOTTOM, Qt.DockWidgetArea.TopDockWidgetArea):
+        central = window.centralWidget()
+        if central is not None:
+            spare = central.height() - math.ceil(GRAPH_SHARE * height)
+            target = min(target, dock.height() + max(0, spare))
+    if target > dock.height():
+        window.resizeDocks([dock], [target], Qt.Orientation.Vertical)
+
+
+def graph_share(window: QMainWindow) -> tuple[float, float]:
+    """The share of the window's width and height the central widget (the graph) has."""
+    central = window.centralWidget()
+    if central is None or window.width() <= 0 or window.height() <= 0:
+        return 0.0, 0.0
+    return central.width() / window.width(), central.height() / window.height()
+
+
+def _fitted(
+    sizes: dict[str, int], room: float, floors: dict[str, int] | None = None
+) -> dict[str, int]:
+    """``sizes`` scaled down alike, none below its floor, to sum to ``room`` if they can."""
+    floors = floors or {}
+    total = sum(sizes.values())
+    if total <= room or total <= 0:
+        return sizes
+    floor = sum(floors.get(n, 0) for n in sizes)
+    scale = max(room - floor, 0.0) / max(total - floor, 1)
+    out = {}
+    for name, size in sizes.items():
+        low = floors.get(name, 0)
+        out[name] = max(low, low + int((size - low) * scale)) if size > low else size
+    return out
 
 
 def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
+    """The default widths and heights, the bottom docks' heights shrunk where the window
+    is too short to leave the graph ``GRAPH_SHARE`` of its height. The side columns keep
+    their widths (the Tensor dock's contents need its 420 px): the graph has half the
+    width of windows 1,440 px wide or wider."""
     specs = docks.specs
     widths = {s.name: s.width for s in specs if s.width is not None}
     heights = {s.name: s.height for s in specs if s.height is not None}
+    heights.update({n: h for n, h in _bottom_heights(window, docks).items() if n in heights})
     for sizes, orientation in (
         (widths, Qt.Orientation.Horizontal),
         (heights, Qt.Orientation.Vertical),
@@ -186,15 +292,89 @@ def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
         window.resizeDocks([docks[n] for n in sizes], list(sizes.values()), orientation)
 
 
+def _bottom_heights(window: QMainWindow, docks: Docks) -> dict[str, int]:
+    """The default heights of the bottom docks stacked one above the other (not the ones
+    tabbed into another's place), fitted to what the graph leaves them: a tab group is as
+    tall as its tallest smallest height at least."""
+    stacked = [s for s in docks.specs if s.area == BOTTOM and s.tabify_with is None]
+    floors = {s.name: _group_floor(docks, s.name) for s in stacked}
+    heights = {s.name: max(s.height or 0, floors[s.name]) for s in stacked}
+    return _fitted(heights, _bottom_room(window), floors)
+
+
+def _group_floor(docks: Docks, name: str) -> int:
+    """The smallest height of dock ``name`` with the docks tabbed into its place."""
+    group = {name}
+    for spec in docks.specs:  # registry order: a dock tabs with one listed before it
+        if spec.tabify_with in group:
+            group.add(spec.name)
+    return max(docks[n].minimumSizeHint().height() for n in group)
+
+
+def _bottom_room(window: QMainWindow) -> float:
+    """The height the bottom docks may share: what the graph leaves of the window's height
+    under the menu bar and status bar."""
+    bars = window.menuBar().sizeHint().height() + window.statusBar().sizeHint().height()
+    tabs = 40  # a tab bar and the splitters
+    return (1 - GRAPH_SHARE) * window.height() - bars - tabs
+
+
+def _laid_out_sizes(window: QMainWindow, docks: Docks) -> None:
+    """The default sizes again once the docks are laid out, then the bottom docks'
+    heights once more, then each side column split as a whole (in that order: a change of
+    the bottom docks' height splits the columns afresh)."""
+    _apply_sizes(window, docks)
+
+    def bottom() -> None:
+        _apply_bottom_heights(window, docks)
+        QTimer.singleShot(0, window, columns)
+
+    def columns() -> None:
+        for area in (LEFT, RIGHT):
+            heights = _column_heights(docks, area)
+            window.resizeDocks([docks[n] for n in heights], list(heights.values()), VERTICAL)
+
+    QTimer.singleShot(0, window, bottom)
+
+
+def _column_heights(docks: Docks, area: Qt.DockWidgetArea) -> dict[str, int]:
+    """Heights for the docks stacked in side column ``area`` that add up to the column's
+    height, so that Qt splits it the same way whatever it held before: each dock its
+    spec's height, one without a height its preferred height, and the last of those the
+    rest; where the column is too short the docks with a height give up theirs alike."""
+    stacked = [
+        s
+        for s in docks.specs
+        if s.area == area and s.tabify_with is None and not docks[s.name].isHidden()
+    ]
+    total = sum(docks[s.name].height() for s in stacked)
+    floors = {s.name: _group_floor(docks, s.name) for s in stacked}
+    free = [s for s in stacked if s.height is None]
+    last = free[-1].name if free else None
+    heights: dict[str, int] = {}
+    for spec in stacked:
+        if spec.height is not None:
+            heights[spec.name] = spec.height
+        elif spec.name != last:
+            heights[spec.name] = max(floors[spec.name], docks[spec.name].sizeHint().height())
+    if last is None:
+        return _fitted(heights, total, floors)
+    room = total - floors[last]
+    heights = _fitted(heights, room, floors)
+    heights[last] = max(floors[last], total - sum(heights.values()))
+    return {s.name: heights[s.name] for s in stacked}
+
+
 def _apply_bottom_heights(window: QMainWindow, docks: Docks) -> None:
     """The heights of the bottom docks that have no tabs again, once the window is laid
     out: the columns above them ask for more height than a short window has, and given
     with theirs the timeline kept only its smallest height (84 px instead of 150 in a
     1400x900 window). Resizing a dock of a tab group as well undid it."""
-    for spec in docks.specs:
-        dock = docks[spec.name]
-        if spec.area == BOTTOM and spec.height is not None and not window.tabifiedDockWidgets(dock):
-            window.resizeDocks([dock], [spec.height], Qt.Orientation.Vertical)
+    specs = {s.name: s for s in docks.specs}
+    for name, height in _bottom_heights(window, docks).items():
+        dock = docks[name]
+        if specs[name].height is not None and not window.tabifiedDockWidgets(dock):
+            window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
 
 class _SizesOnFirstShow(QObject):
@@ -215,8 +395,14 @@ class _SizesOnFirstShow(QObject):
 
     def _once_laid_out(self) -> None:
         if not self.docks.restored:
-            _apply_bottom_heights(self.main, self.docks)
+            _laid_out_sizes(self.main, self.docks)
         self.deleteLater()
+
+
+def _lines_height(widget: QWidget, lines: int) -> int:
+    """The height ``lines`` lines of ``widget``'s text take, with its frame and margins."""
+    frame = 2 * widget.frameWidth() if isinstance(widget, QFrame) else 0
+    return lines * widget.fontMetrics().lineSpacing() + frame + 12
 
 
 def _scrolling(widget: QWidget) -> QScrollArea:

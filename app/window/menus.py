@@ -143,6 +143,7 @@ MENUS: tuple[Menu, ...] = (
                 checked="bandwidth.on",
             ),
             SEPARATOR,
+            Action("reset_layout", "&Reset layout", "reset_layout"),
             DockToggles(),
         ),
     ),

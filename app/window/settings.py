@@ -50,6 +50,11 @@ class Settings:
         self.qsettings.setValue("geometry", geometry)
         self.qsettings.setValue("state", state)
 
+    def forget_dock_state(self) -> None:
+        """Drop the saved dock arrangement (the window's geometry stays): the next window
+        opens with the default layout."""
+        self.qsettings.remove("state")
+
     def auto_propagate(self) -> bool:
         return str(self.qsettings.value("auto_propagate", "true")).lower() == "true"
 

@@ -6,15 +6,24 @@ import itertools
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
+from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow
 
-from shardscope.app.window.docks import DOCKS, RIGHT, DockSpec, build_docks, make_room
+from shardscope.app.window.docks import (
+    DOCKS,
+    RIGHT,
+    DockSpec,
+    build_docks,
+    graph_share,
+    make_room,
+)
+from shardscope.app.window.main_window import MainWindow
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.tensor.dim_slot import DimSlot
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+LEFT_BUTTON = Qt.MouseButton.LeftButton
 
 # Saved layouts find docks by object name: these never change.
 EXPECTED = {
@@ -236,21 +245,30 @@ def test_a_restored_layout_keeps_its_own_dock_sizes(make_window, qtbot):
     assert abs(again.docks["dock_tensor"].width() - 300) < 10
 
 
-def test_making_room_grows_a_short_dock_and_leaves_a_tall_or_floating_one(make_window, qtbot):
+def test_making_room_grows_a_short_dock_and_leaves_the_graph_half_the_height(make_window, qtbot):
     window = make_window(None, propagate=False)
+    window.resize(1600, 1000)
     qtbot.wait(10)
     run = window.docks["dock_run"]
-    assert run.height() < 0.3 * window.height()
+    before = run.height()
+    assert before < 0.3 * window.height()
     make_room(window, run)
-    qtbot.waitUntil(lambda: run.height() >= 0.45 * window.height())
+    qtbot.waitUntil(lambda: run.height() > before)
     assert not run.visibleRegion().isEmpty()  # on top of its tab group
-    # In a tall window the user makes it a little shorter than it was made: it stays so.
-    window.resize(1400, 1400)
     qtbot.wait(10)
-    window.resizeDocks([run], [int(0.47 * window.height())], Qt.Orientation.Vertical)
+    width, height = graph_share(window)
+    assert width >= 0.5 and height >= 0.5, (width, height)
+    # In a tall window it gets more, still leaving the graph half the height.
+    window.resize(1600, 1600)
+    qtbot.wait(10)
+    make_room(window, run)
+    qtbot.waitUntil(lambda: run.height() >= 0.3 * window.height())
+    assert 0.5 <= graph_share(window)[1] < 0.55
+    # A dock the user made taller than half the window stays so.
+    window.resizeDocks([run], [int(0.6 * window.height())], Qt.Orientation.Vertical)
     qtbot.wait(10)
     tall = run.height()
-    assert 0.45 * window.height() <= tall < 0.5 * window.height()
+    assert tall >= 0.45 * window.height()
     make_room(window, run)
     qtbot.wait(10)
     assert run.height() == tall
@@ -259,3 +277,133 @@ def test_making_room_grows_a_short_dock_and_leaves_a_tall_or_floating_one(make_w
     make_room(window, run)
     qtbot.wait(10)
     assert run.isFloating() and run.height() == 200
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1920, 1080)])
+def test_the_graph_has_half_the_window_in_the_default_layout(make_window, qtbot, size):
+    window = make_window("example:transformer?layers=2", propagate=False)
+    window.resize(*size)
+    qtbot.wait(50)
+    width, height = graph_share(window)
+    assert width >= 0.5 and height >= 0.5, (width, height)
+    assert window.graph.height() >= 0.3 * window.height()  # the drawing, under the bars
+
+
+def test_a_short_window_keeps_half_its_height_for_the_graph(make_window, qtbot):
+    window = make_window(None, propagate=False)
+    window.resize(1400, 900)
+    qtbot.wait(50)
+    assert graph_share(window)[1] >= 0.5
+    assert window.docks["dock_timeline"].height() >= 110
+
+
+def lines_shown(view) -> float:
+    return view.viewport().height() / view.fontMetrics().lineSpacing()
+
+
+def test_the_provenance_dock_is_readable_and_never_three_lines(make_window, qtbot):
+    window = make_window("example:mlp")
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    dock = window.docks["dock_provenance"]
+    view = window.timeline.provenance_view
+    assert not dock.visibleRegion().isEmpty()
+    assert lines_shown(view) >= 12
+    # The user drags the splitter above it as far down as it goes: eight lines stay.
+    window.resizeDocks([dock], [10], Qt.Orientation.Vertical)
+    qtbot.wait(10)
+    assert lines_shown(view) >= 8
+    # A short window keeps them too.
+    window.resize(1400, 700)
+    qtbot.wait(10)
+    assert lines_shown(view) >= 8
+
+
+def dock_places(window) -> dict:
+    """Where each dock is: its area, floating, the docks tabbed with it, and whether it is
+    the tab shown."""
+    return {
+        name: (
+            window.dockWidgetArea(dock),
+            dock.isFloating(),
+            dock.isHidden(),
+            sorted(d.objectName() for d in window.tabifiedDockWidgets(dock)),
+            not dock.visibleRegion().isEmpty(),
+        )
+        for name, dock in window.docks.by_name.items()
+    }
+
+
+def dock_rects(window) -> dict:
+    """The geometry of each dock on screen."""
+    return {
+        name: dock.geometry()
+        for name, dock in window.docks.by_name.items()
+        if not dock.visibleRegion().isEmpty()
+    }
+
+
+def near(a: dict, b: dict, slack: int) -> bool:
+    """Whether every dock of ``a`` is in ``b`` and within ``slack`` px of its place there."""
+    return a.keys() == b.keys() and all(
+        abs(ra.x() - rb.x()) <= slack
+        and abs(ra.y() - rb.y()) <= slack
+        and abs(ra.right() - rb.right()) <= slack
+        and abs(ra.bottom() - rb.bottom()) <= slack
+        for ra, rb in ((a[n], b[n]) for n in a)
+    )
+
+
+def test_reset_layout_puts_moved_and_closed_docks_back(make_window, qtbot, pick):
+    # A new window at 1600x1000: the default layout.
+    fresh = MainWindow(auto_propagate=False)
+    qtbot.addWidget(fresh)
+    fresh.resize(1600, 1000)
+    fresh.show()
+    qtbot.wait(200)
+    default, rects = dock_places(fresh), dock_rects(fresh)
+    fresh.close()
+    window = make_window("example:mlp", propagate=False)
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    docks = window.docks
+    tensor, provenance = docks["dock_tensor"], docks["dock_provenance"]
+    # The user floats the Tensor dock and closes Provenance with their title-bar buttons,
+    # drags Messages to the left column and the Mesh dock's edge.
+    qtbot.mouseClick(tensor.findChild(QAbstractButton, "qt_dockwidget_floatbutton"), LEFT_BUTTON)
+    qtbot.mouseClick(
+        provenance.findChild(QAbstractButton, "qt_dockwidget_closebutton"), LEFT_BUTTON
+    )
+    window.addDockWidget(LEFT, docks["dock_messages"])
+    window.resizeDocks([docks["dock_mesh"]], [200], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: tensor.isFloating() and provenance.isHidden())
+    qtbot.wait(20)
+    assert dock_places(window) != default
+    window.close()
+    # The next window opens with the user's layout, until they reset it.
+    again = make_window("example:mlp", propagate=False)
+    again.resize(1600, 1000)
+    qtbot.wait(50)
+    assert again.docks.restored
+    assert again.docks["dock_tensor"].isFloating() and again.docks["dock_provenance"].isHidden()
+    pick(again, "&View", "&Reset layout")
+    qtbot.wait(50)
+    assert dock_places(again) == default
+    # Each dock at its default size once the window is laid out (the left column's split
+    # may differ by a row).
+    qtbot.waitUntil(lambda: near(dock_rects(again), rects, 24))
+    reset = dock_rects(again)
+    left = ("dock_mesh", "dock_palette", "dock_program")
+    assert near(
+        {n: r for n, r in reset.items() if n not in left},
+        {n: r for n, r in rects.items() if n not in left},
+        4,
+    )
+    assert graph_share(again) >= (0.5, 0.5)
+    assert again.settings.window_state()[1] is None
+    assert "default layout" in again.statusBar().currentMessage()
+    # Reset twice in a row changes nothing more.
+    pick(again, "&View", "&Reset layout")
+    qtbot.wait(200)
+    assert dock_places(again) == default
+    assert near(dock_rects(again), reset, 4)

@@ -53,6 +53,7 @@ EXPECTED = {
         ("Toggle &dark/light theme", "Ctrl+T"),
         ("Low-&bandwidth mode", ""),
         "---",
+        ("&Reset layout", ""),
         ("Mesh", ""),
         ("Spec palette", ""),
         ("Tensor", ""),
