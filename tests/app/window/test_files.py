@@ -20,6 +20,7 @@ from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import SetDimSpec
 from shardscope.backend.session.persistence import write_json
 from shardscope.backend.sharding.spec import Spec
+from tests.support.dialogs import answer_picker
 from tests.support.inputs import INPUTS, MLIR, PROGRAMS, write_input
 
 
@@ -737,19 +738,15 @@ def test_opening_a_capture_lets_the_user_pick_a_function(
 ):
     path, functions = capture_of_two(tmp_path)
     offered = []
-
-    def get_item(parent, title, label, items, current, editable):
-        offered.append((title, list(items)))
-        return items[1], True
-
-    monkeypatch.setattr(QInputDialog, "getItem", get_item)
+    answer_picker(qtbot, offered, row=1)
     window = make_window(None, propagate=False)
     answer_open(monkeypatch, path)
     pick(window, "&File", "&Open program…")
     qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
     by_size = sorted(functions, key=lambda f: -f.ops)
-    assert offered[0][0] == "Open captured function"
-    assert offered[0][1][0].startswith(f"{by_size[0].name}  ({by_size[0].ops} ops, 1 calls)")
+    mesh = " \u00d7 ".join(f"{a}={n}" for a, n in by_size[0].mesh.items())
+    assert offered[0][0][0] == by_size[0].name
+    assert offered[0][0][2].startswith(mesh) and offered[0][0][3:] == [str(by_size[0].ops), "1"]
     assert window.session.program.name == by_size[1].name
     assert window.session.program.source == f"{path}#{by_size[1].name}"
     assert window.session.program.kind == "capture"
@@ -757,9 +754,9 @@ def test_opening_a_capture_lets_the_user_pick_a_function(
 
 def test_cancelling_the_capture_picker_changes_nothing(make_window, qtbot, tmp_path, monkeypatch):
     path, _ = capture_of_two(tmp_path)
-    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("", False))
     window = make_window("example:mlp", propagate=False)
     before = window_state(window)
+    answer_picker(qtbot, [])  # Cancel
     assert not window.files.open_file(str(path))
     qtbot.wait(100)
     assert window_state(window) == before and window.files.loading is None
@@ -1030,17 +1027,12 @@ def test_the_capture_picker_opens_the_function_picked(
 ):
     path = capture_of_odd_names(tmp_path)
     offered = []
-
-    def get_item(parent, title, label, items, current, editable):
-        offered.extend(items)
-        return items[chosen], True
-
-    monkeypatch.setattr(QInputDialog, "getItem", get_item)
+    answer_picker(qtbot, offered, row=chosen)
     window = make_window(None, propagate=False)
     answer_open(monkeypatch, path)
     pick(window, "&File", "&Open program…")
     qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
-    assert [item.split("  (")[0] for item in offered] == [
+    assert [row[0] for row in offered[0]] == [
         "a%23b c",
         "what%3Fx=1",
         "two%0Alines",
@@ -1053,7 +1045,9 @@ def test_the_capture_picker_opens_the_function_picked(
 
     # Open recent reopens that function, not the capture's picker or a session.
     other = make_window(None, propagate=False)
-    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: pytest.fail("asked again"))
+    monkeypatch.setattr(
+        "shardscope.app.window.files.pick_captured", lambda *a, **k: pytest.fail("asked again")
+    )
     (recent,) = [a for a in other.files.recent_menu.actions() if a.text() == program.source]
     recent.trigger()
     qtbot.waitUntil(lambda: other.session.program is not None, timeout=60_000)
