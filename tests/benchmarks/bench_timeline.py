@@ -38,6 +38,9 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 STEP_TARGET_MS = 16.0
 STEP_TARGET_KIB = 150.0
 JUMP_TARGET_MS = 50.0
+PLAY_SPEED = 10.0
+PLAY_TARGET = 9.0  # steps shown per second of wall clock at PLAY_SPEED
+KEY_TARGET_MS = 100.0
 
 
 class PaintWatch(QObject):
@@ -179,7 +182,162 @@ def main(source: str = "example:transformer?layers=24") -> None:
     pb.reset()
     app.processEvents()
     print(f"back to the final state: {(time.perf_counter() - t) * 1000:.1f} ms")
+    _playing_expanded(app, window)
     window.close()
+
+
+class PaintedSteps(QObject):
+    """The playback positions a widget was painted at while watched."""
+
+    def __init__(self, playback) -> None:
+        super().__init__()
+        self.playback = playback
+        self.positions: list[int | None] = []
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.positions.append(self.playback.position)
+        return False
+
+
+def _wait(app, done, limit: float = 120.0) -> None:
+    end = time.perf_counter() + limit
+    while not done():
+        if time.perf_counter() > end:
+            raise SystemExit("bench_timeline: timed out waiting for the window")
+        app.processEvents()
+        time.sleep(0.001)
+
+
+def _run_loop(seconds: float, *at: tuple[float, object]) -> None:
+    """Run the event loop for ``seconds``, calling each callback at its time."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    for when, callback in at:
+        QTimer.singleShot(int(when * 1000), callback)
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    loop.exec()
+
+
+def _post_key(widget, key) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeyEvent
+
+    app = QApplication.instance()
+    app.postEvent(widget, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
+    app.postEvent(widget, QKeyEvent(QEvent.Type.KeyRelease, key, Qt.KeyboardModifier.NoModifier))
+
+
+def _playing_expanded(app, window) -> None:
+    """Play the fully unfolded program at PLAY_SPEED with the window's own timer: the steps
+    the window was painted at per second of wall clock, and how long space (pause) and End
+    (last step) take to act while it plays and until the window painted the result, the
+    keys posted to the graph view as a keyboard's would be."""
+    from PySide6.QtCore import Qt
+
+    view = window.graph
+    ended: list[str] = []
+    view.foldEnded.connect(ended.append)
+    t = time.perf_counter()
+    view.expand_all()
+    _wait(app, lambda: ended or not view.folding)
+    expand_s = time.perf_counter() - t
+    for _ in range(5):
+        app.processEvents()
+    pb = window.timeline.playback
+    print(
+        f"-- expanded (View > Expand all, {expand_s:.1f} s): {len(view.nodes)} nodes, "
+        f"{len(view.badges)} badges, playing at {PLAY_SPEED:g} steps/s"
+    )
+    pb.set_speed(PLAY_SPEED)
+    # the step label's text changes at every step, and the window paints what changed in
+    # one go: a position it was painted at is a step the user saw
+    painted = PaintedSteps(pb)
+    label = window.timeline.panel.step_label
+    label.installEventFilter(painted)
+    rates = []
+    overlay = window.timeline.overlay
+    for start in (len(pb) // 5, len(pb) // 2):
+        pb.seek(start)
+        _wait(app, lambda: overlay.settled)
+        for _ in range(5):
+            app.processEvents()
+        painted.positions.clear()
+        seconds = 3.0
+        t = time.perf_counter()
+        pb.play()
+        _run_loop(seconds)
+        wall = time.perf_counter() - t
+        pb.pause()
+        shown = len({p for p in painted.positions if p is not None and p > start})
+        advanced = pb.position - start
+        rates.append(shown / wall)
+        print(
+            f"played from step {start}: {shown} steps painted in {wall:.2f} s "
+            f"({shown / wall:.1f}/s; the clock advanced {advanced}), "
+            f"target >= {PLAY_TARGET:g}/s, ratio {shown / wall / PLAY_TARGET:.2f}"
+        )
+    label.removeEventFilter(painted)
+    rate = min(rates)
+    print(
+        f"played rate (worst of {len(rates)}):       {rate:6.1f} steps/s  target >= "
+        f"{PLAY_TARGET:g}  ratio {rate / PLAY_TARGET:.2f}"
+    )
+    # keys while playing, posted at odd moments of the step period: until the playback
+    # did what the key asks, and until the graph was painted after it
+    for label, key, acted in (
+        ("space (pause)", Qt.Key.Key_Space, lambda: not pb.playing),
+        ("End (last step)", Qt.Key.Key_End, lambda: pb.at_end and not pb.playing),
+    ):
+        handled, shown = [], []
+        for k in range(5):
+            pb.seek(len(pb) // 3 + 40 * k)
+            _wait(app, lambda: overlay.settled)
+            for _ in range(5):
+                app.processEvents()
+            times: dict[str, float] = {}
+
+            def press(key=key, times=times) -> None:
+                times["posted"] = time.perf_counter()
+                _post_key(view, key)
+
+            def on_event(_event, acted=acted, times=times) -> None:
+                if "posted" in times and "acted" not in times and acted():
+                    times["acted"] = time.perf_counter()
+
+            paints = _FirstPaint(times)
+            app.installEventFilter(paints)
+            pb.listen(on_event)
+            pb.play()
+            phase = 0.5 + 0.037 * k
+            _run_loop(phase + 1.0, (phase, press))
+            pb.unlisten(on_event)
+            app.removeEventFilter(paints)
+            pb.pause()
+            posted = times["posted"]
+            handled.append((times.get("acted", float("inf")) - posted) * 1000)
+            shown.append((times.get("painted", float("inf")) - posted) * 1000)
+        for what, samples in (("acted", handled), ("painted", shown)):
+            print(
+                f"key {label:16s} {what:8s} median {statistics.median(samples):6.1f} ms  "
+                f"max {max(samples):6.1f} ms  n={len(samples)}  target <= "
+                f"{KEY_TARGET_MS:.0f} ms  ratio {max(samples) / KEY_TARGET_MS:.2f} (max)"
+            )
+
+
+class _FirstPaint(QObject):
+    """Notes in ``times["painted"]`` the first paint of any widget after ``times["acted"]``."""
+
+    def __init__(self, times: dict[str, float]) -> None:
+        super().__init__()
+        self.times = times
+
+    def eventFilter(self, obj, event) -> bool:
+        times = self.times
+        if event.type() == QEvent.Type.Paint and "acted" in times and "painted" not in times:
+            times["painted"] = time.perf_counter()
+        return False
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ callee holds it. It also makes the badges show the sharding at the step (through
 scene's ``spec_override``), and can ring the badges whose sharding changed in the last
 edit. When the view rebuilds its drawing (unfolding a scope, entering a region) the
 overlay draws itself again on the new items.
+
+On a window's view (not ``whole``, and on screen) it keeps each step short on a large
+drawing: a flow along an edge that crosses the whole drawing is made only near what the
+view shows (and more as it scrolls), and a change of many badges (a jump across thousands
+of steps, back to the final state) refreshes the badges on screen at once and the others
+in short slices afterwards. A picture of the whole drawing takes a ``whole`` overlay.
 """
 
 from __future__ import annotations
@@ -15,13 +21,14 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.graph.items import BadgeItem
 
 if TYPE_CHECKING:
     from shardscope.backend.propagation.timeline import Step
@@ -39,6 +46,11 @@ PIECE = 24.0
 THIN = 2.0
 STRAIGHT_PIECE = 400.0
 RING_WIDTH = 3.5
+# A step that changes more badges than this (a jump across thousands of steps, the final
+# state) on a live view refreshes those on screen at once and the rest in slices of at
+# most SLICE_MS each, so that the window keeps answering keys meanwhile.
+AT_ONCE = 200
+SLICE_MS = 12
 
 
 def playback_override(playback: Playback, user_specs: Mapping[int, Spec]) -> SpecOverride:
@@ -225,6 +237,12 @@ class StepOverlay:
         self._edges_at: dict[int, list] | None = None
         # each drawn edge's runs (see ``_runs``), kept until the drawing is rebuilt
         self._runs: dict[int, tuple[object, list[tuple]]] = {}
+        # badges whose shown sharding is out of date (off screen), refreshed in slices
+        self._stale: dict[int, BadgeItem] = {}
+        self._slices = QTimer()
+        self._slices.setSingleShot(True)
+        self._slices.setInterval(0)
+        self._slices.timeout.connect(self._refresh_slice)
         self._closed = False
         self.scene.drawn.connect(self._on_drawn)
         view.session.events.program.connect(self._on_program)
@@ -235,6 +253,7 @@ class StepOverlay:
         if self._closed:
             return
         self._closed = True
+        self.settle()
         self.scene.drawn.disconnect(self._on_drawn)
         self.view.session.events.program.disconnect(self._on_program)
         self.view.viewMoved.disconnect(self._on_moved)
@@ -244,12 +263,70 @@ class StepOverlay:
         self, override: SpecOverride | None, values: Iterable[int] | None
     ) -> None:
         """Badges show ``override``'s spec (None: the session's); repaint ``values`` (all
-        badges when None)."""
-        self.scene.spec_override = override
+        badges when None). On a live view (see ``__init__``) a change of many badges
+        repaints those on screen now and the others in slices (``settle`` finishes)."""
+        scene = self.scene
+        scene.spec_override = override
+        values = None if values is None else list(values)
+        many = len(scene.badges) if values is None else len(values)
+        on_screen = None if many <= AT_ONCE else self._on_screen()
+        if on_screen is None or scene.staging is not None:
+            if values is None:
+                self._stale.clear()
+                scene.refresh_all()
+            else:
+                scene.refresh_values(values)
+            return
         if values is None:
-            self.scene.refresh_all()
+            badges = scene.badges
         else:
-            self.scene.refresh_values(values)
+            badges = [b for v in values for b in scene.badges_of(v)]
+        stale = self._stale
+        for badge in badges:
+            stale[id(badge)] = badge
+        self._refresh_near(on_screen)
+        if stale:
+            self._slices.start()
+
+    def settle(self) -> None:
+        """Refresh now every badge still waiting for its slice."""
+        self._slices.stop()
+        stale, self._stale = self._stale, {}
+        for badge in stale.values():
+            if badge.scene() is self.scene:
+                self.scene.refresh_badge(badge)
+
+    @property
+    def settled(self) -> bool:
+        """Whether every badge shows the override's sharding."""
+        return not self._stale
+
+    def _on_screen(self) -> QRectF | None:
+        view = self.view
+        if self.whole or not view.isVisible():
+            return None
+        return view.mapToScene(view.viewport().rect()).boundingRect()
+
+    def _refresh_near(self, rect: QRectF) -> None:
+        stale = self._stale
+        if not stale:
+            return
+        # by bounding rect: the default asks every edge there for its stroked shape
+        for item in self.scene.items(rect, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
+            badge = stale.pop(id(item), None)
+            if badge is not None:
+                self.scene.refresh_badge(badge)
+
+    def _refresh_slice(self) -> None:
+        clock = QElapsedTimer()
+        clock.start()
+        stale, scene = self._stale, self.scene
+        while stale and clock.elapsed() < SLICE_MS:
+            _key, badge = stale.popitem()
+            if badge.scene() is scene:
+                scene.refresh_badge(badge)
+        if stale:
+            self._slices.start()
 
     # -- the step -----------------------------------------------------------------------
     def show_steps(self, steps: list[Step]) -> None:
@@ -285,7 +362,10 @@ class StepOverlay:
         self.changed_values = frozenset()
 
     def _on_drawn(self) -> None:
-        # the scene dropped every item: ours are gone with them
+        # the scene dropped every item: ours are gone with them, and the new badges show
+        # the override already
+        self._stale.clear()
+        self._slices.stop()
         self.flow_items, self.ring_items, self.change_items = [], [], []
         self._edges_at = None
         self._runs = {}
@@ -380,6 +460,10 @@ class StepOverlay:
         return rect.adjusted(-rect.width(), -rect.height(), rect.width(), rect.height())
 
     def _on_moved(self) -> None:
+        if self._stale:
+            rect = self._on_screen()
+            if rect is not None:
+                self._refresh_near(rect)
         if self.flow_items:
             rect = self._near_view()
             for item in self.flow_items:

@@ -249,3 +249,50 @@ def test_flows_follow_the_view_as_it_scrolls(panel_for):
     assert abs(sum(p.path().length() for p in all_of_it.pieces) - longest.path().length()) < 2
     whole.close()
     overlay.close()
+
+
+def test_many_changed_badges_show_on_screen_first_and_the_rest_in_slices(
+    panel_for, qtbot, monkeypatch
+):
+    from shardscope.viewers.graph import step_overlay
+
+    monkeypatch.setattr(step_overlay, "AT_ONCE", 5)
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    view.expand_all()
+    overlay = StepOverlay(view)
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    on = [
+        b for b in view.badges if b.value_id is not None and shown.contains(b.sceneBoundingRect())
+    ]
+    off = [
+        b
+        for b in view.badges
+        if b.value_id is not None and not b.sceneBoundingRect().intersects(shown)
+    ]
+    assert on and off
+    everything = [b.value_id for b in view.badges if b.value_id is not None]
+    before = {b.value_id: view.badge_text(b.value_id) for b in off}
+
+    def override(vid, spec, origin):
+        return Spec.of(*["model"] * session.graph.values[vid].rank), "propagated"
+
+    overlay.set_spec_override(override, everything)
+    # what the user sees changed at once, the rest waits for the event loop
+    ranked = [b for b in on if session.graph.values[b.value_id].rank]
+    assert ranked and all("model" in view.badge_text(b.value_id) for b in ranked)
+    waiting = [b for b in off if session.graph.values[b.value_id].rank]
+    assert waiting and not overlay.settled
+    assert any("model" not in view.badge_text(b.value_id) for b in waiting)
+    # scrolling to a stale badge shows it at the step as soon as it is on screen
+    target = next(b for b in waiting if "model" not in view.badge_text(b.value_id))
+    view.centerOn(target)
+    assert "model" in view.badge_text(target.value_id)
+    qtbot.waitUntil(lambda: overlay.settled, timeout=10_000)
+    assert all("model" in view.badge_text(b.value_id) for b in waiting)
+    # back to the session's own shardings: also on screen first, settle finishes it
+    overlay.set_spec_override(None, None)
+    overlay.settle()
+    assert overlay.settled
+    assert all(view.badge_text(b.value_id) == before[b.value_id] for b in waiting)
+    overlay.close()
