@@ -12,11 +12,15 @@ only the blocks whose pixels differ:
 - ``quiet_change(widget)``: a context manager; updates ``widget`` and the widgets in it
   ask for inside it are dropped, and the blocks that look different afterwards are
   repainted. ``settle_layouts(widget)`` inside it makes the moves happen there too.
+- ``shifted_change(view)``: a context manager for a QGraphicsView whose drawing changes
+  so that what lies below some line moves up or down as one (unfolding a scope): the
+  view's viewport is scrolled there, which the X server copies in place without the
+  pixels crossing the network, and only the blocks that still differ are repainted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -180,6 +184,142 @@ def _activate(root: QWidget) -> None:
             layout.activate()
 
 
+def view_image(view: QGraphicsView) -> QImage:
+    """The viewport's picture as ``view``'s scene is now."""
+    viewport = view.viewport()
+    # a pyqtgraph scene moves its axes and ranges when it is about to be painted,
+    # which rendering into an image does not announce: as the screen will show it
+    prepare = getattr(view.scene(), "prepareForPaint", None)
+    if prepare is not None:
+        prepare()
+    image = QImage(viewport.size(), QImage.Format.Format_RGB32)
+    image.fill(view.backgroundBrush().color())
+    painter = QPainter(image)
+    painter.setRenderHints(view.renderHints())
+    view.render(painter, image.rect().toRectF(), viewport.rect())
+    painter.end()
+    return image
+
+
+def _row_keys(pixels: np.ndarray) -> np.ndarray:
+    """One number per row, equal for equal rows (and, but for chance, only for them)."""
+    weights = np.random.default_rng(0).integers(1, 2**31, pixels.shape[1], dtype=np.uint64)
+    return pixels.astype(np.uint64) @ weights
+
+
+def best_shift(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
+    """(top, dy): the rows of ``after`` from ``top`` down are mostly those of ``before``
+    moved down by ``dy`` (up where negative); (0, 0) where no move explains them. Rows
+    of one colour alone (empty background) do not count as evidence."""
+    height = min(before.shape[0], after.shape[0])
+    if before.shape[1] != after.shape[1] or height == 0:
+        return 0, 0
+    a, b = _row_keys(before[:height]), _row_keys(after[:height])
+    differ = np.flatnonzero(a != b)
+    if differ.size == 0:
+        return 0, 0
+    top = int(differ[0])
+    plain_a = (before[:height] == before[:height, :1]).all(axis=1)
+    plain_b = (after[:height] == after[:height, :1]).all(axis=1)
+    where: dict[int, list[int]] = {}
+    for y in range(top, height):
+        if not plain_a[y]:
+            where.setdefault(int(a[y]), []).append(y)
+    votes: dict[int, int] = {}
+    for y in range(top, height):
+        if plain_b[y]:
+            continue
+        for p in where.get(int(b[y]), ())[:4]:
+            if p != y:
+                votes[y - p] = votes.get(y - p, 0) + 1
+    if not votes:
+        return top, 0
+    dy, count = max(votes.items(), key=lambda kv: kv[1])
+    # a move that explains a few rows only is no move
+    return (top, dy) if count >= max(8, (height - top) // 8) else (top, 0)
+
+
+@contextmanager
+def shifted_change(
+    view: QGraphicsView, moved_by: Callable[[], tuple[int, int] | None] | None = None
+) -> Iterator[None]:
+    """Inside: ``view`` repaints nothing for the changes to its scene and position.
+    After: where the rows below some line moved as one (by ``moved_by()``, the caller's
+    guess in viewport pixels, or by what the rows show), that part of the viewport is
+    scrolled (copied where it is, on the X server) and the blocks that still look
+    different are repainted; else just the blocks that differ are."""
+    viewport = view.viewport()
+    if not viewport.isVisible() or not viewport.updatesEnabled():
+        yield
+        return
+    before = view_image(view)
+    mode = view.viewportUpdateMode()
+    view.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.NoViewportUpdate)
+    try:
+        yield
+    finally:
+        # the scene tells its views what changed at the loop's next turn: deliver that
+        # now, while the view ignores it
+        scene = view.scene()
+        if scene is not None:
+            QApplication.sendPostedEvents(scene, QEvent.Type.MetaCall.value)
+        view.setViewportUpdateMode(mode)
+    after = view_image(view)
+    old, new = _pixels(before), _pixels(after)
+    if old.shape != new.shape:
+        viewport.update()
+        return
+    top, dy = best_shift(old, new)
+    candidates = {(0, dy)} if dy else set()
+    guess = moved_by() if moved_by is not None else None
+    if guess is not None and guess != (0, 0):
+        candidates.add((int(guess[0]), int(guess[1])))
+    best, best_area, best_move = changed_region(before, after), None, None
+    best_area = _area(best)
+    height, width = new.shape
+    for dx, dy in candidates:
+        if abs(dx) >= width or abs(dy) >= height - top:
+            continue
+        region = changed_region(_image(_moved(old, new, top, dx, dy)), after)
+        if _area(region) < best_area:
+            best, best_area, best_move = region, _area(region), (dx, dy)
+    if best_move is not None:
+        area = QRect(0, top, width, height - top)
+        viewport.scroll(best_move[0], best_move[1], area)
+        # the scene's picture leaves out widgets on the viewport (a button in its
+        # corner): where the scroll carried their pixels, they are drawn again
+        for child in viewport.findChildren(QWidget):
+            if child.isVisible() and child.parentWidget() is viewport:
+                shown = child.geometry().translated(best_move[0], best_move[1])
+                best += shown.intersected(area)
+    if not best.isEmpty():
+        viewport.update(best)
+
+
+def _moved(old: np.ndarray, new: np.ndarray, top: int, dx: int, dy: int) -> np.ndarray:
+    """``old`` with its rows from ``top`` down moved by (dx, dy) within them, as a scroll
+    leaves the screen; what the move uncovers holds pixels unlike ``new`` there."""
+    height, width = old.shape
+    moved = ~new
+    moved[:top] = old[:top]
+    y0, y1 = max(top, top + dy), min(height, height + dy)
+    x0, x1 = max(0, dx), min(width, width + dx)
+    if y0 < y1 and x0 < x1:
+        moved[y0:y1, x0:x1] = old[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
+    return moved
+
+
+def _image(pixels: np.ndarray) -> QImage:
+    height, width = pixels.shape
+    data = np.ascontiguousarray(pixels, dtype=np.uint32)
+    image = QImage(data.data, width, height, width * 4, QImage.Format.Format_RGB32)
+    return image.copy()  # owns its pixels: ``data`` may go
+
+
+def _area(region: QRegion) -> int:
+    return sum(r.width() * r.height() for r in region)
+
+
 class DiffedView(QObject):
     """Makes ``view`` repaint only the viewport blocks a scene change altered.
 
@@ -216,20 +356,7 @@ class DiffedView(QObject):
 
     def draw(self) -> QImage:
         """The viewport's picture as the scene is now."""
-        viewport = self.view.viewport()
-        # a pyqtgraph scene moves its axes and ranges when it is about to be painted,
-        # which rendering into an image does not announce: as the screen will show it
-        prepare = getattr(self.view.scene(), "prepareForPaint", None)
-        if prepare is not None:
-            prepare()
-        image = QImage(viewport.size(), QImage.Format.Format_RGB32)
-        image.fill(self.view.backgroundBrush().color())
-        painter = QPainter(image)
-        painter.setRenderHints(self.view.renderHints())
-        rect = viewport.rect()
-        self.view.render(painter, image.rect().toRectF(), rect)
-        painter.end()
-        return image
+        return view_image(self.view)
 
     def sync(self) -> None:
         """Take the viewport as it is now as the reference (it was repainted some other

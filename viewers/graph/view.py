@@ -12,11 +12,11 @@ keeps where the user is (frames, expanded scopes, zoom) and handles what they do
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
 
@@ -34,6 +34,7 @@ from shardscope.backend.program.layout import (
 )
 from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
+from shardscope.viewers.common.damage import shifted_change
 from shardscope.viewers.common.mime import appends, axis_from_mime
 from shardscope.viewers.graph.items import (
     BadgeItem,
@@ -323,8 +324,27 @@ class GraphView(SlicedDrawing, QGraphicsView):
             self.show_state(list(self._frames), target, what=what, keep=anchor)
             return
         self._expanded[self.frame.key()] = frozenset(current)
-        self._rebuild(fit=False, keep=anchor)
+        # what lies below the scope moves as one: scroll it rather than send it again
+        with shifted_change(self, self._moves_from(self._node_points())):
+            self._rebuild(fit=False, keep=anchor)
         self._emit_state()
+
+    def _node_points(self) -> dict[str, QPoint]:
+        return {item.node.key: self.mapFromScene(item.pos()) for item in self.nodes}
+
+    def _moves_from(self, before: dict[str, QPoint]):
+        """A function giving how far (in viewport pixels) most of the nodes drawn both
+        before and now moved: the move a redrawing can scroll."""
+
+        def moved() -> tuple[int, int] | None:
+            moves = Counter()
+            for key, point in self._node_points().items():
+                if key in before:
+                    moves[(point.x() - before[key].x(), point.y() - before[key].y())] += 1
+            moving = [(m, n) for m, n in moves.most_common(2) if m != (0, 0)]
+            return moving[0][0] if moving else None
+
+        return moved
 
     def collapse_all(self) -> None:
         """Fold every scope of the current frame."""

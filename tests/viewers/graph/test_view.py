@@ -1,5 +1,6 @@
 """The program graph view: folding, entering regions and callees, finding, drops."""
 
+import numpy as np
 from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QPainter
 
@@ -9,6 +10,7 @@ from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 from tests.support.qt_events import drop
 
 
@@ -276,3 +278,37 @@ def test_a_large_frame_still_opens_at_a_legible_zoom(panel_for):
     view.expand_all()
     assert len(view.layout_.nodes) > SMALL_FRAME_NODES
     assert view.transform().m11() >= MIN_FIT_SCALE
+
+
+def _looks_the_same(shown, drawn) -> bool:
+    """The screen shows what a fresh drawing does, but for the antialiased edges of what
+    was scrolled by whole pixels (off by a shade, never a stale box, line or letter)."""
+    a, b = (
+        np.frombuffer(i.constBits(), np.uint8).reshape(i.height(), i.bytesPerLine())
+        for i in (shown, drawn)
+    )
+    diff = np.abs(a.astype(int) - b.astype(int))
+    return shown.size() == drawn.size() and diff.max() < 32 and (diff > 0).mean() < 0.01
+
+
+def test_unfolding_a_scope_scrolls_what_moves_and_repaints_little_of_the_view(panel_for, qtbot):
+    _, panel = panel_for("example:transformer")
+    view = panel.view
+    item = next(i for i in view.nodes if i.node.scope == "jvp(layer_1)")
+    view.centerOn(item)
+    viewport = view.viewport()
+    wait_painted(qtbot, viewport)
+    with PaintLog(viewport) as log:
+        qtbot.mouseDClick(viewport, Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
+        wait_painted(qtbot, viewport)
+    assert "jvp(layer_1)" in view.expanded()
+    full = viewport.width() * viewport.height()
+    # what moved was scrolled in place: less than half the view is drawn again
+    assert 0 < log.area(viewport) < full / 2
+    assert _looks_the_same(on_screen(viewport), fresh(viewport))
+    # and folding it back again
+    with PaintLog(viewport) as log:
+        view.set_expanded("jvp(layer_1)", False)
+        wait_painted(qtbot, viewport)
+    assert 0 < log.area(viewport) < full / 2
+    assert _looks_the_same(on_screen(viewport), fresh(viewport))
