@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from shardscope.backend.session.playback import Playback, PlaybackEvent
 
 ALL_AXES = "all axes"
+NO_PROPAGATION = "No propagation yet: press F5 or edit a spec."
+NO_STEPS = (
+    "No propagation steps: no axis moved from one tensor to another. Shard an input "
+    "(drag a mesh axis onto it) so that axes flow."
+)
 # Characters of one line of the step label (the tooltip has it whole).
 MAX_LINE = 110
 
@@ -48,6 +53,11 @@ STEP_KEYS = {
 }
 # ... and in the dock, Escape leaves step mode (back to the final state).
 PANEL_KEYS = {**STEP_KEYS, Qt.Key.Key_Escape: "reset"}
+
+
+def steps_text(count: int) -> str:
+    """``1 step``, ``5 steps``."""
+    return f"{count} step" if count == 1 else f"{count} steps"
 
 
 class _StepLabel(QLabel):
@@ -130,7 +140,7 @@ class TimelinePanel(QWidget):
         self.scrubber.seekRequested.connect(self._on_seek)
         # Two lines always, as wide as its text: each step repaints only the text, not
         # the dock (what a forwarded X11 display pays for).
-        self.step_strip = _LabelStrip("No propagation yet: press F5 or edit a spec.", 2, self)
+        self.step_strip = _LabelStrip(NO_PROPAGATION, 2, self)
         self.step_label = self.step_strip.label
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.step_label.setWordWrap(False)
@@ -231,26 +241,37 @@ class TimelinePanel(QWidget):
     def _show_position(self) -> None:
         pb = self.playback
         self.play_button.setText("❚❚" if pb is not None and pb.playing else "▶")
-        if pb is None:
+        head = f"{self.note} · " if pb is not None and self.note else ""
+        box = self.jump_box
+        box.blockSignals(True)
+        if pb is None or not pb.all_indices:
+            # nothing to number: the box shows a dash, not a step 0 that does not exist
+            box.setRange(0, 0)
+            box.setSpecialValueText("–")
+            box.setValue(0)
+            box.blockSignals(False)
             self.count_label.setText("")
-            self.step_label.setText("No propagation yet: press F5 or edit a spec.")
+            text = NO_PROPAGATION if pb is None else NO_STEPS
+            self.step_label.setText(head + text)
+            self.step_label.setToolTip(text)
             return
-        last = pb.timeline.last_index
-        self.jump_box.blockSignals(True)
-        if self.jump_box.maximum() != max(0, last):
-            self.jump_box.setRange(0, max(0, last))
-        if pb.step_index is not None and self.jump_box.value() != pb.step_index:
-            self.jump_box.setValue(pb.step_index)
-        self.jump_box.blockSignals(False)
+        # A step's number is its timeline index (as its description, Provenance and
+        # ``render --step`` give it); the final state is what the last step left.
+        first, last = pb.all_indices[0], pb.all_indices[-1]
+        box.setSpecialValueText("")
+        if (box.minimum(), box.maximum()) != (first, last):
+            box.setRange(first, last)
+        shown = last if pb.step_index is None else pb.step_index
+        if box.value() != shown:
+            box.setValue(shown)
+        box.blockSignals(False)
         self.count_label.setText(f"/ {last}")
-        head = f"{self.note} · " if self.note else ""
-        if not len(pb.all_indices):
-            self.step_label.setText(head + "Propagation took no steps.")
-        elif pb.step_index is None:
+        if pb.step_index is None:
             self.step_label.setText(
-                head + f"Final state after {len(pb.all_indices)} steps.\nPress play (space) "
+                head + f"Final state, after the last step ({last}).\nPress play (space) "
                 "to watch propagation from the start."
             )
+            self.step_label.setToolTip("")
         else:
             self.step_label.setText(head + self.describe(pb))
             self.step_label.setToolTip(self.describe(pb, max_lines=50, max_line=10_000))
@@ -316,7 +337,8 @@ class TimelinePanel(QWidget):
         scope = self.scope_box.text().strip().strip("/") or None
         f = StepFilter(self.axis_combo.currentData(), value, scope)
         count = pb.set_filter(f)
-        self.filter_label.setText("" if f.empty else f"{count} of {len(pb.all_indices)} steps")
+        total = len(pb.all_indices)
+        self.filter_label.setText("" if f.empty else f"{count} of {steps_text(total)}")
         return count
 
     def _find_value(self, name: str) -> int | None:

@@ -61,7 +61,9 @@ def _panel(qtbot, pb=None):
 
 def test_buttons_step_and_label_the_step(qtbot):
     panel, pb = _panel(qtbot)
-    assert "Final state after 4 steps" in panel.step_label.text()
+    # at the final state the box and the label give the last step's number
+    assert panel.step_label.text().startswith("Final state, after the last step (3).")
+    assert panel.jump_box.value() == 3 and panel.count_label.text() == "/ 3"
     qtbot.mouseClick(panel.forward_button, Qt.MouseButton.LeftButton)
     assert pb.position == 0
     assert panel.step_label.text() == (
@@ -140,9 +142,14 @@ def test_without_playback_everything_is_off(qtbot):
     panel.set_playback(None, None, ())
     assert not panel.play_button.isEnabled() and panel.apply_filter() is None
     qtbot.keyClick(panel, Qt.Key.Key_Space)
+    assert panel.jump_box.text() == "–" and panel.count_label.text() == ""
     empty = Playback(Timeline([], {}, {}))
     panel.set_playback(empty, None, ())
-    assert "took no steps" in panel.step_label.text() and not panel.play_button.isEnabled()
+    assert panel.step_label.text().startswith("No propagation steps:")
+    assert "Shard an input" in panel.step_label.text() and not panel.play_button.isEnabled()
+    # no "step 0 / -1": nothing to number
+    assert panel.jump_box.text() == "–" and panel.count_label.text() == ""
+    assert "-1" not in panel.count_label.text() + panel.step_label.text()
 
 
 class _LayoutWatch(QObject):
@@ -192,3 +199,40 @@ def test_a_step_repaints_its_text_and_cursor_and_lays_nothing_out(qtbot):
         pb.seek(pb.position)
         qtbot.wait(50)
     assert log.region(panel.step_strip).isEmpty()
+
+
+def test_every_count_agrees_where_the_steps_are_numbered_with_gaps(qtbot):
+    # Shardy numbers its steps; some numbers have no step (here 0, 2, 5)
+    steps = [
+        Step(0, 0, "stablehlo.sine", "data", "operand-0", ("result-0",), (1,), 0),
+        Step(2, 1, "stablehlo.cosine", "data", "operand-0", ("result-0",), (2,), 1),
+        Step(5, 2, "stablehlo.add", "model", "operand-1", ("result-0",), (4,), 3),
+    ]
+    final = {0: _vs(["data"]), 1: _vs(["data"]), 2: _vs(["data"]), 3: _vs(["model"])}
+    final[4] = _vs(["model"])
+    pb = Playback(Timeline(steps, {0: _vs(["data"]), 3: _vs(["model"])}, final), _graph())
+    panel, pb = _panel(qtbot, pb)
+    assert panel.jump_box.value() == 5 and panel.count_label.text() == "/ 5"
+    assert "last step (5)" in panel.step_label.text()
+    assert "steps" not in panel.step_label.text().split("\n")[0]  # no count to disagree with
+    qtbot.mouseClick(panel.home_button, Qt.MouseButton.LeftButton)
+    assert panel.jump_box.value() == 0 and panel.step_label.text().startswith("step 0:")
+    qtbot.mouseClick(panel.forward_button, Qt.MouseButton.LeftButton)
+    assert panel.jump_box.value() == 2 and panel.step_label.text().startswith("step 2:")
+    # typing a number with no step goes to the next step there is
+    panel.jump_box.lineEdit().selectAll()
+    qtbot.keyClicks(panel.jump_box.lineEdit(), "3")
+    qtbot.keyClick(panel.jump_box.lineEdit(), Qt.Key.Key_Return)
+    assert pb.step_index == 5 and panel.jump_box.value() == 5
+    qtbot.mouseClick(panel.end_button, Qt.MouseButton.LeftButton)
+    assert panel.step_label.text().startswith("step 5:")
+    qtbot.mouseClick(panel.final_button, Qt.MouseButton.LeftButton)
+    assert panel.jump_box.value() == 5 and "last step (5)" in panel.step_label.text()
+    # the filter counts steps as the label would, one or many
+    panel.axis_combo.setCurrentIndex(panel.axis_combo.findData("model"))
+    assert panel.apply_filter() == 1 and panel.filter_label.text() == "1 of 3 steps"
+    one = Playback(Timeline(steps[:1], {0: _vs(["data"])}, {0: final[0], 1: final[1]}), _graph())
+    panel.set_playback(one, one.graph, ("data", "model"))
+    panel.axis_combo.setCurrentIndex(panel.axis_combo.findData("data"))
+    assert panel.apply_filter() == 1 and panel.filter_label.text() == "1 of 1 step"
+    assert panel.jump_box.value() == 0 and panel.count_label.text() == "/ 0"
