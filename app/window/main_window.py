@@ -351,8 +351,9 @@ class MainWindow(QMainWindow):
             # an argument: its own line in the signature, never the last op's
             program = self.session.program
             called = None if value.function == graph.main else value.function
-            path = program.path if program is not None else None
-            self.source_view.show_argument(path, value.display_name, called)
+            site = program.def_site if program is not None else None
+            path, line = site or (program.path if program is not None else None, None)
+            self.source_view.show_argument(path, value.display_name, called, line)
 
     def _outline_value(self, value_id: int) -> None:
         self.graph.select_value(value_id, center=True)

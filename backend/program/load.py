@@ -114,6 +114,9 @@ class Program:
     compiled_hlo: str | None = None
     # The processes a capture ran its script as (``capture --hosts``); 1 for all else.
     hosts: int = 1
+    # Where a captured function is defined in its script (file, line), as the capture
+    # recorded it: the Source dock finds its arguments' lines there.
+    def_site: tuple[str, int] | None = None
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -269,6 +272,8 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
     program.partitioner = function.partitioner
     program.compiled_hlo = function.compiled_hlo
     program.hosts = capture.hosts
+    if function.file and function.line:
+        program.def_site = (function.file, function.line)
     return program
 
 

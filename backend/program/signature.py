@@ -1,5 +1,6 @@
 """Where a program's argument is written: the line of its name in the signature of the
-file's ``PROGRAM`` function, read from the source text without running it.
+file's ``PROGRAM`` function (or of the function a capture recorded the line of), read
+from the source text without running it.
 
 A tensor argument such as ``params['layers'][0]['w_out']`` is part of the parameter
 ``params``; ``argument_line`` finds the line that names that parameter (a signature may
@@ -27,27 +28,39 @@ class ArgumentLine:
     exact: bool
 
 
-def argument_line(text: str, name: str) -> ArgumentLine | None:
+def argument_line(text: str, name: str, def_line: int | None = None) -> ArgumentLine | None:
     """The line of argument ``name`` (a display name such as ``x`` or ``params['w1']``) in
-    the signature of ``text``'s ``PROGRAM`` function; None when the text does not say which
-    function that is or does not define it."""
+    the signature of ``text``'s ``PROGRAM`` function, or with ``def_line`` of the function
+    defined at that line (a capture records it: the ``def`` or its first decorator); None
+    when the text does not say which function that is or does not define it."""
     match = _ROOT.match(name)
     root = match.group(0) if match else ""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return _by_lines(text, root)
-    function = _program_name(tree)
-    if function is None:
-        return None
-    defs = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function
-    ]
+        return _by_lines(text, root, def_line)
+    if def_line is not None:
+        defs = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            <= def_line
+            <= node.lineno
+        ]
+    else:
+        function = _program_name(tree)
+        if function is None:
+            return None
+        defs = [
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function
+        ]
     if not defs:
         return None
     node = defs[-1]  # the one PROGRAM names, if the module redefines it
+    function = node.name
     a = node.args
     params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p)]
     for param in params:
@@ -71,17 +84,30 @@ def _program_name(tree: ast.Module) -> str | None:
     return name
 
 
-def _by_lines(text: str, root: str) -> ArgumentLine | None:
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
+
+
+def _by_lines(text: str, root: str, def_line: int | None = None) -> ArgumentLine | None:
     lines = text.splitlines()
     function = None
-    for line in lines:
-        found = _PROGRAM.match(line)
-        if found:
-            function = found.group(1)
+    start = 0
+    if def_line is not None:
+        # the def at the recorded line, or below its decorators
+        for i in range(max(0, def_line - 1), min(len(lines), def_line + 10)):
+            found = _DEF.match(lines[i])
+            if found:
+                function, start = found.group(1), i
+                break
+    else:
+        for line in lines:
+            found = _PROGRAM.match(line)
+            if found:
+                function = found.group(1)
     if function is None:
         return None
-    head = re.compile(rf"^(?:async\s+)?def\s+{re.escape(function)}\s*\(")
-    for i, line in enumerate(lines):
+    head = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\s*\(")
+    for i in range(start, len(lines)):
+        line = lines[i]
         if head.match(line):
             # the parameter's own line, within the signature's first lines
             word = re.compile(rf"\b{re.escape(root)}\b") if root else None

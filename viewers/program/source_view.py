@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QW
 
 from shardscope.backend.program.signature import argument_line
 from shardscope.backend.program.snippets import Snippets, snippet_text
+from shardscope.viewers.common.damage import quiet_change
 
 MAX_BYTES = 2_000_000
 
@@ -56,6 +57,12 @@ class SourceView(QWidget):
 
     def show_location(self, path: str | None, line: int | None, what: str = "") -> None:
         """Show ``path`` around ``line`` (1-based); a missing file says so in the header."""
+        # a new line scrolls the text and moves the highlight: over a forwarded display,
+        # repaint the pixels that changed rather than the whole dock
+        with quiet_change(self):
+            self._show_location(path, line, what)
+
+    def _show_location(self, path: str | None, line: int | None, what: str) -> None:
         if not path:
             self.path, self.line = None, None
             self.header.setText(f"{what}: no source location" if what else "No source location")
@@ -78,22 +85,31 @@ class SourceView(QWidget):
         self.header.setToolTip(path)
         self._highlight(line)
 
-    def show_argument(self, path: str | None, name: str, function: str | None = None) -> bool:
+    def show_argument(
+        self,
+        path: str | None,
+        name: str,
+        function: str | None = None,
+        def_line: int | None = None,
+    ) -> bool:
         """Show where argument ``name`` is written: its parameter in the signature of the
-        ``PROGRAM`` function of ``path`` (the program's file). Without one (a module or a
-        capture has no signature, a called function's arguments have no line of their
-        own), the highlight goes and the header says why. True if a line is shown."""
+        ``PROGRAM`` function of ``path`` (the program's file), or with ``def_line`` of the
+        function defined there (a captured one). Without one (an ``.mlir`` module has no
+        signature, a called function's arguments have no line of their own), the
+        highlight goes and the header says why. True if a line is shown."""
         what = f"argument {name}"
         if function is not None:
             self._no_line(f"{what} of {function}: a called function's argument has no line")
             return False
         content = self._read(path) if path and path.endswith(".py") else None
-        found = argument_line(content, name) if content is not None else None
+        found = argument_line(content, name, def_line) if content is not None else None
         if found is None:
             if not path or not path.endswith(".py"):
-                why = "the program is a module, not Python: its arguments have no source line"
+                why = "the program did not come from a Python file: its arguments have no line"
             elif content is None:
                 why = "its file is not readable here"
+            elif def_line is not None:
+                why = f"{Path(path).name} defines no function at line {def_line}"
             else:
                 why = f"{Path(path).name} names no PROGRAM function with a signature"
             self._no_line(f"{what}: {why}")

@@ -52,3 +52,15 @@ def test_the_examples_own_signatures():
     found = argument_line(text, "x")
     assert found is not None and found.exact
     assert text.splitlines()[found.line - 1].startswith("def mlp(params, x)")
+
+
+def test_a_captured_function_is_found_at_its_recorded_line():
+    script = "import jax\n\n\n@jax.jit\ndef predict(w, x):\n    return x @ w\n\n\ndef loss(w,\n         x):\n    return 0\n"
+    # the capture records a decorated function's first decorator line
+    assert argument_line(script, "x", def_line=4) == ArgumentLine(5, "predict", True)
+    assert argument_line(script, "x", def_line=9) == ArgumentLine(10, "loss", True)
+    assert argument_line(script, "y", def_line=9) == ArgumentLine(9, "loss", False)
+    assert argument_line(script, "x", def_line=6) is None
+    # lines with gaps (a saved session's): the def at or below the line
+    kept = script.replace("import jax", "    with (")
+    assert argument_line(kept, "x", def_line=4) == ArgumentLine(5, "predict", True)

@@ -114,6 +114,13 @@ def test_an_argument_shows_its_parameter_line_not_the_last_ops(view, tmp_path):
     )
     assert view.show_argument(str(path), "result[0]")  # not a parameter: the def line
     assert highlighted_line(view) == 4
+    # a captured function: the one defined at the line the capture recorded
+    assert view.show_argument(str(path), "x", def_line=4)
+    assert highlighted_line(view) == 6
+    assert view.header.text() == "prog.py:6  —  argument x, parameter of step"
+    assert not view.show_argument(str(path), "x", def_line=8)
+    assert view.text.extraSelections() == []
+    assert view.header.text() == "argument x: prog.py defines no function at line 8"
 
 
 def test_an_argument_without_a_line_clears_the_highlight_and_says_why(view, source, tmp_path):
@@ -121,7 +128,7 @@ def test_an_argument_without_a_line_clears_the_highlight_and_says_why(view, sour
     assert not view.show_argument(str(tmp_path / "m.mlir"), "x")
     assert view.text.extraSelections() == []
     assert view.header.text() == (
-        "argument x: the program is a module, not Python: its arguments have no source line"
+        "argument x: the program did not come from a Python file: its arguments have no line"
     )
     view.show_location(source, 150, "stablehlo.add")
     assert not view.show_argument(source, "x")  # a file with no PROGRAM
