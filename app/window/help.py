@@ -1,7 +1,8 @@
 """The Help menu's content: the shortcuts dialog and the first-run hint.
 
 The shortcuts dialog is built from the window's QActions each time it opens, so it lists
-exactly the keys that work, under the menu that holds each action. The first-run hint
+exactly the keys that work, under the menu that holds each action, and then the keys the
+timeline binds itself (from its own key table: space, the arrows, Home, End, Esc). The first-run hint
 is a banner above the graph that says what to do first; it shows at the first start
 only (``Settings.first_run_hint_shown``) and again from Help ▸ First steps.
 """
@@ -28,6 +29,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.panel import key_rows as timeline_key_rows
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,17 @@ def shortcut_rows(window: QWidget) -> list[ShortcutRow]:
         parent = action.parent()
         where = plain(parent.windowTitle()) if isinstance(parent, QWidget) else ""
         add(action, where if where and parent is not window else "window")
+    if window.findChild(TimelinePanel) is not None:
+        for keys, text, where in timeline_key_rows():
+            if keys not in seen:
+                seen[keys] = len(rows)
+                rows.append(ShortcutRow(keys, text, where))
+                continue
+            # a key the window uses too (Esc cancels a long task while one runs)
+            row = rows[seen[keys]]
+            rows[seen[keys]] = ShortcutRow(
+                keys, f"{row.action}; {text}", f"{row.where}; {where}", row.shared
+            )
     return rows
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -53,6 +54,30 @@ STEP_KEYS = {
 }
 # ... and in the dock, Escape leaves step mode (back to the final state).
 PANEL_KEYS = {**STEP_KEYS, Qt.Key.Key_Escape: "reset"}
+# What each of those does, as the buttons' tips and the shortcuts list say it.
+KEY_ACTIONS = {
+    "toggle": "Play / pause",
+    "back": "Step back",
+    "advance": "Step forward",
+    "home": "First step",
+    "end": "Last step",
+    "reset": "Final state (leave step mode)",
+}
+
+
+def key_name(action: str) -> str:
+    """The key bound to timeline ``action`` (``Space``, ``End``, ``Esc``)."""
+    (key,) = [k for k, a in PANEL_KEYS.items() if a == action]
+    return QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)
+
+
+def key_rows() -> list[tuple[str, str, str]]:
+    """(keys, action, where) for every key the timeline binds, from the bindings above."""
+    rows = []
+    for key, action in PANEL_KEYS.items():
+        where = "Timeline dock and graph" if key in STEP_KEYS else "Timeline dock"
+        rows.append((key_name(action), f"Timeline: {KEY_ACTIONS[action].lower()}", where))
+    return rows
 
 
 def steps_text(count: int) -> str:
@@ -112,13 +137,18 @@ class TimelinePanel(QWidget):
             b.clicked.connect(slot)
             return b
 
-        self.home_button = button("|◀◀", "First step (Home)", lambda: self._do("home"))
-        self.back_button = button("◀|", "Step back (Left)", lambda: self._do("back"))
-        self.play_button = button("▶", "Play / pause (Space)", lambda: self._do("toggle"))
-        self.forward_button = button("|▶", "Step forward (Right)", lambda: self._do("advance"))
-        self.end_button = button("▶▶|", "Last step (End)", lambda: self._do("end"))
+        def tip(action: str) -> str:
+            return f"{KEY_ACTIONS[action]} ({key_name(action)})"
+
+        self.home_button = button("|◀◀", tip("home"), lambda: self._do("home"))
+        self.back_button = button("◀|", tip("back"), lambda: self._do("back"))
+        self.play_button = button("▶", tip("toggle"), lambda: self._do("toggle"))
+        self.forward_button = button("|▶", tip("advance"), lambda: self._do("advance"))
+        self.end_button = button("▶▶|", tip("end"), lambda: self._do("end"))
         self.final_button = QPushButton("Final state", self)
-        self.final_button.setToolTip("Leave step mode: show the shardings after propagation (Esc)")
+        self.final_button.setToolTip(
+            f"Leave step mode: show the shardings after propagation ({key_name('reset')})"
+        )
         self.final_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.final_button.clicked.connect(lambda: self._do("reset"))
         self.speed_combo = QComboBox(self)

@@ -20,7 +20,12 @@ def test_help_lists_every_shortcut_the_window_has_by_menu(make_window, pick, qtb
     assert ("Ctrl+Shift+A", "Expand all scopes", "View") in rows
     assert ("Ctrl+Shift+D", "Side by side", "View") in rows
     # Esc cancels whichever long task shows in the status bar: one row names both
-    assert ("Esc", "Cancel expand/collapse all or the run", "window") in rows
+    timeline_esc = "Timeline: final state (leave step mode)"
+    assert (
+        "Esc",
+        f"Cancel expand/collapse all or the run; {timeline_esc}",
+        "window; Timeline dock",
+    ) in rows
     assert ("Ctrl+=, Ctrl++", "Zoom in", "View") in rows
     assert (QKeySequence(QKeySequence.StandardKey.Find).toString(native), "Find", "Edit") in rows
     assert ("F1", "Keyboard shortcuts", "Help") in rows
@@ -40,6 +45,39 @@ def test_help_lists_every_shortcut_the_window_has_by_menu(make_window, pick, qtb
     qtbot.keyClick(window.graph, Qt.Key.Key_F1)
     dialog = window.help.dialog
     assert ("Ctrl+Alt+Right", "Step forward", "window") in dialog.texts()
+
+
+def test_help_lists_every_key_the_timeline_binds(make_window, qtbot):
+    from shardscope.viewers.timeline.panel import KEY_ACTIONS, PANEL_KEYS, STEP_KEYS
+
+    window = make_window("example:mlp")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window.graph, Qt.Key.Key_F1)
+    rows = window.help.dialog.texts()
+    native = QKeySequence.SequenceFormat.NativeText
+    by_key = {keys: (action, where) for keys, action, where in rows}
+    # every binding of the timeline's key table, under the name its button's tip gives
+    assert set(PANEL_KEYS) > set(STEP_KEYS)
+    for key, action in PANEL_KEYS.items():
+        name = QKeySequence(key).toString(native)
+        assert name in by_key, name
+        text, where = by_key[name]
+        assert f"Timeline: {KEY_ACTIONS[action].lower()}" in text
+        assert ("graph" in where) == (key in STEP_KEYS)
+    assert by_key["Space"] == ("Timeline: play / pause", "Timeline dock and graph")
+    assert by_key["End"] == ("Timeline: last step", "Timeline dock and graph")
+    panel = window.timeline.panel
+    assert panel.end_button.toolTip() == "Last step (End)"
+    assert panel.play_button.toolTip() == "Play / pause (Space)"
+    # and the keys listed really do it, on the graph
+    pb = window.timeline.playback
+    window.graph.setFocus()
+    qtbot.keyClick(window.graph, Qt.Key.Key_End)
+    assert pb.at_end
+    qtbot.keyClick(window.graph, Qt.Key.Key_Home)
+    assert pb.position == 0
+    window.help.dialog.close()
 
 
 def test_the_first_run_hint_shows_once_and_again_from_the_help_menu(make_window, pick, qtbot):
