@@ -139,13 +139,21 @@ class CapturePicker(QDialog):
 
     def _fit(self) -> None:
         """Wide enough for the title and every column, tall enough for ten rows."""
-        columns = sum(self.table.sizeHintForColumn(c) + 16 for c in range(len(COLUMNS)))
+        header = self.table.header()
+        columns = sum(
+            max(self.table.sizeHintForColumn(c), header.sectionSizeHint(c)) + 8
+            for c in range(len(COLUMNS))
+        )
+        margins = self.layout().contentsMargins()
+        # the frame, a vertical scroll bar's room and the dialog's margins around the table
+        columns += 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        columns += margins.left() + margins.right()
         title = self.fontMetrics().horizontalAdvance(self.windowTitle()) + 160
         rows = min(10, max(3, self.table.topLevelItemCount()))
         row_height = max(self.table.sizeHintForRow(0), self.fontMetrics().height() + 6)
         height = rows * row_height + self.table.header().sizeHint().height() + 150
         screen = self.screen().availableGeometry() if self.screen() is not None else None
-        width = max(columns + 40, title, 560)
+        width = max(columns, title, 560)
         if screen is not None:
             width, height = min(width, screen.width() - 80), min(height, screen.height() - 80)
         self.resize(width, height)
