@@ -8,7 +8,8 @@ all). While playing, a ``QTimer`` ticks the playback with the
 time that went by. The timeline's keys (space, arrows, Home/End) work on the graph view
 as in the dock. After an edit it rings the badges whose sharding the new propagation
 changed, and the timeline waits at its start. It also answers provenance questions for
-the Provenance dock.
+the Provenance dock, in the time frame the Tensor dock shows: at the step shown (what
+propagation had found by then), or the final state; while playing it waits for a pause.
 """
 
 from __future__ import annotations
@@ -190,6 +191,8 @@ class TimelineController(QObject):
                 self.timer.stop()
         elif event.kind == "speed" and pb.playing:
             self._start_timer()
+        if event.kind in ("playing", "finished"):
+            self._show_provenance()
         if event.kind not in ("position", "filter"):
             return
         self.overlay.set_spec_override(self._override if pb.active else None, event.changed)
@@ -199,6 +202,8 @@ class TimelineController(QObject):
             # follow a step the user moved to; while playing, scrolling every step would
             # repaint the whole view each time (too slow over a forwarded display)
             self.overlay.reveal()
+            # Provenance explains the step shown (while playing it waits for a pause)
+            self._show_provenance()
         if event.changed:
             self.refresh_inspector(event.changed)
 
@@ -261,12 +266,22 @@ class TimelineController(QObject):
         if not value.rank:
             view.show_message(f"{value.display_name} has no dimension to shard.")
             return
+        pb = self.playback
+        if pb is not None and pb.playing:
+            view.show_message(
+                f"{value.display_name}: playing. Pause (space) to see what propagation had "
+                "found by the step shown."
+            )
+            return
         dims = range(value.rank) if dim is None else [dim]
         records = [self.provenance.dim(vid, d) for d in dims if d < value.rank]
         mesh = self.session.mesh
+        at = pb.step_index if pb is not None else None
         view.set_records(
             value.display_name,
             records,
             lambda v: graph.values[v].display_name,
             mesh.axis_names if mesh is not None else (),
+            at_step=at,
+            last_step=pb.all_indices[-1] if pb is not None and pb.all_indices else None,
         )

@@ -4,6 +4,10 @@
 the steps that carried it, newest first, back to the annotation it came from; for a
 dimension without axes, why it is replicated. A step link emits ``stepClicked(index)``,
 a tensor link ``valueClicked(value_id)``, a conflict link ``conflictClicked(i)``.
+
+It says which time it explains, as the Tensor dock shows it: the final state, or a step
+of the timeline, where it explains only what propagation had found by that step (an axis
+that arrives later is named with the step it arrives at).
 """
 
 from __future__ import annotations
@@ -67,15 +71,26 @@ class ProvenanceView(QTextBrowser):
         records: Sequence[DimProvenance],
         name_of: Callable[[int], str],
         axis_names: tuple[str, ...],
+        *,
+        at_step: int | None = None,
+        last_step: int | None = None,
     ) -> None:
         """Show ``records`` for the tensor called ``title``; ``name_of(value_id)`` names
-        the tensors along the chains."""
+        the tensors along the chains. ``at_step``: explain the state after that timeline
+        step (None: the final state, after ``last_step`` when given)."""
         self.records = list(records)
         self.links = []
-        out = [f"<h3>{html.escape(title)}</h3>"]
+        out = [f"<h3>{html.escape(title)}</h3>", f"<p><i>{_when(at_step, last_step)}</i></p>"]
         for rec in records:
-            if rec.axes:
-                chips = " ".join(_chip(a, axis_names) for a in rec.axes)
+            chains = rec.chains
+            later: list[tuple[str, int]] = []
+            if at_step is not None:
+                chains = tuple(c for c in rec.chains if _arrival(c) <= at_step)
+                later = [(c.axis, _arrival(c)) for c in rec.chains if _arrival(c) > at_step]
+            if rec.axes and not chains:
+                out.append(f"<p><b>dim {rec.dim}</b> holds no axis yet</p>")
+            elif rec.axes:
+                chips = " ".join(_chip(c.axis, axis_names) for c in chains)
                 out.append(f"<p><b>dim {rec.dim}</b> holds {chips}</p>")
             else:
                 out.append(f"<p><b>dim {rec.dim}</b> is replicated. <i>Why?</i> ")
@@ -83,7 +98,10 @@ class ProvenanceView(QTextBrowser):
                 for i in rec.conflicts:
                     out.append(" " + self._link(f"conflict:{i}", f"[conflict {i}]"))
                 out.append("</p>")
-            for chain in rec.chains:
+            for axis, step in later:
+                link = self._link(f"step:{step}", f"step {step}")
+                out.append(f"<p>{_chip(axis, axis_names)} arrives later, at {link}</p>")
+            for chain in chains:
                 out.append(f"<p>{_chip(chain.axis, axis_names)} came from ")
                 where = SOURCES.get(chain.source, chain.source)
                 origin = f" ({html.escape(chain.origin)})" if chain.origin else ""
@@ -128,6 +146,22 @@ class ProvenanceView(QTextBrowser):
 
     def _on_anchor(self, url: QUrl) -> None:
         self.activate(url.toString())
+
+
+def _when(at_step: int | None, last_step: int | None) -> str:
+    if at_step is not None:
+        return f"At step {at_step}: what propagation had found by then (as the Tensor dock shows)"
+    if last_step is not None:
+        return f"Final state, after the last step ({last_step})"
+    return "Final state"
+
+
+def _arrival(chain) -> int:
+    """The step at which the chain's axis reached its tensor (-1: held from the start)."""
+    first = chain.links[0] if chain.links else None
+    if first is None or first.kind == "annotation" or first.step is None:
+        return -1
+    return first.step
 
 
 def _chip(axis: str, axis_names: tuple[str, ...]) -> str:

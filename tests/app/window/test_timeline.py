@@ -217,6 +217,54 @@ def test_provenance_chain_with_clickable_links(make_window, qtbot):
     assert window.inspector.title.text() == "params['w1']"
 
 
+def test_provenance_and_the_tensor_dock_show_the_same_time(make_window, qtbot):
+    window = make_window("example:mlp")
+    graph = window.session.graph
+    pb = window.timeline.playback
+    # a tensor whose axis arrives at a step (not held from the start)
+    target, step = next(
+        (v.id, pb.timeline.changes(v.id)[0][0])
+        for v in graph.values
+        if v.rank and pb.timeline.changes(v.id) and v.id not in window.session.specs
+    )
+    window.graph.select_value(target, center=True)
+    window.select_value(target)
+    view = window.timeline.provenance_view
+    last = pb.all_indices[-1]
+    assert f"Final state, after the last step ({last})" in view.toPlainText()
+    # the user steps to just before the axis arrives (the jump box, then Enter)
+    before = max(i for i in pb.all_indices if i < step) if step > pb.all_indices[0] else None
+    panel = window.timeline.panel
+    if before is not None:
+        panel.jump_box.lineEdit().selectAll()
+        qtbot.keyClicks(panel.jump_box.lineEdit(), str(before))
+        qtbot.keyClick(panel.jump_box.lineEdit(), Qt.Key.Key_Return)
+        assert pb.step_index == before
+        text = view.toPlainText()
+        assert f"At step {before}: what propagation had found by then" in text
+        assert f"arrives later, at step {step}" in text
+        assert f"step:{step}" in view.links
+    # at the step itself both docks show the axis
+    panel.jump_box.lineEdit().selectAll()
+    qtbot.keyClicks(panel.jump_box.lineEdit(), str(step))
+    qtbot.keyClick(panel.jump_box.lineEdit(), Qt.Key.Key_Return)
+    text = view.toPlainText()
+    assert f"At step {step}" in text and "arrives later" not in text.split("holds")[1][:40]
+    assert window.timeline.spec_at(target) is not None
+    # while playing it says so once instead of following every step; a pause explains
+    window.graph.setFocus()
+    qtbot.keyClick(window.graph, Qt.Key.Key_Home)
+    qtbot.keyClick(window.graph, Qt.Key.Key_Space)
+    assert pb.playing and "playing. Pause (space)" in view.toPlainText()
+    qtbot.keyClick(window.graph, Qt.Key.Key_Space)
+    assert not pb.playing and f"At step {pb.step_index}" in view.toPlainText()
+    # Esc in the dock: the final state again, in both
+    panel.setFocus()
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    assert not pb.active and "Final state" in view.toPlainText()
+    assert window.timeline.spec_at(target) is None
+
+
 def test_why_a_dimension_is_replicated_names_the_conflict(make_window, qtbot):
     window = make_window("example:conflict")
     graph = window.session.graph

@@ -69,3 +69,24 @@ def test_the_same_text_repaints_nothing_and_new_text_only_what_differs(qtbot):
     viewport = view.viewport()
     assert 0 < log.area(viewport) < viewport.width() * viewport.height() / 3
     assert on_screen(viewport) == fresh(viewport)
+
+
+def test_at_a_step_only_what_had_arrived_by_then_is_explained(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"), last_step=9)
+    assert "Final state, after the last step (9)" in view.toPlainText()
+    # before step 3 the axis had not reached add %5: said so, with a link to where it does
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"), at_step=2)
+    text = view.toPlainText()
+    assert text.splitlines()[1].startswith("At step 2: what propagation had found by then")
+    assert "dim 0 holds no axis yet" in text
+    (later,) = [line for line in text.splitlines() if "arrives later" in line]
+    assert "data" in later and later.endswith("arrives later, at step 3")
+    assert "got it across" not in text and "step:3" in view.links
+    # from step 3 on, the whole chain
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"), at_step=3)
+    text = view.toPlainText()
+    assert "At step 3" in text and "dim 0 holds" in text and "arrives later" not in text
+    assert "step 3: add %5 got it across stablehlo.add from x" in text
