@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
+from shardscope.viewers.common.elide import elide_middle
 from shardscope.viewers.graph.spatial import RectIndex
 
 
@@ -119,11 +120,11 @@ class NodeItem(QGraphicsItem):
         # The title's descenders (an underscore) must end above the detail line's capitals.
         text_rect = rect.adjusted(10, 2, -10, -NODE_H / 2 - 1)
         painter.setFont(st.font)
-        # Both ends stay: the root and the most specific part (params['l…'][3]['w_in']).
+        # Both ends stay: the root and the most specific keys (params…[3]['w_in']).
         painter.drawText(
             text_rect,
             Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom,
-            fm.elidedText(label, Qt.TextElideMode.ElideMiddle, text_rect.width()),
+            elide_middle(label, fm, text_rect.width()),
         )
         if self.node.detail:
             painter.setFont(st.small)

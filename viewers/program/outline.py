@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.natural_order import natural_sorted
+from shardscope.viewers.common.elide import MiddleElideDelegate
 from shardscope.viewers.common.value_text import type_text
 
 if TYPE_CHECKING:
@@ -143,8 +144,9 @@ class ProgramOutline(QWidget):
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        # long key paths keep both ends: params['lay…'][3]['w_in']
+        # long key paths keep both ends: params…[3]['w_in']
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setItemDelegateForColumn(0, MiddleElideDelegate(self.table))
         # a wrapped cell elides only its last line, at the right: one line per cell
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)

@@ -111,9 +111,17 @@ def test_a_long_tensor_name_keeps_both_ends(qtbot, eleven_layers):
     outline.set_graph(eleven_layers.graph, lambda vid: "[data, _]")
     outline.filter.setText("['layers'][10]['w_out']")
     qtbot.waitUntil(lambda: outline.proxy.rowCount() == 1)
-    outline.table.setColumnWidth(0, 120)
-    texts = drawn_texts(outline.table.viewport())
-    elided = [t for t in texts if "\u2026" in t]
-    assert elided, texts
-    # the root and the most specific part both show: params[…]['w_out']
-    assert elided[0].startswith("params[") and elided[0].endswith("'w_out']"), elided
+    fm = outline.table.fontMetrics()
+
+    def name_column(width):
+        """Resize the dock until the stretched name column is ``width`` wide."""
+        for _ in range(5):
+            outline.resize(outline.width() + width - outline.table.columnWidth(0), 300)
+            qtbot.wait(10)
+        assert abs(outline.table.columnWidth(0) - width) <= 1
+
+    name_column(fm.horizontalAdvance("params\u2026[10]['w_out']") + 16)
+    # the root and the most specific keys, the layer's index with them
+    assert "params\u2026[10]['w_out']" in drawn_texts(outline.table.viewport())
+    name_column(fm.horizontalAdvance("params\u2026[10]['w_out']") - 4)
+    assert "params\u2026['w_out']" in drawn_texts(outline.table.viewport())
