@@ -31,6 +31,8 @@ PAGE_LIMIT = 8000
 # PAGE_LIMIT px on a side takes seconds to draw and tens of megabytes to write.
 MAX_PAGES = 50
 MAX_MEGAPIXELS = 500
+# The smallest label an animation's frames may have, in pixels (viewers.graph.pages).
+MIN_LABEL = 9
 
 
 def pixel_width(text: str) -> int:
@@ -78,10 +80,18 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--theme", choices=("dark", "light"), default="light")
     parser.add_argument(
-        "--scale", type=positive_number, default=1.5, help="pixels per unit of the graph"
+        "--scale",
+        type=positive_number,
+        default=None,
+        help="pixels per unit of the graph (default 1.5; with --animate, the smallest scale "
+        "at which labels are 9 px high)",
     )
     parser.add_argument(
-        "--width", type=pixel_width, default=1200, help="width of mesh/tiles pictures"
+        "--width",
+        type=pixel_width,
+        default=None,
+        help="width of mesh, tiles, timeline, conflicts and run pictures (default 1200), and "
+        "of --animate's frames (labels must stay 9 px high)",
     )
     parser.add_argument(
         "--propagate",
@@ -109,8 +119,10 @@ def add_arguments(parser) -> None:
         "--animate",
         action="store_true",
         help="write an animation of the graph stepping through the propagation: "
-        "--out f.gif, or f.mp4 (H.264; needs pip install 'shardscope[video]'); long "
-        "timelines are sampled to at most 200 frames",
+        "--out f.gif, or f.mp4 (H.264; needs pip install 'shardscope[video]'), of the whole "
+        "graph or one --scope, at --width or --scale (by default the smallest size with 9-px "
+        "labels); steps that change nothing drawn are left out, and long timelines are "
+        "sampled to at most 200 frames",
     )
     parser.add_argument(
         "--fps", type=frames_per_second, default=5.0, help="frames per second of --animate"
@@ -319,11 +331,13 @@ def _check_animate(args, out: Path) -> None:
         )
     if args.step is not None:
         raise ShardscopeError("--animate draws every step: drop --step")
+    if args.width is not None and args.scale is not None:
+        raise ShardscopeError("--animate takes a --width or a --scale: drop one")
 
 
 def _animate(session, args, path: Path) -> None:
     from shardscope.app.cli.render_debugger import mark_graph
-    from shardscope.viewers.graph.animation import write_gif
+    from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie
     from shardscope.viewers.graph.view import GraphView
 
     result = session.propagation
@@ -334,20 +348,37 @@ def _animate(session, args, path: Path) -> None:
         )
     graph = GraphView(session)
     graph.set_style_theme(args.theme)
-    markers = mark_graph(session, graph, gspmd=args.gspmd)
+    markers = None
     try:
-        write_gif(
-            graph,
-            _playback(session, None),
-            session.specs,
-            path,
-            fps=args.fps,
-            scale=args.scale,
-        )
+        if args.scope:
+            graph.show_scope(scope_path(session, graph, args.scope))
+        markers = mark_graph(session, graph, gspmd=args.gspmd)
+        playback = _playback(session, None)
+        plan = plan_movie(graph, playback, path, width=args.width, scale=args.scale)
+        if plan.label_px < MIN_LABEL:
+            raise ShardscopeError(
+                f"--animate: labels would be {plan.label_px:.1f} px high at {plan.width} px "
+                f"wide: give --width {plan.min_width} or more, or --scope NAME"
+            )
+        if plan.problem:
+            raise ShardscopeError(
+                f"--animate: frames of {plan.width}x{plan.height} px are too large to draw: "
+                "give --scope NAME or a smaller --width"
+            )
+        if plan.estimate > WARN_BYTES:
+            print(
+                f"note: --animate writes about {plan.estimate / 1e6:.0f} MB ({plan.summary()});"
+                " --scope NAME or a smaller --width writes less",
+                file=sys.stderr,
+            )
+        title = session.program.name + (f" · {args.scope}" if args.scope else "")
+        drawer = MovieDrawer(graph, playback, session.specs, path, plan, fps=args.fps, title=title)
+        drawer.finish()
     except ValueError as err:
         raise ShardscopeError(f"--animate: {err}") from None
     finally:
-        markers.close()
+        if markers is not None:
+            markers.close()
         graph.close()
 
 
@@ -459,10 +490,11 @@ def render(args) -> list[Path]:
     view = args.view
     if args.gspmd and view != "graph":
         raise ShardscopeError("--gspmd marks the graph: use it with --view graph")
-    if args.scope and (view != "graph" or args.animate):
-        raise ShardscopeError(
-            "--scope draws one scope of the graph: use it with --view graph, without --animate"
-        )
+    if args.scope and view != "graph":
+        raise ShardscopeError("--scope draws one scope of the graph: use it with --view graph")
+    if not args.animate:
+        args.scale = 1.5 if args.scale is None else args.scale
+        args.width = 1200 if args.width is None else args.width
     _check_propagate(args)
     session = _session(args)
     files = [out]

@@ -1,24 +1,28 @@
 """File > Export propagation animation: the animation ``render --animate`` writes (GIF, or MP4
-where PyAV is installed), for what the graph view shows (its frame and unfolded scopes),
-drawn on a view of its own off screen so the window's view, its step and its selection stay
-as they were.
+where PyAV is installed), of the whole graph as the view shows it (its frame and unfolded
+scopes), of the region the view shows, or of one scope unfolded, at a width whose labels
+stay legible (``app.window.export_dialog``), drawn on a view of its own off screen so the
+window's view, its step and its selection stay as they were. An export estimated over
+``WARN_BYTES`` asks first; its Cancel leaves everything as it was.
 
 Frames are drawn one per timer tick on the GUI thread (the scene can only be drawn there),
 so the window keeps handling events between them; a progress dialog counts them and its
-Cancel stops the export. The file is encoded in the thread pool and written whole once
-done: a cancelled or failed export leaves no file.
+Cancel stops the export. Each frame is compressed on the GIF's worker thread while the next
+is drawn, the file put together in the task pool and written whole once done: a cancelled
+or failed export leaves no file.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QProgressDialog
+from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import QDialog, QFileDialog, QMainWindow, QMessageBox, QProgressDialog
 
+from shardscope.app.window.export_dialog import ExportChoice, ExportDialog
 from shardscope.backend.session.playback import Playback
-from shardscope.viewers.graph.animation import AnimationDrawer
 from shardscope.viewers.graph.markers import GraphMarkers
+from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie
 from shardscope.viewers.graph.view import GraphView
 
 FILTERS = "GIF (*.gif);;MP4 video (*.mp4)"
@@ -35,7 +39,11 @@ class GifExport(QObject):
         super().__init__(window)
         self.window = window
         self.progress: QProgressDialog | None = None
-        self._drawer: AnimationDrawer | None = None
+        self._drawer: MovieDrawer | None = None
+        self.dialog: ExportDialog | None = None
+        self.confirm: QMessageBox | None = None
+        # above this estimate, the export asks before writing
+        self.warn_bytes = WARN_BYTES
         self._view: GraphView | None = None
         self._markers: GraphMarkers | None = None
         self._cancelled = False
@@ -50,50 +58,144 @@ class GifExport(QObject):
         """Whether an export is drawing or encoding."""
         return self._drawer is not None
 
-    def ask(self) -> None:
-        program = self.window.session.program
-        name = (program.name if program else "propagation") + ".gif"
-        path, chosen = QFileDialog.getSaveFileName(
-            self.window, "Export propagation animation", name, FILTERS
-        )
-        if path:
-            if Path(path).suffix.lower() not in (".gif", ".mp4"):
-                path += ".mp4" if "mp4" in (chosen or "") else ".gif"
-            self.export(path)
+    def _cannot(self, kind: str, name: str = "") -> str | None:
+        """Why no export can start now (None: it can)."""
+        session = self.window.session
+        result = session.propagation
+        if self.busy:
+            return f"cannot export {name or 'an animation'}: an export is still running"
+        if session.program is None:
+            return f"cannot export a {kind}: open a program first"
+        if result is None:
+            return f"cannot export a {kind}: propagate first (F5)"
+        if result.timeline.last_index < 0:
+            return (
+                f"cannot export a {kind}: propagation took no steps; shard an input so that "
+                "axes flow"
+            )
+        return None
 
-    def export(self, path: str | Path) -> bool:
-        """Start writing the animation to ``path`` (.gif or .mp4; another name gets .gif);
+    def ask(self) -> None:
+        """File > Export propagation animation: the options dialog, then the file name,
+        then (for a large file) a confirmation; each one's Cancel changes nothing."""
+        problem = self._cannot("GIF")
+        if problem:
+            self.window.messages.error(problem)
+            return
+        result = self.window.session.propagation
+        dialog = ExportDialog(self.window, Playback(result.timeline, result.graph))
+        self.dialog = dialog
+        dialog.finished.connect(lambda code: self._on_options(dialog, code))
+        dialog.open()
+
+    def _on_options(self, dialog: ExportDialog, code: int) -> None:
+        self.dialog = None
+        dialog.deleteLater()
+        if code != QDialog.DialogCode.Accepted:
+            return
+        choice = dialog.take()
+        program = self.window.session.program
+        name = program.name if program else "propagation"
+        if choice.scope:
+            name += "-" + "".join(c if c.isalnum() else "_" for c in choice.scope).strip("_")
+        path, chosen = QFileDialog.getSaveFileName(
+            self.window, "Export propagation animation", name + choice.suffix, FILTERS
+        )
+        if not path:
+            self._drop(choice)
+            return
+        if Path(path).suffix.lower() not in (".gif", ".mp4"):
+            path += ".mp4" if "mp4" in (chosen or "") else ".gif"
+        plan = choice.plan
+        if Path(path).suffix.lower() != plan.suffix:
+            plan = plan_movie(
+                choice.view, dialog.playback, path, source=choice.region, width=choice.width
+            )
+        if plan.estimate > self.warn_bytes:
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Export propagation animation",
+                f"{Path(path).name} would take about {plan.estimate / 1e6:.0f} MB "
+                f"({plan.summary()}). Write it anyway?",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel,
+                self.window,
+            )
+            box.setInformativeText(
+                "One scope, the visible region or a smaller width writes a smaller file."
+            )
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            self.confirm = box
+
+            def answered(button: int) -> None:
+                self.confirm = None
+                box.deleteLater()
+                if button == QMessageBox.StandardButton.Save:
+                    self._start(Path(path), choice.view, choice.markers, plan, dialog.playback)
+                else:
+                    self._drop(choice)
+
+            box.finished.connect(answered)
+            box.open()
+            return
+        self._start(Path(path), choice.view, choice.markers, plan, dialog.playback)
+
+    @staticmethod
+    def _drop(choice: ExportChoice) -> None:
+        choice.markers.close()
+        choice.view.close()
+        choice.view.deleteLater()
+
+    def export(
+        self,
+        path: str | Path,
+        *,
+        scope: str | None = None,
+        region: QRectF | None = None,
+        width: int | None = None,
+    ) -> bool:
+        """Start writing the animation to ``path`` (.gif or .mp4; another name gets .gif):
+        of the whole graph as the window shows it, one ``scope`` unfolded or the scene
+        ``region``, ``width`` pixels wide (default: the narrowest with legible labels).
         False, with one line in Messages, if it cannot start."""
         window = self.window
         session = window.session
         path = Path(path)
         if path.suffix.lower() not in (".gif", ".mp4"):
             path = path.with_name(path.name + ".gif")
-        kind = path.suffix[1:].upper()
+        problem = self._cannot(path.suffix[1:].upper(), path.name)
+        if problem:
+            window.messages.error(problem)
+            return False
         result = session.propagation
-        if self.busy:
-            window.messages.error(f"cannot export {path.name}: an export is still running")
-            return False
-        if session.program is None:
-            window.messages.error(f"cannot export a {kind}: open a program first")
-            return False
-        if result is None:
-            window.messages.error(f"cannot export a {kind}: propagate first (F5)")
-            return False
-        if result.timeline.last_index < 0:
-            window.messages.error(
-                f"cannot export a {kind}: propagation took no steps; shard an input so that "
-                "axes flow"
-            )
-            return False
         view = GraphView(session)
         view.set_style_theme(window.theme)
         view.show_like(window.graph)
+        if scope:
+            view.show_scope(scope)
         markers = GraphMarkers(view)
+        playback = Playback(result.timeline, result.graph)
         try:
-            drawer = AnimationDrawer(
-                view, Playback(result.timeline, result.graph), session.specs, path
-            )
+            plan = plan_movie(view, playback, path, source=region, width=width)
+        except ValueError as exc:
+            plan = None
+            message = str(exc)
+        else:
+            message = plan.problem
+        if message:
+            markers.close()
+            view.close()
+            view.deleteLater()
+            window.messages.error(f"cannot export {path.name}: {message}")
+            return False
+        return self._start(path, view, markers, plan, playback)
+
+    def _start(self, path: Path, view, markers, plan, playback: Playback) -> bool:
+        window = self.window
+        title = window.session.program.name
+        if view.within:
+            title += f" · {view.within}"
+        try:
+            drawer = MovieDrawer(view, playback, window.session.specs, path, plan, title=title)
         except ValueError as exc:
             markers.close()
             view.close()
@@ -148,7 +250,7 @@ class GifExport(QObject):
         self._timer.stop()
         self._encode(drawer)
 
-    def _encode(self, drawer: AnimationDrawer) -> None:
+    def _encode(self, drawer: MovieDrawer) -> None:
         if self.progress is not None:
             self.progress.setLabelText(f"Encoding {drawer.path.name}…")
             self.progress.setRange(0, 0)
@@ -167,7 +269,7 @@ class GifExport(QObject):
 
         self.window.runner.start(encoder.encode, done, failed)
 
-    def _write(self, drawer: AnimationDrawer, data: bytes) -> None:
+    def _write(self, drawer: MovieDrawer, data: bytes) -> None:
         path = drawer.path
         try:
             path.write_bytes(data)
@@ -180,7 +282,7 @@ class GifExport(QObject):
             self._fail(f"cannot export {path}: {exc.strerror or exc}")
             return
         width, height = drawer.size
-        what = f"{drawer.drawn} frames, {width}x{height}"
+        what = f"{drawer.drawn} frames, {width}x{height} px, {len(data) / 1e6:.1f} MB"
         self._end()
         window = self.window
         window.messages.add(f"exported {path} ({what})")

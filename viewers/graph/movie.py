@@ -79,6 +79,8 @@ class MoviePlan:
     estimate: int
     suffix: str
     problem: str | None
+    # the narrowest frame whose labels are legible
+    min_width: int = 0
 
     @property
     def frames(self) -> int:
@@ -143,10 +145,11 @@ def plan_movie(
     source = QRectF(rect) if source is None else QRectF(source).intersected(rect)
     if source.isEmpty():
         raise ValueError("the region drawn is empty: scroll the graph into view")
+    need = math.ceil(legible_scale(view) * source.width() - 1e-6)
+    if width is None and scale is None:
+        width = need
     if width is not None:
         scale = width / source.width()
-    elif scale is None:
-        scale = legible_scale(view)
     frame_w = max(1, round(source.width() * scale))
     frame_h = max(1, round(source.height() * scale)) + CAPTION_PIXELS
     if positions is None:
@@ -163,10 +166,10 @@ def plan_movie(
         estimate = int(pixels * GIF_FIRST_BYTES_PER_PIXEL + GIF_STEP_BYTES * len(chosen))
     problem = None
     if label < MIN_LABEL_PIXELS - 1e-6:
-        need = math.ceil(MIN_LABEL_PIXELS / label_pixels(view, 1.0) * source.width())
         problem = (
-            f"labels would be {label:.1f} px high at {frame_w} px wide: give at least {need} "
-            f"px so they are {MIN_LABEL_PIXELS} px, or draw one scope or the visible region"
+            f"labels would be {label:.1f} px high at {frame_w} px wide: make it at least "
+            f"{need} px wide for {MIN_LABEL_PIXELS} px labels, or draw one scope or the "
+            "visible region"
         )
     elif max(frame_w, frame_h) > MAX_SIDE or pixels > MAX_PIXELS:
         problem = (
@@ -186,6 +189,7 @@ def plan_movie(
         estimate,
         suffix,
         problem,
+        need,
     )
 
 

@@ -465,3 +465,25 @@ def test_no_propagate_with_what_needs_propagation_is_one_line(tmp_path, qapp, ca
         "error: --step shows propagation: drop --no-propagate",
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_animate_draws_one_scope_at_a_legible_width_as_the_window_does(tmp_path, qapp, capsys):
+    from PIL import Image, ImageSequence
+
+    whole, layer = tmp_path / "whole.gif", tmp_path / "layer.gif"
+    assert main(["render", "example:transformer", "--animate", "--out", str(whole)]) == 0
+    args = ["render", "example:transformer", "--animate", "--scope", "jvp(layer_1)"]
+    assert main([*args, "--out", str(layer)]) == 0
+    with Image.open(whole) as a, Image.open(layer) as b:
+        counts = [sum(1 for _ in ImageSequence.Iterator(g)) for g in (a, b)]
+        sizes = [a.size, b.size]
+    # the layer's own steps only, at the narrowest width with 9-px labels
+    assert counts[1] < counts[0]
+    assert sizes[1] != sizes[0] and sizes[1][0] > 600
+    narrow = tmp_path / "narrow.gif"
+    assert main([*args, "--width", "300", "--out", str(narrow)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --animate: labels would be") and "\n" not in err
+    assert f"--width {sizes[1][0]} or more" in err and not narrow.exists()
+    assert main([*args, "--width", "900", "--scale", "1", "--out", str(narrow)]) == 1
+    assert "a --width or a --scale" in capsys.readouterr().err
