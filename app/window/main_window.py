@@ -341,6 +341,7 @@ class MainWindow(QMainWindow):
         """Show a tensor in the inspector and its producer's source line (an argument's:
         its parameter's line)."""
         self.selected_value = int(value_id)
+        self.debugger.markers.set_inspected(self.selected_value)
         self._refresh_inspector()
         self.timeline.select(self.selected_value)
         graph = self.session.graph

@@ -126,9 +126,12 @@ class Theme:
     foreground: QColor
     muted: QColor
     grid: QColor
-    highlight: QColor
+    highlight: QColor  # accents: what the last edit changed, a hovered drop target
     padding: QColor
     error: QColor
+    # the selected node or badge and the tensor the inspector shows: a hue of its own,
+    # never the changed ring's
+    selected: QColor
 
     @property
     def is_dark(self) -> bool:
@@ -146,6 +149,7 @@ THEMES: dict[str, Theme] = {
         highlight=QColor("#FFD400"),
         padding=QColor("#2E2E2E"),
         error=QColor("#FF7B72"),
+        selected=QColor("#00D8FF"),
     ),
     "light": Theme(
         name="light",
@@ -156,6 +160,7 @@ THEMES: dict[str, Theme] = {
         highlight=QColor("#D00000"),
         padding=QColor("#E6E6E6"),
         error=QColor("#B00020"),
+        selected=QColor("#0050D0"),
     ),
 }
 

@@ -39,7 +39,15 @@ class GraphStyle:
     def dark(self) -> bool:
         return self.theme.is_dark
 
+    @property
+    def flat(self) -> bool:
+        """Low-bandwidth mode: boxes are outlines on the background, not filled cards,
+        so what a redraw changes is their lines and labels only."""
+        return not self.antialias
+
     def node_fill(self, kind: str) -> QColor:
+        if self.flat:
+            return QColor(self.theme.background)
         if kind == "scope":
             return QColor("#2F3B4C") if self.dark else QColor("#E3ECF7")
         if kind in ("input", "output"):
@@ -59,6 +67,8 @@ class GraphStyle:
 
     @property
     def box_fill(self) -> QColor:
+        if self.flat:
+            return QColor(0, 0, 0, 0)
         return QColor(120, 150, 200, 22) if self.dark else QColor(70, 110, 170, 16)
 
     @property
@@ -99,12 +109,13 @@ class NodeItem(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
         border = st.node_border(kind)
         selected = self.isSelected() or self.highlight
-        pen = QPen(st.theme.highlight if selected else border, 2.5 if selected else 1.2)
+        pen = QPen(st.theme.selected if selected else border, 2.5 if selected else 1.2)
         radius = NODE_H / 2 if kind in ("input", "output") else 6.0
         if kind == "scope":
             # A second card behind the first: this node stands for many ops.
             painter.setPen(QPen(border, 1.0))
-            painter.setBrush(QBrush(st.node_fill(kind).darker(115)))
+            back = st.node_fill(kind) if st.flat else st.node_fill(kind).darker(115)
+            painter.setBrush(QBrush(back))
             painter.drawRoundedRect(rect.translated(5, 5), radius, radius)
         painter.setPen(pen)
         painter.setBrush(QBrush(st.node_fill(kind)))
@@ -280,11 +291,11 @@ class BadgeItem(QGraphicsItem):
         st = self.style
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
         bg = QColor("#232326") if st.dark else QColor("#FFFFFF")
-        border = st.theme.highlight if self.isSelected() else st.theme.grid
+        border = st.theme.selected if self.isSelected() else st.theme.grid
         pen = QPen(border, 1.5 if self.isSelected() else 1.0)
         if self.origin == "user":
             pen.setWidthF(1.8)
-            pen.setColor(st.theme.foreground if not self.isSelected() else st.theme.highlight)
+            pen.setColor(st.theme.foreground if not self.isSelected() else st.theme.selected)
         elif self.origin == "code":
             pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)

@@ -16,7 +16,11 @@ time propagation changes, it hangs small child items on the nodes and badges con
   written beside it;
 - a yellow triangle with ``!`` beside an op XLA logged a warning about during the last
   run (``set_warnings``), the warnings as its tooltip;
-- ``?`` over a dimension the user left open and ``pN`` over one given priority N.
+- ``?`` over a dimension the user left open and ``pN`` over one given priority N;
+- a ring in the theme's ``selected`` colour around the badges of the tensor the inspector
+  shows (``set_inspected``), drawn again on every new drawing, so it stays on that tensor
+  through undo, redo and rebuilds; it sits outside the changed ring (theme
+  ``highlight``), so the two read apart by colour and by place.
 
 It reads the session and the view; it never edits either.
 """
@@ -315,6 +319,38 @@ class GspmdMarkItem(QGraphicsItem):
         painter.drawText(label, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
+class SelectedMarkItem(QGraphicsItem):
+    """A solid ring in the theme's ``selected`` colour around a badge: the tensor the
+    inspector shows. It lies outside the changed ring (drawn 4 px around the badge), so
+    the two never cover each other."""
+
+    PAD = 8.0
+    WIDTH = 2.5
+
+    def __init__(self, badge: BadgeItem, style: GraphStyle) -> None:
+        super().__init__(badge)
+        self.style = style
+        self._badge = badge
+        self.color = QColor(style.theme.selected)
+        self.setData(0, "selected")
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(-0.4)
+
+    def _ring(self) -> QRectF:
+        p = self.PAD
+        return self._badge.boundingRect().adjusted(-p, -p, p, p)
+
+    def boundingRect(self) -> QRectF:
+        w = self.WIDTH
+        return self._ring().adjusted(-w, -w, w, w)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setPen(QPen(self.color, self.WIDTH))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(self._ring(), 9, 9)
+
+
 class SpecNotesItem(QGraphicsItem):
     """``?`` over each dimension the user left open, ``pN`` over one with priority N."""
 
@@ -380,6 +416,8 @@ class GraphMarkers(QObject):
         self.warning_marks: dict[int, WarningMarkItem] = {}  # by node index
         self.followers: list[GraphMarkers] = []
         self.leader: GraphMarkers | None = None
+        self.inspected: int | None = None  # the tensor the inspector shows
+        self.selected_marks: list[SelectedMarkItem] = []
         # whose conflicts and collectives are marked: the session's current result, or
         # the one the view's shardings come from when it shows another (None: none)
         self.shown_result: PropagationResult | None | str = CURRENT
@@ -389,6 +427,7 @@ class GraphMarkers(QObject):
         self.session.events.compiled.connect(self._on_compiled)
         # An edit changes only the user's notes; a stale result comes as its own event.
         self.session.events.specs.connect(self._on_specs_change)
+        self.session.events.program.connect(self._on_program)
         self.refresh()
 
     def close(self) -> None:
@@ -400,6 +439,7 @@ class GraphMarkers(QObject):
         ev.propagation.disconnect(self._on_propagation_change)
         ev.compiled.disconnect(self._on_compiled)
         ev.specs.disconnect(self._on_specs_change)
+        ev.program.disconnect(self._on_program)
 
     def follow(self, leader: GraphMarkers) -> None:
         """Mark the GSPMD differences and warnings ``leader`` marks, now and after each
@@ -408,7 +448,18 @@ class GraphMarkers(QObject):
         leader.followers.append(self)
         self.differences = dict(leader.differences)
         self.warnings = dict(leader.warnings)
+        self.inspected = leader.inspected
         self.refresh()
+
+    def set_inspected(self, value_id: int | None) -> None:
+        """Ring the badges of ``value_id``, the tensor the inspector shows (None: none)."""
+        self.inspected = value_id
+        self._remove(self.selected_marks)
+        self.selected_marks = []
+        if self.view.layout_ is not None and self.session.graph is not None:
+            self._mark_inspected(self.view.style_)
+        for follower in self.followers:
+            follower.set_inspected(value_id)
 
     def set_gspmd(self, differences: Sequence[GspmdDifference] | None) -> None:
         """Mark the values of ``differences`` (None or empty: no GSPMD marks)."""
@@ -433,6 +484,9 @@ class GraphMarkers(QObject):
 
     def _on_propagation_change(self, _result) -> None:
         self.refresh()
+
+    def _on_program(self, _program) -> None:
+        self.set_inspected(None)  # the values of another program
 
     def _on_compiled(self, result) -> None:
         shown = self.session.propagation if self.shown_result is CURRENT else self.shown_result
@@ -465,6 +519,7 @@ class GraphMarkers(QObject):
         self._mark_gspmd(style)
         self._mark_notes(style)
         self._mark_warnings(layout, graph, style)
+        self._mark_inspected(style)
 
     def _clear(self) -> None:
         marks: list[QGraphicsItem] = [*self.conflict_marks.values()]
@@ -472,9 +527,11 @@ class GraphMarkers(QObject):
         marks += self.collective_marks.values()
         marks += [m for ms in self.gspmd_marks.values() for m in ms]
         marks += self.note_marks
+        marks += self.selected_marks
         self._remove(marks)
         self.conflict_marks, self.collective_marks = {}, {}
         self.gspmd_marks, self.note_marks = {}, []
+        self.selected_marks = []
         self.warning_marks = {}
 
     def _remove(self, marks) -> None:
@@ -575,6 +632,15 @@ class GraphMarkers(QObject):
                     continue
                 mark = GspmdMarkItem(badge, dims_text(diff.shardy), dims_text(diff.gspmd), style)
                 self.gspmd_marks.setdefault(vid, []).append(mark)
+
+    def _mark_inspected(self, style) -> None:
+        vid = self.inspected
+        graph = self.session.graph
+        if vid is None or graph is None or not 0 <= vid < len(graph.values):
+            return
+        for badge in self.view.graph_scene.badges_of(vid):
+            if badge.value_id == vid:
+                self.selected_marks.append(SelectedMarkItem(badge, style))
 
     def _mark_notes(self, style) -> None:
         for badge in self.view.badges:
