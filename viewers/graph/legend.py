@@ -3,18 +3,22 @@
 ``BadgeLegend`` is a small window listing each thing a badge or node can show: a spec
 the user set, one from the program's code, one propagation decided, one not known yet,
 the selection, open dimensions and priorities, conflicts, collectives, GSPMD
-differences, XLA's warnings from a run and, side by side, the values on which the two
-panes differ. ``LegendButton`` sits in the graph's corner and opens it.
+differences, XLA's warnings from a run, the timeline's step ring and step edges (in the
+colour of the axis the step moves), the ring on what the last edit changed and, side by
+side, the values on which the two panes differ. The rings and edges are drawn with the
+widths and colours ``StepOverlay`` and ``GraphMarkers`` draw with. ``LegendButton`` sits
+in the graph's corner and opens it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QDialog,
+    QGraphicsItem,
     QGraphicsScene,
     QGraphicsSimpleTextItem,
     QGraphicsView,
@@ -23,17 +27,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.backend.program.layout import NODE_W, Node
+from shardscope.backend.program.layout import NODE_H, NODE_W, Node
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
+from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
+    SelectedMarkItem,
     SpecNotesItem,
     WarningMarkItem,
 )
+from shardscope.viewers.graph.step_overlay import EDGE_WIDTH, RING_WIDTH, OverlayItem
 
 if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView
@@ -41,6 +48,11 @@ if TYPE_CHECKING:
 AXES = ("data", "model")
 ROW = 58.0
 TEXT_X = 250.0
+# the axis the legend's timeline step moves
+STEP_AXIS = "model"
+# the changed ring, as ``StepOverlay`` draws it: 4 units around the badge, a 2.5 pen,
+# filled with its colour at alpha 60
+CHANGED_PAD, CHANGED_WIDTH, CHANGED_ALPHA = 4.0, 2.5, 60
 
 
 def _sample_conflict() -> Conflict:
@@ -67,14 +79,23 @@ class LegendScene(QGraphicsScene):
         super().__init__(parent)
         self.style = style
         self.entries: list[str] = []
+        # the sample item of some entries, by name (the rings and edges drawn here)
+        self.samples: dict[str, QGraphicsItem] = {}
         self._y = 30.0
         self._badge("user", (("data",), ()), "a spec you set (solid dark border)")
         self._badge("code", (("data",), ()), "a spec from the program's own code (dashed border)")
         self._badge("propagated", (("data",), ()), "decided by propagation (thin border)")
         self._badge("none", None, "? : not known until propagation runs")
-        selected = self._badge("user", (("model",), ()), "the selected tensor (accent border)")
+        selected = self._badge(
+            "user", (("model",), ()), "the selected tensor, the one the Tensor dock shows"
+        )
         selected.setFlag(BadgeItem.GraphicsItemFlag.ItemIsSelectable)
         selected.setSelected(True)
+        self.samples["selected"] = SelectedMarkItem(selected, style)
+        changed = self._badge(
+            "propagated", (("data",), ()), "changed by the last edit (filled ring)"
+        )
+        self.samples["changed"] = self._changed_ring(changed)
         chip = self._badge("user", (("data",), ()), "", text_y=None)
         SpecNotesItem(chip, {0: "?", 1: "p0"}, style)
         self._text("? over a dim: left open for propagation;  pN: priority N (0 first)")
@@ -104,6 +125,16 @@ class LegendScene(QGraphicsScene):
             lambda node: WarningMarkItem(["an XLA warning"], style),
             "XLA logged a warning about the op in the last run (hover it; Run dock lists them)",
         )
+        axis = axis_color(AXES, STEP_AXIS)
+        self._node(
+            "dot_general",
+            lambda node: None,
+            f"timeline step: the op it works on, ringed in the colour of the axis it\n"
+            f"moves ({STEP_AXIS} here; one ring per axis)",
+        )
+        self.samples["step-ring"] = self._step_ring(axis)
+        self.samples["step-flow"] = self._step_flow(axis)
+        self._text(f"timeline step: the edges the axis flows along, in its colour ({STEP_AXIS})")
         other = self._badge("propagated", (("data",), ()), "", text_y=None)
         GspmdMarkItem(
             other, "[data, _]", "[_, _]", style, label="before", color=style.theme.highlight
@@ -136,9 +167,60 @@ class LegendScene(QGraphicsScene):
         item = NodeItem(0, node, self.style)
         item.setFlag(NodeItem.GraphicsItemFlag.ItemIsSelectable, False)
         self.addItem(item)
-        mark(node).setParentItem(item)
+        made = mark(node)
+        if made is not None:
+            made.setParentItem(item)
+        self._last_node = node
         self._text(text)
         self._y += 6
+
+    def _changed_ring(self, badge: BadgeItem) -> OverlayItem:
+        color = QColor(self.style.theme.highlight)
+        path = QPainterPath()
+        pad = CHANGED_PAD
+        path.addRoundedRect(badge.sceneBoundingRect().adjusted(-pad, -pad, pad, pad), 7, 7)
+        item = OverlayItem(path, 1.0)
+        item.setPen(QPen(color, CHANGED_WIDTH))
+        fill = QColor(color)
+        fill.setAlpha(CHANGED_ALPHA)
+        item.setBrush(fill)
+        item.setZValue(2.9)
+        item.setData(0, "changed")
+        self.addItem(item)
+        return item
+
+    def _step_ring(self, color: QColor) -> OverlayItem:
+        node = self._last_node
+        pad = 6
+        path = QPainterPath()
+        path.addRoundedRect(
+            QRectF(
+                node.x - NODE_W / 2 - pad,
+                node.y - NODE_H / 2 - pad,
+                NODE_W + 2 * pad,
+                NODE_H + 2 * pad,
+            ),
+            10,
+            10,
+        )
+        item = OverlayItem(path, 1.0)
+        item.setPen(QPen(color, RING_WIDTH))
+        item.setZValue(2.5)
+        item.setData(0, "step-ring")
+        self.addItem(item)
+        return item
+
+    def _step_flow(self, color: QColor) -> OverlayItem:
+        y = self._y
+        path = QPainterPath(QPointF(20, y - 10))
+        path.cubicTo(QPointF(80, y - 10), QPointF(100, y + 10), QPointF(170, y + 10))
+        pen = QPen(color, EDGE_WIDTH)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        item = OverlayItem(path, 1.0)
+        item.setPen(pen)
+        item.setData(0, "step-flow")
+        self.addItem(item)
+        return item
 
 
 class BadgeLegend(QDialog):
@@ -164,7 +246,9 @@ class LegendButton(QToolButton):
     """A small "Legend" button kept in the bottom-left corner of a graph view."""
 
     def __init__(self, view: GraphView) -> None:
-        super().__init__(view.viewport())
+        # A child of the view, over its viewport, not of the viewport: scrolling the
+        # viewport moves the viewport's children with its contents.
+        super().__init__(view)
         self.graph_view = view
         self.dialog: BadgeLegend | None = None
         self.setText("Legend")
@@ -192,5 +276,6 @@ class LegendButton(QToolButton):
 
     def _place(self) -> None:
         self.adjustSize()
-        port = self.graph_view.viewport()
-        self.move(8, port.height() - self.height() - 8)
+        port = self.graph_view.viewport().geometry()
+        self.move(port.x() + 8, port.bottom() - self.height() - 8)
+        self.raise_()

@@ -66,3 +66,60 @@ def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_
     button.open_legend()
     assert button.dialog is not first
     qtbot.addWidget(button.dialog)
+
+
+def test_the_legend_explains_the_timeline_rings_the_step_edges_and_the_selection(panel_for, qtbot):
+    from shardscope.backend.propagation.timeline import Step
+    from shardscope.viewers.graph.legend import BadgeLegend
+    from shardscope.viewers.graph.markers import GraphMarkers, SelectedMarkItem
+    from shardscope.viewers.graph.step_overlay import StepOverlay
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    graph = session.graph
+    # what the graph draws: a step moving "model" through a dot, a changed badge, the
+    # inspected tensor
+    overlay = StepOverlay(view)
+    x = graph.value_by_name("x").id
+    (dot,) = [op.id for op in graph.ops if x in op.operands and op.name == "stablehlo.dot_general"]
+    out = graph.ops[dot].results[0]
+    overlay.show_steps(
+        [Step(0, dot, "stablehlo.dot_general", "model", "operand-0", ("result-0",), (out,), x)]
+    )
+    overlay.set_changed([x])
+    markers = GraphMarkers(view)
+    markers.set_inspected(x)
+
+    def drawn(tag):
+        return [i for i in view.scene().items() if i.data(0) == tag]
+
+    (ring,) = drawn("step-ring")
+    flow = drawn("step-flow")[0]
+    (changed,) = drawn("changed")
+    (selected,) = [m for m in view.badge_for(x).childItems() if isinstance(m, SelectedMarkItem)]
+
+    dialog = BadgeLegend(view.style_)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    legend = dialog.legend
+    entries = "\n".join(legend.entries)
+    for words in ("timeline step", "ringed in the colour of the axis", "edges the axis flows"):
+        assert words in entries, words
+    assert "changed by the last edit" in entries and "the Tensor dock shows" in entries
+    samples = legend.samples
+    assert samples["step-ring"].pen().color() == ring.pen().color()
+    assert samples["step-ring"].pen().widthF() == ring.pen().widthF()
+    assert samples["step-flow"].pen().color() == flow.pen().color()
+    assert samples["step-flow"].pen().widthF() == flow.pen().widthF()
+    assert samples["changed"].pen().color() == changed.pen().color()
+    assert samples["changed"].brush().color() == changed.brush().color()
+    assert samples["selected"].color == selected.color != changed.pen().color()
+    # and the legend's picture shows those colours
+    image = dialog.view.viewport().grab().toImage()
+    seen = {
+        image.pixelColor(x_, y_).rgb()
+        for x_ in range(0, image.width(), 1)
+        for y_ in range(0, image.height(), 1)
+    }
+    for color in (ring.pen().color(), changed.pen().color(), selected.color):
+        assert color.rgb() in seen, color.name()
