@@ -1,9 +1,11 @@
 """Eliding long names in the middle, so both ends stay readable.
 
 A key path such as ``params['layers'][10]['w_out']`` loses whole keys from its middle
-first (``params…[10]['w_out']``): its root and its most specific keys, the layer index
-with them, stay as long as they fit. Other text, and a key path whose root and last key
-alone do not fit, is elided in the middle by Qt (``Qt.ElideMiddle``).
+first (``params…[10]['w_out']``): its root and its most specific keys stay as long as
+they fit. The last two keys (a layer's index and its leaf, which tell rows apart) then
+keep their place while the root gives up letters (``par…[10]['w_out']``); after that the
+root and the last key (``params…['w_out']``). Other text, and a key path too narrow for
+those, is elided in the middle by Qt (``Qt.ElideMiddle``).
 """
 
 from __future__ import annotations
@@ -39,10 +41,20 @@ def elide_middle(text: str, metrics: QFontMetrics | QFontMetricsF, width: float)
     path = key_path_parts(text)
     if path is not None:
         root, parts = path
-        for keep in range(len(parts) - 1, 0, -1):
+        for keep in range(len(parts) - 1, 1, -1):
             shown = root + ELLIPSIS + "".join(parts[-keep:])
             if metrics.horizontalAdvance(shown) <= width:
                 return shown
+        if len(parts) >= 2:
+            # the last two keys (a layer's index and its leaf) tell rows apart: the root
+            # gives up letters before they go
+            tail = ELLIPSIS + "".join(parts[-2:])
+            for n in range(len(root) - 1, 0, -1):
+                if metrics.horizontalAdvance(root[:n] + tail) <= width:
+                    return root[:n] + tail
+        shown = root + ELLIPSIS + parts[-1]
+        if metrics.horizontalAdvance(shown) <= width:
+            return shown
     return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, int(width))
 
 

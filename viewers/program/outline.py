@@ -129,6 +129,8 @@ class ProgramOutline(QWidget):
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.expanded.connect(self._fill)
+        # long scope names keep their end: transpose(jvp(…yer_10))
+        self.tree.setItemDelegateForColumn(0, MiddleElideDelegate(self.tree))
         self.tree.clicked.connect(self._tree_clicked)
 
         self.filter = QLineEdit()
