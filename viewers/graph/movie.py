@@ -48,11 +48,12 @@ MAX_PIXELS = 60_000_000
 WARN_BYTES = 50_000_000
 # The caption strip above the graph: "program · scope — step k of n".
 CAPTION_PIXELS = 26
-# Bytes a frame takes, measured on the built-in transformer's exports (see
-# tests/benchmarks/bench_export.py): the first GIF frame per pixel, each later one per
-# changed badge and for the box around it, an MP4 frame per pixel.
-GIF_FIRST_BYTES_PER_PIXEL = 0.06
-GIF_STEP_BYTES = 6_000
+# Bytes a frame takes, from the 24-layer transformer's GIFs (tests/benchmarks/
+# bench_export.py): the first frame took 0.04 bytes a pixel for one layer unfolded and
+# 0.23 for the folded graph (its long edges), each later frame about 8.4 KB in both; so an
+# estimate within a factor of two. MP4: a guess for H.264 at CRF 18, per pixel and frame.
+GIF_FIRST_BYTES_PER_PIXEL = 0.12
+GIF_STEP_BYTES = 8_500
 MP4_BYTES_PER_PIXEL = 0.004
 # Pixels around a changed item's box redrawn with it (antialiased edges).
 MARGIN = 3
