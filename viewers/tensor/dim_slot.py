@@ -3,13 +3,14 @@ axes, with a context menu for open/closed and priority.
 
 A dropped axis replaces the dim's axes (``dropped``); held Shift or Ctrl during the drop
 appends it after them instead (``appended``), making a tuple such as ``data+model``. While
-an axis is dragged over a dim that holds axes, its header says which the drop will do."""
+an axis is dragged over a dim that holds axes, a tooltip by the pointer says which the
+drop will do."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
+from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec
@@ -79,8 +80,7 @@ class DimSlot(QWidget):
         chips_w = sum(fm.horizontalAdvance(t) + 18 for t, _ in self._chips()) + 6 * len(
             self._chips()
         )
-        header = fm.horizontalAdvance(self._drop_hint or self._header())
-        width = max(header + 16, chips_w + 12, 90)
+        width = max(fm.horizontalAdvance(self._header()) + 16, chips_w + 12, 90)
         return QSize(width, fm.height() * 2 + 22)
 
     def minimumSizeHint(self) -> QSize:
@@ -102,7 +102,7 @@ class DimSlot(QWidget):
         p.drawText(
             QRectF(8, 3, frame.width() - 12, fm.height() + 2),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            self._drop_hint or self._header(),
+            self._header(),
         )
         x = 6.0
         y = fm.height() + 8
@@ -141,8 +141,13 @@ class DimSlot(QWidget):
         hint = self.drop_hint(axis, appends(event)) if ours else ""
         if (ours, hint) != (self._drag_over, self._drop_hint):
             self._drag_over, self._drop_hint = ours, hint
-            self.updateGeometry()
             self.update()
+        # the slot keeps its size (the inspector repaints only what changes): the hint
+        # shows beside the pointer
+        if hint:
+            QToolTip.showText(self.mapToGlobal(event.position().toPoint()), hint, self)
+        else:
+            QToolTip.hideText()
         if ours:
             event.acceptProposedAction()
         else:
@@ -157,12 +162,12 @@ class DimSlot(QWidget):
 
     def dragLeaveEvent(self, event) -> None:
         self._drag_over, self._drop_hint = False, ""
-        self.updateGeometry()
+        QToolTip.hideText()
         self.update()
 
     def dropEvent(self, event) -> None:
         self._drag_over, self._drop_hint = False, ""
-        self.updateGeometry()
+        QToolTip.hideText()
         self.update()
         ours, axis = axis_from_mime(event.mimeData())
         if not ours:
