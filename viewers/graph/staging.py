@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QRectF
 
+from shardscope.backend.collector import paused
 from shardscope.backend.program.layout import NODE_H, GraphLayout
 from shardscope.viewers.graph.items import (
     BadgeItem,
@@ -71,9 +72,11 @@ class StagedDrawing:
 
     # -- building ---------------------------------------------------------------------------
     def build(self) -> StagedDrawing:
-        """Make every item now, in one go."""
-        for _ in self.steps(None):
-            pass
+        """Make every item now, in one go (the garbage collector paused meanwhile: see
+        ``backend.collector``)."""
+        with paused():
+            for _ in self.steps(None):
+                pass
         return self
 
     def steps(self, budget_s: float | None) -> Iterator[int]:
@@ -131,9 +134,10 @@ class StagedDrawing:
                     yield made
             self.header_index = index
             deepest = max(box.depth for box in layout.boxes)
+            names = RectIndex(())  # the scope names placed so far: no name over another
             for box in layout.boxes:
                 nodes = [layout.nodes[i] for i in box.nodes]
-                item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, index)
+                item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, index, names)
                 self.boxes.append(item)
                 self._order.append(item)
                 made += 1
