@@ -1,7 +1,11 @@
 """Low-bandwidth mode: drawing for a display forwarded over the network (``ssh -X``).
 
-Over X11 forwarding every repainted pixel crosses the network. In this mode the graph is
-drawn without antialiasing (hard edges: fewer distinct pixels, nothing blended). The mode
+Over X11 forwarding every repainted pixel crosses the network (4 bytes each, whatever
+its colour): what saves bytes is repainting fewer pixels. In this mode the graph is drawn
+flat, without antialiasing (boxes are outlines on the background, not filled cards), and
+a zoom repaints only the blocks that look different; the tile grid outlines its tiles
+and colours their labels instead of filling them; busy indicators show their text and
+Cancel button without the moving bar. The mode
 turns on by itself when the display is remote (``SSH_CONNECTION`` set, or ``DISPLAY``
 naming a host), says so in Messages, and is a checkable View menu entry whose choice is
 kept in the settings. ``SHARDSCOPE_LOW_BANDWIDTH=1`` (or ``0``) forces it for one run.
@@ -15,6 +19,7 @@ from collections.abc import Mapping
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMainWindow
 
+from shardscope.app.window.busy import StatusBusy
 from shardscope.app.window.display import HEADLESS_PLATFORMS
 
 ENV = "SHARDSCOPE_LOW_BANDWIDTH"
@@ -83,8 +88,8 @@ class LowBandwidth(QObject):
         self._apply()
         if self.on and self.reason:
             window.messages.add(
-                f"low-bandwidth mode is on: {self.reason}; the graph is drawn without "
-                f"antialiasing. Turn it off in {MENU_PATH}"
+                f"low-bandwidth mode is on: {self.reason}; the graph and tile grid are "
+                f"drawn flat, with fewer pixels to send. Turn it off in {MENU_PATH}"
             )
 
     def set_on(self, on: bool) -> None:
@@ -103,3 +108,10 @@ class LowBandwidth(QObject):
 
     def _apply(self) -> None:
         self.window.graph.set_antialiased(not self.on)
+        inspector = getattr(self.window, "inspector", None)
+        if inspector is not None:
+            inspector.tile_grid.set_flat(self.on)
+        # a busy bar with no end known moves all the time it shows: each frame crosses
+        # the network, so in this mode its text and Cancel button show without it
+        for busy in self.window.findChildren(StatusBusy):
+            busy.still = self.on

@@ -32,6 +32,8 @@ class StatusBusy(QObject):
         super().__init__(window)
         self.esc = esc
         self._shown = False
+        # made after the window's low-bandwidth mode was set: as it says
+        self._still = bool(getattr(getattr(window, "bandwidth", None), "on", False))
         # The window's indicators that show, oldest first: the last one owns Esc.
         if not hasattr(window, "_busy_showing"):
             window._busy_showing = []  # type: ignore[attr-defined]
@@ -64,6 +66,17 @@ class StatusBusy(QObject):
         return (self.bar, self.label, self.cancel_button)
 
     @property
+    def still(self) -> bool:
+        """Whether the moving bar is left out (low-bandwidth mode): text and Cancel only."""
+        return self._still
+
+    @still.setter
+    def still(self, still: bool) -> None:
+        self._still = bool(still)
+        if self._shown:
+            self.bar.setVisible(not self._still)
+
+    @property
     def showing(self) -> bool:
         return self._shown
 
@@ -71,7 +84,7 @@ class StatusBusy(QObject):
         """Show the bar with ``text`` (shown already: only the text changes)."""
         self.label.setText(text)
         for widget in self._widgets:
-            widget.show()
+            widget.setVisible(widget is not self.bar or not self._still)
         self._shown = True
         if self.esc and self not in self._showing:
             self._showing.append(self)

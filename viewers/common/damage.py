@@ -253,8 +253,18 @@ def shifted_change(
         yield
         return
     before = view_image(view)
+    # widgets on the viewport (a button in its corner) are not in the scene's picture:
+    # where they were and are is drawn again
+    children = [w for w in viewport.findChildren(QWidget) if w.parentWidget() is viewport]
+    was = QRegion()
+    for child in children:
+        if child.isVisible():
+            was += child.geometry()
     mode = view.viewportUpdateMode()
     view.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.NoViewportUpdate)
+    # a new transform (zooming) asks for all of the viewport whatever the mode
+    disabled = Qt.WidgetAttribute.WA_UpdatesDisabled
+    viewport.setAttribute(disabled, True)
     try:
         yield
     finally:
@@ -263,6 +273,7 @@ def shifted_change(
         scene = view.scene()
         if scene is not None:
             QApplication.sendPostedEvents(scene, QEvent.Type.MetaCall.value)
+        viewport.setAttribute(disabled, False)
         view.setViewportUpdateMode(mode)
     after = view_image(view)
     old, new = _pixels(before), _pixels(after)
@@ -277,33 +288,63 @@ def shifted_change(
     best, best_area, best_move = changed_region(before, after), None, None
     best_area = _area(best)
     height, width = new.shape
+    left, right = _uncovered_columns(view, QRect(0, top, width, height - top))
     for dx, dy in candidates:
-        if abs(dx) >= width or abs(dy) >= height - top:
+        if abs(dx) >= right - left or abs(dy) >= height - top:
             continue
-        region = changed_region(_image(_moved(old, new, top, dx, dy)), after)
+        moved = _moved(old, new, top, dx, dy, left, right)
+        region = changed_region(_image(moved), after)
         if _area(region) < best_area:
             best, best_area, best_move = region, _area(region), (dx, dy)
     if best_move is not None:
-        area = QRect(0, top, width, height - top)
+        area = QRect(left, top, right - left, height - top)
         viewport.scroll(best_move[0], best_move[1], area)
         # the scene's picture leaves out widgets on the viewport (a button in its
         # corner): where the scroll carried their pixels, they are drawn again
-        for child in viewport.findChildren(QWidget):
-            if child.isVisible() and child.parentWidget() is viewport:
-                shown = child.geometry().translated(best_move[0], best_move[1])
-                best += shown.intersected(area)
+        best += was.translated(best_move[0], best_move[1]).intersected(area)
+    best += was
+    for child in children:
+        if isValid(child) and child.isVisible():
+            best += child.geometry()
     if not best.isEmpty():
         viewport.update(best)
 
 
-def _moved(old: np.ndarray, new: np.ndarray, top: int, dx: int, dy: int) -> np.ndarray:
-    """``old`` with its rows from ``top`` down moved by (dx, dy) within them, as a scroll
-    leaves the screen; what the move uncovers holds pixels unlike ``new`` there."""
+def _uncovered_columns(view: QGraphicsView, area: QRect) -> tuple[int, int]:
+    """The widest run of columns of ``area`` (viewport coordinates) that no other widget
+    of ``view`` lies over (a button over the viewport's corner): Qt copies a scrolled
+    part on the X server only where nothing covers it, else repaints all of it."""
+    viewport = view.viewport()
+    left, right = area.left(), area.right() + 1
+    for child in view.findChildren(QWidget):
+        if child is viewport or not child.isVisible() or child.parentWidget() is not view:
+            continue
+        at = viewport.mapFrom(view, child.geometry().topLeft())
+        covered = QRect(at, child.size()).intersected(
+            QRect(left, area.top(), right - left, area.height())
+        )
+        if covered.isEmpty():
+            continue
+        # keep the wider side of what it covers
+        if covered.left() - left >= right - (covered.right() + 1):
+            right = covered.left()
+        else:
+            left = covered.right() + 1
+    return left, max(left, right)
+
+
+def _moved(
+    old: np.ndarray, new: np.ndarray, top: int, dx: int, dy: int, left: int = 0, right=None
+) -> np.ndarray:
+    """``old`` with its rows from ``top`` down, columns ``left`` to ``right``, moved by
+    (dx, dy) within them, as a scroll leaves the screen; what the move uncovers holds
+    pixels unlike ``new`` there."""
     height, width = old.shape
-    moved = ~new
-    moved[:top] = old[:top]
+    right = width if right is None else right
+    moved = old.copy()
+    moved[top:, left:right] = ~new[top:, left:right]
     y0, y1 = max(top, top + dy), min(height, height + dy)
-    x0, x1 = max(0, dx), min(width, width + dx)
+    x0, x1 = max(left, left + dx), min(right, right + dx)
     if y0 < y1 and x0 < x1:
         moved[y0:y1, x0:x1] = old[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
     return moved

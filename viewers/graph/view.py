@@ -658,7 +658,12 @@ class GraphView(SlicedDrawing, QGraphicsView):
         scale = self.transform().m11()
         factor = max(0.02 / scale, min(4.0 / scale, factor))
         self._fitted = False
-        self.scale(factor, factor)
+        if self._antialias:
+            self.scale(factor, factor)
+        else:
+            # low-bandwidth mode: send the blocks the zoom changed, not the whole view
+            with shifted_change(self):
+                self.scale(factor, factor)
         self.viewMoved.emit()
 
     def fit(self) -> None:

@@ -1,10 +1,13 @@
 """Low-bandwidth mode: remote display detection, the View menu toggle, what it changes."""
 
+import numpy as np
 import pytest
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtGui import QColor, QImage, QPainter
 
 from shardscope.app.window.bandwidth import ENV, env_choice, remote_display
 from shardscope.app.window.settings import Settings
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 MENU = ("&View", "Low-&bandwidth mode")
 AA = QPainter.RenderHint.Antialiasing
@@ -130,3 +133,81 @@ def test_the_mode_survives_a_theme_change(make_window, find_action, monkeypatch)
     assert not window.graph.style_.antialias
     assert all(not item.style.antialias for item in window.graph.nodes)
     assert not window.graph.renderHints() & AA
+
+
+def _fraction_of(image, color) -> float:
+    """How much of ``image`` is exactly ``color``."""
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), np.uint32).reshape(
+        image.height(), image.bytesPerLine() // 4
+    )[:, : image.width()]
+    return float((pixels == (QColor(color).rgb() & 0xFFFFFFFF)).mean())
+
+
+def test_in_the_mode_boxes_and_tiles_are_outlines_on_the_background(
+    make_window, find_action, monkeypatch, qtbot
+):
+    _local(monkeypatch)
+    window = make_window("example:mlp", propagate=False)
+    view = window.graph
+    node = next(i for i in view.nodes if i.node.kind == "op")
+    view.resetTransform()
+    view.centerOn(node)
+    badge = next(b for b in view.badges if b.value_id is not None)
+    badge.setSelected(True)
+    grid = window.inspector.tile_grid
+    qtbot.waitUntil(lambda: grid.tile_map is not None)
+    background = view.style_.theme.background
+
+    def inside_the_box():
+        # the box's left part, off its label: what fills it
+        corner = view.mapFromScene(node.mapToScene(node.boundingRect().topLeft()))
+        return view.viewport().grab(QRect(corner + QPoint(11, 11), QSize(5, 5))).toImage()
+
+    assert _fraction_of(inside_the_box(), background) == 0.0  # a filled card
+    filled = _fraction_of(grid.plot.grab().toImage(), grid.plot.backgroundBrush().color())
+    find_action(window, *MENU).trigger()
+    assert _fraction_of(inside_the_box(), background) == 1.0  # an outline
+    outlined = _fraction_of(grid.plot.grab().toImage(), grid.plot.backgroundBrush().color())
+    assert outlined > 0.8 > filled
+    # the labels carry the device colours the fills did
+    inks = {c.name() for _, _, c in grid.layers.labels._cells}
+    assert grid.flat and inks and not inks & {"#000000", "#ffffff"}
+    find_action(window, *MENU).trigger()
+    assert _fraction_of(inside_the_box(), background) == 0.0 and not grid.flat
+
+
+def test_in_the_mode_a_busy_indicator_shows_its_text_and_cancel_without_the_moving_bar(
+    make_window, find_action, monkeypatch
+):
+    _local(monkeypatch)
+    window = make_window("example:mlp", propagate=False)
+    find_action(window, *MENU).trigger()
+    busy = window.folding.indicator
+    busy.show("Unfolding every scope")
+    assert busy.label.isVisible() and busy.cancel_button.isVisible()
+    assert not busy.bar.isVisible()
+    find_action(window, *MENU).trigger()  # off again: the bar moves again
+    assert busy.bar.isVisible()
+    busy.hide()
+    assert not busy.label.isVisible()
+
+
+def test_in_the_mode_a_zoom_repaints_only_what_looks_different(
+    make_window, find_action, monkeypatch, qtbot
+):
+    _local(monkeypatch)
+    window = make_window("example:transformer", propagate=False)
+    find_action(window, *MENU).trigger()
+    view = window.graph
+    viewport = view.viewport()
+    # the Legend button lies over the viewport: a drawing of the viewport alone lacks it
+    window.debugger.legend_button.hide()
+    wait_painted(qtbot, viewport)
+    scale = view.transform().m11()
+    with PaintLog(viewport) as log:
+        view.zoom(1.2)
+        wait_painted(qtbot, viewport)
+    assert view.transform().m11() == pytest.approx(scale * 1.2)
+    assert 0 < log.area(viewport) < 0.8 * viewport.width() * viewport.height()
+    assert on_screen(viewport) == fresh(viewport)
