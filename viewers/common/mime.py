@@ -33,6 +33,18 @@ def appends(event) -> bool:
     return bool(event.modifiers() & APPEND_MODIFIERS)
 
 
+def drop_hint(held: tuple[str, ...], axis: str | None, append: bool) -> str:
+    """What dropping ``axis`` on a dimension that holds ``held`` axes does, said while it
+    is dragged over it: ``replace data → model (Shift: append)``, ``append model →
+    data+model``; empty where there is nothing to replace."""
+    if axis is None or not held:
+        return ""
+    now = "+".join(held)
+    if append:
+        return f"append {axis} \u2192 {now}+{axis}"
+    return f"replace {now} \u2192 {axis} (Shift: append)"
+
+
 def device_mime_data(position: int) -> QMimeData:
     """MIME data carrying a mesh position (a device cell dragged inside the mesh editor)."""
     data = QMimeData()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QPainter
-from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsView, QMenu, QToolTip, QWidget
 
 from shardscope.backend.program.layout import (
     Frame,
@@ -35,7 +35,7 @@ from shardscope.backend.program.layout import (
 from shardscope.backend.program.locations import split_name_path
 from shardscope.viewers.common.colors import THEMES, theme_for
 from shardscope.viewers.common.damage import shifted_change
-from shardscope.viewers.common.mime import appends, axis_from_mime
+from shardscope.viewers.common.mime import appends, axis_from_mime, drop_hint
 from shardscope.viewers.graph.items import (
     BadgeItem,
     EdgeItem,
@@ -747,16 +747,26 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self._set_hover(badge, dim)
         if badge is not None and dim is not None:
             event.acceptProposedAction()
+            # whether the drop replaces the axes the user gave that dim or appends to them
+            spec = self.session.spec(badge.value_id)
+            held = spec.dims[dim].axes if spec is not None and dim < len(spec.dims) else ()
+            hint = drop_hint(held, axis_from_mime(event.mimeData())[1], appends(event))
+            if hint:
+                QToolTip.showText(self.mapToGlobal(event.position().toPoint()), hint, self)
+            else:
+                QToolTip.hideText()
         else:
             event.ignore()
 
     def dragLeaveEvent(self, event) -> None:
         self._set_hover(None, None)
+        QToolTip.hideText()
         super().dragLeaveEvent(event)
 
     def dropEvent(self, event) -> None:
         ours, axis = axis_from_mime(event.mimeData())
         self._set_hover(None, None)
+        QToolTip.hideText()
         if not ours:
             event.ignore()
             return

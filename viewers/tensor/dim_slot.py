@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMenu, QSizePolicy, QToolTip, QWidget
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import DimSpec
 from shardscope.viewers.common.colors import axis_color, theme_for
-from shardscope.viewers.common.mime import appends, axis_from_mime
+from shardscope.viewers.common.mime import appends, axis_from_mime, drop_hint
 from shardscope.viewers.mesh.palette import paint_chip
 
 PRIORITIES = (0, 1, 2, 3)
@@ -128,13 +128,8 @@ class DimSlot(QWidget):
         super().mousePressEvent(event)
 
     def drop_hint(self, axis: str | None, append: bool) -> str:
-        """What dropping ``axis`` would do, as the header says it during the drag."""
-        if axis is None or not self.spec.axes:
-            return ""
-        now = "+".join(self.spec.axes)
-        if append:
-            return f"append {axis} → {now}+{axis}"
-        return f"replace {now} → {axis} (Shift: append)"
+        """What dropping ``axis`` would do, as the tooltip says it during the drag."""
+        return drop_hint(self.spec.axes, axis, append)
 
     def _track_drag(self, event) -> bool:
         ours, axis = axis_from_mime(event.mimeData())

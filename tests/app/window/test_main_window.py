@@ -5,7 +5,8 @@ import time
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
+from PySide6.QtGui import QDragMoveEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QToolTip, QWidget
 
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
@@ -119,6 +120,17 @@ def test_a_badge_drop_replaces_shift_appends_and_history_says_which(
     assert window.statusBar().currentMessage() == replaced
     _undo_action(window).trigger()
     assert session.spec(x) == Spec.of("data", None)
+    # dragging over the badge's dim says what the drop will do
+    view = window.graph
+    pos = view.mapFromScene(view.badge_for(x).chip_scene_center(0))
+    mime = axis_mime_data("model")
+    for held, hint in (
+        (Qt.KeyboardModifier.NoModifier, "replace data → model (Shift: append)"),
+        (Qt.KeyboardModifier.ShiftModifier, "append model → data+model"),
+    ):
+        move = QDragMoveEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, held)
+        view.dragMoveEvent(move)
+        assert move.isAccepted() and QToolTip.text() == hint
     drop_axis(window, x, 0, "model", Qt.KeyboardModifier.ShiftModifier)
     assert session.spec(x) == Spec.of(("data", "model"), None)
     assert window.qundo.text(0) == (

@@ -28,3 +28,25 @@ def test_device_mime_round_trip():
     assert device_from_mime(device_mime_data(5)) == 5
     assert device_from_mime(axis_mime_data("model")) is None
     assert device_from_mime(None) is None
+
+
+def test_drop_hint_says_replace_or_append(qapp):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QDropEvent
+
+    from shardscope.viewers.common.mime import appends, drop_hint
+
+    assert drop_hint(("data",), "model", False) == "replace data \u2192 model (Shift: append)"
+    assert drop_hint(("data", "x"), "model", True) == "append model \u2192 data+x+model"
+    assert drop_hint((), "model", False) == drop_hint(("data",), None, True) == ""
+    mime = axis_mime_data("model")
+    for held, expected in (
+        (Qt.KeyboardModifier.NoModifier, False),
+        (Qt.KeyboardModifier.ShiftModifier, True),
+        (Qt.KeyboardModifier.ControlModifier, True),
+        (Qt.KeyboardModifier.AltModifier, False),
+    ):
+        event = QDropEvent(
+            QPointF(1, 1), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, held
+        )
+        assert appends(event) is expected
