@@ -2,20 +2,21 @@
 
 An action the user asked for that fails (an open, File ▸ Run source again) reports with
 ``MessagesView.fail``: besides the red line in the list, ``failed(text)`` lets an
-``ErrorBanner`` show the one line where the user is looking, over the top of the main
-window's central area, put the Messages dock in front (its tab raised, the line chosen)
-and write it in the status bar.
+``ErrorBanner`` show the one line where the user is looking, over the top of the graph
+(below its Back and Find bar), put the Messages dock in front (its tab raised, the line
+chosen) and write it in the status bar.
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
+    QGraphicsView,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -100,7 +101,7 @@ BANNER_MS = 30_000
 
 
 class ErrorBanner(QFrame):
-    """A red one-line banner over the top of ``window``'s central area that shows each
+    """A red one-line banner over the top of ``window``'s graph that shows each
     failure ``messages`` reports (``MessagesView.failed``), raises the Messages dock and
     writes the line in the status bar. It hides on its close button (``dismiss``) or after
     ``BANNER_MS``; the session under it is left as it was."""
@@ -165,8 +166,16 @@ class ErrorBanner(QFrame):
         self.messages.scrollToBottom()
 
     def _place(self) -> None:
+        # over the top of the first graphics view in the central area (below its toolbar:
+        # Back and Find stay usable), else over the central area itself
         central = self.window_.centralWidget()
         area = central.geometry() if central is not None else self.window_.rect()
+        views = central.findChildren(QGraphicsView) if central is not None else []
+        shown = [v for v in views if v.isVisible()]
+        if shown:
+            port = shown[0].viewport()
+            top_left = port.mapTo(self.window_, port.rect().topLeft())
+            area = QRect(area.x(), top_left.y(), area.width(), port.height())
         width = max(200, area.width() - 24)
         self.setFixedWidth(width)
         self.label.setText(self.text)
