@@ -376,7 +376,7 @@ def build_layout(
             add_flow(src, stub, vid)
 
     edges = [Edge(s, d, tuple(v)) for (s, d), v in flows.items()]
-    boxes = _boxes(nodes, expanded)
+    boxes = _boxes(nodes, expanded, within)
     opened = default_expanded(graph, index, frame) if within is None else expanded
     base = expanded & opened
     if nodes and expanded - base:
@@ -456,22 +456,43 @@ def _op_detail(graph: ProgramGraph, op: Op) -> str:
     return ""
 
 
-def _boxes(nodes: list[Node], expanded: frozenset[str]) -> list[ScopeBox]:
+def _boxes(
+    nodes: list[Node], expanded: frozenset[str], within: str | None = None
+) -> list[ScopeBox]:
     """A box per expanded scope holding a visible op or folded scope; each node joins the
-    box of every expanded prefix of its scope path."""
+    box of every expanded prefix of its scope path. With ``within`` (a picture of one
+    scope), a scope that holds no node of its own (only scopes) gets no box: it would
+    frame its scopes' boxes again, or the whole picture; the boxes inside it are named by
+    their path from the box around them (``jvp(layer_0)/attn``)."""
     members: dict[str, list[int]] = defaultdict(list)
+    own: set[str] = set()
     for i, n in enumerate(nodes):
         if n.kind not in ("op", "scope") or not n.scope:
             continue
         parts = n.scope.split("/")
+        deepest = None
         for k in range(1, len(parts) + 1):
             path = "/".join(parts[:k])
             if path in expanded:
                 members[path].append(i)
-    return [
-        ScopeBox(path, path.rsplit("/", 1)[-1], members[path], path.count("/"))
-        for path in sorted(members, key=lambda p: (p.count("/"), p))
-    ]
+                deepest = path
+        own.add(deepest)
+    paths = sorted(members, key=lambda p: (p.count("/"), p))
+    if within is not None:
+        paths = [p for p in paths if p in own]
+    kept = set(paths)
+
+    def label(path: str) -> str:
+        if within is None:
+            return path.rsplit("/", 1)[-1]
+        parts = path.split("/")
+        for k in range(len(parts) - 1, 0, -1):
+            # the scope drawn is named by the picture's title
+            if "/".join(parts[:k]) in kept or "/".join(parts[:k]) == within:
+                return "/".join(parts[k:])
+        return path
+
+    return [ScopeBox(path, label(path), members[path], path.count("/")) for path in paths]
 
 
 def _layers(n: int, edges: list[tuple[int, int]]) -> list[int] | None:

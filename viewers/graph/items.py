@@ -363,10 +363,12 @@ class ScopeBoxItem(QGraphicsItem):
         outer_levels: int,
         style: GraphStyle,
         avoid: RectIndex | None = None,
+        taken: RectIndex | None = None,
     ) -> ScopeBoxItem:
         """The region of ``box``: the union of its ``nodes``' padded cards. The layered
         layout interleaves scopes (a parameter sits beside the op that reads it), so a
-        rectangle would take in other scopes' nodes; the union never does."""
+        rectangle would take in other scopes' nodes; the union never does. ``taken``: the
+        names of the scopes placed before, which its names keep clear of (and join)."""
         pad_x = cls.PAD_X + cls.STEP * outer_levels
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
         # The union of plain rectangles, its corners rounded afterwards: Qt merges curved
@@ -377,7 +379,7 @@ class ScopeBoxItem(QGraphicsItem):
             card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
             path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
         pieces = path.simplified().toSubpathPolygons()
-        return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces)
+        return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces, taken)
 
     RADIUS = 10.0
 
@@ -388,6 +390,7 @@ class ScopeBoxItem(QGraphicsItem):
         style: GraphStyle,
         avoid: RectIndex | None = None,
         pieces: list[QPolygonF] | None = None,
+        taken: RectIndex | None = None,
     ) -> None:
         """``pieces``: the outline's separate parts as polygons with sharp corners (where
         the names go); by default, the outline's own."""
@@ -418,12 +421,22 @@ class ScopeBoxItem(QGraphicsItem):
                     max(bottom_xs) - inset - width, bottom - 2 - self.HEADER, width, self.HEADER
                 ),
             ]
-            if avoid is None or not len(avoid):
+            # a nested scope whose first row is its parent's: a row lower, clear of the
+            # parent's name
+            spots += [spots[0].translated(0, k * (self.HEADER + 2)) for k in (1, 2)]
+            if (avoid is None or not len(avoid)) and (taken is None or not len(taken)):
                 self._headers.append(spots[0])
                 continue
-            self._headers.append(
-                min(spots, key=lambda r: avoid.covered((r.x(), r.y(), r.width(), r.height())))
-            )
+
+            def cost(r: QRectF) -> tuple[bool, float]:
+                rect = (r.x(), r.y(), r.width(), r.height())
+                named = taken is not None and len(taken) and taken.covered(rect) > 0
+                return bool(named), avoid.covered(rect) if avoid is not None else 0.0
+
+            self._headers.append(min(spots, key=cost))
+        if taken is not None:
+            for r in self._headers:
+                taken.add((r.x(), r.y(), r.width(), r.height()))
 
     def boundingRect(self) -> QRectF:
         rect = QRectF(self._bounds)

@@ -487,3 +487,45 @@ def test_animate_draws_one_scope_at_a_legible_width_as_the_window_does(tmp_path,
     assert f"--width {sizes[1][0]} or more" in err and not narrow.exists()
     assert main([*args, "--width", "900", "--scale", "1", "--out", str(narrow)]) == 1
     assert "a --width or a --scale" in capsys.readouterr().err
+
+
+def test_a_scope_picture_names_each_scope_once_clear_of_the_others_and_frames_no_empty_one(
+    tmp_path, qapp, capsys
+):
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.session.document import Session
+    from shardscope.viewers.graph.items import ScopeBoxItem
+    from shardscope.viewers.graph.view import GraphView
+
+    session = Session()
+    session.set_program(load_program("example:transformer"))
+    view = GraphView(session)
+    try:
+        for scope in ("jvp(layer_0)", "jvp(layer_1)", "jvp(layer_0)/attn"):
+            view.show_scope(scope)  # what render --scope draws
+            boxes = [i for i in view.scene().items() if isinstance(i, ScopeBoxItem)]
+            assert boxes
+            names = [(b.box.label, r) for b in boxes for r in b._headers]
+            for k, (label, rect) in enumerate(names):
+                for other, rect2 in names[k + 1 :]:
+                    assert not rect.intersects(rect2), (scope, label, other)
+            for box in boxes:
+                # a box holds a node of its own, not only the boxes of its scopes
+                own = [
+                    view.layout_.nodes[i]
+                    for i in box.box.nodes
+                    if view.layout_.nodes[i].scope == box.box.path
+                    or view.layout_.nodes[i].kind == "scope"
+                    and view.layout_.nodes[i].scope.rsplit("/", 1)[0] == box.box.path
+                ]
+                assert own, box.box.path
+            # the scope drawn is the picture's own: no frame around everything
+            assert scope not in [b.box.path for b in boxes] or scope.endswith("attn")
+    finally:
+        view.close()
+    out = tmp_path / "l0.svg"
+    assert (
+        main(["render", "example:transformer", "--scope", "jvp(layer_0)", "--out", str(out)]) == 0
+    )
+    words = _svg_words(out)
+    assert words["▾ attn"] >= 1 and words["▾ jvp(layer_0)"] == 0
