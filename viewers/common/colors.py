@@ -1,9 +1,10 @@
 """Colours shared by every view: one per mesh axis, one per device, and two themes.
 
 Axis colours come from the Okabe-Ito palette, which stays distinguishable under the
-common forms of colour blindness; an axis keeps its colour by its position in the mesh,
-so the same axis looks the same in the mesh editor, the spec palette, the inspector and
-(later) the propagation timeline.
+common forms of colour blindness; an axis keeps its colour by its NAME (``AxisPalette``),
+so ``model`` looks the same in the mesh editor, the spec palette, the graph's badges, the
+tile grid, the timeline, renders and the legend, before and after a preset reorders or
+adds axes.
 """
 
 from __future__ import annotations
@@ -33,19 +34,87 @@ REPLICATED_COLOR = "#8C8C8C"
 UNKNOWN_AXIS_COLOR = "#5A5A5A"
 
 
-def axis_color(mesh_or_axis_names: object, axis: str | None) -> QColor:
-    """The colour of ``axis``, fixed by its position in the mesh.
+# The slot the usual axis names take when first seen, if no other name holds it: the
+# same mesh then gets the same colours in every process (a render from the command line
+# as in the window that saved the session), whatever order the window met its axes in.
+PREFERRED_SLOTS = {"data": 0, "model": 1, "fsdp": 2, "pipe": 3}
+
+
+class AxisPalette:
+    """Which palette slot each mesh axis NAME has, for the life of the process.
+
+    An axis keeps its colour by its name: reordering the mesh, a preset that adds or
+    drops axes, or another program with the same axis names leave ``model`` the colour it
+    had. A name seen for the first time takes its ``PREFERRED_SLOTS`` slot if no name
+    holds it, else the first slot no axis of its mesh holds, preferring a slot no name
+    has taken yet, so the axes of a first mesh get the palette's first colours in mesh
+    order. Only when two names of one mesh hold the same
+    slot (they met in no mesh before) does the one named later move to a free slot."""
+
+    def __init__(self) -> None:
+        self.slots: dict[str, int] = {}
+        self._resolved: dict[tuple[str, ...], dict[str, int]] = {}
+
+    def slots_for(self, names: tuple[str, ...], *, remember: bool = True) -> dict[str, int]:
+        """Each of ``names``'s slot (``remember=False``: what a new name would get, without
+        giving it the slot)."""
+        found = self._resolved.get(names)
+        if found is not None:
+            return found
+        slots = self.slots if remember else dict(self.slots)
+        unique = list(dict.fromkeys(names))
+        order = list(slots)
+        out: dict[str, int] = {}
+        moved = False
+        # names seen before keep their slot, the earliest seen first where two collide
+        for name in sorted((n for n in unique if n in slots), key=order.index):
+            if slots[name] in out.values():
+                slots[name] = self._free(set(out.values()), set(slots.values()), len(unique))
+                moved = True
+            out[name] = slots[name]
+        # new names: the usual mesh axes first, to their own slot where it is free
+        fresh = [n for n in unique if n not in out]
+        for name in sorted(fresh, key=lambda n: n not in PREFERRED_SLOTS):
+            slot = PREFERRED_SLOTS.get(name)
+            if slot is None or slot in out.values() or slot in slots.values():
+                slot = self._free(set(out.values()), set(slots.values()), len(unique))
+            slots[name] = out[name] = slot
+        if remember:
+            if moved:
+                self._resolved.clear()  # meshes resolved before may hold the moved name
+            self._resolved[names] = out
+        return out
+
+    @staticmethod
+    def _free(in_mesh: set[int], used: set[int], count: int) -> int:
+        """The first slot free in this mesh, preferring one no name holds."""
+        for slot in range(max(count, len(AXIS_PALETTE))):
+            if slot not in in_mesh and slot not in used:
+                return slot
+        slot = 0
+        while slot in in_mesh:
+            slot += 1
+        return slot
+
+
+AXIS_SLOTS = AxisPalette()
+
+
+def axis_color(mesh_or_axis_names: object, axis: str | None, *, remember: bool = True) -> QColor:
+    """The colour of ``axis``, fixed by its name (``AxisPalette``).
 
     ``mesh_or_axis_names`` is a backend Mesh or a sequence of axis names (major to
-    minor). ``None`` or ``"replicated"`` gives the neutral grey; an axis the mesh lacks
-    gives a dark grey so a stale spec stands out instead of borrowing a colour.
+    minor): the names that must look distinct from ``axis``. ``None`` or ``"replicated"``
+    gives the neutral grey; an axis the mesh lacks gives a dark grey so a stale spec
+    stands out instead of borrowing a colour. ``remember=False`` previews the colour a
+    name not yet in any mesh would get (a row being typed in the mesh editor).
     """
     if axis is None or axis == REPLICATED:
         return QColor(REPLICATED_COLOR)
     names = _axis_names(mesh_or_axis_names)
     if axis not in names:
         return QColor(UNKNOWN_AXIS_COLOR)
-    return _palette_color(names.index(axis))
+    return _palette_color(AXIS_SLOTS.slots_for(names, remember=remember)[axis])
 
 
 def _palette_color(index: int) -> QColor:

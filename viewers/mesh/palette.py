@@ -1,13 +1,15 @@
-"""A palette of draggable chips: one per mesh axis, plus "replicated"."""
+"""A palette of draggable chips: one per mesh axis, plus "replicated", wrapped onto more
+rows when the dock is too narrow for them in one (never drawn over each other)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import REPLICATED, axis_color, text_color_on, theme_for
+from shardscope.viewers.common.flow_layout import FlowLayout
 from shardscope.viewers.common.mime import axis_mime_data
 
 
@@ -114,13 +116,11 @@ class SpecPalette(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._mesh: Mesh | None = None
-        self._layout = QHBoxLayout(self)
+        self._layout = FlowLayout(self, spacing=8)
         self._layout.setContentsMargins(6, 4, 6, 4)
-        self._layout.setSpacing(8)
         self._title = QLabel("Axes:")
         self._layout.addWidget(self._title)
         self.chips: list[AxisChip] = []
-        self._layout.addStretch(1)
 
     def set_mesh(self, mesh: Mesh | None) -> None:
         """Show one chip per axis of ``mesh`` (None shows only "replicated")."""

@@ -152,3 +152,67 @@ def selected_ring_story(window, qtbot, drop_axis) -> None:
     qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
     assert window.session.spec(x).dims[1].axes == ("model",)
     assert len(rings()) == 1
+
+
+# -- axis colours, keyed by name ----------------------------------------------------------
+def color_count(widget_or_image, color) -> int:
+    image = widget_or_image if hasattr(widget_or_image, "pixelColor") else None
+    if image is None:
+        image = widget_or_image.grab().toImage()
+    want = QColor(color).rgb()
+    return sum(
+        1
+        for x in range(image.width())
+        for y in range(image.height())
+        if image.pixelColor(x, y).rgb() == want
+    )
+
+
+def model_colours(window, y: int) -> dict[str, object]:
+    """What the user sees of ``model``'s colour in each view, and whether it is drawn."""
+    from shardscope.viewers.graph.legend import BadgeLegend
+
+    view = window.graph
+    badge = view.badge_for(y)
+    view.centerOn(badge)
+    chip = window.palette_widget.chip("model")
+    editor = window.mesh_editor
+    row = editor.mesh.axis_names.index("model")
+    decoration = editor.table.item(row, editor.NAME_COL).data(Qt.ItemDataRole.DecorationRole)
+    out = {"palette": chip.color.name(), "editor": QColor(decoration).name()}
+    legend = BadgeLegend(view.style_, window)
+    legend.show()
+    out["legend drawn"] = color_count(legend.view.viewport(), chip.color) > 20
+    legend.close()
+    chip_rect = view.mapFromScene(badge.sceneBoundingRect()).boundingRect()
+    out["graph drawn"] = color_count(view.viewport().grab(chip_rect).toImage(), chip.color) > 20
+    out["palette drawn"] = color_count(chip, chip.color) > 20
+    window.select_value(y)
+    slot = window.inspector.slot(0)
+    out["inspector drawn"] = color_count(slot, chip.color) > 20
+    return out
+
+
+def test_a_preset_that_adds_and_moves_axes_keeps_models_colour_everywhere(make_window, wait_idle):
+    window = make_window("example:conflict")
+    wait_idle(window)
+    y = window.session.graph.value_by_name("y").id  # sharded on model
+    before = model_colours(window, y)
+    assert before["palette"] == before["editor"]
+    assert all(before[k] for k in before if k.endswith("drawn")), before
+    combo = window.mesh_editor.preset_combo
+    # fsdp comes in where model was: model moves from the 2nd axis to the 3rd
+    combo.activated.emit(combo.findText("3-D data=2,fsdp=2,model=2"))
+    assert window.session.mesh.axis_names == ("data", "fsdp", "model")
+    wait_idle(window)
+    assert window.session.spec(y).dims[0].axes == ("model",)
+    after = model_colours(window, y)
+    assert after == before
+    fsdp = window.palette_widget.chip("fsdp").color
+    data = window.palette_widget.chip("data").color
+    assert len({fsdp.name(), data.name(), after["palette"]}) == 3
+    # and back to a 2-D mesh in the other order
+    combo.activated.emit(combo.findText("TPU 2x4 (v5e-8)"))
+    combo.activated.emit(combo.findText("2-D data=2,model=4"))
+    wait_idle(window)
+    assert model_colours(window, y)["palette"] == before["palette"]

@@ -1,3 +1,5 @@
+from PySide6.QtCore import Qt
+
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.common.mime import axis_from_mime
@@ -32,3 +34,26 @@ def test_palette_renders(qtbot, render_dir, count_colors):
     image = palette.grab()
     image.save(str(render_dir / "spec_palette.png"))
     assert count_colors(image) > 6
+
+
+def test_chips_wrap_in_a_narrow_dock_instead_of_overlapping(qtbot):
+    from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    dock = QDockWidget("Spec palette", window)
+    palette = SpecPalette()
+    dock.setWidget(palette)
+    window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+    window.resize(900, 600)
+    dock.setMaximumWidth(260)  # the user narrowed the left column
+    window.show()
+    palette.set_mesh(parse_mesh("data=2,fsdp=2,model=2"))
+    qtbot.waitUntil(lambda: all(c.isVisible() for c in palette.chips))
+    qtbot.wait(50)
+    rects = [c.geometry() for c in palette.chips]
+    for i, a in enumerate(rects):
+        assert palette.rect().contains(a), (a, palette.rect())
+        for b in rects[i + 1 :]:
+            assert not a.intersects(b), (a, b)
+    assert len({r.y() for r in rects}) > 1  # wrapped onto a second row
