@@ -294,7 +294,7 @@ class MeshEditor(QWidget):
         color = (
             axis_color(self._mesh, name)
             if name in self._mesh.axis_names
-            else axis_color([f"_{i}" for i in range(row)] + [name], name)
+            else axis_color((*self._mesh.axis_names, name), name, remember=False)
         )
         item.setData(Qt.ItemDataRole.DecorationRole, color)
 
