@@ -9,7 +9,8 @@ time that went by. The timeline's keys (space, arrows, Home/End) work on the gra
 as in the dock. After an edit it rings the badges whose sharding the new propagation
 changed, and the timeline waits at its start. It also answers provenance questions for
 the Provenance dock, in the time frame the Tensor dock shows: at the step shown (what
-propagation had found by then), or the final state; while playing it waits for a pause.
+propagation had found by then, once the user stays on it for a moment), or the final
+state; while playing it waits for a pause.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
 
 # Fastest timer period: one repaint per display frame is all the eye gets.
 MIN_TICK_MS = 16
+# How long the user stays on a step before Provenance explains it.
+PROVENANCE_DELAY_MS = 150
 
 
 class TimelineController(QObject):
@@ -72,6 +75,10 @@ class TimelineController(QObject):
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
         self._clock = QElapsedTimer()
+        self._provenance_timer = QTimer(self)
+        self._provenance_timer.setSingleShot(True)
+        self._provenance_timer.setInterval(PROVENANCE_DELAY_MS)
+        self._provenance_timer.timeout.connect(self._show_provenance)
         ev = session.events
         ev.program.connect(self._on_program)
         ev.specs.connect(self._on_specs)
@@ -93,6 +100,7 @@ class TimelineController(QObject):
 
     def close(self) -> None:
         self.timer.stop()
+        self._provenance_timer.stop()
         self.view.removeEventFilter(self)
         ev = self.session.events
         ev.program.disconnect(self._on_program)
@@ -166,6 +174,7 @@ class TimelineController(QObject):
 
     def _detach(self) -> None:
         self.timer.stop()
+        self._provenance_timer.stop()
         if self.playback is not None:
             self.playback.unlisten(self._on_event)
             was_active = self.playback.active
@@ -192,6 +201,7 @@ class TimelineController(QObject):
         elif event.kind == "speed" and pb.playing:
             self._start_timer()
         if event.kind in ("playing", "finished"):
+            self._provenance_timer.stop()
             self._show_provenance()
         if event.kind not in ("position", "filter"):
             return
@@ -202,8 +212,9 @@ class TimelineController(QObject):
             # follow a step the user moved to; while playing, scrolling every step would
             # repaint the whole view each time (too slow over a forwarded display)
             self.overlay.reveal()
-            # Provenance explains the step shown (while playing it waits for a pause)
-            self._show_provenance()
+            # Provenance explains the step shown once the user stops moving (while
+            # playing it waits for a pause): its text is read, not watched
+            self._provenance_timer.start()
         if event.changed:
             self.refresh_inspector(event.changed)
 
@@ -248,6 +259,7 @@ class TimelineController(QObject):
     def select(self, value_id: int | None, dim: int | None = None) -> None:
         """The tensor (and dimension) the Provenance dock explains."""
         self.selected = None if value_id is None else (int(value_id), dim)
+        self._provenance_timer.stop()
         self._show_provenance()
 
     def _show_provenance(self) -> None:

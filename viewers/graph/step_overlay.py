@@ -239,6 +239,7 @@ class StepOverlay:
         self._runs: dict[int, tuple[object, list[tuple]]] = {}
         # badges whose shown sharding is out of date (off screen), refreshed in slices
         self._stale: dict[int, BadgeItem] = {}
+        self._drawn_values: set[int] | None = None
         self._slices = QTimer()
         self._slices.setSingleShot(True)
         self._slices.setInterval(0)
@@ -267,10 +268,8 @@ class StepOverlay:
         repaints those on screen now and the others in slices (``settle`` finishes)."""
         scene = self.scene
         scene.spec_override = override
-        values = None if values is None else list(values)
-        many = len(scene.badges) if values is None else len(values)
-        on_screen = None if many <= AT_ONCE else self._on_screen()
-        if on_screen is None or scene.staging is not None:
+        if scene.staging is not None:
+            # a drawing on its way: it notes what to refresh when it is shown
             if values is None:
                 self._stale.clear()
                 scene.refresh_all()
@@ -280,8 +279,21 @@ class StepOverlay:
         if values is None:
             badges = scene.badges
         else:
-            badges = [b for v in values for b in scene.badges_of(v)]
+            if self._drawn_values is None:
+                self._drawn_values = {v for b in scene.badges for v in b.value_ids}
+            found: dict[int, BadgeItem] = {}
+            # a jump changes thousands of values; a folded drawing shows few of them
+            for v in self._drawn_values.intersection(values):
+                for badge in scene.badges_of(v):
+                    found[id(badge)] = badge
+            badges = list(found.values())
         stale = self._stale
+        on_screen = self._on_screen() if len(badges) > AT_ONCE else None
+        if on_screen is None:
+            for badge in badges:
+                stale.pop(id(badge), None)
+                scene.refresh_badge(badge)
+            return
         for badge in badges:
             stale[id(badge)] = badge
         self._refresh_near(on_screen)
@@ -311,10 +323,11 @@ class StepOverlay:
         stale = self._stale
         if not stale:
             return
-        # by bounding rect: the default asks every edge there for its stroked shape
-        for item in self.scene.items(rect, Qt.ItemSelectionMode.IntersectsItemBoundingRect):
-            badge = stale.pop(id(item), None)
-            if badge is not None:
+        # a badge is placed by its centre: reach half a wide badge beyond the rect
+        near = rect.adjusted(-NODE_W, -NODE_H, NODE_W, NODE_H)
+        for key, badge in list(stale.items()):
+            if near.contains(badge.pos()):
+                del stale[key]
                 self.scene.refresh_badge(badge)
 
     def _refresh_slice(self) -> None:
@@ -355,6 +368,7 @@ class StepOverlay:
         self._draw_changes()
 
     def _on_program(self, _program) -> None:
+        self._drawn_values = None
         self._index = None
         self._members = None
         self._holders = None
@@ -366,6 +380,7 @@ class StepOverlay:
         # the override already
         self._stale.clear()
         self._slices.stop()
+        self._drawn_values = None
         self.flow_items, self.ring_items, self.change_items = [], [], []
         self._edges_at = None
         self._runs = {}

@@ -240,6 +240,8 @@ def test_provenance_and_the_tensor_dock_show_the_same_time(make_window, qtbot):
         qtbot.keyClicks(panel.jump_box.lineEdit(), str(before))
         qtbot.keyClick(panel.jump_box.lineEdit(), Qt.Key.Key_Return)
         assert pb.step_index == before
+        # once the user stays on the step
+        qtbot.waitUntil(lambda: f"At step {before}:" in view.toPlainText(), timeout=2000)
         text = view.toPlainText()
         assert f"At step {before}: what propagation had found by then" in text
         assert f"arrives later, at step {step}" in text
@@ -248,6 +250,7 @@ def test_provenance_and_the_tensor_dock_show_the_same_time(make_window, qtbot):
     panel.jump_box.lineEdit().selectAll()
     qtbot.keyClicks(panel.jump_box.lineEdit(), str(step))
     qtbot.keyClick(panel.jump_box.lineEdit(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: f"At step {step}:" in view.toPlainText(), timeout=2000)
     text = view.toPlainText()
     assert f"At step {step}" in text and "arrives later" not in text.split("holds")[1][:40]
     assert window.timeline.spec_at(target) is not None
@@ -261,7 +264,8 @@ def test_provenance_and_the_tensor_dock_show_the_same_time(make_window, qtbot):
     # Esc in the dock: the final state again, in both
     panel.setFocus()
     qtbot.keyClick(panel, Qt.Key.Key_Escape)
-    assert not pb.active and "Final state" in view.toPlainText()
+    assert not pb.active
+    qtbot.waitUntil(lambda: "Final state" in view.toPlainText(), timeout=2000)
     assert window.timeline.spec_at(target) is None
 
 
