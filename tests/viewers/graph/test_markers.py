@@ -187,3 +187,32 @@ def test_helpers_word_bytes_and_spec_notes():
     assert byte_text(3 * 1024 * 1024) == "3.0 MiB"
     spec = Spec((DimSpec(("a",), is_open=True, priority=0), DimSpec(("b",))))
     assert spec_notes(spec) == {0: "?p0"}
+
+
+def test_the_inspected_tensor_keeps_its_ring_through_folding_and_a_new_program(qtbot):
+    from shardscope.viewers.graph.markers import SelectedMarkItem
+
+    session, view, markers = marked(qtbot, "example:mlp", propagate=False)
+    graph = session.graph
+    (dot,) = [op for op in graph.ops if op.scope == "layer2" and op.short_name == "dot_general"]
+    out = dot.results[0]
+
+    def rings():
+        return [
+            (badge, m)
+            for badge in view.graph_scene.badges_of(out)
+            for m in badge.childItems()
+            if isinstance(m, SelectedMarkItem)
+        ]
+
+    view.expand_all()
+    markers.set_inspected(out)
+    ((badge, ring),) = rings()
+    assert ring.color == view.style_.theme.selected and ring.sceneBoundingRect().contains(
+        badge.sceneBoundingRect()
+    )
+    view.collapse_all()  # every item drawn anew
+    view.expand_all()
+    assert len(rings()) == 1 and rings()[0][0] is not badge
+    session.set_program(loaded("example:conflict"))  # another program: nothing inspected
+    assert markers.inspected is None and not markers.selected_marks
