@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import igraph as ig
 import numpy as np
 
+from shardscope.backend.collector import paused_during
 from shardscope.backend.natural_order import scope_order
 from shardscope.backend.program.graph import Op, ProgramGraph
 from shardscope.backend.program.locations import split_name_path
@@ -220,6 +221,7 @@ def default_expanded(graph: ProgramGraph, index: FrameIndex, frame: Frame) -> fr
     return frozenset()
 
 
+@paused_during  # a large frame's layout makes ~10^5 objects that all live on
 def build_layout(
     graph: ProgramGraph,
     frame: Frame,
