@@ -62,6 +62,9 @@ class DockSpec:
     in_view_menu: bool = True
     min_lines: int | None = None  # the widget's smallest height, in lines of its text
     on_top: bool = False  # the tab its group shows in the default layout
+    # its contents never widen the dock (and narrow the graph): a line too long for the
+    # dock is cut at its edge
+    cut_wide: bool = False
 
 
 def history_view() -> QUndoView:
@@ -79,11 +82,20 @@ DOCKS: tuple[DockSpec, ...] = (
     # The mesh grid is what a user draws on first: it gets its height, the Program dock
     # below takes what is left.
     DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, height=340, scrolls=True),
-    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
+    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh", height=60),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
     DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=480, scrolls=True),
-    DockSpec("Source", "dock_source", RIGHT, SourceView, below="dock_tensor", height=150),
+    # The header names the file and op in full: a long path must not widen the column.
+    DockSpec(
+        "Source",
+        "dock_source",
+        RIGHT,
+        SourceView,
+        below="dock_tensor",
+        height=150,
+        cut_wide=True,
+    ),
     DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=170),
     # Split from the messages before they are tabbed: splitting a tabbed dock would take
     # it out of its tab group.
@@ -170,6 +182,9 @@ def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks
         widget = spec.factory()
         if spec.min_lines is not None:
             widget.setMinimumHeight(_lines_height(widget, spec.min_lines))
+        if spec.cut_wide:
+            # a minimum width of its own stands in for the one its contents ask for
+            widget.setMinimumWidth(CUT_WIDE_MIN)
         dock = QDockWidget(spec.title, window)
         dock.setObjectName(spec.name)
         dock.setWidget(_scrolling(widget) if spec.scrolls else widget)
@@ -219,6 +234,9 @@ def reset_layout(window: QMainWindow, docks: Docks) -> None:
     # as on the first show: the bottom docks' heights again once the window is laid out
     QTimer.singleShot(0, window, lambda: _laid_out_sizes(window, docks))
 
+
+# The smallest width of a dock that cuts what is too wide for it (``DockSpec.cut_wide``).
+CUT_WIDE_MIN = 120
 
 # The share of the window's width and height the graph keeps at least, in the default
 # layout and when a dock is given room.

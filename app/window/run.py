@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QScrollArea, QWidget
 
 from shardscope.app.window.busy import StatusBusy
 from shardscope.backend.program.consent import needs_consent
@@ -119,17 +118,6 @@ def warning_op(result: RunResult, index: int, graph) -> int | None:
 
     name = result.warnings[index].op_name
     return OpIndex(graph).find(name) if name else None
-
-
-def reveal(widget: QWidget) -> None:
-    """Scroll each scroll area ``widget`` sits in (innermost first) to show it: the mesh
-    editor scrolls in a short dock."""
-    child, parent = widget, widget.parentWidget()
-    while parent is not None:
-        if isinstance(parent, QScrollArea) and parent.widget() is not None:
-            parent.ensureWidgetVisible(child, 0, 0)
-            child = parent
-        parent = parent.parentWidget()
 
 
 class RunController(QObject):
@@ -385,9 +373,8 @@ class RunController(QObject):
         if result is None or not 0 <= index < len(result.collectives):
             return
         groups = result.collectives[index].device_groups
+        # the mesh editor scrolls the outlined cells into view
         self.grid.set_groups(list(groups) if groups else [])
-        if groups:
-            reveal(self.grid)
 
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown

@@ -5,7 +5,8 @@ leading axes), 1-D wrapped into rows. On a mesh laid over several hosts (``set_h
 thick line runs between neighbouring cells of different hosts (``boundaries``), each
 cell names its host in a corner where it is large enough (its tooltip always does), and
 a line below the cells says which devices each host owns; a new host count repaints only
-the cells whose host changed.
+the cells whose host changed. Outlining devices (``set_highlight``, ``set_groups``) emits
+``outlined`` with the rectangle of the outlined cells, for the editor to scroll to it.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class DeviceGridView(QWidget):
     """
 
     swapRequested = Signal(int, int)
+    outlined = Signal(QRect)  # the cells just outlined (a hovered tile's, a collective's)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -179,9 +181,11 @@ class DeviceGridView(QWidget):
         return QRect(ra.left() - 1, ra.bottom(), ra.width() + 2, rb.top() - ra.bottom() + 1)
 
     def set_highlight(self, devices: set[int]) -> None:
+        """Outline the cells of ``devices`` (a hovered tile's); an empty set removes it."""
         if devices != self._highlight:
             self._highlight = devices
             self.update()
+            self._emit_outlined(devices)
 
     def set_groups(self, groups: list[tuple[int, ...]]) -> None:
         """Outline each group of device ids (a collective's groups) in its own colour;
@@ -190,6 +194,22 @@ class DeviceGridView(QWidget):
         if group_of != self._group_of:
             self._group_of = group_of
             self.update()
+            self._emit_outlined(set(group_of))
+
+    def outlined_rect(self, devices: set[int]) -> QRect:
+        """The rectangle around the cells of ``devices`` (empty if none is drawn)."""
+        rect = QRect()
+        if self.mesh is None:
+            return rect
+        for pos, dev in enumerate(self.mesh.device_order[: len(self._cells)]):
+            if dev in devices:
+                rect = rect.united(self._cells[pos])
+        return rect
+
+    def _emit_outlined(self, devices: set[int]) -> None:
+        rect = self.outlined_rect(devices) if devices else QRect()
+        if not rect.isEmpty():
+            self.outlined.emit(rect)
 
     @property
     def groups(self) -> list[tuple[int, ...]]:

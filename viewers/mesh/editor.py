@@ -11,13 +11,18 @@ the presets (``hostsEdited(count)``), and per axis the hosts along it, its DCN f
 (``axis_spans``: ICI, DCN or both). ``set_hosts`` shows the layout the app accepted; the
 device grid draws the host boundaries. A count or factor that does not fit is refused
 with the backend's one-line message below the grid, and the boxes show the layout again.
+
+Cells outlined on the grid (a hovered tile's devices, a chosen collective's groups) are
+scrolled into view in every scroll area the grid sits in (``reveal_rect``): the grid's own
+and the dock's, when the dock is too short to show the grid whole, as soon as the event
+loop runs again.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -47,6 +52,8 @@ from shardscope.viewers.common.colors import axis_color, theme_for
 from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 PRESET_PROMPT = "Preset\u2026"
+# Pixels of the grid shown around outlined cells scrolled into view.
+REVEAL_MARGIN = 6
 # How an axis lies across hosts, as its link cell says it, and what that means.
 SPAN_TEXT = {"ici": "ICI", "dcn": "DCN", "both": "both"}
 SPAN_TIP = {
@@ -121,6 +128,14 @@ class MeshEditor(QWidget):
 
         self.grid = DeviceGridView()
         self.grid.swapRequested.connect(self._on_swap)
+        # Scrolled to once the event loop runs again: after whatever else the code that
+        # outlined them scrolls in the same turn, and once for many outlines in a row.
+        self._reveal: QRect | None = None
+        self._reveal_timer = QTimer(self)
+        self._reveal_timer.setSingleShot(True)
+        self._reveal_timer.setInterval(0)
+        self._reveal_timer.timeout.connect(self._reveal_pending)
+        self.grid.outlined.connect(self._on_outlined)
         self.scroll = QScrollArea()
         self.scroll.setWidget(self.grid)
         self.scroll.setWidgetResizable(True)
@@ -254,6 +269,28 @@ class MeshEditor(QWidget):
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
         header = self.table.horizontalHeader().sizeHint().height()
         self.table.setFixedHeight(header + rows + 2 * self.table.frameWidth() + 2)
+
+    def _on_outlined(self, rect: QRect) -> None:
+        self._reveal = QRect(rect)
+        self._reveal_timer.start()
+
+    def _reveal_pending(self) -> None:
+        rect, self._reveal = self._reveal, None
+        if rect is not None:
+            self.reveal_rect(rect)
+
+    def reveal_rect(self, rect: QRect) -> None:
+        """Scroll each scroll area the grid sits in, innermost first, until ``rect`` (in
+        the grid's coordinates) is in view: whole where it fits, else its top left."""
+        widget: QWidget = self.grid
+        box = QRect(rect)
+        parent = widget.parentWidget()
+        while parent is not None:
+            if isinstance(parent, QScrollArea) and parent.widget() is not None:
+                widget, box = parent.viewport(), _scroll_to(parent, widget, box)
+                if box.isEmpty():
+                    return
+            parent = parent.parentWidget()
 
     def highlight_devices(self, devices: list[int]) -> None:
         """Outline the cells of ``devices`` (e.g. those holding a hovered tile)."""
@@ -420,3 +457,14 @@ class MeshEditor(QWidget):
         self.message.setText(text)
         self.message.setStyleSheet(f"color: {theme.error.name()};" if text else "")
         self.message.setVisible(bool(text))
+
+
+def _scroll_to(scroll: QScrollArea, widget: QWidget, box: QRect) -> QRect:
+    """Scroll ``scroll`` to show ``box`` (in the coordinates of ``widget``, its content or
+    a widget inside it); the part of ``box`` then in view, in its viewport's coordinates."""
+    content = scroll.widget()
+    inner = box if widget is content else QRect(widget.mapTo(content, box.topLeft()), box.size())
+    scroll.ensureVisible(inner.right(), inner.bottom(), REVEAL_MARGIN, REVEAL_MARGIN)
+    scroll.ensureVisible(inner.left(), inner.top(), REVEAL_MARGIN, REVEAL_MARGIN)
+    port = scroll.viewport()
+    return QRect(content.mapTo(port, inner.topLeft()), inner.size()).intersected(port.rect())

@@ -729,3 +729,45 @@ def test_hosts_typed_in_the_mesh_dock_draw_boundaries_and_undo_with_the_layout(
     window.menu_actions["redo"].trigger()
     assert session.hosts.count == 4 and session.mesh == laid
     wait_idle(window)
+
+
+def test_the_legend_button_stays_in_its_corner_through_find(make_window, qtbot):
+    window = make_window("example:transformer?layers=4", propagate=False)
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    button = window.debugger.legend_button
+    port = window.graph.viewport()
+    before = button.mapTo(window, button.rect().topLeft()), button.size()
+    corner = port.mapTo(window, port.rect().bottomLeft())
+    assert 0 < before[0].x() - corner.x() <= 12 and 0 < corner.y() - before[0].y() <= 40
+    # Ctrl+F, type, Enter (the graph scrolls to the match), Escape.
+    window.activateWindow()
+    qtbot.keyClick(window.graph, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    box = window.graph_panel.find_box
+    qtbot.waitUntil(box.hasFocus)
+    qtbot.keyClicks(box, "w_out")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(window.graph.scene().selectedItems()))
+    scrolled = window.graph.horizontalScrollBar().value(), window.graph.verticalScrollBar().value()
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.wait(20)
+    assert scrolled != (0, 0)  # the view did scroll to the match
+    assert (button.mapTo(window, button.rect().topLeft()), button.size()) == before
+    assert button.isVisible()
+    # Scrolling the graph by hand leaves it where it is too.
+    window.graph.horizontalScrollBar().setValue(window.graph.horizontalScrollBar().value() + 120)
+    qtbot.wait(20)
+    assert button.mapTo(window, button.rect().topLeft()) == before[0]
+
+
+def test_a_long_source_path_never_narrows_the_graph(make_window, qtbot):
+    window = make_window("example:transformer?layers=4", propagate=False)
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    width = window.graph_panel.width()
+    graph = window.session.graph
+    op = next(o for o in graph.ops if o.source_file)
+    window.source_view.show_location(op.source_file, op.source_line, "x" * 200)
+    qtbot.wait(50)
+    assert "x" * 200 in window.source_view.header.text()
+    assert window.graph_panel.width() == width >= 0.5 * window.width()

@@ -1,7 +1,8 @@
 """The mesh editor: axis edits, presets, reordering devices, and large meshes."""
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QDrag
+from PySide6.QtWidgets import QScrollArea
 
 from shardscope.backend.sharding.mesh import PRESETS, parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
@@ -251,3 +252,65 @@ def test_hosts_along_an_axis_and_how_each_axis_lies(qtbot):
     editor.factor_spin(0).setValue(3)
     assert "3 hosts along data" in editor.message.text() and len(dcn) == 1
     assert editor.factor_spin(0).value() == 2 and hosts == []
+
+
+def shown_in(port, grid, rect) -> bool:
+    """Whether ``rect`` of ``grid`` lies inside the viewport ``port`` shows."""
+    top_left = grid.mapTo(port, rect.topLeft())
+    return port.rect().contains(QRect(top_left, rect.size()))
+
+
+def in_sight(outer, editor, rect) -> bool:
+    grid = editor.grid
+    return shown_in(editor.scroll.viewport(), grid, rect) and shown_in(outer.viewport(), grid, rect)
+
+
+def short_dock(qtbot, mesh):
+    """A mesh editor in a scroll area too short to show its grid, as in the Mesh dock."""
+    editor = MeshEditor()
+    outer = QScrollArea()
+    outer.setWidget(editor)
+    outer.setWidgetResizable(True)
+    qtbot.addWidget(outer)
+    outer.resize(300, 240)
+    editor.set_mesh(mesh)
+    outer.show()
+    qtbot.wait(20)
+    return outer, editor
+
+
+def test_outlined_cells_scroll_into_view_in_a_short_dock(qtbot):
+    outer, editor = short_dock(qtbot, parse_mesh("data=8,model=8"))
+    grid = editor.grid
+    order = grid.mesh.device_order
+    bottom, top = tuple(order[-8:]), tuple(order[:8])
+    rect = grid.outlined_rect(set(bottom))
+    assert not rect.isEmpty() and not in_sight(outer, editor, rect)
+    # A chosen collective's groups in the grid's last row: the dock scrolls down to them.
+    grid.set_groups([bottom[:4], bottom[4:]])
+    qtbot.waitUntil(lambda: in_sight(outer, editor, rect))
+    # A hovered tile's devices in the first row: back up.
+    first = grid.outlined_rect(set(top[:2]))
+    editor.highlight_devices(list(top[:2]))
+    qtbot.waitUntil(lambda: in_sight(outer, editor, first))
+    # Clearing the outline scrolls nothing.
+    bars = (outer.verticalScrollBar().value(), editor.scroll.verticalScrollBar().value())
+    editor.highlight_devices([])
+    grid.set_groups([])
+    qtbot.wait(20)
+    assert (outer.verticalScrollBar().value(), editor.scroll.verticalScrollBar().value()) == bars
+
+
+def test_outlined_cells_already_in_sight_scroll_nothing(qtbot):
+    editor = MeshEditor()
+    qtbot.addWidget(editor)
+    editor.resize(300, 700)
+    editor.set_mesh(parse_mesh("data=4,model=2"))
+    editor.show()
+    qtbot.wait(20)
+    before = editor.scroll.verticalScrollBar().value()
+    editor.grid.set_groups([(0, 1), (2, 3)])
+    qtbot.wait(20)
+    assert editor.scroll.verticalScrollBar().value() == before == 0
+    rect = editor.grid.outlined_rect({0, 1, 2, 3})
+    assert shown_in(editor.scroll.viewport(), editor.grid, rect)
