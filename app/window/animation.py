@@ -17,9 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QDialog, QFileDialog, QMainWindow, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox, QProgressDialog
 
 from shardscope.app.window.export_dialog import ExportChoice, ExportDialog
+from shardscope.app.window.file_dialogs import choose_file
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.markers import GraphMarkers
 from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie
@@ -98,12 +99,18 @@ class GifExport(QObject):
         name = program.name if program else "propagation"
         if choice.scope:
             name += "-" + "".join(c if c.isalnum() else "_" for c in choice.scope).strip("_")
-        path, chosen = QFileDialog.getSaveFileName(
-            self.window, "Export propagation animation", name + choice.suffix, FILTERS
+        picked = choose_file(
+            self.window,
+            self.window.settings,
+            "exports",
+            "Export propagation animation",
+            FILTERS,
+            save_as=name + choice.suffix,
         )
-        if not path:
+        if picked is None:
             self._drop(choice)
             return
+        path, chosen = picked
         if Path(path).suffix.lower() not in (".gif", ".mp4"):
             path += ".mp4" if "mp4" in (chosen or "") else ".gif"
         plan = choice.plan

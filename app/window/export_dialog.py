@@ -13,7 +13,6 @@ does not lay the graph out again.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QRectF, Qt
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from shardscope.backend.natural_order import natural_key
 from shardscope.backend.program.layout import FrameIndex, all_scopes
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.items import NodeItem
@@ -59,7 +59,8 @@ class ExportChoice:
 
 
 def _natural(path: str) -> list:
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", path)]
+    """A scope path's key in the picker: a tree's order, each level natural."""
+    return [natural_key(part) for part in path.split("/")]
 
 
 def selected_scope(view: GraphView) -> str | None:

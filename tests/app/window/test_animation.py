@@ -1,5 +1,7 @@
 """File > Export propagation animation, as a user picks it: the file dialog answered by the test."""
 
+from pathlib import Path
+
 import pytest
 from PIL import Image, ImageSequence
 from PySide6.QtCore import QPoint, Qt, QTimer
@@ -8,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QPushButton
 
 def answer_save(monkeypatch, path, asked):
     def get_save_file_name(parent, caption, name="", *rest, **kw):
-        asked.append((caption, name))
+        asked.append((caption, Path(name).name))  # the dialog opens in the exports folder
         return str(path), ""
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save_file_name)
