@@ -346,6 +346,14 @@ class FileHandler:
                 "inspect(...).show() there again to see changed code"
             )
             return False
+        gone = self._missing_source(program.source)
+        if gone is not None:
+            self.messages.fail(
+                f"cannot run {program.source} again: {gone} is no longer there (moved or "
+                "deleted); put it back, or open the program where it is now (File > Open "
+                "program); the session is as it was"
+            )
+            return False
         path = source_python_file(program.source)
         if (
             program.from_session
@@ -383,6 +391,18 @@ class FileHandler:
         self.messages.add(f"running {program.source} again")
         self._load(program.source, state, session_file=self.session_path, unsaved=unsaved)
         return True
+
+    @staticmethod
+    def _missing_source(source: str) -> str | None:
+        """The file ``source`` loads from, if it does not exist (None: it does, or
+        ``source`` is a built-in example)."""
+        base, _ = split_source(source)
+        if base.startswith("example:"):
+            return None
+        if ".json#" in base:
+            base = split_capture_source(base)[0]
+        path = Path(base).expanduser()
+        return None if path.exists() else str(path)
 
     def offer_recoveries(self) -> bool:
         """At start: offer the recovery files of windows that no longer run, newest first;

@@ -247,7 +247,9 @@ def test_run_source_again_on_a_deleted_source_shows_why_and_keeps_the_session(
     banner = window.error_banner
     qtbot.waitUntil(banner.isVisible, timeout=5000)
     error = window.messages.messages("error")[-1]
-    assert "model.py" in error and "model.py" in banner.label.text()
+    assert error.startswith(f"cannot run {source} again: {source} is no longer there")
+    assert "put it back" in error and "\n" not in error
+    assert banner.label.text() == error
     assert raised_tab(window, "dock_messages")
     assert "model.py" in window.statusBar().currentMessage()
     assert snapshot(window) == before
