@@ -167,9 +167,10 @@ def plan_movie(
         estimate = int(pixels * GIF_FIRST_BYTES_PER_PIXEL + GIF_STEP_BYTES * len(chosen))
     problem = None
     if label < MIN_LABEL_PIXELS - 1e-6:
+        smaller = "a scope inside it" if view.within else "one scope"
         problem = (
             f"labels would be {label:.1f} px high at {frame_w} px wide: make it at least "
-            f"{need} px wide for {MIN_LABEL_PIXELS} px labels, or draw one scope or the "
+            f"{need} px wide for {MIN_LABEL_PIXELS} px labels, or draw {smaller} or the "
             "visible region"
         )
     elif max(frame_w, frame_h) > MAX_SIDE or pixels > MAX_PIXELS:
