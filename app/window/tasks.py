@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, SignalInstan
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program, load_program
 from shardscope.backend.program.mlir import warm_up
+from shardscope.backend.program.signature import signature_site
 from shardscope.backend.program.snippets import read_snippets
 from shardscope.backend.propagation.guard import ChildCrashed
 from shardscope.backend.propagation.propagate import start_propagation
@@ -106,7 +107,10 @@ def load_task(source: str, timeout: float) -> Callable[[], Program]:
     def run() -> Program:
         program = load_program(source, timeout=timeout, while_waiting=warm_up)
         graph = program.graph
-        program.snippets = read_snippets((op.source_file, op.source_line) for op in graph.ops)
+        # the function's signature too: a saved session shows its arguments' lines
+        program.def_site = signature_site(program)
+        sites = [(op.source_file, op.source_line) for op in graph.ops]
+        program.snippets = read_snippets([*sites, program.def_site or (None, None)])
         return program
 
     return run

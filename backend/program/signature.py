@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _ROOT = re.compile(r"[A-Za-z_]\w*")
 _PROGRAM = re.compile(r"^PROGRAM\s*=\s*(?:[\w.]+\()?([A-Za-z_]\w*)")
@@ -119,3 +120,20 @@ def _by_lines(text: str, root: str, def_line: int | None = None) -> ArgumentLine
                     break
             return ArgumentLine(i + 1, function, False)
     return None
+
+
+def signature_site(program) -> tuple[str, int] | None:
+    """Where ``program``'s function is defined, ``(file, line)``: a capture's recorded site,
+    else the ``def`` of the ``PROGRAM`` function of its Python file (read, not run);
+    None for a module or a file that does not say."""
+    if program.def_site is not None:
+        return program.def_site
+    path = program.path
+    if not path or not str(path).endswith(".py"):
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    found = argument_line(text, "")
+    return (str(path), found.line) if found is not None else None

@@ -43,6 +43,7 @@ def pack_program(program: Program) -> JsonDict:
         "framework": program.framework,
         "partitioner": program.partitioner,
         "compiled_hlo": program.compiled_hlo,
+        "def_site": list(program.def_site) if program.def_site else None,
         "specs": {name: list(entries) for name, entries in (program.specs or {}).items()},
         "params": dict(program.params),
         "sources": {
@@ -116,6 +117,16 @@ def check_program(data: object) -> str | None:
     params = data.get("params", {})
     if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
         return "program parameters that are not text"
+    site = data.get("def_site")
+    if site is not None and not (
+        isinstance(site, list)
+        and len(site) == 2
+        and isinstance(site[0], str)
+        and has_utf8(site[0])
+        and type(site[1]) is int
+        and site[1] > 0
+    ):
+        return "a program definition site that is not [file, line]"
     try:
         check_snippets(data.get("sources", {}))
     except ValueError as exc:
@@ -163,6 +174,7 @@ def unpack_program(data: JsonDict, source: str, where: str) -> Program:
         framework=str(data.get("framework", "jax")),
         partitioner=str(data.get("partitioner", "shardy")),
         compiled_hlo=data.get("compiled_hlo"),  # type: ignore[arg-type]
+        def_site=tuple(data["def_site"]) if data.get("def_site") else None,  # type: ignore[arg-type]
     )
     parse_program_text(program, f"{where} (its saved program)")
     return program

@@ -64,3 +64,17 @@ def test_a_captured_function_is_found_at_its_recorded_line():
     # lines with gaps (a saved session's): the def at or below the line
     kept = script.replace("import jax", "    with (")
     assert argument_line(kept, "x", def_line=4) == ArgumentLine(5, "predict", True)
+
+
+def test_the_site_of_a_programs_function():
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.program.signature import signature_site
+    from tests.support.inputs import MLIR
+
+    program = load_program("example:mlp")
+    path, line = signature_site(program)
+    assert path == program.path
+    assert open(path).read().splitlines()[line - 1].startswith("def mlp(")
+    program.def_site = ("/a/script.py", 21)  # a capture's: as recorded
+    assert signature_site(program) == ("/a/script.py", 21)
+    assert signature_site(load_program(str(MLIR / "plain.mlir"))) is None

@@ -221,3 +221,23 @@ def test_fuzzed_program_entries_open_or_fail_in_one_line(mlp, tmp_path, key, val
         Session.check_state(program, state)
     except ShardscopeError as exc:
         assert str(exc) and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    "site", [["x.py"], ["x.py", 0], ["x.py", "3"], [3, 4], "x.py:3", ["\udcff.py", 3]]
+)
+def test_a_malformed_definition_site_is_refused(mlp, site):
+    data = {**pack_program(mlp), "def_site": site}
+    assert check_program(data) == "a program definition site that is not [file, line]"
+
+
+def test_the_definition_site_reopens_with_the_program(mlp):
+    mlp.def_site = ("/work/train.py", 21)
+    try:
+        data = json.loads(json.dumps(pack_program(mlp)))
+        assert check_program(data) is None
+        assert unpack_program(data, "example:mlp", "s.json").def_site == ("/work/train.py", 21)
+    finally:
+        mlp.def_site = None
+    data = json.loads(json.dumps(pack_program(mlp)))
+    assert unpack_program(data, "example:mlp", "s.json").def_site is None

@@ -177,3 +177,37 @@ def test_in_the_window_clicking_an_argument_moves_the_source_off_the_last_op(
     assert source.header.text() == f"mlp.py:{line}  —  argument x, parameter of mlp"
     window.close()
     window.runner.wait(30_000)
+
+
+def test_a_saved_session_shows_an_arguments_line_from_its_saved_source(
+    qtbot, monkeypatch, tmp_path
+):
+    from shardscope.app.window.main_window import MainWindow
+
+    monkeypatch.setenv("SHARDSCOPE_SETTINGS", str(tmp_path / "settings.ini"))
+    windows = []
+
+    def open_window(run):
+        window = MainWindow(auto_propagate=False)
+        qtbot.addWidget(window)
+        window.show()
+        windows.append(window)
+        run(window)
+        qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+        return window
+
+    first = open_window(lambda w: w.open_program("example:mlp"))
+    saved = tmp_path / "review.json"
+    assert first.files.save_session_to(saved)
+    review = open_window(lambda w: w.open_session(saved))
+    assert review.session.program.from_session
+    _click_tensor_row(qtbot, review, "x")
+    source = review.source_view
+    line = highlighted_line(source)
+    assert source.text.toPlainText().splitlines()[line - 1].startswith("def mlp(params, x)")
+    assert source.header.text() == (
+        f"mlp.py:{line}  —  argument x, parameter of mlp  (as saved with the session)"
+    )
+    for window in windows:
+        window.close()
+        window.runner.wait(30_000)
