@@ -1,5 +1,6 @@
 """Repainting only what changed: the block diff, quiet changes, and the diffed graphics view."""
 
+import numpy as np
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QImage, QRegion
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QLabel, QVBoxLayout, QWidget
@@ -7,6 +8,8 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QLabel, QVBoxLayout
 from shardscope.viewers.common.damage import (
     BLOCK,
     DiffedView,
+    _moved,
+    best_shift,
     changed_region,
     quiet_change,
     settle_layouts,
@@ -162,3 +165,33 @@ def test_images_with_alpha_are_compared_by_their_own_pixels():
         assert changed_region(before, after) == QRegion(
             QRect(40 // BLOCK * BLOCK, 20 // BLOCK * BLOCK, BLOCK, BLOCK)
         )
+
+
+def _rows(height=120, width=64, seed=1):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 2**24, (height, width), dtype=np.uint32)
+
+
+def test_the_shift_found_is_the_move_of_the_rows_below_the_first_change():
+    before = _rows()
+    after = before.copy()
+    after[40 + 25 :] = before[40 : 120 - 25]  # below row 40, all moved down 25 rows
+    after[40 : 40 + 25] = _rows(25, 64, seed=2)  # what the move uncovered: new
+    assert best_shift(before, after) == (40, 25)
+    # moved the other way (folding): up 25
+    assert best_shift(after, before) == (40, -25)
+    # what scrolling by it leaves on screen differs from the new picture only where
+    # the move uncovered something
+    moved = _moved(before, after, 40, 0, 25)
+    assert (moved[65:] == after[65:]).all() and (moved[40:65] != after[40:65]).all()
+    assert (moved[:40] == after[:40]).all()
+
+
+def test_no_shift_is_found_where_nothing_moved_as_one():
+    before = _rows()
+    after = _rows(seed=3)
+    assert best_shift(before, after)[1] == 0
+    assert best_shift(before, before) == (0, 0)
+    # plain rows (empty background) are no evidence of a move
+    plain = np.zeros((120, 64), np.uint32)
+    assert best_shift(plain, plain + 1)[1] == 0
