@@ -222,7 +222,12 @@ class Playback:
         return self._move(0)
 
     def end(self) -> bool:
-        return self._move(len(self.indices) - 1)
+        """To the last step; playing stops there (as when it plays up to it)."""
+        moved = self._move(len(self.indices) - 1)
+        if self.playing and self.at_end:
+            self.playing = False
+            self._emit("finished")
+        return moved
 
     def reset(self) -> None:
         """Stop playing and leave step mode (views show the final state)."""

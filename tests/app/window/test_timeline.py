@@ -338,3 +338,16 @@ def test_without_a_timeline_the_arrows_scroll_the_graph(make_window, qtbot):
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_Right)
     assert bar.value() > before
+
+
+def test_end_while_playing_shows_the_last_step_and_stops_at_once(make_window, qtbot):
+    window = make_window("example:mlp")
+    pb = window.timeline.playback
+    panel = window.timeline.panel
+    window.graph.setFocus()
+    qtbot.keyClick(window.graph, Qt.Key.Key_Space)
+    assert pb.playing and window.timeline.timer.isActive()
+    qtbot.keyClick(window.graph, Qt.Key.Key_End)
+    # no tick later: the key itself stopped it there
+    assert pb.at_end and not pb.playing and not window.timeline.timer.isActive()
+    assert panel.play_button.text() == "▶" and panel.jump_box.value() == pb.all_indices[-1]

@@ -118,6 +118,15 @@ def test_play_ticks_at_speed_and_stops_at_the_end():
     assert pb.tick(5.0) == 0
 
 
+def test_end_while_playing_stops_at_the_last_step_at_once():
+    pb = Playback(_timeline())
+    pb.play()
+    events = _record(pb)
+    assert pb.end() and pb.at_end and not pb.playing
+    assert [e.kind for e in events] == ["position", "finished"]
+    assert pb.tick(1.0) == 0 and pb.at_end
+
+
 def test_speed_must_be_positive():
     pb = Playback(_timeline())
     with pytest.raises(ValueError, match="steps per second"):
