@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from shardscope.app.cli.options import program_path, timeout_seconds
+from shardscope.backend.natural_order import natural_key
 from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program, load_program
 
 NAME = "load"
@@ -45,7 +46,8 @@ def describe(program: Program) -> dict:
         "specs": program.specs,
         "ops": len(graph.ops),
         "functions": list(graph.functions),
-        "scopes": scopes,
+        # in natural order, as the window lists them: layer_2 before layer_10
+        "scopes": dict(sorted(scopes.items(), key=lambda item: natural_key(item[0]))),
         "values": [
             {
                 "id": v.id,

@@ -121,3 +121,12 @@ def test_a_torch_xla_capture_loads_with_its_framework_mesh_order_and_specs(capsy
     # the specs conflict.py gave, in its own words
     lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
     assert lines["x"].endswith('= ("data", None)') and lines["y"].endswith('= ("model", None)')
+
+
+def test_scopes_are_listed_in_natural_order(capsys):
+    assert main(["load", "example:transformer?layers=11", "--json"]) == 0
+    scopes = list(json.loads(capsys.readouterr().out)["scopes"])
+    forward = [s for s in scopes if s.startswith("jvp(layer_")]
+    assert forward == [f"jvp(layer_{i})" for i in range(11)]
+    backward = [s for s in scopes if s.startswith("transpose(jvp(layer_")]
+    assert backward == [f"transpose(jvp(layer_{i}))" for i in range(11)]
