@@ -139,7 +139,8 @@ class ShortcutsDialog(QDialog):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         mouse = QLabel(
             "Mouse: double-click a scope to unfold it, its name to fold it, an op with ⤵ "
-            "to enter it; drag a mesh axis from the Spec palette onto a tensor's badge; "
+            "to enter it; drag a mesh axis from the Spec palette onto a tensor's badge "
+            "(it replaces the dimension's axes; hold Shift or Ctrl as you drop to append it); "
             "wheel to zoom; right-click for more.",
             self,
         )

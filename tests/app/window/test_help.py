@@ -108,3 +108,14 @@ def test_a_fresh_settings_file_means_a_first_run(tmp_path, qtbot, monkeypatch):
     assert window.help.hint is not None
     assert Settings().first_run_hint_shown()
     window.close()
+
+
+def test_help_says_a_drop_replaces_and_shift_appends(make_window, pick):
+    from PySide6.QtWidgets import QLabel
+
+    window = make_window(None, propagate=False)
+    pick(window, "&Help", "&Keyboard shortcuts…")
+    dialog = window.findChild(QDialog, "shortcuts_dialog")
+    (mouse,) = [w for w in dialog.findChildren(QLabel) if w.text().startswith("Mouse:")]
+    assert "replaces the dimension's axes" in mouse.text()
+    assert "hold Shift or Ctrl as you drop to append" in mouse.text()
