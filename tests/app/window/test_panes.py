@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSplitter
 
+from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.markers import (
     CONFLICT_COLOR,
@@ -296,15 +297,17 @@ def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_
     assert rings and len(rings) >= len([v for v in changed if right.badge_for(v) is not None])
     # the rendered pane shows the red outline of the conflict
     right.centerOn(marks[0])
-    qtbot.wait(50)
-    image = right.viewport().grab().toImage()
     red = QColor(CONFLICT_COLOR)
-    found = any(
-        image.pixelColor(x_, y_) == red
-        for x_ in range(0, image.width(), 2)
-        for y_ in range(0, image.height(), 2)
-    )
-    assert found
+
+    def red_drawn() -> bool:
+        image = right.viewport().grab().toImage()
+        return any(
+            image.pixelColor(x_, y_) == red
+            for x_ in range(0, image.width(), 2)
+            for y_ in range(0, image.height(), 2)
+        )
+
+    qtbot.waitUntil(red_drawn, timeout=10_000)
     # off and on again: the marks come back on the right, and leave with the pane
     qtbot.keyClick(
         window.graph,
@@ -313,3 +316,55 @@ def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_
     )
     assert not panes.on and conflict_marks(window.graph)
     assert not window.debugger.markers.followers
+
+
+def test_stepping_the_timeline_rings_the_step_in_the_now_pane_too(
+    make_window, qtbot, pick, find_action, drop_axis
+):
+    window = make_window("example:conflict")
+    x = window.session.graph.value_by_name("x").id
+    count = window.propagation.count
+    drop_axis(window, x, 1, "model")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    panes = open_side_by_side(window, pick, find_action)
+    assert panes.modes == ("before", "now")
+    right = panes.right.view
+
+    def step_items(view, tag):
+        return [i for i in view.graph_scene.items() if i.data(0) == tag]
+
+    assert not step_items(right, "step-ring")
+    # Home, then the right arrow, on the graph: the first steps of propagation
+    qtbot.keyClick(window.graph, Qt.Key.Key_Home)
+    qtbot.keyClick(window.graph, Qt.Key.Key_Right)
+    assert window.timeline.active
+    qtbot.waitUntil(lambda: bool(step_items(right, "step-ring")), timeout=5000)
+    single = window.timeline.overlay
+    # the left pane shows before the edit: its rings are hidden; the right one rings the
+    # step's op in the axis colour, as the single graph would
+    assert not step_items(panes.left.view, "step-ring")
+    ring = step_items(right, "step-ring")[0]
+    step = window.timeline.playback.steps()[0]
+    assert ring.pen().color() == axis_color(window.session.mesh, step.axis.split(":(")[0])
+    assert panes.right_overlay.marked_nodes and not single.marked_nodes
+    # the badges show the sharding at the step in the Now pane
+    at_step = window.timeline.spec_at(x)
+    assert (
+        right.badge_text(x) == "[" + ", ".join("+".join(d.axes) or "_" for d in at_step.dims) + "]"
+    )
+    # with Now on the left as well, both panes draw the same rings and flows at each step
+    choose(panes.left, "now")
+
+    def drawn(view):
+        return sorted(
+            (i.data(0), i.pen().color().name(), round(i.boundingRect().x()))
+            for i in view.graph_scene.items()
+            if i.data(0) in ("step-ring", "step-flow", "changed")
+        )
+
+    assert drawn(right) == drawn(panes.left.view) and drawn(right)
+    qtbot.keyClick(window.graph, Qt.Key.Key_Right)
+    qtbot.waitUntil(lambda: drawn(right) == drawn(panes.left.view), timeout=5000)
+    qtbot.keyClick(window.graph, Qt.Key.Key_End)
+    qtbot.waitUntil(lambda: drawn(right) == drawn(panes.left.view), timeout=5000)
+    assert right.badge_text(x) == panes.left.view.badge_text(x)
