@@ -129,6 +129,7 @@ class SpecPalette(QWidget):
         self._mesh = mesh
         for chip in self.chips:
             self._layout.removeWidget(chip)
+            chip.hide()  # gone from sight now, not when the event loop deletes it
             chip.deleteLater()
         self.chips = []
         axes = list(mesh.axes) if mesh is not None else []
