@@ -60,13 +60,13 @@ def test_chips_wrap_in_a_narrow_dock_instead_of_overlapping(qtbot):
 
 
 def test_a_new_mesh_hides_the_old_chips_at_once(qtbot):
-    from shardscope.viewers.mesh.palette import AxisChip
-
     palette = SpecPalette()
     qtbot.addWidget(palette)
     palette.show()
     palette.set_mesh(parse_mesh("data=4,model=2"))
+    qtbot.waitUntil(lambda: all(c.isVisible() for c in palette.chips))
+    old = list(palette.chips)
     palette.set_mesh(parse_mesh("data=2,fsdp=2,model=2"))
     # before the event loop deletes them, the old chips are already out of sight
-    shown = [c for c in palette.findChildren(AxisChip) if c.isVisible()]
-    assert sorted(c.label for c in shown) == sorted(c.label for c in palette.chips)
+    assert all(c.isHidden() for c in old)
+    qtbot.waitUntil(lambda: all(c.isVisible() for c in palette.chips))
