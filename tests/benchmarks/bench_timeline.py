@@ -92,11 +92,19 @@ def _x11_bytes(app, pb) -> None:
     import x11bytes
 
     pb.seek(len(pb) // 3)
-    app.processEvents()
+    for _ in range(20):  # the step shown and Provenance's explanation of it
+        app.processEvents()
+        time.sleep(0.02)
     # steps as playing makes them (the window's timer is stopped: ticks come from here)
+    before = x11bytes.read()
     pb.play()
     window_timer = _x11_bytes.timer
     window_timer.stop()
+    # starting to play is no step: the play button and Provenance's note say it once
+    for _ in range(10):
+        app.processEvents()
+        time.sleep(0.02)
+    start = (x11bytes.read()["to_server"] - before["to_server"]) / 1024
     per_step = []
     for _ in range(12):
         before = x11bytes.read()
@@ -118,6 +126,7 @@ def _x11_bytes(app, pb) -> None:
         f"(n={len(per_step)}), target {STEP_TARGET_KIB:.0f} KiB, ratio {med / STEP_TARGET_KIB:.2f}"
     )
     print(f"X11 bytes idle for 1 s: {idle:.1f} KiB")
+    print(f"X11 bytes to start playing (once): {start:.1f} KiB")
     pb.pause()
 
 

@@ -240,6 +240,8 @@ class StepOverlay:
         # badges whose shown sharding is out of date (off screen), refreshed in slices
         self._stale: dict[int, BadgeItem] = {}
         self._drawn_values: set[int] | None = None
+        # where each badge of the drawing is (id -> x, y), to find the stale ones on screen
+        self._badge_at: dict[int, tuple[float, float]] | None = None
         self._slices = QTimer()
         self._slices.setSingleShot(True)
         self._slices.setInterval(0)
@@ -323,11 +325,20 @@ class StepOverlay:
         stale = self._stale
         if not stale:
             return
+        if self._badge_at is None:
+            self._badge_at = {id(b): (b.x(), b.y()) for b in self.scene.badges}
+        at = self._badge_at
         # a badge is placed by its centre: reach half a wide badge beyond the rect
-        near = rect.adjusted(-NODE_W, -NODE_H, NODE_W, NODE_H)
-        for key, badge in list(stale.items()):
-            if near.contains(badge.pos()):
-                del stale[key]
+        x0, y0 = rect.left() - NODE_W, rect.top() - NODE_H
+        x1, y1 = rect.right() + NODE_W, rect.bottom() + NODE_H
+        near = []
+        for key in stale:
+            x, y = at.get(key, (x0, y0))
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                near.append(key)
+        for key in near:
+            badge = stale.pop(key)
+            if badge.scene() is self.scene:
                 self.scene.refresh_badge(badge)
 
     def _refresh_slice(self) -> None:
@@ -369,6 +380,7 @@ class StepOverlay:
 
     def _on_program(self, _program) -> None:
         self._drawn_values = None
+        self._badge_at = None
         self._index = None
         self._members = None
         self._holders = None
@@ -381,6 +393,7 @@ class StepOverlay:
         self._stale.clear()
         self._slices.stop()
         self._drawn_values = None
+        self._badge_at = None
         self.flow_items, self.ring_items, self.change_items = [], [], []
         self._edges_at = None
         self._runs = {}
