@@ -12,7 +12,9 @@ X server for each of these actions and the painting it causes:
 - selecting each of a few tensors in view (a 1-D, a 2-D and a 3-D one among them), each
   from the tensor before: every one is printed against the target, not their median;
 - one playback step (median and largest of 12, as the playing timer makes them);
-- unfolding one scope, and one notch of the mouse wheel over the graph (zooming in);
+- unfolding a scope: the first one, at the top (what it unfolds fills most of the view)
+  and the one nearest the middle of the view; one notch of the mouse wheel over the
+  graph (zooming in);
 - two seconds of idling.
 
 Before each action the window's background work (propagation, XLA's compile) has ended,
@@ -131,7 +133,7 @@ def pick_tensors(window) -> tuple[int, list[int]]:
     return first, chosen[:SELECTIONS]
 
 
-def measure(app, window, first: int, tensors: list[int], scope: str) -> dict[str, float]:
+def measure(app, window, first: int, tensors: list[int], scopes: list[str]) -> dict[str, float]:
     """Label -> KiB for each action, in the window's current mode."""
     view = window.graph
     values = window.session.graph.values
@@ -174,9 +176,12 @@ def measure(app, window, first: int, tensors: list[int], scope: str) -> dict[str
     out[f"one playback step (median of {STEPS})"] = statistics.median(steps)
     out["one playback step (largest)"] = max(steps)
 
-    out[f"unfold one scope ({scope})"] = cost(app, window, lambda: view.set_expanded(scope, True))
-    view.set_expanded(scope, False)
-    settle(app)
+    for path in scopes:
+        out[f"unfold one scope ({path})"] = cost(
+            app, window, lambda path=path: view.set_expanded(path, True)
+        )
+        view.set_expanded(path, False)
+        settle(app)
     transform = view.transform()
     centre = view.mapToScene(view.viewport().rect().center())
     out["zoom in (one wheel notch over the graph)"] = cost(app, window, lambda: wheel(view))
@@ -228,15 +233,20 @@ def main() -> None:
     start = settle(app)
 
     first, tensors = pick_tensors(window)
-    scope = next(n for n in view.layout_.nodes if n.kind == "scope").scope
+    # the first scope (at the top: what it unfolds pushes the whole view down) and the
+    # one nearest the middle of the view (a layer: what lies below it moves down)
+    folded = [n for n in view.layout_.nodes if n.kind == "scope"]
+    middle = view.mapToScene(view.viewport().rect().center())
+    nearest = min(folded, key=lambda n: (n.x - middle.x()) ** 2 + (n.y - middle.y()) ** 2)
+    scopes = list(dict.fromkeys([folded[0].scope, nearest.scope]))
     print(f"program: {source}, window 1600x1000")
     print(f"open, load, propagate, compile, first paint: {start['to_server'] / 1024:9.1f} KiB")
 
-    normal = measure(app, window, first, tensors, scope)
+    normal = measure(app, window, first, tensors, scopes)
     switch = cost(app, window, lambda: window.bandwidth.set_on(True), 1.0)
     window.statusBar().clearMessage()
     settle(app)
-    low = measure(app, window, first, tensors, scope)
+    low = measure(app, window, first, tensors, scopes)
 
     width = max(len(label) for label in normal) + 2
     for mode, counts in (("normal", normal), ("low-bandwidth", low)):
