@@ -81,8 +81,8 @@ DOCKS: tuple[DockSpec, ...] = (
     # reserving it (the Run dock needs the height after a run).
     # The mesh grid is what a user draws on first: it gets its height, the Program dock
     # below takes what is left.
-    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=300, height=340, scrolls=True),
-    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh", height=60),
+    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=330, height=300, scrolls=True),
+    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
     DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=480, scrolls=True),
@@ -298,7 +298,7 @@ def _apply_sizes(window: QMainWindow, docks: Docks) -> None:
     """The default widths and heights, the bottom docks' heights shrunk where the window
     is too short to leave the graph ``GRAPH_SHARE`` of its height. The side columns keep
     their widths (the Tensor dock's contents need its 420 px): the graph has half the
-    width of windows 1,440 px wide or wider."""
+    width of windows 1,500 px wide or wider."""
     specs = docks.specs
     widths = {s.name: s.width for s in specs if s.width is not None}
     heights = {s.name: s.height for s in specs if s.height is not None}
@@ -320,13 +320,37 @@ def _bottom_heights(window: QMainWindow, docks: Docks) -> dict[str, int]:
     return _fitted(heights, _bottom_room(window), floors)
 
 
-def _group_floor(docks: Docks, name: str) -> int:
-    """The smallest height of dock ``name`` with the docks tabbed into its place."""
+def _group(docks: Docks, name: str) -> set[str]:
+    """Dock ``name`` and the docks tabbed into its place."""
     group = {name}
     for spec in docks.specs:  # registry order: a dock tabs with one listed before it
         if spec.tabify_with in group:
             group.add(spec.name)
-    return max(docks[n].minimumSizeHint().height() for n in group)
+    return group
+
+
+def _group_floor(docks: Docks, name: str) -> int:
+    """The smallest height of dock ``name`` with the docks tabbed into its place."""
+    return max(docks[n].minimumSizeHint().height() for n in _group(docks, name))
+
+
+def _fitting_height(dock: QDockWidget) -> int:
+    """The height that shows all of ``dock``'s contents at the dock's width (its title bar
+    included), for contents whose height follows their width (wrapped chips, text)."""
+    widget = dock.widget()
+    if widget is None:
+        return dock.minimumSizeHint().height()
+    bar = max(0, dock.height() - widget.height())
+    if widget.hasHeightForWidth():
+        return widget.heightForWidth(widget.width()) + bar
+    return widget.minimumSizeHint().height() + bar
+
+
+def _group_height(docks: Docks, name: str) -> int:
+    """The height dock ``name``'s place has: that of the tab shown there (a tab behind
+    another keeps a stale geometry)."""
+    shown = [docks[n] for n in _group(docks, name) if not docks[n].visibleRegion().isEmpty()]
+    return max((d.height() for d in shown), default=docks[name].height())
 
 
 def _bottom_room(window: QMainWindow) -> float:
@@ -358,14 +382,14 @@ def _laid_out_sizes(window: QMainWindow, docks: Docks) -> None:
 def _column_heights(docks: Docks, area: Qt.DockWidgetArea) -> dict[str, int]:
     """Heights for the docks stacked in side column ``area`` that add up to the column's
     height, so that Qt splits it the same way whatever it held before: each dock its
-    spec's height, one without a height its preferred height, and the last of those the
+    spec's height, one without a height the height that shows its contents, the last the
     rest; where the column is too short the docks with a height give up theirs alike."""
     stacked = [
         s
         for s in docks.specs
         if s.area == area and s.tabify_with is None and not docks[s.name].isHidden()
     ]
-    total = sum(docks[s.name].height() for s in stacked)
+    total = sum(_group_height(docks, s.name) for s in stacked)
     floors = {s.name: _group_floor(docks, s.name) for s in stacked}
     free = [s for s in stacked if s.height is None]
     last = free[-1].name if free else None
@@ -374,7 +398,7 @@ def _column_heights(docks: Docks, area: Qt.DockWidgetArea) -> dict[str, int]:
         if spec.height is not None:
             heights[spec.name] = spec.height
         elif spec.name != last:
-            heights[spec.name] = max(floors[spec.name], docks[spec.name].sizeHint().height())
+            heights[spec.name] = max(floors[spec.name], _fitting_height(docks[spec.name]))
     if last is None:
         return _fitted(heights, total, floors)
     room = total - floors[last]

@@ -102,7 +102,7 @@ def test_after_a_run_the_run_dock_has_room_and_the_graph_keeps_half_the_window(
     qtbot.wait(20)
     assert run.height() >= before
     # The graph keeps half the window's height, and at 1600x1000 half its width too (the
-    # side columns' 720 px leave a 1400-px window's graph a little less).
+    # side columns' 750 px leave a 1400-px window's graph a little less).
     width, height = graph_share(window)
     assert height >= 0.5, height
     if size == (1600, 1000):
