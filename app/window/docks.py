@@ -5,13 +5,16 @@ A spec says what the dock shows (a factory for its widget), its title and object
 sits in the default layout (below another dock, or tabbed with one) at what initial size.
 The window wires the built widgets to the session; this module only places them.
 
-The graph keeps at least ``GRAPH_SHARE`` of the window in each dimension: the default
-widths of the side columns and heights of the bottom docks shrink to leave it that much
-(``_apply_sizes``), and a dock given room after a run (``make_room``) takes no more of the
-graph's height than that. The right column runs the window's full height (it owns the
-bottom-right corner), so the Tensor, Source and Provenance docks all get readable heights
-while the bottom docks span the left column and the graph. ``reset_layout`` puts every
-dock back where ``build_docks`` first put it, at its default size.
+The graph keeps at least ``GRAPH_SHARE`` of the window in each dimension (``graph_share``
+measures it): the default heights of the bottom docks shrink to leave it that much of the
+height (``_apply_sizes``; the side columns' 750 px leave it half the width of windows from
+1,500 px wide), a dock given room after a run (``make_room``) takes no more of the graph's
+height than that, and a dock whose contents could grow wide (``DockSpec.cut_wide``) cuts
+them instead of widening its column. The right column runs the window's full height (it
+owns the bottom-right corner), so the Tensor, Source and Provenance docks all get readable
+heights while the bottom docks span the left column and the graph. Once the window is laid
+out, each side column is split as a whole (``_column_heights``), so that a new window and
+``reset_layout``, which puts every dock back where ``build_docks`` put it, look the same.
 """
 
 from __future__ import annotations
