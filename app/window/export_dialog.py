@@ -257,6 +257,11 @@ class ExportDialog(QDialog):
             self._view.deleteLater()
         self._view = self._markers = self._view_key = None
 
+    def accept(self) -> None:
+        if not self.ok_button.isEnabled():  # a plan that cannot be written
+            return
+        super().accept()
+
     def done(self, result: int) -> None:
         if result != QDialog.DialogCode.Accepted:
             self._close_view()

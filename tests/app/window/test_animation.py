@@ -205,6 +205,8 @@ def test_a_width_with_illegible_labels_is_refused_in_the_dialog_and_cancel_chang
     assert dialog.width_box.value() == 400
     assert not dialog.ok_button.isEnabled()
     assert "labels would be" in dialog.info.text() and f"at least {legible}" in dialog.info.text()
+    qtbot.keyClick(dialog.width_box, Qt.Key.Key_Return)  # Enter does not export it either
+    assert dialog.isVisible() and asked == []
     cancel = dialog.buttons.button(dialog.buttons.StandardButton.Cancel)
     qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
     assert asked == [] and not window.gif_export.busy and window.gif_export.dialog is None
