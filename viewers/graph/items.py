@@ -148,10 +148,9 @@ class NodeItem(QGraphicsItem):
                 sm.elidedText(self.node.detail, Qt.TextElideMode.ElideRight, detail_rect.width()),
             )
 
-    def itemChange(self, change, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            self.update()
-        return super().itemChange(change, value)
+    # No itemChange override: Qt repaints a selected item itself (its cache too), and a
+    # Python override is called for every change of every node (ten per node as a large
+    # drawing is made).
 
 
 class EdgeItem(QGraphicsPathItem):

@@ -145,7 +145,7 @@ class StagedDrawing:
                     yield made
         bounds = QRectF()
         for item in self._order:
-            bounds = bounds.united(item.mapRectToScene(item.childrenBoundingRect()))
+            # the items made here have no children of their own (marks are added later)
             bounds = bounds.united(item.sceneBoundingRect())
             made += 1
             if pause():

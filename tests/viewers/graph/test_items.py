@@ -60,3 +60,29 @@ def test_a_long_input_name_keeps_both_ends(panel_for, tmp_path):
     assert long_names, [t for t in texts if "params" in t][:10]
     # the root and the last keys show, the middle keys go: params…[1]['w_out']
     assert all(re.search(r"\[\d+\]\['\w+'\]$", t) for t in long_names), long_names
+
+
+def test_a_clicked_node_is_drawn_selected_at_once(panel_for, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    item = next(i for i in view.nodes if i.node.kind == "op")
+    view.centerOn(item)
+    qtbot.wait(20)
+    selected = QColor(view.style_.theme.selected)
+
+    def ring_pixels() -> int:
+        image = view.viewport().grab().toImage()
+        box = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+        return sum(
+            image.pixelColor(x, y) == selected
+            for x in range(max(0, box.left()), min(image.width(), box.right()))
+            for y in range(max(0, box.top()), min(image.height(), box.bottom()))
+        )
+
+    assert ring_pixels() == 0
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
+    assert item.isSelected()
+    qtbot.waitUntil(lambda: ring_pixels() > 20, timeout=2000)
