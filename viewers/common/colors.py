@@ -226,7 +226,8 @@ THEMES: dict[str, Theme] = {
         foreground=QColor("#111111"),
         muted=QColor("#555555"),
         grid=QColor("#C4C4C4"),
-        highlight=QColor("#D00000"),
+        # gold, as the dark theme's yellow: a red would read as a conflict's outline
+        highlight=QColor("#D19A00"),
         padding=QColor("#E6E6E6"),
         error=QColor("#B00020"),
         selected=QColor("#0050D0"),

@@ -99,3 +99,18 @@ def test_readable_color_keeps_contrast_with_the_background():
     pale = QColor("#E6F2E8")
     assert readable_color(pale, light) == pale.darker(160)
     assert readable_color(QColor("#2E2E2E"), dark) == QColor("#2E2E2E").lighter(160)
+
+
+def test_the_changed_and_selected_rings_read_apart_from_each_other_and_from_conflicts():
+    from shardscope.viewers.graph.markers import CONFLICT_COLOR, GSPMD_COLOR
+
+    def hue_gap(a: QColor, b: QColor) -> int:
+        gap = abs(a.hslHue() - b.hslHue())
+        return min(gap, 360 - gap)
+
+    for theme in THEMES.values():
+        changed, selected = theme.highlight, theme.selected
+        for other in (selected, QColor(CONFLICT_COLOR), QColor(GSPMD_COLOR)):
+            assert hue_gap(changed, other) > 30, (theme.name, changed.name(), other.name())
+        assert hue_gap(selected, QColor(CONFLICT_COLOR)) > 30
+        assert abs(theme.background.lightness() - selected.lightness()) > 40
