@@ -10,7 +10,8 @@ as in the dock. After an edit it rings the badges whose sharding the new propaga
 changed, and the timeline waits at its start. It also answers provenance questions for
 the Provenance dock, in the time frame the Tensor dock shows: at the step shown (what
 propagation had found by then, once the user stays on it for a moment), or the final
-state; while playing it waits for a pause.
+state; while playing it keeps the step playing started from (its header says so) until
+a pause.
 """
 
 from __future__ import annotations
@@ -279,12 +280,6 @@ class TimelineController(QObject):
             view.show_message(f"{value.display_name} has no dimension to shard.")
             return
         pb = self.playback
-        if pb is not None and pb.playing:
-            view.show_message(
-                f"{value.display_name}: playing. Pause (space) to see what propagation had "
-                "found by the step shown."
-            )
-            return
         dims = range(value.rank) if dim is None else [dim]
         records = [self.provenance.dim(vid, d) for d in dims if d < value.rank]
         mesh = self.session.mesh
@@ -296,4 +291,5 @@ class TimelineController(QObject):
             mesh.axis_names if mesh is not None else (),
             at_step=at,
             last_step=pb.all_indices[-1] if pb is not None and pb.all_indices else None,
+            playing=pb is not None and pb.playing,
         )

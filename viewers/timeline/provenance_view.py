@@ -74,13 +74,18 @@ class ProvenanceView(QTextBrowser):
         *,
         at_step: int | None = None,
         last_step: int | None = None,
+        playing: bool = False,
     ) -> None:
         """Show ``records`` for the tensor called ``title``; ``name_of(value_id)`` names
         the tensors along the chains. ``at_step``: explain the state after that timeline
-        step (None: the final state, after ``last_step`` when given)."""
+        step (None: the final state, after ``last_step`` when given); ``playing``: the
+        timeline plays on from there (the header says so)."""
         self.records = list(records)
         self.links = []
-        out = [f"<h3>{html.escape(title)}</h3>", f"<p><i>{_when(at_step, last_step)}</i></p>"]
+        when = _when(at_step, last_step)
+        if playing:
+            when = f"{when}. Playing on from here: pause (space) to explain the step shown"
+        out = [f"<h3>{html.escape(title)}</h3>", f"<p><i>{when}</i></p>"]
         for rec in records:
             chains = rec.chains
             later: list[tuple[str, int]] = []

@@ -254,13 +254,20 @@ def test_provenance_and_the_tensor_dock_show_the_same_time(make_window, qtbot):
     text = view.toPlainText()
     assert f"At step {step}" in text and "arrives later" not in text.split("holds")[1][:40]
     assert window.timeline.spec_at(target) is not None
-    # while playing it says so once instead of following every step; a pause explains
+    # while playing it keeps the step playing started from, and says so, instead of
+    # following every step; a pause explains the step shown
     window.graph.setFocus()
     qtbot.keyClick(window.graph, Qt.Key.Key_Home)
+    first = pb.step_index
     qtbot.keyClick(window.graph, Qt.Key.Key_Space)
-    assert pb.playing and "playing. Pause (space)" in view.toPlainText()
+    assert pb.playing
+    text = view.toPlainText()
+    assert f"At step {first}: " in text and "Playing on from here: pause (space)" in text
+    qtbot.waitUntil(lambda: pb.step_index != first, timeout=5000)
+    assert f"At step {first}: " in view.toPlainText()
     qtbot.keyClick(window.graph, Qt.Key.Key_Space)
-    assert not pb.playing and f"At step {pb.step_index}" in view.toPlainText()
+    assert not pb.playing and f"At step {pb.step_index}: " in view.toPlainText()
+    assert "Playing on" not in view.toPlainText()
     # Esc in the dock: the final state again, in both
     panel.setFocus()
     qtbot.keyClick(panel, Qt.Key.Key_Escape)
