@@ -358,3 +358,39 @@ def test_end_while_playing_shows_the_last_step_and_stops_at_once(make_window, qt
     # no tick later: the key itself stopped it there
     assert pb.at_end and not pb.playing and not window.timeline.timer.isActive()
     assert panel.play_button.text() == "▶" and panel.jump_box.value() == pb.all_indices[-1]
+
+
+def test_slow_steps_drop_frames_and_keys_still_act(make_window, qtbot):
+    import time
+
+    window = make_window("example:transformer")
+    pb = window.timeline.playback
+    assert len(pb) > 100
+    pb.set_speed(10.0)
+    shown = []
+
+    def slow(event) -> None:
+        # a step that takes longer to show than the period (a slow display)
+        if event.kind == "position":
+            shown.append(pb.position)
+            time.sleep(0.25)
+
+    pb.home()
+    pb.listen(slow)
+    window.graph.setFocus()
+    t = time.perf_counter()
+    qtbot.keyClick(window.graph, Qt.Key.Key_Space)
+    qtbot.wait(1500)
+    wall = time.perf_counter() - t
+    # the clock decides the step: it moved on at 10 steps a second, skipping steps it had
+    # no time to show, instead of showing each one late
+    assert pb.position >= int(8 * wall) - 2
+    assert len(shown) < pb.position
+    assert any(b - a > 1 for a, b in zip(shown, shown[1:], strict=False))
+    # space pauses at once, not after a queue of late steps
+    qtbot.keyClick(window.graph, Qt.Key.Key_Space)
+    stopped = pb.position
+    assert not pb.playing
+    qtbot.wait(400)
+    assert pb.position == stopped
+    pb.unlisten(slow)
