@@ -253,23 +253,61 @@ ROOM_BELOW = 0.45
 def make_room(window: QMainWindow, dock: QDockWidget) -> None:
     """Show ``dock`` on top of its tab group and, where it is docked and shorter than
     ``ROOM_BELOW`` of the window, give it up to ``ROOM`` of the window's height: a dock
-    in a column takes it from the docks beside it, a bottom or top dock only what the
-    graph has above ``GRAPH_SHARE`` of the window's height."""
+    in a column takes it from the docks beside it; a bottom or top dock what the graph
+    has above ``GRAPH_SHARE`` of the window's height, then what the docks above or below
+    it have above ``KEEP_BESIDE`` px (the timeline keeps its controls and step strip)."""
+    # The height of its place: a tab behind another keeps a stale geometry.
+    group = [dock, *window.tabifiedDockWidgets(dock)]
+    shown = [d.height() for d in group if not d.visibleRegion().isEmpty()]
+    now = max(shown, default=dock.height())
     dock.show()
     dock.raise_()
     if dock.isFloating():
         return
     height = window.height()
-    if dock.height() >= ROOM_BELOW * height:
+    if now >= ROOM_BELOW * height:
         return
     target = int(ROOM * height)
-    if window.dockWidgetArea(dock) in (BOTTOM, Qt.DockWidgetArea.TopDockWidgetArea):
-        central = window.centralWidget()
-        if central is not None:
-            spare = central.height() - math.ceil(GRAPH_SHARE * height)
-            target = min(target, dock.height() + max(0, spare))
-    if target > dock.height():
-        window.resizeDocks([dock], [target], Qt.Orientation.Vertical)
+    if window.dockWidgetArea(dock) not in (BOTTOM, Qt.DockWidgetArea.TopDockWidgetArea):
+        window.resizeDocks([dock], [target], VERTICAL)
+        return
+    central = window.centralWidget()
+    spare = central.height() - math.ceil(GRAPH_SHARE * height) if central is not None else 0
+    grow = min(target - now, max(0, spare))
+    sizes: dict[QDockWidget, int] = {}
+    need = target - now - grow
+    for other in _stacked_with(window, dock):
+        if need <= 0:
+            break
+        keep = max(other.minimumSizeHint().height(), KEEP_BESIDE)
+        give = min(need, max(0, other.height() - keep))
+        if give > 0:
+            sizes[other] = other.height() - give
+            grow, need = grow + give, need - give
+    if grow > 0:
+        window.resizeDocks([dock, *sizes], [now + grow, *sizes.values()], VERTICAL)
+
+
+# The height a dock above or below one given room keeps at least.
+KEEP_BESIDE = 96
+
+
+def _stacked_with(window: QMainWindow, dock: QDockWidget) -> list[QDockWidget]:
+    """The docks shown above or below ``dock`` in its area (not the tabs of its group)."""
+    area = window.dockWidgetArea(dock)
+    tabs = set(window.tabifiedDockWidgets(dock))
+    span = dock.geometry()
+    return [
+        other
+        for other in window.findChildren(QDockWidget)
+        if other is not dock
+        and other not in tabs
+        and not other.isFloating()
+        and window.dockWidgetArea(other) == area
+        and not other.visibleRegion().isEmpty()
+        and other.geometry().left() < span.right()
+        and span.left() < other.geometry().right()
+    ]
 
 
 def graph_share(window: QMainWindow) -> tuple[float, float]:

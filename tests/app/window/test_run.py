@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QRect, Qt
 
-from shardscope.app.window.docks import graph_share
+from shardscope.app.window.docks import KEEP_BESIDE, graph_share
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import XlaWarningEntry
 from shardscope.backend.sharding.mesh import parse_mesh
@@ -117,6 +117,11 @@ def test_after_a_run_the_run_dock_has_room_and_the_graph_keeps_half_the_window(
     first = heatmap.tile_rect(heatmap.device_order[0])
     assert port.rect().contains(QRect(heatmap.mapTo(port, first.topLeft()), first.size()))
     assert {n for n, d in docks.by_name.items() if d.isVisible()} == shown
+    # The timeline gave some of its height and keeps its controls in sight.
+    timeline = docks["dock_timeline"]
+    assert timeline.height() >= KEEP_BESIDE
+    play = window.timeline.panel.play_button
+    assert not play.visibleRegion().isEmpty()
     # Choosing a collective outlines its groups on the mesh grid, scrolled into sight.
     grid = window.mesh_editor.grid
     _click_row(qtbot, panel.collective_table, 0)
