@@ -29,7 +29,7 @@ from PySide6.QtGui import QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 from shiboken6 import isValid
 
-BLOCK = 4
+BLOCK = 2
 # what a change posts to the widgets it changed and that repaints them when delivered
 _POSTED = (QEvent.Type.PolishRequest.value, QEvent.Type.LayoutRequest.value)
 _off_screen = 0

@@ -12,7 +12,7 @@ from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.markers import GspmdMarkItem
-from shardscope.viewers.graph.view import MIN_FIT_SCALE
+from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support import qt_events
 from tests.support.inputs import INPUTS, write_input
 from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
@@ -288,7 +288,9 @@ def test_a_new_program_clears_the_source_dock_and_the_find_box(make_window, qtbo
 def fitted_scale(view) -> float:
     rect = view.sceneRect()
     port = view.viewport()
-    return max(MIN_FIT_SCALE, min(port.width() / rect.width(), port.height() / rect.height(), 1.25))
+    whole = min(port.width() / rect.width(), port.height() / rect.height(), 1.25)
+    # a small frame is fitted whole, below the legible zoom too
+    return whole if len(view.layout_.nodes) <= SMALL_FRAME_NODES else max(MIN_FIT_SCALE, whole)
 
 
 def test_a_small_graph_stays_fitted_when_the_window_grows_after_it_opened(

@@ -35,7 +35,7 @@ def test_one_changed_pixel_is_one_block():
 
 
 def test_neighbouring_blocks_merge_and_the_edge_block_is_clipped():
-    height = 62  # not a whole number of blocks: the last row of blocks is cut short
+    height = 8 * BLOCK + 1  # not a whole number of blocks: the last row of blocks is cut short
     assert height % BLOCK
     before, after = _image(100, height), _image(100, height)
     for x in range(10, 60):
