@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from shardscope.backend.program.signature import argument_line
 from shardscope.backend.program.snippets import Snippets, snippet_text
@@ -20,13 +20,30 @@ from shardscope.viewers.common.damage import quiet_change
 MAX_BYTES = 2_000_000
 
 
+class _HeaderLine(QLineEdit):
+    """The header: selectable text that shows its start, drawn like a label."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setReadOnly(True)
+        self.setFrame(False)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setStyleSheet("QLineEdit { background: transparent; border: none; }")
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setCursorPosition(0)
+
+
 class SourceView(QWidget):
     """Read-only source with one highlighted line; shows why when there is no source."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.header = QLabel("No op selected")
-        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A read-only line, not a label: a new text repaints the line alone (a label asks
+        # for a new layout, and the main window lays out and repaints all its docks), and
+        # a long one scrolls inside the dock instead of widening it.
+        self.header = _HeaderLine("No op selected")
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
