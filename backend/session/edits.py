@@ -91,7 +91,8 @@ class SetDimSpec(_SpecCommand):
     """Shard dimension ``dim`` of a tensor on ``axis``.
 
     A dim that already has axes gets ``axis`` in their place; with ``append`` it gets
-    ``axis`` after them (minor), making a tuple such as ``data+model``. ``axis=None``
+    ``axis`` after them (minor), making a tuple such as ``data+model`` (after the axes the
+    dim shows, when the user has given the tensor no spec yet). ``axis=None``
     makes the dim replicated. History says which: ``replace x dim 1: data → model`` or
     ``append model to x dim 1``.
     """
@@ -122,6 +123,12 @@ class SetDimSpec(_SpecCommand):
             )
         name = session.value(self.value_id).display_name
         old = dims[self.dim]
+        if self.append and session.spec(self.value_id) is None:
+            # no spec of the user's yet: append to the axes the dim shows (the program's
+            # own sharding, or what propagation gave it)
+            shown = session.display_spec(self.value_id)
+            if shown is not None and self.dim < len(shown.dims):
+                old = replace(old, axes=tuple(shown.dims[self.dim].axes))
         if not self.append and old.axes == (self.axis,):
             raise SpecError(
                 f"dim {self.dim} of {name} is already sharded on {self.axis}: drop another "

@@ -747,8 +747,8 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self._set_hover(badge, dim)
         if badge is not None and dim is not None:
             event.acceptProposedAction()
-            # whether the drop replaces the axes the user gave that dim or appends to them
-            spec = self.session.spec(badge.value_id)
+            # whether the drop replaces the axes the dim shows or appends to them
+            spec = self.session.display_spec(badge.value_id)
             held = spec.dims[dim].axes if spec is not None and dim < len(spec.dims) else ()
             hint = drop_hint(held, axis_from_mime(event.mimeData())[1], appends(event))
             if hint:

@@ -217,3 +217,22 @@ def test_a_mesh_the_host_count_does_not_split_goes_back_to_one_host_and_says_so(
     assert "back to 1 host" in command.label and "back to 1 host" in command.notice
     stack.undo()
     assert session.hosts == HostLayout(4) and session.mesh == parse_mesh("data=4,model=2")
+
+
+def test_appending_to_a_tensor_without_a_spec_appends_to_the_axes_it_shows(mlp):
+    from shardscope.backend.propagation.propagate import propagate
+
+    session = Session()
+    session.set_program(mlp)
+    session.set_propagation(propagate(mlp))
+    stack = CommandStack(session)
+    h = next(v.id for v in session.graph.values if v.display_name == "layer1/dot_general %0")
+    assert session.spec(h) is None and session.spec_text(h) == "[data, model]"
+    stack.push(SetDimSpec(h, 1, "data", append=True))
+    assert session.spec(h) == parse_spec("?,model+data")
+    assert stack.undo_labels[-1] == (
+        "append data to layer1/dot_general %0 dim 1: model → model+data, a tuple of axes "
+        "(no spec → [?, model+data])"
+    )
+    stack.undo()
+    assert session.spec(h) is None
