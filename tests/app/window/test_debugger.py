@@ -192,7 +192,7 @@ def test_the_legend_opens_from_the_view_menu_and_the_graph(make_window, qtbot, p
     dialog = window.debugger.legend_button.dialog
     assert dialog is not None and dialog.isVisible()
     button = window.debugger.legend_button
-    assert button.parent() is window.graph.viewport() and button.isVisible()
+    assert button.parent() is window.graph and button.isVisible()  # over the viewport
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert window.debugger.legend_button.dialog is not dialog
     assert window.debugger.legend_button.dialog.isVisible()
