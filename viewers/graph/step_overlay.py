@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
 
 EDGE_WIDTH = 4.0
-# Length of the pieces a flow's curve is drawn in (scene units) ...
+# Length of the pieces a flow's curve is drawn in: pixels at the view's zoom (scene units
+# at zoom 1) ...
 PIECE = 24.0
 # ... or, along a horizontal or vertical line (one that strays no more than ``THIN``),
 # longer: such a piece's box is a thin band.
@@ -110,7 +111,7 @@ class FlowItem(OverlayItem):
         self.setPen(pen)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
         self.pieces: list[OverlayItem] = []
-        self._runs = _runs(path) if runs is None else runs
+        self._runs = _runs(path, PIECE / self._scale) if runs is None else runs
         # (run, piece) of the pieces made
         self._made: set[tuple[int, int]] = set()
 
@@ -173,11 +174,11 @@ def _clip(ax, ay, cx, cy, x0, y0, x1, y1) -> tuple[float, float]:
     return lo, hi
 
 
-def _runs(path: QPainterPath) -> list[tuple]:
+def _runs(path: QPainterPath, piece: float = PIECE) -> list[tuple]:
     """``path`` as runs to cut pieces from, each (x0, y0, x1, y1, points, count): its box,
     its points and how many pieces it is cut into. A run is a polyline of short segments
-    about ``PIECE`` scene units long (one piece), or one long straight segment cut into
-    pieces ``PIECE`` long, or ``STRAIGHT_PIECE`` long where it is horizontal or vertical
+    about ``piece`` scene units long (one piece), or one long straight segment cut into
+    pieces ``piece`` long, or ``STRAIGHT_PIECE`` long where it is horizontal or vertical
     (such a piece's box is a thin band however long)."""
     runs: list[tuple] = []
 
@@ -193,17 +194,17 @@ def _runs(path: QPainterPath) -> list[tuple]:
         for (ax, ay), (cx, cy) in zip(points, points[1:], strict=False):
             dx, dy = cx - ax, cy - ay
             length = math.hypot(dx, dy)
-            if length <= PIECE:
+            if length <= piece:
                 current.append((cx, cy))
                 run += length
-                if run >= PIECE:
+                if run >= piece:
                     close(current)
                     current, run = [(cx, cy)], 0.0
                 continue
             if len(current) > 1:
                 close(current)
             straight = min(abs(dx), abs(dy)) <= THIN
-            count = max(1, math.ceil(length / (STRAIGHT_PIECE if straight else PIECE)))
+            count = max(1, math.ceil(length / max(piece, STRAIGHT_PIECE if straight else piece)))
             box = (min(ax, cx), min(ay, cy), max(ax, cx), max(ay, cy))
             runs.append((*box, ((ax, ay), (cx, cy)), count))
             current, run = [(cx, cy)], 0.0
@@ -236,7 +237,7 @@ class StepOverlay:
         self._members: tuple[str, set[int]] | None = None
         self._edges_at: dict[int, list] | None = None
         # each drawn edge's runs (see ``_runs``), kept until the drawing is rebuilt
-        self._runs: dict[int, tuple[object, list[tuple]]] = {}
+        self._runs: dict[int, tuple[object, float, list[tuple]]] = {}
         # badges whose shown sharding is out of date (off screen), refreshed in slices
         self._stale: dict[int, BadgeItem] = {}
         self._drawn_values: set[int] | None = None
@@ -467,10 +468,13 @@ class StepOverlay:
         pen.setCosmetic(True)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        # pieces about PIECE pixels long at the view's zoom (zoomed out, a few scene
+        # units would make thousands of pieces no wider than a pixel)
+        piece = PIECE / max(self._scale(), 0.02)
         kept = self._runs.get(id(edge_item))
-        if kept is None or kept[0] is not edge_item:
-            kept = self._runs[id(edge_item)] = (edge_item, _runs(edge_item.path()))
-        item = FlowItem(edge_item.path(), self._scale(), pen, kept[1])
+        if kept is None or kept[0] is not edge_item or kept[1] != piece:
+            kept = self._runs[id(edge_item)] = (edge_item, piece, _runs(edge_item.path(), piece))
+        item = FlowItem(edge_item.path(), self._scale(), pen, kept[2])
         item.setZValue(1)
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         item.setData(0, "step-flow")
