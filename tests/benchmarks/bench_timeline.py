@@ -7,7 +7,10 @@ grid follow the steps too), then measures in this one run: stepping from step k 
 until the window has repainted (badges at the step, the step's edges and op, the
 scrubber's cursor, the inspector), and jumping to a random step. Both with the default
 folded drawing and with one layer unfolded. Prints medians against the targets
-(16 ms a step, 50 ms a jump) as ratios.
+(16 ms a step, 50 ms a jump) as ratios. Then it unfolds every scope (View > Expand all)
+and plays at 10 steps/s with the window's own timer: the steps the window painted per
+second of wall clock (target at least 9), and how long space and End, posted to the
+graph view while it plays, take to act and to be painted (target 100 ms).
 
 Run under ``x11bytes.py`` (as over ``ssh -X``), it also prints the bytes one playback
 step sends to the X server (target: at most 150 KiB):
@@ -125,6 +128,7 @@ def _x11_bytes(app, pb) -> None:
         f"X11 bytes per playback step: median {med:.1f} KiB, max {max(per_step):.1f} KiB "
         f"(n={len(per_step)}), target {STEP_TARGET_KIB:.0f} KiB, ratio {med / STEP_TARGET_KIB:.2f}"
     )
+    print("  each step, KiB:", " ".join(f"{k:.0f}" for k in per_step))
     print(f"X11 bytes idle for 1 s: {idle:.1f} KiB")
     print(f"X11 bytes to start playing (once): {start:.1f} KiB")
     pb.pause()
