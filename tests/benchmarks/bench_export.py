@@ -1,7 +1,7 @@
 """File > Export propagation animation of one layer of the 24-layer transformer (run as a
 script, not collected by pytest).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/bench_export.py [--before]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tests/benchmarks/bench_export.py
 
 Opens the program in the window, selects one layer's folded box on the graph, and exports
 the animation the way the menu's dialog does with its defaults (that scope, unfolded, at
@@ -10,9 +10,7 @@ file written, its megabytes, its frame count and size, and the smallest label's 
 pixels in the frames written (the graph's smallest font at the frames' real scale: the
 GIF's width over the scope's width), each against the issue's target (60 s, 20 MB, 9 px)
 with its ratio. Then ``render --animate --scope`` in a fresh process, load and
-propagation included. With ``--before``, also the animation as it was exported before
-(every step of the whole folded graph, frames shrunk to a megapixel, each frame whole and
-quantized on its own), in this run.
+propagation included.
 """
 
 from __future__ import annotations
@@ -131,45 +129,11 @@ def cli_export(out: Path) -> None:
     _line("render file size", out.stat().st_size / 1e6, TARGET_MB, "MB", True)
 
 
-def before(out: Path) -> None:
-    from PySide6.QtWidgets import QApplication
-
-    from shardscope.backend.program.load import load_program
-    from shardscope.backend.propagation.propagate import propagate
-    from shardscope.backend.session.document import Session
-    from shardscope.backend.session.playback import Playback
-    from shardscope.viewers.graph.animation import write_gif
-    from shardscope.viewers.graph.pages import label_pixels
-    from shardscope.viewers.graph.view import GraphView
-
-    QApplication.instance() or QApplication([])
-    program = load_program(SOURCE)
-    session = Session()
-    session.set_program(program)
-    session.set_propagation(
-        propagate(program, session.mesh, session.specs_for_propagation(), strict=False)
-    )
-    view = GraphView(session)
-    view.set_style_theme("light")
-    result = session.propagation
-    t = time.perf_counter()
-    summary = write_gif(view, Playback(result.timeline, result.graph), session.specs, out)
-    seconds = time.perf_counter() - t
-    label = label_pixels(view, summary.width / view.scene().sceneRect().width())
-    print(f"before: {summary.frames} frames of {summary.width}x{summary.height} px (whole graph)")
-    _line("before: export seconds", seconds, TARGET_S, "s", True)
-    _line("before: file size", out.stat().st_size / 1e6, TARGET_MB, "MB", True)
-    _line("before: smallest label", label, TARGET_PX, "px", False)
-    view.close()
-
-
 def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-export-") as folder:
         folder = Path(folder)
         window_export(folder / "layer.gif")
         cli_export(folder / "cli.gif")
-        if "--before" in argv:
-            before(folder / "before.gif")
 
 
 if __name__ == "__main__":

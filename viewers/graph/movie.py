@@ -29,7 +29,6 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from shardscope.viewers.common.colors import axis_color
-from shardscope.viewers.graph.animation import FINAL_HOLD_MS, MAX_FPS, sampled_positions
 from shardscope.viewers.graph.gif_stream import GifStream
 from shardscope.viewers.graph.pages import MIN_LABEL_PIXELS, label_pixels
 from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
@@ -40,6 +39,9 @@ if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView
 
 MAX_FRAMES = 200
+MAX_FPS = 50.0
+# How long the final state stays on screen before the animation loops.
+FINAL_HOLD_MS = 2000
 # The largest frame drawn: a side (GIF allows 65,535; Qt paints up to 32,767) and pixels
 # in all (the canvas and the last frame are kept: 8 bytes a pixel).
 MAX_SIDE = 16_000
@@ -95,6 +97,18 @@ class MoviePlan:
             f"{self.frames} frames{every}, {self.width}x{self.height} px, labels "
             f"{self.label_px:.0f} px, about {_megabytes(self.estimate)}"
         )
+
+
+def sampled_positions(count: int, max_frames: int = MAX_FRAMES) -> tuple[list[int], int]:
+    """Positions to draw among ``count`` (every n-th, the last always) and n; at most
+    ``max_frames`` and the last."""
+    if count <= 0:
+        return [], 1
+    stride = max(1, math.ceil(count / max_frames))
+    positions = list(range(0, count, stride))
+    if positions[-1] != count - 1:
+        positions.append(count - 1)
+    return positions, stride
 
 
 def _megabytes(count: int) -> str:

@@ -11,7 +11,12 @@ from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.gif_stream import image_pixels
-from shardscope.viewers.graph.movie import CAPTION_PIXELS, MovieDrawer, plan_movie
+from shardscope.viewers.graph.movie import (
+    CAPTION_PIXELS,
+    MovieDrawer,
+    plan_movie,
+    sampled_positions,
+)
 from shardscope.viewers.graph.pages import MIN_LABEL_PIXELS
 from shardscope.viewers.graph.view import GraphView
 
@@ -36,6 +41,15 @@ def propagated(qapp):
     yield make
     for view in views:
         view.close()
+
+
+def test_sampled_positions_bound_the_frames_and_keep_the_last_step():
+    assert sampled_positions(0) == ([], 1)
+    assert sampled_positions(3) == ([0, 1, 2], 1)
+    positions, stride = sampled_positions(5000, 200)
+    assert stride == 25 and len(positions) == 201 and positions[-2:] == [4975, 4999]
+    positions, stride = sampled_positions(4001, 200)
+    assert stride == 21 and positions[-1] == 4000 and len(positions) <= 201
 
 
 def _rgb(image: QImage) -> np.ndarray:
