@@ -47,6 +47,11 @@ class SourceView(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # both bars always there: a file with longer (or more) lines than the last one
+        # would show a bar after the change, when the text's layout catches up, and
+        # repaint the whole dock a second time
+        self.text.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(font.pointSizeF(), 10.0))
         self.text.setFont(font)

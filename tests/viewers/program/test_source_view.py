@@ -6,6 +6,7 @@ from PySide6.QtGui import QColor, QPalette, QTextFormat
 
 import shardscope.viewers.program.source_view as source_view_module
 from shardscope.viewers.program.source_view import SourceView
+from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 
 @pytest.fixture
@@ -211,3 +212,24 @@ def test_a_saved_session_shows_an_arguments_line_from_its_saved_source(
     for window in windows:
         window.close()
         window.runner.wait(30_000)
+
+
+def test_a_file_with_longer_lines_keeps_the_scroll_bars_and_repaints_once(qtbot, view, tmp_path):
+    short = tmp_path / "short.py"
+    short.write_text("".join(f"a_{i} = {i}\n" for i in range(1, 6)))
+    wide = tmp_path / "wide.py"
+    wide.write_text("".join(f"value_{i} = {'x' * 200}\n" for i in range(1, 400)))
+    bars = (view.text.horizontalScrollBar(), view.text.verticalScrollBar())
+    view.show_location(str(short), 2, "short lines")
+    wait_painted(qtbot, view)
+    # both bars are there with nothing to scroll: the next file's bars take their place
+    assert all(bar.isVisible() for bar in bars)
+    with PaintLog(view) as log:
+        view.show_location(str(wide), 300, "long lines")
+        wait_painted(qtbot, view)
+    assert all(bar.isVisible() and bar.maximum() > 0 for bar in bars)
+    widgets = [w for w, _ in log.events]
+    twice = {type(w).__name__ for w in widgets if widgets.count(w) > 1}
+    assert not twice, f"repainted twice: {twice}"
+    assert highlighted_line(view) == 300
+    assert on_screen(view) == fresh(view)
