@@ -58,7 +58,9 @@ class ProvenanceView(QTextBrowser):
         if text == self.html:
             return
         self.html = text
-        with quiet_change(self.viewport()):
+        # the whole view, its scroll bar with it: a longer or shorter text moves the
+        # bar's handle, which then repaints where it moved rather than the whole bar
+        with quiet_change(self):
             self.setHtml(text)
 
     def show_message(self, text: str) -> None:

@@ -90,3 +90,23 @@ def test_at_a_step_only_what_had_arrived_by_then_is_explained(qtbot):
     text = view.toPlainText()
     assert "At step 3" in text and "dim 0 holds" in text and "arrives later" not in text
     assert "step 3: add %5 got it across stablehlo.add from x" in text
+
+
+def test_a_longer_text_repaints_the_moved_part_of_the_scroll_bar_only(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    view.resize(420, 200)
+    view.show()
+    qtbot.waitExposed(view)
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"))
+    wait_painted(qtbot, view)
+    bar = view.verticalScrollBar()
+    handle_before = bar.pageStep() / (bar.maximum() - bar.minimum() + bar.pageStep())
+    with PaintLog(view) as log:
+        view.set_records("add %5", _records() * 3, names.__getitem__, ("data", "model"))
+        qtbot.wait(30)
+    # three times the text: the handle shrank, so some of the bar changed, not all of it
+    assert bar.pageStep() / (bar.maximum() - bar.minimum() + bar.pageStep()) < handle_before
+    assert 0 < log.area(bar) < bar.width() * bar.height()
+    assert on_screen(view) == fresh(view)
