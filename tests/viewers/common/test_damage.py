@@ -195,3 +195,18 @@ def test_no_shift_is_found_where_nothing_moved_as_one():
     # plain rows (empty background) are no evidence of a move
     plain = np.zeros((120, 64), np.uint32)
     assert best_shift(plain, plain + 1)[1] == 0
+
+
+def test_changed_blocks_a_short_gap_apart_are_one_run_and_far_apart_two():
+    from shardscope.viewers.common.damage import GAP
+
+    before, near, far = _image(), _image(), _image()
+    gap = GAP * BLOCK  # unchanged pixels between the two changed blocks
+    for image, second in ((near, 10 + BLOCK + gap), (far, 10 + BLOCK + gap + BLOCK)):
+        image.setPixelColor(10, 20, QColor("white"))
+        image.setPixelColor(second, 20, QColor("white"))
+    top = 20 // BLOCK * BLOCK
+    (run,) = list(changed_region(before, near))
+    assert run == QRect(10, top, 2 * BLOCK + gap, BLOCK)
+    assert len(list(changed_region(before, far))) == 2
+    assert len(list(changed_region(before, near, gap=0))) == 2
