@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
@@ -26,6 +26,9 @@ from shardscope.viewers.tensor.tile_grid import TileGridView
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import Value
+
+# the texts that wrap to a second line for some tensors of a program and not others
+TWO_LINES = ("sdy", "hlo")
 
 
 class TensorInspector(QWidget):
@@ -94,6 +97,12 @@ class TensorInspector(QWidget):
             label.setFont(mono)
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            if key in TWO_LINES:
+                # room for a second line from the start: a text that wraps to two lines
+                # then leaves the tile grid above where it was, instead of shrinking it
+                # and moving every row below (all repainted on the next selection)
+                label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+                label.setMinimumHeight(2 * QFontMetrics(mono).lineSpacing())
             self.text_labels[key] = label
             self.text_captions[key] = QLabel(caption)
             form.addWidget(self.text_captions[key], row, 0, Qt.AlignmentFlag.AlignTop)

@@ -123,6 +123,14 @@ class TileGridView(QWidget):
         self._slider_layout.setContentsMargins(0, 0, 0, 0)
         self.sliders: dict[int, QSlider] = {}
         self._slider_labels: dict[int, QLabel] = {}
+        # one slider's row tall even without one: the plot below stays where it is
+        # (instead of moving, so repainting all of it) between tensors of rank 2 and 3
+        self._slider_box.setMinimumHeight(
+            max(
+                QSlider(Qt.Orientation.Horizontal).sizeHint().height(),
+                QLabel("0").sizeHint().height(),
+            )
+        )
 
         self.plot = _GridPlot()
         self.plot.setMenuEnabled(False)
@@ -319,7 +327,6 @@ class TileGridView(QWidget):
             self.sliders[d] = slider
             self._slider_labels[d] = label
             self._update_slider_label(d)
-        self._slider_box.setVisible(bool(self._fixed))
 
     def _update_slider_label(self, d: int) -> None:
         self._slider_labels[d].setText(slice_label(d, self.tile_map.dims[d], self._fixed[d]))

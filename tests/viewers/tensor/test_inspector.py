@@ -138,3 +138,25 @@ def test_another_tensor_repaints_only_what_changed_and_the_screen_is_right(qtbot
     ins.set_value(None, MESH, None, None)
     qtbot.wait(50)
     assert ins.hint.isVisible() and on_screen(ins) == fresh(ins)
+
+
+def test_an_hlo_text_wrapping_to_two_lines_leaves_the_tile_grid_where_it_was(qtbot):
+    ins = _shown(qtbot)
+    short = {"jax": "P('data', None)", "sdy": "#sdy", "hlo": "{replicated}", "kind": "sharded"}
+    ins.set_value(value(vid=8), MESH, parse_spec("data,_"), short)
+    wait_painted(qtbot, ins)
+    hlo = ins.text_labels["hlo"]
+    line = hlo.fontMetrics().lineSpacing()
+    grid, caption = ins.tile_grid.geometry(), ins.text_captions["kind"].geometry()
+    assert hlo.text() == "{replicated}"
+    # a one-line text sits at the top of its two lines, level with its caption
+    assert abs(hlo.y() - ins.text_captions["hlo"].y()) < line // 2
+    wide = dict(short, hlo=" ".join(["{devices=[2,1,4]<=[4,2]T(1,0) last_tile_dim_replicate}"] * 2))
+    ins.set_value(value(vid=9), MESH, parse_spec("data,_"), wide)
+    wait_painted(qtbot, ins)
+    # the text takes two lines: longer than one, shorter than two
+    assert 1 < hlo.fontMetrics().horizontalAdvance(wide["hlo"]) / hlo.width() < 1.9
+    assert hlo.height() >= 2 * line
+    assert ins.tile_grid.geometry() == grid
+    assert ins.text_captions["kind"].geometry() == caption
+    assert on_screen(ins) == fresh(ins)

@@ -165,3 +165,26 @@ def test_ctrl_wheel_zooms_the_grid_within_limits_and_the_dock_stays(qtbot):
     # another tensor is shown whole again
     grid.set_tensor((16, 8), parse_mesh("data=4,model=2"), parse_spec("data,_"))
     assert grid.zoom_factor() == pytest.approx(1 / 1.04, rel=0.01)
+
+
+def test_a_rank3_tensor_after_a_matrix_shows_its_slider_and_leaves_the_plot_where_it_was(
+    qtbot,
+):
+    from tests.support.paints import fresh, on_screen, wait_painted
+
+    view = make(qtbot, (64, 32), "data=4,model=2", "data,model")
+    view.show()
+    qtbot.waitExposed(view)
+    wait_painted(qtbot, view)
+    plot = view.plot.geometry()
+    assert view.sliders == {}
+    view.set_tensor((16, 8, 4), parse_mesh("data=4,model=2"), parse_spec("data,_,model"))
+    wait_painted(qtbot, view)
+    ((dim, slider),) = view.sliders.items()
+    assert slider.isVisible() and view._slider_labels[dim].text().startswith(f"dim {dim}")
+    # the slider takes the row kept for it: the plot neither moves nor shrinks
+    assert view.plot.geometry() == plot
+    assert on_screen(view) == fresh(view)
+    view.set_tensor((64, 32), parse_mesh("data=4,model=2"), parse_spec("data,model"))
+    wait_painted(qtbot, view)
+    assert view.sliders == {} and view.plot.geometry() == plot
