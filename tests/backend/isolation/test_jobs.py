@@ -238,7 +238,8 @@ def test_a_worker_dies_with_the_process_that_started_it(tmp_path):
     )
     try:
         deadline = time.monotonic() + 60
-        while not (tmp_path / "worker.pid").exists():
+        # the file exists, empty, a moment before the worker's write lands in it
+        while not (tmp_path / "worker.pid").exists() or not (tmp_path / "worker.pid").read_text():
             assert time.monotonic() < deadline and parent.poll() is None
             time.sleep(0.05)
         worker = int((tmp_path / "worker.pid").read_text())
