@@ -248,19 +248,19 @@ def test_a_restored_layout_keeps_its_own_dock_sizes(make_window, qtbot):
 def test_making_room_grows_a_short_dock_and_leaves_the_graph_half_the_height(make_window, qtbot):
     window = make_window(None, propagate=False)
     window.resize(1600, 1000)
-    qtbot.wait(10)
+    settled(qtbot, window)
     run = window.docks["dock_run"]
     before = run.height()
     assert before < 0.3 * window.height()
     make_room(window, run)
     qtbot.waitUntil(lambda: run.height() > before)
     assert not run.visibleRegion().isEmpty()  # on top of its tab group
-    qtbot.wait(10)
+    settled(qtbot, window)
     width, height = graph_share(window)
     assert width >= 0.5 and height >= 0.5, (width, height)
     # In a tall window it gets more, still leaving the graph half the height.
     window.resize(1600, 1600)
-    qtbot.wait(10)
+    settled(qtbot, window)
     make_room(window, run)
     qtbot.waitUntil(lambda: run.height() >= 0.3 * window.height())
     assert 0.5 <= graph_share(window)[1] < 0.55
@@ -283,7 +283,7 @@ def test_making_room_grows_a_short_dock_and_leaves_the_graph_half_the_height(mak
 def test_the_graph_has_half_the_window_in_the_default_layout(make_window, qtbot, size):
     window = make_window("example:transformer?layers=2", propagate=False)
     window.resize(*size)
-    qtbot.wait(50)
+    settled(qtbot, window)
     width, height = graph_share(window)
     assert width >= 0.5 and height >= 0.5, (width, height)
     assert window.graph.height() >= 0.3 * window.height()  # the drawing, under the bars
@@ -292,7 +292,7 @@ def test_the_graph_has_half_the_window_in_the_default_layout(make_window, qtbot,
 def test_a_short_window_keeps_half_its_height_for_the_graph(make_window, qtbot):
     window = make_window(None, propagate=False)
     window.resize(1400, 900)
-    qtbot.wait(50)
+    settled(qtbot, window)
     assert graph_share(window)[1] >= 0.5
     assert window.docks["dock_timeline"].height() >= 110
 
@@ -304,7 +304,7 @@ def lines_shown(view) -> float:
 def test_the_provenance_dock_is_readable_and_never_three_lines(make_window, qtbot):
     window = make_window("example:mlp")
     window.resize(1600, 1000)
-    qtbot.wait(50)
+    settled(qtbot, window)
     dock = window.docks["dock_provenance"]
     view = window.timeline.provenance_view
     assert not dock.visibleRegion().isEmpty()
@@ -315,7 +315,7 @@ def test_the_provenance_dock_is_readable_and_never_three_lines(make_window, qtbo
     assert lines_shown(view) >= 8
     # A short window keeps them too.
     window.resize(1400, 700)
-    qtbot.wait(10)
+    settled(qtbot, window)
     assert lines_shown(view) >= 8
 
 
@@ -380,7 +380,7 @@ def test_reset_layout_puts_moved_and_closed_docks_back(make_window, qtbot, pick)
     fresh.close()
     window = make_window("example:mlp", propagate=False)
     window.resize(1600, 1000)
-    qtbot.wait(50)
+    settled(qtbot, window)
     docks = window.docks
     tensor, provenance = docks["dock_tensor"], docks["dock_provenance"]
     # The user floats the Tensor dock and closes Provenance with their title-bar buttons,
