@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 
 # the texts that wrap to a second line for some tensors of a program and not others
 TWO_LINES = ("sdy", "hlo")
+EMPTY_HINT = "Select a tensor in the graph or the Program dock to see its tiles."
+NO_MESH_HINT = "No mesh to lay this tensor's tiles out on."
+NO_SHAPE_HINT = "This value's shape is unknown, so it has no tiles to show."
+# what a text row shows while no tensor is
+NO_TEXT = "\u2014"
 
 
 class TensorInspector(QWidget):
@@ -73,6 +78,10 @@ class TensorInspector(QWidget):
         self._slot_row = FlowLayout(spacing=8)
         slot_box = QWidget()
         slot_box.setLayout(self._slot_row)
+        # a chip's row tall before any tensor: the first one's chips then move nothing
+        probe = DimSlot(0, None)
+        slot_box.setMinimumHeight(probe.sizeHint().height())
+        probe.deleteLater()
 
         self.tile_grid = TileGridView()
 
@@ -116,11 +125,11 @@ class TensorInspector(QWidget):
         layout.addWidget(slot_box)
         layout.addWidget(self.tile_grid, 1)
         layout.addWidget(self.details)
-        self.hint = QLabel("Select a tensor in the graph or the Program dock to see its tiles.")
-        self.hint.setWordWrap(True)
-        layout.addWidget(self.hint)
         layout.addStretch(0)
-        self._show_details(False)
+        # No tensor: the same widgets in the same places, the grid empty with a hint in
+        # it, so that the first selection changes only what any later one changes.
+        self.hint = self.tile_grid.hint
+        self._show(None, None, Spec(), Spec(), None)
 
     def set_value(
         self,
@@ -176,10 +185,9 @@ class TensorInspector(QWidget):
             self.facts.setText("")
             self._build_slots(())
             self.texts = {}
-            self._show_texts(self.texts, None)
-            self._show_details(False)
+            self._show_texts({k: NO_TEXT for k in self.text_labels if k != "torch_xla"}, None)
+            self.tile_grid.show_empty(EMPTY_HINT)
             return
-        self._show_details(True)
         shape = tuple(value.shape or ())
         self.title.setText(value.display_name or f"value {value.id}")
         self.facts.setText(facts_text(value))
@@ -195,14 +203,12 @@ class TensorInspector(QWidget):
         for slot, dim_spec in zip(self.slots, padded, strict=False):
             slot.set_dim_spec(dim_spec, mesh)
         self._show_texts(self.texts, error)
-        if mesh is not None and value.shape is not None:
+        if mesh is None:
+            self.tile_grid.show_empty(NO_MESH_HINT)
+        elif value.shape is None:
+            self.tile_grid.show_empty(NO_SHAPE_HINT)
+        else:
             self.tile_grid.set_tensor(shape, mesh, self.tiles_spec)
-
-    def _show_details(self, shown: bool) -> None:
-        # an empty tile grid draws bare axes around nothing: show a hint instead
-        self.tile_grid.setVisible(shown)
-        self.details.setVisible(shown)
-        self.hint.setVisible(not shown)
 
     def slot(self, dim: int) -> DimSlot:
         """The slot of tensor dim ``dim``."""

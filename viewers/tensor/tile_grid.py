@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -51,6 +51,9 @@ MAX_ZOOM_IN = 64.0
 ZOOM_OUT_MARGIN = 1.5
 WIDEST_DIM = "dim 0 (65536)"
 WIDEST_TICK = "65536"
+# the summary keeps room for this text at any width (a dock narrow enough wraps it to
+# three lines), so that a common tensor's summary moves nothing below it
+SUMMARY_ROOM = "64 tiles \u00b7 each on 16 devices"
 
 
 class _GridPlot(pg.PlotWidget):
@@ -108,6 +111,7 @@ class TileGridView(QWidget):
         # two lines tall even when the text fits on one, so that the plot below does
         # not move (and repaint) between tensors whose summaries wrap differently
         self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing())
+        self.summary.installEventFilter(self)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -152,15 +156,39 @@ class TileGridView(QWidget):
             + metrics.height()
             + 6
         )
+        # and the bottom axis as tall, numbers and label, with a tensor or none: an axis
+        # without them is thinner, and the first tensor would move the whole plot
+        bottom = self.plot.getPlotItem().getAxis("bottom")
+        bottom.setLabel(WIDEST_DIM)
+        bottom.setHeight(
+            math.ceil(
+                metrics.height()
+                + bottom.style["tickTextOffset"][1]
+                + max(0, bottom.style["tickLength"])
+                + bottom.label.boundingRect().height() * 0.8
+            )
+        )
+        bottom.setLabel("")
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
         # a refit to another tensor's size redraws the whole plot in Qt's eyes, though
         # often only the axes' numbers differ on screen
         self.damage = DiffedView(self.plot)
 
+        # shown inside the empty plot, where the tiles will be: the first tensor then
+        # changes what any later one changes, not the whole plot's background
+        self.hint = QLabel(self.plot.viewport())
+        self.hint.setWordWrap(True)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setContentsMargins(12, 12, 12, 12)
+        self.hint.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.hint.hide()
+
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setWordWrap(True)
+        # a line tall when empty too, so the plot above keeps its height
+        self.status.setMinimumHeight(self.status.fontMetrics().lineSpacing())
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -188,6 +216,7 @@ class TileGridView(QWidget):
         )
         self._shape, self._mesh, self._spec = shape, mesh, spec
         self.error = None
+        self.hint.hide()
         try:
             self.tile_map = TileMap.build(mesh, spec, shape)
         except ShardscopeError as exc:
@@ -210,6 +239,28 @@ class TileGridView(QWidget):
         }
         self._rebuild_controls()
         self._redraw(refit=True)
+
+    def show_empty(self, hint: str) -> None:
+        """No tensor: the plot drawn empty, in its usual colours, with ``hint`` inside it."""
+        self.tile_map, self.error = None, None
+        self._shape, self._mesh, self._spec = (), None, None
+        self._tiles, self._fixed = {}, {}
+        self._row_dim, self._col_dim = None, None
+        self._rebuild_controls()
+        self._clear_drawing()
+        self.summary.setText("")
+        self.status.setText("")
+        pi = self.plot.getPlotItem()
+        for name in ("bottom", "left"):
+            pi.setLabel(name, "")
+            pi.getAxis(name).setTicks([[]])
+        self.hint.setText(hint)
+        self._place_hint()
+        self.hint.show()
+        self.plot.scene().prepareForPaint()
+
+    def _place_hint(self) -> None:
+        self.hint.setGeometry(self.plot.viewport().rect())
 
     def set_flat(self, flat: bool) -> None:
         """Outlined tiles with labels in the device colours (low-bandwidth mode: a new
@@ -489,6 +540,9 @@ class TileGridView(QWidget):
         self.layers.show_highlight(rects, theme_for(self))
 
     def _set_status_idle(self) -> None:
+        if self.tile_map is None and self.error is None:
+            self.status.setText("")
+            return
         self.status.setText(self.error or "Hover a tile to see its devices and index ranges.")
 
     def _on_mouse_moved(self, scene_pos) -> None:
@@ -528,12 +582,24 @@ class TileGridView(QWidget):
             else:
                 event.ignore()
             return True
+        if event.type() == QEvent.Type.Resize and obj is self.plot.viewport():
+            self._place_hint()
+        if event.type() == QEvent.Type.Resize and obj is self.summary:
+            self._keep_summary_room()
         if event.type() == QEvent.Type.Leave and self._hover_key is not None:
             self._hover_key = None
             self.layers.clear_hover()
             self._set_status_idle()
             self.tileHovered.emit([])
         return super().eventFilter(obj, event)
+
+    def _keep_summary_room(self) -> None:
+        metrics = self.summary.fontMetrics()
+        width = max(1, self.summary.contentsRect().width())
+        room = metrics.boundingRect(
+            QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, SUMMARY_ROOM
+        ).height()
+        self.summary.setMinimumHeight(max(2 * metrics.lineSpacing(), room))
 
     def _holding_scroll_area(self) -> QAbstractScrollArea | None:
         widget = self.parentWidget()
@@ -557,3 +623,6 @@ class TileGridView(QWidget):
             axis = pi.getAxis(name)
             axis.setPen(theme.grid)
             axis.setTextPen(theme.foreground)
+        palette = self.hint.palette()
+        palette.setColor(self.hint.foregroundRole(), theme.foreground)
+        self.hint.setPalette(palette)

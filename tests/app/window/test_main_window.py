@@ -773,3 +773,30 @@ def test_a_long_source_path_never_narrows_the_graph(make_window, qtbot):
     qtbot.wait(50)
     assert "x" * 200 in window.source_view.header.text()
     assert window.graph_panel.width() == width >= 0.5 * window.width()
+
+
+def test_the_first_click_on_a_tensor_fills_the_empty_inspector_in_place(make_window, qtbot):
+    window = make_window("example:mlp", propagate=False)
+    ins, view = window.inspector, window.graph
+    grid = ins.tile_grid
+    wait_painted(qtbot, window)
+    # before any selection: the grid's empty plot with the hint inside it, texts dashed
+    assert ins.title.text() == "No tensor selected" and ins.hint.isVisible()
+    assert grid.plot.isVisible() and ins.text_labels["kind"].text() == "\u2014"
+    places = (grid.geometry(), grid.plot.geometry(), ins.details.geometry())
+    badge = next(b for b in view.badges if b.value_id is not None and b.isVisible())
+    view.centerOn(badge)
+    at = view.mapFromScene(badge.sceneBoundingRect().center())
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    qtbot.waitUntil(lambda: window.selected_value == badge.value_id)
+    wait_painted(qtbot, window)
+    assert ins.title.text() != "No tensor selected" and not ins.hint.isVisible()
+    assert (grid.geometry(), grid.plot.geometry(), ins.details.geometry()) == places
+    assert on_screen(ins) == fresh(ins)
+    # another program clears the selection: back to the empty state, in the same places
+    window.open_program("example:transformer")
+    qtbot.waitUntil(lambda: ins.title.text() == "No tensor selected", timeout=60_000)
+    wait_painted(qtbot, window)
+    assert ins.hint.isVisible() and ins.slots == []
+    assert (grid.geometry(), grid.plot.geometry(), ins.details.geometry()) == places
+    assert on_screen(ins) == fresh(ins)

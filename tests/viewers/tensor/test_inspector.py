@@ -1,4 +1,5 @@
-from PySide6.QtCore import QMimeData, QPointF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRect
+from PySide6.QtGui import QRegion
 
 from shardscope.backend.program.graph import Value
 from shardscope.backend.sharding.mesh import parse_mesh
@@ -6,7 +7,7 @@ from shardscope.backend.sharding.spec import parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.tensor.inspector import TensorInspector
 from tests.support import qt_events
-from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
+from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
 
 MESH = parse_mesh("data=4,model=2")
 
@@ -160,3 +161,81 @@ def test_an_hlo_text_wrapping_to_two_lines_leaves_the_tile_grid_where_it_was(qtb
     assert ins.tile_grid.geometry() == grid
     assert ins.text_captions["kind"].geometry() == caption
     assert on_screen(ins) == fresh(ins)
+
+
+def _empty(qtbot, width=600):
+    ins = TensorInspector()
+    qtbot.addWidget(ins)
+    ins.resize(width, 620)
+    ins.show()
+    qtbot.waitExposed(ins)
+    wait_painted(qtbot, ins)
+    return ins
+
+
+def _places(ins):
+    grid = ins.tile_grid
+    return (
+        grid.geometry(),
+        grid.plot.geometry(),
+        grid.view_box.sceneBoundingRect(),
+        ins.details.geometry(),
+    )
+
+
+def test_the_empty_inspector_shows_the_empty_grid_with_its_hint_where_the_tiles_go(qtbot):
+    ins = _empty(qtbot)
+    assert ins.title.text() == "No tensor selected"
+    grid = ins.tile_grid
+    assert grid.plot.isVisible() and ins.details.isVisible()
+    assert ins.hint.isVisible() and "Select a tensor" in ins.hint.text()
+    # the hint lies inside the plot, not below it
+    assert ins.hint.parentWidget() is grid.plot.viewport()
+    assert grid.plot.viewport().rect().contains(ins.hint.geometry().center())
+    assert {k: ins.text_labels[k].text() for k in ("jax", "sdy", "hlo", "kind")} == dict.fromkeys(
+        ("jax", "sdy", "hlo", "kind"), "\u2014"
+    )
+    assert ins.text_labels["torch_xla"].isHidden()
+    assert grid.image_data().shape == (1, 1) and not grid.row_combo.isEnabled()
+    # the plot's own background, as under tiles, around the hint
+    plot = grid.plot.grab().toImage()
+    corner = plot.pixelColor(grid.view_box.sceneBoundingRect().toRect().topLeft() + QPoint(3, 3))
+    assert corner == grid.plot.backgroundBrush().color()
+
+
+def test_the_first_tensor_into_the_empty_inspector_moves_nothing(qtbot):
+    # 406: the dock's width in the default layout, where this summary wraps to 3 lines
+    for width, spec, summary in (
+        (600, "_,model,data", "8 tiles"),
+        (406, "_,model,_", "2 tiles \u00b7 each on 4 devices"),
+    ):
+        ins = _empty(qtbot, width)
+        places = _places(ins)
+        with PaintLog(ins) as log:
+            ins.set_value(value((8, 4, 32)), MESH, parse_spec(spec), None)
+            wait_painted(qtbot, ins)
+        assert not ins.hint.isVisible() and ins.tile_grid.summary.text() == summary
+        assert _places(ins) == places
+        assert on_screen(ins) == fresh(ins)
+        # outside the tiles, only texts, chips and controls change: a small part of it
+        outside = log.region() - QRegion(
+            QRect(ins.tile_grid.plot.mapTo(ins.window(), QPoint(0, 0)), ins.tile_grid.plot.size())
+        )
+        assert 0 < region_area(outside) < ins.width() * ins.height() / 4
+        # and clearing goes back to the empty state, in the same places
+        ins.set_value(None, MESH, None, None)
+        wait_painted(qtbot, ins)
+        assert ins.hint.isVisible() and ins.title.text() == "No tensor selected"
+        assert ins.slots == [] and ins.tile_grid.summary.text() == ""
+        assert _places(ins) == places
+        assert on_screen(ins) == fresh(ins)
+
+
+def test_a_value_without_a_mesh_or_a_shape_says_why_it_has_no_tiles(qtbot):
+    ins = _empty(qtbot)
+    ins.set_value(value(), None, parse_spec("_,_"), {"kind": "replicated"})
+    assert ins.hint.isVisible() and "No mesh" in ins.hint.text()
+    ins.set_value(value(shape=None), MESH, parse_spec(""), {"kind": "replicated"})
+    assert ins.hint.isVisible() and "shape is unknown" in ins.hint.text()
+    ins.set_value(value(), MESH, parse_spec("data,_"), None)
+    assert not ins.hint.isVisible() and ins.tile_grid.image_data().shape == (4, 1)
