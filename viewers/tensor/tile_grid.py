@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -51,9 +51,9 @@ MAX_ZOOM_IN = 64.0
 ZOOM_OUT_MARGIN = 1.5
 WIDEST_DIM = "dim 0 (65536)"
 WIDEST_TICK = "65536"
-# the summary keeps room for this text at any width (a dock narrow enough wraps it to
-# three lines), so that a common tensor's summary moves nothing below it
-SUMMARY_ROOM = "64 tiles \u00b7 each on 16 devices"
+# the summary, on its own line under the pickers, keeps room for this text at any width
+# (a narrow dock wraps it to two lines), so that most tensors' summaries move nothing
+SUMMARY_ROOM = "8 tiles \u00b7 each on 2 devices \u00b7 uneven: dim 0 pads 2"
 
 
 class _GridPlot(pg.PlotWidget):
@@ -106,11 +106,10 @@ class TileGridView(QWidget):
         self.col_combo.activated.connect(self._on_col_dim_change)
         self.summary = QLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # Wraps rather than squeezing the dimension pickers beside it in a narrow dock.
         self.summary.setWordWrap(True)
-        # two lines tall even when the text fits on one, so that the plot below does
-        # not move (and repaint) between tensors whose summaries wrap differently
-        self.summary.setMinimumHeight(2 * self.summary.fontMetrics().lineSpacing())
+        self.summary.setMinimumHeight(self.summary.fontMetrics().lineSpacing())
+        self._summary_probe = QLabel(SUMMARY_ROOM)
+        self._summary_probe.setWordWrap(True)
         self.summary.installEventFilter(self)
 
         top = QHBoxLayout()
@@ -119,8 +118,7 @@ class TileGridView(QWidget):
         top.addWidget(self.row_combo)
         top.addWidget(QLabel("cols"))
         top.addWidget(self.col_combo)
-        top.addSpacing(12)
-        top.addWidget(self.summary, 1)
+        top.addStretch(1)
 
         self._slider_box = QWidget()
         self._slider_layout = QGridLayout(self._slider_box)
@@ -194,6 +192,7 @@ class TileGridView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
         layout.addLayout(top)
+        layout.addWidget(self.summary)
         layout.addWidget(self._slider_box)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.status)
@@ -594,12 +593,10 @@ class TileGridView(QWidget):
         return super().eventFilter(obj, event)
 
     def _keep_summary_room(self) -> None:
-        metrics = self.summary.fontMetrics()
-        width = max(1, self.summary.contentsRect().width())
-        room = metrics.boundingRect(
-            QRect(0, 0, width, 1 << 20), Qt.TextFlag.TextWordWrap, SUMMARY_ROOM
-        ).height()
-        self.summary.setMinimumHeight(max(2 * metrics.lineSpacing(), room))
+        # measured by a label like the summary, so that it wraps the text the same way
+        room = self._summary_probe.heightForWidth(self.summary.width())
+        line = self.summary.fontMetrics().lineSpacing()
+        self.summary.setMinimumHeight(max(line, room))
 
     def _holding_scroll_area(self) -> QAbstractScrollArea | None:
         widget = self.parentWidget()
