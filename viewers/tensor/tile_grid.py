@@ -180,6 +180,7 @@ class TileGridView(QWidget):
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.hint.setContentsMargins(12, 12, 12, 12)
         self.hint.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.hint.setAutoFillBackground(True)
         self.hint.hide()
 
         self.status = QLabel("")
@@ -622,4 +623,6 @@ class TileGridView(QWidget):
             axis.setTextPen(theme.foreground)
         palette = self.hint.palette()
         palette.setColor(self.hint.foregroundRole(), theme.foreground)
+        # opaque in the plot's colour: the empty plot's axis lines never run through it
+        palette.setColor(self.hint.backgroundRole(), self.plot.backgroundBrush().color())
         self.hint.setPalette(palette)
