@@ -40,7 +40,14 @@ from shardscope.viewers.graph.markers import (
     SpecNotesItem,
     WarningMarkItem,
 )
-from shardscope.viewers.graph.step_overlay import EDGE_WIDTH, RING_WIDTH, OverlayItem
+from shardscope.viewers.graph.step_overlay import (
+    CHANGED_ALPHA,
+    CHANGED_PAD,
+    CHANGED_WIDTH,
+    EDGE_WIDTH,
+    RING_WIDTH,
+    OverlayItem,
+)
 
 if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView
@@ -50,9 +57,6 @@ ROW = 58.0
 TEXT_X = 250.0
 # the axis the legend's timeline step moves
 STEP_AXIS = "model"
-# the changed ring, as ``StepOverlay`` draws it: 4 units around the badge, a 2.5 pen,
-# filled with its colour at alpha 60
-CHANGED_PAD, CHANGED_WIDTH, CHANGED_ALPHA = 4.0, 2.5, 60
 
 
 def _sample_conflict() -> Conflict:

@@ -47,6 +47,8 @@ PIECE = 24.0
 THIN = 2.0
 STRAIGHT_PIECE = 400.0
 RING_WIDTH = 3.5
+# The ring around a badge the last edit changed: its margin, pen width and fill's alpha.
+CHANGED_PAD, CHANGED_WIDTH, CHANGED_ALPHA = 4.0, 2.5, 60
 # A step that changes more badges than this (a jump across thousands of steps, the final
 # state) on a live view refreshes those on screen at once and the rest in slices of at
 # most SLICE_MS each, so that the window keeps answering keys meanwhile.
@@ -591,15 +593,16 @@ class StepOverlay:
         color = QColor(self.view.style_.theme.highlight)
         for vid in sorted(self.changed_values):
             for badge in self.scene.badges_of(vid):
-                rect = badge.sceneBoundingRect().adjusted(-4, -4, 4, 4)
+                pad = CHANGED_PAD
+                rect = badge.sceneBoundingRect().adjusted(-pad, -pad, pad, pad)
                 path = QPainterPath()
                 path.addRoundedRect(rect, 7, 7)
                 item = OverlayItem(path, self._scale())
-                pen = QPen(color, 2.5)
+                pen = QPen(color, CHANGED_WIDTH)
                 pen.setCosmetic(True)
                 item.setPen(pen)
                 fill = QColor(color)
-                fill.setAlpha(60)
+                fill.setAlpha(CHANGED_ALPHA)
                 item.setBrush(fill)
                 item.setZValue(2.9)
                 item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
