@@ -297,8 +297,8 @@ def shifted_change(
     guess = moved_by() if moved_by is not None else None
     if guess is not None and guess != (0, 0):
         candidates.add((int(guess[0]), int(guess[1])))
-    best, best_area, best_move = changed_region(before, after), None, None
-    best_area = _area(best)
+    best = changed_region(before, after)
+    best_area, best_move = _area(best), None
     height, width = new.shape
     left, right = _uncovered_columns(view, QRect(0, top, width, height - top))
     for dx, dy in candidates:

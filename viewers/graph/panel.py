@@ -103,21 +103,6 @@ def _draw_image(view: GraphView, size: QSize, target: QRectF, rect, background: 
     return image
 
 
-def view_image(view: GraphView, *, scale: float = 1.0, max_pixels: int | None = None) -> QImage:
-    """The whole current frame of ``view`` drawn into an image (no selection outline), at
-    ``scale`` or smaller: no side over the export limit, and at most ``max_pixels`` pixels."""
-    scene = view.scene()
-    rect = scene.sceneRect()
-    if rect.isEmpty():
-        raise ValueError("the view is empty: open a program first")
-    scale = min(scale, MAX_EXPORT_PIXELS / max(rect.width(), rect.height()))
-    if max_pixels is not None:
-        scale = min(scale, (max_pixels / max(rect.width() * rect.height(), 1.0)) ** 0.5)
-    size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
-    with drawn_plain(scene):
-        return _draw_image(view, size, QRectF(0, 0, size.width(), size.height()), rect, True)
-
-
 @contextlib.contextmanager
 def drawn_plain(scene) -> Iterator[None]:
     """While the block runs, ``scene`` has no selection outline and no cached items: cached
