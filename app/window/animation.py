@@ -19,7 +19,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QMainWindow, QMessageBox, QProgressDialog
 
-from shardscope.app.window.export_dialog import ExportChoice, ExportDialog
+from shardscope.app.window.export_dialog import (
+    ExportChoice,
+    ExportDialog,
+    close_drawing_view,
+    drawing_view,
+)
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.markers import GraphMarkers
@@ -148,9 +153,7 @@ class GifExport(QObject):
 
     @staticmethod
     def _drop(choice: ExportChoice) -> None:
-        choice.markers.close()
-        choice.view.close()
-        choice.view.deleteLater()
+        close_drawing_view(choice.view, choice.markers)
 
     def export(
         self,
@@ -174,12 +177,7 @@ class GifExport(QObject):
             window.messages.error(problem)
             return False
         result = session.propagation
-        view = GraphView(session)
-        view.set_style_theme(window.theme)
-        view.show_like(window.graph)
-        if scope:
-            view.show_scope(scope)
-        markers = GraphMarkers(view)
+        view, markers = drawing_view(window, window.graph, scope)
         playback = Playback(result.timeline, result.graph)
         try:
             plan = plan_movie(view, playback, path, source=region, width=width)
@@ -189,9 +187,7 @@ class GifExport(QObject):
         else:
             message = plan.problem
         if message:
-            markers.close()
-            view.close()
-            view.deleteLater()
+            close_drawing_view(view, markers)
             window.messages.error(f"cannot export {path.name}: {message}")
             return False
         return self._start(path, view, markers, plan, playback)
@@ -204,9 +200,7 @@ class GifExport(QObject):
         try:
             drawer = MovieDrawer(view, playback, window.session.specs, path, plan, title=title)
         except ValueError as exc:
-            markers.close()
-            view.close()
-            view.deleteLater()
+            close_drawing_view(view, markers)
             window.messages.error(f"cannot export {path}: {exc}")
             return False
         self._drawer, self._view, self._markers = drawer, view, markers
@@ -306,11 +300,8 @@ class GifExport(QObject):
 
     def _end(self) -> None:
         self._timer.stop()
-        if self._markers is not None:
-            self._markers.close()
         if self._view is not None:
-            self._view.close()
-            self._view.deleteLater()
+            close_drawing_view(self._view, self._markers)
         self._drawer = self._view = self._markers = None
         self._encoding = False
         if self.progress is not None:

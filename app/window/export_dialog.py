@@ -77,6 +77,28 @@ def visible_region(view: GraphView) -> QRectF:
     return shown.intersected(view.scene().sceneRect())
 
 
+def drawing_view(
+    window: QMainWindow, like: GraphView, scope: str | None
+) -> tuple[GraphView, GraphMarkers]:
+    """A view of the window's session of its own, and its markers, for an export to plan
+    and draw on: in the window's theme, showing what ``like`` shows, or ``scope``
+    unfolded."""
+    view = GraphView(window.session)
+    view.set_style_theme(window.theme)
+    view.show_like(like)
+    if scope:
+        view.show_scope(scope)
+    return view, GraphMarkers(view)
+
+
+def close_drawing_view(view: GraphView, markers: GraphMarkers | None) -> None:
+    """Close a ``drawing_view`` and its markers."""
+    if markers is not None:
+        markers.close()
+    view.close()
+    view.deleteLater()
+
+
 class ExportDialog(QDialog):
     """See the module docstring. ``window``: the main window (its session and graph)."""
 
@@ -206,13 +228,7 @@ class ExportDialog(QDialog):
         if self._view is not None and self._view_key == key:
             return self._view
         self._close_view()
-        window = self.window_
-        view = GraphView(window.session)
-        view.set_style_theme(window.theme)
-        view.show_like(self._source_view)
-        if key[0]:
-            view.show_scope(key[1])
-        self._markers = GraphMarkers(view)
+        view, self._markers = drawing_view(self.window_, self._source_view, key[1])
         self._view, self._view_key = view, key
         return view
 
@@ -250,11 +266,8 @@ class ExportDialog(QDialog):
         self.ok_button.setEnabled(not problem)
 
     def _close_view(self) -> None:
-        if self._markers is not None:
-            self._markers.close()
         if self._view is not None:
-            self._view.close()
-            self._view.deleteLater()
+            close_drawing_view(self._view, self._markers)
         self._view = self._markers = self._view_key = None
 
     def accept(self) -> None:
