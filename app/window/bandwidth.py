@@ -2,8 +2,8 @@
 
 Over X11 forwarding every repainted pixel crosses the network (4 bytes each, whatever
 its colour): what saves bytes is repainting fewer pixels. In this mode the graph is drawn
-flat, without antialiasing (boxes are outlines on the background, not filled cards), and
-a zoom repaints only the blocks that look different; the tile grid outlines its tiles
+flat, without antialiasing (boxes are outlines on the background, not filled cards), so
+that a zoom or an unfolding changes fewer of the view's blocks; the tile grid outlines its tiles
 and colours their labels instead of filling them; busy indicators show their text and
 Cancel button without the moving bar. The mode
 turns on by itself when the display is remote (``SSH_CONNECTION`` set, or ``DISPLAY``

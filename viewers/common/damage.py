@@ -21,7 +21,7 @@ only the blocks whose pixels differ:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
@@ -259,7 +259,19 @@ def shifted_change(
     After: where the rows below some line moved as one (by ``moved_by()``, the caller's
     guess in viewport pixels, or by what the rows show), that part of the viewport is
     scrolled (copied where it is, on the X server) and the blocks that still look
-    different are repainted; else just the blocks that differ are."""
+    different are repainted; else just the blocks that differ are. The view's scroll
+    bars, whose ranges such a change moves, repaint only where they look different."""
+    with ExitStack() as bars:
+        for bar in (view.horizontalScrollBar(), view.verticalScrollBar()):
+            bars.enter_context(quiet_change(bar))
+        with _shifted_viewport(view, moved_by):
+            yield
+
+
+@contextmanager
+def _shifted_viewport(
+    view: QGraphicsView, moved_by: Callable[[], tuple[int, int] | None] | None
+) -> Iterator[None]:
     viewport = view.viewport()
     if not viewport.isVisible() or not viewport.updatesEnabled():
         yield

@@ -69,7 +69,7 @@ class GraphStyle:
     def box_fill(self) -> QColor:
         if self.flat:
             return QColor(0, 0, 0, 0)
-        return QColor(120, 150, 200, 22) if self.dark else QColor(70, 110, 170, 16)
+        return QColor(120, 150, 200, 40) if self.dark else QColor(70, 110, 170, 30)
 
     @property
     def box_border(self) -> QColor:
@@ -456,8 +456,16 @@ class ScopeBoxItem(QGraphicsItem):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         st = self.style
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
+        # the region is outlined, not filled: unfolding a scope then changes its nodes,
+        # edges and outline, not every pixel it covers (each one crosses a forwarded
+        # display); its name strips carry the tint
+        painter.save()
+        painter.setClipPath(self._outline)
+        for header in self._headers:
+            painter.fillRect(header, st.box_fill)
+        painter.restore()
         painter.setPen(QPen(st.box_border, 1.0, Qt.PenStyle.DashLine))
-        painter.setBrush(st.box_fill)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._outline)
         painter.setFont(st.small)
         painter.setPen(st.theme.muted)

@@ -57,6 +57,10 @@ MIN_FIT_SCALE = 0.6
 SMALL_FRAME_NODES = 24
 
 
+# how far (viewport pixels) rounding may move a drawing that kept its scene place
+SNAP_PIXELS = 2
+
+
 class GraphView(SlicedDrawing, QGraphicsView):
     """Layered view of the session's program; see the module docstring."""
 
@@ -325,9 +329,29 @@ class GraphView(SlicedDrawing, QGraphicsView):
             return
         self._expanded[self.frame.key()] = frozenset(current)
         # what lies below the scope moves as one: scroll it rather than send it again
-        with shifted_change(self, self._moves_from(self._node_points())):
+        before = self._node_points()
+        with shifted_change(self, self._moves_from(before)):
             self._rebuild(fit=False, keep=anchor)
+            if self.layout_.in_place:
+                self._snap_to(before)
         self._emit_state()
+
+    def _snap_to(self, before: dict[str, QPoint]) -> None:
+        """Centring on a scene point rounds to whole pixels: where most of the nodes
+        drawn both before and now ended up a pixel or two from where they were, scroll
+        them back, so that what did not move is not sent again."""
+        moves = Counter(
+            (point.x() - before[key].x(), point.y() - before[key].y())
+            for key, point in self._node_points().items()
+            if key in before
+        )
+        small = [(m, n) for m, n in moves.most_common() if max(map(abs, m)) <= SNAP_PIXELS]
+        if not small:
+            return
+        (dx, dy), _ = small[0]
+        if (dx, dy) != (0, 0):
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + dx)
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() + dy)
 
     def _node_points(self) -> dict[str, QPoint]:
         return {item.node.key: self.mapFromScene(item.pos()) for item in self.nodes}
@@ -658,12 +682,9 @@ class GraphView(SlicedDrawing, QGraphicsView):
         scale = self.transform().m11()
         factor = max(0.02 / scale, min(4.0 / scale, factor))
         self._fitted = False
-        if self._antialias:
+        # send the blocks the zoom changed (the empty background stays), not the view
+        with shifted_change(self):
             self.scale(factor, factor)
-        else:
-            # low-bandwidth mode: send the blocks the zoom changed, not the whole view
-            with shifted_change(self):
-                self.scale(factor, factor)
         self.viewMoved.emit()
 
     def fit(self) -> None:

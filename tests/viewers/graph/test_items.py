@@ -86,3 +86,39 @@ def test_a_clicked_node_is_drawn_selected_at_once(panel_for, qtbot):
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
     assert item.isSelected()
     qtbot.waitUntil(lambda: ring_pixels() > 20, timeout=2000)
+
+
+def test_a_scope_region_is_outlined_with_its_name_strip_tinted_and_its_inside_left_clear(
+    panel_for,
+):
+    """Unfolding a scope changes its nodes, edges and outline, not every pixel it covers
+    (each one crosses a forwarded display)."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    view.set_expanded("jvp(layer_0)", True)
+    region = next(
+        i
+        for i in view.scene().items()
+        if isinstance(i, ScopeBoxItem) and i.box.path == "jvp(layer_0)"
+    )
+    bounds = region.boundingRect()
+    image = QImage(int(bounds.width()) + 2, int(bounds.height()) + 2, QImage.Format.Format_RGB32)
+    back = QColor("#101010")
+    image.fill(back)
+    painter = QPainter(image)
+    painter.translate(-bounds.left() + 1, -bounds.top() + 1)
+    region.paint(painter, None)
+    painter.end()
+    header = region.header_rect()
+    below = header.center() + QPointF(0, header.height())
+    inside = image.pixelColor(int(below.x() - bounds.left() + 1), int(below.y() - bounds.top() + 1))
+    assert region._outline.contains(below)
+    assert inside == back
+    strip = image.pixelColor(
+        int(header.left() - bounds.left() + 3), int(header.center().y() - bounds.top() + 1)
+    )
+    assert strip != back
