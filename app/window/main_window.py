@@ -294,6 +294,13 @@ class MainWindow(QMainWindow):
         if program is None:
             return
         graph = program.graph
+        # the program's file where its ops begin: the first selection then moves a
+        # highlight in place rather than filling an empty dock
+        located = [op for op in graph.ops if op.source_file and op.source_line]
+        own = [op for op in located if op.source_file == program.path]
+        first = (own or located or [None])[0]
+        if first is not None:
+            self.source_view.show_start(first.source_file, first.source_line)
         gspmd = program.partitioner == "gspmd"
         kind = f" · {program.framework}, partitioned by GSPMD" if gspmd else ""
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")

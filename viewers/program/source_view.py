@@ -18,6 +18,7 @@ from shardscope.backend.program.snippets import Snippets, snippet_text
 from shardscope.viewers.common.damage import quiet_change
 
 MAX_BYTES = 2_000_000
+START_HINT = "select an op or a tensor to see its line"
 
 
 class _HeaderLine(QLineEdit):
@@ -106,6 +107,23 @@ class SourceView(QWidget):
         self.header.setText(name + (f"  —  {what}" if what else "") + saved)
         self.header.setToolTip(path)
         self._highlight(line)
+
+    def show_start(self, path: str | None, line: int | None) -> None:
+        """Before anything is selected: ``path`` around ``line`` (where the program's ops
+        begin), nothing highlighted, the header saying how to find an op's line. An
+        unreadable file leaves the view as it was."""
+        with quiet_change(self):
+            content = self._read(path) if path else None
+            if content is None:
+                return
+            self._show_location(path, line, "")
+            self.line = None
+            self._highlight(None)
+            if line:
+                block = self.text.document().findBlockByLineNumber(line - 1)
+                self.text.setTextCursor(QTextCursor(block))
+                self.text.centerCursor()
+            self.header.setText(f"{Path(path).name}  —  {START_HINT}")
 
     def show_argument(
         self,

@@ -168,6 +168,13 @@ def test_in_the_window_clicking_an_argument_moves_the_source_off_the_last_op(
     window.open_program("example:mlp")
     qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
     source = window.source_view
+    # before any selection: the file where the program's ops begin, nothing marked
+    program = window.session.program
+    first = next(op for op in program.graph.ops if op.source_file == program.path)
+    assert source.path == first.source_file and source.line is None
+    assert source.text.extraSelections() == []
+    assert source.header.text() == "mlp.py  —  select an op or a tensor to see its line"
+    assert line_is_visible(source, first.source_line)
     _click_tensor_row(qtbot, window, "result[0]")
     op_line = source.line
     assert op_line is not None and highlighted_line(source) == op_line
@@ -233,3 +240,12 @@ def test_a_file_with_longer_lines_keeps_the_scroll_bars_and_repaints_once(qtbot,
     assert not twice, f"repainted twice: {twice}"
     assert highlighted_line(view) == 300
     assert on_screen(view) == fresh(view)
+
+
+def test_the_start_of_a_file_not_readable_leaves_the_view_as_it_was(view, source, tmp_path):
+    view.show_start(source, 120)
+    assert view.header.text() == "model.py  —  select an op or a tensor to see its line"
+    assert view.line is None and view.text.extraSelections() == []
+    assert line_is_visible(view, 120)
+    view.show_start(str(tmp_path / "gone.py"), 3)
+    assert view.path == source and line_is_visible(view, 120)
