@@ -35,6 +35,11 @@ BLOCK = 2
 # unchanged pixels between two nearby ones (bench_x11 measures it: 2 sends fewer bytes on
 # a selection than 0 or 4)
 GAP = 2
+# the same for the docks' widgets (text above all): a glyph's edges are sharp, so single
+# pixels, runs as far as 8 pixels apart joined, send fewer bytes there than 2-pixel
+# blocks do (bench_x11 measures it on the inspector's docks: 5% fewer)
+TEXT_BLOCK = 1
+TEXT_GAP = 8
 # what a change posts to the widgets it changed and that repaints them when delivered
 _POSTED = (QEvent.Type.PolishRequest.value, QEvent.Type.LayoutRequest.value)
 _off_screen = 0
@@ -134,7 +139,7 @@ def quiet_change(widget: QWidget) -> Iterator[None]:
     _grab(widget)
     for w in (widget, *widget.findChildren(QWidget)):
         QApplication.removePostedEvents(w, QEvent.Type.UpdateLater.value)
-    region = changed_region(before, _grab(widget))
+    region = changed_region(before, _grab(widget), TEXT_BLOCK, TEXT_GAP)
     if not region.isEmpty():
         _update(widget, region)
 

@@ -112,8 +112,8 @@ class ProvenanceView(QTextBrowser):
                 out.append(f"<p>{_chip(chain.axis, axis_names)} came from ")
                 where = SOURCES.get(chain.source, chain.source)
                 origin = f" ({html.escape(chain.origin)})" if chain.origin else ""
-                out.append(f"{where}{origin}:</p><ol>")
-                for link in chain.links:
+                out.append(f"{where}{origin}, each tensor from the next:</p><ol>")
+                for n, link in enumerate(chain.links):
                     tensor = self._link(f"value:{link.value}", name_of(link.value))
                     if link.kind == "annotation":
                         out.append(
@@ -122,7 +122,9 @@ class ProvenanceView(QTextBrowser):
                         continue
                     step = self._link(f"step:{link.step}", f"step {link.step}")
                     src = ""
-                    if link.source_value is not None and link.source_value != link.value:
+                    # the tensor it came from is named when the next entry is not it
+                    after = chain.links[n + 1].value if n + 1 < len(chain.links) else None
+                    if link.source_value not in (None, link.value, after):
                         src = " from " + self._link(
                             f"value:{link.source_value}", name_of(link.source_value)
                         )
