@@ -18,5 +18,8 @@ os.environ["XLA_FLAGS"] = (
 # Each test computes its unsharded references afresh; the cache's own tests point it at
 # a folder of their own.
 os.environ["SHARDSCOPE_CACHE_DIR"] = "off"
+# The window draws for a local display (busy bars that move) unless a test says it is
+# remote: the same tests whether or not they run over ssh.
+os.environ.pop("SSH_CONNECTION", None)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -9,8 +9,26 @@ import ctypes.util
 import os
 import socket
 import sys
+from collections.abc import Mapping
 
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
+
+
+def remote_display(env: Mapping[str, str]) -> str | None:
+    """Why the display looks remote (a short clause), or None when it looks local.
+
+    Headless platforms (``offscreen``) draw nothing that travels, whatever else is set.
+    """
+    platform = env.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    if platform in HEADLESS_PLATFORMS:
+        return None
+    if env.get("SSH_CONNECTION", "").strip():
+        return "SSH_CONNECTION is set (this session runs over ssh)"
+    display = env.get("DISPLAY", "").strip()
+    host = display.rpartition(":")[0] if ":" in display else ""
+    if host and host != "unix" and not host.startswith("/"):
+        return f"DISPLAY={display} names a host"
+    return None
 
 
 def display_problem() -> str | None:

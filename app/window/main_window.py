@@ -17,8 +17,8 @@ from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
 from shardscope.app.window.animation import GifExport
-from shardscope.app.window.bandwidth import LowBandwidth
 from shardscope.app.window.debugger import Debugger
+from shardscope.app.window.display import remote_display
 from shardscope.app.window.docks import build_docks, make_room, reset_layout
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
@@ -154,7 +154,12 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.help = WindowHelp(self)
-        self.bandwidth = LowBandwidth(self)
+        remote = remote_display(os.environ)
+        if remote:
+            self.messages.add(
+                f"the display is remote ({remote}): busy indicators show their text and "
+                "Cancel button without the moving bar, whose frames would cross the network"
+            )
         self.gif_export = GifExport(self)
         self.folding = FoldProgress(self, self.runner, self.messages)
         self.folding.watch(self.graph)

@@ -135,13 +135,6 @@ MENUS: tuple[Menu, ...] = (
             Action("legend", "Badge &legend", "debugger.show_legend"),
             SEPARATOR,
             Action("toggle_theme", "Toggle &dark/light theme", "toggle_theme", "Ctrl+T"),
-            Action(
-                "low_bandwidth",
-                "Low-&bandwidth mode",
-                "bandwidth.set_on",
-                checkable=True,
-                checked="bandwidth.on",
-            ),
             SEPARATOR,
             Action("reset_layout", "&Reset layout", "reset_layout"),
             DockToggles(),

@@ -61,16 +61,6 @@ class Settings:
     def set_auto_propagate(self, on: bool) -> None:
         self.qsettings.setValue("auto_propagate", "true" if on else "false")
 
-    def low_bandwidth(self) -> bool | None:
-        """The user's choice of low-bandwidth mode, or None when never made."""
-        value = self.qsettings.value("low_bandwidth")
-        if value is None:
-            return None
-        return str(value).lower() == "true"
-
-    def set_low_bandwidth(self, on: bool) -> None:
-        self.qsettings.setValue("low_bandwidth", "true" if on else "false")
-
     def hardware(self, default: str) -> str:
         """The hardware profile the Collectives dock prices for (``default`` if never
         chosen)."""

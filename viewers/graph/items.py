@@ -32,22 +32,12 @@ class GraphStyle:
     theme: Theme
     font: QFont
     small: QFont
-    # False in low-bandwidth mode: hard edges, fewer distinct pixels to send
-    antialias: bool = True
 
     @property
     def dark(self) -> bool:
         return self.theme.is_dark
 
-    @property
-    def flat(self) -> bool:
-        """Low-bandwidth mode: boxes are outlines on the background, not filled cards,
-        so what a redraw changes is their lines and labels only."""
-        return not self.antialias
-
     def node_fill(self, kind: str) -> QColor:
-        if self.flat:
-            return QColor(self.theme.background)
         if kind == "scope":
             return QColor("#2F3B4C") if self.dark else QColor("#E3ECF7")
         if kind in ("input", "output"):
@@ -67,8 +57,6 @@ class GraphStyle:
 
     @property
     def box_fill(self) -> QColor:
-        if self.flat:
-            return QColor(0, 0, 0, 0)
         return QColor(120, 150, 200, 40) if self.dark else QColor(70, 110, 170, 30)
 
     @property
@@ -106,7 +94,7 @@ class NodeItem(QGraphicsItem):
         st = self.style
         kind = self.node.kind
         rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         border = st.node_border(kind)
         selected = self.isSelected() or self.highlight
         pen = QPen(st.theme.selected if selected else border, 2.5 if selected else 1.2)
@@ -114,7 +102,7 @@ class NodeItem(QGraphicsItem):
         if kind == "scope":
             # A second card behind the first: this node stands for many ops.
             painter.setPen(QPen(border, 1.0))
-            back = st.node_fill(kind) if st.flat else st.node_fill(kind).darker(115)
+            back = st.node_fill(kind).darker(115)
             painter.setBrush(QBrush(back))
             painter.drawRoundedRect(rect.translated(5, 5), radius, radius)
         painter.setPen(pen)
@@ -288,7 +276,7 @@ class BadgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         st = self.style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         bg = QColor("#232326") if st.dark else QColor("#FFFFFF")
         border = st.theme.selected if self.isSelected() else st.theme.grid
         pen = QPen(border, 1.5 if self.isSelected() else 1.0)
@@ -455,7 +443,7 @@ class ScopeBoxItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         st = self.style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, st.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         # the region is outlined, not filled: unfolding a scope then changes its nodes,
         # edges and outline, not every pixel it covers (each one crosses a forwarded
         # display); its name strips carry the tint

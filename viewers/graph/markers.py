@@ -153,7 +153,7 @@ class ConflictMarkItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         color = QColor(CONFLICT_COLOR)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if not self.folded:
             painter.setPen(QPen(color, 2.2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -213,7 +213,7 @@ class CollectiveMarkItem(QGraphicsItem):
         return self._rect.adjusted(-1, -1, 1, 1)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(COLLECTIVE_COLOR))
         painter.drawRoundedRect(self._rect, self.H / 2, self.H / 2)
@@ -250,7 +250,7 @@ class WarningMarkItem(QGraphicsItem):
         return self._triangle().boundingRect().adjusted(-2, -2, 2, 2)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QPen(QColor("#5A4500"), 1.0))
         painter.setBrush(QColor(WARNING_COLOR))
         triangle = self._triangle()
@@ -306,7 +306,7 @@ class GspmdMarkItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         color = self.color
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QPen(color, 2.2))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(self._badge.boundingRect().adjusted(-2, -2, 2, 2), 6, 6)
@@ -345,7 +345,7 @@ class SelectedMarkItem(QGraphicsItem):
         return self._ring().adjusted(-w, -w, w, w)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setPen(QPen(self.color, self.WIDTH))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(self._ring(), 9, 9)
@@ -374,7 +374,7 @@ class SpecNotesItem(QGraphicsItem):
         return rect.adjusted(-1, -1, 1, 1)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, self.style.antialias)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setFont(self.style.small)
         for spot, text in self._spots:
             painter.setPen(Qt.PenStyle.NoPen)

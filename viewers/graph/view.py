@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QPointF, QSize, Qt, QTimer, Signal
@@ -85,7 +84,6 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self.restore = restore
         self.graph_scene = GraphScene(session, self)
         self.setScene(self.graph_scene)
-        self._antialias = True
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
@@ -232,37 +230,13 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self.setBackgroundBrush(self.style_.theme.background)
         self.graph_scene.apply_style(self.style_)
 
-    @property
-    def antialiased(self) -> bool:
-        return self._antialias
-
-    def set_antialiased(self, on: bool) -> None:
-        """Smooth edges and text (on), or hard ones (low-bandwidth mode: fewer distinct
-        pixels to send over a forwarded display)."""
-        on = bool(on)
-        if on == self._antialias:
-            return
-        self._antialias = on
-        hints = QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
-        self.setRenderHints(hints if on else QPainter.RenderHint(0))
-        self.style_ = replace(self.style_, antialias=on)
-        self.graph_scene.apply_style(self.style_)
-        # the markers (conflicts, collectives, GSPMD notes) hold the style too
-        for item in self.graph_scene.items():
-            if (
-                isinstance(getattr(item, "style", None), GraphStyle)
-                and item.style is not self.style_
-            ):
-                item.style = replace(item.style, antialias=on)
-                item.update()
-
     def _make_style(self, name: str | None) -> None:
         theme = THEMES[name] if name in THEMES else theme_for(self)
         font = QFont(self.font())
         font.setPointSizeF(10.5)
         small = QFont(self.font())
         small.setPointSizeF(9.0)
-        self.style_ = GraphStyle(theme, font, small, antialias=self._antialias)
+        self.style_ = GraphStyle(theme, font, small)
         self.setBackgroundBrush(theme.background)
 
     def show_scope(self, path: str) -> None:

@@ -86,8 +86,6 @@ class TileGridView(QWidget):
         self._hover_key: tuple[int, ...] | None = None
         self._fitted_extent: tuple[float, float] | None = None
         self._highlight: set[int] = set()
-        # low-bandwidth mode: tiles outlined, their labels in the device colours
-        self.flat = False
         self._image = np.zeros((1, 1), dtype=np.uint8)
         self._keys = np.zeros((1, 1), dtype=object)
 
@@ -262,15 +260,6 @@ class TileGridView(QWidget):
     def _place_hint(self) -> None:
         self.hint.setGeometry(self.plot.viewport().rect())
 
-    def set_flat(self, flat: bool) -> None:
-        """Outlined tiles with labels in the device colours (low-bandwidth mode: a new
-        tensor changes the lines and labels, not every pixel of the grid), or filled."""
-        flat = bool(flat)
-        if flat != self.flat:
-            self.flat = flat
-            self._apply_theme()
-            self._redraw(refit=False)
-
     def set_display_dims(self, row_dim: int | None, col_dim: int) -> None:
         """Draw tensor dim ``row_dim`` down the rows and ``col_dim`` across."""
         rank = len(self._shape)
@@ -442,13 +431,10 @@ class TileGridView(QWidget):
                 if show_labels:
                     cell = QRectF(j * tc, i * tr, tc, tr)
                     bg = QColor(*(int(v) for v in lut[idx]))
-                    ink = bg if self.flat else text_color_on(bg)
-                    label_cells.append((cell, tile_label(devs), ink))
+                    label_cells.append((cell, tile_label(devs), text_color_on(bg)))
         self._image = np.ascontiguousarray(image)
         self._keys = keys
-        full = self.layers.draw(
-            geometry, self._image, lut, label_cells, theme_for(self), flat=self.flat
-        )
+        full = self.layers.draw(geometry, self._image, lut, label_cells, theme_for(self))
 
         self._update_summary()
         self._draw_highlight()
@@ -613,9 +599,7 @@ class TileGridView(QWidget):
 
     def _apply_theme(self) -> None:
         theme = theme_for(self)
-        # flat: on the dock's own colour, so a grid shown where a hint was changes the
-        # pixels of its lines and labels only
-        self.plot.setBackground(self.palette().window().color() if self.flat else theme.background)
+        self.plot.setBackground(theme.background)
         pi = self.plot.getPlotItem()
         for name in ("left", "bottom"):
             axis = pi.getAxis(name)

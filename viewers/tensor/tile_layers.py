@@ -142,18 +142,13 @@ class TileLayers:
         lut: np.ndarray,
         labels: list[Cell],
         theme: Theme,
-        flat: bool = False,
     ) -> QRectF:
         """Draw ``image`` (one pixel per tile, indexing ``lut``) over the grid; returns the
-        grid's rect. Tiles wholly in the padding say "empty" instead of their label.
-        ``flat``: outlined tiles on the background, not filled ones (the labels' colours,
-        given by the caller, then tell the devices apart)."""
+        grid's rect. Tiles wholly in the padding say "empty" instead of their label."""
         rows, cols, tr, tc, nr, nc = geometry
         self.image.setImage(image, autoLevels=False, levels=(0, LUT_SIZE - 1), lut=lut)
         full = QRectF(0, 0, cols * tc, rows * tr)
         self.image.setRect(full)
-        # flat (low-bandwidth mode): no filled tiles, the labels carry the device colours
-        self.image.setVisible(not flat)
 
         lines = QPainterPath()
         for j in range(1, cols):
@@ -162,11 +157,9 @@ class TileLayers:
         for i in range(1, rows):
             lines.moveTo(0, i * tr)
             lines.lineTo(cols * tc, i * tr)
-        pen = QPen(theme.grid if flat else theme.background, 1.5)
+        pen = QPen(theme.background, 1.5)
         pen.setCosmetic(True)
         self.lines.setPen(pen)
-        if flat:
-            lines.addRect(full)
         self.lines.setPath(lines)
 
         pad = QPainterPath()

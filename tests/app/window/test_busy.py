@@ -86,3 +86,40 @@ def test_one_without_esc_leaves_the_key_to_the_window_and_to_the_others(qtbot):
     quiet.cancel_button.click()
     assert cancelled == ["run", "compile"]
     assert quiet.cancel_action.shortcuts() == []
+
+
+def _over_ssh(monkeypatch):
+    monkeypatch.setenv("SSH_CONNECTION", "10.0.0.2 51234 10.0.0.9 22")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # read as data: the app stays offscreen
+
+
+def test_over_a_remote_display_a_busy_indicator_shows_its_text_and_cancel_without_the_bar(
+    qtbot, monkeypatch
+):
+    _over_ssh(monkeypatch)
+    window = _window(qtbot)
+    busy = StatusBusy(window, action="Cancel it", tooltip="Cancel", cancel=lambda: None)
+    busy.show("Compiling")
+    assert busy.still
+    assert busy.label.isVisible() and busy.cancel_button.isVisible()
+    assert not busy.bar.isVisible()
+    busy.hide()
+    assert not busy.label.isVisible() and not busy.cancel_button.isVisible()
+
+
+def test_on_a_local_display_the_bar_moves(qtbot, monkeypatch):
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    monkeypatch.setenv("DISPLAY", ":0")
+    window = _window(qtbot)
+    busy = StatusBusy(window, action="Cancel it", tooltip="Cancel", cancel=lambda: None)
+    busy.show("Compiling")
+    assert not busy.still and busy.bar.isVisible()
+
+
+def test_over_ssh_the_window_says_once_why_its_busy_bars_stand_still(make_window, monkeypatch):
+    _over_ssh(monkeypatch)
+    window = make_window("example:mlp", propagate=False)
+    (line,) = [m for m in window.messages.messages() if "display is remote" in m]
+    assert "SSH_CONNECTION" in line and "without the moving bar" in line and "\n" not in line
+    window.folding.indicator.show("Unfolding every scope")
+    assert not window.folding.indicator.bar.isVisible()

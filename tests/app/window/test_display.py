@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import shardscope.app.window.display as display_module
-from shardscope.app.window.display import display_problem
+from shardscope.app.window.display import display_problem, remote_display
 
 
 def test_display_or_offscreen_is_fine(monkeypatch):
@@ -91,3 +91,27 @@ def test_every_xcb_library_qt_needs_names_its_package(monkeypatch):
     assert problem.endswith(
         "sudo apt-get install libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 libxcb-image0"
     )
+
+
+@pytest.mark.parametrize(
+    ("env", "remote"),
+    [
+        ({"SSH_CONNECTION": "10.0.0.2 51234 10.0.0.9 22", "DISPLAY": "localhost:10.0"}, True),
+        ({"DISPLAY": "tpu-vm:10.0"}, True),
+        ({"DISPLAY": "10.1.2.3:0"}, True),
+        ({"DISPLAY": ":0"}, False),
+        ({"DISPLAY": ":1.0"}, False),
+        ({"DISPLAY": "unix:0"}, False),
+        ({"DISPLAY": "/tmp/launch-abc/org.xquartz:0"}, False),
+        ({}, False),
+        # drawn off screen: nothing travels, whatever else is set
+        ({"SSH_CONNECTION": "a b c d", "QT_QPA_PLATFORM": "offscreen"}, False),
+    ],
+)
+def test_a_display_is_remote_over_ssh_or_when_it_names_a_host(env, remote):
+    reason = remote_display(env)
+    assert (reason is not None) == remote
+    if "SSH_CONNECTION" in env and remote:
+        assert "SSH_CONNECTION" in reason
+    elif remote:
+        assert env["DISPLAY"] in reason

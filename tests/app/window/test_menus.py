@@ -51,7 +51,6 @@ EXPECTED = {
         ("Badge &legend", ""),
         "---",
         ("Toggle &dark/light theme", "Ctrl+T"),
-        ("Low-&bandwidth mode", ""),
         "---",
         ("&Reset layout", ""),
         ("Mesh", ""),

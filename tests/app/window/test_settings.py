@@ -78,15 +78,6 @@ def test_an_explicit_path_wins_over_the_environment(tmp_path):
     assert Settings(str(path)).theme() == "light"
 
 
-def test_the_low_bandwidth_choice_is_unset_until_made_then_kept():
-    settings = Settings()
-    assert settings.low_bandwidth() is None
-    settings.set_low_bandwidth(True)
-    assert reopened(settings).low_bandwidth() is True
-    settings.set_low_bandwidth(False)
-    assert reopened(settings).low_bandwidth() is False
-
-
 def test_the_hardware_picked_for_costs_is_remembered():
     settings = Settings()
     assert settings.hardware("h100") == "h100"

@@ -13,8 +13,15 @@ from shardscope.viewers.common.damage import (
     changed_region,
     quiet_change,
     settle_layouts,
+    shifted_change,
 )
 from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
+
+BW, BH = BLOCK  # the blocks compared: (width, height)
+
+
+def _block_at(x: int, y: int) -> QRect:
+    return QRect(x // BW * BW, y // BH * BH, BW, BH)
 
 
 def _image(width=100, height=60, color="#202020") -> QImage:
@@ -31,18 +38,20 @@ def test_one_changed_pixel_is_one_block():
     before, after = _image(), _image()
     after.setPixelColor(40, 20, QColor("white"))
     region = changed_region(before, after)
-    assert region == QRegion(QRect(40 // BLOCK * BLOCK, 20 // BLOCK * BLOCK, BLOCK, BLOCK))
+    assert region == QRegion(_block_at(40, 20))
+    # square blocks when asked for
+    assert changed_region(before, after, 4) == QRegion(QRect(40, 20, 4, 4))
 
 
 def test_neighbouring_blocks_merge_and_the_edge_block_is_clipped():
-    height = 8 * BLOCK + 1  # not a whole number of blocks: the last row of blocks is cut short
-    assert height % BLOCK
+    height = 8 * BH + 1  # not a whole number of blocks: the last row of blocks is cut short
+    assert height % BH
     before, after = _image(100, height), _image(100, height)
     for x in range(10, 60):
         after.setPixelColor(x, height - 1, QColor("white"))
     region = changed_region(before, after)
-    top = (height - 1) // BLOCK * BLOCK
-    left, right = 10 // BLOCK * BLOCK, -(-60 // BLOCK) * BLOCK
+    top = (height - 1) // BH * BH
+    left, right = 10 // BW * BW, -(-60 // BW) * BW
     assert list(region) == [QRect(left, top, right - left, height - top)]
 
 
@@ -162,9 +171,7 @@ def test_images_with_alpha_are_compared_by_their_own_pixels():
     after = QImage(before)
     after.setPixelColor(40, 20, QColor("white"))
     for _ in range(3):
-        assert changed_region(before, after) == QRegion(
-            QRect(40 // BLOCK * BLOCK, 20 // BLOCK * BLOCK, BLOCK, BLOCK)
-        )
+        assert changed_region(before, after) == QRegion(_block_at(40, 20))
 
 
 def _rows(height=120, width=64, seed=1):
@@ -201,12 +208,38 @@ def test_changed_blocks_a_short_gap_apart_are_one_run_and_far_apart_two():
     from shardscope.viewers.common.damage import GAP
 
     before, near, far = _image(), _image(), _image()
-    gap = GAP * BLOCK  # unchanged pixels between the two changed blocks
-    for image, second in ((near, 10 + BLOCK + gap), (far, 10 + BLOCK + gap + BLOCK)):
+    gap = GAP * BW  # unchanged pixels between the two changed blocks
+    for image, second in ((near, 10 + BW + gap), (far, 10 + BW + gap + BW)):
         image.setPixelColor(10, 20, QColor("white"))
         image.setPixelColor(second, 20, QColor("white"))
-    top = 20 // BLOCK * BLOCK
+    top = 20 // BH * BH
     (run,) = list(changed_region(before, near))
-    assert run == QRect(10, top, 2 * BLOCK + gap, BLOCK)
+    assert run == QRect(10, top, 2 * BW + gap, BH)
     assert len(list(changed_region(before, far))) == 2
     assert len(list(changed_region(before, near, gap=0))) == 2
+
+
+def _scrolled_view(qtbot, height):
+    scene = QGraphicsScene()
+    scene.setSceneRect(QRectF(0, 0, 300, height))
+    scene.addRect(QRectF(20, 20, 100, 60), brush=QBrush(QColor("#4060A0")))
+    view = QGraphicsView(scene)
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    wait_painted(qtbot, view)
+    return scene, view
+
+
+def test_a_scene_that_now_needs_a_scroll_bar_shows_it(qtbot):
+    scene, view = _scrolled_view(qtbot, 200)
+    bar = view.verticalScrollBar()
+    assert not bar.isVisible()
+    with shifted_change(view):
+        scene.setSceneRect(QRectF(0, 0, 300, 1600))
+    qtbot.waitUntil(bar.isVisible)
+    assert bar.maximum() > 0
+    # and the view goes on laying its bars out itself afterwards
+    scene.setSceneRect(QRectF(0, 0, 300, 200))
+    qtbot.waitUntil(lambda: not bar.isVisible())

@@ -2,7 +2,6 @@
 
 import numpy as np
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtGui import QPainter
 
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
@@ -186,22 +185,6 @@ def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot
     assert panel.crumbs.text() == "@main"
 
 
-def test_without_antialiasing_the_graph_draws_hard_edges(panel_for, count_colors):
-    session, panel = panel_for("example:mlp")
-    view = panel.view
-    smooth = count_colors(panel.grab())
-    view.set_antialiased(False)
-    assert not view.antialiased and not view.style_.antialias
-    assert not view.renderHints() & QPainter.RenderHint.Antialiasing
-    assert all(not item.style.antialias for item in view.nodes + view.badges)
-    hard = count_colors(panel.grab())
-    assert hard < smooth  # blended edge pixels are gone
-    view.set_style_theme("light")  # a theme change keeps the choice
-    assert not view.style_.antialias
-    view.set_antialiased(True)
-    assert view.renderHints() & QPainter.RenderHint.Antialiasing and view.style_.antialias
-
-
 def test_a_view_that_does_not_restore_opens_at_the_outermost_frame(panel_for, qtbot):
     session, panel = panel_for("example:transformer?layers=2")
     panel.view.set_expanded("jvp(layer_1)", True)
@@ -312,6 +295,24 @@ def test_unfolding_a_scope_scrolls_what_moves_and_repaints_little_of_the_view(pa
         wait_painted(qtbot, viewport)
     assert 0 < log.area(viewport) < full / 2
     assert _looks_the_same(on_screen(viewport), fresh(viewport))
+
+
+def test_unfolding_repaints_the_scroll_bars_only_where_they_look_different(panel_for, qtbot):
+    _, panel = panel_for("example:transformer")
+    view = panel.view
+    view.zoom(2.0)  # both bars shown
+    view.centerOn(next(i for i in view.nodes if i.node.scope == "jvp(layer_1)"))
+    wait_painted(qtbot, panel)
+    bars = (view.horizontalScrollBar(), view.verticalScrollBar())
+    ranges = [(bar.maximum(), bar.pageStep()) for bar in bars]
+    with PaintLog(*bars) as log:
+        view.set_expanded("jvp(layer_1)", True)
+        wait_painted(qtbot, panel)
+    assert [(bar.maximum(), bar.pageStep()) for bar in bars] != ranges
+    # a new range moves the handles: the pixels they left and took, not both bars whole
+    for bar in bars:
+        assert bar.isVisible() and log.area(bar) < bar.width() * bar.height() / 4
+        assert on_screen(bar) == fresh(bar)
 
 
 def test_zooming_repaints_the_blocks_that_changed(panel_for, qtbot):
