@@ -279,7 +279,8 @@ def shifted_change(
             yield
 
 
-# the scroll area's slot that lays out its scroll bars when their range changes
+# the scroll area's slot that lays out its scroll bars when their range changes (Qt
+# connects it queued: it runs after the change, and repaints both bars whole)
 _LAY_OUT_BARS = "_q_showOrHideScrollBars()"
 
 
@@ -298,7 +299,15 @@ def _bars_laid_out_after(view: QGraphicsView) -> Iterator[None]:
         yield
     finally:
         for bar in held:
-            QObject.connect(bar, SIGNAL("rangeChanged(int,int)"), view, SLOT(_LAY_OUT_BARS))
+            # queued, as the scroll area connects it: laying the bars out at once, inside
+            # the change of range, would resize the viewport while it is being scaled
+            QObject.connect(
+                bar,
+                SIGNAL("rangeChanged(int,int)"),
+                view,
+                SLOT(_LAY_OUT_BARS),
+                Qt.ConnectionType.QueuedConnection,
+            )
     policies = (view.horizontalScrollBarPolicy(), view.verticalScrollBarPolicy())
     for bar, policy in zip(bars, policies, strict=True):
         if bar in held and policy == Qt.ScrollBarPolicy.ScrollBarAsNeeded:

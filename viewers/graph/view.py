@@ -314,11 +314,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         """Centring on a scene point rounds to whole pixels: where most of the nodes
         drawn both before and now ended up a pixel or two from where they were, scroll
         them back, so that what did not move is not sent again."""
-        moves = Counter(
-            (point.x() - before[key].x(), point.y() - before[key].y())
-            for key, point in self._node_points().items()
-            if key in before
-        )
+        moves = self._moves_since(before)
         small = [(m, n) for m, n in moves.most_common() if max(map(abs, m)) <= SNAP_PIXELS]
         if not small:
             return
@@ -330,15 +326,21 @@ class GraphView(SlicedDrawing, QGraphicsView):
     def _node_points(self) -> dict[str, QPoint]:
         return {item.node.key: self.mapFromScene(item.pos()) for item in self.nodes}
 
+    def _moves_since(self, before: dict[str, QPoint]) -> Counter:
+        """(dx, dy) in viewport pixels -> how many of the nodes drawn both in ``before``
+        and now moved by it."""
+        return Counter(
+            (point.x() - before[key].x(), point.y() - before[key].y())
+            for key, point in self._node_points().items()
+            if key in before
+        )
+
     def _moves_from(self, before: dict[str, QPoint]):
         """A function giving how far (in viewport pixels) most of the nodes drawn both
         before and now moved: the move a redrawing can scroll."""
 
         def moved() -> tuple[int, int] | None:
-            moves = Counter()
-            for key, point in self._node_points().items():
-                if key in before:
-                    moves[(point.x() - before[key].x(), point.y() - before[key].y())] += 1
+            moves = self._moves_since(before)
             moving = [(m, n) for m, n in moves.most_common(2) if m != (0, 0)]
             return moving[0][0] if moving else None
 

@@ -315,6 +315,30 @@ def test_unfolding_repaints_the_scroll_bars_only_where_they_look_different(panel
         assert on_screen(bar) == fresh(bar)
 
 
+def test_after_unfolding_and_folding_the_view_fits_and_lays_its_bars_out_as_before(
+    panel_for, qtbot
+):
+    _, panel = panel_for("example:transformer?layers=4")
+    view = panel.view
+    panel.resize(1600, 1000)
+    qtbot.wait(50)
+    for scope in ("jvp()", "jvp(layer_1)"):
+        view.set_expanded(scope, True)
+        view.set_expanded(scope, False)
+    # the scroll area lays its bars out after a range change, as before the unfoldings:
+    # fitting (which changes the ranges while it scales) does not resize the view under
+    # itself, over and over
+    view.expand_all()
+    view.collapse_all()
+    view.fit()
+    assert view._fitted
+    bar = view.verticalScrollBar()
+    view.zoom(3.0)
+    qtbot.waitUntil(bar.isVisible)
+    view.fit()
+    qtbot.waitUntil(lambda: not bar.isVisible() or bar.maximum() > 0)
+
+
 def test_zooming_repaints_the_blocks_that_changed(panel_for, qtbot):
     _, panel = panel_for("example:transformer")
     view = panel.view
