@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         remote = remote_display(os.environ)
         if remote:
             self.messages.add(
-                f"the display is remote ({remote}): busy indicators show their text and "
+                f"the display is remote: {remote}; busy indicators show their text and "
                 "Cancel button without the moving bar, whose frames would cross the network"
             )
         self.gif_export = GifExport(self)
