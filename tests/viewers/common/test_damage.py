@@ -62,18 +62,23 @@ def test_a_size_change_compares_the_shared_part_and_counts_the_rest():
     assert changed_region(None, after) == QRegion(after.rect())
 
 
+def _shown(qtbot, widget, width, height):
+    """``widget`` on screen at that size, painted."""
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    wait_painted(qtbot, widget)
+    return widget
+
+
 def _panel(qtbot, text="shard the batch over data and the features over model"):
     panel = QWidget()
     layout = QVBoxLayout(panel)
     label = QLabel(text)
     layout.addWidget(label)
     layout.addStretch(1)
-    qtbot.addWidget(panel)
-    panel.resize(480, 160)
-    panel.show()
-    qtbot.waitExposed(panel)
-    wait_painted(qtbot, panel)
-    return panel, label
+    return _shown(qtbot, panel, 480, 160), label
 
 
 def test_a_quiet_change_repaints_the_changed_text_only_and_the_screen_is_right(qtbot):
@@ -223,13 +228,7 @@ def _scrolled_view(qtbot, height):
     scene = QGraphicsScene()
     scene.setSceneRect(QRectF(0, 0, 300, height))
     scene.addRect(QRectF(20, 20, 100, 60), brush=QBrush(QColor("#4060A0")))
-    view = QGraphicsView(scene)
-    qtbot.addWidget(view)
-    view.resize(400, 300)
-    view.show()
-    qtbot.waitExposed(view)
-    wait_painted(qtbot, view)
-    return scene, view
+    return scene, _shown(qtbot, QGraphicsView(scene), 400, 300)
 
 
 def test_a_scene_that_now_needs_a_scroll_bar_shows_it(qtbot):
