@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
@@ -299,13 +299,9 @@ class MainWindow(QMainWindow):
         if program is None:
             return
         graph = program.graph
-        # the program's file where its ops begin: the first selection then moves a
-        # highlight in place rather than filling an empty dock
-        located = [op for op in graph.ops if op.source_file and op.source_line]
-        own = [op for op in located if op.source_file == program.path]
-        first = (own or located or [None])[0]
-        if first is not None:
-            self.source_view.show_start(first.source_file, first.source_line)
+        # once every view has taken the new program (a view drawn before then would
+        # draw from its model of the old one)
+        QTimer.singleShot(0, lambda: self._show_program_start(program))
         gspmd = program.partitioner == "gspmd"
         kind = f" · {program.framework}, partitioned by GSPMD" if gspmd else ""
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")
@@ -320,6 +316,18 @@ class MainWindow(QMainWindow):
             # (left pane, the window's own graph), Shardy's beside them, the values where
             # they differ marked in both.
             self.panes.set_on(True, ("gspmd", "shardy"))
+
+    def _show_program_start(self, program: Program) -> None:
+        """The Source dock, before anything is selected, shows the program's file where
+        its ops begin: the first selection then moves a highlight in place rather than
+        filling an empty dock. Nothing changes if the program went or a line is shown."""
+        if self.session.program is not program or self.source_view.path is not None:
+            return
+        located = [op for op in program.graph.ops if op.source_file and op.source_line]
+        own = [op for op in located if op.source_file == program.path]
+        first = (own or located or [None])[0]
+        if first is not None:
+            self.source_view.show_start(first.source_file, first.source_line)
 
     def _label_shardy_docks(self, gspmd: bool) -> None:
         """Name the docks that show Shardy's propagation as Shardy's view where another

@@ -171,12 +171,17 @@ def test_in_the_window_clicking_an_argument_moves_the_source_off_the_last_op(
     # before any selection: the file where the program's ops begin, nothing marked
     program = window.session.program
     first = next(op for op in program.graph.ops if op.source_file == program.path)
-    assert source.path == first.source_file and source.line is None
+    qtbot.waitUntil(lambda: source.path == first.source_file)
+    assert source.line is None
     assert source.text.extraSelections() == []
     assert source.header.text() == "mlp.py  —  select an op or a tensor to see its line"
     assert line_is_visible(source, first.source_line)
     _click_tensor_row(qtbot, window, "result[0]")
     op_line = source.line
+    # the start is shown a turn of the event loop after the program: a line selected
+    # before then stays
+    window._show_program_start(program)
+    assert source.line == op_line and source.text.extraSelections()
     assert op_line is not None and highlighted_line(source) == op_line
     _click_tensor_row(qtbot, window, "x")
     line = highlighted_line(source)
