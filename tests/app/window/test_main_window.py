@@ -262,7 +262,9 @@ EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 8), jnp.float32),)
 """
 
 
-def test_a_new_program_clears_the_source_dock_and_the_find_box(make_window, qtbot, tmp_path):
+def test_a_new_program_shows_its_own_source_unmarked_and_clears_the_find_box(
+    make_window, qtbot, tmp_path
+):
     path = write_input(tmp_path, "model.py", PROGRAM)
     window = make_window(path, propagate=False)
     tanh = next(op for op in window.session.graph.ops if op.short_name == "tanh")
@@ -278,7 +280,11 @@ def test_a_new_program_clears_the_source_dock_and_the_find_box(make_window, qtbo
     window.open_program(path)
     qtbot.waitUntil(lambda: window.session.program is not program, timeout=60_000)
     assert box.text() == "" and window.graph_panel.find_status.text() == ""
-    assert window.source_view.text.toPlainText() == ""
+    # the new file where its ops begin, nothing marked: never the old program's text
+    source = window.source_view
+    qtbot.waitUntil(lambda: "jnp.sin(x)" in source.text.toPlainText())
+    assert "tanh" not in source.text.toPlainText()
+    assert source.line is None and source.text.extraSelections() == []
     sin = next(op for op in window.session.graph.ops if op.short_name == "sine")
     window.select_op(sin.id)
     assert "jnp.sin(x)" in window.source_view.text.toPlainText()
