@@ -294,6 +294,10 @@ class MainWindow(QMainWindow):
 
     # -- model events -------------------------------------------------------------------
     def _on_program_change(self, program: Program | None) -> None:
+        # the Program dock's table reads its spec column from the session: it gets the
+        # new graph before anything below draws (a drawing lays the table out, and its
+        # old rows are not the new program's values)
+        self.outline.set_graph(program.graph if program else None, self.session.spec_text)
         self.files.update_title()
         self.source_view.reset(program.snippets if program and program.from_session else None)
         if program is None:
@@ -307,7 +311,6 @@ class MainWindow(QMainWindow):
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")
         self._label_shardy_docks(gspmd)
         self.inspector.torch_xla = program.framework == "torch_xla"
-        self.outline.set_graph(graph, self.session.spec_text)
         self.selected_value = None
         self._show_inspector(None)
         self.propagation.schedule()

@@ -291,6 +291,31 @@ def test_a_new_program_shows_its_own_source_unmarked_and_clears_the_find_box(
     assert "tanh" not in window.source_view.text.toPlainText()
 
 
+def test_a_view_drawn_while_a_new_program_arrives_finds_the_program_dock_on_it(
+    make_window, qtbot, monkeypatch
+):
+    window = make_window("example:attention", propagate=False)
+    window.outline.tabs.setCurrentIndex(1)  # the Tensors table shows
+    table = window.outline.table
+    drawn = []
+    update_title = window.files.update_title
+
+    def draw_first():
+        # as a view that draws itself while the change goes on (a quiet change grabs
+        # the widgets it changes): the table is laid out and asked for its rows then
+        drawn.append((table.model().rowCount(), table.grab().isNull()))
+        update_title()
+
+    monkeypatch.setattr(window.files, "update_title", draw_first)
+    program = window.session.program
+    window.open_program("example:mlp")
+    qtbot.waitUntil(lambda: window.session.program is not program, timeout=60_000)
+    graph = window.session.graph
+    shown = window.outline.table_model.rows
+    assert drawn and drawn[0][0] == len(shown) and not drawn[0][1]
+    assert all(v < len(graph.values) for v in shown)
+
+
 def fitted_scale(view) -> float:
     rect = view.sceneRect()
     port = view.viewport()
