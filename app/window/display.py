@@ -14,13 +14,17 @@ from collections.abc import Mapping
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay")
 
 
+def _platform(env: Mapping[str, str]) -> str:
+    """The Qt platform plugin ``QT_QPA_PLATFORM`` names, without its options."""
+    return env.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+
+
 def remote_display(env: Mapping[str, str]) -> str | None:
     """Why the display looks remote (a short clause), or None when it looks local.
 
     Headless platforms (``offscreen``) draw nothing that travels, whatever else is set.
     """
-    platform = env.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
-    if platform in HEADLESS_PLATFORMS:
+    if _platform(env) in HEADLESS_PLATFORMS:
         return None
     if env.get("SSH_CONNECTION", "").strip():
         return "SSH_CONNECTION is set (this session runs over ssh)"
@@ -33,7 +37,7 @@ def remote_display(env: Mapping[str, str]) -> str | None:
 
 def display_problem() -> str | None:
     """Why no window can be opened here, or None when one can."""
-    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    platform = _platform(os.environ)
     if platform in HEADLESS_PLATFORMS or not sys.platform.startswith("linux"):
         return None
     if os.environ.get("WAYLAND_DISPLAY") and platform in ("", "wayland"):

@@ -45,13 +45,14 @@ for up in (ROOT.parent, ROOT.parent.parent):
 _state = tempfile.mkdtemp(prefix="shardscope-bench-")
 os.environ["SHARDSCOPE_STATE_DIR"] = _state
 os.environ["SHARDSCOPE_SETTINGS"] = str(Path(_state) / "settings.ini")
-os.environ.pop("SHARDSCOPE_LOW_BANDWIDTH", None)
 
 import numpy as np  # noqa: E402
 import x11bytes  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
-from PySide6.QtGui import QImage, QWheelEvent  # noqa: E402
+from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from shardscope.viewers.common.damage import _pixels as image_pixels  # noqa: E402
 
 SELECT_KIB = 300.0
 UNFOLD_KIB = 600.0
@@ -84,10 +85,7 @@ FLOORS: dict[str, float] = {}
 
 
 def _pixels(window) -> np.ndarray:
-    image = window.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-    width, height, line = image.width(), image.height(), image.bytesPerLine() // 4
-    data = np.frombuffer(image.constBits(), dtype=np.uint32, count=height * line)
-    return data.reshape(height, line)[:, :width].copy()
+    return image_pixels(window.grab().toImage())
 
 
 def cost(app, window, action, seconds: float = 0.6, label: str | None = None) -> float:

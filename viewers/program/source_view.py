@@ -116,13 +116,8 @@ class SourceView(QWidget):
             content = self._read(path) if path else None
             if content is None:
                 return
-            self._show_location(path, line, "")
-            self.line = None
-            self._highlight(None)
-            if line:
-                block = self.text.document().findBlockByLineNumber(line - 1)
-                self.text.setTextCursor(QTextCursor(block))
-                self.text.centerCursor()
+            self._show_location(path, None, "")
+            self._scroll_to(line)
             self.header.setText(f"{Path(path).name}  —  {START_HINT}")
 
     def show_argument(
@@ -192,5 +187,12 @@ class SourceView(QWidget):
         sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         sel.cursor = cursor
         self.text.setExtraSelections([sel])
-        self.text.setTextCursor(cursor)
+        self._scroll_to(line)
+
+    def _scroll_to(self, line: int | None) -> None:
+        """Put the cursor on ``line`` (1-based) and that line in the middle of the view."""
+        if not line:
+            return
+        block = self.text.document().findBlockByLineNumber(line - 1)
+        self.text.setTextCursor(QTextCursor(block))
         self.text.centerCursor()
