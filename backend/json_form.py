@@ -29,16 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 _META = "shardscope.json"
 _PLAIN = (str, int, float, bool, type(None))
-
-
-class SupportsToJson(Protocol):
-    """Anything with a JSON form."""
-
-    def to_json(self) -> Any: ...
 
 
 @dataclasses.dataclass(frozen=True)

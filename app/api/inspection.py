@@ -21,18 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.program.load import Program, own_mesh, parse_program_text
-from shardscope.backend.propagation.result import PropagationResult, ValueInfo
+from shardscope.backend.propagation.result import ValueInfo
 
 # How long drawing the graph may take before ``_repr_svg_`` gives up.
 DRAW_TIMEOUT = 120.0
 
 
-@dataclass
-class Inspection(PropagationResult):
-    """What ``shardscope.inspect`` returns: the propagation result, plus the program it ran
-    on, a graph for notebooks and a window on demand."""
+@dataclass(frozen=True)
+class Inspection(Analysis):
+    """What ``shardscope.inspect`` returns: the analysis (propagation, compile, pricing),
+    plus the program it ran on, a graph for notebooks and a window on demand."""
 
     loaded: Program | None = None
 
@@ -237,10 +238,9 @@ def inspect(
     the compiled collectives say whether they cross hosts, the pricing splits the traffic
     within and across hosts, and ``warnings`` name the layouts that keep them on a host.
     """
+    from shardscope.backend.analysis.analyse import analyse
     from shardscope.backend.cost.hardware import profile
-    from shardscope.backend.cost.traffic import apply_host_layout
     from shardscope.backend.program.trace import lower_function, lower_staged
-    from shardscope.backend.run.compiled import propagate_compiled
 
     hardware_profile = profile(hardware)
 
@@ -295,7 +295,6 @@ def inspect(
         own = Mesh.from_dict(dict(program.mesh), program.device_order)
         laid, laid_hosts = apply_hosts(own, hosts, dcn)
         program.device_order = None if laid.is_iota else laid.device_order
-    result = propagate_compiled(program)
-    apply_host_layout(result, laid_hosts, hardware_profile)
-    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(PropagationResult)}
+    analysis = analyse(program, hosts=laid_hosts, hardware=hardware_profile)
+    fields = {f.name: getattr(analysis, f.name) for f in dataclasses.fields(Analysis)}
     return Inspection(**fields, loaded=program)

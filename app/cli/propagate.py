@@ -46,8 +46,7 @@ def run(args) -> int:
     """Load, propagate, print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
-    from shardscope.backend.cost.traffic import apply_host_layout
-    from shardscope.backend.run.compiled import propagate_compiled
+    from shardscope.backend.analysis.analyse import analyse
 
     hardware = hardware_profile(args)
     # A bad --mesh, --device-order, --hosts or --dcn is told before anything loads.
@@ -55,17 +54,15 @@ def run(args) -> int:
     specs = parse_spec_args(args.spec) if args.spec else None
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     mesh, hosts = _hosts_of(args, program_mesh(args, program), program)
-    result = propagate_compiled(program, mesh, specs, timeout=args.timeout)
-    result.framework = program.framework
-    result.partitioner = program.partitioner
-    apply_host_layout(result, hosts, hardware)
-    if args.gspmd or program.partitioner == "gspmd":
-        # The GSPMD comparison is imported only when asked for.
-        from shardscope.backend.gspmd.compare import compare_gspmd
-
-        comparison = compare_gspmd(program, result, timeout=args.timeout)
-        result.gspmd_differences = comparison.differences
-        result.gspmd_collectives = comparison.collectives
+    result = analyse(
+        program,
+        mesh,
+        specs,
+        timeout=args.timeout,
+        hosts=hosts,
+        hardware=hardware,
+        gspmd=args.gspmd or program.partitioner == "gspmd",
+    )
     note_mesh_override(program, args.mesh)
     if args.json:
         print(json.dumps(result.to_json()))

@@ -33,14 +33,14 @@ def mark_graph(session: Session, view: GraphView, *, gspmd: bool) -> GraphMarker
 
     markers = GraphMarkers(view)
     if gspmd:
-        from shardscope.backend.gspmd.compare import gspmd_differences
+        from shardscope.backend.gspmd.compare import compare_gspmd
 
         result = session.propagation
         if result is None or session.program is None:
             raise ShardscopeError("--gspmd needs a propagation result: propagation failed")
-        before = len(result.warnings)
-        differences = gspmd_differences(session.program, result)
-        for warning in result.warnings[before:]:
+        comparison = compare_gspmd(session.program, result)
+        differences = comparison.differences
+        for warning in comparison.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         if session.program.partitioner == "gspmd":
             _gspmd_first(view, markers, result, differences)

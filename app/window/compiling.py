@@ -3,8 +3,8 @@
 ``WindowCompiler`` compiles the annotated module of every propagation the window runs
 (the program with the session's mesh and specs written on it) on as many fake CPU
 devices as the mesh has, in a worker (``run.compiled.PendingCompile``). When the report
-comes, ``run.compiled.attach`` fills the result in a thread of its own, off the GUI
-thread, and on the GUI thread the session hears of it (``Session.set_compiled``).
+comes, ``run.compiled.read_compile`` reads it in a thread of its own, off the GUI
+thread, and on the GUI thread the session keeps it (``Session.set_compiled``).
 
 When each step happens is chosen for the badges' sake (``tests/benchmarks/
 bench_window_compile.py`` measures every order). On a machine with two cores, a worker
@@ -20,9 +20,10 @@ the bare work (Shardy's pipeline plus one default XLA compile).
 
 A newer propagation, another program, closing the window or Cancel ends the compile
 under way at once: its worker is killed, and what it would have reported is never
-applied, to its result or any other. A compile that fails leaves its one-line reason on
-the result (``compile_error``) and in Messages. A mesh over ``MAX_CPU_DEVICES`` is not
-compiled: the result gets the note the command line gives.
+applied, to its result or any other. A compile that fails leaves its one-line reason in
+the session's analysis (a ``NotCompiled``, ``Analysis.compile_error``) and in Messages. A
+mesh over ``MAX_CPU_DEVICES`` is not compiled: the analysis gets the note the command
+line gives.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ from shardscope.backend.run.compiled import (
     COMPILE_CANCELLED,
     MAX_CPU_DEVICES,
     PendingCompile,
-    attach,
+    read_compile,
     too_many_devices,
 )
+from shardscope.backend.run.result import CompileOutcome, NotCompiled
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
@@ -155,7 +157,7 @@ class CompileJob:
 class WindowCompiler(QObject):
     """Compiles each of one session's propagations; see the module docstring."""
 
-    # (job, result, one-line error or None), emitted by the attaching thread
+    # (job, result, its CompileOutcome), emitted by the thread that reads the report
     _attached = Signal(object, object, object)
 
     def __init__(
@@ -243,7 +245,7 @@ class WindowCompiler(QObject):
             return
         job.result = result
         if job.cancelled:
-            self._applied(job, result, COMPILE_CANCELLED)
+            self._applied(job, result, NotCompiled(COMPILE_CANCELLED))
             return
         job.final()  # where no final shardings came ahead of the result
         threading.Thread(
@@ -251,34 +253,36 @@ class WindowCompiler(QObject):
         ).start()
 
     def _attach(self, job: CompileJob, result: PropagationResult) -> None:
-        error: str | None = None
+        outcome: CompileOutcome | None = None
         try:
-            attach(result, job.report())
+            outcome = read_compile(result, job.report())
         except RunCancelled:
             if not job.cancelled:
                 return  # a newer edit ended it: nobody waits for it
-            error = COMPILE_CANCELLED
+            outcome = NotCompiled(COMPILE_CANCELLED)
         except ShardscopeError as exc:
-            error = _one_line(str(exc))
+            outcome = NotCompiled(_one_line(str(exc)))
         except Exception as exc:  # noqa: BLE001 - a bug must not take the window down
-            error = _one_line(f"{type(exc).__name__}: {exc}")
+            outcome = NotCompiled(_one_line(f"{type(exc).__name__}: {exc}"))
         try:
-            self._attached.emit(job, result, error)
+            self._attached.emit(job, result, outcome)
         except RuntimeError:
             pass  # the window closed meanwhile: nobody is left to tell
 
-    def _on_attached(self, job: CompileJob, result: PropagationResult, error: str | None) -> None:
+    def _on_attached(
+        self, job: CompileJob, result: PropagationResult, outcome: CompileOutcome
+    ) -> None:
         if job is self.job and result is self.session.propagation:
-            self._applied(job, result, error)
+            self._applied(job, result, outcome)
 
-    def _applied(self, job: CompileJob, result: PropagationResult, error: str | None) -> None:
+    def _applied(self, job: CompileJob, result: PropagationResult, outcome: CompileOutcome) -> None:
         self.job = None
         self.indicator.hide()
         if result is not self.session.propagation:
             return
         self.count += 1
-        if error is not None:
-            result.compile_error = error
+        if isinstance(outcome, NotCompiled):
+            error = outcome.reason
             if error == COMPILE_CANCELLED:
                 self.messages.add(f"{error}: the compiled collectives are not listed", "info")
             else:
@@ -295,7 +299,7 @@ class WindowCompiler(QObject):
             seconds = time.perf_counter() - job.started_at
             self.status_bar.showMessage(f"compiled in {seconds:.2f} s", 4000)
             self._start_spare(job.devices)
-        self.session.set_compiled(result)
+        self.session.set_compiled(result, outcome)
 
     def failed(self, job: CompileJob | None) -> None:
         """``job``'s propagation failed or was superseded: its compile ends."""
@@ -312,7 +316,7 @@ class WindowCompiler(QObject):
         job.cancel()
         self.indicator.hide()
         if job.result is not None:
-            self._applied(job, job.result, COMPILE_CANCELLED)
+            self._applied(job, job.result, NotCompiled(COMPILE_CANCELLED))
         return True
 
     def end(self) -> None:

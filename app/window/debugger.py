@@ -12,22 +12,23 @@ each propagation; a result that arrives after a newer run started is dropped).
 ``gspmdCompared`` tells when ``differences`` holds the comparison of the current result.
 
 On a mesh laid over several hosts (``Session.hosts``) the collectives dock shows the
-result laid over them by ``cost.traffic.apply_host_layout`` (which collectives cross
-hosts, the bytes across hosts, each host the fast link's domain), on a copy of the result:
-the hosts change without a new propagation, and the dock follows at once. The host
+session's analysis laid over them by ``cost.traffic.apply_host_layout`` (which collectives
+cross hosts, the bytes across hosts, each host the fast link's domain), kept in the session
+(``Session.set_priced``): the hosts change without a new propagation, and the dock follows
+at once. The host
 warnings that laying out adds go to Messages once the compiled collectives are in (or the
 program will not be compiled), each once per result and layout.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QScrollArea, QWidget
 
+from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.cost import hardware
 from shardscope.backend.cost.traffic import apply_host_layout
 from shardscope.backend.errors import ShardscopeError
@@ -73,18 +74,10 @@ class Window(Protocol):
     def select_value(self, value_id: int) -> None: ...
 
 
-def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], tuple]:
-    """The function the comparison task runs: GSPMD's differences and compiled collectives
-    and the warnings it added (on a copy of the result, which the GUI thread keeps
-    reading)."""
-    copy = dataclasses.replace(result, warnings=list(result.warnings))
-
-    def run() -> tuple[GspmdComparison, list[str]]:
-        before = len(copy.warnings)
-        comparison = compare_gspmd(program, copy)
-        return comparison, copy.warnings[before:]
-
-    return run
+def gspmd_task(program: Program, result: PropagationResult) -> Callable[[], GspmdComparison]:
+    """The function the comparison task runs: GSPMD's differences, compiled collectives
+    and warnings (``compare_gspmd``)."""
+    return lambda: compare_gspmd(program, result)
 
 
 def reveal_grid(grid: QWidget) -> None:
@@ -122,8 +115,7 @@ class Debugger(QObject):
         self.gspmd_failed_for: PropagationResult | None = None  # not tried again for it
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
-        # The result laid over the session's hosts (a copy), and the host warnings said.
-        self.laid: PropagationResult | None = None
+        # The host warnings said: (result, host layout, warnings).
         self._posted: tuple[object, object, set[str]] = (None, None, set())
         self.conflicts.opRequested.connect(self.reveal_op)
         self.conflicts.valueRequested.connect(self.reveal_value)
@@ -184,15 +176,17 @@ class Debugger(QObject):
         if self.gspmd_on or self.gspmd_wanted:
             self._compare(result)
 
-    def _on_compiled(self, result: PropagationResult) -> None:
+    def _on_compiled(self, analysis: Analysis) -> None:
+        result = analysis.propagation
         if result is self.session.propagation:
             self._show_collectives(result)
             if self.gspmd_for is result:
-                self.gspmd.set_shardy(result.compiled_collectives)
+                self.gspmd.set_shardy(analysis.compiled_collectives)
             self.window.mesh_editor.grid.set_groups([])
 
     def _show_collectives(self, result: PropagationResult | None, *, pending=False) -> None:
-        compiled = result is not None and result.compiled_collectives is not None
+        analysis = self._analysis_of(result)
+        compiled = analysis is not None and analysis.compiled is not None
         fits = result is not None and result.mesh.size <= MAX_CPU_DEVICES
         note = ""
         if result is not None and not fits:
@@ -201,38 +195,50 @@ class Debugger(QObject):
                 f"compiles for at most {MAX_CPU_DEVICES}; propagate on a smaller mesh to "
                 "see the compiled collectives."
             )
-        laid, pricing = self._lay_out(result, final=compiled or not fits)
+        laid, pricing = self._lay_out(analysis, final=compiled or not fits)
         self.collectives.set_result(
             laid,
             pending=pending,
-            compiling=fits and not compiled and result.compile_error is None,
+            compiling=fits and not compiled and analysis.compile_error is None,
             pricing=pricing if compiled else None,
             note=note,
         )
 
-    def _lay_out(self, result: PropagationResult | None, *, final: bool = True):
-        """A copy of ``result`` laid over the session's hosts and its pricing
-        (``apply_host_layout``); with ``final``, its new host warnings said in Messages.
-        (None, None) without a result; the result itself where it cannot be laid out."""
-        self.laid = None
+    def _analysis_of(self, result: PropagationResult | None) -> Analysis | None:
+        """The session's analysis of ``result`` (its compile, where it came); a bare one
+        for a result that is no longer the session's."""
         if result is None:
+            return None
+        analysis = self.session.analysis
+        return (
+            analysis
+            if analysis is not None and analysis.propagation is result
+            else Analysis(result)
+        )
+
+    def _lay_out(self, analysis: Analysis | None, *, final: bool = True):
+        """``analysis`` laid over the session's hosts and priced (``apply_host_layout``),
+        and its pricing; with ``final``, its host warnings said in Messages. (None, None)
+        without an analysis; the analysis as it is where it cannot be laid out."""
+        if analysis is None:
             return None, None
+        result = analysis.propagation
         hosts = None
         if result.mesh == self.session.mesh:
             try:
                 hosts = self.session.mesh_hosts()
             except ShardscopeError:
                 hosts = None
-        laid = dataclasses.replace(result, warnings=list(result.warnings))
         try:
-            pricing = apply_host_layout(laid, hosts, self.hardware)
+            traffic, pricing = apply_host_layout(result, analysis.compile, hosts, self.hardware)
         except ShardscopeError as exc:
             self.window.messages.error(str(exc))
-            return result, None
-        self.laid = laid
-        result.pricing = laid.pricing  # the session's result is priced as the dock shows it
-        if final or result.compile_error is not None:
-            self._post(result, laid.warnings[len(result.warnings) :])
+            return analysis, None
+        laid = analysis.with_parts(traffic=traffic, pricing=pricing)
+        # The session's analysis is laid out and priced as the dock shows it.
+        self.session.set_priced(result, traffic, pricing)
+        if final or analysis.compile_error is not None:
+            self._post(result, list(traffic.warnings))
         return laid, pricing
 
     def _post(self, result: PropagationResult, warnings: list[str]) -> None:
@@ -251,10 +257,10 @@ class Debugger(QObject):
         start): the dock repaints its time cells and cost lines only."""
         self.hardware = name
         self.window.settings.set_hardware(name)
-        result = self.session.propagation
-        if result is None or result.compiled_collectives is None:
+        analysis = self.session.analysis
+        if analysis is None or analysis.compiled is None:
             return
-        self.collectives.set_pricing(self._lay_out(result)[1])
+        self.collectives.set_pricing(self._lay_out(analysis)[1])
 
     def show_step(self, index: int) -> None:
         """Highlight the conflicts settled at timeline step ``index`` (-1: none)."""
@@ -274,8 +280,8 @@ class Debugger(QObject):
     def show_compiled(self, index: int) -> None:
         """Explain compiled collective ``index``: select its op and tensor on the graph
         (its op's source line shown), outline its device groups on the mesh."""
-        result = self.session.propagation
-        compiled = result.compiled_collectives if result is not None else None
+        analysis = self.session.analysis
+        compiled = analysis.compiled_collectives if analysis is not None else None
         if compiled is None or not 0 <= index < len(compiled):
             return
         c = compiled[index]
@@ -391,20 +397,20 @@ class Debugger(QObject):
             self.gspmd.set_running()
         self._in_flight += 1
 
-        def done(found: tuple[GspmdComparison, list[str]], seconds: float) -> None:
+        def done(comparison: GspmdComparison, seconds: float) -> None:
             self._in_flight -= 1
             if generation != self._generation or self.session.propagation is not result:
                 return
-            comparison, warnings = found
             differences = comparison.differences
             self.gspmd_for = result
             self.differences = differences
             if self.gspmd_on:
+                analysis = self._analysis_of(result)
                 self.gspmd.set_differences(
-                    differences, comparison.collectives, result.compiled_collectives
+                    differences, comparison.collectives, analysis.compiled_collectives
                 )
                 self.markers.set_gspmd(differences)
-            for warning in warnings:
+            for warning in comparison.warnings:
                 self.window.messages.add(warning, "warning")
             n = len(differences)
             self.window.statusBar().showMessage(

@@ -18,6 +18,8 @@ compile's worker is killed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QStatusBar
 
@@ -28,7 +30,8 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program
 from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.propagation.server import FinalDims, PropagationServer
-from shardscope.backend.run.compiled import attach, framework_report
+from shardscope.backend.run.compiled import framework_report, read_compile
+from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.session.document import Session
 from shardscope.viewers.common.messages import MessagesView
 
@@ -161,18 +164,17 @@ class PropagationScheduler(QObject):
                 return
             self.count += 1
             program = session.program
-            result.framework = program.framework
-            result.partitioner = program.partitioner
+            result = replace(result, framework=program.framework, partitioner=program.partitioner)
             note = self.compiler.note_for(mesh) if own is None else None
-            if note is not None:
-                result.warnings.append(note)
+            outcome = None if note is None else NotCompiled(note, failed=False)
             if own is not None:
                 try:
-                    attach(result, own)
+                    outcome = read_compile(result, own)
                 except ShardscopeError as exc:
-                    result.compile_error = str(exc).splitlines()[0]
+                    outcome = NotCompiled(str(exc).splitlines()[0])
             session.set_propagation(result)
-            shown = result.warnings[:MAX_WARNINGS_SHOWN]
+            warnings = (*result.warnings, *(() if outcome is None else outcome.warnings))
+            shown = warnings[:MAX_WARNINGS_SHOWN]
             for warning in shown:
                 self.messages.add(warning, "warning")
             if note is not None and note not in shown:
@@ -180,8 +182,8 @@ class PropagationScheduler(QObject):
             self.status_bar.showMessage(f"propagated in {seconds:.2f} s", 4000)
             if job is not None:
                 self.compiler.propagated(job, result)
-            elif own is not None:
-                session.set_compiled(result)
+            elif outcome is not None:
+                session.set_compiled(result, outcome)
 
         def failed(message: str) -> None:
             self.compiler.failed(job)

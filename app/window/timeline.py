@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer, Signal
 
+from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.propagation.provenance import Provenance
 from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.session.document import Session
@@ -64,13 +65,15 @@ class TimelineController(QObject):
         # The final shardings of the propagation before the last edit's (None when the
         # current result follows no edit).
         self.before_edit: dict[int, list[list[str]]] | None = None
-        # and that propagation itself (its conflicts and collectives), kept as long
-        self.before_result: PropagationResult | None = None
+        # and that propagation itself with its compile (its conflicts and collectives),
+        # kept as long
+        self.before_result: Analysis | None = None
         self.edited: tuple[int, ...] = ()
         self._edit_pending = False
         self._previous: dict[int, list[list[str]]] | None = None
         self._previous_before: dict[int, list[list[str]]] | None = None
-        self._previous_result: PropagationResult | None = None
+        # The current propagation with its compile once that came.
+        self._latest: Analysis | None = None
         self._override = None
         self.selected: tuple[int, int | None] | None = None
         self.timer = QTimer(self)
@@ -85,6 +88,7 @@ class TimelineController(QObject):
         ev.specs.connect(self._on_specs)
         ev.mesh.connect(self._on_mesh)
         ev.propagation.connect(self._on_propagation)
+        ev.compiled.connect(self._on_compiled)
         provenance.stepClicked.connect(self.seek_step)
         # the timeline's keys work on the graph view too, while there is a timeline (else
         # the arrows and Home/End scroll the view as usual)
@@ -108,12 +112,13 @@ class TimelineController(QObject):
         ev.specs.disconnect(self._on_specs)
         ev.mesh.disconnect(self._on_mesh)
         ev.propagation.disconnect(self._on_propagation)
+        ev.compiled.disconnect(self._on_compiled)
         self.overlay.close()
 
     # -- session events ------------------------------------------------------------------
     def _on_program(self, _program) -> None:
         self._previous = None
-        self._previous_result = None
+        self._latest = None
         self.before_edit = None
         self.before_result = None
         self._edit_pending = False
@@ -129,6 +134,10 @@ class TimelineController(QObject):
         self._edit_pending = True
         self.edited = ()
 
+    def _on_compiled(self, analysis: Analysis) -> None:
+        if self._latest is not None and analysis.propagation is self._latest.propagation:
+            self._latest = analysis
+
     def _on_propagation(self, result: PropagationResult | None) -> None:
         self._detach()
         if result is None:
@@ -142,7 +151,7 @@ class TimelineController(QObject):
         changed: set[int] = set()
         # the first result of a program follows no edit: the program's own specs
         self._previous_before = self._previous
-        previous_result, self._previous_result = self._previous_result, result
+        previous_result, self._latest = self._latest, Analysis(result)
         if self._edit_pending and self._previous is not None:
             changed = {v for v, spec in current.items() if self._previous.get(v) != spec}
         self._previous = current

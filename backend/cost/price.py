@@ -2,8 +2,8 @@
 
 ``price(collectives, memory, profile)`` prices each compiled collective (one run, and
 ``runs_per_call`` runs per call of the program), each program op and one call of the
-program; ``price_result(result, profile)`` does so for a propagation's compiled
-collectives and memory and sets ``result.pricing`` (``cost`` in ``propagate --json``).
+program; ``price_compiled(result, compile_, profile)`` does so for a propagation's compiled
+collectives and memory (``cost`` in ``propagate --json``).
 
 With ``S`` the bytes of the collective's result one device holds (``result_bytes``),
 ``N`` the devices of one group, ``B`` the link's bytes per second per device and ``a``
@@ -45,13 +45,17 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.cost.hardware import HardwareProfile, Link
 from shardscope.backend.cost.hardware import profile as find_profile
 from shardscope.backend.json_form import JsonForm
-from shardscope.backend.run.result import CompiledCollective
+from shardscope.backend.run.result import Compiled, CompiledCollective
 from shardscope.backend.sharding.hosts import Hosts, group_traffic
+
+if TYPE_CHECKING:
+    from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.result import CompileOutcome
 
 FORMULAS = (
     "ring: all-gather (N-1)(a + S/(N·B)), reduce-scatter (N-1)(a + S/B) on its input N·S, "
@@ -250,21 +254,22 @@ def estimate_with_hosts(hosts: Hosts, hw: HardwareProfile) -> str:
     )
 
 
-def price_result(
-    result: Any, profile: HardwareProfile | str | None = None, hosts: Hosts | None = None
+def price_compiled(
+    result: PropagationResult,
+    compile_: CompileOutcome | None,
+    profile: HardwareProfile | str | None = None,
+    hosts: Hosts | None = None,
 ) -> Pricing:
-    """Price a propagation's compiled collectives and memory and set ``result.pricing``,
-    on ``hosts`` where given (``price``); where the program was not compiled the pricing
-    says so (``compiled`` False)."""
-    graph = getattr(result, "graph", None)
+    """Price a propagation's compiled collectives and memory, on ``hosts`` where given
+    (``price``); where the program was not compiled the pricing says so (``compiled``
+    False)."""
     names = {}
-    if graph is not None:
-        names = {op.id: op.location_name or op.name for op in graph.ops}
-    pricing = price(result.compiled_collectives or [], result.memory, profile, names, hosts=hosts)
-    if result.compiled_collectives is None:
-        pricing = dataclasses.replace(pricing, compiled=False, memory=None)
-    result.pricing = pricing
-    return pricing
+    if result.graph is not None:
+        names = {op.id: op.location_name or op.name for op in result.graph.ops}
+    if not isinstance(compile_, Compiled):
+        pricing = price([], None, profile, names, hosts=hosts)
+        return dataclasses.replace(pricing, compiled=False, memory=None)
+    return price(list(compile_.collectives), compile_.memory, profile, names, hosts=hosts)
 
 
 def crosses_domains(c: CompiledCollective, domain: int) -> bool:

@@ -4,19 +4,22 @@ Which collectives cross hosts is ``run.result.mark_crossing``, from their device
 the same answer for a run of several processes (``run --hosts``) and for a compile that
 runs nothing (``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
 although another layout of the same mesh keeps them within a host; ``traffic_lines`` is
-the text summary of a pricing's bytes within and across hosts. ``apply_host_layout``
-does all of it for a propagation's result, the one answer ``propagate --hosts`` and the
-window give.
+the text summary of a pricing's bytes within and across hosts. ``lay_over_hosts``
+does all of it for a propagation and its compile (a ``HostTraffic`` record), and
+``apply_host_layout`` prices it too: the one answer ``propagate --hosts`` and the window
+give.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shardscope.backend.cost.hardware import HardwareProfile
-from shardscope.backend.cost.price import Pricing, price_result
+from shardscope.backend.cost.price import Pricing, price_compiled
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.run.result import CompiledCollective, mark_crossing
+from shardscope.backend.run.result import Compiled, CompiledCollective, mark_crossing
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.hosts import (
     Hosts,
@@ -27,38 +30,70 @@ from shardscope.backend.sharding.hosts import (
 )
 from shardscope.backend.sharding.mesh import Mesh
 
+if TYPE_CHECKING:
+    from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.result import CompileOutcome
 
-def apply_host_layout(
-    result, hosts: Hosts | None, profile: HardwareProfile | str | None = None
-) -> Pricing:
-    """Lay a propagation's ``result`` over ``hosts`` (its mesh's device numbers, as
-    ``sharding.hosts`` assigns them; None or one host: today's single-host answer): mark
-    each compiled collective's ``crosses_hosts`` and each predicted one's
-    (``result.predicted_crossing``, from the device groups of its axes), price them on
-    ``profile`` with each host as the fast link's domain (``price_result``), and add the
-    host warnings (``mesh_warnings`` of the axes the compiled collectives run over,
-    ``crossing_warnings``) to ``result.warnings``."""
+
+@dataclass(frozen=True)
+class HostTraffic:
+    """A propagation and its compile laid over the hosts of a slice.
+
+    ``compiled_crossing``: whether each compiled collective's device groups cross hosts
+    (None on one host, or where the program was not compiled); ``predicted_crossing``:
+    whether each of Shardy's predicted collectives would (None for an all-slice, which
+    moves nothing; the whole tuple None on one host); ``warnings``: the layouts that keep
+    traffic on a host.
+    """
+
+    hosts: int
+    compiled_crossing: tuple[bool, ...] | None = None
+    predicted_crossing: tuple[bool | None, ...] | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def lay_over_hosts(
+    result: PropagationResult, compile_: CompileOutcome | None, hosts: Hosts | None
+) -> HostTraffic:
+    """Lay a propagation's ``result`` and its compile over ``hosts`` (its mesh's device
+    numbers, as ``sharding.hosts`` assigns them; None or one host: the single-host
+    answer): whether each compiled collective crosses hosts and each predicted one
+    would (from the device groups of its axes), and the host warnings (``mesh_warnings``
+    of the axes the compiled collectives run over, ``crossing_warnings``)."""
+    compiled = compile_.collectives if isinstance(compile_, Compiled) else None
     if hosts is None or hosts.count < 2:
-        result.hosts = 1
-        result.predicted_crossing = None
-        return price_result(result, profile)
+        return HostTraffic(1)
     if hosts.devices != result.mesh.size:
         raise ShardscopeError(
             f"{hosts.count} hosts of {hosts.devices} devices do not hold the mesh "
             f"{result.mesh.describe()}: lay the hosts over its {result.mesh.size} devices"
         )
-    result.hosts = hosts.count
-    if result.compiled_collectives is not None:
-        result.compiled_collectives = mark_crossing(result.compiled_collectives, hosts)
-    result.predicted_crossing = [
-        _predicted_crosses(c, result.mesh, hosts) for c in result.collectives
-    ]
-    pricing = price_result(result, profile, hosts)
-    compiled = result.compiled_collectives
+    crossing = None
+    if compiled is not None:
+        compiled = mark_crossing(compiled, hosts)
+        crossing = tuple(bool(c.crosses_hosts) for c in compiled)
+    predicted = tuple(_predicted_crosses(c, result.mesh, hosts) for c in result.collectives)
     busy = None if compiled is None else [c.axes for c in compiled if c.axes]
-    result.warnings.extend(mesh_warnings(result.mesh, hosts, busy))
-    result.warnings.extend(crossing_warnings(result.compiled_collectives or (), result.mesh, hosts))
-    return pricing
+    warnings = (
+        *mesh_warnings(result.mesh, hosts, busy),
+        *crossing_warnings(compiled or (), result.mesh, hosts),
+    )
+    return HostTraffic(hosts.count, crossing, predicted, warnings)
+
+
+def apply_host_layout(
+    result: PropagationResult,
+    compile_: CompileOutcome | None,
+    hosts: Hosts | None,
+    profile: HardwareProfile | str | None = None,
+) -> tuple[HostTraffic, Pricing]:
+    """``lay_over_hosts``, and the compiled collectives and memory priced on ``profile``
+    with each host as the fast link's domain (``price_compiled``): the one answer
+    ``propagate --hosts``, ``inspect`` and the window give."""
+    traffic = lay_over_hosts(result, compile_, hosts)
+    laid = None if traffic.hosts < 2 else hosts
+    pricing = price_compiled(result, compile_, profile, laid)
+    return traffic, pricing
 
 
 def _predicted_crosses(c, mesh: Mesh, hosts: Hosts) -> bool | None:

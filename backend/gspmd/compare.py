@@ -68,6 +68,8 @@ class GspmdComparison:
 
     differences: list[Difference]
     collectives: list[CompiledCollective]
+    # What the comparison leaves out, where it had to trace the program again.
+    warnings: tuple[str, ...] = ()
 
 
 def gspmd_differences(
@@ -85,20 +87,21 @@ def compare_gspmd(
     Shardy and its compiled collectives.
 
     A program ``gspmd_module`` cannot rewrite is traced again with GSPMD instead (Python
-    programs only), and ``result.warnings`` says what that route leaves out.
+    programs only), and the comparison's ``warnings`` say what that route leaves out.
     """
     graph = result.graph
     gspmd: dict[int, str] = {}
     # Both routes compile on the mesh's devices in its order, so the shardings XLA
     # reports number devices by mesh position, as the program's own text and
     # ``ValueInfo.hlo_sharding`` do.
+    warnings: tuple[str, ...] = ()
     try:
         text = gspmd_module(program, result)
     except NoGspmdForm as exc:
         report = _python_route(program, result, timeout)
-        result.warnings.append(
+        warnings = (
             f"GSPMD comparison: {exc}; the program was traced again with GSPMD, which "
-            f"received the argument and result specs but not constraints on intermediates"
+            f"received the argument and result specs but not constraints on intermediates",
         )
         _match_instructions(graph, report["instructions"], gspmd)
     else:
@@ -129,7 +132,7 @@ def compare_gspmd(
             )
         )
     collectives = gspmd_collectives(report.get("collectives", []), graph, result.mesh)
-    return GspmdComparison(out, collectives)
+    return GspmdComparison(out, collectives, warnings)
 
 
 def compile_module(

@@ -348,12 +348,11 @@ class PendingPropagation:
                         f"Shardy crashed on this program ({crash}); check the program's "
                         f"shardings against the mesh, or report the module to Shardy"
                     ) from None
-                result.warnings.append(
+                result = result.warned(
                     "Shardy crashed recording where each axis came from; propagated without "
                     "that record, so steps name no origins"
                 )
-        result.graph = prep.graph
-        return result
+        return result.with_graph(prep.graph)
 
     def cancel(self) -> None:
         """Stop the child if it still runs (the result is no longer wanted)."""
@@ -368,10 +367,9 @@ def _in_child(
     # The context's thread pool has no threads in a forked child: work queued on it
     # would wait forever.
     prep.module.context.enable_multithreading(False)
-    result = run_prepared(prep, origins, conflicts=conflicts, collectives=collectives)
-    result.graph = None
-    result.module = None
-    return result
+    return run_prepared(
+        prep, origins, conflicts=conflicts, collectives=collectives
+    ).without_module()
 
 
 def run_prepared(
@@ -442,13 +440,23 @@ def run_prepared(
     check()
     values = value_infos(graph, final, mesh)
     route = ROUTE if origins else ROUTE_NO_ORIGINS
-    result = PropagationResult(prep.name, mesh, graph, annotations, values, timeline, module, route)
-    result.framework, result.partitioner = prep.framework, prep.partitioner
-    if conflicts:
-        result.conflicts = find_conflicts(rules, index, graph, timeline, mesh, annotations)
-        check()
+    found = find_conflicts(rules, index, graph, timeline, mesh, annotations) if conflicts else []
+    check()
+    predicted = predict_collectives(module, index, graph, mesh) if collectives else []
     if collectives:
-        result.collectives = predict_collectives(module, index, graph, mesh)
-        for c in result.conflicts:
-            c.collectives = [x for x in result.collectives if x.op == c.op]
-    return result
+        for c in found:
+            c.collectives = [x for x in predicted if x.op == c.op]
+    return PropagationResult(
+        prep.name,
+        mesh,
+        graph,
+        annotations,
+        values,
+        timeline,
+        module,
+        route,
+        framework=prep.framework,
+        partitioner=prep.partitioner,
+        conflicts=tuple(found),
+        collectives=tuple(predicted),
+    )

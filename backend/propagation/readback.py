@@ -202,14 +202,6 @@ class ProgramIndex:
         key = self.resolve(key)
         return self.key_to_id.get(key) if key is not None else None
 
-    def canonical_id(self, key: tuple | None) -> int | None:
-        """The graph id when ``key`` is the value the timeline tracks for it, else None."""
-        key = self.resolve(key)
-        vid = self.key_to_id.get(key) if key is not None else None
-        if vid is None or self.canonical.get(vid) != key:
-            return None
-        return vid
-
 
 def inline_calls(module: ir.Module, index: ProgramIndex) -> int:
     """Inline every ``func.call`` in place, as XLA's CallInliner does before Shardy runs.

@@ -1,18 +1,19 @@
 """What one propagation run found: every value's final sharding, and the whole result.
 
 ``PropagationResult`` holds the annotations, values, timeline, conflicts and collectives
-of a run, keyed by the program graph's ids; its ``to_json`` is what ``propagate --json``
-prints. Its ``collectives`` are Shardy's prediction (JSON ``predicted_collectives``);
-the compiled program's (JSON ``collectives``) are filled in by ``run.compiled``.
+of a run, keyed by the program graph's ids. Its ``collectives`` are Shardy's prediction
+(JSON ``predicted_collectives``); the compiled program's (JSON ``collectives``) are the
+compile's own record (``run.compiled.Compiled``). It is frozen: a later step returns a
+record of its own instead of writing into it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.json_form import JsonForm, SupportsToJson, json_field
+from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.propagation.pipeline import ROUTE
 from shardscope.backend.sharding.hlo_text import hlo_sharding_text
 from shardscope.backend.sharding.mesh import Mesh
@@ -47,13 +48,18 @@ class ValueInfo(JsonForm):
     closed: tuple[bool, ...] = json_field(omit=True, default=())
 
 
-@dataclass
+@dataclass(frozen=True)
 class PropagationResult:
-    """Everything one propagation run found, keyed by the program graph's ids."""
+    """What one propagation run found, keyed by the program graph's ids: the values'
+    final shardings, the steps, the conflicts and Shardy's predicted collectives.
+
+    Later steps (the compile, the host layout, the pricing, the GSPMD comparison) return
+    records of their own; ``backend.analysis.Analysis`` holds them side by side.
+    """
 
     program: str
     mesh: Mesh
-    graph: ProgramGraph
+    graph: ProgramGraph | None
     annotations: list[Annotation]
     values: list[ValueInfo]
     timeline: Timeline
@@ -65,35 +71,10 @@ class PropagationResult:
     # framework compiles it with ("shardy", "gspmd"): ``Program.framework/partitioner``.
     framework: str = "jax"
     partitioner: str = "shardy"
-    # Set by backend.run.compiled: who compiled the listed collectives, "shardscope" (its
-    # own compile) or the framework ("torch_xla": its compile as the script ran it).
-    compiled_by: str | None = None
-    conflicts: list[Conflict] = field(default_factory=list)
-    collectives: list[Collective] = field(default_factory=list)
-    # Set by backend.gspmd, a layer above this one: typed only by the JSON form it gives.
-    gspmd_differences: list[SupportsToJson] | None = None
-    # Set by backend.gspmd too: the collectives of GSPMD's compiled module.
-    gspmd_collectives: list[SupportsToJson] | None = None
-    warnings: list[str] = field(default_factory=list)
-    # Set by backend.run.compiled (a layer above) where the program was compiled: the
-    # compiled module's collectives, whether a compiled one matched each of Shardy's
-    # predicted ``collectives`` (None for an all-slice, which moves nothing), and XLA's
-    # memory analysis.
-    compiled_collectives: list[SupportsToJson] | None = None
-    predicted_matched: list[bool | None] | None = None
-    memory: dict[str, Any] | None = None
-    # Set by backend.run.explain: XLA's warnings of the compile, each on its program op.
-    xla_warnings: list[SupportsToJson] | None = None
-    # Why the compile failed, where it did (one line); None otherwise.
-    compile_error: str | None = None
-    # Set by backend.cost (a layer above): the compiled collectives and memory priced
-    # for one hardware profile.
-    pricing: SupportsToJson | None = None
-    # Set by backend.cost.traffic: the hosts the mesh is laid over (``sharding.hosts``),
-    # and whether each of Shardy's predicted ``collectives`` would cross hosts (None for
-    # an all-slice, which moves nothing); None where no hosts were given.
-    hosts: int = 1
-    predicted_crossing: list[bool | None] | None = None
+    conflicts: tuple[Conflict, ...] = ()
+    # Shardy's prediction (``predicted_collectives`` in ``propagate --json``).
+    collectives: tuple[Collective, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def module_text(self) -> str | None:
@@ -108,56 +89,34 @@ class PropagationResult:
                 return v
         raise KeyError(ref)
 
-    def _predicted_json(self) -> list[dict]:
-        """Shardy's predicted collectives, each with ``matched``: whether a compiled
-        collective matched it (null: not compiled, or an all-slice); with hosts,
-        ``crosses_hosts``: whether its device groups cross hosts."""
-        matched = self.predicted_matched or [None] * len(self.collectives)
-        out = [
-            {**c.to_json(), "matched": m} for c, m in zip(self.collectives, matched, strict=True)
-        ]
-        if self.predicted_crossing is not None:
-            for entry, crosses in zip(out, self.predicted_crossing, strict=True):
-                entry["crosses_hosts"] = crosses
-        return out
+    def with_graph(self, graph: ProgramGraph | None) -> PropagationResult:
+        """This result holding ``graph`` (a forked child's result comes without it)."""
+        return replace(self, graph=graph)
+
+    def without_module(self) -> PropagationResult:
+        """This result without its module, which cannot leave the process it lives in."""
+        return replace(self, module=None, graph=None)
+
+    def warned(self, *warnings: str) -> PropagationResult:
+        """This result with ``warnings`` added after its own."""
+        return replace(self, warnings=(*self.warnings, *warnings))
 
     def to_json(self) -> dict:
-        """The object ``propagate --json`` prints."""
-        out: dict[str, Any] = {
+        """Propagation's own fields of ``propagate --json`` (``backend.analysis`` adds
+        the later steps' fields)."""
+        return {
             "program": self.program,
             "framework": self.framework,
             "partitioner": self.partitioner,
             "mesh": self.mesh.shape,
             # The device id at each row-major mesh position.
             "device_order": list(self.mesh.device_order),
-            # The hosts the devices are laid over, device numbers k*N/H.. on host k.
-            "hosts": self.hosts,
             "route": self.route,
             "annotations": [a.to_json() for a in self.annotations],
             "values": [v.to_json() for v in self.values],
             "steps": [s.to_json() for s in self.timeline.steps],
             "conflicts": [c.to_json() for c in self.conflicts],
-            # What XLA compiled; null where the program was not compiled.
-            "collectives": (
-                None
-                if self.compiled_collectives is None
-                else [c.to_json() for c in self.compiled_collectives]
-            ),
-            # Who compiled them: "shardscope", or the framework as the script ran it.
-            "compiled_by": self.compiled_by,
-            "predicted_collectives": self._predicted_json(),
-            "memory": self.memory,
-            "xla_warnings": (
-                None if self.xla_warnings is None else [w.to_json() for w in self.xla_warnings]
-            ),
-            "cost": None if self.pricing is None else self.pricing.to_json(),
         }
-        if self.gspmd_differences is not None:
-            out["gspmd_differences"] = [d.to_json() for d in self.gspmd_differences]
-        if self.gspmd_collectives is not None:
-            out["gspmd_collectives"] = [c.to_json() for c in self.gspmd_collectives]
-        out["warnings"] = list(self.warnings)
-        return out
 
 
 def value_infos(

@@ -139,8 +139,7 @@ class PropagationServer:
                     continue
                 self.served += 1
                 if kind == "result":
-                    value.graph = self.program.graph
-                    return value
+                    return value.with_graph(self.program.graph)
                 if kind == "abandoned":
                     raise Superseded()
                 raise value
@@ -338,9 +337,7 @@ def _serve(
                 prep.annotated_text = None
             on_final = _final_replies(replies, parsed, request)
             result = run_prepared(prep, origins, on_final=on_final, checkpoint=checkpoint)
-            result.graph = None
-            result.module = None
-            reply = ("result", result)
+            reply = ("result", result.without_module())
         except _Abandoned:
             reply = ("abandoned", None)
         except Exception as exc:  # noqa: BLE001 - handed to the caller as it was raised

@@ -130,11 +130,6 @@ class Timeline:
                 out[v] = s
         return out
 
-    def steps_touching(self, value: int) -> list[Step]:
-        """The steps whose targets include ``value``."""
-        idx = set(self._changes.get(value, ([], []))[0])
-        return [s for s in self.steps if s.index in idx and value in s.values]
-
     def replay(self) -> dict[int, AxesPerDim]:
         """Apply every step to the initial state, one axis at a time, and return the end state.
 

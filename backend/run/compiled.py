@@ -29,7 +29,14 @@ from shardscope.backend.run.cancel import Cancel, RunCancelled
 from shardscope.backend.run.explain import explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.op_index import OpIndex
-from shardscope.backend.run.result import CollectiveTensor, CompiledCollective, group_size
+from shardscope.backend.run.result import (
+    CollectiveTensor,
+    Compiled,
+    CompiledCollective,
+    CompileOutcome,
+    NotCompiled,
+    group_size,
+)
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 from shardscope.backend.sharding.device_groups import device_groups
 
@@ -282,17 +289,16 @@ def propagate_compiled(
     specs: Mapping[str | int, SpecLike] | None = None,
     *,
     timeout: float = 300.0,
-) -> PropagationResult:
-    """``propagate``, with the compiled program's collectives and memory filled in
-    (``result.compiled_collectives``, ``result.memory``) and each of Shardy's predicted
-    collectives told whether one compiled collective matched it."""
+) -> tuple[PropagationResult, CompileOutcome]:
+    """``propagate``, and what XLA compiled of the propagated program (``Compiled``: its
+    collectives, each of Shardy's predicted ones told whether one matched it, and memory),
+    or why it was not compiled (a mesh over ``MAX_CPU_DEVICES``)."""
     target = _as_mesh(mesh) or own_mesh(program)
     size = target.size if target is not None else 0
     own = framework_report(program, target, specs)
     if own is not None:
         result = start_propagation(program, mesh, specs).result()
-        attach(result, own)
-        return result
+        return result, read_compile(result, own)
     # Started first: the worker imports JAX while the program is annotated.
     compile_ = (
         PendingCompile(size, timeout, target.device_order)
@@ -309,10 +315,8 @@ def propagate_compiled(
         compile_.give(pending.annotated_text)
     result = pending.result()
     if compile_ is None:
-        result.warnings.append(too_many_devices(result.mesh.size))
-        return result
-    attach(result, compile_.report())
-    return result
+        return result, NotCompiled(too_many_devices(result.mesh.size), failed=False)
+    return result, read_compile(result, compile_.report())
 
 
 def as_captured(program: Program, mesh: Mesh, specs: Mapping[str | int, SpecLike] | None) -> bool:
@@ -367,9 +371,10 @@ def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
     return MeshType.from_dict(dict(mesh))
 
 
-def attach(result: PropagationResult, report: dict) -> None:
-    """Fill ``result``'s compiled collectives (matched with its predicted ones) and
-    memory from the compile worker's ``report``."""
+def read_compile(result: PropagationResult, report: dict) -> Compiled:
+    """What the compile worker's ``report`` says XLA compiled of ``result``'s program:
+    its collectives (each explained and matched with Shardy's predicted ones) and memory.
+    ``ShardscopeError`` where the compile failed."""
     if not report.get("ok"):
         raise ShardscopeError(report.get("error", "the XLA compile failed"))
     compiled = [compiled_collective(c) for c in report["collectives"]]
@@ -377,17 +382,23 @@ def attach(result: PropagationResult, report: dict) -> None:
     refs = predicted_refs(result.collectives, result.graph)
     compiled, unmatched = match(compiled, refs)
     left = {r.index for r in unmatched}
-    result.compiled_collectives = compiled
-    result.predicted_matched = [
+    matched = tuple(
         None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
-    ]
-    if report.get("memory") is not None:
-        result.memory = {"source": MEMORY_SOURCE, **report["memory"]}
-    result.compiled_by = report.get("compiled_by") or "shardscope"
-    if report.get("compiled_by"):
-        result.warnings.append(
-            f"the collectives are {report['compiled_by']}'s own compile of this graph, as the "
-            f"script ran it (partitioned by {report['partitioned_by'].upper()}); its memory is not "
-            f"recorded"
+    )
+    memory = report.get("memory")
+    by = report.get("compiled_by")
+    warnings = ()
+    if by:
+        warnings = (
+            f"the collectives are {by}'s own compile of this graph, as the script ran it "
+            f"(partitioned by {report['partitioned_by'].upper()}); its memory is not recorded",
         )
-    explain(result, report)
+    explained, xla_warnings = explain(result, compiled, report)
+    return Compiled(
+        collectives=tuple(explained),
+        predicted_matched=matched,
+        memory=None if memory is None else {"source": MEMORY_SOURCE, **memory},
+        xla_warnings=tuple(xla_warnings),
+        compiled_by=by or "shardscope",
+        warnings=warnings,
+    )

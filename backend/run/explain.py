@@ -1,6 +1,6 @@
 """Why each compiled collective is there, which op holds it, how often one call runs it.
 
-``explain(result, report)`` fills, on each of ``result.compiled_collectives``:
+``explain(result, compiled, report)`` fills, on each compiled collective:
 
 - ``cause`` (a ``CollectiveCause``): for one the partitioner inserted, the tensor it
   moves (an operand or result of the program op its metadata names), the sharding that
@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shardscope.backend.hlo.collectives import element_bytes
-from shardscope.backend.json_form import JsonForm
 from shardscope.backend.run.op_index import OpIndex
-from shardscope.backend.run.result import CollectiveCause, CompiledCollective
+from shardscope.backend.run.result import CollectiveCause, CompiledCollective, OpWarning
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import merge_full_axes
 
@@ -72,26 +72,12 @@ _OPERATION = re.compile(r"HLO operation %[\w.\-]+ = (?P<type>[a-z][a-z0-9]*)\[(?
 _TILES = re.compile(r"devices=\[(?P<tiles>[0-9,]+)\]")
 
 
-@dataclass(frozen=True)
-class OpWarning(JsonForm):
-    """A warning XLA logged while compiling, on the program op it is about.
-
-    ``bytes``: for a full rematerialization, what one device receives to hold the whole
-    tensor (its size less the device's own piece); 0 where the warning says no size.
-    Its JSON form is an ``xla_warnings[]`` entry of ``propagate --json``.
-    """
-
-    message: str
-    op: int | None
-    op_name: str
-    line: int | None
-    bytes: int = 0
-
-
-def explain(result: PropagationResult, report: dict) -> None:
-    """Fill each compiled collective's cause, holder and runs per call, and
-    ``result.xla_warnings``, from the compile worker's ``report``."""
-    compiled: list[CompiledCollective] = list(result.compiled_collectives or [])  # type: ignore[arg-type]
+def explain(
+    result: PropagationResult, compiled: Sequence[CompiledCollective], report: dict
+) -> tuple[list[CompiledCollective], list[OpWarning]]:
+    """``compiled`` with each collective's cause, holder and runs per call filled in, and
+    XLA's warnings of the compile on their program ops, from the compile worker's
+    ``report``."""
     records = {r["name"]: r for r in report.get("collectives", [])}
     why = _Explainer(result, report.get("hlo_text", ""))
     out = []
@@ -106,9 +92,7 @@ def explain(result: PropagationResult, report: dict) -> None:
                 runs_per_call=int(record.get("runs_per_call", 1)),
             )
         )
-    if result.compiled_collectives is not None:
-        result.compiled_collectives = out
-    result.xla_warnings = op_warnings(result, report.get("xla_warnings", []), report)
+    return out, op_warnings(result, report.get("xla_warnings", []), report)
 
 
 def spec_text(dims: Dims | None) -> str:

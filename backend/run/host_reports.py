@@ -10,6 +10,7 @@ ended last.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardscope.backend.run.result import mark_crossing
@@ -74,6 +75,4 @@ def _merge_tensors(per_host: list[list[dict]]) -> list[dict]:
 def hosted_result(result: RunResult, hosts: Hosts) -> RunResult:
     """``result`` as a run on ``hosts``: its host count, and each compiled collective
     marked where it crosses hosts (``result.mark_crossing``)."""
-    result.collectives = mark_crossing(result.collectives, hosts)
-    result.hosts = hosts.count
-    return result
+    return replace(result, collectives=mark_crossing(result.collectives, hosts), hosts=hosts.count)

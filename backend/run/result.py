@@ -300,3 +300,55 @@ def mark_crossing(
     """``collectives`` with ``crosses_hosts`` set for ``hosts``: whether any device group
     holds devices of two hosts (``sharding.hosts.Hosts.crosses``)."""
     return [replace(c, crosses_hosts=hosts.crosses(c.device_groups)) for c in collectives]
+
+
+@dataclass(frozen=True)
+class OpWarning(JsonForm):
+    """A warning XLA logged while compiling, on the program op it is about.
+
+    ``bytes``: for a full rematerialization, what one device receives to hold the whole
+    tensor (its size less the device's own piece); 0 where the warning says no size.
+    Its JSON form is an ``xla_warnings[]`` entry of ``propagate --json``.
+    """
+
+    message: str
+    op: int | None
+    op_name: str
+    line: int | None
+    bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What XLA compiled of a propagated program: its collectives, whether one of them
+    matched each of Shardy's predicted collectives, its memory and its warnings.
+
+    ``collectives`` is ``collectives`` in ``propagate --json``; ``predicted_matched`` has
+    one entry per ``PropagationResult.collectives`` (None for an all-slice, which moves
+    nothing); ``memory`` is XLA's memory analysis (None where the compile recorded none).
+    """
+
+    collectives: tuple[CompiledCollective, ...]
+    predicted_matched: tuple[bool | None, ...]
+    memory: dict | None
+    xla_warnings: tuple[OpWarning, ...] = ()
+    # Who compiled: "shardscope" (its own compile), or the framework as the script ran it.
+    compiled_by: str = "shardscope"
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NotCompiled:
+    """Why a propagated program has no compile: it failed (``failed``: ``reason`` is the
+    error's one line), or it was not made (``reason`` says why, as a warning)."""
+
+    reason: str
+    failed: bool = True
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the result's warnings say of it: why it was not made, if not a failure."""
+        return () if self.failed else (self.reason,)
+
+
+CompileOutcome = Compiled | NotCompiled

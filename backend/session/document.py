@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 from psygnal import Signal, SignalGroup
 
+from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.errors import MeshError, SpecError
 from shardscope.backend.session.display import (
     FinalSpecs,
@@ -43,9 +44,12 @@ from shardscope.backend.sharding.mesh import Mesh, MeshAxis
 from shardscope.backend.sharding.spec import DimSpec, Spec, validate_spec
 
 if TYPE_CHECKING:
+    from shardscope.backend.cost.price import Pricing
+    from shardscope.backend.cost.traffic import HostTraffic
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.run.compiled import CompileOutcome
     from shardscope.backend.sharding.hosts import Hosts
 
 DEFAULT_MESH = Mesh((MeshAxis("data", 4), MeshAxis("model", 2)))
@@ -69,10 +73,13 @@ class SessionEvents(SignalGroup):
     view = Signal(dict)  # the whole view state after the change
     propagation = Signal(object)  # PropagationResult, or None when stale
     final_specs = Signal()  # a propagation's final shardings, ahead of its result
-    # The current propagation's compiled collectives and memory were filled in
-    # (``PropagationResult.compiled_collectives``), or its compile failed (the result's
-    # ``compile_error``): the result.
+    # XLA's compile of the current propagation came (``Analysis.compiled``), or it failed
+    # or was not made (``Analysis.compile_error``, a ``NotCompiled``): the session's
+    # ``analysis``.
     compiled = Signal(object)
+    # The current propagation and its compile were laid over the hosts and priced
+    # (``Analysis.traffic``, ``Analysis.pricing``): the session's ``analysis``.
+    priced = Signal(object)
 
 
 class Session:
@@ -95,6 +102,8 @@ class Session:
         self._specs: dict[int, Spec] = {}
         self._view: JsonDict = {}
         self._propagation: PropagationResult | None = None
+        # The later steps' records of the current propagation.
+        self._analysis: Analysis | None = None
         self._propagated: PropagatedSpecs | None = None
         self._pending: SavedState | None = None
         self.recovery_file: Path | None = Path(recovery) if recovery is not None else None
@@ -146,6 +155,12 @@ class Session:
     def propagation(self) -> PropagationResult | None:
         """The latest propagation result for the current mesh and specs, or None."""
         return self._propagation
+
+    @property
+    def analysis(self) -> Analysis | None:
+        """The current propagation with the records of the steps after it (compile, host
+        layout, pricing) that have come so far; None without a propagation."""
+        return self._analysis
 
     def value(self, value_id: int) -> Value:
         """A graph value by id; SpecError if there is no program or no such value."""
@@ -321,11 +336,26 @@ class Session:
             self._set_propagation(result)
             self.events.propagation.emit(result)
 
-    def set_compiled(self, result: PropagationResult) -> None:
-        """Say that ``result``, the current propagation, now holds what XLA compiled
-        (filled in place by ``run.compiled.attach``); ignored for any other result."""
-        if result is self._propagation:
-            self.events.compiled.emit(result)
+    def set_compiled(self, result: PropagationResult, outcome: CompileOutcome) -> None:
+        """Keep what XLA's compile made of ``result`` (a ``Compiled``, or a ``NotCompiled``
+        saying why there is none) if ``result`` is the current propagation; ignored for
+        any other result."""
+        if result is self._propagation and self._analysis is not None:
+            self._analysis = Analysis(result, outcome)
+            self.events.compiled.emit(self._analysis)
+
+    def set_priced(
+        self, result: PropagationResult, traffic: HostTraffic, pricing: Pricing | None
+    ) -> None:
+        """Keep the current propagation's host layout and pricing (as the window shows
+        them); ignored for any other result."""
+        analysis = self._analysis
+        if result is not self._propagation or analysis is None:
+            return
+        if analysis.traffic == traffic and analysis.pricing == pricing:
+            return
+        self._analysis = analysis.with_parts(traffic=traffic, pricing=pricing)
+        self.events.priced.emit(self._analysis)
 
     def set_final_specs(self, dims: Mapping[int, tuple[tuple[str, ...], ...]]) -> None:
         """Show the final shardings a propagation sends ahead of its result
@@ -343,6 +373,7 @@ class Session:
 
     def _set_propagation(self, result: PropagationResult | None) -> None:
         self._propagation = result
+        self._analysis = None if result is None else Analysis(result)
         self._propagated = None
 
     # -- what views show --------------------------------------------------------------

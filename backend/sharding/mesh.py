@@ -152,10 +152,6 @@ class Mesh:
                 f"mesh has no axis {name!r}: use one of {', '.join(self.axis_names)}"
             ) from None
 
-    def axis_type(self, name: str) -> AxisType:
-        """The type of axis ``name``."""
-        return self.axis_types[self.axis_index(name)]
-
     def device_grid(self) -> np.ndarray:
         """Device ids as an integer array shaped like the mesh."""
         if self._grid is None:

@@ -169,7 +169,7 @@ def measure(app, window, watch, graph_watch, order: str | None) -> list[dict[str
         pump_until(app, lambda: "compiled" in marks)
         pump_until(app, lambda: watch.last > marks["compiled"])
         compiled = watch.last - t0
-        error = session.propagation.compile_error
+        error = session.analysis.compile_error
         if error:
             raise SystemExit(f"the compile failed: {error}")
         samples.append({"badges": badges, "compiled": compiled})

@@ -46,11 +46,11 @@ def sources() -> list[str]:
 
 
 def row(source: str) -> tuple[str, dict[str, tuple[int, int, int]], bool]:
-    from shardscope.backend.run.compiled import propagate_compiled
+    from shardscope.backend.analysis.analyse import analyse
     from tests.support.compile_oracle import compiled_text, loaded
 
     program = loaded(source)
-    result = propagate_compiled(program).to_json()
+    result = analyse(program).to_json()
     predicted = Counter(p["kind"].replace("_", "-") for p in result["predicted_collectives"])
     compiled = Counter(c["kind"] for c in result["collectives"] or [])
     jax = jax_counts(compiled_text(program))

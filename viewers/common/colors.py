@@ -10,7 +10,6 @@ adds axes.
 from __future__ import annotations
 
 import colorsys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -250,10 +249,3 @@ def readable_color(color: QColor, theme: Theme) -> QColor:
     if abs(color.lightness() - bg) >= 90:
         return color
     return color.lighter(160) if theme.is_dark else color.darker(160)
-
-
-def qcolor_rgb(colors: Sequence[QColor]) -> np.ndarray:
-    """``(n, 3)`` uint8 array of ``colors``."""
-    return np.asarray([(c.red(), c.green(), c.blue()) for c in colors], dtype=np.uint8).reshape(
-        -1, 3
-    )

@@ -47,9 +47,9 @@ from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, Sortabl
 from shardscope.viewers.graph.markers import byte_text, dims_text
 
 if TYPE_CHECKING:
+    from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.propagation.collectives import Collective
-    from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.run.result import CompiledCollective
 
 PREDICTED_COLUMNS = (
@@ -378,7 +378,7 @@ class CollectivesView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.result: PropagationResult | None = None
+        self.result: Analysis | None = None
         self.collectives: list[Collective] = []
         self.compiled: list[CompiledCollective] | None = None
         self.pricing: Pricing | None = None
@@ -522,7 +522,7 @@ class CollectivesView(QWidget):
 
     def set_result(
         self,
-        result: PropagationResult | None,
+        result: Analysis | None,
         *,
         pending: bool = False,
         compiling: bool = False,

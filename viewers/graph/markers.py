@@ -41,11 +41,11 @@ from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 
 if TYPE_CHECKING:
+    from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.program.layout import GraphLayout
     from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
-    from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.run.result import CompiledCollective
     from shardscope.viewers.graph.view import GraphView
 
@@ -420,7 +420,7 @@ class GraphMarkers(QObject):
         self.selected_marks: list[SelectedMarkItem] = []
         # whose conflicts and collectives are marked: the session's current result, or
         # the one the view's shardings come from when it shows another (None: none)
-        self.shown_result: PropagationResult | None | str = CURRENT
+        self.shown_result: Analysis | None | str = CURRENT
         view.graph_scene.drawn.connect(self.refresh)
         self.session.events.propagation.connect(self._on_propagation_change)
         # The compiled collectives replace the prediction's tags, and only them.
@@ -468,9 +468,10 @@ class GraphMarkers(QObject):
         for follower in self.followers:
             follower.set_gspmd(differences)
 
-    def show_result(self, result: PropagationResult | None | str) -> None:
+    def show_result(self, result: Analysis | None | str) -> None:
         """Mark the conflicts and collectives of ``result``: ``CURRENT`` (the session's
-        result, whichever it is), another propagation result, or None (no such marks)."""
+        analysis, whichever it is), another propagation's analysis, or None (no such
+        marks)."""
         if result is not self.shown_result:
             self.shown_result = result
             self.refresh()
@@ -488,15 +489,23 @@ class GraphMarkers(QObject):
     def _on_program(self, _program) -> None:
         self.set_inspected(None)  # the values of another program
 
-    def _on_compiled(self, result) -> None:
-        shown = self.session.propagation if self.shown_result is CURRENT else self.shown_result
+    def _shown(self) -> Analysis | None:
+        """The analysis whose conflicts and collectives are marked."""
+        if self.shown_result is CURRENT:
+            return self.session.analysis
+        return self.shown_result  # type: ignore[return-value]
+
+    def _on_compiled(self, analysis: Analysis) -> None:
+        shown = self._shown()
         layout = self.view.layout_
         graph = self.session.graph
-        if result is not shown or layout is None or graph is None or not self.view.nodes:
+        if shown is None or analysis.propagation is not shown.propagation:
+            return
+        if layout is None or graph is None or not self.view.nodes:
             return
         self._remove(self.collective_marks.values())
         self.collective_marks = {}
-        self._mark_result_collectives(layout, graph, result, self.view.style_)
+        self._mark_result_collectives(layout, graph, analysis, self.view.style_)
 
     def _on_specs_change(self, _ids) -> None:
         self._remove(self.note_marks)
@@ -512,7 +521,7 @@ class GraphMarkers(QObject):
         if layout is None or graph is None or not self.view.nodes:
             return
         style = self.view.style_
-        result = self.session.propagation if self.shown_result is CURRENT else self.shown_result
+        result = self._shown()
         if result is not None:
             self._mark_conflicts(layout, graph, result.conflicts, style)
             self._mark_result_collectives(layout, graph, result, style)
@@ -576,7 +585,7 @@ class GraphMarkers(QObject):
             self._attach(n, mark)
             self.conflict_marks[n] = mark
 
-    def _mark_result_collectives(self, layout, graph, result: PropagationResult, style) -> None:
+    def _mark_result_collectives(self, layout, graph, result: Analysis, style) -> None:
         if result.compiled_collectives is not None:
             self._mark_compiled(layout, graph, result.compiled_collectives, style)  # type: ignore[arg-type]
         else:

@@ -262,8 +262,8 @@ def routes(request, tmp_path_factory):
     import sys
 
     import shardscope
+    from shardscope.backend.analysis.analyse import analyse
     from shardscope.backend.program.lower import load_python_namespace
-    from shardscope.backend.run.compiled import propagate_compiled
     from shardscope.backend.session.document import Session
     from shardscope.backend.session.saved_program import unpack_program
     from tests.support.compile_oracle import loaded, lowered
@@ -303,7 +303,7 @@ def routes(request, tmp_path_factory):
     reopened.restore(state)
     reopened.set_program(unpack_program(state["program"], state["source"], "session.json"))
     assert reopened.program is not None
-    result = propagate_compiled(reopened.program, reopened.mesh, reopened.specs_for_propagation())
+    result = analyse(reopened.program, reopened.mesh, reopened.specs_for_propagation())
     out["session"] = result.to_json()["collectives"]
     return program, out
 

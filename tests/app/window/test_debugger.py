@@ -13,6 +13,7 @@ from shardscope.backend.cost.hardware import DEFAULT_PROFILE
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.table_items import INDEX_ROLE
@@ -266,13 +267,13 @@ def compiled_in(qtbot, window):
             and not window.propagation.pending
             and not window.propagation.compiler.compiling
             and (
-                window.session.propagation.compiled_collectives is not None
-                or window.session.propagation.compile_error is not None
+                window.session.analysis.compiled_collectives is not None
+                or window.session.analysis.compile_error is not None
             )
         ),
         timeout=90_000,
     )
-    return window.session.propagation
+    return window.session.analysis
 
 
 def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_graph(
@@ -345,7 +346,7 @@ def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
     assert view.column("Est. time") != before
     assert "NVIDIA H100" in view.meaning.text() and view.meaning.text() != line
     assert window.settings.hardware("?") == "h100"
-    assert window.session.propagation.pricing.hardware == "h100"
+    assert window.session.analysis.pricing.hardware == "h100"
 
 
 def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_window, qtbot):
@@ -361,9 +362,9 @@ def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(0).center())
     assert view.showing_compiled
     # A compile that failed: one line, and the prediction labelled as such.
-    failed = dataclasses.replace(result, compiled_collectives=None, compile_error="boom: no")
+    failed = dataclasses.replace(result.propagation)
     window.session.set_propagation(failed)
-    window.session.set_compiled(failed)
+    window.session.set_compiled(failed, NotCompiled("boom: no"))
     assert view.status.text() == "The XLA compile failed: boom: no"
     assert "Shardy's prediction (before compiling) — the compile failed" in view.header.text()
     assert not view.showing_compiled

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.cost.hardware import profile
-from shardscope.backend.cost.price import FORMULAS, memory_fit, price, price_result
-from shardscope.backend.run.compiled import propagate_compiled
+from shardscope.backend.cost.price import FORMULAS, memory_fit, price, price_compiled
 from tests.support.compile_oracle import loaded
 from tests.support.inputs import PROGRAMS
 
@@ -21,19 +21,19 @@ F32 = 4
 def mlp():
     # data=4, model=2: layer2's contraction over model is one all-reduce of the (8, 16)
     # f32 piece each device holds, over groups {0,1}, {2,3}, ...
-    return propagate_compiled(loaded("example:mlp"))
+    return analyse(loaded("example:mlp"))
 
 
 @pytest.fixture(scope="module")
 def fsdp():
     # shard_map's all_gather of w (8, 16) and psum_scatter of its gradient, over 4 devices.
-    return propagate_compiled(loaded(str(PROGRAMS / "compiled_fsdp.py")))
+    return analyse(loaded(str(PROGRAMS / "compiled_fsdp.py")))
 
 
 @pytest.fixture(scope="module")
 def nested():
     # A gradient whose top-level all-reduces XLA combines into one.
-    return propagate_compiled(loaded(str(PROGRAMS / "run_collectives_nested.py")))
+    return analyse(loaded(str(PROGRAMS / "run_collectives_nested.py")))
 
 
 def _only(result, kind):
@@ -46,7 +46,7 @@ def test_an_all_reduce_is_two_ring_passes(mlp):
     c = _only(mlp, "all-reduce")
     assert c.device_groups == ((0, 1), (2, 3), (4, 5), (6, 7))
     assert c.result_bytes == 8 * 16 * F32 == 512
-    cost = price_result(mlp, "tpu-v5e").collectives[0]
+    cost = price_compiled(mlp.propagation, mlp.compile, "tpu-v5e").collectives[0]
     # N = 2, S = 512 B, B = 400 GBps / 4 ports, a = 1 us: 2(N-1)(a + S/(N B)).
     assert cost.seconds == pytest.approx(2 * 1 * (1e-6 + 512 / (2 * 100e9)), rel=1e-12)
     assert cost.bytes_per_device == 2 * 512 * 1 // 2 == c.bytes
@@ -87,12 +87,12 @@ def test_the_bytes_agree_with_the_compiled_collectives(mlp, fsdp, nested):
 def test_a_group_across_nodes_crosses_the_slow_link(model, link, a, b):
     # On h100 a node holds 8 GPUs: a group of 8 consecutive ids stays in one, one of 16
     # spans two and is priced on its InfiniBand share.
-    result = propagate_compiled(loaded("example:mlp"), {"data": 2, "model": model})
+    result = analyse(loaded("example:mlp"), {"data": 2, "model": model})
     c = _only(result, "all-reduce")
     assert {len(g) for g in c.device_groups} == {model}
     s = 16 * 16 * F32  # 32 rows over data=2, 16 columns
     assert c.result_bytes == s
-    cost = price_result(result, "h100").collectives[0]
+    cost = price_compiled(result.propagation, result.compile, "h100").collectives[0]
     assert cost.link == link
     assert cost.seconds == pytest.approx(2 * (model - 1) * (a + s / (model * b)), rel=1e-12)
 
@@ -124,7 +124,7 @@ def test_a_held_collective_is_counted_on_its_holder(mlp):
 
 
 def test_ops_share_a_combined_collective_and_add_up_to_the_step(nested):
-    pricing = price_result(nested, "tpu-v5p")
+    pricing = price_compiled(nested.propagation, nested.compile, "tpu-v5p")
     combined = [c for c in nested.compiled_collectives if c.operands > 1]
     assert combined
     ops = {o.op for o in pricing.ops}
@@ -141,7 +141,7 @@ def test_ops_share_a_combined_collective_and_add_up_to_the_step(nested):
 
 
 def test_memory_against_the_profile(mlp):
-    fit = price_result(mlp, "tpu-v5e").memory
+    fit = price_compiled(mlp.propagation, mlp.compile, "tpu-v5e").memory
     assert fit is not None and fit.fits
     assert fit.peak == mlp.memory["peak"] > 0 and fit.argument == mlp.memory["argument"]
     assert fit.text.startswith("fits in 16 GB: ") and fit.text.endswith("%")
@@ -155,9 +155,8 @@ def test_memory_against_the_profile(mlp):
 
 
 def test_the_result_carries_its_pricing_as_cost(mlp):
-    pricing = price_result(mlp, "h200")
-    assert mlp.pricing is pricing
-    cost = mlp.to_json()["cost"]
+    pricing = price_compiled(mlp.propagation, mlp.compile, "h200")
+    cost = mlp.with_parts(pricing=pricing).to_json()["cost"]
     assert cost["hardware"] == "h200" and cost["formulas"] == FORMULAS
     assert cost["collectives"][0]["seconds"] == pricing.collectives[0].seconds
     assert cost["memory"]["text"].startswith("fits in 141 GB")

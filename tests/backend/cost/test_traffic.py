@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from shardscope.backend.cost.price import ESTIMATE, price, price_result
+from shardscope.backend.analysis.analyse import analyse
+from shardscope.backend.cost.price import ESTIMATE, price, price_compiled
 from shardscope.backend.cost.traffic import (
     apply_host_layout,
     bytes_text,
@@ -17,7 +18,6 @@ from shardscope.backend.cost.traffic import (
     traffic_lines,
 )
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.run.result import mark_crossing
 from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
@@ -32,14 +32,14 @@ MESH = Mesh.from_dict({"data": 2, "model": 4})
 def blocks():
     # --hosts 2 without --dcn: host 0 owns devices 0..3, the first row of the mesh.
     mesh, hosts = apply_hosts(MESH, 2, None)
-    return propagate_compiled(loaded(SOURCE), mesh), mesh, hosts
+    return analyse(loaded(SOURCE), mesh), mesh, hosts
 
 
 @pytest.fixture(scope="module")
 def along_model():
     # --dcn model=2: the hosts lie along model, as the warning on ``blocks`` suggests.
     mesh, hosts = apply_hosts(MESH, None, "model=2")
-    return propagate_compiled(loaded(SOURCE), mesh), mesh, hosts
+    return analyse(loaded(SOURCE), mesh), mesh, hosts
 
 
 def _by_axes(result, hosts):
@@ -134,7 +134,7 @@ def test_a_collective_run_in_a_loop_sends_its_bytes_each_run(blocks):
 
 def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
     result, _, hosts = blocks
-    pricing = price_result(result, "tpu-v5e", hosts)
+    pricing = price_compiled(result.propagation, result.compile, "tpu-v5e", hosts)
     head, how, crossing = traffic_lines(pricing)
     assert "process_is_granule=True" in how and "priced on DCN, the others on ICI" in how
     assert head.startswith("traffic per step on 2 hosts")
@@ -148,39 +148,37 @@ def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
     assert bytes_text(12 * 2**20) == "12.0 MiB" and time_text(4.1e-3) == "4.1 ms"
 
 
-def _copy(result):
-    return dataclasses.replace(result, warnings=list(result.warnings))
+def _laid(result, hosts):
+    traffic, pricing = apply_host_layout(result.propagation, result.compile, hosts, "tpu-v5e")
+    return result.with_parts(traffic=traffic, pricing=pricing)
 
 
 def test_apply_host_layout_marks_prices_and_warns(blocks, along_model):
     result, _, hosts = blocks
-    laid = _copy(result)
-    pricing = apply_host_layout(laid, hosts, "tpu-v5e")
-    assert laid.hosts == 2 and laid.pricing is pricing and pricing.hosts == 2
+    laid = _laid(result, hosts)
+    assert laid.hosts == 2 and laid.pricing.hosts == 2
     assert [c.crosses_hosts for c in laid.compiled_collectives] == [
         c.crosses_hosts for c in mark_crossing(result.compiled_collectives, hosts)
     ]
-    assert laid.predicted_crossing == []  # user psums: Shardy predicts none
+    assert laid.predicted_crossing == ()  # user psums: Shardy predicts none
     # data lies wholly across hosts (no axis spans both): only the crossing is warned.
-    assert laid.warnings[len(result.warnings) :] == crossing_warnings(
+    assert list(laid.traffic.warnings) == crossing_warnings(
         laid.compiled_collectives, laid.mesh, hosts
     )
+    assert laid.warnings[-len(laid.traffic.warnings) :] == laid.traffic.warnings
     assert laid.to_json()["hosts"] == 2
     # model=2: model spans both links, and its all-reduce crosses.
     result, _, hosts = along_model
-    laid = _copy(result)
-    apply_host_layout(laid, hosts, "tpu-v5e")
-    added = laid.warnings[len(result.warnings) :]
+    added = _laid(result, hosts).traffic.warnings
     assert [w.split(" ", 2)[:2] for w in added] == [["axis", "model"], ["all-reduce", "over"]]
     # One host is today's answer.
-    single = _copy(result)
-    apply_host_layout(single, None, "tpu-v5e")
+    single = _laid(result, None)
     assert single.hosts == 1 and single.predicted_crossing is None
-    assert single.pricing == price_result(_copy(result), "tpu-v5e")
+    assert single.pricing == price_compiled(result.propagation, result.compile, "tpu-v5e")
     assert single.to_json()["hosts"] == 1
 
 
 def test_a_layout_of_another_mesh_is_refused(blocks):
     result, _, _ = blocks
     with pytest.raises(ShardscopeError, match="lay the hosts over its 8 devices"):
-        apply_host_layout(_copy(result), Hosts(2, 16), "tpu-v5e")
+        apply_host_layout(result.propagation, result.compile, Hosts(2, 16), "tpu-v5e")

@@ -48,10 +48,11 @@ def test_constraints_on_intermediates_reach_gspmd():
     result = propagate(program, None, specs)
     out = graph.functions[graph.main].results[0]
     assert result.values[out].spec == [["model"], []]
-    diffs = {d.display_name: d for d in gspmd_differences(program, result)}
+    comparison = compare_gspmd(program, result)
+    diffs = {d.display_name: d for d in comparison.differences}
     # Traced again from Python, GSPMD would not see the constraint and keep data.
     assert "result[0]" not in diffs
-    assert result.warnings == []
+    assert comparison.warnings == ()
 
 
 @pytest.mark.slow
@@ -59,8 +60,9 @@ def test_mlir_programs_are_compared_too():
     path = MLIR / "sdy.mlir"
     program = loaded(str(path))
     result = propagate(program)
-    diffs = gspmd_differences(program, result)
-    assert result.warnings == []
+    comparison = compare_gspmd(program, result)
+    diffs = comparison.differences
+    assert comparison.warnings == ()
     graph = result.graph
     # Every value GSPMD reported on has a program id; the arguments keep their specs.
     assert all(0 <= d.id < len(graph.values) for d in diffs)
@@ -72,9 +74,9 @@ def test_shard_map_programs_fall_back_to_tracing_with_a_warning():
     path = CORPUS / "shmap.py"
     program = loaded(str(path))
     result = propagate(program)
-    gspmd_differences(program, result)
-    assert len(result.warnings) == 1
-    assert "shard_map" in result.warnings[0] and "traced again" in result.warnings[0]
+    warnings = compare_gspmd(program, result).warnings
+    assert len(warnings) == 1 and result.warnings == ()
+    assert "shard_map" in warnings[0] and "traced again" in warnings[0]
 
 
 @pytest.mark.slow
@@ -173,7 +175,7 @@ def test_a_traced_program_compiles_on_the_mesh_devices_in_their_order():
     order = (0, 2, 1, 3)
     result = propagate(program, parse_mesh("data=2,model=2", order))
     comparison = compare_gspmd(program, result)
-    assert "traced again" in result.warnings[0]  # shard_map: the traced route
+    assert "traced again" in comparison.warnings[0]  # shard_map: the traced route
     # GSPMD's groups are those of jax.jit on the same devices in the same order (the
     # partitioner does not change the user's own psum), not those of devices 0..3.
     expected = jit_groups(program, order)

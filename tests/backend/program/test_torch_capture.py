@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.program.capture_file import Capture, parse_capture
 from shardscope.backend.program.load import load_program
 from shardscope.backend.program.torch_capture import (
@@ -21,7 +22,6 @@ from shardscope.backend.program.torch_capture import (
     name_arguments,
     torch_record,
 )
-from shardscope.backend.run.compiled import propagate_compiled
 
 FIXTURE = Path("tests/inputs/torch/tiny_capture")
 TINY = Path("tests/inputs/torch/tiny.py").resolve()
@@ -72,7 +72,7 @@ def test_the_graphs_inputs_are_named_as_the_script_names_them(tiny_file):
 
 def test_each_marked_input_keeps_the_spec_the_script_gave_it(tiny_file):
     program = load_program(f"{tiny_file}#sync1")
-    result = propagate_compiled(program, timeout=120)
+    result = analyse(program, timeout=120)
     assert result.value("model.up.weight").spec == [["model"], []]
     assert result.value("model.down.weight").spec == [[], ["model"]]
     assert result.value("batch").spec == [["data"], []]
@@ -95,7 +95,7 @@ def _counted_in(text: str) -> collections.Counter:
 
 def test_the_collectives_are_torch_xlas_own_compiled_ones(tiny_file):
     program = load_program(f"{tiny_file}#sync1")
-    result = propagate_compiled(program, timeout=120)
+    result = analyse(program, timeout=120)
     listed = collections.Counter((c.kind, c.operands) for c in result.compiled_collectives)
     assert listed == _counted_in(program.compiled_hlo) and listed
     assert any("torch_xla's own compile" in w for w in result.warnings)

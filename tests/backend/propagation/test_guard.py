@@ -90,4 +90,4 @@ def test_a_started_propagation_runs_while_the_caller_goes_on_and_can_be_cancelle
 
 def test_a_clean_module_keeps_its_origins():
     result = propagate((MLIR / "sdy.mlir").read_text(), MESH)
-    assert "origins on" in result.route and result.warnings == []
+    assert "origins on" in result.route and result.warnings == ()

@@ -1,4 +1,4 @@
-"""``propagate_compiled``: the collectives XLA really emits, held against the program's
+"""``propagate_compiled`` (through ``analyse``): the collectives XLA really emits, held against the program's
 own ``jax.jit(...).lower(...).compile()`` on fake CPU devices (tests/support/compile_oracle)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.cancel import RunCancelled
@@ -16,7 +17,6 @@ from shardscope.backend.run.compiled import (
     MAX_CPU_DEVICES,
     PendingCompile,
     _AxesOf,
-    propagate_compiled,
 )
 from shardscope.backend.sharding.mesh import Mesh
 from tests.support.compile_oracle import compiled_text, jit_arguments, loaded
@@ -38,7 +38,7 @@ def _instructions(collectives) -> list[tuple[str, int]]:
 
 def _check(source: str) -> dict:
     program = loaded(source)
-    result = propagate_compiled(program).to_json()
+    result = analyse(program).to_json()
     expected = read_collectives(compiled_text(program))
     got = result["collectives"]
     assert _instructions(got) == _instructions(expected), source
@@ -81,7 +81,7 @@ def test_a_combined_all_reduce_names_each_tensors_op_and_line():
 def test_a_prediction_no_compiled_collective_matches_is_flagged():
     # Shardy predicts collectives XLA's partitioner does not emit on this example
     # (counted in the same run), and says so on each of them.
-    result = propagate_compiled(loaded("example:conflict")).to_json()
+    result = analyse(loaded("example:conflict")).to_json()
     explained = {r["index"] for c in result["collectives"] for r in c["predicted"]}
     for i, p in enumerate(result["predicted_collectives"]):
         if p["kind"] != "all_slice":
@@ -91,7 +91,7 @@ def test_a_prediction_no_compiled_collective_matches_is_flagged():
 def test_a_mesh_over_the_limit_gets_a_note_and_no_compile():
     program = loaded("example:mlp")
     side = MAX_CPU_DEVICES  # data x model = 2 * MAX_CPU_DEVICES devices
-    result = propagate_compiled(program, {"data": side, "model": 2})
+    result = analyse(program, {"data": side, "model": 2})
     assert result.compiled_collectives is None and result.memory is None
     note = [w for w in result.warnings if "compiled collectives" in w]
     assert len(note) == 1 and "smaller mesh" in note[0]
@@ -109,7 +109,7 @@ def test_a_mesh_in_another_device_order_lists_device_ids_as_jax_jit_does():
     order = [0, 2, 4, 6, 1, 3, 5, 7]
     program = loaded("example:mlp")
     mesh = parse_mesh("data=4,model=2", order)
-    got = propagate_compiled(program, mesh).compiled_collectives
+    got = analyse(program, mesh).compiled_collectives
     # The compiler's own answer on the same devices in the same order.
     fn, args, _ = jit_arguments(program)
     jmesh = JaxMesh(np.array(jax.devices())[order].reshape(4, 2), ("data", "model"))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.run.explain import remat_bytes, spec_text
 from tests.support.compile_oracle import compiled_text, loaded
 from tests.support.inputs import PROGRAMS
@@ -25,7 +25,7 @@ USER_CALLS = re.compile(r"\b(?:psum|psum_scatter|all_gather|ppermute|all_to_all)
 
 @functools.cache
 def _result(source: str):
-    return propagate_compiled(loaded(source))
+    return analyse(loaded(source))
 
 
 def _dim_of(dims, axis: str) -> int | None:

@@ -5,9 +5,11 @@ import sys
 
 import pytest
 
+from shardscope.backend.cost.traffic import HostTraffic
 from shardscope.backend.errors import SpecError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.session.document import DEFAULT_MESH, Session
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
@@ -131,10 +133,32 @@ def test_set_compiled_fires_only_for_the_current_result(mlp):
     s.set_propagation(first)
     x = mlp.graph.value_by_name("x").id
     s.set_spec(x, Spec.of("data", "model"))  # the result goes stale
-    s.set_compiled(first)
+    s.set_compiled(first, NotCompiled("boom"))
+    assert s.analysis is None
     second = propagate(mlp, s.mesh, s.specs_for_propagation(), strict=False)
     s.set_propagation(second)
-    s.set_compiled(first)  # an older compile's report: not the current result's
-    assert fired == []
-    s.set_compiled(second)
-    assert fired == [second]
+    s.set_compiled(first, NotCompiled("boom"))  # an older compile's report
+    assert fired == [] and s.analysis.compile is None
+    s.set_compiled(second, NotCompiled("boom"))
+    assert [a.propagation for a in fired] == [second]
+    assert fired[0] is s.analysis and s.analysis.compile_error == "boom"
+
+
+def test_the_analysis_keeps_each_steps_record_until_the_propagation_changes(mlp):
+    s = Session()
+    s.set_program(mlp)
+    priced = []
+    s.events.priced.connect(priced.append)
+    result = propagate(mlp, s.mesh, s.specs_for_propagation(), strict=False)
+    s.set_propagation(result)
+    assert s.analysis.propagation is result and s.analysis.compile is None
+    outcome = NotCompiled("too many devices", failed=False)
+    s.set_compiled(result, outcome)
+    traffic = HostTraffic(1, None)
+    s.set_priced(result, traffic, None)
+    s.set_priced(result, traffic, None)  # the same layout again: no event
+    assert len(priced) == 1 and s.analysis.traffic is traffic
+    assert s.analysis.compile is outcome and s.analysis.compile_error is None
+    assert s.analysis.warnings == (*result.warnings, "too many devices")
+    s.set_spec(mlp.graph.value_by_name("x").id, Spec.of("data", "model"))
+    assert s.analysis is None

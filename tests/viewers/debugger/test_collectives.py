@@ -7,10 +7,13 @@ import functools
 
 from PySide6.QtCore import QPoint, Qt
 
-from shardscope.backend.cost.price import price_result
+from shardscope.backend.analysis.analyse import analyse
+from shardscope.backend.analysis.analysis import Analysis
+from shardscope.backend.cost.price import price_compiled
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.collectives import Collective
-from shardscope.backend.run.compiled import COMPILE_CANCELLED, propagate_compiled
+from shardscope.backend.run.compiled import COMPILE_CANCELLED
+from shardscope.backend.run.result import NotCompiled
 from shardscope.viewers.debugger.collectives import (
     BYTES_COLUMN,
     COMPILED_BYTES_COLUMN,
@@ -26,8 +29,8 @@ from tests.support.compile_oracle import compiled_text, loaded, propagated
 
 @functools.cache
 def compiled(source: str):
-    """``propagate_compiled`` of a loaded program, once per test session."""
-    return propagate_compiled(loaded(source))
+    """``analyse`` of a loaded program, once per test session."""
+    return analyse(loaded(source))
 
 
 def view(qtbot) -> CollectivesView:
@@ -87,7 +90,7 @@ def test_rows_start_costliest_first_and_totals_add_up_per_kind(qtbot):
 def test_other_hardware_changes_the_time_cells_and_cost_lines_only(qtbot):
     result = compiled("example:mlp")
     widget = view(qtbot)
-    v5e = price_result(result, "tpu-v5e")
+    v5e = price_compiled(result.propagation, result.compile, "tpu-v5e")
     widget.set_result(result, pricing=v5e)
     before = widget.row_texts()
     assert widget.column("Est. time") == [time_text(c.seconds_per_call) for c in v5e.collectives]
@@ -95,7 +98,7 @@ def test_other_hardware_changes_the_time_cells_and_cost_lines_only(qtbot):
     assert f", {v5e.memory.text}" in widget.memory.text()
     assert f"est. step {time_text(v5e.step_seconds)} on {v5e.label}" in widget.totals.text()
     item = widget.compiled_table.item(0, 0)
-    h100 = price_result(result, "h100")
+    h100 = price_compiled(result.propagation, result.compile, "h100")
     widget.set_pricing(h100)
     # The same cells, not new ones, and only the time column changed.
     assert widget.compiled_table.item(0, 0) is item
@@ -131,7 +134,7 @@ def test_the_prediction_stays_a_tab_away_each_row_flagged(qtbot):
 
 def test_while_compiling_the_prediction_is_shown_labelled(qtbot):
     widget = view(qtbot)
-    widget.set_result(propagated("example:conflict"), compiling=True)
+    widget.set_result(Analysis(propagated("example:conflict")), compiling=True)
     assert not widget.showing_compiled
     assert not widget.tabs.isTabEnabled(0)
     assert "Shardy's prediction (before compiling) — compiling…" in widget.header.text()
@@ -151,8 +154,8 @@ def test_while_compiling_the_prediction_is_shown_labelled(qtbot):
 
 
 def test_a_compile_error_is_one_line_and_the_prediction_stays(qtbot):
-    failed = dataclasses.replace(
-        propagated("example:conflict"), compile_error="the XLA compile timed out after 300 s"
+    failed = Analysis(
+        propagated("example:conflict"), NotCompiled("the XLA compile timed out after 300 s")
     )
     widget = view(qtbot)
     widget.set_result(failed, compiling=True)
@@ -160,14 +163,16 @@ def test_a_compile_error_is_one_line_and_the_prediction_stays(qtbot):
     assert "Shardy's prediction (before compiling) — the compile failed" in widget.header.text()
     assert len(widget.row_texts()) == len(failed.collectives)
     # An error of several lines still takes one.
-    failed.compile_error = "the XLA compile failed: TypeError: bad\n    arguments:\n 1. x"
+    failed = failed.with_parts(
+        compile=NotCompiled("the XLA compile failed: TypeError: bad\n    arguments:\n 1. x")
+    )
     widget.set_result(failed)
     assert "\n" not in widget.status.shown_text
     assert widget.status.height() == widget.meaning.height()
 
 
 def test_a_cancelled_compile_says_how_to_compile_again(qtbot):
-    cancelled = dataclasses.replace(propagated("example:conflict"), compile_error=COMPILE_CANCELLED)
+    cancelled = Analysis(propagated("example:conflict"), NotCompiled(COMPILE_CANCELLED))
     widget = view(qtbot)
     widget.set_result(cancelled, compiling=True)
     assert "— compile cancelled" in widget.header.text()
@@ -203,12 +208,8 @@ def test_a_chosen_collective_shows_the_two_shardings_and_its_links(qtbot):
 def test_an_unexplained_collective_says_so(qtbot):
     widget = view(qtbot)
     result = compiled("example:mlp")
-    plain = dataclasses.replace(
-        result,
-        compiled_collectives=[
-            dataclasses.replace(c, cause=None) for c in result.compiled_collectives
-        ],
-    )
+    bare = tuple(dataclasses.replace(c, cause=None) for c in result.compiled.collectives)
+    plain = Analysis(result.propagation, dataclasses.replace(result.compile, collectives=bare))
     widget.set_result(plain)
     assert set(widget.column("Cause")) == {"—"}
     widget.show_compiled(0, [])
@@ -233,7 +234,7 @@ def test_the_bytes_header_says_what_each_kind_counts(qtbot):
 
 
 def test_choosing_a_predicted_row_gives_its_index_in_the_result(qtbot):
-    result = propagated("example:conflict")
+    result = Analysis(propagated("example:conflict"))
     widget = view(qtbot)
     widget.set_result(result)
     with qtbot.waitSignal(widget.collectiveSelected) as chosen:
@@ -251,9 +252,8 @@ def test_empty_states(qtbot):
     assert widget.status.text().startswith("No propagation yet")
     widget.set_result(None, pending=True)
     assert widget.status.text() == "Propagating…"
-    result = propagated("example:mlp")
-    result_without = type(result)(**{**result.__dict__, "collectives": []})
-    widget.set_result(result_without)
+    result = Analysis(propagated("example:mlp"))
+    widget.set_result(Analysis(dataclasses.replace(result.propagation, collectives=())))
     assert widget.status.text().startswith("Shardy inserts no collective")
     assert widget.table.rowCount() == 0 and widget.totals.text() == ""
     widget.set_result(result, note="Not compiled: the mesh has 4096 devices")
@@ -288,8 +288,8 @@ def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(
     widget = view(qtbot)
     result = compiled("example:mlp")  # one all-reduce over model: devices {0,1} {2,3} ...
     for count, crosses in ((2, "within"), (8, "crosses")):
-        laid = dataclasses.replace(result, warnings=list(result.warnings))
-        pricing = apply_host_layout(laid, Hosts(count, 8))
+        traffic, pricing = apply_host_layout(result.propagation, result.compile, Hosts(count, 8))
+        laid = result.with_parts(traffic=traffic, pricing=pricing)
         widget.set_result(laid, pricing=pricing)
         rows = widget.row_texts()
         assert len(rows[0]) == len(COMPILED_COLUMNS)  # the host columns are shown

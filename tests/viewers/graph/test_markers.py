@@ -1,12 +1,10 @@
 """Marks on the graph: conflicts on ops and folded scopes, collectives, GSPMD differences,
 open dims and priorities; they follow the session and the view's rebuilds."""
 
-import dataclasses
-
 from PySide6.QtGui import QColor, QImage, QPainter
 
+from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.gspmd.compare import Difference
-from shardscope.backend.run.compiled import propagate_compiled
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.viewers.graph.markers import (
@@ -69,15 +67,14 @@ def test_collectives_sit_on_the_op_they_serve_and_on_the_return(qtbot):
 
 def test_compiled_collectives_replace_only_the_collective_tags(qtbot):
     session, view, markers = marked(qtbot, "example:conflict", propagate=False)
-    compiled = propagate_compiled(loaded("example:conflict"))
-    waiting = dataclasses.replace(compiled, compiled_collectives=None)
+    compiled = analyse(loaded("example:conflict"))
+    waiting = compiled.propagation
     session.set_propagation(waiting)
     nodes = list(view.nodes)
     (conflict,) = marks_on(node_named(view, "add"), ConflictMarkItem)
     (predicted,) = marks_on(node_named(view, "return"), CollectiveMarkItem)
     assert not predicted.compiled and "Shardy predicts" in predicted.toolTip()
-    waiting.compiled_collectives = compiled.compiled_collectives
-    session.set_compiled(waiting)
+    session.set_compiled(waiting, compiled.compile)
     # The same drawing and conflict mark: only the tags changed.
     assert view.nodes == nodes
     assert marks_on(node_named(view, "add"), ConflictMarkItem) == [conflict]

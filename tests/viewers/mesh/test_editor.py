@@ -160,11 +160,11 @@ def test_in_the_window_a_captures_device_order_is_dragged_recompiled_and_undone(
                 window.session.propagation is not None
                 and not window.propagation.pending
                 and not window.propagation.compiler.compiling
-                and window.session.propagation.compiled_collectives is not None
+                and window.session.analysis.compiled_collectives is not None
             ),
             timeout=90_000,
         )
-        result = window.session.propagation
+        result = window.session.analysis
         return [c.device_groups for c in result.compiled_collectives]
 
     def tiles():

@@ -1,0 +1,223 @@
+"""``Analysis``: one program's propagation and the records of the steps after it.
+
+Each step returns a frozen record of its own: propagation a ``PropagationResult``, the
+XLA compile a ``Compiled`` (or ``NotCompiled``), the host layout a ``HostTraffic``, the
+pricing a ``Pricing``, the GSPMD comparison a ``GspmdComparison``. ``Analysis`` holds them
+side by side, answers the questions that need several of them (the compiled collectives
+as laid over the hosts, every warning in order), and ``to_json`` is the object
+``propagate --json`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from shardscope.backend.run.result import Compiled, NotCompiled
+
+# The records are only named here: importing their modules would load jaxlib with the
+# session, which shows a window before any program is loaded.
+if TYPE_CHECKING:
+    from shardscope.backend.cost.price import Pricing
+    from shardscope.backend.cost.traffic import HostTraffic
+    from shardscope.backend.gspmd.compare import Difference, GspmdComparison
+    from shardscope.backend.program.graph import ProgramGraph
+    from shardscope.backend.propagation.annotate import Annotation
+    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.result import PropagationResult, ValueInfo
+    from shardscope.backend.propagation.timeline import Timeline
+    from shardscope.backend.run.result import CompiledCollective, CompileOutcome, OpWarning
+    from shardscope.backend.sharding.mesh import Mesh
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One program's propagation with what the later steps made of it; a step not taken
+    (or not finished) is None."""
+
+    propagation: PropagationResult
+    compile: CompileOutcome | None = None
+    traffic: HostTraffic | None = None
+    pricing: Pricing | None = None
+    gspmd: GspmdComparison | None = None
+
+    def with_parts(self, **parts: Any) -> Analysis:
+        """This analysis with some parts replaced (``compile=``, ``traffic=``, ...)."""
+        return replace(self, **parts)
+
+    # -- propagation's own ----------------------------------------------------------------
+    @property
+    def program(self) -> str:
+        """The program's name."""
+        return self.propagation.program
+
+    @property
+    def mesh(self) -> Mesh:
+        """The mesh it was propagated on."""
+        return self.propagation.mesh
+
+    @property
+    def graph(self) -> ProgramGraph | None:
+        """The program graph."""
+        return self.propagation.graph
+
+    @property
+    def framework(self) -> str:
+        """The framework that built the program."""
+        return self.propagation.framework
+
+    @property
+    def partitioner(self) -> str:
+        """The partitioner that framework compiles with."""
+        return self.propagation.partitioner
+
+    @property
+    def route(self) -> str:
+        """The propagation pipeline that ran."""
+        return self.propagation.route
+
+    @property
+    def annotations(self) -> list[Annotation]:
+        """The shardings written on the program before propagation."""
+        return self.propagation.annotations
+
+    @property
+    def values(self) -> list[ValueInfo]:
+        """Every value with its final sharding."""
+        return self.propagation.values
+
+    @property
+    def timeline(self) -> Timeline:
+        """Propagation's steps."""
+        return self.propagation.timeline
+
+    @property
+    def conflicts(self) -> tuple[Conflict, ...]:
+        """The conflicts propagation settled."""
+        return self.propagation.conflicts
+
+    @property
+    def collectives(self) -> tuple[Collective, ...]:
+        """Shardy's predicted collectives."""
+        return self.propagation.collectives
+
+    def value(self, ref: int | str) -> ValueInfo:
+        """A value by graph id or user-visible name."""
+        return self.propagation.value(ref)
+
+    # -- the compile's ------------------------------------------------------------------
+    @property
+    def compiled(self) -> Compiled | None:
+        """What XLA compiled; None where it was not compiled (yet)."""
+        return self.compile if isinstance(self.compile, Compiled) else None
+
+    @property
+    def compile_error(self) -> str | None:
+        """Why the compile failed (one line), where it did."""
+        failed = isinstance(self.compile, NotCompiled) and self.compile.failed
+        return self.compile.reason if failed else None  # type: ignore[union-attr]
+
+    @cached_property
+    def compiled_collectives(self) -> tuple[CompiledCollective, ...] | None:
+        """The compiled collectives, each saying whether it crosses hosts where the
+        analysis is laid over several; None where the program was not compiled."""
+        if self.compiled is None:
+            return None
+        crossing = None if self.traffic is None else self.traffic.compiled_crossing
+        if crossing is None:
+            return self.compiled.collectives
+        return tuple(
+            replace(c, crosses_hosts=x)
+            for c, x in zip(self.compiled.collectives, crossing, strict=True)
+        )
+
+    @property
+    def predicted_matched(self) -> tuple[bool | None, ...] | None:
+        """Whether a compiled collective matched each predicted one; None uncompiled."""
+        return None if self.compiled is None else self.compiled.predicted_matched
+
+    @property
+    def memory(self) -> dict | None:
+        """XLA's memory analysis of the compile, where it recorded one."""
+        return None if self.compiled is None else self.compiled.memory
+
+    @property
+    def xla_warnings(self) -> tuple[OpWarning, ...] | None:
+        """XLA's warnings of the compile on their ops; None uncompiled."""
+        return None if self.compiled is None else self.compiled.xla_warnings
+
+    @property
+    def compiled_by(self) -> str | None:
+        """Who compiled the collectives: "shardscope", or the program's framework."""
+        return None if self.compiled is None else self.compiled.compiled_by
+
+    # -- the host layout's and the comparison's -------------------------------------------
+    @property
+    def hosts(self) -> int:
+        """The hosts the mesh is laid over."""
+        return 1 if self.traffic is None else self.traffic.hosts
+
+    @property
+    def predicted_crossing(self) -> tuple[bool | None, ...] | None:
+        """Whether each predicted collective would cross hosts; None on one host."""
+        return None if self.traffic is None else self.traffic.predicted_crossing
+
+    @property
+    def gspmd_differences(self) -> list[Difference] | None:
+        """The values GSPMD shards otherwise; None without a comparison."""
+        return None if self.gspmd is None else self.gspmd.differences
+
+    @property
+    def gspmd_collectives(self) -> list[CompiledCollective] | None:
+        """GSPMD's compiled collectives; None without a comparison."""
+        return None if self.gspmd is None else self.gspmd.collectives
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every step's warnings, in the order the steps ran."""
+        parts = (self.compile, self.traffic, self.gspmd)
+        return (
+            *self.propagation.warnings,
+            *(w for part in parts if part is not None for w in part.warnings),
+        )
+
+    # -- the JSON -----------------------------------------------------------------------
+    def _predicted_json(self) -> list[dict]:
+        """Shardy's predicted collectives, each with ``matched``: whether a compiled
+        collective matched it (null: not compiled, or an all-slice); with hosts,
+        ``crosses_hosts``: whether its device groups cross hosts."""
+        predicted = self.propagation.collectives
+        matched = self.predicted_matched or (None,) * len(predicted)
+        out = [{**c.to_json(), "matched": m} for c, m in zip(predicted, matched, strict=True)]
+        if self.predicted_crossing is not None:
+            for entry, crosses in zip(out, self.predicted_crossing, strict=True):
+                entry["crosses_hosts"] = crosses
+        return out
+
+    def to_json(self) -> dict:
+        """The object ``propagate --json`` prints."""
+        own = self.propagation.to_json()
+        compiled = self.compiled_collectives
+        xla_warnings = self.xla_warnings
+        out: dict[str, Any] = {
+            **{k: own[k] for k in ("program", "framework", "partitioner", "mesh")},
+            "device_order": own["device_order"],
+            # The hosts the devices are laid over, device numbers k*N/H.. on host k.
+            "hosts": self.hosts,
+            **{k: own[k] for k in ("route", "annotations", "values", "steps", "conflicts")},
+            # What XLA compiled; null where the program was not compiled.
+            "collectives": None if compiled is None else [c.to_json() for c in compiled],
+            # Who compiled them: "shardscope", or the framework as the script ran it.
+            "compiled_by": self.compiled_by,
+            "predicted_collectives": self._predicted_json(),
+            "memory": self.memory,
+            "xla_warnings": None if xla_warnings is None else [w.to_json() for w in xla_warnings],
+            "cost": None if self.pricing is None else self.pricing.to_json(),
+        }
+        if self.gspmd is not None:
+            out["gspmd_differences"] = [d.to_json() for d in self.gspmd.differences]
+            out["gspmd_collectives"] = [c.to_json() for c in self.gspmd.collectives]
+        out["warnings"] = list(self.warnings)
+        return out
