@@ -2,13 +2,15 @@
 
 Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
 ``Command`` with ``do``/``undo``/``label``; the host count and the hosts along each axis
-(``SetHosts``, ``SetDcn``) are edits too. ``do`` validates before it changes anything,
-so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
+(``SetHosts``, ``SetDcn``) are edits too, and ``CompoundEdit`` makes several edits one.
+``do`` validates before it changes anything, so an invalid edit raises
+``SpecError``/``MeshError`` and leaves the session as it was.
 The Qt side (``app/window/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from psygnal import Signal
@@ -331,6 +333,36 @@ class SetDcn(_HostsCommand):
 
     def laid_out(self, mesh: Mesh, hosts: HostLayout) -> tuple[Mesh, HostLayout]:
         return with_factor(mesh, hosts, self.axis, self.factor)
+
+
+class CompoundEdit(Command):
+    """Several edits applied and undone as one: one History entry with one ``label``.
+
+    The parts apply in order and undo in reverse order. If a part fails, the parts
+    already applied are undone (latest first) before the error propagates, so the session
+    is left exactly as it was. Redo applies every part again.
+    """
+
+    def __init__(self, label: str, parts: Sequence[Command]) -> None:
+        if not parts:
+            raise ValueError("a compound edit needs at least one part")
+        self.label = label
+        self.parts: tuple[Command, ...] = tuple(parts)
+
+    def do(self, session: Session) -> None:
+        applied: list[Command] = []
+        try:
+            for part in self.parts:
+                part.do(session)
+                applied.append(part)
+        except BaseException:
+            for part in reversed(applied):
+                part.undo(session)
+            raise
+
+    def undo(self, session: Session) -> None:
+        for part in reversed(self.parts):
+            part.undo(session)
 
 
 class CommandStack:
