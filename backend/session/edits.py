@@ -19,7 +19,7 @@ from shardscope.backend.errors import SpecError
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.host_layout import HostLayout, fit_mesh, with_count, with_factor
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.spec import DimSpec, Spec
+from shardscope.backend.sharding.spec import DimSpec, Spec, spec_words
 
 
 class Command:
@@ -34,13 +34,6 @@ class Command:
     def undo(self, session: Session) -> None:
         """Revert exactly what ``do`` changed."""
         raise NotImplementedError
-
-
-def spec_words(spec: Spec | None) -> str:
-    """A spec as History shows it: ``[data+model, _?]``, or ``no spec``."""
-    if spec is None:
-        return "no spec"
-    return "[" + ", ".join(d.format() for d in spec.dims) + "]"
 
 
 class _SpecCommand(Command):

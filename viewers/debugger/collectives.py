@@ -43,8 +43,9 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
+from shardscope.backend.sharding.spec import dims_text
+from shardscope.backend.units import bytes_text, seconds_text
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
-from shardscope.viewers.graph.markers import byte_text, dims_text
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -169,16 +170,8 @@ def totals_by_kind(collectives: Sequence) -> dict[str, tuple[int, int]]:
 
 
 def time_text(seconds: float | None) -> str:
-    """``850 ns``, ``12.3 µs``, ``4.56 ms``, ``1.20 s``; ``—`` when unknown."""
-    if seconds is None:
-        return NOT_EXPLAINED
-    if seconds < 1e-6:
-        return f"{seconds * 1e9:.0f} ns"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds:.2f} s"
+    """``12.3 µs`` (``units.seconds_text``); ``—`` when unknown."""
+    return NOT_EXPLAINED if seconds is None else seconds_text(seconds)
 
 
 def op_label(graph: ProgramGraph | None, op: int | None) -> str:
@@ -249,11 +242,11 @@ def compiled_cells(
         "Axes": (axes, None),
         "Group": (str(c.group_size), c.group_size),
         "Operands": (str(c.operands), c.operands),
-        "Bytes / device": (byte_text(c.bytes), c.bytes),
+        "Bytes / device": (bytes_text(c.bytes), c.bytes),
         "Est. time": (time_text(seconds), seconds if seconds is not None else -1.0),
         "Hosts": (hosts_text(c.crosses_hosts), int(c.crosses_hosts)),
         "Across hosts": (
-            byte_text(across) if across is not None else NOT_EXPLAINED,
+            bytes_text(across) if across is not None else NOT_EXPLAINED,
             across if across is not None else -1,
         ),
         "Tensor": (cause.tensor if cause is not None and cause.tensor else NOT_EXPLAINED, None),
@@ -303,7 +296,9 @@ def memory_text(memory: dict | None, fit: str | None) -> str:
     · arguments 1.5 KiB · …`` (the peak and its fit first: the line may be cut)."""
     if not memory:
         return ""
-    parts = [f"{word} {byte_text(int(memory[key]))}" for key, word in MEMORY_PARTS if key in memory]
+    parts = [
+        f"{word} {bytes_text(int(memory[key]))}" for key, word in MEMORY_PARTS if key in memory
+    ]
     peak = parts.pop() if "peak" in memory else ""
     if fit and peak:
         peak += f", {fit}"
@@ -569,7 +564,7 @@ class CollectivesView(QWidget):
             item.setToolTip(self._time_tip(index))
             across = table.item(r, ACROSS_COLUMN)
             moved = costs[index].bytes_across_hosts if costs is not None else None
-            across.setText(byte_text(moved) if moved is not None else NOT_EXPLAINED)
+            across.setText(bytes_text(moved) if moved is not None else NOT_EXPLAINED)
             across.setData(SORT_ROLE, moved if moved is not None else -1)
         table.setSortingEnabled(sorting)
         self._fill_lines()
@@ -594,7 +589,7 @@ class CollectivesView(QWidget):
                 (str(c.group_size), c.group_size),
                 (tensor, None),
                 (op, c.op if c.op is not None else -1),
-                (byte_text(c.bytes_per_device), c.bytes_per_device),
+                (bytes_text(c.bytes_per_device), c.bytes_per_device),
                 (NOT_EXPLAINED if flag is None else "matched" if flag else "not compiled", None),
                 (hosts_text(crossing[r] if r < len(crossing) else None), None),
             ]
@@ -711,10 +706,10 @@ class CollectivesView(QWidget):
                 f"{flags} (choose one to outline its device groups on the mesh)."
             )
         totals = totals_by_kind(self.collectives)
-        parts = [f"{k} {n}× {byte_text(b)}" for k, (n, b) in sorted(totals.items())]
+        parts = [f"{k} {n}× {bytes_text(b)}" for k, (n, b) in sorted(totals.items())]
         total = sum(b for _, b in totals.values())
         self.totals.setText(
-            ("Per device: " + " · ".join(parts) + f" — total {byte_text(total)}") if parts else ""
+            ("Per device: " + " · ".join(parts) + f" — total {bytes_text(total)}") if parts else ""
         )
         crossing = sum(1 for c in getattr(result, "predicted_crossing", None) or () if c)
         self._show_traffic(
@@ -768,11 +763,11 @@ class CollectivesView(QWidget):
                 f"{unmatched} not in Shardy's prediction): choose one to see why."
             )
         totals = totals_by_kind(self.compiled)
-        parts = [f"{k} {n}× {byte_text(b)}" for k, (n, b) in sorted(totals.items())]
+        parts = [f"{k} {n}× {bytes_text(b)}" for k, (n, b) in sorted(totals.items())]
         text = ""
         if parts:
             total = sum(b for _, b in totals.values())
-            text = "Per device per call: " + " · ".join(parts) + f" — total {byte_text(total)}"
+            text = "Per device per call: " + " · ".join(parts) + f" — total {bytes_text(total)}"
             if pricing is not None:
                 text += f"; est. step {time_text(pricing.step_seconds)} on {pricing.label}"
         self.totals.setText(text)
@@ -804,9 +799,9 @@ class CollectivesView(QWidget):
         slow = links[-1] if len(links) > 1 else "the slow link"
         return (
             f"{text} · per step across hosts "
-            f"{byte_text(getattr(pricing, 'step_bytes_across_hosts', 0))} ({slow}, "
+            f"{bytes_text(getattr(pricing, 'step_bytes_across_hosts', 0))} ({slow}, "
             f"{time_text(getattr(pricing, 'step_seconds_slow_link', 0.0))}) · within hosts "
-            f"{byte_text(getattr(pricing, 'step_bytes_within_hosts', 0))} ({fast}, "
+            f"{bytes_text(getattr(pricing, 'step_bytes_within_hosts', 0))} ({fast}, "
             f"{time_text(getattr(pricing, 'step_seconds_fast_link', 0.0))})"
         )
 
