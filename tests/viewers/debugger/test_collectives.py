@@ -13,15 +13,15 @@ from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, propagate_compiled
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
-from shardscope.viewers.debugger.collectives import (
+from shardscope.viewers.debugger.collective_columns import (
     BYTES_COLUMN,
     COMPILED_BYTES_COLUMN,
     COMPILED_COLUMNS,
-    PREDICTED_TAB,
-    CollectivesView,
+    HOSTS_COLUMN,
     time_text,
     totals_by_kind,
 )
+from shardscope.viewers.debugger.collectives import CROSSING, PREDICTED_TAB, CollectivesView
 from tests.support.compile_oracle import compiled_text, loaded, propagated
 
 
@@ -284,7 +284,6 @@ def test_times_read_in_their_unit():
 def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(qtbot):
     from shardscope.backend.cost.traffic import apply_host_layout
     from shardscope.backend.sharding.hosts import Hosts
-    from shardscope.viewers.debugger.collectives import CROSSING, HOSTS_COLUMN
 
     widget = view(qtbot)
     result = compiled("example:mlp")  # one all-reduce over model: devices {0,1} {2,3} ...
