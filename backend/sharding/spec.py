@@ -231,6 +231,12 @@ def _clip(text: str) -> str:
     return text if len(text) <= 20 else f"{text[:12]}...({len(text)} digits)"
 
 
+def axes_text(axes: Sequence[str]) -> str:
+    """One dimension's axes as a badge's chip shows them: ``data+model``, ``_`` for none
+    (replicated)."""
+    return "+".join(axes) or "_"
+
+
 def dims_text(dims: Sequence[Sequence[str]] | Spec | None, unknown: str = "?") -> str:
     """Axes per dimension as badges and messages show them, ``[data+model, _]`` (``_``:
     replicated; a ``Spec``'s open marks and priorities left out); ``unknown`` where the
@@ -239,7 +245,7 @@ def dims_text(dims: Sequence[Sequence[str]] | Spec | None, unknown: str = "?") -
         return unknown
     if isinstance(dims, Spec):
         dims = [d.axes for d in dims.dims]
-    return "[" + ", ".join("+".join(d) or "_" for d in dims) + "]"
+    return "[" + ", ".join(axes_text(d) for d in dims) + "]"
 
 
 def spec_words(spec: Spec | None) -> str:

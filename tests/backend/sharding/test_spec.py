@@ -10,6 +10,7 @@ from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.backend.sharding.spec import (
     DimSpec,
     Spec,
+    axes_text,
     dims_text,
     format_spec,
     parse_spec,
@@ -125,6 +126,7 @@ def test_a_badge_shows_the_axes_of_a_spec_without_its_marks():
     assert dims_text(Spec()) == "[]"
     assert dims_text(parse_spec("data+model?@p1,_")) == "[data+model, _]"
     assert dims_text([("data", "model"), ()]) == "[data+model, _]"
+    assert axes_text(("data", "model")) == "data+model" and axes_text(()) == "_"
 
 
 def test_history_shows_a_users_spec_with_its_marks():
