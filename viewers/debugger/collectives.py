@@ -35,11 +35,11 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QTabBar,
     QTableWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from shardscope.backend.columns import Column
+from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.common.line_label import LineLabel
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, column_table, set_row
 from shardscope.viewers.debugger.collective_columns import (
@@ -138,17 +138,12 @@ class CollectivesView(QWidget):
         self.stack.addWidget(self.table)
         links = self._build_detail()
         self._build_lines()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(3)
-        layout.addLayout(top)
-        layout.addWidget(self.status)
-        layout.addWidget(self.meaning)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.groups)
-        layout.addLayout(links)
-        for line in (self.totals, self.traffic, self.memory):
-            layout.addWidget(line)
+        column_layout(
+            self,
+            [top, self.status, self.meaning, (self.stack, 1), self.groups, links]
+            + [self.totals, self.traffic, self.memory],
+            spacing=3,
+        )
         self._want_prediction = False
         self._pending = False
         self.note = ""

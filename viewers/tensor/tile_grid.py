@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -42,6 +41,7 @@ from shardscope.backend.sharding.tile_text import (
 from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
 from shardscope.viewers.common.damage import DiffedView
+from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -93,14 +93,9 @@ class TileGridView(QWidget):
         self._build_sliders()
         self._build_plot()
         self._build_labels()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(4)
-        layout.addLayout(top)
-        layout.addWidget(self.summary)
-        layout.addWidget(self._slider_box)
-        layout.addWidget(self.plot, 1)
-        layout.addWidget(self.status)
+        column_layout(
+            self, [top, self.summary, self._slider_box, (self.plot, 1), self.status], spacing=4
+        )
         self._apply_theme()
         self._set_status_idle()
 
