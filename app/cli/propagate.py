@@ -188,7 +188,7 @@ def _gspmd_lines(result) -> list[str]:
             dims, hlo, mark = v.spec, v.hlo_sharding, " "
         else:
             dims, hlo, mark = d.gspmd, d.gspmd_text, "*"
-        spec = dims_text(dims) if dims is not None else "(no spec)"
+        spec = dims_text(dims, "(no spec)")
         torch = _torch_spec(result, dims) if dims is not None else ""
         shape = str(list(v.shape or []))
         lines.append(f" {mark}{v.name:24} {shape:16} {spec:20} {hlo}{torch}")
@@ -226,32 +226,55 @@ def summary(result) -> str:
     follows under a heading saying it is Shardy's view of the same annotations.
     """
     gspmd_first = _gspmd_first(result)
+    framework_compiled = _framework_compiled(result)
+    lines = _head_lines(result)
+    if gspmd_first:
+        lines += [*_gspmd_lines(result), "", "== what Shardy does with the same annotations =="]
+    lines += _annotation_lines(result)
+    lines += _value_lines(result, gspmd_first)
+    lines += _step_lines(result)
+    lines += _conflict_lines(result)
+    if not (gspmd_first and framework_compiled):
+        lines += _compiled_lines(result)
+    lines += _predicted_lines(result)
+    lines += _gspmd_difference_lines(result)
+    if result.gspmd_collectives is not None and not (gspmd_first and not framework_compiled):
+        lines += _gspmd_collective_lines(result)
+    lines += _pricing_lines(result)
+    if result.warnings:
+        lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def _head_lines(result) -> list[str]:
+    """The program, its mesh (with the device order where not the default), the route,
+    and the hosts."""
     order = result.mesh.device_order
     devices = "" if result.mesh.is_iota else f" over devices {','.join(map(str, order))}"
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.shape.items())
     lines = [f"{result.program}: mesh {mesh}{devices}", f"route: {result.route}"]
-    lines += _host_lines(result)
-    if gspmd_first:
-        lines += _gspmd_lines(result)
-        lines += [
-            "",
-            "== what Shardy does with the same annotations ==",
-        ]
-    lines += ["", "annotations:"]
+    return lines + _host_lines(result)
+
+
+def _annotation_lines(result) -> list[str]:
+    """Each sharding annotation the program carries: where, on what, which spec."""
+    lines = ["", "annotations:"]
     values = result.graph.values
     for a in result.annotations:
         if a.spec.dims:
-            spec = a.spec.format()
+            spec = a.spec.format() + _torch_spec(result, [d.axes for d in a.spec.dims])
         elif a.value is not None and values[a.value].shape == ():
             spec = "(a scalar: replicated)"
         else:
             spec = "(in code)"
-        if a.spec.dims:
-            spec += _torch_spec(result, [d.axes for d in a.spec.dims])
         lines.append(f"  {a.source:4} {a.target} = {spec}  [{a.origin}]")
-    lines += ["", "arguments and results (Shardy's final shardings):" if gspmd_first else ""]
-    if not gspmd_first:
-        lines[-1] = "arguments and results:"
+    return lines
+
+
+def _value_lines(result, gspmd_first: bool) -> list[str]:
+    """The final shardings of the arguments and results."""
+    whose = " (Shardy's final shardings)" if gspmd_first else ""
+    lines = ["", f"arguments and results{whose}:"]
     key = result.graph.listing_key()
     for v in sorted(result.values, key=lambda v: key(v.id)):
         if v.role != "intermediate":
@@ -259,41 +282,58 @@ def summary(result) -> str:
                 f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} "
                 f"{v.hlo_sharding}{_torch_spec(result, v.spec)}"
             )
+    return lines
+
+
+def _step_lines(result, shown: int = 40) -> list[str]:
+    """The first ``shown`` steps of propagation: axis, op, edge and the values set."""
     steps = result.timeline.steps
-    lines += ["", f"steps: {len(steps)}"]
     graph = result.graph
-    for s in steps[:40]:
+    lines = ["", f"steps: {len(steps)}"]
+    for s in steps[:shown]:
         names = ", ".join(graph.values[v].display_name for v in s.values)
         flag = "" if s.recorded else " (not recorded by Shardy)"
         lines.append(
-            f"  {s.index:4} {s.axis:8} {s.op_name} {s.source} -> {', '.join(s.targets)}: {names}{flag}"
+            f"  {s.index:4} {s.axis:8} {s.op_name} {s.source} -> {', '.join(s.targets)}: "
+            f"{names}{flag}"
         )
-    if len(steps) > 40:
-        lines.append(f"  ... {len(steps) - 40} more (use --json)")
-    lines += ["", f"conflicts: {len(result.conflicts)}"]
+    if len(steps) > shown:
+        lines.append(f"  ... {len(steps) - shown} more (use --json)")
+    return lines
+
+
+def _conflict_lines(result) -> list[str]:
+    """Each conflict: the offers, what was kept by which rule, the reshards that reach
+    it, and what the partitioner really inserts."""
+    lines = ["", f"conflicts: {len(result.conflicts)}"]
     for c in result.conflicts:
         props = "; ".join(f"{p.tensor} {'+'.join(p.axes)} ({p.origin})" for p in c.proposals)
         lines.append(f"  op {c.op} {c.op_name} factor {c.factor}: {props}")
-        lines.append(f"    kept [{'+'.join(c.kept) or '_'}] by {c.rule}")
+        lines.append(f"    kept {dims_text([c.kept])} by {c.rule}")
         for r in c.reshards:
             lines.append(
-                f"    to reach it: {r.tensor} [{'+'.join(r.from_axes) or '_'}] -> "
-                f"[{'+'.join(r.to_axes) or '_'}] ({r.kind})"
+                f"    to reach it: {r.tensor} {dims_text([r.from_axes])} -> "
+                f"{dims_text([r.to_axes])} ({r.kind})"
             )
         # Shardy's explicit-reshard pass may settle the op another way (e.g. reduce over a
         # contracting factor instead of gathering it): show what it really inserts.
         inserted = ", ".join(f"{x.kind} {'+'.join(x.axes)}" for x in c.collectives)
         lines.append(f"    the partitioner inserts: {inserted or 'nothing'}")
-    if not (gspmd_first and _framework_compiled(result)):
-        lines += _compiled_lines(result)
-    matched = result.predicted_matched or [None] * len(result.collectives)
-    lines += [
+    return lines
+
+
+def _predicted_lines(result) -> list[str]:
+    """Shardy's predicted collectives, each marked matched or not compiled and where it
+    crosses hosts."""
+    collectives = result.collectives
+    matched = result.predicted_matched or [None] * len(collectives)
+    crossing = result.predicted_crossing or [None] * len(collectives)
+    graph = result.graph
+    lines = [
         "",
-        f"predicted collectives: {len(result.collectives)} (Shardy's explicit reshards, "
-        f"before compiling)",
+        f"predicted collectives: {len(collectives)} (Shardy's explicit reshards, before compiling)",
     ]
-    crossing = result.predicted_crossing or [None] * len(result.collectives)
-    for c, m, x in zip(result.collectives, matched, crossing, strict=True):
+    for c, m, x in zip(collectives, matched, crossing, strict=True):
         what = graph.values[c.value].display_name if c.value is not None else "?"
         where = f"op {c.op} {c.op_name}" if c.op is not None else c.op_name
         flag = {True: "matched", False: "NOT compiled", None: ""}[m]
@@ -302,23 +342,27 @@ def summary(result) -> str:
             f"  {c.kind:18} {'+'.join(c.axes):12} on {what} for {where}: "
             f"{c.bytes_per_device} B/device  {flag}".rstrip()
         )
-    if result.gspmd_differences is not None:
-        lines += ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
-        for d in result.gspmd_differences:
-            theirs = dims_text(d.gspmd) if d.gspmd is not None else "(no spec)"
-            lines.append(
-                f"  {d.display_name}: shardy {dims_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
-            )
-    if result.gspmd_collectives is not None and not (
-        gspmd_first and not _framework_compiled(result)
-    ):
-        lines += _gspmd_collective_lines(result)
-    if result.pricing is not None:
-        from shardscope.backend.cost.traffic import traffic_lines
+    return lines
 
-        lines += ["", *result.pricing.summary_lines()]
-        traffic = traffic_lines(result.pricing)
-        lines += ["", *traffic] if traffic else []
-    if result.warnings:
-        lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
-    return "\n".join(lines)
+
+def _gspmd_difference_lines(result) -> list[str]:
+    """The values GSPMD shards differently from Shardy (none without ``--gspmd``)."""
+    if result.gspmd_differences is None:
+        return []
+    lines = ["", f"GSPMD differs on {len(result.gspmd_differences)} value(s):"]
+    for d in result.gspmd_differences:
+        theirs = dims_text(d.gspmd, "(no spec)")
+        lines.append(
+            f"  {d.display_name}: shardy {dims_text(d.shardy)}  gspmd {theirs} {d.gspmd_text}"
+        )
+    return lines
+
+
+def _pricing_lines(result) -> list[str]:
+    """The price of the collectives and memory, and the traffic within and across hosts."""
+    if result.pricing is None:
+        return []
+    from shardscope.backend.cost.traffic import traffic_lines
+
+    traffic = traffic_lines(result.pricing)
+    return ["", *result.pricing.summary_lines(), *(["", *traffic] if traffic else [])]

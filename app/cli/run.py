@@ -206,7 +206,30 @@ def _hosts_lines(result) -> list[str]:
 
 def summary(result) -> str:
     """The readable report ``run`` prints without ``--json``."""
+    lines = _head_lines(result)
+    for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
+        lines += ["", f"{title}:"]
+        for t in tensors:
+            lines += _tensor_lines(t, result.hosts)
+    lines += _collective_lines(result)
+    if result.predicted_only:
+        lines += ["", f"predicted but not compiled: {len(result.predicted_only)}"]
+        lines += [
+            f"  {p.kind:18} {'+'.join(p.axes):12} {p.bytes:,} B/device  {p.source} line {p.line}"
+            for p in result.predicted_only
+        ]
+    if result.warnings:
+        lines += ["", "XLA warnings:"]
+        lines += [f"  {w.op_name or '?'}: {w.message}" for w in result.warnings]
+    if result.notes:
+        lines += ["", "notes:"] + [f"  {n}" for n in result.notes]
+    return "\n".join(lines)
+
+
+def _head_lines(result) -> list[str]:
+    """Where it ran, on which inputs, how long it took, the memory, and the hosts."""
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
+    memory = (f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code")
     lines = [
         f"{result.program}: ran on {result.device_count} {result.platform.upper()} devices "
         f"(mesh {mesh})",
@@ -217,65 +240,50 @@ def summary(result) -> str:
         ),
         f"compile {result.compile_s:.3f} s, run {result.run_s * 1e3:.3f} ms (median of "
         f"{len(result.run_times)})",
-        "memory per device: "
-        + ", ".join(f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code"),
+        "memory per device: " + ", ".join(memory),
     ]
     if result.reference_kept:
         from shardscope.backend.run.reference_cache import KEPT
 
         lines.append(KEPT)
-    lines += _hosts_lines(result)
-    for title, tensors in (("outputs", result.outputs), ("arguments", result.arguments)):
-        lines += ["", f"{title}:"]
-        for t in tensors:
-            err = (
-                "no reference"
-                if t.max_rel_error is None
-                else f"max rel error {t.max_rel_error:.2e}"
-            )
-            replicas = (
-                "replicas match"
-                if t.replicas_match
-                else (
-                    "REPLICAS DIFFER on devices "
-                    + "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
-                )
-            )
-            lines.append(
-                f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"
-            )
-            if t.where:
-                lines.append(f"    in the return value: {t.where}")
-            for s in t.shards:
-                host = f" host {s.host}" if result.hosts > 1 else ""
-                lines.append(
-                    f"    device {s.device:3}{host} {_index(s.index):28} {list(s.shape)!s:16} "
-                    f"{s.checksum}"
-                )
-    lines += ["", f"compiled collectives: {len(result.collectives)}"]
+    return lines + _hosts_lines(result)
+
+
+def _tensor_lines(t, hosts: int) -> list[str]:
+    """One tensor of the run: its spec, its error against the reference, whether its
+    replicas match, and each shard's device, index, shape and checksum."""
+    err = "no reference" if t.max_rel_error is None else f"max rel error {t.max_rel_error:.2e}"
+    replicas = "replicas match"
+    if not t.replicas_match:
+        differ = "; ".join(",".join(map(str, g)) for g in t.replica_mismatches)
+        replicas = f"REPLICAS DIFFER on devices {differ}"
+    lines = [f"  {t.name:24} {t.dtype}{list(t.shape)} spec [{t.spec}]  {err}, {replicas}"]
+    if t.where:
+        lines.append(f"    in the return value: {t.where}")
+    for s in t.shards:
+        host = f" host {s.host}" if hosts > 1 else ""
+        lines.append(
+            f"    device {s.device:3}{host} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"
+        )
+    return lines
+
+
+def _collective_lines(result) -> list[str]:
+    """The compiled collectives: kind, shape, bytes, source, groups and the prediction
+    each matched."""
+    lines = ["", f"compiled collectives: {len(result.collectives)}"]
     for c in result.collectives:
         where = f"line {c.line}" if c.line else ""
         extra = f" x{c.operands} operands" if c.operands > 1 else ""
-        predicted = (
-            "predicted: " + ", ".join(f"{p.kind} {'+'.join(p.axes)}" for p in c.predicted)
-            if c.predicted
-            else "NOT PREDICTED"
-        )
+        predicted = "NOT PREDICTED"
+        if c.predicted:
+            predicted = "predicted: " + ", ".join(
+                f"{p.kind} {'+'.join(p.axes)}" for p in c.predicted
+            )
         crossing = "  CROSSES HOSTS" if c.crosses_hosts else ""
         lines.append(
             f"  {c.kind:18} {list(c.shape)!s:14}{extra} {c.bytes:,} B/device  {c.source} "
             f"{where}{crossing}"
         )
         lines.append(f"    groups {_groups(c.device_groups)}; {predicted}")
-    if result.predicted_only:
-        lines += ["", f"predicted but not compiled: {len(result.predicted_only)}"]
-        for p in result.predicted_only:
-            lines.append(
-                f"  {p.kind:18} {'+'.join(p.axes):12} {p.bytes:,} B/device  {p.source} line {p.line}"
-            )
-    if result.warnings:
-        lines += ["", "XLA warnings:"]
-        lines += [f"  {w.op_name or '?'}: {w.message}" for w in result.warnings]
-    if result.notes:
-        lines += ["", "notes:"] + [f"  {n}" for n in result.notes]
-    return "\n".join(lines)
+    return lines

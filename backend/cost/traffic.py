@@ -29,6 +29,7 @@ from shardscope.backend.sharding.hosts import (
     mesh_warnings,
 )
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.units import bytes_text, seconds_text
 
 if TYPE_CHECKING:
     from shardscope.backend.propagation.result import PropagationResult
@@ -188,14 +189,6 @@ def _crossing_under(
     return out
 
 
-def bytes_text(n: float) -> str:
-    """``12.0 MiB``, ``512 B``."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
-
-
 def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
     """The bytes a step sends across hosts and within them, and the seconds on each
     link, in total and for each of the first ``top`` collectives that cross hosts.
@@ -208,9 +201,9 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
     lines = [
         f"traffic per step on {pricing.hosts} hosts (bytes summed over all devices): "
         f"across hosts: {bytes_text(pricing.step_bytes_across_hosts)} ({_count(crossing)} "
-        f"on {slow}, {time_text(pricing.step_seconds_slow_link)}); within hosts: "
+        f"on {slow}, {seconds_text(pricing.step_seconds_slow_link)}); within hosts: "
         f"{bytes_text(pricing.step_bytes_within_hosts)} ({_count(within)} on {fast}, "
-        f"{time_text(pricing.step_seconds_fast_link)})",
+        f"{seconds_text(pricing.step_seconds_fast_link)})",
         f"  each host one unit of the slower network, as create_hybrid_device_mesh(..., "
         f"process_is_granule=True) treats each process: a collective whose device groups "
         f"cross hosts is priced on {slow}, the others on {fast}",
@@ -221,7 +214,7 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
         lines.append(
             f"  crosses hosts: #{c.index} {c.kind}{over}{runs}: "
             f"{bytes_text(c.bytes_across_hosts)} across, {bytes_text(c.bytes_within_hosts)} "
-            f"within, {time_text(c.seconds_per_call)} on {c.link}"
+            f"within, {seconds_text(c.seconds_per_call)} on {c.link}"
         )
     if len(crossing) > top:
         lines.append(f"  ... {len(crossing) - top} more crossing hosts (use --json)")
@@ -230,12 +223,3 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
 
 def _count(costs: Sequence) -> str:
     return f"{len(costs)} collective" + ("" if len(costs) == 1 else "s")
-
-
-def time_text(seconds: float) -> str:
-    """``4.1 ms``, ``12.3 us``."""
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} us"

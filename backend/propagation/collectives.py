@@ -33,7 +33,9 @@ from shardscope.backend.program.mlir import detached_copy, run_passes
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.sdy_text import axes_in
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import axis_size
+from shardscope.backend.units import bytes_text
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -70,6 +72,19 @@ class Collective(JsonForm):
     out_spec: tuple[tuple[str, ...], ...]
     bytes_per_device: int
     group_size: int
+
+
+def collective_text(c: Collective, graph: ProgramGraph | None = None) -> str:
+    """``all_gather over data on x → [data, _]: 1.5 KiB per device``: one predicted
+    collective on one line (the tensor named where ``graph`` is given)."""
+    axes = "+".join(c.axes) or "no axis"
+    on = ""
+    if graph is not None and c.value is not None:
+        on = f" on {graph.values[c.value].display_name}"
+    return (
+        f"{c.kind} over {axes}{on} → {dims_text(c.out_spec)}: "
+        f"{bytes_text(c.bytes_per_device)} per device"
+    )
 
 
 def bytes_per_device(kind: str, local_bytes: int, group: int) -> int:

@@ -22,6 +22,7 @@ from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.propagation import sdyread
 from shardscope.backend.propagation.timeline import Timeline
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import ValueSharding, axis_size, replicated
 
 if TYPE_CHECKING:
@@ -95,6 +96,16 @@ class Conflict(JsonForm):
     rule: str
     reshards: list[Reshard] = field(default_factory=list)
     collectives: list[Collective] = field(default_factory=list)
+
+
+def conflict_text(c: Conflict) -> str:
+    """``stablehlo.add (op 1): factor i of size 16: data vs model, kept [_] by longest
+    common prefix``: one conflict on one line."""
+    offers = " vs ".join("+".join(p.axes) for p in c.proposals) or "nothing"
+    return (
+        f"{c.op_name} (op {c.op}): factor {c.factor} of size {c.factor_size}: {offers}, "
+        f"kept {dims_text([c.kept])} by {c.rule}"
+    )
 
 
 def factor_name(i: int) -> str:

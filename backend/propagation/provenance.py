@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shardscope.backend.json_form import JsonForm
+from shardscope.backend.sharding.spec import axes_text
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -179,7 +180,7 @@ class Provenance:
             for i in hits:
                 c = self.conflicts[i]
                 offers = "; ".join(
-                    f"{p.tensor} offered {'+'.join(p.axes) or '_'} ({p.origin or 'no origin'})"
+                    f"{p.tensor} offered {axes_text(p.axes)} ({p.origin or 'no origin'})"
                     for p in c.proposals
                 )
                 kept = "+".join(c.kept) or "nothing"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardscope.backend.json_form import JsonForm, json_field
+from shardscope.backend.units import bytes_text
 
 if TYPE_CHECKING:
     from shardscope.backend.sharding.hosts import Hosts
@@ -229,6 +230,23 @@ class CompiledCollective(JsonForm):
     def group_size(self) -> int:
         """Devices of one of its groups (``group_size``): the ``N`` of ``bytes``."""
         return group_size(self.kind, self.device_groups)
+
+
+def compiled_text(c: CompiledCollective) -> str:
+    """``all-gather over data on y (conflict.py:9): 1.5 KiB per device — why``: one
+    compiled collective on one line."""
+    axes = "+".join(c.axes) if c.axes else "no whole mesh axis"
+    cause = c.cause
+    on = f" on {cause.tensor}" if cause is not None and cause.tensor else ""
+    lines = sorted({(t.file, t.line) for t in c.tensors if t.line is not None})
+    where = ""
+    if lines:
+        where = " (" + ", ".join(f"{f.rsplit('/', 1)[-1]}:{n}" for f, n in lines[:3])
+        where += " …)" if len(lines) > 3 else ")"
+    runs = f", {c.runs_per_call}× per call" if c.runs_per_call > 1 else ""
+    operands = f" {c.operands} operands" if c.operands > 1 else ""
+    why = f" — {cause.text}" if cause is not None and cause.text else ""
+    return f"{c.kind}{operands} over {axes}{on}{where}: {bytes_text(c.bytes)} per device{runs}{why}"
 
 
 @dataclass(frozen=True)

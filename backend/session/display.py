@@ -108,10 +108,3 @@ def shown_origin(
     if graph is not None and graph.values[value_id].code_sharding:
         return "code"
     return "none"
-
-
-def spec_label(spec: Spec | None) -> str:
-    """A badge's text: ``[data+model, _]``, or ``?`` when the sharding is unknown."""
-    if spec is None:
-        return "?"
-    return "[" + ", ".join("+".join(d.axes) or "_" for d in spec.dims) + "]"

@@ -26,7 +26,6 @@ from shardscope.backend.session.display import (
     decided_spec,
     shown_origin,
     shown_spec,
-    spec_label,
 )
 from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.session.persistence import (
@@ -41,7 +40,7 @@ from shardscope.backend.session.persistence import (
 )
 from shardscope.backend.session.saved_program import pack_program
 from shardscope.backend.sharding.mesh import Mesh, MeshAxis
-from shardscope.backend.sharding.spec import DimSpec, Spec, validate_spec
+from shardscope.backend.sharding.spec import DimSpec, Spec, dims_text, validate_spec
 
 if TYPE_CHECKING:
     from shardscope.backend.cost.price import Pricing
@@ -380,7 +379,7 @@ class Session:
     def spec_text(self, value_id: int) -> str:
         """The sharding a badge shows: the user's spec, else the propagated one, else the
         code's annotation, else ``?`` (unknown until propagation runs)."""
-        return spec_label(self.display_spec(value_id))
+        return dims_text(self.display_spec(value_id))
 
     def display_spec(self, value_id: int) -> Spec | None:
         """The Spec a view shows for a value (see ``spec_text``), padded to its rank."""

@@ -2,13 +2,15 @@
 
 Every edit the user makes (a drop of an axis on a tensor dimension, a new mesh) is a
 ``Command`` with ``do``/``undo``/``label``; the host count and the hosts along each axis
-(``SetHosts``, ``SetDcn``) are edits too. ``do`` validates before it changes anything,
-so an invalid edit raises ``SpecError``/``MeshError`` and leaves the session as it was.
+(``SetHosts``, ``SetDcn``) are edits too, and ``CompoundEdit`` makes several edits one.
+``do`` validates before it changes anything, so an invalid edit raises
+``SpecError``/``MeshError`` and leaves the session as it was.
 The Qt side (``app/window/undo.py``) mirrors a ``CommandStack`` in a ``QUndoStack``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from psygnal import Signal
@@ -17,7 +19,7 @@ from shardscope.backend.errors import SpecError
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.host_layout import HostLayout, fit_mesh, with_count, with_factor
 from shardscope.backend.sharding.mesh import Mesh
-from shardscope.backend.sharding.spec import DimSpec, Spec
+from shardscope.backend.sharding.spec import DimSpec, Spec, spec_words
 
 
 class Command:
@@ -32,13 +34,6 @@ class Command:
     def undo(self, session: Session) -> None:
         """Revert exactly what ``do`` changed."""
         raise NotImplementedError
-
-
-def spec_words(spec: Spec | None) -> str:
-    """A spec as History shows it: ``[data+model, _?]``, or ``no spec``."""
-    if spec is None:
-        return "no spec"
-    return "[" + ", ".join(d.format() for d in spec.dims) + "]"
 
 
 class _SpecCommand(Command):
@@ -331,6 +326,36 @@ class SetDcn(_HostsCommand):
 
     def laid_out(self, mesh: Mesh, hosts: HostLayout) -> tuple[Mesh, HostLayout]:
         return with_factor(mesh, hosts, self.axis, self.factor)
+
+
+class CompoundEdit(Command):
+    """Several edits applied and undone as one: one History entry with one ``label``.
+
+    The parts apply in order and undo in reverse order. If a part fails, the parts
+    already applied are undone (latest first) before the error propagates, so the session
+    is left exactly as it was. Redo applies every part again.
+    """
+
+    def __init__(self, label: str, parts: Sequence[Command]) -> None:
+        if not parts:
+            raise ValueError("a compound edit needs at least one part")
+        self.label = label
+        self.parts: tuple[Command, ...] = tuple(parts)
+
+    def do(self, session: Session) -> None:
+        applied: list[Command] = []
+        try:
+            for part in self.parts:
+                part.do(session)
+                applied.append(part)
+        except BaseException:
+            for part in reversed(applied):
+                part.undo(session)
+            raise
+
+    def undo(self, session: Session) -> None:
+        for part in reversed(self.parts):
+            part.undo(session)
 
 
 class CommandStack:

@@ -231,12 +231,29 @@ def _clip(text: str) -> str:
     return text if len(text) <= 20 else f"{text[:12]}...({len(text)} digits)"
 
 
-def dims_text(dims: Sequence[Sequence[str]] | None, unknown: str = "?") -> str:
+def axes_text(axes: Sequence[str]) -> str:
+    """One dimension's axes as a badge's chip shows them: ``data+model``, ``_`` for none
+    (replicated)."""
+    return "+".join(axes) or "_"
+
+
+def dims_text(dims: Sequence[Sequence[str]] | Spec | None, unknown: str = "?") -> str:
     """Axes per dimension as badges and messages show them, ``[data+model, _]`` (``_``:
-    replicated); ``unknown`` where the sharding is not known (None)."""
+    replicated; a ``Spec``'s open marks and priorities left out); ``unknown`` where the
+    sharding is not known (None)."""
     if dims is None:
         return unknown
-    return "[" + ", ".join("+".join(d) or "_" for d in dims) + "]"
+    if isinstance(dims, Spec):
+        dims = [d.axes for d in dims.dims]
+    return "[" + ", ".join(axes_text(d) for d in dims) + "]"
+
+
+def spec_words(spec: Spec | None) -> str:
+    """A user's spec as History and notices show it, marks included: ``[data+model, _?]``,
+    or ``no spec``."""
+    if spec is None:
+        return "no spec"
+    return "[" + ", ".join(d.format() for d in spec.dims) + "]"
 
 
 def format_spec(spec: Spec) -> str:

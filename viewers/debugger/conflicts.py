@@ -28,7 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.viewers.graph.markers import CONFLICT_COLOR, byte_text, dims_text
+from shardscope.backend.propagation.collectives import collective_text
+from shardscope.backend.propagation.conflicts import conflict_text
+from shardscope.backend.sharding.spec import dims_text
+from shardscope.viewers.graph.markers import CONFLICT_COLOR
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -96,27 +99,12 @@ def factor_rows(conflict: Conflict, graph: ProgramGraph | None) -> list[list[str
     return rows
 
 
-def title_text(conflict: Conflict) -> str:
-    """``stablehlo.add (op 1): factor i of size 16 kept [_] by longest common prefix``."""
-    return (
-        f"{conflict.op_name} (op {conflict.op}): factor {conflict.factor} of size "
-        f"{conflict.factor_size} kept {dims_text([conflict.kept])} by {conflict.rule}"
-    )
-
-
 def partitioner_text(conflict: Conflict, graph: ProgramGraph | None) -> str:
     """What Shardy's explicit-reshard passes insert for the op, and whether that differs
     from the reshards the table lists."""
     if not conflict.collectives:
         return "Shardy's explicit-reshard passes insert no collective for this op."
-    parts = []
-    for c in conflict.collectives:
-        on = graph.values[c.value].display_name if graph is not None and c.value is not None else ""
-        parts.append(
-            f"{c.kind} over {'+'.join(c.axes) or 'no axis'}"
-            + (f" on {on}" if on else "")
-            + f" → {dims_text(c.out_spec)} ({byte_text(c.bytes_per_device)} per device)"
-        )
+    parts = [collective_text(c, graph) for c in conflict.collectives]
     predicted = sorted({r.kind for r in conflict.reshards})
     inserted = sorted({c.kind for c in conflict.collectives})
     same = predicted == inserted
@@ -249,7 +237,7 @@ class ConflictsView(QWidget):
                 [f"{c.op_name} (op {c.op})", c.factor, props, dims_text([c.kept]), c.rule]
             )
             item.setData(0, Qt.ItemDataRole.UserRole, i)
-            item.setToolTip(0, title_text(c))
+            item.setToolTip(0, conflict_text(c))
             self.list.addTopLevelItem(item)
         self.list.blockSignals(False)
         self.settled = []
@@ -322,7 +310,7 @@ class ConflictsView(QWidget):
                 "Choose a conflict to see its factor table." if self.conflicts else ""
             )
             return
-        self.title.setText(title_text(conflict))
+        self.title.setText(conflict_text(conflict))
         self.rule.setText(f"Rule: {conflict.rule}: {RULES.get(conflict.rule, '')}")
         self.partitioner.setText(partitioner_text(conflict, self.graph))
 
@@ -343,7 +331,7 @@ def conflict_sheet(conflicts: list[Conflict], graph: ProgramGraph | None, width:
     if not conflicts:
         layout.addWidget(QLabel("No conflicts: on every op, the operands and results agree."))
     for c in conflicts:
-        title = QLabel(title_text(c))
+        title = QLabel(conflict_text(c))
         bold = title.font()
         bold.setBold(True)
         title.setFont(bold)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.viewers.graph.markers import dims_text
+from shardscope.backend.sharding.spec import dims_text
 
 if TYPE_CHECKING:
     from shardscope.backend.gspmd.compare import Difference

@@ -20,6 +20,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
 from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
+from shardscope.backend.sharding.spec import axes_text
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
 from shardscope.viewers.common.elide import elide_middle
 from shardscope.viewers.graph.spatial import RectIndex
@@ -326,7 +327,7 @@ class BadgeItem(QGraphicsItem):
                 painter.restore()
             # "_" sits on the baseline; lift it so a replicated dim does not look empty.
             painter.drawText(
-                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, "+".join(d) or "_"
+                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, axes_text(d)
             )
 
 

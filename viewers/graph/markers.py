@@ -36,6 +36,9 @@ from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
 from shardscope.backend.program.layout import NODE_H, NODE_W
+from shardscope.backend.propagation.collectives import collective_text
+from shardscope.backend.propagation.conflicts import conflict_text
+from shardscope.backend.run.result import compiled_text
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
@@ -71,51 +74,9 @@ class GspmdDifference(Protocol):
     gspmd: list[list[str]] | None
 
 
-def collective_text(c: Collective, graph: ProgramGraph | None = None) -> str:
-    """``all_gather over data on x: 1.5 KiB per device`` (one line of a tooltip)."""
-    axes = "+".join(c.axes) or "no axis"
-    on = ""
-    if graph is not None and c.value is not None:
-        on = f" on {graph.values[c.value].display_name}"
-    return f"{c.kind} over {axes}{on}: {byte_text(c.bytes_per_device)} per device"
-
-
-def compiled_text(c: CompiledCollective, graph: ProgramGraph | None = None) -> str:
-    """``all-gather over data on y (conflict.py:9): 1.5 KiB per device — why`` (one line
-    of a tooltip)."""
-    axes = "+".join(c.axes) if c.axes else "no whole mesh axis"
-    cause = c.cause
-    on = f" on {cause.tensor}" if cause is not None and cause.tensor else ""
-    lines = sorted({(t.file, t.line) for t in c.tensors if t.line is not None})
-    where = ""
-    if lines:
-        where = " (" + ", ".join(f"{f.rsplit('/', 1)[-1]}:{n}" for f, n in lines[:3])
-        where += " …)" if len(lines) > 3 else ")"
-    runs = f", {c.runs_per_call}× per call" if c.runs_per_call > 1 else ""
-    operands = f" {c.operands} operands" if c.operands > 1 else ""
-    why = f" — {cause.text}" if cause is not None and cause.text else ""
-    return f"{c.kind}{operands} over {axes}{on}{where}: {byte_text(c.bytes)} per device{runs}{why}"
-
-
 def short_kind(kind: str) -> str:
     """``AG`` for ``all_gather`` or ``all-gather``."""
     return KIND_SHORT.get(kind.replace("-", "_"), kind)
-
-
-def conflict_text(c: Conflict) -> str:
-    """``factor i: data vs model, kept [_] by longest common prefix``."""
-    props = " vs ".join("+".join(p.axes) for p in c.proposals) or "nothing"
-    return f"factor {c.factor}: {props}, kept {dims_text([c.kept])} by {c.rule}"
-
-
-def byte_text(n: int) -> str:
-    """``512 B``, ``1.5 KiB``, ``3.0 MiB``."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
 
 
 # ``GraphMarkers.show_result``: follow the session's current result
@@ -137,7 +98,7 @@ class ConflictMarkItem(QGraphicsItem):
         self.text = "!" if n == 1 and not folded else str(n)
         where = "ops of this scope" if folded else "this op"
         lines = [f"{n} conflict{'s' if n != 1 else ''} on {where}:"]
-        lines += [f"  {c.op_name} (op {c.op}) {conflict_text(c)}" for c in conflicts[:12]]
+        lines += [f"  {conflict_text(c)}" for c in conflicts[:12]]
         if n > 12:
             lines.append(f"  … {n - 12} more in the Conflicts dock")
         self.setToolTip("\n".join(lines))
@@ -201,7 +162,7 @@ class CollectiveMarkItem(QGraphicsItem):
         what = "in the compiled program (XLA)" if compiled else "Shardy predicts (before compiling)"
         lines = [f"{n} collective{'s' if n != 1 else ''} {what}:"]
         lines += [
-            "  " + (compiled_text(c, graph) if compiled else collective_text(c, graph))  # type: ignore[arg-type]
+            "  " + (compiled_text(c) if compiled else collective_text(c, graph))  # type: ignore[arg-type]
             for c in collectives[:12]
         ]
         if len(collectives) > 12:

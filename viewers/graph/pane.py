@@ -21,8 +21,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 from shiboken6 import isValid
 
-from shardscope.backend.sharding.spec import Spec
-from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem, dims_text
+from shardscope.backend.sharding.spec import Spec, dims_text
+from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem
 
 if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView

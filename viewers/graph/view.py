@@ -32,6 +32,7 @@ from shardscope.backend.program.layout import (
     scope_paths,
 )
 from shardscope.backend.program.locations import split_name_path
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import THEMES, theme_for
 from shardscope.viewers.common.damage import shifted_change
 from shardscope.viewers.common.mime import appends, axis_from_mime, drop_hint
@@ -452,7 +453,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         badge = self.badge_for(value_id)
         if badge is None:
             return None
-        return "[" + ", ".join("+".join(d) or "_" for d in badge.dims) + "]"
+        return dims_text(badge.dims)
 
     def find(self, text: str) -> bool:
         """Select and centre the first op, scope or tensor whose name contains ``text``;

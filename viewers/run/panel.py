@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.units import bytes_text
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
-from shardscope.viewers.graph.markers import byte_text
 from shardscope.viewers.run.heatmap import HeatmapView
 from shardscope.viewers.run.reshard import ReshardView
 
@@ -114,7 +114,7 @@ def summary_text(result: RunResult) -> str:
     """One line: where it ran, how long it took, what it held per device."""
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
     memory = ", ".join(
-        f"{k} {byte_text(v)}" for k, v in result.memory.items() if k != "generated_code"
+        f"{k} {bytes_text(v)}" for k, v in result.memory.items() if k != "generated_code"
     )
     hosts = int(getattr(result, "hosts", 1) or 1)
     on_hosts = (
@@ -397,7 +397,7 @@ class RunPanel(QWidget):
                 ("crosses" if c.crosses_hosts else "within", int(c.crosses_hosts)),
                 (groups_text(c.device_groups), None),
                 (str(list(c.shape)), None),
-                (byte_text(c.bytes), c.bytes),
+                (bytes_text(c.bytes), c.bytes),
                 (source, None),
                 (predicted_text(c.predicted), None),
             )

@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.reshard import plan_reshard
 from shardscope.backend.sharding.spec import parse_spec
+from shardscope.backend.units import bytes_text
 from shardscope.viewers.common.colors import device_colors, theme_for
-from shardscope.viewers.graph.markers import byte_text
 from shardscope.viewers.run.heatmap import index_text, mesh_layout
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def kind_text(plan: ReshardPlan) -> str:
         )
     n = len(plan.moves)
     return (
-        f"Traffic: {byte_text(plan.bytes)} ({plan.bytes} bytes) move between devices in "
+        f"Traffic: {bytes_text(plan.bytes)} ({plan.bytes} bytes) move between devices in "
         f"{n} transfer{'s' if n != 1 else ''}."
     )
 

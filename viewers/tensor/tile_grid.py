@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSlider,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -42,6 +41,7 @@ from shardscope.backend.sharding.tile_text import (
 from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
 from shardscope.viewers.common.damage import DiffedView
+from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -89,6 +89,18 @@ class TileGridView(QWidget):
         self._image = np.zeros((1, 1), dtype=np.uint8)
         self._keys = np.zeros((1, 1), dtype=object)
 
+        top = self._build_pickers()
+        self._build_sliders()
+        self._build_plot()
+        self._build_labels()
+        column_layout(
+            self, [top, self.summary, self._slider_box, (self.plot, 1), self.status], spacing=4
+        )
+        self._apply_theme()
+        self._set_status_idle()
+
+    def _build_pickers(self) -> QHBoxLayout:
+        """The row and column dim pickers, in one row."""
         self.row_combo = QComboBox()
         self.col_combo = QComboBox()
         for combo in (self.row_combo, self.col_combo):
@@ -102,14 +114,6 @@ class TileGridView(QWidget):
         self.col_combo.setToolTip("Tensor dimension drawn across the columns")
         self.row_combo.activated.connect(self._on_row_dim_change)
         self.col_combo.activated.connect(self._on_col_dim_change)
-        self.summary = QLabel()
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary.setWordWrap(True)
-        self.summary.setMinimumHeight(self.summary.fontMetrics().lineSpacing())
-        self._summary_probe = QLabel(SUMMARY_ROOM)
-        self._summary_probe.setWordWrap(True)
-        self.summary.installEventFilter(self)
-
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("rows"))
@@ -117,7 +121,10 @@ class TileGridView(QWidget):
         top.addWidget(QLabel("cols"))
         top.addWidget(self.col_combo)
         top.addStretch(1)
+        return top
 
+    def _build_sliders(self) -> None:
+        """The box of sliders that pick the tile of each dim not drawn."""
         self._slider_box = QWidget()
         self._slider_layout = QGridLayout(self._slider_box)
         self._slider_layout.setContentsMargins(0, 0, 0, 0)
@@ -132,6 +139,8 @@ class TileGridView(QWidget):
             )
         )
 
+    def _build_plot(self) -> None:
+        """The plot the tiles are drawn in, its axes as wide and tall for every tensor."""
         self.plot = _GridPlot()
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
@@ -171,6 +180,15 @@ class TileGridView(QWidget):
         # often only the axes' numbers differ on screen
         self.damage = DiffedView(self.plot)
 
+    def _build_labels(self) -> None:
+        """The summary over the plot, the hint inside the empty plot, the status under it."""
+        self.summary = QLabel()
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setWordWrap(True)
+        self.summary.setMinimumHeight(self.summary.fontMetrics().lineSpacing())
+        self._summary_probe = QLabel(SUMMARY_ROOM)
+        self._summary_probe.setWordWrap(True)
+        self.summary.installEventFilter(self)
         # shown inside the empty plot, where the tiles will be: the first tensor then
         # changes what any later one changes, not the whole plot's background
         self.hint = QLabel(self.plot.viewport())
@@ -180,23 +198,11 @@ class TileGridView(QWidget):
         self.hint.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.hint.setAutoFillBackground(True)
         self.hint.hide()
-
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setWordWrap(True)
         # a line tall when empty too, so the plot above keeps its height
         self.status.setMinimumHeight(self.status.fontMetrics().lineSpacing())
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.setSpacing(4)
-        layout.addLayout(top)
-        layout.addWidget(self.summary)
-        layout.addWidget(self._slider_box)
-        layout.addWidget(self.plot, 1)
-        layout.addWidget(self.status)
-        self._apply_theme()
-        self._set_status_idle()
 
     # ------------------------------------------------------------------ setters
 

@@ -16,13 +16,13 @@ from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.table_items import INDEX_ROLE
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
-    dims_text,
 )
 from tests.support.compile_oracle import compiled_text
 from tests.support.inputs import write_input

@@ -3,13 +3,20 @@
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QUndoView, QWidget
 
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import SpecError
 from shardscope.backend.session.document import Session
-from shardscope.backend.session.edits import Command, CommandStack, SetMesh
+from shardscope.backend.session.edits import (
+    Command,
+    CommandStack,
+    CompoundEdit,
+    SetDimSpec,
+    SetMesh,
+)
 from shardscope.backend.sharding.mesh import parse_mesh
+from shardscope.backend.sharding.spec import Spec
 
 
 class Counted(Command):
@@ -111,3 +118,24 @@ def test_ctrl_z_undoes_and_ctrl_shift_z_redoes(bridge, qtbot):
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert command.done == 2 and bridge.stack.can_undo
+
+
+def test_a_compound_edit_is_one_history_entry_and_one_ctrl_z(make_window, qtbot, wait_idle):
+    window = make_window("example:mlp", propagate=False)
+    session = window.session
+    x, w1 = (session.graph.value_by_name(n).id for n in ("x", "params['w1']"))
+    before = dict(session.specs)
+    history = window.docks.widget("dock_history", QUndoView)
+    edit = CompoundEdit("accept proposal", [SetDimSpec(x, 1, "model"), SetDimSpec(w1, 0, "data")])
+    assert window.push(edit)
+    assert session.spec(x) == Spec.of("data", "model")
+    assert session.spec(w1).dims[0].axes == ("data",)
+    # the view lists the clean state, then one row for the whole edit
+    rows = [history.model().index(r, 0).data() for r in range(history.model().rowCount())]
+    assert rows[1:] == ["accept proposal"]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert dict(session.specs) == before
+    assert window.qundo.index() == 0 and not window.undo.stack.can_undo
+    wait_idle(window)

@@ -11,16 +11,15 @@ from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.cost.price import ESTIMATE, price, price_compiled
 from shardscope.backend.cost.traffic import (
     apply_host_layout,
-    bytes_text,
     crossing_warnings,
     step_traffic,
-    time_text,
     traffic_lines,
 )
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import mark_crossing
 from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.units import bytes_text, seconds_text
 from tests.support.compile_oracle import loaded
 from tests.support.inputs import PROGRAMS
 
@@ -138,14 +137,16 @@ def test_traffic_lines_total_and_name_each_crossing_collective(blocks):
     head, how, crossing = traffic_lines(pricing)
     assert "process_is_granule=True" in how and "priced on DCN, the others on ICI" in how
     assert head.startswith("traffic per step on 2 hosts")
-    assert "across hosts: 512 B (1 collective on DCN, 20 us)" in head
+    assert "across hosts: 512 B (1 collective on DCN, 20.0 µs)" in head
     within = pricing.step_bytes_within_hosts
-    assert f"within hosts: {within} B (1 collective on ICI, 6 us)" in head
+    fast = seconds_text(pricing.step_seconds_fast_link)
+    assert fast.startswith("6.") and fast.endswith(" µs")
+    assert f"within hosts: {within} B (1 collective on ICI, {fast})" in head
     assert (
         crossing
-        == "  crosses hosts: #1 all-reduce over data: 512 B across, 0 B within, 20 us on DCN"
+        == "  crosses hosts: #1 all-reduce over data: 512 B across, 0 B within, 20.0 µs on DCN"
     )
-    assert bytes_text(12 * 2**20) == "12.0 MiB" and time_text(4.1e-3) == "4.1 ms"
+    assert bytes_text(12 * 2**20) == "12.0 MiB" and seconds_text(4.1e-3) == "4.10 ms"
 
 
 def _laid(result, hosts):

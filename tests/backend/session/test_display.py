@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from shardscope.backend.program.load import load_program
-from shardscope.backend.session.display import PropagatedSpecs, spec_label
+from shardscope.backend.session.display import PropagatedSpecs
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec, parse_spec
 from tests.support.inputs import MLIR
@@ -78,12 +78,6 @@ def test_propagated_specs_by_value_id():
     assert shown.get(3) == Spec.of(("data", "model"), None)
     assert shown.get(7) == Spec()
     assert shown.get(4) is None
-
-
-def test_spec_label():
-    assert spec_label(None) == "?"
-    assert spec_label(Spec()) == "[]"
-    assert spec_label(parse_spec("data+model?@p1,_")) == "[data+model, _]"
 
 
 def test_tiles_follow_the_propagation_result_over_the_users_spec(constrained):

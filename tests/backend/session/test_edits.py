@@ -8,6 +8,7 @@ from shardscope.backend.session.document import Session
 from shardscope.backend.session.edits import (
     ClearDim,
     CommandStack,
+    CompoundEdit,
     SetDcn,
     SetDimOpen,
     SetDimPriority,
@@ -236,3 +237,47 @@ def test_appending_to_a_tensor_without_a_spec_appends_to_the_axes_it_shows(mlp):
     )
     stack.undo()
     assert session.spec(h) is None
+
+
+def test_a_compound_edit_is_one_step_of_undo_and_redo(session):
+    stack = CommandStack(session)
+    x, w1 = vid(session, "x"), vid(session, "params['w1']")
+    before = dict(session.specs)
+    stack.push(
+        CompoundEdit(
+            "accept proposal", [SetDimSpec(x, 1, "model"), SetSpec(w1, Spec.of("data", None))]
+        )
+    )
+    after = {x: Spec.of("data", "model"), w1: Spec.of("data", None)}
+    assert {v: session.spec(v) for v in after} == after
+    assert stack.undo_labels == ["accept proposal"]
+    stack.undo()
+    assert dict(session.specs) == before and not stack.can_undo
+    stack.redo()
+    assert {v: session.spec(v) for v in after} == after
+    assert stack.undo_labels == ["accept proposal"]
+
+
+def test_a_compound_edit_whose_later_part_fails_leaves_the_session_as_it_was(session):
+    stack = CommandStack(session)
+    x, w1 = vid(session, "x"), vid(session, "params['w1']")
+    stack.push(SetMesh(parse_mesh("data=2,model=4")))
+    before, mesh = dict(session.specs), session.mesh
+    compound = CompoundEdit(
+        "accept proposal",
+        [
+            SetMesh(parse_mesh("data=8")),
+            ClearDim(x, 0),
+            SetDimSpec(x, 1, "data"),
+            SetDimSpec(w1, 0, "nope"),
+        ],
+    )
+    with pytest.raises(SpecError, match="not in the mesh"):
+        stack.push(compound)
+    assert dict(session.specs) == before and session.mesh == mesh
+    assert stack.undo_labels == ["mesh data=2,model=4"]
+
+
+def test_a_compound_edit_needs_a_part():
+    with pytest.raises(ValueError, match="at least one part"):
+        CompoundEdit("nothing", [])

@@ -7,7 +7,16 @@ from jax.sharding import PartitionSpec as P
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.sharding.mesh import parse_mesh
-from shardscope.backend.sharding.spec import DimSpec, Spec, format_spec, parse_spec, validate_spec
+from shardscope.backend.sharding.spec import (
+    DimSpec,
+    Spec,
+    axes_text,
+    dims_text,
+    format_spec,
+    parse_spec,
+    spec_words,
+    validate_spec,
+)
 
 MESH = parse_mesh("data=4,model=2,x=1")
 
@@ -110,3 +119,16 @@ def test_dims_text_writes_axes_per_dimension_as_badges_show_them():
 
     assert dims_text([["data", "model"], []]) == "[data+model, _]"
     assert dims_text(None) == "?" and dims_text(None, "[?]") == "[?]"
+
+
+def test_a_badge_shows_the_axes_of_a_spec_without_its_marks():
+    assert dims_text(None) == "?" and dims_text(None, "[?]") == "[?]"
+    assert dims_text(Spec()) == "[]"
+    assert dims_text(parse_spec("data+model?@p1,_")) == "[data+model, _]"
+    assert dims_text([("data", "model"), ()]) == "[data+model, _]"
+    assert axes_text(("data", "model")) == "data+model" and axes_text(()) == "_"
+
+
+def test_history_shows_a_users_spec_with_its_marks():
+    assert spec_words(None) == "no spec"
+    assert spec_words(parse_spec("data+model?@p1,_")) == "[data+model?@p1, _]"

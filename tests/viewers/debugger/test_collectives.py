@@ -14,16 +14,17 @@ from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
 from shardscope.backend.run.result import NotCompiled
-from shardscope.viewers.debugger.collectives import (
+from shardscope.backend.sharding.spec import dims_text
+from shardscope.backend.units import bytes_text
+from shardscope.viewers.debugger.collective_columns import (
     BYTES_COLUMN,
     COMPILED_BYTES_COLUMN,
     COMPILED_COLUMNS,
-    PREDICTED_TAB,
-    CollectivesView,
+    HOSTS_COLUMN,
     time_text,
     totals_by_kind,
 )
-from shardscope.viewers.graph.markers import byte_text, dims_text
+from shardscope.viewers.debugger.collectives import CROSSING, PREDICTED_TAB, CollectivesView
 from tests.support.compile_oracle import compiled_text, loaded, propagated
 
 
@@ -64,7 +65,7 @@ def test_the_compiled_rows_are_xlas_own_collectives(qtbot):
         assert all(" (op " in op for op in widget.column("Op"))
         assert all(".py:" in line for line in widget.column("Line"))
         assert widget.memory.text().startswith("Memory per device, XLA's CPU buffer assignment")
-        peak = byte_text(compiled(source).memory["peak"])
+        peak = bytes_text(compiled(source).memory["peak"])
         assert f"peak {peak}" in widget.memory.text()
 
 
@@ -73,7 +74,7 @@ def test_rows_start_costliest_first_and_totals_add_up_per_kind(qtbot):
     widget = view(qtbot)
     widget.set_result(result)
     moved = [
-        byte_text(c.bytes) for c in sorted(result.compiled_collectives, key=lambda c: -c.bytes)
+        bytes_text(c.bytes) for c in sorted(result.compiled_collectives, key=lambda c: -c.bytes)
     ]
     assert widget.column("Bytes / device") == moved
     header = widget.compiled_table.horizontalHeader()
@@ -83,7 +84,7 @@ def test_rows_start_costliest_first_and_totals_add_up_per_kind(qtbot):
     total = sum(c.bytes for c in result.compiled_collectives)
     n = len(result.compiled_collectives)
     assert widget.totals.text() == (
-        f"Per device per call: all-gather {n}× {byte_text(total)} — total {byte_text(total)}"
+        f"Per device per call: all-gather {n}× {bytes_text(total)} — total {bytes_text(total)}"
     )
 
 
@@ -283,7 +284,6 @@ def test_times_read_in_their_unit():
 def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(qtbot):
     from shardscope.backend.cost.traffic import apply_host_layout
     from shardscope.backend.sharding.hosts import Hosts
-    from shardscope.viewers.debugger.collectives import CROSSING, HOSTS_COLUMN
 
     widget = view(qtbot)
     result = compiled("example:mlp")  # one all-reduce over model: devices {0,1} {2,3} ...
@@ -296,11 +296,11 @@ def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(
         assert widget.column("Hosts") == [crosses]
         moved = pricing.collectives[0]
         assert (moved.bytes_across_hosts > 0) == (crosses == "crosses")
-        assert widget.column("Across hosts") == [byte_text(moved.bytes_across_hosts)]
+        assert widget.column("Across hosts") == [bytes_text(moved.bytes_across_hosts)]
         assert widget.traffic.text().startswith(
             f"On {count} hosts: {int(crosses == 'crosses')} of 1 compiled collectives cross"
         )
-        assert f"across hosts {byte_text(pricing.step_bytes_across_hosts)}" in (
+        assert f"across hosts {bytes_text(pricing.step_bytes_across_hosts)}" in (
             widget.traffic.text()
         )
     assert widget.compiled_table.item(0, HOSTS_COLUMN).foreground().color() == CROSSING

@@ -63,11 +63,12 @@ def test_choosing_the_conflict_shows_its_factor_table(qtbot):
         ["result 0: result[0]", "0", "nothing", "", "keeps [_]", "none"],
     ]
     assert widget.title.text() == (
-        "stablehlo.add (op 1): factor i of size 16 kept [_] by longest common prefix"
+        "stablehlo.add (op 1): factor i of size 16: data vs model, kept [_] by longest common "
+        "prefix"
     )
     assert widget.rule.text().startswith("Rule: longest common prefix: ")
     text = widget.partitioner.text()
-    assert "collective_permute over data on y → [data, _] (512 B per device)" in text
+    assert "collective_permute over data on y → [data, _]: 512 B per device" in text
     assert "differs from the reshards above (all_gather)" in text
 
 

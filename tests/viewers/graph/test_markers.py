@@ -7,6 +7,7 @@ from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.gspmd.compare import Difference
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec
+from shardscope.backend.units import bytes_text
 from shardscope.viewers.graph.markers import (
     CONFLICT_COLOR,
     GSPMD_COLOR,
@@ -15,7 +16,6 @@ from shardscope.viewers.graph.markers import (
     GraphMarkers,
     GspmdMarkItem,
     SpecNotesItem,
-    byte_text,
     spec_notes,
 )
 from shardscope.viewers.graph.panel import GraphPanel
@@ -49,7 +49,10 @@ def test_the_add_where_data_meets_model_carries_the_conflict_mark(qtbot):
     add = node_named(view, "add")
     (mark,) = marks_on(add, ConflictMarkItem)
     assert mark.text == "!" and not mark.folded
-    assert "factor i: data vs model, kept [_] by longest common prefix" in mark.toolTip()
+    assert (
+        "stablehlo.add (op 1): factor i of size 16: data vs model, kept [_] by longest common "
+        "prefix" in mark.toolTip()
+    )
     assert set(markers.conflicted_nodes().values()) == {add}
     for other in ("sine", "x", "y", "return"):
         assert not marks_on(node_named(view, other), ConflictMarkItem)
@@ -59,10 +62,10 @@ def test_collectives_sit_on_the_op_they_serve_and_on_the_return(qtbot):
     session, view, markers = marked(qtbot, "example:conflict")
     (on_add,) = marks_on(node_named(view, "add"), CollectiveMarkItem)
     assert on_add.text == "⇄ AS·CP"
-    assert "collective_permute over data on y: 512 B per device" in on_add.toolTip()
+    assert "collective_permute over data on y → [data, _]: 512 B per device" in on_add.toolTip()
     (on_return,) = marks_on(node_named(view, "return"), CollectiveMarkItem)
     assert on_return.text == "⇄ AG"
-    assert "all_gather over data on result[0]: 1.5 KiB per device" in on_return.toolTip()
+    assert "all_gather over data on result[0] → [_, _]: 1.5 KiB per device" in on_return.toolTip()
 
 
 def test_compiled_collectives_replace_only_the_collective_tags(qtbot):
@@ -84,7 +87,7 @@ def test_compiled_collectives_replace_only_the_collective_tags(qtbot):
     assert tag.compiled and tag.text == f"⇄ AG×{n}" and len(tag.collectives) == n
     assert "in the compiled program (XLA)" in tag.toolTip()
     for c in compiled.compiled_collectives:
-        assert f"{byte_text(c.bytes)} per device" in tag.toolTip()
+        assert f"{bytes_text(c.bytes)} per device" in tag.toolTip()
         assert c.cause.text in tag.toolTip()
     # Folding keeps them on the scope that holds the op.
     view.collapse_all()
@@ -180,8 +183,8 @@ def test_the_conflict_mark_is_drawn_in_red_around_the_op(qtbot):
 
 
 def test_helpers_word_bytes_and_spec_notes():
-    assert byte_text(512) == "512 B" and byte_text(1536) == "1.5 KiB"
-    assert byte_text(3 * 1024 * 1024) == "3.0 MiB"
+    assert bytes_text(512) == "512 B" and bytes_text(1536) == "1.5 KiB"
+    assert bytes_text(3 * 1024 * 1024) == "3.0 MiB"
     spec = Spec((DimSpec(("a",), is_open=True, priority=0), DimSpec(("b",))))
     assert spec_notes(spec) == {0: "?p0"}
 

@@ -1,0 +1,65 @@
+"""The Collectives dock's lines around its tables, worded without Qt."""
+
+from __future__ import annotations
+
+import functools
+
+from shardscope.backend.analysis.analyse import analyse
+from shardscope.backend.analysis.analysis import Analysis
+from shardscope.backend.run.compiled import COMPILE_CANCELLED
+from shardscope.backend.run.result import NotCompiled
+from shardscope.viewers.debugger.collective_lines import (
+    EMPTY_STATUS,
+    HEADER,
+    groups_text,
+    memory_text,
+    predicted_lines,
+)
+from tests.support.compile_oracle import loaded, propagated
+
+
+@functools.cache
+def compiled(source: str) -> Analysis:
+    return analyse(loaded(source))
+
+
+def _lines(result, **kw):
+    args = {"compiled": False, "compiling": False, "pending": False, "note": "", "hosts": 1}
+    return predicted_lines(result, **{**args, **kw})
+
+
+def test_the_prediction_says_how_its_compile_went():
+    result = Analysis(propagated("example:conflict"))
+    assert _lines(None).status == EMPTY_STATUS
+    assert _lines(None, pending=True).status == "Propagating…"
+    assert _lines(result, compiling=True).header == f"<b>{HEADER} — compiling…</b>"
+    failed = result.with_parts(compile=NotCompiled("boom"))
+    assert _lines(failed).status == "The XLA compile failed: boom"
+    assert _lines(failed).header.endswith("— the compile failed</b>")
+    cancelled = result.with_parts(compile=NotCompiled(COMPILE_CANCELLED))
+    assert "propagate again (F5)" in _lines(cancelled).status
+    noted = _lines(result, note="Not compiled: too many devices")
+    assert noted.status == "Not compiled: too many devices"
+
+
+def test_a_compiled_prediction_counts_the_matches():
+    result = compiled("example:conflict")
+    matched = [m for m in result.predicted_matched if m is not None]
+    lines = _lines(result, compiled=True)
+    n = len(result.collectives)
+    assert lines.status.startswith(f"{n} collective{'s' if n != 1 else ''} Shardy inserts")
+    assert f"{sum(matched)} of {len(matched)} matched by a compiled one" in lines.status
+    assert lines.totals.startswith("Per device: ")
+    assert _lines(result, compiled=True, hosts=2).traffic.startswith("On 2 hosts: ")
+
+
+def test_groups_and_memory_read_as_one_line_each():
+    assert groups_text("all_gather", ["data"], [(0, 2), (1, 3)]) == (
+        "all_gather over data: 2 groups of 2 devices, outlined on the mesh: {0, 2} {1, 3}"
+    )
+    many = groups_text("all_reduce", None, [(i,) for i in range(20)])
+    assert "no whole mesh axis" in many and many.endswith("… 4 more")
+    assert memory_text(None, None) == ""
+    text = memory_text({"argument": 1536, "peak": 3584}, "fits in 16 GB: <1%")
+    assert text.startswith("Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits")
+    assert "1.5 KiB" in text
