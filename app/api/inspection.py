@@ -240,9 +240,21 @@ def inspect(
     """
     from shardscope.backend.analysis.analyse import analyse
     from shardscope.backend.cost.hardware import profile
-    from shardscope.backend.program.trace import lower_function, lower_staged
 
     hardware_profile = profile(hardware)
+    traced = _traced(fn, args, kwargs, mesh, in_shardings, out_shardings)
+    program = _program(traced, mesh, device_order)
+    laid_hosts = None
+    if hosts is not None or dcn:
+        laid_hosts = _lay_over_hosts(program, hosts, dcn, device_order)
+    analysis = analyse(program, hosts=laid_hosts, hardware=hardware_profile)
+    fields = {f.name: getattr(analysis, f.name) for f in dataclasses.fields(Analysis)}
+    return Inspection(**fields, loaded=program)
+
+
+def _traced(fn: Any, args: tuple, kwargs: dict, mesh: Any, in_shardings: Any, out_shardings: Any):
+    """``fn`` traced and lowered in this process (a staged one as it is)."""
+    from shardscope.backend.program.trace import lower_function, lower_staged
 
     if _is_staged(fn):
         if args or kwargs or in_shardings is not None or out_shardings is not None:
@@ -255,16 +267,20 @@ def inspect(
             from shardscope.backend.program.trace import abstract_mesh, mesh_dict
 
             traced.mesh = mesh_dict(abstract_mesh(mesh))
-    else:
-        if out_shardings is not None:
-            if hasattr(fn, "trace"):
-                raise TypeError(
-                    "fn is already jitted: give out_shardings to its jax.jit, not to inspect"
-                )
-            import jax
+        return traced
+    if out_shardings is not None:
+        if hasattr(fn, "trace"):
+            raise TypeError(
+                "fn is already jitted: give out_shardings to its jax.jit, not to inspect"
+            )
+        import jax
 
-            fn = jax.jit(fn, out_shardings=_out_shardings(out_shardings, mesh))
-        traced = lower_function(fn, args, kwargs, mesh=mesh, specs=in_shardings)
+        fn = jax.jit(fn, out_shardings=_out_shardings(out_shardings, mesh))
+    return lower_function(fn, args, kwargs, mesh=mesh, specs=in_shardings)
+
+
+def _program(traced: Any, mesh: Any, device_order: Any) -> Program:
+    """The ``Program`` of a traced function, on its mesh in its device order."""
     program = Program(
         name=traced.name,
         source=f"{traced.name} (shardscope.inspect)",
@@ -283,18 +299,19 @@ def inspect(
             "shardings on a NamedSharding, or call inside `with jax.set_mesh(mesh):`"
         )
     program.device_order = _device_order(program.mesh, mesh, device_order)
-    laid_hosts = None
-    if hosts is not None or dcn:
-        if dcn and device_order is not None:
-            raise MeshError(
-                "dcn lays out the device order itself: give dcn= or device_order=, not both"
-            )
-        from shardscope.backend.sharding.hosts import apply_hosts
-        from shardscope.backend.sharding.mesh import Mesh
+    return program
 
-        own = Mesh.from_dict(dict(program.mesh), program.device_order)
-        laid, laid_hosts = apply_hosts(own, hosts, dcn)
-        program.device_order = None if laid.is_iota else laid.device_order
-    analysis = analyse(program, hosts=laid_hosts, hardware=hardware_profile)
-    fields = {f.name: getattr(analysis, f.name) for f in dataclasses.fields(Analysis)}
-    return Inspection(**fields, loaded=program)
+
+def _lay_over_hosts(program: Program, hosts: int | None, dcn: Any, device_order: Any):
+    """The hosts ``program``'s mesh lies over, its device order set as ``dcn`` lays it."""
+    if dcn and device_order is not None:
+        raise MeshError(
+            "dcn lays out the device order itself: give dcn= or device_order=, not both"
+        )
+    from shardscope.backend.sharding.hosts import apply_hosts
+    from shardscope.backend.sharding.mesh import Mesh
+
+    own = Mesh.from_dict(dict(program.mesh), program.device_order)
+    laid, laid_hosts = apply_hosts(own, hosts, dcn)
+    program.device_order = None if laid.is_iota else laid.device_order
+    return laid_hosts

@@ -51,6 +51,8 @@ from shardscope.backend.sharding.values import ValueSharding
 
 if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
+    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.conflicts import Conflict
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
@@ -389,13 +391,7 @@ def run_prepared(
     Callers other than a forked child want ``propagate``, which runs this where a
     crash cannot reach them.
     """
-    module, graph, index, mesh, annotations = (
-        prep.module,
-        prep.graph,
-        prep.index,
-        prep.mesh,
-        prep.annotations,
-    )
+    module, graph, index, mesh = prep.module, prep.graph, prep.index, prep.mesh
     check = checkpoint or (lambda: None)
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
@@ -405,9 +401,8 @@ def run_prepared(
     if on_final is not None:
         # Function boundaries can still change in the export passes (see below): what
         # is sent first is the ops' final shardings and the boundaries as they stand.
-        on_final(
-            final_dims(graph, read_state(module, index, graph, debug=False, scan=scan)[0], mesh)
-        )
+        ops_final = read_state(module, index, graph, debug=False, scan=scan)[0]
+        on_final(final_dims(graph, ops_final, mesh))
         check()
     after, origins_of, steps, origin_names = read_state(module, index, graph, debug=True, scan=scan)
     check()
@@ -420,6 +415,34 @@ def run_prepared(
     final = dict(after)
     final.update(read_state(module, index, graph, debug=False, scope="io")[0])
 
+    timeline = _timeline(prep, initial, after, steps, origins_of, origin_names)
+    check()
+    values = value_infos(graph, final, mesh)
+    route = ROUTE if origins else ROUTE_NO_ORIGINS
+    found, predicted = _explained(prep, rules, timeline, conflicts, collectives, check)
+    return PropagationResult(
+        prep.name,
+        mesh,
+        graph,
+        prep.annotations,
+        values,
+        timeline,
+        module,
+        route,
+        framework=prep.framework,
+        partitioner=prep.partitioner,
+        conflicts=found,
+        collectives=predicted,
+    )
+
+
+def _timeline(
+    prep: Prepared, initial: dict, after: dict, steps: list, origins_of: dict, origin_names: dict
+) -> Timeline:
+    """Propagation's steps from the state before it (``initial``) to the one after it,
+    each axis's origin worded after the annotation it came from; a value Shardy changed
+    without recording a step is completed from the program's return."""
+    graph, annotations = prep.graph, prep.annotations
     name_constraints(annotations, origin_names, graph)
     describe_origin = origin_describer(annotations)
     timeline = Timeline(
@@ -427,7 +450,7 @@ def run_prepared(
         {v: s for v, s in initial.items() if v in after},
         after,
         {v: {ax: describe_origin(o, v) for ax, o in d.items()} for v, d in origins_of.items()},
-        mesh.shape,
+        prep.mesh.shape,
     )
     main_results = graph.functions[graph.main].results
 
@@ -436,27 +459,27 @@ def run_prepared(
             return "func.return", v
         return "(not recorded by Shardy)", None
 
-    timeline = complete(timeline, describe)
+    return complete(timeline, describe)
+
+
+def _explained(
+    prep: Prepared,
+    rules: list,
+    timeline: Timeline,
+    conflicts: bool,
+    collectives: bool,
+    check: Callable[[], None],
+) -> tuple[tuple[Conflict, ...], tuple[Collective, ...]]:
+    """The conflicts propagation settled and the collectives Shardy predicts, each
+    conflict holding the predicted collectives of its op (either skipped when not
+    wanted)."""
+    index, graph, mesh = prep.index, prep.graph, prep.mesh
+    found = (
+        find_conflicts(rules, index, graph, timeline, mesh, prep.annotations) if conflicts else []
+    )
     check()
-    values = value_infos(graph, final, mesh)
-    route = ROUTE if origins else ROUTE_NO_ORIGINS
-    found = find_conflicts(rules, index, graph, timeline, mesh, annotations) if conflicts else []
-    check()
-    predicted = predict_collectives(module, index, graph, mesh) if collectives else []
+    predicted = predict_collectives(prep.module, index, graph, mesh) if collectives else []
     if collectives:
         for c in found:
             c.collectives = [x for x in predicted if x.op == c.op]
-    return PropagationResult(
-        prep.name,
-        mesh,
-        graph,
-        annotations,
-        values,
-        timeline,
-        module,
-        route,
-        framework=prep.framework,
-        partitioner=prep.partitioner,
-        conflicts=tuple(found),
-        collectives=tuple(predicted),
-    )
+    return tuple(found), tuple(predicted)
