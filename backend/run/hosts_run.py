@@ -38,16 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import (
-    MAX_TIMEOUT,
-    MEMORY_ENV,
-    KilledItsParent,
-    WorkerTimeout,
-    check_timeout,
-    interrupted,
-    memory_limit,
-    run_json_worker,
-)
+from shardscope.backend.isolation.json_worker import run_json_worker
+from shardscope.backend.isolation.limits import MAX_TIMEOUT, MEMORY_ENV, check_timeout, memory_limit
+from shardscope.backend.isolation.registry import interrupted
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import WorkerTimeout
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.worker_setup import WHAT, WORKER
 

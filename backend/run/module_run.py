@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.consent import python_file
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.compiled import as_captured

@@ -38,7 +38,7 @@ from jaxlib.mlir import ir
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory
 from shardscope.backend.run.inputs import SEED, random_array

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError, SpecError
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.propagate import own_mesh

@@ -19,15 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError
-from shardscope.backend.isolation.jobs import (
-    FirstStage,
-    KilledItsParent,
-    WorkerTimeout,
-    can_fork,
-    memory_limit,
-    memory_message,
-    run_json_worker,
-)
+from shardscope.backend.isolation.fork import can_fork
+from shardscope.backend.isolation.json_worker import run_json_worker
+from shardscope.backend.isolation.limits import memory_limit, memory_message
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import FirstStage, WorkerTimeout
 from shardscope.backend.program.load import program_timeout_message
 from shardscope.backend.run.worker_setup import (
     DEFAULT_RUNS,

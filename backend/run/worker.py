@@ -54,7 +54,8 @@ from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.isolation.jobs import is_out_of_memory, json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
+from shardscope.backend.isolation.limits import is_out_of_memory
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.program.load import lowered_program
 from shardscope.backend.program.lower import (
@@ -155,7 +156,7 @@ def run_job(job: dict, scratch: Path) -> dict:
     laps = Laps(job.get("stage_file"))
     if job.get("pid_file"):
         # For ``runner.Cancel``: it kills this worker's process group (led by its relay,
-        # ``jobs.split_off_worker``), or, if it asked before this line, leaves
+        # ``relay.split_off_worker``), or, if it asked before this line, leaves
         # ``cancel_file`` for the check below.
         Path(job["pid_file"]).write_text(str(os.getpgrp()))
         if Path(job["cancel_file"]).exists():
