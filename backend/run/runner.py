@@ -193,6 +193,8 @@ def execute(
     ``cancel`` may stop it from another thread (``RunCancelled``). A plan on several
     hosts (``RunPlan.hosts``) runs as that many processes (``hosts_run.run_hosts``);
     a plan function's is known once it returns, and that worker then gives way to them."""
+    if cancel is not None and cancel.cancelled:
+        raise RunCancelled(CANCELLED)  # before any worker starts
     if not callable(plan) and plan.hosts.count > 1:
         return _execute_on_hosts(plan, timeout, propagation, cancel)
     plans: list[RunPlan] = []
