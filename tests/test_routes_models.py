@@ -261,7 +261,7 @@ def test_run_on_devices_runs_the_program_as_it_compiles(name, needs):
     ``run`` does: the load's arguments, the compile's shardings and collectives."""
     _skip_without(needs)
     from shardscope.backend.program.load import load_program
-    from shardscope.backend.run.runner import run_program
+    from shardscope.backend.run.dispatch import run_program
 
     compiled = _oracle(name)["compiled"]
     program = load_program(str(PROGRAMS / f"{name}.py"))

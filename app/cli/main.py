@@ -56,7 +56,7 @@ UNWIND_S = 1.0
 def _end_now(*_args) -> None:
     """End this process at once: kill its workers and the fork server, say so."""
     from shardscope.backend.isolation.forkserver import shared_server
-    from shardscope.backend.isolation.jobs import cancel_workers
+    from shardscope.backend.isolation.registry import cancel_workers
 
     cancel_workers()
     shared_server().kill()
@@ -67,11 +67,11 @@ def _end_now(*_args) -> None:
 
 
 def _on_interrupt(_signum, _frame) -> None:
-    """Ctrl+C: kill every worker and start no more (``jobs.interrupt``), so that what
+    """Ctrl+C: kill every worker and start no more (``registry.interrupt``), so that what
     waits on one returns and the command winds up; one still busy after ``UNWIND_S``
     (its own work in this process), or a second Ctrl+C, ends at once. No exception is
     raised here: a library may swallow one (an import, a garbage collector's callback)."""
-    from shardscope.backend.isolation.jobs import interrupt, interrupted
+    from shardscope.backend.isolation.registry import interrupt, interrupted
 
     if interrupted():
         _end_now()
@@ -81,7 +81,7 @@ def _on_interrupt(_signum, _frame) -> None:
 
 
 def _interrupted() -> bool:
-    from shardscope.backend.isolation.jobs import interrupted
+    from shardscope.backend.isolation.registry import interrupted
 
     return interrupted()
 

@@ -8,7 +8,7 @@ import os
 import sys
 
 from shardscope.backend.errors import SpecError
-from shardscope.backend.isolation.jobs import MAX_TIMEOUT
+from shardscope.backend.isolation.limits import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.mesh import Mesh, parse_ints, parse_mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec

@@ -24,7 +24,7 @@ def heatmap_sheet(session: Session, name: str, width: int, timeout: float) -> QW
     """Run the session's program with its mesh and specs and draw ``name``'s heat maps
     ``width`` pixels wide. Raises ``ShardscopeError`` for an unknown name (before
     running) and whatever the run reports."""
-    from shardscope.backend.run.runner import run_program
+    from shardscope.backend.run.dispatch import run_program
     from shardscope.viewers.run.heatmap import HeatmapView
     from shardscope.viewers.run.panel import run_mesh
 

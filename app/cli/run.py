@@ -70,31 +70,25 @@ def run(args) -> int:
     if python is None:
         if (args.hosts or 1) > 1 or args.dcn:
             from shardscope.backend.errors import ShardscopeError
-            from shardscope.backend.run.runner import MODULE_ON_HOSTS
+            from shardscope.backend.run.dispatch import MODULE_ON_HOSTS
 
             raise ShardscopeError(MODULE_ON_HOSTS.format(name=args.program))
         return _run_loaded(args, mesh, specs)
     # Imported when the command runs: every command module is imported to build the
     # parser, and only ``run`` needs these.
-    from shardscope.backend.run.source import run_source
+    from shardscope.backend.run.dispatch import run as run_request
+    from shardscope.backend.run.request import ProgramFile
 
     path, params, example = python
-    done = run_source(
+    program = ProgramFile(
         path,
         params,
         name=example or path.stem,
         source=args.program,
         kind="example" if example else "python",
-        mesh=mesh,
         device_order=parse_ints(args.device_order, "--device-order") if mesh is None else None,
-        specs={k: v.format() for k, v in specs.items()} if specs is not None else None,
-        timeout=args.timeout,
-        runs=args.runs,
-        reference=not args.no_reference,
-        values=False,  # neither output form prints them
-        hosts=args.hosts,
-        dcn=args.dcn,
     )
+    done = run_request(_request(args, program, mesh, specs))
     note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
     _print(done.result, args)
     return 0
@@ -152,29 +146,36 @@ def _run_loaded(args, mesh, specs) -> int:
     and run its module on seeded inputs on fake CPU devices (``run.module_run``, which
     also predicts its collectives beside the run); print. Loading says what is wrong with
     any other source."""
-    from shardscope.backend.run.module_run import run_loaded_module
-
-    loaded = []
+    from shardscope.backend.run.dispatch import run as run_request
+    from shardscope.backend.run.request import ProgramLoader
 
     def load():
-        loaded.append(
-            load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-        )
-        return loaded[0], program_mesh(args, loaded[0])
+        program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+        return program, program_mesh(args, program)
 
     # The run's worker starts now and imports JAX while the program loads.
-    result = run_loaded_module(
-        load,
-        specs,
+    done = run_request(_request(args, ProgramLoader(load), None, specs, predict=True))
+    note_mesh_override(SimpleNamespace(mesh=done.program_mesh), args.mesh)
+    _print(done.result, args)
+    return 0
+
+
+def _request(args, program, mesh, specs, **more):
+    """The run the command's options ask for, of ``program`` on ``mesh`` with ``specs``."""
+    from shardscope.backend.run.request import RunRequest
+
+    return RunRequest(
+        program,
+        mesh,
+        {k: v.format() for k, v in specs.items()} if specs is not None else None,
         timeout=args.timeout,
         runs=args.runs,
-        predict=True,
         reference=not args.no_reference,
         values=False,  # neither output form prints them
+        hosts=args.hosts,
+        dcn=args.dcn,
+        **more,
     )
-    note_mesh_override(loaded[0], args.mesh)
-    _print(result, args)
-    return 0
 
 
 def _index(index) -> str:

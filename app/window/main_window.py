@@ -33,7 +33,7 @@ from shardscope.app.window.theme import apply_theme
 from shardscope.app.window.timeline import TimelineController
 from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import cancel_workers
+from shardscope.backend.isolation.registry import cancel_workers
 from shardscope.backend.program.graph import Value
 from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program
 from shardscope.backend.propagation.result import PropagationResult

@@ -1,10 +1,10 @@
 """The window's Run action: run the program on the devices off the GUI thread, show it.
 
-``RunController.run_now`` runs ``backend.run.runner.run_program`` on the session's
+``RunController.run_now`` runs ``backend.run.dispatch.run`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
 with compiled ones) in the thread pool; the program itself runs in a worker process, or
 on a mesh laid over several hosts (``Session.hosts``) in one worker process per host on
-JAX's distributed runtime (``run_program(..., hosts=, dcn=)``), the busy bar saying on
+JAX's distributed runtime (a ``RunRequest`` with ``hosts`` and ``dcn``), the busy bar saying on
 how many; a failing host's one line shows in the Run dock and in Messages. A
 program with no Python to call (a ``.mlir`` module, a capture, either from a session
 file too) runs its module on seeded inputs (``run.module_run``); the result's notes,
@@ -68,9 +68,10 @@ def run_task(
         on_hosts = {"hosts": hosts.count, "dcn": hosts.dcn_text or None}
 
     def run() -> RunResult:
-        from shardscope.backend.run.runner import run_program
+        from shardscope.backend.run.dispatch import run as run_request
+        from shardscope.backend.run.request import RunRequest
 
-        return run_program(
+        request = RunRequest(
             program,
             mesh,
             specs,
@@ -79,6 +80,7 @@ def run_task(
             cancel=cancel,
             **on_hosts,
         )
+        return run_request(request).result
 
     return run
 

@@ -27,7 +27,7 @@ from shardscope.backend.errors import ShardscopeError, SpecError
 from shardscope.backend.gspmd.collectives import gspmd_collectives
 from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.json_form import JsonForm, json_field
 from shardscope.backend.program.consent import NoPythonFile, runnable_file
 from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding

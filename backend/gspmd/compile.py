@@ -27,7 +27,7 @@ from jaxlib.mlir import ir
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.hlo.dump import dump_options, dumped_after
 from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import constrain_results

@@ -13,7 +13,7 @@ worker, and has no parent-death signal. Two nets find such processes:
   the command started.
 
 ``end_tree`` kills what either net finds until nothing is left, and reaps what was handed
-to us. A shardscope worker's relay and the fork server (``jobs``, ``forkserver``) are
+to us. A shardscope worker's relay and the fork server (``relay``, ``forkserver``) are
 subreapers for the jobs they run, each job marked with a value of its own; the process
 that starts jobs (the CLI, the window) is not one, and ends a job's leftovers by its
 marker alone. Where there is no ``/proc`` or no ``prctl`` the nets find nothing and only the

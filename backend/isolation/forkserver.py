@@ -41,17 +41,10 @@ from shardscope.backend.isolation.descendants import (
     new_marker,
     subreaper,
 )
-from shardscope.backend.isolation.jobs import (
-    KilledItsParent,
-    WorkerJob,
-    WorkerTimeout,
-    become_worker,
-    cancellable,
-    kill_group,
-    memory_limit,
-    refuse_if_interrupted,
-    worker_env,
-)
+from shardscope.backend.isolation.limits import become_worker, memory_limit
+from shardscope.backend.isolation.registry import REGISTRY
+from shardscope.backend.isolation.relay import KilledItsParent, kill_group
+from shardscope.backend.isolation.worker_job import WorkerJob, WorkerTimeout, worker_env
 
 # What every worker of ours imports first, and the bulk of its start-up time.
 JAX_MODULES = ("jax", "jax.numpy", "jax.sharding")
@@ -82,7 +75,7 @@ class ForkServer:
             return
         self._buffer = b""
         # A process group of its own: a terminal's Ctrl+C goes to its client, which
-        # decides what ends (``jobs.interrupt``); the server ends when its stdin closes.
+        # decides what ends (``registry.interrupt``); the server ends when its stdin closes.
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "shardscope.backend.isolation.forkserver", *self.preload],
             stdin=subprocess.PIPE,
@@ -131,7 +124,8 @@ class ForkServer:
         """
         if job.devices is not None or job.env:
             raise ValueError("a fork server job cannot set devices or environment variables")
-        refuse_if_interrupted()
+        group = job.group or REGISTRY.default
+        group.refuse_if_cancelled()
         self.start()
         marker = new_marker()
         self._send(job, marker)
@@ -148,7 +142,7 @@ class ForkServer:
             raise ForkServerError("fork server did not start a worker")
         pid = started["pid"]
         since = time.monotonic()
-        with cancellable(pid, marker):
+        with group.running(pid, marker) as worker:
             try:
                 done = self._read(timeout=job.timeout)
             except ForkServerError:
@@ -162,6 +156,8 @@ class ForkServer:
             if self._read(timeout=30.0) is None:
                 self.close()
             raise WorkerTimeout(job.timeout)
+        if worker.killed:
+            group.refuse_if_cancelled()
         if time.monotonic() - since > job.timeout:
             # It ended, but after its time: the answer may have waited to be read (this
             # process was not scheduled), and a limit is a limit whichever came first.

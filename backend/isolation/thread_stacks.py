@@ -3,7 +3,7 @@
 JAX's CPU client starts one thread per device (2,058 threads named "python" for 2,048
 devices, counted here), each with the process's default stack: 8 MiB under the usual
 8 MiB ``RLIMIT_STACK``, and XLA's compile runs on them. A worker's memory limit
-(``RLIMIT_DATA``, see ``isolation.jobs``) counts reserved stacks whether used or not:
+(``RLIMIT_DATA``, see ``isolation.limits``) counts reserved stacks whether used or not:
 2,048 of 8 MiB reserve 16 GiB. ``size_thread_stacks``, called before the client starts,
 gives the threads started from then on at most ``STACK_BUDGET`` bytes of stacks in all
 (2 MiB each for 2,048 devices; 512 devices or fewer keep 8 MiB).

@@ -31,13 +31,10 @@ import tempfile
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
-from shardscope.backend.isolation.jobs import (
-    KilledItsParent,
-    WorkerTimeout,
-    check_timeout,
-    run_command,
-    worker_env,
-)
+from shardscope.backend.isolation.jobs import run_command
+from shardscope.backend.isolation.limits import check_timeout
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import WorkerTimeout, worker_env
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import count_ops
 

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shardscope.backend.isolation.jobs import become_worker
+from shardscope.backend.isolation.limits import become_worker
 
 MODULE = "shardscope.backend.program.capture_hosts"
 REPORT = "hosts.json"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
 
 
 def module_proto(data: bytes) -> bytes:

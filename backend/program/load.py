@@ -25,15 +25,10 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
-from shardscope.backend.isolation.jobs import (
-    Crash,
-    KilledItsParent,
-    WorkerJob,
-    WorkerTimeout,
-    memory_limit,
-    memory_message,
-    run_worker,
-)
+from shardscope.backend.isolation.jobs import run_worker
+from shardscope.backend.isolation.limits import memory_limit, memory_message
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import Crash, WorkerJob, WorkerTimeout
 from shardscope.backend.program.capture_file import (
     capture_source,
     is_capture_file,

@@ -22,12 +22,8 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
-from shardscope.backend.isolation.jobs import (
-    exception_text,
-    is_out_of_memory,
-    memory_limit,
-    memory_message,
-)
+from shardscope.backend.isolation.json_worker import exception_text
+from shardscope.backend.isolation.limits import is_out_of_memory, memory_limit, memory_message
 from shardscope.backend.program.trace import (
     MeshTooLarge,
     TraceError,

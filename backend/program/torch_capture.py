@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import count_ops
 

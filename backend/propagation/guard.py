@@ -28,7 +28,8 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import how_it_ended, last_line, wait_pid
+from shardscope.backend.isolation.jobs import wait_pid
+from shardscope.backend.isolation.worker_job import how_it_ended, last_line
 
 T = TypeVar("T")
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import how_it_ended, last_line
+from shardscope.backend.isolation.worker_job import how_it_ended, last_line
 from shardscope.backend.propagation.guard import DEFAULT_TIMEOUT, ChildCrashed
 from shardscope.backend.propagation.propagate import annotated_copy, parse, run_prepared
 from shardscope.backend.propagation.result import PropagationResult

@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import CANCEL_FOLDER_ENV, kill_group
+from shardscope.backend.isolation.relay import kill_group
+from shardscope.backend.isolation.start import CANCEL_FOLDER_ENV
 
 
 class RunCancelled(ShardscopeError):
@@ -41,7 +42,7 @@ class Cancel:
 
     def worker_env(self, folder: Path) -> dict[str, str]:
         """The environment entry that makes a fresh worker announce itself in ``folder``
-        as soon as it starts, before its imports (``jobs.announce``): ``cancel`` then
+        as soon as it starts, before its imports (``start.announce``): ``cancel`` then
         kills it at once, whatever it is doing. ``RunCancelled`` if cancelled already."""
         self._attach(folder)
         return {CANCEL_FOLDER_ENV: str(folder)}

@@ -28,7 +28,7 @@ from jax._src.lib import xla_client as xc
 from jaxlib.mlir import ir
 
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.propagation import sdyread
 

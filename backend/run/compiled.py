@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.hlo.frames import is_library_file
-from shardscope.backend.isolation.jobs import NICE_ENV, run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
+from shardscope.backend.isolation.start import NICE_ENV
 from shardscope.backend.propagation.collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled

@@ -38,16 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.isolation.jobs import (
-    MAX_TIMEOUT,
-    MEMORY_ENV,
-    KilledItsParent,
-    WorkerTimeout,
-    check_timeout,
-    interrupted,
-    memory_limit,
-    run_json_worker,
-)
+from shardscope.backend.isolation.json_worker import run_json_worker
+from shardscope.backend.isolation.limits import MAX_TIMEOUT, MEMORY_ENV, check_timeout, memory_limit
+from shardscope.backend.isolation.registry import interrupted
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import WorkerTimeout
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.worker_setup import WHAT, WORKER
 
@@ -234,34 +229,14 @@ def run_hosts(
     the hosts' own imports are done and it slows none of them).
     """
     check_timeout(timeout)
-    coordinator = f"127.0.0.1:{free_port()}"
-    env = dict(env)
-    limit = memory_limit()
-    if limit is not None and not os.environ.get(MEMORY_ENV, "").strip():
-        env[MEMORY_ENV] = f"{limit / count / 2**30:.3f}"  # the default: a share each
+    env = _host_env(env, count)
     backstop = min(MAX_TIMEOUT, 2 * timeout + 120.0)
     with tempfile.TemporaryDirectory(prefix="shardscope-hosts-") as tmp:
         if cancel is not None:
             # Registers the run with ``cancel`` (``RunCancelled`` if it was already);
             # ``_watch`` sees it cancelled and ends every host.
             cancel._attach(Path(tmp))
-        hosts = []
-        for k in range(count):
-            folder = Path(tmp) / f"host-{k}"
-            folder.mkdir()
-            host_job = {
-                **job,
-                "distributed": {
-                    "coordinator": coordinator,
-                    "num_processes": count,
-                    "process_id": k,
-                },
-                "stage_file": str(folder / "stages"),
-                "timeout": timeout,
-            }
-            if "loaded" in job:
-                host_job["loaded"] = str(folder / "loaded")
-            hosts.append(_Host(k, count, folder, host_job))
+        hosts = _hosts(job, count, Path(tmp), timeout)
         wake = threading.Event()
         spawned = time.time()
         started = time.monotonic()
@@ -279,6 +254,35 @@ def run_hosts(
             )
         finally:
             _end_all(hosts)
+
+
+def _host_env(env: Mapping[str, str], count: int) -> dict[str, str]:
+    """``env`` with each host's memory limit: by default a share of the limit each."""
+    env = dict(env)
+    limit = memory_limit()
+    if limit is not None and not os.environ.get(MEMORY_ENV, "").strip():
+        env[MEMORY_ENV] = f"{limit / count / 2**30:.3f}"
+    return env
+
+
+def _hosts(job: dict, count: int, tmp: Path, timeout: float) -> list[_Host]:
+    """The ``count`` hosts of ``job``, each with a folder of its own in ``tmp`` and the
+    job as that host of the runtime."""
+    coordinator = f"127.0.0.1:{free_port()}"
+    hosts = []
+    for k in range(count):
+        folder = tmp / f"host-{k}"
+        folder.mkdir()
+        host_job = {
+            **job,
+            "distributed": {"coordinator": coordinator, "num_processes": count, "process_id": k},
+            "stage_file": str(folder / "stages"),
+            "timeout": timeout,
+        }
+        if "loaded" in job:
+            host_job["loaded"] = str(folder / "loaded")
+        hosts.append(_Host(k, count, folder, host_job))
+    return hosts
 
 
 def _end_all(hosts: list[_Host]) -> None:
@@ -322,16 +326,7 @@ def _watch(
         needs = [h for h in hosts if h.report is not None and h.report.get("needs_devices")]
         if needs:
             return [h.report for h in needs]  # type: ignore[misc]
-        failed = [h for h in hosts if h.failed]
-        own = [h for h in failed if not _for_want_of_another(h)]
-        if own:
-            first = min(own, key=lambda h: h.ended or now)
-            raise HostFailed(_own_failure(first)) from None
-        if failed:
-            if peer_failure is None:
-                peer_failure = (min(failed, key=lambda h: h.ended or now), now)
-            elif now - peer_failure[1] >= PEER_GRACE_S or all(not h.running for h in hosts):
-                raise HostFailed(_blame(peer_failure[0], hosts)) from None
+        peer_failure = _check_failures(hosts, now, peer_failure)
         if all(h.report is not None for h in hosts):
             return [h.report for h in hosts]  # type: ignore[misc]
         hung = _hung(hosts, started, now)
@@ -346,14 +341,38 @@ def _watch(
         if run_started is None:
             run_started = now if hosts[0].loaded is not None else started
         if now - run_started > timeout:
-            behind = min((h for h in hosts if h.running), key=_progress, default=None)
-            where = ""
-            if behind is not None:
-                stage = _last_stage(behind)
-                where = f" ({behind.name} had ended {stage!r})" if stage else f" ({behind.name})"
-            raise ShardscopeError(
-                f"{WorkerTimeout(timeout).message(WHAT)}{where}; allow more with --timeout"
-            )
+            raise ShardscopeError(_run_timeout(hosts, timeout))
+
+
+def _check_failures(
+    hosts: list[_Host], now: float, peer_failure: tuple[_Host, float] | None
+) -> tuple[_Host, float] | None:
+    """``HostFailed`` for the first host that failed by its own fault, or for the first
+    that failed for want of another once the others had ``PEER_GRACE_S`` to show their
+    own (or all ended); else the first such failure and when it was seen, if any."""
+    failed = [h for h in hosts if h.failed]
+    own = [h for h in failed if not _for_want_of_another(h)]
+    if own:
+        first = min(own, key=lambda h: h.ended or now)
+        raise HostFailed(_own_failure(first)) from None
+    if not failed:
+        return peer_failure
+    if peer_failure is None:
+        return (min(failed, key=lambda h: h.ended or now), now)
+    if now - peer_failure[1] >= PEER_GRACE_S or all(not h.running for h in hosts):
+        raise HostFailed(_blame(peer_failure[0], hosts)) from None
+    return peer_failure
+
+
+def _run_timeout(hosts: list[_Host], timeout: float) -> str:
+    """The line for a run past its time limit, naming the host furthest behind and the
+    last stage it ended."""
+    behind = min((h for h in hosts if h.running), key=_progress, default=None)
+    where = ""
+    if behind is not None:
+        stage = _last_stage(behind)
+        where = f" ({behind.name} had ended {stage!r})" if stage else f" ({behind.name})"
+    return f"{WorkerTimeout(timeout).message(WHAT)}{where}; allow more with --timeout"
 
 
 def _progress(h: _Host) -> int:

@@ -1,4 +1,4 @@
-"""How a run traces and lowers its program on the run's shardings (``worker._run``).
+"""How a run traces and lowers its program on the run's shardings (``program_run.run_loaded``).
 
 A run from a program file has traced the program once already, to load it
 (``trace.lower_function``: on the program's own mesh as an abstract mesh, its specs kept

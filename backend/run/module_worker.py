@@ -38,7 +38,7 @@ from jaxlib.mlir import ir
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.isolation.jobs import json_worker_main
+from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory
 from shardscope.backend.run.inputs import SEED, random_array
@@ -78,26 +78,10 @@ def run_module_job(job: dict, scratch: Path) -> dict:
 
 
 def _run_module_job(job: dict) -> dict:
-    jax.config.update("jax_enable_compilation_cache", False)
-    # A module's 64-bit arguments (torch_xla's scalars are f64) are put on the devices as
-    # they are: without x64, jax.device_put makes an f64 array f32, which the executable
-    # refuses.
-    jax.config.update("jax_enable_x64", True)
-    n = Mesh.from_json(job["mesh"]).size
-    # Before anything starts JAX's CPU client: as many devices as the mesh has, their
-    # threads' stacks sized for that count (``isolation.thread_stacks``).
-    with contextlib.suppress(RuntimeError):  # started already (a caller in-process)
-        jax.config.update("jax_num_cpu_devices", n)
-        thread_stack_size(n)
-    stages: dict[str, float] = {}
-    last = [time.perf_counter()]
-
-    def lap(name: str) -> None:
-        now = time.perf_counter()
-        stages[name] = now - last[0]
-        last[0] = now
-
-    mesh = Mesh.from_json(job["mesh"])
+    """Compile the job's module on the mesh's CPU devices, run it on seeded inputs and
+    read back each tensor's shards and the compiled collectives."""
+    mesh = _set_up(job)
+    laps = _Laps()
     n = mesh.size
     attached = len(jax.devices("cpu"))
     if attached < n:
@@ -113,75 +97,27 @@ def _run_module_job(job: dict) -> dict:
     started = time.perf_counter()
     executable = compile_module(text, n, list(mesh.device_order))
     compile_s = time.perf_counter() - started
-    lap("compile")
-    devices = list(executable.local_devices())
-    device_list = xc.DeviceList(tuple(devices))
-    in_shardings = _shardings(executable.get_parameter_shardings(), len(arg_types), device_list)
-    out_shardings = _shardings(executable.get_output_shardings(), len(res_types), device_list)
-    seed = int(job.get("seed", SEED))
-    host = [random_array(shape, dtype, i, seed) for i, (shape, dtype) in enumerate(arg_types)]
-    lap("inputs")
-
-    def place() -> list:
-        return [jax.device_put(h, s) for h, s in zip(host, in_shardings, strict=True)]
-
-    def execute(args: list) -> list:
-        pieces = executable.execute_sharded(args).disassemble_into_single_device_arrays()
-        return jax.block_until_ready(pieces)
-
-    # Each run gets freshly placed inputs: a module may donate its arguments' buffers
-    # (torch_xla's in-place updates alias them to outputs).
-    pieces = execute(place())
-    times = []
-    for _ in range(max(1, int(job.get("runs", 1)))):
-        args = place()
-        jax.block_until_ready(args)
-        started = time.perf_counter()
-        execute(args)
-        times.append(time.perf_counter() - started)
-    lap("run")
+    laps.lap("compile")
+    run = _SeededRun(executable, arg_types, int(job.get("seed", SEED)))
+    out_shardings = _shardings(executable.get_output_shardings(), len(res_types), run.devices)
+    laps.lap("inputs")
+    pieces, times = run.timed(int(job.get("runs", 1)))
+    laps.lap("run")
     outputs = [
         jax.make_array_from_single_device_arrays(tuple(shape), sharding, list(arrays))
         for (shape, _), sharding, arrays in zip(res_types, out_shardings, pieces, strict=True)
     ]
-
     notes: list[str] = []
-    expected: list[np.ndarray] | None = None
-    if not job.get("reference", True):
-        notes.append("no unsharded reference: not asked for")
-    else:
-        try:
-            expected = _unsharded_outputs(text, host, devices[0])
-        except ManualModule as exc:
-            notes.append(f"no unsharded reference: {exc}, whose result depends on the mesh")
-    lap("reference_run")
-
-    values = ValueBudget() if job.get("values", True) else None
-    names = list(job.get("arg_names") or [])
-    names += [f"%arg{i}" for i in range(len(names), len(arg_types))]
-    out = [
-        {
-            **_tensor(
-                f"result[{i}]",
-                array,
-                sharding,
-                mesh,
-                None if expected is None else expected[i],
-                values,
-            ),
-            "path": infos[i],
-        }
-        for i, (array, sharding) in enumerate(zip(outputs, out_shardings, strict=True))
-    ]
-    arguments = [
-        _tensor(name, array, sharding, mesh, data, values)
-        for name, array, sharding, data in zip(names, place(), in_shardings, host, strict=True)
-    ]
-    lap("shards")
+    expected = _reference(job, text, run, notes)
+    laps.lap("reference_run")
+    tensors = _Tensors(mesh, job.get("values", True))
+    out = tensors.outputs(outputs, out_shardings, expected, infos)
+    arguments = tensors.arguments(_arg_names(job, len(arg_types)), run)
+    laps.lap("shards")
     hlo = executable.get_hlo_text()
-    assignment = [int(d.id) for d in devices]
+    assignment = [int(d.id) for d in run.local_devices]
     collectives = read_collectives(hlo, assignment, n)
-    lap("hlo_and_memory")
+    laps.lap("hlo_and_memory")
     return {
         "ok": True,
         "platform": "cpu",
@@ -198,9 +134,125 @@ def _run_module_job(job: dict) -> dict:
         "notes": notes,
         "concrete_inputs": [],
         "hlo_text": hlo,
-        "stages": stages,
+        "stages": laps.seconds,
         "device_assignment": assignment,
     }
+
+
+def _set_up(job: dict) -> Mesh:
+    """Set JAX up for the job's module, before anything starts its CPU client: as many
+    devices as the mesh has, their threads' stacks sized for that count
+    (``isolation.thread_stacks``); the job's mesh."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    # A module's 64-bit arguments (torch_xla's scalars are f64) are put on the devices as
+    # they are: without x64, jax.device_put makes an f64 array f32, which the executable
+    # refuses.
+    jax.config.update("jax_enable_x64", True)
+    mesh = Mesh.from_json(job["mesh"])
+    with contextlib.suppress(RuntimeError):  # started already (a caller in-process)
+        jax.config.update("jax_num_cpu_devices", mesh.size)
+        thread_stack_size(mesh.size)
+    return mesh
+
+
+class _Laps:
+    """Seconds each stage of the job took, one after the other."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        """Close stage ``name``: the time since the previous stage ended."""
+        now = time.perf_counter()
+        self.seconds[name] = now - self._last
+        self._last = now
+
+
+class _SeededRun:
+    """The compiled module's runs on seeded inputs of each argument's shape and dtype."""
+
+    def __init__(self, executable: Any, arg_types: list[tuple[tuple, Any]], seed: int) -> None:
+        self.executable = executable
+        self.local_devices = list(executable.local_devices())
+        self.devices = xc.DeviceList(tuple(self.local_devices))
+        self.in_shardings = _shardings(
+            executable.get_parameter_shardings(), len(arg_types), self.devices
+        )
+        self.host = [
+            random_array(shape, dtype, i, seed) for i, (shape, dtype) in enumerate(arg_types)
+        ]
+
+    def place(self) -> list:
+        """The inputs placed on the devices as the executable takes them."""
+        return [jax.device_put(h, s) for h, s in zip(self.host, self.in_shardings, strict=True)]
+
+    def execute(self, args: list) -> list:
+        """One run on placed ``args``: each output's pieces, one per device."""
+        pieces = self.executable.execute_sharded(args).disassemble_into_single_device_arrays()
+        return jax.block_until_ready(pieces)
+
+    def timed(self, runs: int) -> tuple[list, list[float]]:
+        """The first run's output pieces, and the seconds each of ``runs`` later runs
+        took. Each run gets freshly placed inputs: a module may donate its arguments'
+        buffers (torch_xla's in-place updates alias them to outputs)."""
+        pieces = self.execute(self.place())
+        times = []
+        for _ in range(max(1, runs)):
+            args = self.place()
+            jax.block_until_ready(args)
+            started = time.perf_counter()
+            self.execute(args)
+            times.append(time.perf_counter() - started)
+        return pieces, times
+
+
+def _reference(job: dict, text: str, run: _SeededRun, notes: list[str]) -> list | None:
+    """The unsharded module's outputs on the same inputs, to compare with; None, with a
+    note saying why, where there are none."""
+    if not job.get("reference", True):
+        notes.append("no unsharded reference: not asked for")
+        return None
+    try:
+        return _unsharded_outputs(text, run.host, run.local_devices[0])
+    except ManualModule as exc:
+        notes.append(f"no unsharded reference: {exc}, whose result depends on the mesh")
+        return None
+
+
+class _Tensors:
+    """The report of each tensor's shards over ``mesh``, sharing one budget of values
+    (none without ``values``)."""
+
+    def __init__(self, mesh: Mesh, values: bool) -> None:
+        self.mesh = mesh
+        self.values = ValueBudget() if values else None
+
+    def outputs(
+        self, arrays: list, shardings: list, expected: list | None, infos: list[str]
+    ) -> list[dict]:
+        """The report of each output, with its name in the return value (``path``)."""
+        wanted = expected if expected is not None else [None] * len(arrays)
+        return [
+            {**_tensor(f"result[{i}]", array, sharding, self.mesh, want, self.values), "path": info}
+            for i, (array, sharding, want, info) in enumerate(
+                zip(arrays, shardings, wanted, infos, strict=True)
+            )
+        ]
+
+    def arguments(self, names: list[str], run: _SeededRun) -> list[dict]:
+        """The report of each argument, placed afresh, its seeded values to compare with."""
+        pieces = zip(names, run.place(), run.in_shardings, run.host, strict=True)
+        return [
+            _tensor(name, array, sharding, self.mesh, data, self.values)
+            for name, array, sharding, data in pieces
+        ]
+
+
+def _arg_names(job: dict, count: int) -> list[str]:
+    """Each argument's name: the job's, else its SSA name (``%arg3``)."""
+    names = list(job.get("arg_names") or [])
+    return names + [f"%arg{i}" for i in range(len(names), count)]
 
 
 def _signature(text: str) -> tuple[list[tuple[tuple, Any]], list[tuple[tuple, Any]], list[str]]:

@@ -36,15 +36,14 @@ import jax
 import numpy as np
 from jax.sharding import AxisType
 
-from shardscope.backend.isolation.jobs import (
+from shardscope.backend.isolation.jobs import wait_pid
+from shardscope.backend.isolation.limits import (
     become_worker,
-    how_it_ended,
     is_out_of_memory,
-    last_line,
     memory_limit,
     memory_message,
-    wait_pid,
 )
+from shardscope.backend.isolation.worker_job import how_it_ended, last_line
 from shardscope.backend.program.lower import load_python_namespace
 from shardscope.backend.program.trace import abstract_mesh, mesh_dict, program_call
 from shardscope.backend.run.inputs import (

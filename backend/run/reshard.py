@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.json_form import JsonForm
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec

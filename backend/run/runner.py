@@ -1,6 +1,6 @@
-"""Run a loaded program on the attached devices: the API the CLI and the window call.
+"""Run a loaded Python program on the attached devices (``dispatch.run`` sends it here).
 
-``run_program(program, mesh, specs)`` compiles and runs the program in a worker process
+``run_python(request)`` compiles and runs the program in a worker process
 (``run.worker``) and returns a ``RunResult``. The devices are an accelerator's when one
 is installed (a JAX GPU or TPU plugin; JAX picks it), otherwise fake CPU devices, as many
 as the mesh has, up to ``SHARDSCOPE_RUN_CPU_DEVICES`` (default 64). A mesh larger than
@@ -8,7 +8,7 @@ that, or than the accelerator's devices, is refused in one line that names both 
 Whatever happens in the worker (an exception, a compiler abort, running out of memory,
 a hang past ``timeout``) is a one-line ``ShardscopeError``; the caller carries on.
 
-``hosts=H`` runs it as H local processes on JAX's distributed runtime instead, each with
+A request with ``hosts=H`` runs it as H local processes on JAX's distributed runtime instead, each with
 ``mesh.size / H`` fake CPU devices (``hosts_run``), one result for them all.
 
 Specs apply to arguments (``x``, ``params['w1']``: their ``NamedSharding``) and results
@@ -26,19 +26,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError, SpecError
-from shardscope.backend.isolation.jobs import run_json_worker
+from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
 from shardscope.backend.propagation.propagate import own_mesh
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
 from shardscope.backend.run.inputs import SEED
-from shardscope.backend.run.module_run import run_module, runs_module
 from shardscope.backend.run.report import report_result
+from shardscope.backend.run.request import RunRequest
 from shardscope.backend.run.result import (
     RunResult,
 )
 from shardscope.backend.run.worker_setup import (
-    DEFAULT_RUNS,
     WHAT,
     WORKER,
     accelerator_installed,
@@ -129,32 +128,22 @@ class RunPlan:
             self.hosts = Hosts(self.hosts.count, self.mesh.size)
 
 
-def plan_run(
-    program: Program,
-    mesh: Mesh | Mapping[str, int] | None = None,
-    specs: Mapping[str | int, SpecLike] | None = None,
-    *,
-    runs: int = DEFAULT_RUNS,
-    seed: int = SEED,
-    reference: bool = True,
-    values: bool = True,
-    hosts: int | None = None,
-    dcn: str | Mapping[str, int] | None = None,
-) -> RunPlan:
-    """Check a run of ``program`` on ``mesh`` with ``specs`` and write its worker's job.
+def plan_run(request: RunRequest) -> RunPlan:
+    """Check the run ``request`` asks for (of a loaded Python program) and write its
+    worker's job.
 
-    Arguments as for ``run_program``. Raises ``ShardscopeError`` for a program that is
-    not Python, specs on axes the mesh lacks, a mesh larger than the CPU devices a run
-    may have and one the hosts do not split evenly (``sharding.hosts.apply_hosts``,
-    which lays the mesh out over the hosts ``dcn`` names); ``consent.SourceNotAllowed``
-    for a session's Python file the user has not allowed to run.
+    Raises ``ShardscopeError`` for a program that is not Python, specs on axes the mesh
+    lacks, a mesh larger than the CPU devices a run may have and one the hosts do not
+    split evenly (``sharding.hosts.apply_hosts``, which lays the mesh out over the hosts
+    ``dcn`` names); ``consent.SourceNotAllowed`` for a session's Python file the user has
+    not allowed to run.
     """
+    program = request.program
     path = runnable_file(program, "run")
-    mesh = _as_mesh(mesh if mesh is not None else own_mesh(program))
-    mesh, on_hosts = apply_hosts(mesh, hosts, dcn)
-    arg_specs, result_specs, notes = split_specs(
-        program, specs if specs is not None else (program.specs or {})
-    )
+    mesh = _as_mesh(request.mesh if request.mesh is not None else own_mesh(program))
+    mesh, on_hosts = apply_hosts(mesh, request.hosts, request.dcn)
+    specs = request.specs if request.specs is not None else (program.specs or {})
+    arg_specs, result_specs, notes = split_specs(program, specs)
     for name, text in arg_specs.items():
         _check_axes(name, text, mesh)
     for index, text in result_specs.items():
@@ -170,82 +159,21 @@ def plan_run(
         "arg_names": program.arg_names,
         "specs": arg_specs,
         "result_specs": {str(k): v for k, v in result_specs.items()},
-        "seed": seed,
-        "runs": runs,
-        "reference": reference,
-        "values": values,
+        "seed": SEED if request.seed is None else request.seed,
+        "runs": request.runs,
+        "reference": request.reference,
+        "values": request.values,
     }
     return RunPlan(program, mesh, job, notes, on_hosts)
 
 
-def run_program(
-    program: Program,
-    mesh: Mesh | Mapping[str, int] | None = None,
-    specs: Mapping[str | int, SpecLike] | None = None,
-    *,
-    timeout: float = 300.0,
-    runs: int = DEFAULT_RUNS,
-    seed: int = SEED,
-    propagation: PropagationResult | None = None,
-    reference: bool = True,
-    values: bool = True,
-    cancel: Cancel | None = None,
-    hosts: int | None = None,
-    dcn: str | Mapping[str, int] | None = None,
-) -> RunResult:
-    """Compile and run ``program`` on ``mesh`` with ``specs`` in a worker; what it found.
-
-    Without ``mesh`` / ``specs`` the program's own ``MESH`` (in its own device order,
-    ``Program.device_order``) / ``SPECS`` apply.
-    ``propagation``, a propagation of the same program, mesh and specs, gives the
-    predicted collectives to match the compiled ones with. Without ``reference`` no
-    unsharded run is made (``max_rel_error`` is None), without ``values`` no shard carries
-    its values (``run --json`` prints none). A program with no Python to call (a
-    ``.mlir`` module, a capture: ``module_run.runs_module``) runs its module on seeded
-    inputs instead (``module_run.run_module``). Raises ``ShardscopeError`` (one line) for
-    a mesh too large for the devices and whatever goes wrong in the worker;
-    ``RunCancelled`` once ``cancel`` is cancelled.
-
-    ``hosts`` (and ``dcn``, the axes that span hosts: ``sharding.hosts.apply_hosts``)
-    run it as that many local processes on JAX's distributed runtime, each with its
-    share of the mesh's fake CPU devices (``hosts_run``); the result says which host
-    holds each shard and which collectives cross hosts.
-    """
-    if runs_module(program):
-        if (hosts is not None and hosts > 1) or dcn:
-            raise ShardscopeError(MODULE_ON_HOSTS.format(name=program.name))
-        return run_module(
-            program,
-            mesh,
-            specs,
-            timeout=timeout,
-            runs=runs,
-            seed=seed,
-            propagation=propagation,
-            reference=reference,
-            values=values,
-            cancel=cancel,
-        )
-    plan = plan_run(
-        program,
-        mesh,
-        specs,
-        runs=runs,
-        seed=seed,
-        reference=reference,
-        values=values,
-        hosts=hosts,
-        dcn=dcn,
+def run_python(request: RunRequest) -> RunResult:
+    """Compile and run the loaded Python program ``request`` names in a worker (on its
+    hosts, as several processes, where it asks for them); what it found."""
+    plan = plan_run(request)
+    return execute(
+        plan, timeout=request.timeout, propagation=request.propagation, cancel=request.cancel
     )
-    return execute(plan, timeout=timeout, propagation=propagation, cancel=cancel)
-
-
-# The refusal of ``--hosts`` for a program whose module, not Python, is run.
-MODULE_ON_HOSTS = (
-    "{name}: --hosts runs a Python program (a .py file or example:NAME) as several "
-    "processes, and this program is a StableHLO module or a capture with no Python to "
-    "run: run it without --hosts, or run the Python file it came from"
-)
 
 
 class _OnHosts(Exception):  # noqa: N818 - a signal between two functions, not an error
@@ -265,6 +193,8 @@ def execute(
     ``cancel`` may stop it from another thread (``RunCancelled``). A plan on several
     hosts (``RunPlan.hosts``) runs as that many processes (``hosts_run.run_hosts``);
     a plan function's is known once it returns, and that worker then gives way to them."""
+    if cancel is not None and cancel.cancelled:
+        raise RunCancelled(CANCELLED)  # before any worker starts
     if not callable(plan) and plan.hosts.count > 1:
         return _execute_on_hosts(plan, timeout, propagation, cancel)
     plans: list[RunPlan] = []

@@ -1,9 +1,9 @@
 """Run a Python program straight from its file: the CLI's ``run``, in one worker.
 
-``run_source`` hands the worker (``run.worker``, a ``source`` job) the program's path,
+``run_file`` hands the worker (``run.worker``, a ``source`` job) the program's path,
 parameters and the mesh and specs the user gave; the worker imports JAX once, loads the
 program as the load worker does, checks the run, predicts its collectives, compiles and
-runs it. The report is the one ``runner.run_program`` gives for a loaded program, with
+runs it. The report is the one ``runner.run_python`` gives for a loaded program, with
 the predicted collectives matched in, and the same one-line errors: loading has its own
 time limit and messages (``load``'s), the run its own from when loading ended.
 """
@@ -14,23 +14,19 @@ import importlib
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError
-from shardscope.backend.isolation.jobs import (
-    FirstStage,
-    KilledItsParent,
-    WorkerTimeout,
-    can_fork,
-    memory_limit,
-    memory_message,
-    run_json_worker,
-)
+from shardscope.backend.isolation.fork import can_fork
+from shardscope.backend.isolation.json_worker import run_json_worker
+from shardscope.backend.isolation.limits import memory_limit, memory_message
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import FirstStage, WorkerTimeout
 from shardscope.backend.program.load import program_timeout_message
+from shardscope.backend.run.request import ProgramFile, RunDone, RunRequest
 from shardscope.backend.run.worker_setup import (
-    DEFAULT_RUNS,
     WHAT,
     WORKER,
     accelerator_installed,
@@ -42,6 +38,7 @@ from shardscope.backend.sharding.hosts import Hosts, apply_hosts
 from shardscope.backend.sharding.mesh import Mesh
 
 if TYPE_CHECKING:
+    from shardscope.backend.propagation.annotate import SpecLike
     from shardscope.backend.run.result import RunResult
 
 # What reads the worker's report (numpy, MLIR's bindings, the matcher) is imported while
@@ -54,42 +51,15 @@ _READERS = (
 )
 
 
-@dataclass
-class SourceRun:
-    """What ``run_source`` found: the run, and the program's own mesh (for the note that
-    ``--mesh`` replaced it)."""
+def run_file(file: ProgramFile, request: RunRequest) -> RunDone:
+    """Load the Python program ``file`` names and run it as ``request`` asks.
 
-    result: RunResult
-    program_mesh: dict[str, int] | None
-
-
-def run_source(
-    path: Path,
-    params: dict[str, str],
-    *,
-    name: str,
-    source: str,
-    kind: str,
-    mesh: Mesh | None = None,
-    device_order: tuple[int, ...] | None = None,
-    specs: dict[str, str] | None = None,
-    timeout: float = 300.0,
-    runs: int = DEFAULT_RUNS,
-    seed: int | None = None,
-    reference: bool = True,
-    values: bool = True,
-    hosts: int | None = None,
-    dcn: str | None = None,
-) -> SourceRun:
-    """Load the Python program at ``path`` (resolved; ``load.python_source``) and run it.
-
-    ``name``, ``source`` and ``kind`` are what ``load_program`` would call it. ``mesh``
-    and ``specs`` (name -> spec text) replace the program's ``MESH`` and ``SPECS`` where
-    given; without ``mesh``, ``device_order`` (the device id at each row-major position)
-    lays the program's own ``MESH`` out over the devices; ``seed`` (default: ``inputs.SEED``) seeds the random inputs. ``timeout``
-    limits loading, and then the run. Raises ``ShardscopeError`` (one line) as
-    ``load_program`` and ``run_program`` do. The result's ``stages`` say where the time
-    went, from this process's start (``before_worker``) to reading the report.
+    The request's ``mesh`` and ``specs`` (name -> spec) replace the program's ``MESH`` and
+    ``SPECS`` where given; without a mesh, ``file.device_order`` lays the program's own
+    ``MESH`` out over the devices. ``timeout`` limits loading, and then the run. Raises
+    ``ShardscopeError`` (one line) as ``load_program`` and ``dispatch.run`` do. The
+    result's ``stages`` say where the time went, from this process's start
+    (``before_worker``) to reading the report.
 
     ``hosts`` and ``dcn`` (``sharding.hosts.apply_hosts``) run it as that many processes
     on JAX's distributed runtime, fake CPU devices each (``hosts_run``); each host loads
@@ -97,61 +67,13 @@ def run_source(
     in the workers. A mesh the hosts do not split evenly is refused before anything
     starts where it is given here.
     """
-    count = host_count(hosts, dcn)
-    accelerator = accelerator_installed() and count == 1
-    if mesh is not None and not accelerator:
-        check_device_count(mesh)
-    if mesh is not None and (hosts is not None or dcn):
-        mesh, on_hosts = apply_hosts(mesh, hosts, dcn)
-        count, dcn = on_hosts.count, None  # the mesh is in the hosts' order already
-    job = {
-        "kind": "source",
-        "path": str(path),
-        "cwd": str(path.parent),
-        "params": dict(params),
-        "name": name,
-        "source": source,
-        "program_kind": kind,
-        "mesh": mesh.to_json() if mesh is not None else None,
-        "device_order": list(device_order) if device_order and mesh is None else None,
-        "specs": dict(specs) if specs is not None else None,
-        "cpu_devices": mesh.size if mesh is not None and not accelerator else None,
-        "seed": seed,
-        "runs": runs,
-        "reference": reference,
-        "values": values,
-        "timeout": timeout,
-    }
-    if count > 1:
-        job["dcn"] = dcn
+    job, count, accelerator = _source_job(file, request)
     age = process_age()
     born = time.time() - age if age is not None else None
-    work = _work if count == 1 else _work_on_hosts
-    report, spawned, log_text = work(path, job, timeout, accelerator, count)
-    if report.get("needs_devices") and not accelerator:
-        # The program's import or its mesh needs more fake CPU devices than the worker
-        # started with (or, on several hosts, other than it started with): once more,
-        # with as many from the start.
-        needed = int(report["needs_devices"])
-        if needed > cpu_device_limit() or job["cpu_devices"] == needed:
-            raise ShardscopeError(report["error"])
-        job["cpu_devices"] = needed
-        report, spawned, log_text = work(path, job, timeout, accelerator, count)
-        if report.get("needs_devices"):
-            raise ShardscopeError(report["error"])
-    from shardscope.backend.run.host_reports import hosted_result
-    from shardscope.backend.run.match import match
-    from shardscope.backend.run.report import report_result
-    from shardscope.backend.run.result import PredictedRef
-
+    timeout = request.timeout
+    report, spawned, log_text = _work_for_devices(file.path, job, timeout, accelerator, count)
     read = time.perf_counter()
-    run_mesh = Mesh.from_json(report["mesh"])
-    result = report_result(name, run_mesh, report, log_text, report["plan_notes"], None)
-    if report["predicted"] is not None:
-        refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
-        result.collectives, result.predicted_only = match(result.collectives, refs)
-    else:
-        result.notes.append(f"no predicted collectives to compare: {report['predicted_error']}")
+    result = _read_result(file.name, report, log_text, count)
     stages = dict(report.get("stages") or {})
     worker_started = stages.pop("started", spawned)
     before = {"before_worker": spawned - born} if born is not None else {}
@@ -163,8 +85,95 @@ def run_source(
         "read_report": time.perf_counter() - read,
     }
     if count > 1:
-        result = hosted_result(result, Hosts(count, run_mesh.size))
-    return SourceRun(result, (report.get("program") or {}).get("mesh"))
+        from shardscope.backend.run.host_reports import hosted_result
+
+        result = hosted_result(result, Hosts(count, Mesh.from_json(report["mesh"]).size))
+    return RunDone(result, (report.get("program") or {}).get("mesh"))
+
+
+def _source_job(file: ProgramFile, request: RunRequest) -> tuple[dict, int, bool]:
+    """The worker's job for ``file`` run as ``request`` asks, how many hosts run it, and
+    whether it runs on an accelerator. Refuses a given mesh too large for the devices or
+    that the hosts do not split evenly."""
+    dcn = request.dcn
+    count = host_count(request.hosts, dcn)
+    accelerator = accelerator_installed() and count == 1
+    mesh = request.mesh
+    if mesh is not None and not isinstance(mesh, Mesh):
+        mesh = Mesh.from_dict(dict(mesh))
+    if mesh is not None and not accelerator:
+        check_device_count(mesh)
+    if mesh is not None and (request.hosts is not None or dcn):
+        mesh, on_hosts = apply_hosts(mesh, request.hosts, dcn)
+        count, dcn = on_hosts.count, None  # the mesh is in the hosts' order already
+    specs = request.specs
+    device_order = file.device_order
+    job = {
+        "kind": "source",
+        "path": str(file.path),
+        "cwd": str(file.path.parent),
+        "params": dict(file.params),
+        "name": file.name,
+        "source": file.source,
+        "program_kind": file.kind,
+        "mesh": mesh.to_json() if mesh is not None else None,
+        "device_order": list(device_order) if device_order and mesh is None else None,
+        "specs": _spec_texts(specs) if specs is not None else None,
+        "cpu_devices": mesh.size if mesh is not None and not accelerator else None,
+        "seed": request.seed,
+        "runs": request.runs,
+        "reference": request.reference,
+        "values": request.values,
+        "timeout": request.timeout,
+    }
+    if count > 1:
+        job["dcn"] = dcn
+    return job, count, accelerator
+
+
+def _spec_texts(specs: Mapping[str | int, SpecLike]) -> dict[str, str]:
+    """Each spec's text by the name it is on, as the worker reads them."""
+    if all(isinstance(v, str) for v in specs.values()):
+        return {str(k): v for k, v in specs.items()}  # as given: nothing to import
+    from shardscope.backend.propagation.annotate import as_spec
+
+    return {str(k): as_spec(v).format() for k, v in specs.items()}
+
+
+def _work_for_devices(
+    path: Path, job: dict, timeout: float, accelerator: bool, count: int
+) -> tuple[dict, float, str]:
+    """``_work`` (or ``_work_on_hosts``) of ``job``, once more with as many fake CPU
+    devices as the program asked for where it needed more (or, on several hosts, other)
+    than the worker started with."""
+    work = _work if count == 1 else _work_on_hosts
+    report, spawned, log_text = work(path, job, timeout, accelerator, count)
+    if report.get("needs_devices") and not accelerator:
+        needed = int(report["needs_devices"])
+        if needed > cpu_device_limit() or job["cpu_devices"] == needed:
+            raise ShardscopeError(report["error"])
+        job = {**job, "cpu_devices": needed}
+        report, spawned, log_text = work(path, job, timeout, accelerator, count)
+        if report.get("needs_devices"):
+            raise ShardscopeError(report["error"])
+    return report, spawned, log_text
+
+
+def _read_result(name: str, report: dict, log_text: str, count: int) -> RunResult:
+    """The run's result from the worker's ``report``, its predicted collectives matched in
+    (or a note saying why there are none)."""
+    from shardscope.backend.run.match import match
+    from shardscope.backend.run.report import report_result
+    from shardscope.backend.run.result import PredictedRef
+
+    run_mesh = Mesh.from_json(report["mesh"])
+    result = report_result(name, run_mesh, report, log_text, report["plan_notes"], None)
+    if report["predicted"] is not None:
+        refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
+        result.collectives, result.predicted_only = match(result.collectives, refs)
+    else:
+        result.notes.append(f"no predicted collectives to compare: {report['predicted_error']}")
+    return result
 
 
 def host_count(hosts: int | None, dcn: str | None) -> int:

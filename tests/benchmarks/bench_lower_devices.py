@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from shardscope.backend.isolation.jobs import worker_env  # noqa: E402
+from shardscope.backend.isolation.worker_job import worker_env  # noqa: E402
 from shardscope.backend.program.lower import DEFAULT_DEVICES  # noqa: E402
 
 EXAMPLE = ROOT / "assets" / "examples" / "mlp.py"

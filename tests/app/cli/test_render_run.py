@@ -21,7 +21,7 @@ def test_the_heat_maps_of_an_output_are_drawn_from_a_real_run(tmp_path, qapp, ca
     assert image.width() == 900
     # the run's own numbers, drawn with the shared scale's colours: compare with a second
     # run of the same program (same seed, same values)
-    from shardscope.backend.run.runner import run_program
+    from shardscope.backend.run.dispatch import run_program
     from shardscope.viewers.run.heatmap import HeatmapView
 
     result = run_program(load_program("example:mlp"), runs=1, reference=False)

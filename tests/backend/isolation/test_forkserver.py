@@ -8,12 +8,9 @@ import time
 import pytest
 
 from shardscope.backend.isolation.forkserver import ForkServer, shared_server
-from shardscope.backend.isolation.jobs import (
-    MEMORY_ENV,
-    KilledItsParent,
-    WorkerJob,
-    WorkerTimeout,
-)
+from shardscope.backend.isolation.limits import MEMORY_ENV
+from shardscope.backend.isolation.relay import KilledItsParent
+from shardscope.backend.isolation.worker_job import WorkerJob, WorkerTimeout
 from shardscope.backend.program.load import load_program
 from tests.support.inputs import write_input
 from tests.support.processes import gone_within

@@ -25,7 +25,9 @@ from shardscope.backend.program.consent import (
 )
 from shardscope.backend.program.load import EXAMPLES_DIR, load_program
 from shardscope.backend.propagation.propagate import propagate
-from shardscope.backend.run.runner import plan_run, run_program
+from shardscope.backend.run.dispatch import run_program
+from shardscope.backend.run.request import RunRequest
+from shardscope.backend.run.runner import plan_run
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.saved_program import pack_program, unpack_program
 from tests.support.inputs import REPO, write_input
@@ -85,7 +87,7 @@ def test_a_run_of_a_sessions_python_file_is_refused_until_allowed(saved):
     assert not marker.exists()
     allow(program, path)
     assert needs_consent(program) is None
-    assert plan_run(program).job["path"] == path
+    assert plan_run(RunRequest(program)).job["path"] == path
 
 
 def test_allowing_another_file_allows_nothing(saved, tmp_path):
@@ -107,10 +109,12 @@ def test_an_example_runs_its_own_file_whatever_path_the_session_names(saved):
     program.source = "example:mlp"
     assert python_file(program) == str(EXAMPLES_DIR / "mlp.py")
     assert needs_consent(program) is None
-    assert plan_run(program, {"data": 2, "model": 2}).job["path"] == str(EXAMPLES_DIR / "mlp.py")
+    assert plan_run(RunRequest(program, {"data": 2, "model": 2})).job["path"] == str(
+        EXAMPLES_DIR / "mlp.py"
+    )
     program.source = "example:../../payload"
     with pytest.raises(ShardscopeError, match="no built-in example"):
-        plan_run(program, {"data": 2, "model": 2})
+        plan_run(RunRequest(program, {"data": 2, "model": 2}))
     assert not saved[2].exists()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.forkserver import shared_server
-from shardscope.backend.isolation.jobs import Crash
+from shardscope.backend.isolation.worker_job import Crash
 from shardscope.backend.program.load import (
     EXAMPLES_DIR,
     _crash_message,

@@ -9,7 +9,7 @@ import pytest
 
 from shardscope.backend.program.load import load_program
 from shardscope.backend.run.cancel import CANCELLED, Cancel, RunCancelled
-from shardscope.backend.run.runner import run_program
+from shardscope.backend.run.dispatch import run_program
 from tests.support.inputs import INPUTS
 
 HOSTILE = INPUTS / "hostile"

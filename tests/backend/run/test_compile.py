@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shardscope.backend.isolation.jobs import MEMORY_ENV
+from shardscope.backend.isolation.limits import MEMORY_ENV
 from shardscope.backend.propagation.propagate import prepare
 from shardscope.backend.run import compile as compile_worker
 from shardscope.backend.run.compile import MEMORY_FIELDS, compile_job

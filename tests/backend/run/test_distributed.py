@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from shardscope.backend.program.load import load_program
-from shardscope.backend.run.runner import run_program
+from shardscope.backend.run.dispatch import run_program
 from tests.support.inputs import INPUTS
 
 pytestmark = pytest.mark.slow

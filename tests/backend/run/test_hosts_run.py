@@ -14,9 +14,9 @@ import pytest
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.run.cancel import Cancel, RunCancelled
+from shardscope.backend.run.dispatch import run, run_program
 from shardscope.backend.run.hosts_run import LAG_S, HostFailed, _Host, _hung, free_port
-from shardscope.backend.run.runner import run_program
-from shardscope.backend.run.source import run_source
+from shardscope.backend.run.request import ProgramFile, RunRequest
 from shardscope.backend.sharding.mesh import Mesh
 from tests.support.inputs import INPUTS
 
@@ -71,9 +71,8 @@ def _nothing_left(folder: Path, before: set[int]) -> None:
 
 
 def _source(path: Path, **options):
-    return run_source(
-        path, {}, name=path.stem, source=str(path), kind="python", runs=1, **options
-    ).result
+    program = ProgramFile(path, {}, name=path.stem, source=str(path), kind="python")
+    return run(RunRequest(program, runs=1, **options)).result
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""``run_module``: a ``.mlir`` module or a capture run on seeded inputs on fake CPU devices,
-held against ``jax.jit(...).lower(...).compile()`` of the same function, mesh and
+"""A ``.mlir`` module or a capture run on seeded inputs on fake CPU devices
+(``run_seeded``, by way of ``dispatch.run_program``), held against ``jax.jit(...).lower(...).compile()`` of the same function, mesh and
 shardings run on the same inputs in this process (64 host devices, tests/conftest.py)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from jax.sharding import PartitionSpec as P
 from shardscope.backend.errors import MeshError, SpecError
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.program.load import load_program
+from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import random_array
-from shardscope.backend.run.module_run import run_module, runs_module
-from shardscope.backend.run.runner import run_program
+from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.sharding.mesh import Mesh
 
 SHAPES = ((16, 32), (32, 8))
@@ -155,7 +155,7 @@ def test_an_mlir_module_runs_as_jax_jit_compiles_it(mlir_file, order):
     program = load_program(mlir_file)
     assert runs_module(program)
     mesh = Mesh.from_dict({"data": 4, "model": 2}, ORDERS[order])
-    result = run_module(program, mesh, runs=2)
+    result = run_program(program, mesh, runs=2)
     _check(result, f, ORDERS[order])
     assert [t.name for t in result.arguments] == ["x", "w"]
     assert result.memory["argument"] > 0 and len(result.run_times) == 2
@@ -165,7 +165,7 @@ def test_an_mlir_module_runs_as_jax_jit_compiles_it(mlir_file, order):
 def test_a_gspmd_module_runs_with_its_own_shardings(gspmd_file):
     program = load_program(gspmd_file)
     assert program.annotation_kind == "gspmd"
-    result = run_module(program, {"data": 4, "model": 2}, runs=1)
+    result = run_program(program, {"data": 4, "model": 2}, runs=1)
     _check(result, constrained, ORDERS["iota"], gspmd=True)
     assert any("with GSPMD, not Shardy" in n for n in result.notes)
     assert result.outputs[0].spec == "model,_"
@@ -195,13 +195,13 @@ def test_run_program_runs_a_module_and_a_capture(tmp_path, mlir_file):
 
 def test_a_mesh_too_big_is_one_line(mlir_file):
     with pytest.raises(MeshError, match=r"^the mesh .* needs 128 devices but 64 CPU") as info:
-        run_module(load_program(mlir_file), {"data": 64, "model": 2})
+        run_program(load_program(mlir_file), {"data": 64, "model": 2})
     assert "\n" not in str(info.value)
 
 
 def test_a_spec_on_a_missing_axis_is_one_line(mlir_file):
     with pytest.raises(SpecError) as info:
-        run_module(load_program(mlir_file), {"data": 4, "model": 2}, {"x": "expert,_"})
+        run_program(load_program(mlir_file), {"data": 4, "model": 2}, {"x": "expert,_"})
     assert "expert" in str(info.value) and "\n" not in str(info.value)
 
 
@@ -276,4 +276,4 @@ def test_a_cancelled_module_run_ends_its_worker(mlir_file):
     cancel = Cancel()
     threading.Timer(0.3, cancel.cancel).start()
     with pytest.raises(RunCancelled):
-        run_module(load_program(mlir_file), {"data": 4, "model": 2}, cancel=cancel)
+        run_program(load_program(mlir_file), {"data": 4, "model": 2}, cancel=cancel)

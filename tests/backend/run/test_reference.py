@@ -8,7 +8,8 @@ import time
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.run.source import run_source
+from shardscope.backend.run.dispatch import run
+from shardscope.backend.run.request import ProgramFile, RunRequest
 from tests.support.processes import gone_within
 
 pytestmark = pytest.mark.slow
@@ -36,9 +37,8 @@ def note_pid(path):
 def _run(tmp_path, body, **options):
     path = tmp_path / "prog.py"
     path.write_text(HEAD + textwrap.dedent(body))
-    return run_source(
-        path, {}, name="prog", source=str(path), kind="python", runs=1, **options
-    ).result
+    program = ProgramFile(path, {}, name="prog", source=str(path), kind="python")
+    return run(RunRequest(program, runs=1, **options)).result
 
 
 def test_a_reference_that_aborts_is_a_note_and_the_run_stands(tmp_path):

@@ -15,8 +15,9 @@ import pytest
 
 from shardscope.app.cli.run import summary
 from shardscope.backend.run import reference_cache
+from shardscope.backend.run.dispatch import run as run_request
 from shardscope.backend.run.reference_cache import KEPT, ReferenceCache, cache_root
-from shardscope.backend.run.source import run_source
+from shardscope.backend.run.request import ProgramFile, RunRequest
 from tests.support.inputs import REPO
 
 CPU = jax.devices("cpu")[0]
@@ -225,9 +226,8 @@ def test_a_program_run_again_reuses_its_reference_and_says_so(tmp_path, monkeypa
     path.write_text(textwrap.dedent(PROGRAM))
 
     def run(**options):
-        return run_source(
-            path, {}, name="prog", source=str(path), kind="python", runs=1, **options
-        ).result
+        program = ProgramFile(path, {}, name="prog", source=str(path), kind="python")
+        return run_request(RunRequest(program, runs=1, **options)).result
 
     first = run()
     assert not first.reference_kept and first.to_json()["reference_kept"] is False

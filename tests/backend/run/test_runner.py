@@ -16,10 +16,11 @@ from jax.sharding import Mesh, NamedSharding
 from shardscope.backend.errors import MeshError, ShardscopeError
 from shardscope.backend.program.load import list_examples, load_program
 from shardscope.backend.propagation.propagate import propagate
+from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import input_data
-from shardscope.backend.run.runner import run_program
+from shardscope.backend.run.program_run import too_many_devices
+from shardscope.backend.run.request import RunRequest
 from shardscope.backend.run.shards import checksum, pooled
-from shardscope.backend.run.worker import too_many_devices
 from shardscope.backend.sharding.mesh import Mesh as OurMesh
 from shardscope.backend.sharding.spec import parse_spec
 from tests.support.inputs import INPUTS, PROGRAMS
@@ -257,7 +258,7 @@ def test_a_mlir_module_runs_its_module_and_is_never_planned_as_python():
 
     program = load_program(str(INPUTS / "mlir" / "sdy.mlir"))
     with pytest.raises(ShardscopeError, match="run needs a Python program"):
-        plan_run(program)
+        plan_run(RunRequest(program))
     result = run_program(program, runs=1, reference=False)
     assert result.inputs == "seeded" and [t.name for t in result.arguments] == ["x", "w"]
 
@@ -293,7 +294,7 @@ def test_a_plan_given_later_runs_as_one_given_at_once(runs):
     from shardscope.backend.run.runner import execute, plan_run
 
     program = runs["conflict"][0]
-    result = execute(lambda: plan_run(program, runs=1), timeout=120)
+    result = execute(lambda: plan_run(RunRequest(program, runs=1)), timeout=120)
     assert result.kinds() == runs["conflict"][1].kinds()
     assert [a.shards for a in result.arguments] == [a.shards for a in runs["conflict"][1].arguments]
 
@@ -319,7 +320,7 @@ def test_a_plan_on_two_hosts_given_later_runs_on_two_hosts_as_the_one_process_ru
     from shardscope.backend.run.runner import execute, plan_run
 
     program, one = runs["mlp"]
-    result = execute(lambda: plan_run(program, runs=1, hosts=2), timeout=120)
+    result = execute(lambda: plan_run(RunRequest(program, runs=1, hosts=2)), timeout=120)
     assert result.hosts == 2
     for mine, theirs in zip(result.arguments, one.arguments, strict=True):
         assert [(s.device, s.index, s.checksum) for s in mine.shards] == [
@@ -337,6 +338,6 @@ def test_a_plan_the_hosts_do_not_split_is_refused():
 
     program = load_program("example:mlp")
     with pytest.raises(MeshError, match="do not split evenly among 3 hosts"):
-        plan_run(program, hosts=3)
-    plan = plan_run(program, dcn="data=2")
+        plan_run(RunRequest(program, hosts=3))
+    plan = plan_run(RunRequest(program, dcn="data=2"))
     assert plan.hosts.count == 2 and plan.mesh.device_order == (0, 1, 2, 3, 4, 5, 6, 7)

@@ -1,4 +1,4 @@
-"""One worker that loads, predicts, compiles and runs (``run_source``), against the two
+"""One worker that loads, predicts, compiles and runs (``source.run_file``), against the two
 processes it replaces in the CLI (``load_program`` then ``run_program`` with a propagation
 made here), and its one-line errors in either stage."""
 
@@ -11,8 +11,9 @@ import pytest
 from shardscope.backend.errors import ProgramError, ShardscopeError
 from shardscope.backend.program.load import load_program, python_source
 from shardscope.backend.propagation.propagate import propagate
-from shardscope.backend.run.runner import run_program
-from shardscope.backend.run.source import process_age, run_source
+from shardscope.backend.run.dispatch import run, run_program
+from shardscope.backend.run.request import ProgramFile, RunRequest
+from shardscope.backend.run.source import process_age
 from shardscope.backend.sharding.mesh import Mesh
 from tests.support.inputs import INPUTS, REPO
 
@@ -22,15 +23,9 @@ HOSTILE = INPUTS / "hostile"
 
 def _source(source, **options):
     path, params, example = python_source(source)
-    return run_source(
-        path,
-        params,
-        name=example or path.stem,
-        source=source,
-        kind="example" if example else "python",
-        runs=1,
-        **options,
-    )
+    kind = "example" if example else "python"
+    program = ProgramFile(path, params, name=example or path.stem, source=source, kind=kind)
+    return run(RunRequest(program, runs=1, **options))
 
 
 def _two_processes(source, mesh=None, specs=None):

@@ -1,44 +1,4 @@
-"""The run worker's own lines: refusals and failures in one line."""
-
-from shardscope.backend.run.worker import failure_line, too_many_devices
-from shardscope.backend.sharding.mesh import Mesh
-
-
-def test_too_many_devices_names_both_numbers():
-    message = too_many_devices(Mesh.from_dict({"data": 8}), 1, "gpu")
-    assert message == (
-        "the mesh data=8 needs 8 devices but 1 GPU device is attached: use a mesh of at most "
-        "1 device (--mesh), or run where 8 are attached"
-    )
-
-
-def _raise(exc):
-    try:
-        raise exc
-    except Exception as caught:  # noqa: BLE001
-        return caught
-
-
-def test_a_quoted_traceback_gives_the_programs_line_and_innermost_error():
-    text = (
-        "INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):\n"
-        '  File "/lib/jax/callback.py", line 816, in _wrapped_callback\n'
-        '  File "/home/u/prog.py", line 9, in _fail\n'
-        "ValueError: the program's own failure"
-    )
-    line = failure_line("/home/u/prog.py", _raise(RuntimeError(text)))
-    assert line == (
-        "/home/u/prog.py:9: the run failed: ValueError: the program's own failure; fix the "
-        "program and run it again"
-    )
-
-
-def test_a_plain_error_keeps_its_first_line():
-    line = failure_line("/home/u/prog.py", _raise(TypeError("bad operand\nmore detail")))
-    assert line == (
-        "/home/u/prog.py: the run failed: TypeError: bad operand; fix the program and run it again"
-    )
-    assert "\n" not in failure_line("/p.py", _raise(ValueError("x" * 1000)))
+"""The run worker's unsharded reference: its values, and a program that exits."""
 
 
 def _transformer_inputs():
