@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -119,9 +119,9 @@ def run_seeded(
     notes = _notes(program, _seed(request), loaded.gspmd, log_text)
     result = report_result(program.name, loaded.mesh, report, log_text, notes, predicted)
     if why:
-        result.notes.append(f"no predicted collectives to compare: {why}")
-    result.inputs = "seeded"
-    return result, program
+        notes = [*result.notes, f"no predicted collectives to compare: {why}"]
+        result = replace(result, notes=notes)
+    return replace(result, inputs="seeded"), program
 
 
 def _job_function(

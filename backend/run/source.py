@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,13 +78,14 @@ def run_file(file: ProgramFile, request: RunRequest) -> RunDone:
     stages = dict(report.get("stages") or {})
     worker_started = stages.pop("started", spawned)
     before = {"before_worker": spawned - born} if born is not None else {}
-    result.stages = {
+    stages = {
         **before,
         "worker_start_and_imports": max(0.0, worker_started - spawned),
         **stages,
         "worker_exit_and_report": report["_received"] - worker_started - sum(stages.values()),
         "read_report": time.perf_counter() - read,
     }
+    result = replace(result, stages=stages)
     if count > 1:
         from shardscope.backend.run.host_reports import hosted_result
 
@@ -170,10 +172,10 @@ def _read_result(name: str, report: dict, log_text: str, count: int) -> RunResul
     result = report_result(name, run_mesh, report, log_text, report["plan_notes"], None)
     if report["predicted"] is not None:
         refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
-        result.collectives, result.predicted_only = match(result.collectives, refs)
-    else:
-        result.notes.append(f"no predicted collectives to compare: {report['predicted_error']}")
-    return result
+        collectives, predicted_only = match(result.collectives, refs)
+        return replace(result, collectives=collectives, predicted_only=predicted_only)
+    why = f"no predicted collectives to compare: {report['predicted_error']}"
+    return replace(result, notes=[*result.notes, why])
 
 
 def host_count(hosts: int | None, dcn: str | None) -> int:
