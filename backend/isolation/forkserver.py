@@ -157,7 +157,7 @@ class ForkServer:
                 self.close()
             raise WorkerTimeout(job.timeout)
         if worker.killed:
-            group.refuse_if_cancelled()
+            group.check()
         if time.monotonic() - since > job.timeout:
             # It ended, but after its time: the answer may have waited to be read (this
             # process was not scheduled), and a limit is a limit whichever came first.

@@ -184,7 +184,7 @@ def _exit_code(worker: RunningWorker, read: int, code: int, *, imported: bool = 
     ``GroupCancelled`` when its own group was cancelled."""
     if not worker.killed:
         return relayed_exit(read, code, imported=imported)
-    worker.group.refuse_if_cancelled()
+    worker.group.check()
     return code
 
 

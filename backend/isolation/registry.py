@@ -72,12 +72,16 @@ class CancelGroup:
         for worker in doomed:
             worker.kill()
 
+    def check(self) -> None:
+        """``GroupCancelled`` once this group was cancelled."""
+        if self._cancelled:
+            raise GroupCancelled(f"the jobs of {self.name} were cancelled")
+
     def refuse_if_cancelled(self) -> None:
         """``KeyboardInterrupt`` after ``interrupt``, ``GroupCancelled`` once this group was
         cancelled: no new job starts."""
         self.registry.refuse_if_interrupted()
-        if self._cancelled:
-            raise GroupCancelled(f"the jobs of {self.name} were cancelled")
+        self.check()
 
     @contextlib.contextmanager
     def running(

@@ -1,7 +1,7 @@
 """HLO modules as StableHLO text: the import worker for torch_xla captures.
 
 Run as ``python -m shardscope.backend.program.hlo_import JOB OUT`` (a JSON worker, see
-``isolation.jobs``). The job lists ``.hlo.pb`` files XLA dumped (``--xla_dump_hlo_as_proto``);
+``isolation.json_worker``). The job lists ``.hlo.pb`` files XLA dumped (``--xla_dump_hlo_as_proto``);
 each holds an ``HloProto`` whose field 1 is the ``HloModuleProto``. jaxlib's
 ``hlo_to_stablehlo`` turns that into a StableHLO module (MLIR bytecode) with the shardings
 as ``mhlo.sharding`` on arguments and results and ``custom_call @Sharding`` on marked

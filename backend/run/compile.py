@@ -1,7 +1,7 @@
 """The compile worker: the annotated module compiled with XLA, its collectives and memory.
 
 Run as ``python -m shardscope.backend.run.compile JOB OUT`` (a JSON worker, see
-``isolation.jobs``) on as many fake CPU devices as the mesh has. The job's ``module`` is
+``isolation.json_worker``) on as many fake CPU devices as the mesh has. The job's ``module`` is
 the program with the session's mesh and specs written on it (``propagation.annotate``);
 XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` would, so no
 Python runs. The report holds the compiled module's text, its collectives

@@ -1,7 +1,7 @@
 """The module run worker: an annotated module compiled, run on seeded inputs, read back.
 
 Run as ``python -m shardscope.backend.run.module_worker JOB OUT`` (a JSON worker, see
-``isolation.jobs``) on as many fake CPU devices as the mesh has. The job's ``module`` is
+``isolation.json_worker``) on as many fake CPU devices as the mesh has. The job's ``module`` is
 the program with the session's mesh and specs written on it (``propagation.annotate``),
 so no Python of the program's runs. The worker:
 

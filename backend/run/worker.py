@@ -1,7 +1,7 @@
 """The run worker: compile a program with ``jax.jit`` on a real mesh, run it, read it back.
 
 Run as ``python -m shardscope.backend.run.worker JOB OUT`` (a JSON worker, see
-``isolation.jobs``). The job names the program file, its parameters, the mesh, the spec
+``isolation.json_worker``). The job names the program file, its parameters, the mesh, the spec
 text of each named argument and result, the flat argument names, the seed and how many
 timed runs. The worker:
 

@@ -1,12 +1,15 @@
 """Cancel groups: cancelling one group's workers leaves another group's running."""
 
+import signal
 import threading
 import time
 
 import pytest
 
+from shardscope.backend.isolation.jobs import run_worker
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.isolation.registry import GroupCancelled, WorkerRegistry
+from shardscope.backend.isolation.worker_job import WorkerJob
 
 # A JSON worker that waits for the file ``release`` in its folder, then reports twice its
 # job's ``n``: it is surely running while the test cancels the other group.
@@ -105,3 +108,20 @@ def test_cancelling_every_worker_kills_every_group_but_refuses_no_new_job(tmp_pa
     job = {"n": 3, "release": str(tmp_path / "release")}
     report = run_json_worker("waiter", job, what="job", cwd=tmp_path, timeout=120, group=first)
     assert report["value"] == 6
+
+
+def test_an_interrupt_kills_every_group_and_refuses_every_new_job(tmp_path):
+    (tmp_path / "stuck.py").write_text("import time\ntime.sleep(600)\n")
+    registry = WorkerRegistry()
+    group = registry.group("the stuck jobs")
+    job = WorkerJob("stuck", (), tmp_path, tmp_path / "log.txt", 300.0, group=group)
+    timer = threading.Timer(1.0, registry.interrupt)
+    timer.start()
+    try:
+        # Killed by the interrupt, not by its group's cancel: its exit code, as before.
+        assert run_worker(job) == -signal.SIGKILL
+    finally:
+        timer.cancel()
+    assert registry.interrupted() and not group.cancelled
+    with pytest.raises(KeyboardInterrupt):
+        run_worker(job)
