@@ -34,6 +34,7 @@ from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.run.panel import RunPanel
 
 if TYPE_CHECKING:
@@ -44,9 +45,9 @@ if TYPE_CHECKING:
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
     from shardscope.backend.session.host_layout import HostLayout
+    from shardscope.backend.session.selection import Selection
     from shardscope.backend.sharding.mesh import Mesh
     from shardscope.viewers.common.messages import MessagesView
-    from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 RUN_TIMEOUT_S = 300.0
 RESHARD_TIMEOUT_S = 120.0
@@ -128,7 +129,7 @@ class RunController(QObject):
         session: Session,
         runner: TaskRunner,
         panel: RunPanel,
-        grid: DeviceGridView,
+        selection: Selection,
         messages: MessagesView,
         status_bar: QStatusBar,
         *,
@@ -144,7 +145,7 @@ class RunController(QObject):
         self.session = session
         self.runner = runner
         self.panel = panel
-        self.grid = grid
+        self.selection = selection
         self.messages = messages
         self.status_bar = status_bar
         self.show_dock = show_dock
@@ -173,10 +174,10 @@ class RunController(QObject):
         self.cancel_action = ind.cancel_action
         panel.cancelRequested.connect(self.cancel_run)
         ev = session.events
-        ev.program.connect(self._on_program)
-        ev.mesh.connect(self._on_edit)
-        ev.hosts.connect(self._on_edit)
-        ev.specs.connect(self._on_edit)
+        self._links = Connections()
+        self._links.connect(ev.program, self._on_program)
+        for edited in (ev.mesh, ev.hosts, ev.specs):
+            self._links.connect(edited, self._on_edit)
         panel.collectiveSelected.connect(self.show_collective)
         panel.warningSelected.connect(self.show_warning)
         panel.reshard.runRequested.connect(self.check_reshard)
@@ -215,11 +216,7 @@ class RunController(QObject):
             self._cancel.cancel()
         self._generation += 1
         self._closed = True
-        ev = self.session.events
-        ev.program.disconnect(self._on_program)
-        ev.mesh.disconnect(self._on_edit)
-        ev.hosts.disconnect(self._on_edit)
-        ev.specs.disconnect(self._on_edit)
+        self._links.close()
 
     def run_now(self) -> None:
         """Run the program on as many devices as the mesh has (Propagation > Run on devices)."""
@@ -289,7 +286,7 @@ class RunController(QObject):
     def show_result(self, result: RunResult) -> None:
         """Show a run's result: the dock, the notes, the warnings on their ops."""
         self.count += 1
-        self.grid.set_groups([])
+        self.selection.clear_groups()
         self.panel.set_result(result)
         self.make_room()
         for note in result.notes:
@@ -373,12 +370,12 @@ class RunController(QObject):
         if result is None or not 0 <= index < len(result.collectives):
             return
         groups = result.collectives[index].device_groups
-        # the mesh editor scrolls the outlined cells into view
-        self.grid.set_groups(list(groups) if groups else [])
+        # the device views outline them (the mesh editor scrolls them into view)
+        self.selection.outline_groups(groups)
 
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown
-        self.grid.set_groups([])
+        self.selection.clear_groups()
         self.panel.set_result(None)
         self.show_warnings({})
 

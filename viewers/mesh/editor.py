@@ -15,7 +15,7 @@ with the backend's one-line message below the grid, and the boxes show the layou
 Cells outlined on the grid (a hovered tile's devices, a chosen collective's groups) are
 scrolled into view in every scroll area the grid sits in (``reveal_rect``): the grid's own
 and the dock's, when the dock is too short to show the grid whole, as soon as the event
-loop runs again.
+loop runs again. Given the window's ``Selection``, the grid outlines what it holds.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from shardscope.backend.session.host_layout import (
     with_count,
     with_factor,
 )
+from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import PRESETS, Mesh, MeshAxis
 from shardscope.viewers.common.colors import axis_color, theme_for
 from shardscope.viewers.mesh.device_grid import DeviceGridView
@@ -73,7 +74,8 @@ class MeshEditor(QWidget):
 
     NAME_COL, SIZE_COL, HOSTS_COL, LINK_COL = 0, 1, 2, 3
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, selection: Selection | None = None):
+        """``selection``: the grid outlines its device groups and hovered devices."""
         super().__init__(parent)
         self._mesh: Mesh | None = None
         self._layout = HostLayout()
@@ -126,7 +128,7 @@ class MeshEditor(QWidget):
         self.add_button.clicked.connect(self._on_add)
         self.remove_button.clicked.connect(self._on_remove)
 
-        self.grid = DeviceGridView()
+        self.grid = DeviceGridView(selection=selection)
         self.grid.swapRequested.connect(self._on_swap)
         # Scrolled to once the event loop runs again: after whatever else the code that
         # outlined them scrolls in the same turn, and once for many outlines in a row.
