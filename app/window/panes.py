@@ -7,13 +7,13 @@ final shardings of the propagation before it, kept by the timeline), Shardy's fi
 shardings, or GSPMD's (the debugger's comparison, run in the background on demand).
 Nothing here propagates again: every mode reads results the window already holds.
 
-The panes scroll, zoom, select and fold together (``ViewSync``; they share layouts), and
-the values on which they differ are marked in both (``PaneMarks``). Each pane draws the
-marks the single graph draws for the shardings it shows: conflict outlines, collective
-tags, GSPMD and warning marks, and the timeline's step and changed rings (the right pane
-has its own ``GraphMarkers`` following the window's, and its own ``StepOverlay``
-following the window's playback). Drops of mesh axes
-on the right pane go through the same undoable commands as drops on the left one.
+The panes scroll, zoom, select and fold together (``ViewSync``; they share one
+``Navigation`` and the layouts), and the values on which they differ are marked in both
+(``PaneMarks``). Each pane draws the marks the single graph draws for the shardings it
+shows: conflict outlines, collective tags, GSPMD and warning marks, and the timeline's
+step and changed rings (the right pane has its own ``GraphMarkers`` following the
+window's, and its own ``StepOverlay`` following the window's playback). Drops of mesh
+axes on the right pane go through the same undoable commands as drops on the left one.
 Turning side by side off puts the single graph back as it was.
 """
 
@@ -153,7 +153,7 @@ class SideBySide(QObject):
         window.takeCentralWidget()
         # opens at the outermost frame, folded (quick), then follows the left pane in
         # slices like any large drawing
-        second = GraphPanel(self.session, restore=False)
+        second = GraphPanel(self.session, restore=False, navigation=main.view.navigation)
         second.view.set_style_theme(window.theme)
         second.view.share_layouts(main.view)
         self.left = Pane("Left", main)

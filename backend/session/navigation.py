@@ -24,6 +24,15 @@ from shardscope.backend.program.layout import Frame
 JsonDict = dict[str, object]
 
 
+def place_json(frames: Iterable[Frame], unfolded: Mapping[str, Iterable[str]]) -> JsonDict:
+    """The saved view state of a place: frame keys, and the unfolded scopes of each frame
+    visited, sorted."""
+    return {
+        "frames": [f.key() for f in frames],
+        "expanded": {key: sorted(scopes) for key, scopes in unfolded.items()},
+    }
+
+
 class NavigationEvents(SignalGroup):
     """Change notifications of a ``Navigation``."""
 
@@ -129,14 +138,14 @@ class Navigation:
             raise ValueError("no frame is shown")
         return frame.key()
 
+    def copy(self) -> Navigation:
+        """A model of its own holding the same place."""
+        return Navigation(self._frames, self._unfolded)
+
     # -- saved view state -----------------------------------------------------------------
     def to_json(self) -> JsonDict:
-        """The graph view's part of the saved view state: frame keys, and the unfolded
-        scopes of each frame visited, sorted."""
-        return {
-            "frames": [f.key() for f in self._frames],
-            "expanded": {key: sorted(scopes) for key, scopes in self._unfolded.items()},
-        }
+        """The graph view's part of the saved view state (see ``place_json``)."""
+        return place_json(self._frames, self._unfolded)
 
     @classmethod
     def from_json(cls, state: Mapping[str, object]) -> Navigation:

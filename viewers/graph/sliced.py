@@ -119,7 +119,7 @@ class SlicedDrawing:
         frame = frames[-1]
         shown = expanded.get(frame.key())
         if shown is None:
-            shown = default_expanded(self.session.graph, self._index, frame)
+            shown = default_expanded(self.session.graph, self.index, frame)
             job.expanded[frame.key()] = shown
         key = (frame.key(), shown, self.within)
         cached = self._cache.get(key)
@@ -127,7 +127,7 @@ class SlicedDrawing:
             job.layout = cached
             self._slice_timer.start()
             return
-        graph, index, within = self.session.graph, self._index, self.within
+        graph, index, within = self.session.graph, self.index, self.within
 
         def layout() -> GraphLayout:
             return build_layout(graph, frame, shown, index=index, within=within)
@@ -136,7 +136,7 @@ class SlicedDrawing:
             if self.job is not job:
                 return
             self.layout_seconds = seconds
-            self._remember(key, result)
+            self._cache.put(key, result)
             job.layout = result
             self._slice()
 
@@ -148,7 +148,7 @@ class SlicedDrawing:
 
     def is_large(self, frame: Frame) -> bool:
         """Whether ``frame`` has so many ops that its drawings are built in slices."""
-        return self._index is not None and len(self._index.frame_ops(frame)) >= SLICE_OPS
+        return self.index is not None and len(self.index.frame_ops(frame)) >= SLICE_OPS
 
     @property
     def folding(self) -> bool:
@@ -189,10 +189,10 @@ class SlicedDrawing:
             key = (frame.key(), job.expanded[frame.key()], self.within)
             t = time.perf_counter()
             job.layout = build_layout(
-                self.session.graph, frame, key[1], index=self._index, within=self.within
+                self.session.graph, frame, key[1], index=self.index, within=self.within
             )
             self.layout_seconds = time.perf_counter() - t
-            self._remember(key, job.layout)
+            self._cache.put(key, job.layout)
             self._slice_timer.start()
             return
         if job.staged is None:
@@ -208,7 +208,7 @@ class SlicedDrawing:
         self.viewport().setUpdatesEnabled(False)
         self._frames = job.frames
         self._expanded = job.expanded
-        self._hover_badge = None
+        self.drops.forget()
         self.layout_ = job.layout
         job.showing = self.graph_scene.showing(job.staged, SHOW_SLICE_S)
         self._show_slice(job)
