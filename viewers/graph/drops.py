@@ -8,27 +8,42 @@ anywhere else emits ``dropRejected``. The view never edits the session itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtWidgets import QToolTip
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QToolTip, QWidget
 
 from shardscope.viewers.common.mime import appends, axis_from_mime, drop_hint
 from shardscope.viewers.graph.items import BadgeItem
 
 if TYPE_CHECKING:
-    from PySide6.QtCore import QPoint
+    from PySide6.QtCore import QPoint, QPointF, SignalInstance
 
-    from shardscope.viewers.graph.view import GraphView
+    from shardscope.backend.session.document import Session
 
 # Viewport pixels around the mouse in which a drop still finds a badge.
 NEAR = 6
+
+
+class DropView(Protocol):
+    """What drops use of the graph view (a ``QGraphicsView``)."""
+
+    session: Session
+    specDropped: SignalInstance
+    axisAppended: SignalInstance
+    dropRejected: SignalInstance
+
+    def scene(self) -> QGraphicsScene: ...
+    def mapToScene(self, pos: QPoint) -> QPointF: ...
+    def mapToGlobal(self, pos: QPoint) -> QPoint: ...
+    def items(self, x: int, y: int, w: int, h: int) -> list[QGraphicsItem]: ...
+    def viewport(self) -> QWidget: ...
 
 
 class BadgeDrops:
     """The drag-and-drop of mesh axes on ``view``'s badges (the view's drag events call
     ``enter``, ``move``, ``leave`` and ``drop``)."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: DropView) -> None:
         self.view = view
         self.hovered: BadgeItem | None = None  # the badge showing a hover mark
 
@@ -85,7 +100,7 @@ class BadgeDrops:
         held = spec.dims[dim].axes if spec is not None and dim < len(spec.dims) else ()
         hint = drop_hint(held, axis, appends(event))
         if hint:
-            QToolTip.showText(view.mapToGlobal(point), hint, view)
+            QToolTip.showText(view.mapToGlobal(point), hint, view.viewport())
         else:
             QToolTip.hideText()
 

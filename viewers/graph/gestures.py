@@ -10,24 +10,45 @@ emits ``valueSelected``, a selected op ``opSelected`` (and its first result's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QMenu, QWidget
 
 from shardscope.backend.program.layout import region_names
 from shardscope.viewers.graph.items import BadgeItem, NodeItem, ScopeBoxItem
 
 if TYPE_CHECKING:
-    from shardscope.viewers.graph.view import GraphView
+    from PySide6.QtCore import QPoint, SignalInstance
+
+    from shardscope.backend.program.layout import GraphLayout
+    from shardscope.backend.session.document import Session
 
 # The zoom factor per eighth of a degree the wheel turns.
 WHEEL_ZOOM = 1.0015
 
 
+class GraphView(Protocol):
+    """What gestures use of the graph view."""
+
+    session: Session
+    layout_: GraphLayout | None
+    valueSelected: SignalInstance
+    opSelected: SignalInstance
+
+    def viewport(self) -> QWidget: ...
+    def scene(self) -> QGraphicsScene: ...
+    def itemAt(self, pos: QPoint) -> QGraphicsItem | None: ...
+    def set_expanded(self, path: str, expanded: bool, *, background: bool = False) -> None: ...
+    def enter_op(self, op_id: int, region: int | None = None) -> bool: ...
+    def expand_all(self) -> None: ...
+    def collapse_all(self) -> None: ...
+    def zoom(self, factor: float) -> None: ...
+
+
 def node_menu(view: GraphView, item: NodeItem) -> QMenu:
     """Actions on a node: enter each region or the callee, unfold, fold its scopes."""
-    menu = QMenu(view)
+    menu = QMenu(view.viewport())
     node = item.node
     graph = view.session.graph
     if node.kind == "scope":
@@ -56,7 +77,7 @@ def node_menu(view: GraphView, item: NodeItem) -> QMenu:
 
 def background_menu(view: GraphView) -> QMenu:
     """Actions on the whole frame (a right-click off the nodes)."""
-    menu = QMenu(view)
+    menu = QMenu(view.viewport())
     _add_fold_all(view, menu)
     return menu
 
@@ -70,7 +91,7 @@ class Gestures(QObject):
     """See the module docstring."""
 
     def __init__(self, view: GraphView) -> None:
-        super().__init__(view)
+        super().__init__(view.viewport())
         self.view = view
         view.viewport().installEventFilter(self)
         view.scene().selectionChanged.connect(self._on_selection)

@@ -302,7 +302,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
             # The rest of the drawing keeps its scene position: so does the view.
             anchor = self.mapToScene(self.viewport().rect().center())
         else:
-            anchor = scope_anchor(self, path)
+            anchor = scope_anchor(self, self.nodes, path)
         if background and self.in_slices and self.is_large(self.frame):
             target = {**self._expanded, self.frame.key(): frozenset(current)}
             what = f"{'Unfolding' if expanded else 'Folding'} {path}"
@@ -310,11 +310,11 @@ class GraphView(SlicedDrawing, QGraphicsView):
             return
         self._expanded[self.frame.key()] = frozenset(current)
         # what lies below the scope moves as one: scroll it rather than send it again
-        before = node_points(self)
-        with shifted_change(self, moves_from(self, before)):
+        before = node_points(self, self.nodes)
+        with shifted_change(self, moves_from(self, lambda: self.nodes, before)):
             self._rebuild(fit=False, keep=anchor)
             if self.layout_.in_place:
-                snap_to(self, before)
+                snap_to(self, self.nodes, before)
         self._emit_state()
 
     def collapse_all(self) -> None:
