@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
@@ -180,11 +181,10 @@ class SideBySide(QObject):
         self.right_overlay = StepOverlay(second.view)
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
-        ev.program.connect(self._on_program)
-        ev.propagation.connect(self._refresh)
-        ev.specs.connect(self._refresh)
-        ev.mesh.connect(self._refresh)
-        window.debugger.gspmdCompared.connect(self._refresh)
+        links = self._links = Connections()
+        links.connect(ev.program, self._on_program)
+        for shown in (ev.propagation, ev.specs, ev.mesh, window.debugger.gspmdCompared):
+            links.connect(shown, self._refresh)
         before = window.timeline.before_edit is not None
         if modes is None:
             modes = ("before", "now") if before else ("shardy", "gspmd")
@@ -196,12 +196,7 @@ class SideBySide(QObject):
 
     def _close(self) -> None:
         window = self.window
-        ev = self.session.events
-        ev.program.disconnect(self._on_program)
-        ev.propagation.disconnect(self._refresh)
-        ev.specs.disconnect(self._refresh)
-        ev.mesh.disconnect(self._refresh)
-        window.debugger.gspmdCompared.disconnect(self._refresh)
+        self._links.close()
         window.debugger.want_gspmd(False)
         self.sync.close()
         self.sync = None

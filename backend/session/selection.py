@@ -16,6 +16,15 @@ from psygnal import Signal, SignalGroup
 
 DeviceGroups = tuple[tuple[int, ...], ...]
 
+# the event announcing each field's changes
+_EVENTS = {
+    "_value": "value",
+    "_op": "op",
+    "_step": "step",
+    "_groups": "device_groups",
+    "_hovered": "hovered_devices",
+}
+
 
 class SelectionEvents(SignalGroup):
     """Change notifications of a ``Selection``; each carries the field's new value."""
@@ -66,40 +75,20 @@ class Selection:
 
     def select_value(self, value_id: int | None) -> bool:
         """Select tensor ``value_id`` (None: no tensor); True if it changed."""
-        value = None if value_id is None else int(value_id)
-        if value == self._value:
-            return False
-        self._value = value
-        self.events.value.emit(value)
-        return True
+        return self._change("_value", None if value_id is None else int(value_id))
 
     def select_op(self, op_id: int | None) -> bool:
         """Select op ``op_id`` (None: no op); True if it changed."""
-        op = None if op_id is None else int(op_id)
-        if op == self._op:
-            return False
-        self._op = op
-        self.events.op.emit(op)
-        return True
+        return self._change("_op", None if op_id is None else int(op_id))
 
     def select_step(self, index: int | None) -> bool:
         """Show timeline step ``index`` (None or a negative index: the final state);
         True if it changed."""
-        step = None if index is None or index < 0 else int(index)
-        if step == self._step:
-            return False
-        self._step = step
-        self.events.step.emit(step)
-        return True
+        return self._change("_step", None if index is None or index < 0 else int(index))
 
     def outline_groups(self, groups: Iterable[Iterable[int]] | None) -> bool:
         """Outline ``groups`` of device ids (None or empty: none); True if it changed."""
-        new = tuple(tuple(int(d) for d in group) for group in groups or ())
-        if new == self._groups:
-            return False
-        self._groups = new
-        self.events.device_groups.emit(new)
-        return True
+        return self._change("_groups", tuple(tuple(int(d) for d in g) for g in groups or ()))
 
     def clear_groups(self) -> bool:
         """Outline no device group; True if some were outlined."""
@@ -108,9 +97,13 @@ class Selection:
     def hover_devices(self, devices: Iterable[int] | None) -> bool:
         """Mark ``devices`` as holding what the mouse is over (None or empty: none);
         True if it changed."""
-        new = frozenset(int(d) for d in devices or ())
-        if new == self._hovered:
+        return self._change("_hovered", frozenset(int(d) for d in devices or ()))
+
+    def _change(self, field: str, new: object) -> bool:
+        """Set ``field`` to ``new`` and announce it with the event of the same name,
+        unless it holds that already."""
+        if getattr(self, field) == new:
             return False
-        self._hovered = new
-        self.events.hovered_devices.emit(new)
+        setattr(self, field, new)
+        getattr(self.events, _EVENTS[field]).emit(new)
         return True

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QTimer
 
 from shardscope.backend.program.layout import Frame, GraphLayout, build_layout, default_expanded
 from shardscope.viewers.graph.staging import StagedDrawing
@@ -82,6 +82,17 @@ class SlicedDrawing:
     """``GraphView``'s drawings built in slices (a mixin: it uses the view's frames,
     expansion state, layout cache, scene, ``runner``, ``in_slices``, ``job``, slice
     timer and ``foldStarted``/``foldEnded`` signals)."""
+
+    def _init_slices(self) -> None:
+        # Set by the window: new drawings of many items are built in slices (the event
+        # loop runs between them) and their layouts computed by ``runner``.
+        self.runner: Runner | None = None
+        self.in_slices = False
+        self.job: FoldJob | None = None
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.setInterval(0)
+        self._slice_timer.timeout.connect(self._slice)
 
     def show_state(
         self,

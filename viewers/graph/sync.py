@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
 from shardscope.viewers.graph.view import GraphView
 
@@ -27,7 +28,7 @@ class ViewSync(QObject):
         self.a, self.b = a, b
         self._passing = False  # a move, selection or state is being passed on
         self.leader = a
-        self._links = []
+        self._links = Connections()
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(0)
@@ -41,14 +42,11 @@ class ViewSync(QObject):
         for widget in self._watched:  # the viewport shrinks when scroll bars appear
             widget.installEventFilter(self)
         for src, dst in ((a, b), (b, a)):
-            self._link(src.viewMoved, lambda s=src, d=dst: self._moved(s, d))
-            self._link(src.scene().selectionChanged, lambda s=src, d=dst: self._selection(s, d))
-            self._link(src.viewStateChanged, lambda _st, s=src, d=dst: self._shown(s, d))
-            self._link(src.foldEnded, lambda outcome, s=src, d=dst: self._followed(s, d, outcome))
-
-    def _link(self, signal, slot) -> None:
-        signal.connect(slot)
-        self._links.append((signal, slot))
+            link = self._links.connect
+            link(src.viewMoved, lambda s=src, d=dst: self._moved(s, d))
+            link(src.scene().selectionChanged, lambda s=src, d=dst: self._selection(s, d))
+            link(src.viewStateChanged, lambda _st, s=src, d=dst: self._shown(s, d))
+            link(src.foldEnded, lambda outcome, s=src, d=dst: self._followed(s, d, outcome))
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize and watched in self._watched:
@@ -62,12 +60,7 @@ class ViewSync(QObject):
                 widget.removeEventFilter(self)
             except RuntimeError:
                 pass
-        for signal, slot in self._links:
-            try:
-                signal.disconnect(slot)
-            except (RuntimeError, TypeError):
-                pass  # the view went first
-        self._links = []
+        self._links.close()
         if self._shares:
             self._shares = False
             self.b.use_navigation(self.a.navigation.copy())

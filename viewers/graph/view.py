@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsView, QWidget
 
@@ -39,7 +39,7 @@ from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.layout_cache import LayoutCache
 from shardscope.viewers.graph.moves import moves_from, node_points, scope_anchor, snap_to
 from shardscope.viewers.graph.scene import GraphScene
-from shardscope.viewers.graph.sliced import FoldJob, Runner, SlicedDrawing
+from shardscope.viewers.graph.sliced import SlicedDrawing
 
 if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
@@ -50,6 +50,17 @@ MIN_FIT_SCALE = 0.6
 # A frame of at most this many nodes is small: fitting shows all of it, at whatever zoom
 # that takes (a user zooms in on a part of a small graph, but first sees its whole shape).
 SMALL_FRAME_NODES = 24
+
+
+def _set_up_drawing(view: QGraphicsView) -> None:
+    """How the graph is painted and dragged: antialiased, repainting only what changed,
+    scrolled by dragging the background, zoomed about the mouse, taking drops."""
+    view.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+    view.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+    view.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+    view.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+    view.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+    view.setAcceptDrops(True)
 
 
 class GraphView(SlicedDrawing, QGraphicsView):
@@ -90,12 +101,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self._place_links = Connections()
         self.graph_scene = GraphScene(session, self)
         self.setScene(self.graph_scene)
-        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
-        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
-        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
-        self.setAcceptDrops(True)
+        _set_up_drawing(self)
         self.set_style_theme(None)
         self.index: FrameIndex | None = None
         self._frames: list[Frame] = []
@@ -111,15 +117,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
         self.within: str | None = None
         self.drops = BadgeDrops(self)
         self.layout_seconds = 0.0
-        # Set by the window: new drawings of many items are built in slices (the event
-        # loop runs between them) and their layouts computed by ``runner``.
-        self.runner: Runner | None = None
-        self.in_slices = False
-        self.job: FoldJob | None = None
-        self._slice_timer = QTimer(self)
-        self._slice_timer.setSingleShot(True)
-        self._slice_timer.setInterval(0)
-        self._slice_timer.timeout.connect(self._slice)
+        self._init_slices()
         self.gestures = Gestures(self)
         ev, scene, links = session.events, self.graph_scene, self._links
         links.connect(ev.program, self._on_program_change)
