@@ -104,12 +104,18 @@ DOCKS: tuple[DockSpec, ...] = (
         "Mesh",
         "dock_mesh",
         LEFT,
-        lambda context: MeshEditor(selection=context.selection),
+        lambda context: MeshEditor(session=context.session, selection=context.selection),
         width=330,
         height=300,
         scrolls=True,
     ),
-    DockSpec("Spec palette", "dock_palette", LEFT, plain(SpecPalette), below="dock_mesh"),
+    DockSpec(
+        "Spec palette",
+        "dock_palette",
+        LEFT,
+        lambda context: SpecPalette(session=context.session),
+        below="dock_mesh",
+    ),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
     DockSpec(

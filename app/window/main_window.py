@@ -188,7 +188,6 @@ class MainWindow(QMainWindow):
         links = self._links
         links.connect(ev.program, self._on_program_change)
         links.connect(ev.mesh, self._on_mesh_change)
-        links.connect(ev.hosts, self.mesh_editor.set_hosts)
         links.connect(ev.specs, self._on_specs_change)
         links.connect(ev.propagation, self._on_propagation_change)
         links.connect(ev.final_specs, self._on_final_specs)
@@ -345,9 +344,7 @@ class MainWindow(QMainWindow):
             self.docks[name].setWindowTitle(f"{title} ({SHARDY_VIEW})" if gspmd else title)
 
     def _on_mesh_change(self, mesh: Mesh | None) -> None:
-        if self.mesh_editor.mesh != mesh:
-            self.mesh_editor.set_mesh(mesh)
-        self.palette_widget.set_mesh(mesh)
+        # the mesh editor and the palette follow the session themselves
         self._refresh_inspector()
         self.propagation.schedule()
 
@@ -472,7 +469,8 @@ class MainWindow(QMainWindow):
         self.timeline.close()
         self.graph.close()
         self._links.close()
-        self.mesh_editor.grid.detach()
+        self.mesh_editor.detach()
+        self.palette_widget.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)
