@@ -66,14 +66,15 @@ class GraphPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.view, 1)
         self.view.frameChanged.connect(self._update_crumbs)
-        session.events.program.connect(self._on_program)
+        # through the view: the connection goes with it
+        self.view.programShown.connect(self._on_program)
         back = QAction("Back", self)
         back.setShortcut(QKeySequence("Alt+Left"))
         back.triggered.connect(lambda: self.view.back())
         self.addAction(back)
         self._update_crumbs()
 
-    def _on_program(self, _program) -> None:
+    def _on_program(self) -> None:
         self.find_box.clear()
         self.find_status.setText("")
         self._update_crumbs()

@@ -74,6 +74,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
     frameChanged = Signal(str)
     viewStateChanged = Signal(dict)
     viewMoved = Signal()  # scrolled or zoomed
+    programShown = Signal()  # a new program (or none) drawn where it opens
     foldStarted = Signal(str)  # what a drawing built in slices does
     foldEnded = Signal(str)  # "done", "cancelled", "dropped" (the view changed) or an error
 
@@ -177,6 +178,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
             self.index = None
             self._frames = []
             self.graph_scene.clear()
+            self.programShown.emit()
             return
         graph = program.graph
         self.index = FrameIndex(graph)
@@ -198,6 +200,7 @@ class GraphView(SlicedDrawing, QGraphicsView):
             self._rebuild(fit=True)
         if self.restore:
             self.navigation.show(self._frames, self._expanded)
+        self.programShown.emit()
 
     # -- state ------------------------------------------------------------------------
     @property
