@@ -86,6 +86,16 @@ class DockSpec:
     cut_wide: bool = False
 
 
+def mesh_editor(context: DockContext) -> MeshEditor:
+    """The mesh editor, showing the session's mesh and the selection's devices."""
+    return MeshEditor(session=context.session, selection=context.selection)
+
+
+def spec_palette(context: DockContext) -> SpecPalette:
+    """The chips of the session's mesh axes."""
+    return SpecPalette(session=context.session)
+
+
 def history_view(_context: DockContext) -> QUndoView:
     """The undo history list; the window gives it its undo stack."""
     view = QUndoView()
@@ -100,22 +110,8 @@ DOCKS: tuple[DockSpec, ...] = (
     # reserving it (the Run dock needs the height after a run).
     # The mesh grid is what a user draws on first: it gets its height, the Program dock
     # below takes what is left.
-    DockSpec(
-        "Mesh",
-        "dock_mesh",
-        LEFT,
-        lambda context: MeshEditor(session=context.session, selection=context.selection),
-        width=330,
-        height=300,
-        scrolls=True,
-    ),
-    DockSpec(
-        "Spec palette",
-        "dock_palette",
-        LEFT,
-        lambda context: SpecPalette(session=context.session),
-        below="dock_mesh",
-    ),
+    DockSpec("Mesh", "dock_mesh", LEFT, mesh_editor, width=330, height=300, scrolls=True),
+    DockSpec("Spec palette", "dock_palette", LEFT, spec_palette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
     DockSpec(
