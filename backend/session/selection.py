@@ -16,15 +16,6 @@ from psygnal import Signal, SignalGroup
 
 DeviceGroups = tuple[tuple[int, ...], ...]
 
-# the event announcing each field's changes
-_EVENTS = {
-    "_value": "value",
-    "_op": "op",
-    "_step": "step",
-    "_groups": "device_groups",
-    "_hovered": "hovered_devices",
-}
-
 
 class SelectionEvents(SignalGroup):
     """Change notifications of a ``Selection``; each carries the field's new value."""
@@ -45,8 +36,8 @@ class Selection:
         self._value: int | None = None
         self._op: int | None = None
         self._step: int | None = None
-        self._groups: DeviceGroups = ()
-        self._hovered: frozenset[int] = frozenset()
+        self._device_groups: DeviceGroups = ()
+        self._hovered_devices: frozenset[int] = frozenset()
 
     @property
     def value(self) -> int | None:
@@ -66,12 +57,12 @@ class Selection:
     @property
     def device_groups(self) -> DeviceGroups:
         """The device groups outlined, each a tuple of device ids (empty: none)."""
-        return self._groups
+        return self._device_groups
 
     @property
     def hovered_devices(self) -> frozenset[int]:
         """The devices holding what the mouse is over (empty: none)."""
-        return self._hovered
+        return self._hovered_devices
 
     def select_value(self, value_id: int | None) -> bool:
         """Select tensor ``value_id`` (None: no tensor); True if it changed."""
@@ -88,7 +79,7 @@ class Selection:
 
     def outline_groups(self, groups: Iterable[Iterable[int]] | None) -> bool:
         """Outline ``groups`` of device ids (None or empty: none); True if it changed."""
-        return self._change("_groups", tuple(tuple(int(d) for d in g) for g in groups or ()))
+        return self._change("_device_groups", tuple(tuple(int(d) for d in g) for g in groups or ()))
 
     def clear_groups(self) -> bool:
         """Outline no device group; True if some were outlined."""
@@ -97,13 +88,13 @@ class Selection:
     def hover_devices(self, devices: Iterable[int] | None) -> bool:
         """Mark ``devices`` as holding what the mouse is over (None or empty: none);
         True if it changed."""
-        return self._change("_hovered", frozenset(int(d) for d in devices or ()))
+        return self._change("_hovered_devices", frozenset(int(d) for d in devices or ()))
 
     def _change(self, field: str, new: object) -> bool:
-        """Set ``field`` to ``new`` and announce it with the event of the same name,
-        unless it holds that already."""
+        """Set ``field`` to ``new`` and announce it with the event of its name (less the
+        underscore), unless it holds that already."""
         if getattr(self, field) == new:
             return False
         setattr(self, field, new)
-        getattr(self.events, _EVENTS[field]).emit(new)
+        getattr(self.events, field.lstrip("_")).emit(new)
         return True
