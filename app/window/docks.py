@@ -96,6 +96,12 @@ def spec_palette(context: DockContext) -> SpecPalette:
     return SpecPalette(session=context.session)
 
 
+def run_panel(context: DockContext) -> RunPanel:
+    """The Run dock, following the session's program and edits and choosing collectives'
+    device groups in the selection."""
+    return RunPanel(session=context.session, selection=context.selection)
+
+
 def history_view(_context: DockContext) -> QUndoView:
     """The undo history list; the window gives it its undo stack."""
     view = QUndoView()
@@ -168,7 +174,7 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec(
         "GSPMD vs Shardy", "dock_gspmd", BOTTOM, plain(GspmdView), tabify_with="dock_collectives"
     ),
-    DockSpec("Run", "dock_run", BOTTOM, plain(RunPanel), tabify_with="dock_gspmd"),
+    DockSpec("Run", "dock_run", BOTTOM, run_panel, tabify_with="dock_gspmd"),
     # A chain of steps per axis: readable only with a dozen lines, never fewer than eight.
     DockSpec(
         "Provenance",

@@ -471,6 +471,7 @@ class MainWindow(QMainWindow):
         self._links.close()
         self.mesh_editor.detach()
         self.palette_widget.detach()
+        self.run.panel.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

@@ -12,8 +12,9 @@ shown in the messages, say that the inputs are not the script's.
 One run at a time: a second request while one runs is refused in the messages. A
 program from a session file runs only once the user has allowed its Python file
 (``allow_code``, which asks). A failure
-is one line in the messages and changes nothing in the session. After an edit of the
-mesh or specs the Run dock marks its result stale; a new program clears it. A result
+is one line in the messages and changes nothing in the session. The Run dock follows
+the session itself (an edit of the mesh or specs marks its result stale, a new program
+clears it) and outlines a chosen collective's device groups in the selection. A result
 shown asks the window to give the Run dock room (``make_room``): its heat maps need it.
 
 After a run, the ops XLA warned about get a mark on the graph (``show_warnings``, op id ->
@@ -173,15 +174,10 @@ class RunController(QObject):
         self.busy, self.busy_label, self.cancel_button = ind.bar, ind.label, ind.cancel_button
         self.cancel_action = ind.cancel_action
         panel.cancelRequested.connect(self.cancel_run)
-        ev = session.events
         self._links = Connections()
-        self._links.connect(ev.program, self._on_program)
-        for edited in (ev.mesh, ev.hosts, ev.specs):
-            self._links.connect(edited, self._on_edit)
-        panel.collectiveSelected.connect(self.show_collective)
+        self._links.connect(session.events.program, self._on_program)
         panel.warningSelected.connect(self.show_warning)
         panel.reshard.runRequested.connect(self.check_reshard)
-        panel.session_spec = self._session_spec
         panel.reshard.plan_async = self._plan_async
 
     def _show_busy(self, what: str | None) -> None:
@@ -356,29 +352,7 @@ class RunController(QObject):
 
         self.runner.start(fn, done, failed)
 
-    def _session_spec(self, name: str) -> str | None:
-        graph = self.session.graph
-        value = graph.value_by_name(name) if graph is not None else None
-        if value is None:
-            return None
-        spec = self.session.display_spec(value.id)
-        return spec.format() if spec is not None else None
-
-    def show_collective(self, index: int) -> None:
-        """Outline the device groups compiled collective ``index`` ran in on the mesh."""
-        result = self.panel.result
-        if result is None or not 0 <= index < len(result.collectives):
-            return
-        groups = result.collectives[index].device_groups
-        # the device views outline them (the mesh editor scrolls them into view)
-        self.selection.outline_groups(groups)
-
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown
         self.selection.clear_groups()
-        self.panel.set_result(None)
         self.show_warnings({})
-
-    def _on_edit(self, *_args) -> None:
-        if self.panel.result is not None:
-            self.panel.set_stale(True)

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
 from shardscope.viewers.graph.markers import byte_text
 from shardscope.viewers.run.heatmap import HeatmapView
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
         Shard,
         TensorRun,
     )
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.session.selection import Selection
 
 HINT = "Run the program (Propagation > Run on devices) to see each device's shard."
 STALE = "Stale: the mesh or specs changed since this run. Run again (Ctrl+R) to update."
@@ -154,6 +157,17 @@ def _scrolled(widget: QWidget, parent: QWidget) -> QScrollArea:
     return area
 
 
+def session_spec_text(session: Session, name: str) -> str | None:
+    """The sharding ``session`` gives the tensor named ``name`` now, as text (None where
+    the program has no such tensor or it has no sharding)."""
+    graph = session.graph
+    value = graph.value_by_name(name) if graph is not None else None
+    if value is None:
+        return None
+    spec = session.display_spec(value.id)
+    return spec.format() if spec is not None else None
+
+
 class RunPanel(QWidget):
     """The Run dock; ``collectiveSelected(index)`` gives the index in ``result.collectives``
     of the compiled collective the user chose."""
@@ -163,13 +177,30 @@ class RunPanel(QWidget):
     # The user asked to stop the run under way (the dock's Cancel button).
     cancelRequested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        selection: Selection | None = None,
+    ) -> None:
+        """``session``: a new program clears the dock, an edit marks its result stale,
+        and the reshard view offers the session's specs; ``selection``: a collective
+        chosen outlines its device groups there (on every device view)."""
         super().__init__(parent)
         self.result: RunResult | None = None
         self.tensors: list[TensorRun] = []
         self.stale = False
+        self.selection = selection
         # The spec the session gives a tensor now (offered in the reshard view).
         self.session_spec: Callable[[str], str | None] = lambda _name: None
+        self._links = Connections()
+        if session is not None:
+            self.session_spec = lambda name: session_spec_text(session, name)
+            ev = session.events
+            self._links.connect(ev.program, lambda _program: self.set_result(None))
+            for edited in (ev.mesh, ev.hosts, ev.specs):
+                self._links.connect(edited, self._on_edit)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.cancel_button = QPushButton("Cancel", self)
@@ -255,6 +286,14 @@ class RunPanel(QWidget):
     def set_failed(self, message: str) -> None:
         """Say the last run failed (the result before it, if any, stays shown)."""
         self.status.setText(f"The run failed: {message}")
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
+
+    def _on_edit(self, *_args) -> None:
+        if self.result is not None:
+            self.set_stale(True)
 
     def set_stale(self, stale: bool = True) -> None:
         """Mark the shown result as made for an older mesh or specs (or not)."""
@@ -495,4 +534,7 @@ class RunPanel(QWidget):
         if items:
             index = int(items[0].data(INDEX_ROLE))
             self.show_groups(index)
+            if self.selection is not None and self.result is not None:
+                # the device views outline them (the mesh editor scrolls them into view)
+                self.selection.outline_groups(self.result.collectives[index].device_groups)
             self.collectiveSelected.emit(index)
