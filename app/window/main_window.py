@@ -26,7 +26,7 @@ from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.panes import SideBySide
 from shardscope.app.window.propagation import PropagationScheduler
-from shardscope.app.window.run import RunController
+from shardscope.app.window.run import DeviceRuns
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
@@ -135,7 +135,7 @@ class MainWindow(QMainWindow):
         # propagation starts then, while the views still repaint what it changed.
         self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
         self.debugger = Debugger(self)
-        self.run = RunController(
+        self.run = DeviceRuns(
             self.session,
             self.runner,
             self.docks.widget("dock_run", RunPanel),

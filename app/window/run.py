@@ -1,6 +1,6 @@
 """The window's Run action: run the program on the devices off the GUI thread, show it.
 
-``RunController.run_now`` runs ``backend.run.runner.run_program`` on the session's
+``DeviceRuns.run_now`` runs ``backend.run.runner.run_program`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
 with compiled ones) in the thread pool; the program itself runs in a worker process, or
 on a mesh laid over several hosts (``Session.hosts``) in one worker process per host on
@@ -122,7 +122,7 @@ def warning_op(result: RunResult, index: int, graph) -> int | None:
     return OpIndex(graph).find(name) if name else None
 
 
-class RunController(QObject):
+class DeviceRuns(QObject):
     """See the module docstring."""
 
     def __init__(
