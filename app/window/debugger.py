@@ -6,9 +6,10 @@ and the collectives dock again when XLA's compile of it arrives (``events.compil
 priced for the hardware the user picks in the dock (remembered in the settings). It
 reveals the op of the conflict or collective the user chooses (a compiled one: its op and
 its tensor, the shardings that differ, its links to the conflict and to provenance),
-outlines a collective's device groups on the mesh grid, and runs the GSPMD comparison in
-the background while its toggle is on or the side-by-side panes want it (again after
-each propagation; a result that arrives after a newer run started is dropped).
+outlines a collective's device groups through the window's ``Selection`` (the device
+views follow it), and runs the GSPMD comparison in the background while its toggle is on
+or the side-by-side panes want it (again after each propagation; a result that arrives
+after a newer run started is dropped).
 ``gspmdCompared`` tells when ``differences`` holds the comparison of the current result.
 
 On a mesh laid over several hosts (``Session.hosts``) the collectives dock shows the
@@ -36,6 +37,7 @@ from shardscope.backend.gspmd.compare import Difference, GspmdComparison, compar
 from shardscope.backend.propagation.conflicts import settling_steps
 from shardscope.backend.run.compiled import MAX_CPU_DEVICES
 from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.debugger.collectives import CollectivesView, main_op
 from shardscope.viewers.debugger.conflicts import ConflictsView
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
+    from shardscope.backend.session.selection import Selection
 
 
 class Window(Protocol):
@@ -64,6 +67,7 @@ class Window(Protocol):
     docks: Docks
     graph: GraphView
     mesh_editor: MeshEditor
+    selection: Selection
     messages: MessagesView
     runner: TaskRunner
     propagation: PropagationScheduler
@@ -131,29 +135,26 @@ class Debugger(QObject):
             [(p.name, p.label) for p in hardware.profiles()], self.hardware
         )
         self.gspmd.valueSelected.connect(self.reveal_value)
-        self.session.events.propagation.connect(self._on_propagation)
-        self.session.events.compiled.connect(self._on_compiled)
-        self.session.events.mesh.connect(self._on_mesh)
-        self.session.events.hosts.connect(self._on_hosts)
-        self.session.events.program.connect(self._on_program)
+        ev = self.session.events
+        self._links = Connections()
+        self._links.connect(ev.propagation, self._on_propagation)
+        self._links.connect(ev.compiled, self._on_compiled)
+        self._links.connect(ev.mesh, self._on_mesh)
+        self._links.connect(ev.hosts, self._on_hosts)
+        self._links.connect(ev.program, self._on_program)
         self._on_propagation(self.session.propagation)
         window.docks["dock_conflicts"].raise_()
 
     def close(self) -> None:
-        ev = self.session.events
-        ev.propagation.disconnect(self._on_propagation)
-        ev.compiled.disconnect(self._on_compiled)
-        ev.mesh.disconnect(self._on_mesh)
-        ev.hosts.disconnect(self._on_hosts)
-        ev.program.disconnect(self._on_program)
+        self._links.close()
         self.markers.close()
 
     # -- propagation --------------------------------------------------------------------
     def _on_program(self, _program) -> None:
-        self.window.mesh_editor.grid.set_groups([])
+        self.window.selection.clear_groups()
 
     def _on_mesh(self, _mesh) -> None:
-        self.window.mesh_editor.grid.set_groups([])
+        self.window.selection.clear_groups()
 
     def _on_hosts(self, _hosts) -> None:
         """Another host layout of the same propagation: the dock shows it laid over the
@@ -172,7 +173,7 @@ class Debugger(QObject):
             else {}
         )
         self._show_collectives(result, pending=pending)
-        self.window.mesh_editor.grid.set_groups([])
+        self.window.selection.clear_groups()
         if self.gspmd_on or self.gspmd_wanted:
             self._compare(result)
 
@@ -182,7 +183,7 @@ class Debugger(QObject):
             self._show_collectives(result)
             if self.gspmd_for is result:
                 self.gspmd.set_shardy(analysis.compiled_collectives)
-            self.window.mesh_editor.grid.set_groups([])
+            self.window.selection.clear_groups()
 
     def _show_collectives(self, result: PropagationResult | None, *, pending=False) -> None:
         analysis = self._analysis_of(result)
@@ -287,7 +288,7 @@ class Debugger(QObject):
         c = compiled[index]
         # Device ids, in the mesh's device order (the compile lays the devices out in it).
         groups = [tuple(g) for g in c.device_groups or ()]
-        self.window.mesh_editor.grid.set_groups(groups)
+        self.window.selection.outline_groups(groups)
         if groups:
             reveal_grid(self.window.mesh_editor.grid)
         self.collectives.show_compiled(index, groups)
@@ -338,7 +339,7 @@ class Debugger(QObject):
         except ShardscopeError as exc:
             self.window.messages.error(str(exc))
             groups = []
-        self.window.mesh_editor.grid.set_groups(groups)
+        self.window.selection.outline_groups(groups)
         if groups:
             reveal_grid(self.window.mesh_editor.grid)
         self.collectives.show_groups(index, groups)

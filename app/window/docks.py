@@ -3,7 +3,8 @@
 A spec says what the dock shows (a factory for its widget), its title and object name
 (saved layouts find docks by object name, so names never change), its area, and where it
 sits in the default layout (below another dock, or tabbed with one) at what initial size.
-The window wires the built widgets to the session; this module only places them.
+A factory is given the window's models (``DockContext``: the session and the selection),
+and a widget that shows them subscribes to them itself; this module only places them.
 
 The graph keeps at least ``GRAPH_SHARE`` of the window in each dimension (``graph_share``
 measures it): the default heights of the bottom docks shrink to leave it that much of the
@@ -28,6 +29,8 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QUndoView, QWidget
 
+from shardscope.backend.session.document import Session
+from shardscope.backend.session.selection import Selection
 from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.debugger.collectives import CollectivesView
 from shardscope.viewers.debugger.conflicts import ConflictsView
@@ -50,13 +53,26 @@ BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 
 
 @dataclass(frozen=True)
+class DockContext:
+    """What a dock's factory is given: the window's models, for its widget to follow."""
+
+    session: Session
+    selection: Selection
+
+
+def plain(widget: Callable[[], W]) -> Callable[[DockContext], W]:
+    """The factory of a widget that follows none of the window's models."""
+    return lambda _context: widget()
+
+
+@dataclass(frozen=True)
 class DockSpec:
     """One dock: what it shows, its names, and its place in the default layout."""
 
     title: str
     name: str  # the object name saved layouts restore the dock by
     area: Qt.DockWidgetArea
-    factory: Callable[[], QWidget]
+    factory: Callable[[DockContext], QWidget]
     below: str | None = None  # split off the bottom of this dock (by name)
     tabify_with: str | None = None  # share this dock's place, as one more tab
     width: int | None = None
@@ -70,7 +86,23 @@ class DockSpec:
     cut_wide: bool = False
 
 
-def history_view() -> QUndoView:
+def mesh_editor(context: DockContext) -> MeshEditor:
+    """The mesh editor, showing the session's mesh and the selection's devices."""
+    return MeshEditor(session=context.session, selection=context.selection)
+
+
+def spec_palette(context: DockContext) -> SpecPalette:
+    """The chips of the session's mesh axes."""
+    return SpecPalette(session=context.session)
+
+
+def run_panel(context: DockContext) -> RunPanel:
+    """The Run dock, following the session's program and edits and choosing collectives'
+    device groups in the selection."""
+    return RunPanel(session=context.session, selection=context.selection)
+
+
+def history_view(_context: DockContext) -> QUndoView:
     """The undo history list; the window gives it its undo stack."""
     view = QUndoView()
     view.setEmptyLabel("<loaded>")
@@ -84,29 +116,31 @@ DOCKS: tuple[DockSpec, ...] = (
     # reserving it (the Run dock needs the height after a run).
     # The mesh grid is what a user draws on first: it gets its height, the Program dock
     # below takes what is left.
-    DockSpec("Mesh", "dock_mesh", LEFT, MeshEditor, width=330, height=300, scrolls=True),
-    DockSpec("Spec palette", "dock_palette", LEFT, SpecPalette, below="dock_mesh"),
+    DockSpec("Mesh", "dock_mesh", LEFT, mesh_editor, width=330, height=300, scrolls=True),
+    DockSpec("Spec palette", "dock_palette", LEFT, spec_palette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
-    DockSpec("Tensor", "dock_tensor", RIGHT, TensorInspector, width=420, height=480, scrolls=True),
+    DockSpec(
+        "Tensor", "dock_tensor", RIGHT, plain(TensorInspector), width=420, height=480, scrolls=True
+    ),
     # The header names the file and op in full: a long path must not widen the column.
     DockSpec(
         "Source",
         "dock_source",
         RIGHT,
-        SourceView,
+        plain(SourceView),
         below="dock_tensor",
         height=150,
         cut_wide=True,
     ),
-    DockSpec("Messages", "dock_messages", BOTTOM, MessagesView, height=170),
+    DockSpec("Messages", "dock_messages", BOTTOM, plain(MessagesView), height=170),
     # Split from the messages before they are tabbed: splitting a tabbed dock would take
     # it out of its tab group.
     DockSpec(
         "Timeline",
         "dock_timeline",
         BOTTOM,
-        TimelinePanel,
+        plain(TimelinePanel),
         below="dock_messages",
         height=150,
         scrolls=True,
@@ -116,7 +150,7 @@ DOCKS: tuple[DockSpec, ...] = (
         "Program",
         "dock_program",
         LEFT,
-        ProgramOutline,
+        plain(ProgramOutline),
         tabify_with="dock_history",
         scrolls=True,
         on_top=True,
@@ -126,21 +160,27 @@ DOCKS: tuple[DockSpec, ...] = (
         "Conflicts",
         "dock_conflicts",
         BOTTOM,
-        ConflictsView,
+        plain(ConflictsView),
         tabify_with="dock_messages",
         on_top=True,
     ),
     DockSpec(
-        "Collectives", "dock_collectives", BOTTOM, CollectivesView, tabify_with="dock_conflicts"
+        "Collectives",
+        "dock_collectives",
+        BOTTOM,
+        plain(CollectivesView),
+        tabify_with="dock_conflicts",
     ),
-    DockSpec("GSPMD vs Shardy", "dock_gspmd", BOTTOM, GspmdView, tabify_with="dock_collectives"),
-    DockSpec("Run", "dock_run", BOTTOM, RunPanel, tabify_with="dock_gspmd"),
+    DockSpec(
+        "GSPMD vs Shardy", "dock_gspmd", BOTTOM, plain(GspmdView), tabify_with="dock_collectives"
+    ),
+    DockSpec("Run", "dock_run", BOTTOM, run_panel, tabify_with="dock_gspmd"),
     # A chain of steps per axis: readable only with a dozen lines, never fewer than eight.
     DockSpec(
         "Provenance",
         "dock_provenance",
         RIGHT,
-        ProvenanceView,
+        plain(ProvenanceView),
         below="dock_source",
         height=300,
         min_lines=8,
@@ -178,11 +218,14 @@ class Docks:
         return [self.by_name[s.name].toggleViewAction() for s in self.specs if s.in_view_menu]
 
 
-def build_docks(window: QMainWindow, specs: Sequence[DockSpec] = DOCKS) -> Docks:
-    """Create every dock of ``specs`` on ``window`` and arrange the default layout."""
+def build_docks(
+    window: QMainWindow, context: DockContext, specs: Sequence[DockSpec] = DOCKS
+) -> Docks:
+    """Create every dock of ``specs`` on ``window``, each widget made by its factory from
+    ``context``, and arrange the default layout."""
     docks = Docks(specs)
     for spec in specs:
-        widget = spec.factory()
+        widget = spec.factory(context)
         if spec.min_lines is not None:
             widget.setMinimumHeight(_lines_height(widget, spec.min_lines))
         if spec.cut_wide:

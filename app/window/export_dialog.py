@@ -83,9 +83,9 @@ def drawing_view(
     """A view of the window's session of its own, and its markers, for an export to plan
     and draw on: in the window's theme, showing what ``like`` shows, or ``scope``
     unfolded."""
-    view = GraphView(window.session)
+    view = GraphView(window.session, restore=False, navigation=like.navigation.copy())
     view.set_style_theme(window.theme)
-    view.show_like(like)
+    view.follow_navigation(fit=True)
     if scope:
         view.show_scope(scope)
     return view, GraphMarkers(view)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QElapsedTimer, QObject
 
 from shardscope.app.window.busy import StatusBusy
+from shardscope.viewers.common.connections import Connections
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
@@ -39,6 +40,7 @@ class FoldProgress(QObject):
         self.runner = runner
         self.messages = messages
         self.views: list[GraphView] = []
+        self._links: dict[GraphView, Connections] = {}  # each watched view's
         self.what = ""
         self.last = ""  # what the status bar said when the last job ended
         self._clock = QElapsedTimer()
@@ -56,8 +58,9 @@ class FoldProgress(QObject):
         """Build ``view``'s large drawings in slices, shown here while on their way."""
         view.runner = self.runner.start
         view.in_slices = True
-        view.foldStarted.connect(self._started)
-        view.foldEnded.connect(self._ended)
+        links = self._links[view] = Connections()
+        links.connect(view.foldStarted, self._started)
+        links.connect(view.foldEnded, self._ended)
         self.views.append(view)
 
     def unwatch(self, view: GraphView) -> None:
@@ -65,8 +68,7 @@ class FoldProgress(QObject):
             return
         self.views.remove(view)
         view.cancel_fold("cancelled")
-        view.foldStarted.disconnect(self._started)
-        view.foldEnded.disconnect(self._ended)
+        self._links.pop(view).close()
 
     @property
     def running(self) -> bool:

@@ -19,14 +19,14 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 from shardscope.app.window.animation import GifExport
 from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.display import remote_display
-from shardscope.app.window.docks import build_docks, make_room, reset_layout
+from shardscope.app.window.docks import DockContext, build_docks, make_room, reset_layout
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
 from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.panes import SideBySide
 from shardscope.app.window.propagation import PropagationScheduler
-from shardscope.app.window.run import RunController
+from shardscope.app.window.run import DeviceRuns
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.theme import apply_theme
@@ -50,7 +50,9 @@ from shardscope.backend.session.edits import (
     SetMesh,
 )
 from shardscope.backend.session.persistence import new_recovery_path
+from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import Mesh
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
 from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.mesh.editor import MeshEditor
@@ -89,7 +91,9 @@ class MainWindow(QMainWindow):
         self.qundo = QUndoStack(self)
         self.undo = UndoBridge(CommandStack(self.session), self.qundo)
         self.runner = TaskRunner(self)
-        self.selected_value: int | None = None
+        self.selection = Selection()
+        # the session's and the selection's signals the window listens to, undone on close
+        self._links = Connections()
         self.theme = self.settings.theme()
 
         self.setObjectName("MainWindow")
@@ -97,7 +101,7 @@ class MainWindow(QMainWindow):
         self.graph_panel = GraphPanel(self.session, self)
         self.graph = self.graph_panel.view
         self.setCentralWidget(self.graph_panel)
-        self.docks = build_docks(self)
+        self.docks = build_docks(self, DockContext(self.session, self.selection))
         self.mesh_editor = self.docks.widget("dock_mesh", MeshEditor)
         self.palette_widget = self.docks.widget("dock_palette", SpecPalette)
         self.inspector = self.docks.widget("dock_tensor", TensorInspector)
@@ -105,7 +109,7 @@ class MainWindow(QMainWindow):
         self.messages = self.docks.widget("dock_messages", MessagesView)
         # a failed open or run-again shows over the graph, Messages in front
         self.error_banner = ErrorBanner(self, self.messages)
-        self.session.events.program.connect(lambda _p: self.error_banner.dismiss())
+        self._links.connect(self.session.events.program, lambda _p: self.error_banner.dismiss())
         self.outline = self.docks.widget("dock_program", ProgramOutline)
         self.docks.widget("dock_history", QUndoView).setStack(self.qundo)
         self.files = FileHandler(
@@ -131,11 +135,11 @@ class MainWindow(QMainWindow):
         # propagation starts then, while the views still repaint what it changed.
         self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
         self.debugger = Debugger(self)
-        self.run = RunController(
+        self.run = DeviceRuns(
             self.session,
             self.runner,
             self.docks.widget("dock_run", RunPanel),
-            self.mesh_editor.grid,
+            self.selection,
             self.messages,
             self.statusBar(),
             show_dock=self._show_run_dock,
@@ -181,12 +185,12 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         ev = self.session.events
-        ev.program.connect(self._on_program_change)
-        ev.mesh.connect(self._on_mesh_change)
-        ev.hosts.connect(self.mesh_editor.set_hosts)
-        ev.specs.connect(self._on_specs_change)
-        ev.propagation.connect(self._on_propagation_change)
-        ev.final_specs.connect(self._on_final_specs)
+        links = self._links
+        links.connect(ev.program, self._on_program_change)
+        links.connect(ev.mesh, self._on_mesh_change)
+        links.connect(ev.specs, self._on_specs_change)
+        links.connect(ev.propagation, self._on_propagation_change)
+        links.connect(ev.final_specs, self._on_final_specs)
         self.graph.specDropped.connect(self.on_spec_dropped)
         self.graph.axisAppended.connect(self.on_axis_appended)
         self.graph.dropRejected.connect(lambda msg: self.messages.add(msg, "warning"))
@@ -204,8 +208,8 @@ class MainWindow(QMainWindow):
         self.inspector.specDropped.connect(self.on_spec_dropped)
         self.inspector.axisAppended.connect(self.on_axis_appended)
         self.inspector.specMenuAction.connect(self.on_spec_menu)
-        # hovering a tile outlines the devices that hold it on the mesh editor's grid
-        self.inspector.tile_grid.tileHovered.connect(self.mesh_editor.highlight_devices)
+        # hovering a tile outlines the devices that hold it on the device views
+        self.inspector.tile_grid.tileHovered.connect(self.selection.hover_devices)
         self._connect_timeline()
 
     def _connect_timeline(self) -> None:
@@ -311,7 +315,8 @@ class MainWindow(QMainWindow):
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")
         self._label_shardy_docks(gspmd)
         self.inspector.torch_xla = program.framework == "torch_xla"
-        self.selected_value = None
+        self.selection.select_value(None)
+        self.selection.select_op(None)
         self._show_inspector(None)
         self.propagation.schedule()
         if gspmd:
@@ -339,9 +344,7 @@ class MainWindow(QMainWindow):
             self.docks[name].setWindowTitle(f"{title} ({SHARDY_VIEW})" if gspmd else title)
 
     def _on_mesh_change(self, mesh: Mesh | None) -> None:
-        if self.mesh_editor.mesh != mesh:
-            self.mesh_editor.set_mesh(mesh)
-        self.palette_widget.set_mesh(mesh)
+        # the mesh editor and the palette follow the session themselves
         self._refresh_inspector()
         self.propagation.schedule()
 
@@ -360,10 +363,15 @@ class MainWindow(QMainWindow):
         self._refresh_inspector()
 
     # -- selection ------------------------------------------------------------------------
+    @property
+    def selected_value(self) -> int | None:
+        """The tensor the inspector shows (the selection's value)."""
+        return self.selection.value
+
     def select_value(self, value_id: int) -> None:
         """Show a tensor in the inspector and its producer's source line (an argument's:
         its parameter's line)."""
-        self.selected_value = int(value_id)
+        self.selection.select_value(value_id)
         self.debugger.markers.set_inspected(self.selected_value)
         self._refresh_inspector()
         self.timeline.select(self.selected_value)
@@ -389,6 +397,7 @@ class MainWindow(QMainWindow):
 
     def select_op(self, op_id: int) -> None:
         """Show an op's source line."""
+        self.selection.select_op(op_id)
         op = self.session.graph.ops[op_id]
         self.source_view.show_location(op.source_file, op.source_line, op.name)
 
@@ -459,13 +468,10 @@ class MainWindow(QMainWindow):
         self.run.close()
         self.timeline.close()
         self.graph.close()
-        ev = self.session.events
-        ev.program.disconnect(self._on_program_change)
-        ev.mesh.disconnect(self._on_mesh_change)
-        ev.hosts.disconnect(self.mesh_editor.set_hosts)
-        ev.specs.disconnect(self._on_specs_change)
-        ev.propagation.disconnect(self._on_propagation_change)
-        ev.final_specs.disconnect(self._on_final_specs)
+        self._links.close()
+        self.mesh_editor.detach()
+        self.palette_widget.detach()
+        self.run.panel.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

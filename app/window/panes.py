@@ -7,13 +7,13 @@ final shardings of the propagation before it, kept by the timeline), Shardy's fi
 shardings, or GSPMD's (the debugger's comparison, run in the background on demand).
 Nothing here propagates again: every mode reads results the window already holds.
 
-The panes scroll, zoom, select and fold together (``ViewSync``; they share layouts), and
-the values on which they differ are marked in both (``PaneMarks``). Each pane draws the
-marks the single graph draws for the shardings it shows: conflict outlines, collective
-tags, GSPMD and warning marks, and the timeline's step and changed rings (the right pane
-has its own ``GraphMarkers`` following the window's, and its own ``StepOverlay``
-following the window's playback). Drops of mesh axes
-on the right pane go through the same undoable commands as drops on the left one.
+The panes scroll, zoom, select and fold together (``ViewSync``; they share one
+``Navigation`` and the layouts), and the values on which they differ are marked in both
+(``PaneMarks``). Each pane draws the marks the single graph draws for the shardings it
+shows: conflict outlines, collective tags, GSPMD and warning marks, and the timeline's
+step and changed rings (the right pane has its own ``GraphMarkers`` following the
+window's, and its own ``StepOverlay`` following the window's playback). Drops of mesh
+axes on the right pane go through the same undoable commands as drops on the left one.
 Turning side by side off puts the single graph back as it was.
 """
 
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
@@ -153,7 +154,7 @@ class SideBySide(QObject):
         window.takeCentralWidget()
         # opens at the outermost frame, folded (quick), then follows the left pane in
         # slices like any large drawing
-        second = GraphPanel(self.session, restore=False)
+        second = GraphPanel(self.session, restore=False, navigation=main.view.navigation)
         second.view.set_style_theme(window.theme)
         second.view.share_layouts(main.view)
         self.left = Pane("Left", main)
@@ -180,11 +181,10 @@ class SideBySide(QObject):
         self.right_overlay = StepOverlay(second.view)
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
-        ev.program.connect(self._on_program)
-        ev.propagation.connect(self._refresh)
-        ev.specs.connect(self._refresh)
-        ev.mesh.connect(self._refresh)
-        window.debugger.gspmdCompared.connect(self._refresh)
+        links = self._links = Connections()
+        links.connect(ev.program, self._on_program)
+        for shown in (ev.propagation, ev.specs, ev.mesh, window.debugger.gspmdCompared):
+            links.connect(shown, self._refresh)
         before = window.timeline.before_edit is not None
         if modes is None:
             modes = ("before", "now") if before else ("shardy", "gspmd")
@@ -196,12 +196,7 @@ class SideBySide(QObject):
 
     def _close(self) -> None:
         window = self.window
-        ev = self.session.events
-        ev.program.disconnect(self._on_program)
-        ev.propagation.disconnect(self._refresh)
-        ev.specs.disconnect(self._refresh)
-        ev.mesh.disconnect(self._refresh)
-        window.debugger.gspmdCompared.disconnect(self._refresh)
+        self._links.close()
         window.debugger.want_gspmd(False)
         self.sync.close()
         self.sync = None

@@ -1,6 +1,6 @@
 """The window's Run action: run the program on the devices off the GUI thread, show it.
 
-``RunController.run_now`` runs ``backend.run.dispatch.run`` on the session's
+``DeviceRuns.run_now`` runs ``backend.run.dispatch.run`` on the session's
 program, mesh and specs (with the current propagation, to match predicted collectives
 with compiled ones) in the thread pool; the program itself runs in a worker process, or
 on a mesh laid over several hosts (``Session.hosts``) in one worker process per host on
@@ -12,8 +12,9 @@ shown in the messages, say that the inputs are not the script's.
 One run at a time: a second request while one runs is refused in the messages. A
 program from a session file runs only once the user has allowed its Python file
 (``allow_code``, which asks). A failure
-is one line in the messages and changes nothing in the session. After an edit of the
-mesh or specs the Run dock marks its result stale; a new program clears it. A result
+is one line in the messages and changes nothing in the session. The Run dock follows
+the session itself (an edit of the mesh or specs marks its result stale, a new program
+clears it) and outlines a chosen collective's device groups in the selection. A result
 shown asks the window to give the Run dock room (``make_room``): its heat maps need it.
 
 After a run, the ops XLA warned about get a mark on the graph (``show_warnings``, op id ->
@@ -34,6 +35,7 @@ from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.run.panel import RunPanel
 
 if TYPE_CHECKING:
@@ -44,9 +46,9 @@ if TYPE_CHECKING:
     from shardscope.backend.propagation.result import PropagationResult
     from shardscope.backend.session.document import Session
     from shardscope.backend.session.host_layout import HostLayout
+    from shardscope.backend.session.selection import Selection
     from shardscope.backend.sharding.mesh import Mesh
     from shardscope.viewers.common.messages import MessagesView
-    from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 RUN_TIMEOUT_S = 300.0
 RESHARD_TIMEOUT_S = 120.0
@@ -122,7 +124,7 @@ def warning_op(result: RunResult, index: int, graph) -> int | None:
     return OpIndex(graph).find(name) if name else None
 
 
-class RunController(QObject):
+class DeviceRuns(QObject):
     """See the module docstring."""
 
     def __init__(
@@ -130,7 +132,7 @@ class RunController(QObject):
         session: Session,
         runner: TaskRunner,
         panel: RunPanel,
-        grid: DeviceGridView,
+        selection: Selection,
         messages: MessagesView,
         status_bar: QStatusBar,
         *,
@@ -146,7 +148,7 @@ class RunController(QObject):
         self.session = session
         self.runner = runner
         self.panel = panel
-        self.grid = grid
+        self.selection = selection
         self.messages = messages
         self.status_bar = status_bar
         self.show_dock = show_dock
@@ -174,15 +176,10 @@ class RunController(QObject):
         self.busy, self.busy_label, self.cancel_button = ind.bar, ind.label, ind.cancel_button
         self.cancel_action = ind.cancel_action
         panel.cancelRequested.connect(self.cancel_run)
-        ev = session.events
-        ev.program.connect(self._on_program)
-        ev.mesh.connect(self._on_edit)
-        ev.hosts.connect(self._on_edit)
-        ev.specs.connect(self._on_edit)
-        panel.collectiveSelected.connect(self.show_collective)
+        self._links = Connections()
+        self._links.connect(session.events.program, self._on_program)
         panel.warningSelected.connect(self.show_warning)
         panel.reshard.runRequested.connect(self.check_reshard)
-        panel.session_spec = self._session_spec
         panel.reshard.plan_async = self._plan_async
 
     def _show_busy(self, what: str | None) -> None:
@@ -217,11 +214,7 @@ class RunController(QObject):
             self._cancel.cancel()
         self._generation += 1
         self._closed = True
-        ev = self.session.events
-        ev.program.disconnect(self._on_program)
-        ev.mesh.disconnect(self._on_edit)
-        ev.hosts.disconnect(self._on_edit)
-        ev.specs.disconnect(self._on_edit)
+        self._links.close()
 
     def run_now(self) -> None:
         """Run the program on as many devices as the mesh has (Propagation > Run on devices)."""
@@ -291,7 +284,7 @@ class RunController(QObject):
     def show_result(self, result: RunResult) -> None:
         """Show a run's result: the dock, the notes, the warnings on their ops."""
         self.count += 1
-        self.grid.set_groups([])
+        self.selection.clear_groups()
         self.panel.set_result(result)
         self.make_room()
         for note in result.notes:
@@ -361,29 +354,7 @@ class RunController(QObject):
 
         self.runner.start(fn, done, failed)
 
-    def _session_spec(self, name: str) -> str | None:
-        graph = self.session.graph
-        value = graph.value_by_name(name) if graph is not None else None
-        if value is None:
-            return None
-        spec = self.session.display_spec(value.id)
-        return spec.format() if spec is not None else None
-
-    def show_collective(self, index: int) -> None:
-        """Outline the device groups compiled collective ``index`` ran in on the mesh."""
-        result = self.panel.result
-        if result is None or not 0 <= index < len(result.collectives):
-            return
-        groups = result.collectives[index].device_groups
-        # the mesh editor scrolls the outlined cells into view
-        self.grid.set_groups(list(groups) if groups else [])
-
     def _on_program(self, _program) -> None:
         self._generation += 1  # a run of the previous program is not shown
-        self.grid.set_groups([])
-        self.panel.set_result(None)
+        self.selection.clear_groups()
         self.show_warnings({})
-
-    def _on_edit(self, *_args) -> None:
-        if self.panel.result is not None:
-            self.panel.set_stale(True)

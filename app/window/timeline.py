@@ -26,6 +26,7 @@ from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.playback import Playback, PlaybackEvent
 from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
 from shardscope.viewers.graph.view import GraphView
 from shardscope.viewers.timeline.panel import STEP_KEYS, TimelinePanel
@@ -84,11 +85,12 @@ class TimelineController(QObject):
         self._provenance_timer.setInterval(PROVENANCE_DELAY_MS)
         self._provenance_timer.timeout.connect(self._show_provenance)
         ev = session.events
-        ev.program.connect(self._on_program)
-        ev.specs.connect(self._on_specs)
-        ev.mesh.connect(self._on_mesh)
-        ev.propagation.connect(self._on_propagation)
-        ev.compiled.connect(self._on_compiled)
+        self._links = Connections()
+        self._links.connect(ev.program, self._on_program)
+        self._links.connect(ev.specs, self._on_specs)
+        self._links.connect(ev.mesh, self._on_mesh)
+        self._links.connect(ev.propagation, self._on_propagation)
+        self._links.connect(ev.compiled, self._on_compiled)
         provenance.stepClicked.connect(self.seek_step)
         # the timeline's keys work on the graph view too, while there is a timeline (else
         # the arrows and Home/End scroll the view as usual)
@@ -107,12 +109,7 @@ class TimelineController(QObject):
         self.timer.stop()
         self._provenance_timer.stop()
         self.view.removeEventFilter(self)
-        ev = self.session.events
-        ev.program.disconnect(self._on_program)
-        ev.specs.disconnect(self._on_specs)
-        ev.mesh.disconnect(self._on_mesh)
-        ev.propagation.disconnect(self._on_propagation)
-        ev.compiled.disconnect(self._on_compiled)
+        self._links.close()
         self.overlay.close()
 
     # -- session events ------------------------------------------------------------------

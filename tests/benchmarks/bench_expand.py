@@ -54,10 +54,10 @@ def main(source: str = "example:transformer?layers=24") -> None:
     app.processEvents()
     view = panel.view
     frame = Frame(graph.main)
-    everything = frozenset(all_scopes(graph, view._index, frame))
+    everything = frozenset(all_scopes(graph, view.index, frame))
 
     t = time.perf_counter()
-    build_layout(graph, frame, everything, index=view._index)
+    build_layout(graph, frame, everything, index=view.index)
     layout_s = time.perf_counter() - t
 
     t, cpu = time.perf_counter(), time.thread_time()
@@ -68,7 +68,12 @@ def main(source: str = "example:transformer?layers=24") -> None:
     # time other processes had the CPU
     expand_cpu = time.thread_time() - cpu
     index = view.graph_scene.header_index
-    shown = (len(view.nodes), len(view.edges), len(view.badges), len(view.layout_.boxes))
+    shown = (
+        len(view.nodes),
+        len(view.graph_scene.edges),
+        len(view.badges),
+        len(view.layout_.boxes),
+    )
 
     # The same spots placed both ways, in this run: the grid against testing every badge
     # (what placing the names cost before, 41.6 M tests per rebuild).

@@ -79,7 +79,9 @@ def main(source: str = "example:transformer?layers=24") -> None:
     collapse_cached = time.perf_counter() - t
 
     print(f"program: {source} ({len(graph.ops)} ops, {len(graph.values)} tensors)")
-    print(f"visible: {len(view.nodes)} nodes, {len(view.edges)} edges, {len(view.badges)} badges")
+    print(
+        f"visible: {len(view.nodes)} nodes, {len(view.graph_scene.edges)} edges, {len(view.badges)} badges"
+    )
     print(f"bare load_program + graph:     {bare:6.2f} s")
     print(f"window open to loaded:         {loaded - t0:6.2f} s")
     print(f"window open to first paint:    {first_paint:6.2f} s")

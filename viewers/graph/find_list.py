@@ -16,7 +16,8 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, QWidget
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.program.layout import Frame
+from shardscope.backend.program.layout import Frame, relative_scopes
+from shardscope.backend.program.locations import split_name_path
 from shardscope.backend.session.find import FindResult, Match, find
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def reveal(view: GraphView, match: Match) -> bool:
     op = graph.ops[match.op]
     if match.kind == "scope" and match.scope:
         _enter_function(view, op.function, only_if_outside=match.op)
-        return view.reveal_scope(match.scope, match.op)
+        return reveal_scope(view, match.scope, match.op)
     if view.select_op(match.op, center=True):
         return True
     _enter_function(view, op.function)
@@ -226,7 +227,7 @@ def reveal(view: GraphView, match: Match) -> bool:
 def _enter_function(view: GraphView, function: str, only_if_outside: int | None = None) -> None:
     """Make ``function`` the shown frame: back to it if it is on the breadcrumb, else
     enter it. With ``only_if_outside``, stay where that op is already drawn."""
-    if only_if_outside is not None and view.frame_holds(only_if_outside):
+    if only_if_outside is not None and frame_holds(view, only_if_outside):
         return
     target = Frame(function)
     if view.frame == target:
@@ -236,3 +237,47 @@ def _enter_function(view: GraphView, function: str, only_if_outside: int | None 
         view.back(len(frames) - 1 - frames.index(target))
     else:
         view.enter(target)
+
+
+def frame_holds(view: GraphView, op_id: int) -> bool:
+    """Whether op ``op_id`` is one of the frame ``view`` shows' own ops."""
+    if view.index is None or view.frame is None:
+        return False
+    return op_id in set(view.index.frame_ops(view.frame))
+
+
+def reveal_scope(view: GraphView, scope: str, op_id: int) -> bool:
+    """Show ``scope`` (as the program names it), a scope of op ``op_id`` of the frame
+    ``view`` shows: unfold the scopes around it, select its node (its first node when it
+    is unfolded) and centre it. Falls back on the op when the scope is not one of the
+    frame's."""
+    graph = view.session.graph
+    ops = view.index.frame_ops(view.frame) if view.index is not None else []
+    if op_id not in set(ops):
+        return view.select_op(op_id, center=True)
+    rel = relative_scopes(graph, ops)[op_id]
+    cut = len(split_name_path(graph.ops[op_id].scope)) - len(rel)
+    parts = split_name_path(scope)[cut:]
+    if not parts or tuple(parts) != rel[: len(parts)]:
+        return view.select_op(op_id, center=True)
+    path = "/".join(parts)
+    if len(parts) > 1:
+        view.set_expanded("/".join(parts[:-1]), True)
+    layout = view.layout_
+    n = layout.node_by_key(f"scope:{path}")
+    if n is None:  # unfolded: its first node
+        n = next(
+            (
+                i
+                for i, node in enumerate(layout.nodes)
+                if node.scope == path or (node.scope or "").startswith(path + "/")
+            ),
+            None,
+        )
+    if n is None:
+        return False
+    item = view.nodes[n]
+    view.scene().clearSelection()
+    item.setSelected(True)
+    view.centerOn(item)
+    return True

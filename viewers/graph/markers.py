@@ -41,6 +41,7 @@ from shardscope.backend.propagation.conflicts import conflict_text
 from shardscope.backend.run.result import compiled_text
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 
 if TYPE_CHECKING:
@@ -383,12 +384,14 @@ class GraphMarkers(QObject):
         # the one the view's shardings come from when it shows another (None: none)
         self.shown_result: Analysis | None | str = CURRENT
         view.graph_scene.drawn.connect(self.refresh)
-        self.session.events.propagation.connect(self._on_propagation_change)
+        ev, links = self.session.events, Connections()
+        self._links = links
+        links.connect(ev.propagation, self._on_propagation_change)
         # The compiled collectives replace the prediction's tags, and only them.
-        self.session.events.compiled.connect(self._on_compiled)
+        links.connect(ev.compiled, self._on_compiled)
         # An edit changes only the user's notes; a stale result comes as its own event.
-        self.session.events.specs.connect(self._on_specs_change)
-        self.session.events.program.connect(self._on_program)
+        links.connect(ev.specs, self._on_specs_change)
+        links.connect(ev.program, self._on_program)
         self.refresh()
 
     def close(self) -> None:
@@ -396,11 +399,7 @@ class GraphMarkers(QObject):
         if self.leader is not None:
             self.leader.followers.remove(self)
             self.leader = None
-        ev = self.session.events
-        ev.propagation.disconnect(self._on_propagation_change)
-        ev.compiled.disconnect(self._on_compiled)
-        ev.specs.disconnect(self._on_specs_change)
-        ev.program.disconnect(self._on_program)
+        self._links.close()
 
     def follow(self, leader: GraphMarkers) -> None:
         """Mark the GSPMD differences and warnings ``leader`` marks, now and after each

@@ -18,17 +18,23 @@ from shardscope.viewers.graph.view import GraphView
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
+    from shardscope.backend.session.navigation import Navigation
 
 
 class GraphPanel(QWidget):
     """The graph view with a breadcrumb (back, frames) and a find box above it."""
 
     def __init__(
-        self, session: Session, parent: QWidget | None = None, *, restore: bool = True
+        self,
+        session: Session,
+        parent: QWidget | None = None,
+        *,
+        restore: bool = True,
+        navigation: Navigation | None = None,
     ) -> None:
-        """``restore``: see ``GraphView``."""
+        """``restore``, ``navigation``: see ``GraphView``."""
         super().__init__(parent)
-        self.view = GraphView(session, self, restore=restore)
+        self.view = GraphView(session, self, restore=restore, navigation=navigation)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         self.back_button = QToolButton(self)
@@ -60,14 +66,15 @@ class GraphPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.view, 1)
         self.view.frameChanged.connect(self._update_crumbs)
-        session.events.program.connect(self._on_program)
+        # through the view: the connection goes with it
+        self.view.programShown.connect(self._on_program)
         back = QAction("Back", self)
         back.setShortcut(QKeySequence("Alt+Left"))
         back.triggered.connect(lambda: self.view.back())
         self.addAction(back)
         self._update_crumbs()
 
-    def _on_program(self, _program) -> None:
+    def _on_program(self) -> None:
         self.find_box.clear()
         self.find_status.setText("")
         self._update_crumbs()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QTimer
 
 from shardscope.backend.program.layout import Frame, GraphLayout, build_layout, default_expanded
 from shardscope.viewers.graph.staging import StagedDrawing
@@ -83,6 +83,17 @@ class SlicedDrawing:
     expansion state, layout cache, scene, ``runner``, ``in_slices``, ``job``, slice
     timer and ``foldStarted``/``foldEnded`` signals)."""
 
+    def _init_slices(self) -> None:
+        # Set by the window: new drawings of many items are built in slices (the event
+        # loop runs between them) and their layouts computed by ``runner``.
+        self.runner: Runner | None = None
+        self.in_slices = False
+        self.job: FoldJob | None = None
+        self._slice_timer = QTimer(self)
+        self._slice_timer.setSingleShot(True)
+        self._slice_timer.setInterval(0)
+        self._slice_timer.timeout.connect(self._slice)
+
     def show_state(
         self,
         frames: list[Frame],
@@ -119,7 +130,7 @@ class SlicedDrawing:
         frame = frames[-1]
         shown = expanded.get(frame.key())
         if shown is None:
-            shown = default_expanded(self.session.graph, self._index, frame)
+            shown = default_expanded(self.session.graph, self.index, frame)
             job.expanded[frame.key()] = shown
         key = (frame.key(), shown, self.within)
         cached = self._cache.get(key)
@@ -127,7 +138,7 @@ class SlicedDrawing:
             job.layout = cached
             self._slice_timer.start()
             return
-        graph, index, within = self.session.graph, self._index, self.within
+        graph, index, within = self.session.graph, self.index, self.within
 
         def layout() -> GraphLayout:
             return build_layout(graph, frame, shown, index=index, within=within)
@@ -136,7 +147,7 @@ class SlicedDrawing:
             if self.job is not job:
                 return
             self.layout_seconds = seconds
-            self._remember(key, result)
+            self._cache.put(key, result)
             job.layout = result
             self._slice()
 
@@ -148,7 +159,7 @@ class SlicedDrawing:
 
     def is_large(self, frame: Frame) -> bool:
         """Whether ``frame`` has so many ops that its drawings are built in slices."""
-        return self._index is not None and len(self._index.frame_ops(frame)) >= SLICE_OPS
+        return self.index is not None and len(self.index.frame_ops(frame)) >= SLICE_OPS
 
     @property
     def folding(self) -> bool:
@@ -189,10 +200,10 @@ class SlicedDrawing:
             key = (frame.key(), job.expanded[frame.key()], self.within)
             t = time.perf_counter()
             job.layout = build_layout(
-                self.session.graph, frame, key[1], index=self._index, within=self.within
+                self.session.graph, frame, key[1], index=self.index, within=self.within
             )
             self.layout_seconds = time.perf_counter() - t
-            self._remember(key, job.layout)
+            self._cache.put(key, job.layout)
             self._slice_timer.start()
             return
         if job.staged is None:
@@ -208,7 +219,7 @@ class SlicedDrawing:
         self.viewport().setUpdatesEnabled(False)
         self._frames = job.frames
         self._expanded = job.expanded
-        self._hover_badge = None
+        self.drops.forget()
         self.layout_ = job.layout
         job.showing = self.graph_scene.showing(job.staged, SHOW_SLICE_S)
         self._show_slice(job)

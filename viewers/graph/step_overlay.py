@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.items import BadgeItem
 
 if TYPE_CHECKING:
@@ -250,9 +251,10 @@ class StepOverlay:
         self._slices.setInterval(0)
         self._slices.timeout.connect(self._refresh_slice)
         self._closed = False
-        self.scene.drawn.connect(self._on_drawn)
-        view.session.events.program.connect(self._on_program)
-        view.viewMoved.connect(self._on_moved)
+        self._links = Connections()
+        self._links.connect(self.scene.drawn, self._on_drawn)
+        self._links.connect(view.session.events.program, self._on_program)
+        self._links.connect(view.viewMoved, self._on_moved)
 
     def close(self) -> None:
         """Stop following the scene and the session (a second call does nothing)."""
@@ -260,9 +262,7 @@ class StepOverlay:
             return
         self._closed = True
         self.settle()
-        self.scene.drawn.disconnect(self._on_drawn)
-        self.view.session.events.program.disconnect(self._on_program)
-        self.view.viewMoved.disconnect(self._on_moved)
+        self._links.close()
 
     # -- badges -------------------------------------------------------------------------
     def set_spec_override(

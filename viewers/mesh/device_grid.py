@@ -6,17 +6,20 @@ thick line runs between neighbouring cells of different hosts (``boundaries``), 
 cell names its host in a corner where it is large enough (its tooltip always does), and
 a line below the cells says which devices each host owns; a new host count repaints only
 the cells whose host changed. Outlining devices (``set_highlight``, ``set_groups``) emits
-``outlined`` with the rectangle of the outlined cells, for the editor to scroll to it.
+``outlined`` with the rectangle of the outlined cells, for the editor to scroll to it. A
+grid given the window's ``Selection`` outlines its device groups and hovered devices.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QDrag, QFont, QFontMetrics, QPainter, QPen, QRegion
 from PySide6.QtWidgets import QApplication, QSizePolicy, QToolTip, QWidget
 
+from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.hosts import Hosts
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import (
@@ -26,6 +29,7 @@ from shardscope.viewers.common.colors import (
     text_color_on,
     theme_for,
 )
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.mime import DEVICE_MIME, device_from_mime, device_mime_data
 
 MAX_CELL = 46
@@ -49,9 +53,11 @@ class DeviceGridView(QWidget):
     swapRequested = Signal(int, int)
     outlined = Signal(QRect)  # the cells just outlined (a hovered tile's, a collective's)
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, selection: Selection | None = None):
+        """``selection``: outline its device groups and hovered devices as they change."""
         super().__init__(parent)
         self.mesh: Mesh | None = None
+        self._links = Connections()
         self._cells: list[QRect] = []
         self._captions: list[tuple[QRect, str, QColor, Qt.AlignmentFlag]] = []
         self._highlight: set[int] = set()
@@ -71,6 +77,21 @@ class DeviceGridView(QWidget):
         font = QFont(self.font())
         font.setPointSizeF(max(font.pointSizeF(), 9.0))
         self.setFont(font)
+        if selection is not None:
+            self.follow(selection)
+
+    def follow(self, selection: Selection) -> None:
+        """Outline ``selection``'s device groups and hovered devices, now and as they
+        change (instead of any selection followed before)."""
+        self._links.close()
+        self._links.connect(selection.events.device_groups, self.set_groups)
+        self._links.connect(selection.events.hovered_devices, self.set_highlight)
+        self.set_groups(list(selection.device_groups))
+        self.set_highlight(set(selection.hovered_devices))
+
+    def detach(self) -> None:
+        """Stop following the selection."""
+        self._links.close()
 
     # -------------------------------------------------------------- layout
 
@@ -180,14 +201,14 @@ class DeviceGridView(QWidget):
             return QRect(ra.right(), ra.top() - 1, rb.left() - ra.right() + 1, ra.height() + 2)
         return QRect(ra.left() - 1, ra.bottom(), ra.width() + 2, rb.top() - ra.bottom() + 1)
 
-    def set_highlight(self, devices: set[int]) -> None:
+    def set_highlight(self, devices: set[int] | frozenset[int]) -> None:
         """Outline the cells of ``devices`` (a hovered tile's); an empty set removes it."""
         if devices != self._highlight:
-            self._highlight = devices
+            self._highlight = set(devices)
             self.update()
             self._emit_outlined(devices)
 
-    def set_groups(self, groups: list[tuple[int, ...]]) -> None:
+    def set_groups(self, groups: Sequence[Sequence[int]]) -> None:
         """Outline each group of device ids (a collective's groups) in its own colour;
         an empty list removes the outlines."""
         group_of = {int(d): i for i, group in enumerate(groups) for d in group}

@@ -15,7 +15,8 @@ with the backend's one-line message below the grid, and the boxes show the layou
 Cells outlined on the grid (a hovered tile's devices, a chosen collective's groups) are
 scrolled into view in every scroll area the grid sits in (``reveal_rect``): the grid's own
 and the dock's, when the dock is too short to show the grid whole, as soon as the event
-loop runs again.
+loop runs again. Given the session, the editor shows its mesh and hosts as they change;
+given the window's ``Selection``, the grid outlines what it holds.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.errors import MeshError
+from shardscope.backend.session.document import Session
 from shardscope.backend.session.host_layout import (
     MAX_HOSTS,
     HostLayout,
@@ -47,8 +49,10 @@ from shardscope.backend.session.host_layout import (
     with_count,
     with_factor,
 )
+from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import PRESETS, Mesh, MeshAxis
 from shardscope.viewers.common.colors import axis_color, theme_for
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.mesh.device_grid import DeviceGridView
 
 PRESET_PROMPT = "Preset\u2026"
@@ -73,7 +77,15 @@ class MeshEditor(QWidget):
 
     NAME_COL, SIZE_COL, HOSTS_COL, LINK_COL = 0, 1, 2, 3
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        selection: Selection | None = None,
+    ):
+        """``session``: show its mesh and host layout as they change; ``selection``: the
+        grid outlines its device groups and hovered devices."""
         super().__init__(parent)
         self._mesh: Mesh | None = None
         self._layout = HostLayout()
@@ -126,7 +138,11 @@ class MeshEditor(QWidget):
         self.add_button.clicked.connect(self._on_add)
         self.remove_button.clicked.connect(self._on_remove)
 
-        self.grid = DeviceGridView()
+        self.grid = DeviceGridView(selection=selection)
+        self._links = Connections()
+        if session is not None:
+            self._links.connect(session.events.mesh, self._on_session_mesh)
+            self._links.connect(session.events.hosts, self.set_hosts)
         self.grid.swapRequested.connect(self._on_swap)
         # Scrolled to once the event loop runs again: after whatever else the code that
         # outlined them scrolls in the same turn, and once for many outlines in a row.
@@ -175,6 +191,15 @@ class MeshEditor(QWidget):
     def mesh(self) -> Mesh | None:
         """The mesh last given to ``set_mesh``."""
         return self._mesh
+
+    def detach(self) -> None:
+        """Stop following the session and the selection."""
+        self._links.close()
+        self.grid.detach()
+
+    def _on_session_mesh(self, mesh: Mesh | None) -> None:
+        if self._mesh != mesh:
+            self.set_mesh(mesh)
 
     def set_mesh(self, mesh: Mesh | None) -> None:
         """Show ``mesh``: its axes in the table and its device order in the grid (with the

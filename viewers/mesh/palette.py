@@ -7,8 +7,10 @@ from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
+from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import REPLICATED, axis_color, text_color_on, theme_for
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.flow_layout import FlowLayout
 from shardscope.viewers.common.mime import axis_mime_data
 
@@ -113,14 +115,22 @@ def axis_label(name: str, size: int) -> str:
 class SpecPalette(QWidget):
     """Chips for the current mesh's axes; drag one onto a tensor dim to shard it."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, *, session: Session | None = None):
+        """``session``: show its mesh's axes as it changes."""
         super().__init__(parent)
         self._mesh: Mesh | None = None
+        self._links = Connections()
+        if session is not None:
+            self._links.connect(session.events.mesh, self.set_mesh)
         self._layout = FlowLayout(self, spacing=8)
         self._layout.setContentsMargins(6, 4, 6, 4)
         self._title = QLabel("Axes:")
         self._layout.addWidget(self._title)
         self.chips: list[AxisChip] = []
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
 
     def set_mesh(self, mesh: Mesh | None) -> None:
         """Show one chip per axis of ``mesh`` (None shows only "replicated")."""

@@ -40,18 +40,28 @@ from PySide6.QtWidgets import (
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.units import bytes_text
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, SortableItem, row_table
 from shardscope.viewers.run.heatmap import HeatmapView
 from shardscope.viewers.run.reshard import ReshardView
+from shardscope.viewers.run.run_text import (
+    groups_text,
+    host_devices_text,
+    index_text,
+    itemsize,
+    predicted_text,
+    summary_text,
+)
 
 if TYPE_CHECKING:
     from shardscope.backend.run.result import (
         CompiledCollective,
-        PredictedRef,
         RunResult,
         Shard,
         TensorRun,
     )
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.session.selection import Selection
 
 HINT = "Run the program (Propagation > Run on devices) to see each device's shard."
 STALE = "Stale: the mesh or specs changed since this run. Run again (Ctrl+R) to update."
@@ -71,20 +81,6 @@ BYTES_COLUMN = COLLECTIVE_COLUMNS.index("Bytes / device")
 HOSTS_COLUMN = COLLECTIVE_COLUMNS.index("Hosts")
 MISMATCH = QColor("#D64545")
 CROSSING = QColor("#C26A00")
-ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "float16": 2, "bfloat16": 2, "int16": 2}
-
-
-def index_text(index: tuple[tuple[int, int], ...]) -> str:
-    """``[0:2, 0:16]``: a shard's [start, stop) per dimension."""
-    return "[" + ", ".join(f"{a}:{b}" for a, b in index) + "]"
-
-
-def itemsize(dtype: str) -> int:
-    """Bytes per element of a dtype named as numpy names it (``float32``: 4)."""
-    if dtype in ITEMSIZE:
-        return ITEMSIZE[dtype]
-    digits = "".join(ch for ch in dtype if ch.isdigit())
-    return max(1, int(digits) // 8) if digits else 4
 
 
 def run_mesh(result: RunResult) -> Mesh | None:
@@ -95,63 +91,22 @@ def run_mesh(result: RunResult) -> Mesh | None:
         return None
 
 
-def groups_text(groups: tuple[tuple[int, ...], ...] | None, limit: int = 8) -> str:
-    """``{0,1} {2,3}``, cut after ``limit`` groups; ``?`` when the HLO did not say."""
-    if groups is None:
-        return "?"
-    text = " ".join("{" + ",".join(map(str, g)) + "}" for g in groups[:limit])
-    return text + (f" … ({len(groups)} groups)" if len(groups) > limit else "")
-
-
-def predicted_text(refs: tuple[PredictedRef, ...]) -> str:
-    """What a compiled collective was matched with, or ``unmatched``."""
-    if not refs:
-        return "unmatched"
-    return ", ".join(f"{p.kind} {'+'.join(p.axes) or '—'}" for p in refs)
-
-
-def summary_text(result: RunResult) -> str:
-    """One line: where it ran, how long it took, what it held per device."""
-    mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
-    memory = ", ".join(
-        f"{k} {bytes_text(v)}" for k, v in result.memory.items() if k != "generated_code"
-    )
-    hosts = int(getattr(result, "hosts", 1) or 1)
-    on_hosts = (
-        f" on {hosts} hosts ({hosts} processes of {result.device_count // hosts} devices)"
-        if hosts > 1
-        else ""
-    )
-    return (
-        f"{result.program}: {result.platform.upper()}, {result.device_count} devices "
-        f"(mesh {mesh}){on_hosts} · compile {result.compile_s:.3f} s · run {result.run_s * 1e3:.3f} ms "
-        f"(median of {len(result.run_times)})" + (f" · per device: {memory}" if memory else "")
-    )
-
-
-def host_devices_text(shards) -> str:
-    """``h0: devices 0-3 · h1: devices 4-7`` (each host's devices, as its shards say)."""
-    by_host: dict[int, list[int]] = {}
-    for s in shards:
-        by_host.setdefault(int(s.host), []).append(int(s.device))
-    parts = []
-    for host, devices in sorted(by_host.items()):
-        devices.sort()
-        run = devices == list(range(devices[0], devices[-1] + 1))
-        named = (
-            f"{devices[0]}–{devices[-1]}"
-            if run and len(devices) > 2
-            else ",".join(map(str, devices))
-        )
-        parts.append(f"h{host}: devices {named}")
-    return " · ".join(parts)
-
-
 def _scrolled(widget: QWidget, parent: QWidget) -> QScrollArea:
     area = QScrollArea(parent)
     area.setWidgetResizable(True)
     area.setWidget(widget)
     return area
+
+
+def session_spec_text(session: Session, name: str) -> str | None:
+    """The sharding ``session`` gives the tensor named ``name`` now, as text (None where
+    the program has no such tensor or it has no sharding)."""
+    graph = session.graph
+    value = graph.value_by_name(name) if graph is not None else None
+    if value is None:
+        return None
+    spec = session.display_spec(value.id)
+    return spec.format() if spec is not None else None
 
 
 class RunPanel(QWidget):
@@ -163,13 +118,30 @@ class RunPanel(QWidget):
     # The user asked to stop the run under way (the dock's Cancel button).
     cancelRequested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        selection: Selection | None = None,
+    ) -> None:
+        """``session``: a new program clears the dock, an edit marks its result stale,
+        and the reshard view offers the session's specs; ``selection``: a collective
+        chosen outlines its device groups there (on every device view)."""
         super().__init__(parent)
         self.result: RunResult | None = None
         self.tensors: list[TensorRun] = []
         self.stale = False
+        self.selection = selection
         # The spec the session gives a tensor now (offered in the reshard view).
         self.session_spec: Callable[[str], str | None] = lambda _name: None
+        self._links = Connections()
+        if session is not None:
+            self.session_spec = lambda name: session_spec_text(session, name)
+            ev = session.events
+            self._links.connect(ev.program, lambda _program: self.set_result(None))
+            for edited in (ev.mesh, ev.hosts, ev.specs):
+                self._links.connect(edited, self._on_edit)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.cancel_button = QPushButton("Cancel", self)
@@ -255,6 +227,14 @@ class RunPanel(QWidget):
     def set_failed(self, message: str) -> None:
         """Say the last run failed (the result before it, if any, stays shown)."""
         self.status.setText(f"The run failed: {message}")
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
+
+    def _on_edit(self, *_args) -> None:
+        if self.result is not None:
+            self.set_stale(True)
 
     def set_stale(self, stale: bool = True) -> None:
         """Mark the shown result as made for an older mesh or specs (or not)."""
@@ -495,4 +475,7 @@ class RunPanel(QWidget):
         if items:
             index = int(items[0].data(INDEX_ROLE))
             self.show_groups(index)
+            if self.selection is not None and self.result is not None:
+                # the device views outline them (the mesh editor scrolls them into view)
+                self.selection.outline_groups(self.result.collectives[index].device_groups)
             self.collectiveSelected.emit(index)

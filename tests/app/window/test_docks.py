@@ -11,12 +11,15 @@ from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow
 from shardscope.app.window.docks import (
     DOCKS,
     RIGHT,
+    DockContext,
     DockSpec,
     build_docks,
     graph_share,
     make_room,
 )
 from shardscope.app.window.main_window import MainWindow
+from shardscope.backend.session.document import Session
+from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.tensor.dim_slot import DimSlot
@@ -119,9 +122,10 @@ def test_a_new_dock_is_one_registration(qtbot):
     window = QMainWindow()
     qtbot.addWidget(window)
     notes = DockSpec(
-        "Notes", "dock_notes", RIGHT, lambda: QLabel("notes"), tabify_with="dock_source"
+        "Notes", "dock_notes", RIGHT, lambda _context: QLabel("notes"), tabify_with="dock_source"
     )
-    docks = build_docks(window, (*DOCKS, notes))
+    context = DockContext(Session(), Selection())
+    docks = build_docks(window, context, (*DOCKS, notes))
     dock = docks["dock_notes"]
     assert dock.windowTitle() == "Notes" and dock.objectName() == "dock_notes"
     assert docks.widget("dock_notes", QLabel).text() == "notes"

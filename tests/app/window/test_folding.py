@@ -12,7 +12,7 @@ BIG = "example:transformer?layers=24"
 
 def every_scope(window):
     view = window.graph
-    return frozenset(all_scopes(window.session.graph, view._index, view.frame))
+    return frozenset(all_scopes(window.session.graph, view.index, view.frame))
 
 
 def test_expand_all_keeps_the_event_loop_turning_and_shows_its_progress(make_window, qtbot, pick):

@@ -831,3 +831,17 @@ def test_the_first_click_on_a_tensor_fills_the_empty_inspector_in_place(make_win
     assert ins.hint.isVisible() and ins.slots == []
     assert (grid.geometry(), grid.plot.geometry(), ins.details.geometry()) == places
     assert on_screen(ins) == fresh(ins)
+
+
+def test_closing_the_window_leaves_nothing_listening_to_its_models(make_window):
+    window = make_window("example:mlp", propagate=False)
+    window.panes.set_on(True)
+    session, selection, navigation = window.session, window.selection, window.graph.navigation
+    names = ("source", "program", "mesh", "hosts", "specs", "view", "propagation")
+    names += ("final_specs", "compiled")
+    assert len(session.events.program) > 0 and len(selection.events.device_groups) > 0
+    window.close()
+    listening = {name: len(getattr(session.events, name)) for name in names}
+    assert listening == dict.fromkeys(names, 0)
+    assert len(selection.events.device_groups) == len(selection.events.hovered_devices) == 0
+    assert len(navigation.events.changed) == 0

@@ -56,7 +56,7 @@ def test_a_staged_drawing_goes_in_a_slice_at_a_time_and_is_announced_once(panel_
     view, scene = panel.view, panel.view.graph_scene
     graph = session.graph
     frame = Frame(graph.main)
-    layout = build_layout(graph, frame, frozenset(all_scopes(graph, view._index, frame)))
+    layout = build_layout(graph, frame, frozenset(all_scopes(graph, view.index, frame)))
     staged = scene.stage(layout, view.style_).build()
     drawn = []
     scene.drawn.connect(lambda: drawn.append(len(scene.items())))

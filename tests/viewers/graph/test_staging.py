@@ -8,7 +8,7 @@ from shardscope.viewers.graph.staging import StagedDrawing
 def unfolded_layout(session, view):
     graph = session.graph
     frame = Frame(graph.main)
-    return build_layout(graph, frame, frozenset(all_scopes(graph, view._index, frame)))
+    return build_layout(graph, frame, frozenset(all_scopes(graph, view.index, frame)))
 
 
 def picture(scene):

@@ -215,7 +215,7 @@ def test_flows_follow_the_view_as_it_scrolls(panel_for):
     overlay = StepOverlay(view)
     graph = session.graph
     # the step on the op whose flows run farthest: an edge longer than the view
-    longest = max(view.edges, key=lambda e: e.path().length())
+    longest = max(view.graph_scene.edges, key=lambda e: e.path().length())
     edge = longest.edge
     op = view.layout_.nodes[edge.dst].op
     assert op is not None

@@ -91,3 +91,27 @@ def test_a_view_building_in_slices_follows_when_its_drawing_is_whole(linked, qtb
     qtbot.waitUntil(lambda: not a.folding and not b.folding and a.state_key() == b.state_key())
     assert not any(n.kind == "scope" for n in b.layout_.nodes)
     qtbot.waitUntil(lambda: (centre(a) - centre(b)).manhattanLength() < 2, timeout=2000)
+
+
+def test_linked_views_share_one_navigation_until_closed(linked, qtbot):
+    session, a, b, sync = linked("example:transformer?layers=2")
+    assert b.navigation is a.navigation
+    sync.close()
+    assert b.navigation is not a.navigation
+    assert b.navigation.to_json() == a.navigation.to_json()
+
+
+def test_two_views_given_one_navigation_show_the_same_place(panel_for, qtbot):
+    session, left = panel_for("example:transformer?layers=2")
+    right = GraphPanel(session, restore=False, navigation=left.view.navigation)
+    qtbot.addWidget(right)
+    a, b = left.view, right.view
+    scope = next(n.node.scope for n in a.nodes if n.node.kind == "scope")
+    a.set_expanded(scope, True)
+    assert scope in b.expanded() and b.state_key() == a.state_key()
+    b.collapse_all()
+    assert a.expanded() == frozenset() == a.navigation.unfolded()
+    op = next(n.node.op for n in b.nodes if n.node.op is not None and b.enter_op(n.node.op))
+    assert a.frames == b.frames and len(a.frames) == 2, op
+    a.back()
+    assert [f.key() for f in b.frames] == [session.graph.main]

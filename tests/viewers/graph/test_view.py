@@ -6,6 +6,7 @@ from PySide6.QtCore import QMimeData, Qt
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
+from shardscope.viewers.graph.gestures import background_menu, node_menu
 from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
@@ -22,7 +23,7 @@ def test_enter_region_and_callee_and_back(panel_for, qtbot):
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(item.pos()))
     assert view.frame == Frame(session.graph.main, loop.id, 1)
     assert "while body" in panel.crumbs.text()
-    labels = view.node_labels()
+    labels = [item.node.label for item in view.nodes]
     assert any(label.startswith("call @") for label in labels)
     call = next(n for n in view.layout_.nodes if n.kind == "op" and n.label == "call @closed_call")
     assert view.enter_op(call.op)
@@ -106,9 +107,9 @@ def test_node_menu_offers_regions_and_folds(panel_for):
     view = panel.view
     loop = next(op for op in session.graph.ops if op.short_name == "while")
     item = view.nodes[view.layout_.node_of_op[loop.id]]
-    texts = [a.text() for a in view.node_menu(item).actions()]
+    texts = [a.text() for a in node_menu(view, item).actions()]
     assert "Enter cond" in texts and "Enter body" in texts
-    next(a for a in view.node_menu(item).actions() if a.text() == "Enter cond").trigger()
+    next(a for a in node_menu(view, item).actions() if a.text() == "Enter cond").trigger()
     assert view.frame.region == 0
 
 
@@ -158,13 +159,13 @@ def test_expand_all_and_collapse_all(panel_for):
 def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
     session, panel = panel_for("example:transformer?layers=2")
     view = panel.view
-    texts = [a.text() for a in view.background_menu().actions()]
+    texts = [a.text() for a in background_menu(view).actions()]
     assert texts == ["Expand all scopes", "Collapse all scopes"]
-    node_menu = view.node_menu(view.nodes[0])
-    expand = next(a for a in node_menu.actions() if a.text() == "Expand all scopes")
+    menu = node_menu(view, view.nodes[0])
+    expand = next(a for a in menu.actions() if a.text() == "Expand all scopes")
     expand.trigger()
     assert not [n for n in view.layout_.nodes if n.kind == "scope"]
-    fold = next(a for a in view.background_menu().actions() if a.text() == "Collapse all scopes")
+    fold = next(a for a in background_menu(view).actions() if a.text() == "Collapse all scopes")
     fold.trigger()
     assert view.expanded() == frozenset()
 

@@ -133,3 +133,24 @@ def test_a_new_host_count_repaints_only_the_cells_whose_host_changed(qtbot):
     for position in range(4, 16):
         assert region.contains(grid.cell_rect(position).center())
     assert grid.host_at(4) == 1 and grid.host_at(15) == 3
+
+
+def test_two_grids_follow_one_selection_until_detached(qtbot):
+    from shardscope.backend.session.selection import Selection
+
+    selection = Selection()
+    selection.outline_groups([(0, 1)])
+    first = make(qtbot, "data=4,model=2")
+    first.follow(selection)
+    second = DeviceGridView(selection=selection)
+    qtbot.addWidget(second)
+    second.set_mesh(parse_mesh("data=4,model=2"))
+    assert first.groups == second.groups == [(0, 1)]  # what was outlined before
+    selection.outline_groups([(0, 2), (1, 3)])
+    selection.hover_devices([5])
+    assert first.groups == second.groups == [(0, 2), (1, 3)]
+    assert first._highlight == second._highlight == {5}
+    second.detach()
+    selection.clear_groups()
+    assert first.groups == []
+    assert second.groups == [(0, 2), (1, 3)]

@@ -314,3 +314,27 @@ def test_outlined_cells_already_in_sight_scroll_nothing(qtbot):
     assert editor.scroll.verticalScrollBar().value() == before == 0
     rect = editor.grid.outlined_rect({0, 1, 2, 3})
     assert shown_in(editor.scroll.viewport(), editor.grid, rect)
+
+
+def test_an_editor_given_the_session_follows_its_mesh_and_hosts_until_detached(qtbot):
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.session.host_layout import HostLayout, with_count
+    from shardscope.viewers.mesh.palette import SpecPalette
+
+    session = Session()
+    editor = MeshEditor(session=session)
+    palette = SpecPalette(session=session)
+    qtbot.addWidget(editor)
+    qtbot.addWidget(palette)
+    mesh = parse_mesh("data=4,model=2")
+    session.set_mesh(mesh)
+    assert editor.mesh == mesh
+    assert [c.axis for c in palette.chips] == ["data", "model", None]
+    two = with_count(mesh, HostLayout(), 2)
+    session.set_hosts(two[1], two[0])
+    assert editor.host_layout == session.hosts and editor.host_layout.count == 2
+    editor.detach()
+    palette.detach()
+    session.set_mesh(parse_mesh("x=8"), prune=True)
+    assert editor.mesh == two[0]
+    assert [c.axis for c in palette.chips] == ["data", "model", None]

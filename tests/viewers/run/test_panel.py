@@ -13,6 +13,7 @@ from shardscope.backend.run.result import (
     TensorRun,
     XlaWarningEntry,
 )
+from shardscope.viewers.common.table_items import INDEX_ROLE
 from shardscope.viewers.run.panel import BYTES_COLUMN, HINT, MISMATCH, STALE, RunPanel
 
 
@@ -178,3 +179,26 @@ def test_a_run_on_two_hosts_names_each_shards_host_and_the_crossing_collective(p
     assert "1 crossing hosts" in panel.groups.text()
     panel.select_collective(1)
     assert panel.groups.text().startswith("all-gather: 2 groups (crosses hosts), outlined")
+
+
+def test_a_dock_given_the_session_and_selection_follows_them_until_detached(qtbot):
+    from shardscope.backend.session.document import Session
+    from shardscope.backend.session.selection import Selection
+    from shardscope.backend.sharding.mesh import parse_mesh
+
+    session, selection = Session(), Selection()
+    panel = RunPanel(session=session, selection=selection)
+    qtbot.addWidget(panel)
+    panel.set_result(make_result())
+    session.set_mesh(parse_mesh("data=2,model=2"))
+    assert panel.stale
+    panel.collective_table.selectRow(0)
+    chosen = panel.result.collectives[panel.collective_table.item(0, 0).data(INDEX_ROLE)]
+    assert selection.device_groups == tuple(tuple(g) for g in chosen.device_groups)
+    assert panel.session_spec("no such tensor") is None
+    session.events.program.emit(None)  # a new program (none) clears the dock
+    assert panel.result is None
+    panel.detach()
+    panel.set_result(make_result())
+    session.set_mesh(parse_mesh("data=4"))
+    assert not panel.stale
