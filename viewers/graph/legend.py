@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.backend.program.layout import NODE_H, NODE_W, Node
+from shardscope.backend.program.placement import NODE_H, NODE_W, Node
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
 from shardscope.viewers.common.colors import axis_color

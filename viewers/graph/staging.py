@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from PySide6.QtCore import QRectF
 
 from shardscope.backend.collector import paused
-from shardscope.backend.program.layout import NODE_H, GraphLayout
+from shardscope.backend.program.layout import GraphLayout
+from shardscope.backend.program.placement import NODE_H
 from shardscope.viewers.graph.items import (
     BadgeItem,
     EdgeItem,

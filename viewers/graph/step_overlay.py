@@ -25,7 +25,8 @@ from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
-from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
+from shardscope.backend.program.layout import FrameIndex
+from shardscope.backend.program.placement import NODE_H, NODE_W
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.graph.items import BadgeItem
