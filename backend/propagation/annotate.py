@@ -29,7 +29,7 @@ from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 if TYPE_CHECKING:
     from jax.sharding import PartitionSpec
 
-    from shardscope.backend.propagation.readback import ProgramIndex
+    from shardscope.backend.propagation.program_index import ProgramIndex
 
 # A spec as callers give one: a Spec, a JAX PartitionSpec, CLI text or JSON entries.
 SpecLike: TypeAlias = "Spec | PartitionSpec | str | Sequence[str | Sequence[str] | None]"
