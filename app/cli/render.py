@@ -7,8 +7,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Protocol
 
 from shardscope.app.cli.options import (
+    ProgramArgs,
     add_program_options,
     given_mesh,
     note_mesh_override,
@@ -17,7 +19,13 @@ from shardscope.app.cli.options import (
     program_mesh,
 )
 from shardscope.app.cli.render_file import save_widget, write_out
-from shardscope.app.cli.render_graph import animate, check_animate, draw_graph, playback_at
+from shardscope.app.cli.render_graph import (
+    GraphPictureArgs,
+    animate,
+    check_animate,
+    draw_graph,
+    playback_at,
+)
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.spec import Spec
 
@@ -28,6 +36,15 @@ MAX_WIDTH = 16_384
 # Pages of a big graph picture (viewers.graph.pages.PAGE_PIXELS; Qt is imported only when
 # the command draws).
 PAGE_LIMIT = 8000
+
+
+class RenderArgs(ProgramArgs, GraphPictureArgs, Protocol):
+    """What ``render`` reads of its parsed options."""
+
+    out: str
+    json: bool
+    propagate: bool
+    animate: bool
 
 
 def pixel_width(text: str) -> int:
@@ -160,7 +177,7 @@ def step_number(text: str) -> int:
     return value
 
 
-def _session(args):
+def _session(args: RenderArgs):
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for numpy and jax before their worker starts.
     from shardscope.backend.program.load import load_program
@@ -195,7 +212,7 @@ def _session(args):
     return session
 
 
-def _check_propagate(args) -> None:
+def _check_propagate(args: RenderArgs) -> None:
     """``--no-propagate`` with an option that shows propagation is a one-line error."""
     if args.propagate:
         return
@@ -220,7 +237,7 @@ def _check_program_specs(program) -> None:
         )
 
 
-def _draw_timeline(session, args, path: Path) -> None:
+def _draw_timeline(session, args: RenderArgs, path: Path) -> None:
     from PySide6.QtWidgets import QApplication
 
     from shardscope.viewers.common.colors import THEMES
@@ -242,7 +259,7 @@ def _draw_timeline(session, args, path: Path) -> None:
     QApplication.processEvents()
 
 
-def render(args) -> list[Path]:
+def render(args: RenderArgs) -> list[Path]:
     """Render what ``args`` asks for and return the files written (several when a graph
     is split into pages)."""
     from PySide6.QtWidgets import QApplication
@@ -281,7 +298,7 @@ def render(args) -> list[Path]:
     return files
 
 
-def _view_widget(session, view: str, args):
+def _view_widget(session, view: str, args: RenderArgs):
     """The widget ``--view`` draws, other than the graph and the timeline, laid out at
     ``--width``."""
     if view == "conflicts":
@@ -317,7 +334,7 @@ def _view_widget(session, view: str, args):
     )
 
 
-def run(args) -> int:
+def run(args: RenderArgs) -> int:
     """Render offscreen (no display needed)."""
     from shardscope.app.window.display import display_problem
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Protocol
 
 from shardscope.app.cli.render_file import write_out
 from shardscope.backend.errors import ShardscopeError
@@ -15,6 +16,19 @@ MAX_PAGES = 50
 MAX_MEGAPIXELS = 500
 # The smallest label an animation's frames may have, in pixels (viewers.graph.pages).
 MIN_LABEL = 9
+
+
+class GraphPictureArgs(Protocol):
+    """What drawing the graph reads of ``render``'s parsed options."""
+
+    view: str
+    scope: str | None
+    theme: str
+    scale: float | None
+    width: int | None
+    gspmd: bool
+    step: int | None
+    fps: float
 
 
 def playback_at(session, step: int | None):
@@ -49,7 +63,7 @@ def _show_step(session, graph, step: int):
     return overlay
 
 
-def check_animate(args, out: Path) -> None:
+def check_animate(args: GraphPictureArgs, out: Path) -> None:
     """A one-line error for ``--animate`` with what it cannot draw or write."""
     if out.suffix.lower() not in (".gif", ".mp4"):
         raise ShardscopeError(
@@ -70,7 +84,7 @@ def check_animate(args, out: Path) -> None:
         raise ShardscopeError("--animate takes a --width or a --scale: drop one")
 
 
-def animate(session, args, path: Path) -> None:
+def animate(session, args: GraphPictureArgs, path: Path) -> None:
     """Write the animation of the graph stepping through the propagation to ``path``."""
     from shardscope.app.cli.render_debugger import mark_graph
     from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie
@@ -144,29 +158,29 @@ def _paged(out: Path, count: int) -> list[Path]:
     return [out.with_name(f"{out.stem}-{i}{out.suffix}") for i in range(1, count + 1)]
 
 
-def _check_size(width: float, height: float, args, out: Path, pages: int | None) -> None:
+def _check_size(width: float, height: float, scale: float, out: Path, pages: int | None) -> None:
     """A one-line ``ShardscopeError`` when a graph of ``width`` x ``height`` units drawn at
-    ``--scale`` would take more than ``MAX_MEGAPIXELS`` (or, given, ``pages`` more than
+    ``scale`` (``--scale``) would take more than ``MAX_MEGAPIXELS`` (or, given, ``pages`` more than
     ``MAX_PAGES``): before anything is drawn or written."""
     if out.suffix.lower() == ".svg":
         return  # one file, at most render.PAGE_LIMIT px on a side (export_view)
     area = max(width, 1.0) * max(height, 1.0)
-    megapixels = area * args.scale**2 / 1e6
+    megapixels = area * scale**2 / 1e6
     if megapixels <= MAX_MEGAPIXELS and (pages is None or pages <= MAX_PAGES):
         return
     fits = (MAX_MEGAPIXELS * 1e6 / area) ** 0.5
     if pages is not None and megapixels <= MAX_MEGAPIXELS:
-        fits = args.scale * MAX_PAGES / pages
+        fits = scale * MAX_PAGES / pages
     fits = float(f"{fits * 0.95:.2g}")
     size = f"{pages} pages" if pages is not None else f"{megapixels:.3g} megapixels"
     raise ShardscopeError(
-        f"--scale {args.scale:g} would draw the graph as {size}, over the {MAX_PAGES} pages "
+        f"--scale {scale:g} would draw the graph as {size}, over the {MAX_PAGES} pages "
         f"and {MAX_MEGAPIXELS} megapixels render writes: give --scale {fits:g} or less, "
         f"--scope NAME for part of the graph, or an .svg --out"
     )
 
 
-def draw_graph(session, args, out: Path) -> list[Path]:
+def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
     """Draw the graph (one ``--scope`` of it, at ``--step``) to ``out`` or, too large for
     one page, to numbered pages; returns the files written."""
     from shardscope.app.cli.render_debugger import mark_graph
@@ -174,6 +188,8 @@ def draw_graph(session, args, out: Path) -> list[Path]:
     from shardscope.viewers.graph.panel import export_view
     from shardscope.viewers.graph.view import GraphView
 
+    scale = args.scale
+    assert scale is not None, "render gives --scale its default before drawing the graph"
     graph = GraphView(session)
     graph.set_style_theme(args.theme)
     overlay = markers = None
@@ -181,21 +197,21 @@ def draw_graph(session, args, out: Path) -> list[Path]:
         if args.scope:
             graph.show_scope(scope_path(session, graph, args.scope))
         rect = graph.scene().sceneRect()
-        _check_size(rect.width(), rect.height(), args, out, None)
+        _check_size(rect.width(), rect.height(), scale, out, None)
         markers = mark_graph(session, graph, gspmd=args.gspmd)
         overlay = _show_step(session, graph, args.step) if args.step is not None else None
         title = session.program.name + (f" · {args.scope}" if args.scope else "")
-        pages = plan_pages(graph, args.scale, title)
+        pages = plan_pages(graph, scale, title)
         rect = graph.scene().sceneRect()
-        _check_size(rect.width(), rect.height(), args, out, len(pages))
+        _check_size(rect.width(), rect.height(), scale, out, len(pages))
         if len(pages) == 1 or out.suffix.lower() == ".svg":
-            write_out(out, lambda path: export_view(graph, path, scale=args.scale))
+            write_out(out, lambda path: export_view(graph, path, scale=scale))
             return [out]
         files = _paged(out, len(pages))
 
         def draw(page):
             def write(path: Path) -> None:
-                if not page_image(graph, page, args.scale).save(str(path)):
+                if not page_image(graph, page, scale).save(str(path)):
                     raise OSError(f"Qt could not write {path.name}")
 
             return write
