@@ -31,6 +31,7 @@ from shardscope.backend.program.placement import NODE_H, NODE_W, Node
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
 from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.graph.flow_items import OverlayItem
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
@@ -46,7 +47,6 @@ from shardscope.viewers.graph.step_overlay import (
     CHANGED_WIDTH,
     EDGE_WIDTH,
     RING_WIDTH,
-    OverlayItem,
 )
 
 if TYPE_CHECKING:
