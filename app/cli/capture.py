@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Protocol
 
 from shardscope.app.cli.options import host_count, timeout_seconds
 from shardscope.backend.errors import ShardscopeError
@@ -24,6 +25,19 @@ HELP = (
     "run a script with fake CPU devices and save every function it compiles with jax.jit, "
     "or every graph a torch_xla script's syncs compile (capture [options] -- python train.py ARGS)"
 )
+
+
+class CaptureArgs(Protocol):
+    """What ``capture`` reads of its parsed options."""
+
+    command: list[str]
+    devices: int
+    hosts: int
+    out: str | None
+    steps: int | None
+    timeout: float
+    open: bool
+    json: bool
 
 
 def _count(flag: str, low: int, high: int):
@@ -116,7 +130,7 @@ def summary(capture: Capture, out: Path) -> dict:
     }
 
 
-def run(args) -> int:
+def run(args: CaptureArgs) -> int:
     """Run the script, write the capture file, list what it holds."""
     command = list(args.command)
     if command[:1] == ["--"]:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from shardscope.app.cli.options import program_path
 
 NAME = "gui"
 HELP = "open the shardscope window (default: on example:mlp)"
 LOADS_PROGRAM = True
+
+
+class GuiArgs(Protocol):
+    """What ``gui`` reads of its parsed options."""
+
+    program: str
 
 
 def add_arguments(parser) -> None:
@@ -16,7 +24,7 @@ def add_arguments(parser) -> None:
     )
 
 
-def preflight(args) -> str | None:
+def preflight(args: GuiArgs) -> str | None:
     """Why no window can open here, checked before anything starts loading."""
     # Imported here, like Qt below: the parser imports every command module.
     from shardscope.app.window.display import display_problem
@@ -24,7 +32,7 @@ def preflight(args) -> str | None:
     return display_problem()
 
 
-def run(args) -> int:
+def run(args: GuiArgs) -> int:
     """Start Qt and run the event loop."""
     # Qt is imported only by the command that opens a window.
     from shardscope.app.window.launch import run_gui

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Protocol
 
 from shardscope.app.cli.options import program_path, timeout_seconds
 from shardscope.backend.natural_order import natural_key
@@ -11,6 +13,15 @@ from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program, load_progr
 NAME = "load"
 HELP = "load a program (.py, .mlir or example:NAME) and list its tensors and scopes"
 LOADS_PROGRAM = True
+
+
+class LoadArgs(Protocol):
+    """What ``load`` reads of its parsed options."""
+
+    program: str
+    timeout: float
+    json: bool
+    while_loading: Callable[[], object] | None
 
 
 def add_arguments(parser) -> None:
@@ -84,7 +95,7 @@ def _torch_form(program, value: dict) -> str:
     return f" = {text}" if text else ""
 
 
-def run(args) -> int:
+def run(args: LoadArgs) -> int:
     """Load and print."""
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     info = describe(program)

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _main(args) -> int:
+def _main(args: argparse.Namespace) -> int:
     if args._preflight is not None:
         problem = args._preflight(args)
         if problem:

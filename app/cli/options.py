@@ -6,6 +6,8 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Callable
+from typing import Protocol
 
 from shardscope.backend.errors import SpecError
 from shardscope.backend.isolation.limits import MAX_TIMEOUT
@@ -61,6 +63,35 @@ def program_path(text: str) -> str:
     return text
 
 
+class MeshArgs(Protocol):
+    """``--mesh`` and ``--device-order``, as parsed."""
+
+    mesh: str | None
+    device_order: str | None
+
+
+class ProgramArgs(MeshArgs, Protocol):
+    """What ``add_program_options`` adds, and what ``main`` calls while a program loads."""
+
+    program: str
+    spec: list[str]
+    timeout: float
+    while_loading: Callable[[], object] | None
+
+
+class HostsArgs(Protocol):
+    """What ``add_hosts_options`` adds."""
+
+    hosts: int | None
+    dcn: str | None
+
+
+class HardwareArgs(Protocol):
+    """What ``add_hardware_option`` adds."""
+
+    hardware: str | None
+
+
 def _limit(name: str, default: int) -> int:
     try:
         return int(os.pathconf("/", name))
@@ -112,7 +143,7 @@ def add_hosts_options(parser, *, hosts_help: str) -> None:
     )
 
 
-def given_mesh(args) -> Mesh | None:
+def given_mesh(args: MeshArgs) -> Mesh | None:
     """``--mesh`` over ``--device-order``, read before the program loads so that bad input
     is told at once (``MeshError``); None without ``--mesh``. A ``--device-order`` alone is
     checked for its form here and applied to the program's own mesh by ``program_mesh``."""
@@ -123,7 +154,7 @@ def given_mesh(args) -> Mesh | None:
     return parse_mesh(args.mesh, order)
 
 
-def program_mesh(args, program) -> Mesh | None:
+def program_mesh(args: MeshArgs, program) -> Mesh | None:
     """The mesh a command works on for a loaded ``program``: ``--mesh`` (else the program's
     own) over ``--device-order`` (else the program's own order, where the mesh has as many
     devices as the program's: ``Program.device_order``). None: the program's own mesh in
@@ -131,7 +162,7 @@ def program_mesh(args, program) -> Mesh | None:
     order = getattr(args, "device_order", None)
     own_order = getattr(program, "device_order", None)
     if args.mesh:
-        mesh = given_mesh(args)
+        mesh = parse_mesh(args.mesh, order)
         if order or not own_order or len(own_order) != mesh.size:
             return mesh
         return Mesh(mesh.axes, tuple(own_order), mesh.axis_types)
@@ -158,7 +189,7 @@ def add_hardware_option(parser) -> None:
     )
 
 
-def hardware_profile(args):
+def hardware_profile(args: HardwareArgs):
     """The profile ``--hardware`` names (the default without it); ``ShardscopeError``
     naming the choices for an unknown name."""
     from shardscope.backend.cost.hardware import profile

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
 from shardscope.app.cli.options import (
+    HardwareArgs,
+    HostsArgs,
+    MeshArgs,
+    ProgramArgs,
     add_hardware_option,
     add_hosts_options,
     add_program_options,
@@ -21,6 +26,17 @@ from shardscope.backend.sharding.spec import dims_text
 NAME = "propagate"
 HELP = "propagate shardings through a program with Shardy and explain every step"
 LOADS_PROGRAM = True
+
+
+class PropagateArgs(ProgramArgs, HostsArgs, HardwareArgs, Protocol):
+    """What ``propagate`` reads of its parsed options."""
+
+    gspmd: bool
+    json: bool
+
+
+class _LaidOutArgs(MeshArgs, HostsArgs, Protocol):
+    """The options that lay a mesh out over hosts."""
 
 
 def add_arguments(parser) -> None:
@@ -42,7 +58,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def run(args) -> int:
+def run(args: PropagateArgs) -> int:
     """Load, propagate, print."""
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
@@ -71,7 +87,7 @@ def run(args) -> int:
     return 0
 
 
-def _hosts_of(args, mesh, program=None):
+def _hosts_of(args: _LaidOutArgs, mesh, program=None):
     """The mesh laid over ``--hosts``/``--dcn`` (``sharding.hosts.apply_hosts``) and its
     hosts; (``mesh``, None) without them. Before loading (``program`` None) only a given
     ``--mesh`` is checked."""

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Protocol
 
 from shardscope.backend.errors import SpecError
 
 NAME = "shard"
 HELP = "Show the tiles, kind and HLO/Shardy text of one tensor under a partition spec."
+
+
+class ShardArgs(Protocol):
+    """What ``shard`` reads of its parsed options."""
+
+    mesh: str
+    device_order: str | None
+    axis_types: str | None
+    shape: str
+    spec: str
+    strict: bool
+    json: bool
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +70,7 @@ def _shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: ShardArgs) -> int:
     """Print the sharding of ``--shape`` under ``--spec`` over ``--mesh``."""
     # Imported here: every command's module is imported to build the parser, and the
     # loading commands should not wait for numpy before their worker starts.

@@ -118,7 +118,18 @@ class ExportDialog(QDialog):
         self._view_key: tuple | None = None
         self._width_edited = False
         self.plan: MoviePlan | None = None
+        self._make_what(selected_scope(graph))
+        self._make_output()
+        self._lay_out()
+        self.group.buttonToggled.connect(self._on_what)
+        self.scope_box.currentIndexChanged.connect(self._on_scope)
+        self.width_box.valueChanged.connect(self._on_width)
+        self.format_box.currentIndexChanged.connect(lambda _i: self.replan())
+        self.replan(fit_width=True)
 
+    def _make_what(self, chosen: str | None) -> None:
+        """The choice of what to draw: the whole graph, the visible region or one scope
+        (``chosen``, when it is one of the frame's)."""
         self.whole_button = QRadioButton("Whole graph, as the view shows it", self)
         self.region_button = QRadioButton("Visible region", self)
         self.scope_button = QRadioButton("Scope, unfolded:", self)
@@ -131,12 +142,14 @@ class ExportDialog(QDialog):
         if not self.scopes:
             self.scope_button.setEnabled(False)
             self.scope_box.setEnabled(False)
-        chosen = selected_scope(graph)
         if chosen in self.scopes:
             self.scope_button.setChecked(True)
             self.scope_box.setCurrentText(chosen)
         else:
             self.whole_button.setChecked(True)
+
+    def _make_output(self) -> None:
+        """The width and format of the animation, what it will take, and the buttons."""
         self.width_box = QSpinBox(self)
         self.width_box.setRange(100, MAX_SIDE)
         self.width_box.setSuffix(" px")
@@ -158,6 +171,8 @@ class ExportDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
 
+    def _lay_out(self) -> None:
+        """The choices in a form above what the animation will take and the buttons."""
         what = QVBoxLayout()
         what.addWidget(self.whole_button)
         what.addWidget(self.region_button)
@@ -175,12 +190,6 @@ class ExportDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.info)
         layout.addWidget(self.buttons)
-
-        self.group.buttonToggled.connect(self._on_what)
-        self.scope_box.currentIndexChanged.connect(self._on_scope)
-        self.width_box.valueChanged.connect(self._on_width)
-        self.format_box.currentIndexChanged.connect(lambda _i: self.replan())
-        self.replan(fit_width=True)
 
     # -- the answer -----------------------------------------------------------------------
     @property

@@ -24,6 +24,7 @@ seen on this machine's CPU compiler for a ``lax.scan`` over 3 steps and a
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TypedDict
 
@@ -195,48 +196,18 @@ def read_collectives(
             continue
         opcode = opcode.strip()
         if opcode.endswith("-done"):
-            base = opcode[: -len("-done")]
-            if base in KINDS:
-                operand = re.match(r"\s*%([\w.\-]+)", args_rest)
-                start = starts.get(operand.group(1)) if operand else None
-                if start is not None:
-                    _set_shapes(start, type_text)
-                    by_name[head["name"]] = start
+            start = _started(opcode, args_rest, starts)
+            if start is not None:
+                _set_shapes(start, type_text)
+                by_name[head["name"]] = start
             continue
         is_start = opcode.endswith("-start") and opcode[: -len("-start")] in KINDS
         kind = opcode[: -len("-start")] if is_start else opcode
         if kind not in KINDS:
             continue
-        key = "source_target_pairs" if kind == "collective-permute" else "replica_groups"
-        groups_text = _attribute(args_rest, key) or ""
-        try:
-            groups = parse_groups(groups_text, num_devices) if groups_text else None
-        except GroupsError:
-            groups = None
-        if groups is not None and assignment is not None:
-            groups = to_device_ids(groups, assignment)
-        own = _tensor(args_rest, frames)
-        dims = _DIMS.search(args_rest)
-        args_text = _balanced("(" + args_rest, "(", ")")
-        entry: HloCollective = {
-            "name": head["name"],
-            "kind": kind,
-            "computation": computation,
-            "operands": 0,
-            "shapes": [],
-            "dtypes": [],
-            "result_bytes": 0,
-            "groups": groups,
-            "groups_text": groups_text,
-            "dimensions": [int(d) for d in dims[1].split(",") if d] if dims else [],
-            "op_name": own["op_name"],
-            "file": own["file"],
-            "line": own["line"],
-            "tensors": [],
-            "inputs": _OPERAND.findall(args_text),
-            "loops": [],
-            "runs_per_call": 1,
-        }
+        groups, groups_text = _groups(kind, args_rest, assignment, num_devices)
+        entry = _entry(head["name"], kind, computation, args_rest, frames)
+        entry["groups"], entry["groups_text"] = groups, groups_text
         _set_shapes(entry, type_text, start=is_start)
         if is_start:
             starts[head["name"]] = entry
@@ -244,15 +215,63 @@ def read_collectives(
         out.append(entry)
     for entry in out:
         entry["loops"] = _loops_around(entry["computation"], callers)
-        runs = 1
-        for loop in entry["loops"]:
-            runs *= loop["trip_count"] or 1
-        entry["runs_per_call"] = runs
+        entry["runs_per_call"] = math.prod(loop["trip_count"] or 1 for loop in entry["loops"])
     for name, entry in by_name.items():
         if not entry["tensors"]:
             found = [elements.get((name, i)) for i in range(entry["operands"])]
             entry["tensors"] = _tensors(entry, found)
     return out
+
+
+def _started(opcode: str, args_rest: str, starts: dict[str, HloCollective]) -> HloCollective | None:
+    """The collective an async ``*-done`` completes, or None."""
+    if opcode[: -len("-done")] not in KINDS:
+        return None
+    operand = re.match(r"\s*%([\w.\-]+)", args_rest)
+    return starts.get(operand.group(1)) if operand else None
+
+
+def _groups(
+    kind: str, args_rest: str, assignment: list[int] | None, num_devices: int | None
+) -> tuple[list[list[int]] | None, str]:
+    """A collective's device groups (None where unreadable) and the text they came from."""
+    key = "source_target_pairs" if kind == "collective-permute" else "replica_groups"
+    groups_text = _attribute(args_rest, key) or ""
+    try:
+        groups = parse_groups(groups_text, num_devices) if groups_text else None
+    except GroupsError:
+        groups = None
+    if groups is not None and assignment is not None:
+        groups = to_device_ids(groups, assignment)
+    return groups, groups_text
+
+
+def _entry(
+    name: str, kind: str, computation: str, args_rest: str, frames: FrameTable
+) -> HloCollective:
+    """A collective as its own line reads, before its shapes, groups, loops and tensors."""
+    own = _tensor(args_rest, frames)
+    dims = _DIMS.search(args_rest)
+    args_text = _balanced("(" + args_rest, "(", ")")
+    return {
+        "name": name,
+        "kind": kind,
+        "computation": computation,
+        "operands": 0,
+        "shapes": [],
+        "dtypes": [],
+        "result_bytes": 0,
+        "groups": None,
+        "groups_text": "",
+        "dimensions": [int(d) for d in dims[1].split(",") if d] if dims else [],
+        "op_name": own["op_name"],
+        "file": own["file"],
+        "line": own["line"],
+        "tensors": [],
+        "inputs": _OPERAND.findall(args_text),
+        "loops": [],
+        "runs_per_call": 1,
+    }
 
 
 def _note_calls(

@@ -70,6 +70,30 @@ def capture_script(
     1, the command runs as that many processes of ``devices / hosts`` devices each, joined
     through JAX's distributed runtime (``capture_hosts``), and process 0's functions are
     kept."""
+    _check_request(argv, devices, steps, timeout, hosts)
+    with tempfile.TemporaryDirectory(prefix="shardscope-capture-") as tmp:
+        folder = Path(tmp)
+        dump = folder / "dump"
+        env = _capture_env(folder, dump, devices // hosts, devices, steps)
+        if hosts > 1:
+            return _capture_hosts(
+                argv, env, devices, hosts, timeout, cwd or Path.cwd(), output, folder
+            )
+        try:
+            code = run_command(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout, output=output)
+            ended = _ended(code, folder)
+        except WorkerTimeout:
+            ended = f"stopped after {timeout:g} s (--timeout)"
+            code = None
+        except KilledItsParent as exc:
+            raise ProgramError(exc.message(f"`{' '.join(argv)}`")) from None
+        return _collect(argv, devices, folder, dump, ended, code, timeout)
+
+
+def _check_request(
+    argv: list[str], devices: int, steps: int | None, timeout: float, hosts: int
+) -> None:
+    """ProgramError (one line) for a capture that cannot start as asked."""
     if not argv:
         raise ProgramError(
             "no command to capture: give it after --, as in `capture -- python train.py`"
@@ -89,37 +113,29 @@ def capture_script(
             f"cannot run {argv[0]!r}: no such command; give the command as you would run it, "
             f"as in `capture -- python train.py`"
         )
-    with tempfile.TemporaryDirectory(prefix="shardscope-capture-") as tmp:
-        folder = Path(tmp)
-        dump = folder / "dump"
-        env = worker_env(
-            devices // hosts,
-            {
-                "JAX_DUMP_IR_TO": str(dump),
-                "JAX_DUMP_IR_MODES": "stablehlo",
-                "SHARDSCOPE_CAPTURE_DIR": str(folder),
-                "SHARDSCOPE_CAPTURE_DEVICES": str(devices),
-                "PYTHONPATH": os.pathsep.join(
-                    [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])]
-                ),
-            },
-        )
-        env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
-        if steps is not None:
-            env["SHARDSCOPE_CAPTURE_STEPS"] = str(steps)
-        if hosts > 1:
-            return _capture_hosts(
-                argv, env, devices, hosts, timeout, cwd or Path.cwd(), output, folder
-            )
-        try:
-            code = run_command(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout, output=output)
-            ended = _ended(code, folder)
-        except WorkerTimeout:
-            ended = f"stopped after {timeout:g} s (--timeout)"
-            code = None
-        except KilledItsParent as exc:
-            raise ProgramError(exc.message(f"`{' '.join(argv)}`")) from None
-        return _collect(argv, devices, folder, dump, ended, code, timeout)
+
+
+def _capture_env(
+    folder: Path, dump: Path, per_host: int, devices: int, steps: int | None
+) -> dict[str, str]:
+    """The environment the captured command runs in: JAX dumping its modules to ``dump``
+    and the capture site (on ``PYTHONPATH``) writing to ``folder``."""
+    env = worker_env(
+        per_host,
+        {
+            "JAX_DUMP_IR_TO": str(dump),
+            "JAX_DUMP_IR_MODES": "stablehlo",
+            "SHARDSCOPE_CAPTURE_DIR": str(folder),
+            "SHARDSCOPE_CAPTURE_DEVICES": str(devices),
+            "PYTHONPATH": os.pathsep.join(
+                [str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+        },
+    )
+    env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
+    if steps is not None:
+        env["SHARDSCOPE_CAPTURE_STEPS"] = str(steps)
+    return env
 
 
 def _capture_hosts(

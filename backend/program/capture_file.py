@@ -136,83 +136,49 @@ def is_capture_file(path: str | Path) -> bool:
 
 def parse_capture(text: str, where: str) -> Capture:
     """A capture file's text as a ``Capture``; ProgramError naming the first problem."""
+    try:
+        return _parse(text)
+    except _Bad as e:
+        raise ProgramError(f"{where}: {e}: capture the script again with `capture`") from None
 
-    def bad(problem: str) -> ProgramError:
-        return ProgramError(f"{where}: {problem}: capture the script again with `capture`")
 
+class _Bad(Exception):
+    """The first problem found in a capture file's contents."""
+
+
+def _parse(text: str) -> Capture:
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
-        raise bad("not a capture file (not JSON)") from None
+        raise _Bad("not a capture file (not JSON)") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise bad("not a capture file")
+        raise _Bad("not a capture file")
     if data.get("version") not in READABLE_VERSIONS:
-        raise bad(f"a capture of version {data.get('version')!r}, not {VERSION}")
+        raise _Bad(f"a capture of version {data.get('version')!r}, not {VERSION}")
     framework = data.get("framework", "jax")
     if framework not in FRAMEWORKS:
-        raise bad(f"a capture of framework {framework!r}, not one of {', '.join(FRAMEWORKS)}")
+        raise _Bad(f"a capture of framework {framework!r}, not one of {', '.join(FRAMEWORKS)}")
     functions = data.get("functions")
     if not isinstance(functions, list):
-        raise bad("its functions are not a list")
-    out: list[CapturedFunction] = []
-    for i, entry in enumerate(functions):
-        if not isinstance(entry, dict):
-            raise bad(f"function {i} is not an object")
-        try:
-            function = CapturedFunction(**entry)
-        except TypeError:
-            raise bad(f"function {i} has unknown or missing fields") from None
-        for key in ("name", "module", "mlir"):
-            if not isinstance(getattr(function, key), str):
-                raise bad(f"function {i} has a {key} that is not text")
-        problem = text_problem(function.mlir)
-        if problem is not None:
-            raise bad(
-                f"function {i} ({function.name!r}) has module text with {problem}, which "
-                f"MLIR does not read"
-            )
-        for key in ("name", "module", "file"):
-            if not has_utf8(getattr(function, key)):
-                raise bad(f"function {i} has a {key} that is not UTF-8 text (a lone surrogate)")
-        if type(function.ops) is not int:
-            raise bad(f"function {i} has an op count that is not a whole number")
-        mesh = function.mesh
-        if mesh is not None and not (
-            isinstance(mesh, dict)
-            and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
-        ):
-            raise bad(f"function {i} has a mesh that is not axis names with sizes")
-        order = function.device_order
-        if order is not None and not (
-            isinstance(order, list)
-            and all(type(d) is int for d in order)
-            and sorted(order) == list(range(len(order)))
-            and (mesh is None or len(order) == _size(mesh))
-        ):
-            raise bad(f"function {i} has a device order that is not a permutation of its mesh")
-        if function.partitioner not in ("shardy", "gspmd"):
-            raise bad(f"function {i} has an unknown partitioner {function.partitioner!r}")
-        compiled = function.compiled_hlo
-        if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
-            raise bad(f"function {i} has a compiled module that is not text")
-        out.append(function)
+        raise _Bad("its functions are not a list")
+    out = [_function(i, entry) for i, entry in enumerate(functions)]
     command = data.get("command")
     devices = data.get("devices")
     skipped = data.get("skipped") or {}
     if not isinstance(command, list) or type(devices) is not int or not isinstance(skipped, dict):
-        raise bad("its command, devices or skipped entries are malformed")
+        raise _Bad("its command, devices or skipped entries are malformed")
     hosts = data.get("hosts", 1)
     if type(hosts) is not int or hosts < 1 or devices % hosts:
-        raise bad(f"its host count {hosts!r} is not a whole number that divides its devices")
+        raise _Bad(f"its host count {hosts!r} is not a whole number that divides its devices")
     warnings = data.get("warnings") or []
     if not isinstance(warnings, list) or not all(
         isinstance(w, str) and has_utf8(w) for w in warnings
     ):
-        raise bad("its warnings are not lines of text")
+        raise _Bad("its warnings are not lines of text")
     if not all(has_utf8(str(c)) for c in [*command, data.get("ended", ""), *skipped]) or not all(
         has_utf8(axis) for f in out for axis in f.mesh or {}
     ):
-        raise bad("its command, ended, skipped or mesh entries are not UTF-8 text")
+        raise _Bad("its command, ended, skipped or mesh entries are not UTF-8 text")
     return Capture(
         [str(c) for c in command],
         devices,
@@ -223,6 +189,53 @@ def parse_capture(text: str, where: str) -> Capture:
         hosts,
         list(warnings),
     )
+
+
+def _function(i: int, entry: object) -> CapturedFunction:
+    """Entry ``i`` of a capture's functions, checked field by field."""
+    if not isinstance(entry, dict):
+        raise _Bad(f"function {i} is not an object")
+    try:
+        function = CapturedFunction(**entry)
+    except TypeError:
+        raise _Bad(f"function {i} has unknown or missing fields") from None
+    for key in ("name", "module", "mlir"):
+        if not isinstance(getattr(function, key), str):
+            raise _Bad(f"function {i} has a {key} that is not text")
+    problem = text_problem(function.mlir)
+    if problem is not None:
+        raise _Bad(
+            f"function {i} ({function.name!r}) has module text with {problem}, which "
+            f"MLIR does not read"
+        )
+    for key in ("name", "module", "file"):
+        if not has_utf8(getattr(function, key)):
+            raise _Bad(f"function {i} has a {key} that is not UTF-8 text (a lone surrogate)")
+    if type(function.ops) is not int:
+        raise _Bad(f"function {i} has an op count that is not a whole number")
+    _check_mesh(i, function.mesh, function.device_order)
+    if function.partitioner not in ("shardy", "gspmd"):
+        raise _Bad(f"function {i} has an unknown partitioner {function.partitioner!r}")
+    compiled = function.compiled_hlo
+    if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
+        raise _Bad(f"function {i} has a compiled module that is not text")
+    return function
+
+
+def _check_mesh(i: int, mesh: object, order: object) -> None:
+    """Function ``i``'s mesh is axis names with sizes, its device order a permutation."""
+    if mesh is not None and not (
+        isinstance(mesh, dict)
+        and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in mesh.items())
+    ):
+        raise _Bad(f"function {i} has a mesh that is not axis names with sizes")
+    if order is not None and not (
+        isinstance(order, list)
+        and all(type(d) is int for d in order)
+        and sorted(order) == list(range(len(order)))
+        and (mesh is None or len(order) == _size(mesh))
+    ):
+        raise _Bad(f"function {i} has a device order that is not a permutation of its mesh")
 
 
 def _size(mesh: dict[str, int]) -> int:

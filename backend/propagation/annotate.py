@@ -29,7 +29,7 @@ from shardscope.backend.sharding.spec import Spec, parse_spec, validate_spec
 if TYPE_CHECKING:
     from jax.sharding import PartitionSpec
 
-    from shardscope.backend.propagation.readback import ProgramIndex
+    from shardscope.backend.propagation.program_index import ProgramIndex
 
 # A spec as callers give one: a Spec, a JAX PartitionSpec, CLI text or JSON entries.
 SpecLike: TypeAlias = "Spec | PartitionSpec | str | Sequence[str | Sequence[str] | None]"
@@ -154,58 +154,52 @@ def annotate(
     override them.
     """
     sdywrite.set_mesh(module, mesh.shape)
-    funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
-    main = funcs[graph.main]
-    main_fn = graph.functions[graph.main]
-    out: list[Annotation] = []
-    tagged: dict[int, ir.Operation] = {}
-
-    def constrain_value(value: Value, spec: Spec, label: str) -> None:
-        nonlocal tagged
-        key = next(
-            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
-        )
-        if not tagged:
-            tagged = {
-                t: op
-                for op in sdyread.walk(module.operation)
-                if (t := sdyread.tag_of(op)) is not None
-            }
-        ir_value = _ir_value(key, tagged, funcs, index)
-        if ir_value is None:
-            raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
-        tag = index.next_tag
-        index.next_tag += 1
-        sdywrite.constrain(ir_value, spec, tag)
-        ckey = ("res", tag, 0)
-        index.key_to_id[ckey] = value.id
-        if index.canonical.get(value.id, ("",))[0] != "fres":
-            index.canonical[value.id] = ckey
-
-    gspmd = gspmd_shardings(module, main, graph, mesh)
+    writer = _Writer(module, graph, index, mesh)
+    gspmd = gspmd_shardings(module, writer.main, graph, mesh)
+    writer.write_gspmd(gspmd)
+    out = [writer.write_user(target, as_spec(raw), strict) for target, raw in specs.items()]
+    imported = {vid: spec for kind, _, vid, spec in gspmd if kind == "arg"}
+    for a in code_annotations(graph):
+        spec = imported.get(a.value) if a.origin.startswith("input: ") else None
+        out.append(Annotation(a.target, spec or a.spec, a.source, a.value, a.origin))
     for kind, i, vid, spec in gspmd:
-        if kind == "arg":
-            sdywrite.annotate_arg(main, i, spec)
-        elif kind == "result":
-            sdywrite.annotate_result(main, i, spec)
-        else:
-            value = graph.values[vid]
-            constrain_value(value, spec, value.display_name)
-    for target, raw in specs.items():
-        spec = as_spec(raw)
-        label = str(target)
+        if kind == "op":
+            label = graph.values[vid].display_name
+            out.append(Annotation(label, spec, "code", vid, f"op:{i}"))
+    return out
+
+
+class _Writer:
+    """Writes shardings onto the module's entry function and constraints into its body,
+    registering each constraint's value with the index."""
+
+    def __init__(
+        self, module: ir.Module, graph: ProgramGraph, index: ProgramIndex, mesh: Mesh
+    ) -> None:
+        self.module = module
+        self.graph = graph
+        self.index = index
+        self.mesh = mesh
+        self.funcs = {sdyread.func_name(f): f for f in sdyread.func_ops(module)}
+        self.main = self.funcs[graph.main]
+        self.tagged: dict[int, ir.Operation] = {}
+
+    def write_gspmd(self, gspmd: list[tuple[str, int, int | None, Spec]]) -> None:
+        """Shardings the program carries in GSPMD's form, written in Shardy's."""
+        for kind, i, vid, spec in gspmd:
+            if kind == "arg":
+                sdywrite.annotate_arg(self.main, i, spec)
+            elif kind == "result":
+                sdywrite.annotate_result(self.main, i, spec)
+            else:
+                value = self.graph.values[vid]
+                self.constrain_value(value, spec, value.display_name)
+
+    def write_user(self, target: str | int, spec: Spec, strict: bool) -> Annotation:
+        """The user's spec for ``target`` (a result, an argument or a value), checked."""
+        graph, mesh, label = self.graph, self.mesh, str(target)
         if isinstance(target, str) and target.startswith("result[") and target.endswith("]"):
-            try:
-                i = int(target[7:-1])
-            except ValueError:
-                i = -1
-            if not 0 <= i < len(main_fn.results):
-                raise SpecError(_unknown(target, graph))
-            value = graph.values[main_fn.results[i]]
-            spec = check_annotation(label, spec, value.shape or (), mesh, strict=strict)
-            sdywrite.annotate_result(main, i, spec)
-            out.append(Annotation(label, spec, "user", value.id, f"output: {i}"))
-            continue
+            return self._write_result(target, spec, strict)
         value = _find_value(graph, target)
         if value is None:
             raise SpecError(_unknown(target, graph))
@@ -218,22 +212,47 @@ def annotate(
             and value.producer is None
             and value.id in graph.functions[graph.main].arguments
         ):
-            sdywrite.annotate_arg(main, value.arg_index, spec)
-            out.append(
-                Annotation(value.name or label, spec, "user", value.id, f"input: {value.arg_index}")
-            )
-            continue
-        constrain_value(value, spec, label)
-        out.append(Annotation(value.display_name or label, spec, "user", value.id, ""))
-    imported = {vid: spec for kind, _, vid, spec in gspmd if kind == "arg"}
-    for a in code_annotations(graph):
-        spec = imported.get(a.value) if a.origin.startswith("input: ") else None
-        out.append(Annotation(a.target, spec or a.spec, a.source, a.value, a.origin))
-    for kind, i, vid, spec in gspmd:
-        if kind == "op":
-            label = graph.values[vid].display_name
-            out.append(Annotation(label, spec, "code", vid, f"op:{i}"))
-    return out
+            sdywrite.annotate_arg(self.main, value.arg_index, spec)
+            origin = f"input: {value.arg_index}"
+            return Annotation(value.name or label, spec, "user", value.id, origin)
+        self.constrain_value(value, spec, label)
+        return Annotation(value.display_name or label, spec, "user", value.id, "")
+
+    def _write_result(self, target: str, spec: Spec, strict: bool) -> Annotation:
+        results = self.graph.functions[self.graph.main].results
+        try:
+            i = int(target[7:-1])
+        except ValueError:
+            i = -1
+        if not 0 <= i < len(results):
+            raise SpecError(_unknown(target, self.graph))
+        value = self.graph.values[results[i]]
+        spec = check_annotation(target, spec, value.shape or (), self.mesh, strict=strict)
+        sdywrite.annotate_result(self.main, i, spec)
+        return Annotation(target, spec, "user", value.id, f"output: {i}")
+
+    def constrain_value(self, value: Value, spec: Spec, label: str) -> None:
+        """A sharding constraint on ``value`` in the module's body, with a fresh tag."""
+        index = self.index
+        key = next(
+            (k for k, vid in index.key_to_id.items() if vid == value.id and k[0] != "fres"), None
+        )
+        if not self.tagged:
+            self.tagged = {
+                t: op
+                for op in sdyread.walk(self.module.operation)
+                if (t := sdyread.tag_of(op)) is not None
+            }
+        ir_value = _ir_value(key, self.tagged, self.funcs, index)
+        if ir_value is None:
+            raise SpecError(f"cannot constrain {label}: it is not a value of the program's body")
+        tag = index.next_tag
+        index.next_tag += 1
+        sdywrite.constrain(ir_value, spec, tag)
+        ckey = ("res", tag, 0)
+        index.key_to_id[ckey] = value.id
+        if index.canonical.get(value.id, ("",))[0] != "fres":
+            index.canonical[value.id] = ckey
 
 
 def code_annotations(graph: ProgramGraph) -> list[Annotation]:

@@ -40,7 +40,7 @@ from shardscope.backend.units import bytes_text
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.program.mlir import ModuleView
-    from shardscope.backend.propagation.readback import ProgramIndex
+    from shardscope.backend.propagation.program_index import ProgramIndex
 
 EXPLICIT_RESHARDS = (
     "builtin.module(func.func(sdy-populate-op-sharding-rules),"

@@ -41,7 +41,8 @@ from shardscope.backend.propagation.collectives import predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
 from shardscope.backend.propagation.guard import ChildCrashed, run_forked, start_forked
 from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
-from shardscope.backend.propagation.readback import ProgramIndex, inline_calls, read_state
+from shardscope.backend.propagation.program_index import ProgramIndex, inline_calls
+from shardscope.backend.propagation.readback import read_state
 from shardscope.backend.propagation.result import PropagationResult, final_dims, value_infos
 from shardscope.backend.propagation.sdywrite import MESH_NAME
 from shardscope.backend.propagation.timeline import Timeline, complete

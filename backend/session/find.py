@@ -157,94 +157,110 @@ def find(
     if query.empty:
         return FindResult(query, [])
     kinds = query.kinds
-    words = query.words
-
-    def named(name: str) -> bool:
-        name = name.lower()
-        return all(w in name for w in words)
-
+    terms = _Terms(query, result)
     matches: list[Match] = []
     if "scope" in kinds:
-        matches += _scopes(graph, named, HIDDEN_OPS)
-    collectives: dict[int, list[str]] = {}
-    returned: dict[int, list[str]] = {}  # collectives on a returned tensor, by value
-    conflicts: set[int] = set()
-    if result is not None:
-        for c in result.collectives:
-            if c.op is not None:
-                collectives.setdefault(c.op, []).append(c.kind)
-            elif c.value is not None:
-                returned.setdefault(c.value, []).append(c.kind)
-        conflicts = {c.op for c in result.conflicts}
-
-    def wanted(kinds_here: list[str]) -> bool:
-        keys = set(map(_kind_key, kinds_here))
-        return all(bool(keys) if k is None else k in keys for k in query.collectives)
-
+        matches += _scopes(graph, terms.named, HIDDEN_OPS)
     if "op" in kinds:
-        for op in graph.ops:
-            if op.name in HIDDEN_OPS:
-                continue
-            label = _op_label(op)
-            if words and not (named(op.short_name) or named(label)):
-                continue
-            kinds_here = collectives.get(op.id, [])
-            if query.conflict and op.id not in conflicts:
-                continue
-            if not wanted(kinds_here):
-                continue
-            detail = op.scope or f"@{op.function}"
-            if kinds_here and query.collectives:
-                detail = f"{', '.join(sorted(set(kinds_here)))} · {detail}"
-            matches.append(
-                Match("op", label, detail, max(1, len(kinds_here)), op=op.id, scope=op.scope)
-            )
+        matches += _ops(graph, terms, HIDDEN_OPS)
     if "tensor" in kinds:
-        for v in graph.values:
-            if v.producer is None and v.role != "arg":
-                continue
-            # By name alone, only named tensors (arguments, results): every other one is
-            # an op's result, and the op is listed. With a filter, any tensor, by the name
-            # it shows (its scope, op and number).
-            if words and not (v.name or query.axes) or not named(v.display_name or ""):
-                continue
-            if query.axes:
-                spec = spec_of(v.id)
-                if not all(_uses_axis(spec, a) for a in query.axes):
-                    continue
-            detail = _shape_text(v.dtype, v.shape)
-            if query.collectives:
-                if not wanted(returned.get(v.id, [])):
-                    continue
-                detail = f"{', '.join(sorted(set(returned[v.id])))} at the return · {detail}"
-            matches.append(
-                Match(
-                    "tensor",
-                    v.display_name or v.ssa,
-                    detail,
-                    op=v.producer,
-                    value=v.id,
-                )
-            )
-    if "callee" in kinds and words:
-        calls: dict[str, list[int]] = {}
-        for op in graph.ops:
-            if op.callee and op.callee in graph.functions:
-                calls.setdefault(op.callee, []).append(op.id)
-        for name, sites in calls.items():
-            if named(name):
-                n = len(sites)
-                matches.append(
-                    Match(
-                        "callee",
-                        f"@{name}",
-                        f"{n} call{'s' if n != 1 else ''}",
-                        n,
-                        op=sites[0],
-                        function=name,
-                    )
-                )
+        matches += _tensors(graph, terms, spec_of)
+    if "callee" in kinds and query.words:
+        matches += _callees(graph, terms.named)
     return FindResult(query, matches)
+
+
+class _Terms:
+    """A query's words and collective filters, with the propagation result's collectives
+    and conflicts they are checked against."""
+
+    def __init__(self, query: Query, result: PropagationResult | None) -> None:
+        self.query = query
+        self.collectives: dict[int, list[str]] = {}  # by op
+        self.returned: dict[int, list[str]] = {}  # collectives on a returned tensor, by value
+        self.conflicts: set[int] = set()
+        if result is not None:
+            for c in result.collectives:
+                if c.op is not None:
+                    self.collectives.setdefault(c.op, []).append(c.kind)
+                elif c.value is not None:
+                    self.returned.setdefault(c.value, []).append(c.kind)
+            self.conflicts = {c.op for c in result.conflicts}
+
+    def named(self, name: str) -> bool:
+        """Whether ``name`` holds every word of the query."""
+        name = name.lower()
+        return all(w in name for w in self.query.words)
+
+    def wanted(self, kinds_here: list[str]) -> bool:
+        """Whether collectives of ``kinds_here`` satisfy every collective filter."""
+        keys = set(map(_kind_key, kinds_here))
+        return all(bool(keys) if k is None else k in keys for k in self.query.collectives)
+
+
+def _ops(graph: ProgramGraph, terms: _Terms, hidden: frozenset[str]) -> list[Match]:
+    """Ops drawn in the graph whose name matches and that pass the filters."""
+    query = terms.query
+    out = []
+    for op in graph.ops:
+        if op.name in hidden:
+            continue
+        label = _op_label(op)
+        if query.words and not (terms.named(op.short_name) or terms.named(label)):
+            continue
+        kinds_here = terms.collectives.get(op.id, [])
+        if query.conflict and op.id not in terms.conflicts:
+            continue
+        if not terms.wanted(kinds_here):
+            continue
+        detail = op.scope or f"@{op.function}"
+        if kinds_here and query.collectives:
+            detail = f"{', '.join(sorted(set(kinds_here)))} · {detail}"
+        out.append(Match("op", label, detail, max(1, len(kinds_here)), op=op.id, scope=op.scope))
+    return out
+
+
+def _tensors(
+    graph: ProgramGraph, terms: _Terms, spec_of: Callable[[int], Spec | None]
+) -> list[Match]:
+    """Tensors whose name matches, whose shown spec uses the query's axes and, with a
+    collective filter, that a collective at the return moves."""
+    query = terms.query
+    out = []
+    for v in graph.values:
+        if v.producer is None and v.role != "arg":
+            continue
+        # By name alone, only named tensors (arguments, results): every other one is
+        # an op's result, and the op is listed. With a filter, any tensor, by the name
+        # it shows (its scope, op and number).
+        if query.words and not (v.name or query.axes) or not terms.named(v.display_name or ""):
+            continue
+        if query.axes:
+            spec = spec_of(v.id)
+            if not all(_uses_axis(spec, a) for a in query.axes):
+                continue
+        detail = _shape_text(v.dtype, v.shape)
+        if query.collectives:
+            if not terms.wanted(terms.returned.get(v.id, [])):
+                continue
+            detail = f"{', '.join(sorted(set(terms.returned[v.id])))} at the return · {detail}"
+        out.append(Match("tensor", v.display_name or v.ssa, detail, op=v.producer, value=v.id))
+    return out
+
+
+def _callees(graph: ProgramGraph, named: Callable[[str], bool]) -> list[Match]:
+    """Called functions whose name matches, with how many call sites each has."""
+    calls: dict[str, list[int]] = {}
+    for op in graph.ops:
+        if op.callee and op.callee in graph.functions:
+            calls.setdefault(op.callee, []).append(op.id)
+    out = []
+    for name, sites in calls.items():
+        if named(name):
+            n = len(sites)
+            detail = f"{n} call{'s' if n != 1 else ''}"
+            out.append(Match("callee", f"@{name}", detail, n, op=sites[0], function=name))
+    return out
 
 
 def _scopes(

@@ -56,13 +56,20 @@ def pack_program(program: Program) -> JsonDict:
 def check_program(data: object) -> str | None:
     """The first problem with a ``"program"`` entry's form, or None if it has none (the
     module itself is only parsed by ``unpack_program``)."""
-    from shardscope.backend.program.capture_file import FRAMEWORKS
-    from shardscope.backend.program.load import MAX_MLIR_BYTES
-    from shardscope.backend.program.mlir import has_utf8, text_problem
-    from shardscope.backend.program.snippets import check_snippets
-
     if not isinstance(data, dict):
         return "a program entry that is not an object"
+    for check in (_module_problem, _mesh_problem, _compiled_problem, _extras_problem):
+        problem = check(data)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _module_problem(data: dict) -> str | None:
+    """The first problem with the program's name, kind, path and module text."""
+    from shardscope.backend.program.load import MAX_MLIR_BYTES
+    from shardscope.backend.program.mlir import has_utf8, text_problem
+
     for key in ("name", "kind", "mlir"):
         if not isinstance(data.get(key), str):
             return f"a program entry whose {key} is not text"
@@ -77,6 +84,14 @@ def check_program(data: object) -> str | None:
         return "a program path that is not text"
     if not all(has_utf8(data.get(key)) for key in ("name", "path")):
         return "a program whose name or path is not UTF-8 text (a lone surrogate)"
+    return None
+
+
+def _mesh_problem(data: dict) -> str | None:
+    """The first problem with the program's mesh, device order, framework and
+    partitioner."""
+    from shardscope.backend.program.capture_file import FRAMEWORKS
+
     mesh = data.get("mesh")
     if mesh is not None and not (
         isinstance(mesh, dict)
@@ -90,18 +105,34 @@ def check_program(data: object) -> str | None:
         return f"a program of unknown framework {_shown(data.get('framework'))}"
     if data.get("partitioner", "shardy") not in PARTITIONERS:
         return f"a program of unknown partitioner {_shown(data.get('partitioner'))}"
+    return None
+
+
+def _compiled_problem(data: dict) -> str | None:
+    """The problem with the compiled module a capture kept, if it kept one."""
+    from shardscope.backend.program.load import MAX_MLIR_BYTES
+    from shardscope.backend.program.mlir import text_problem
+
     compiled = data.get("compiled_hlo")
-    if compiled is not None:
-        if not isinstance(compiled, str):
-            return "a program whose compiled module is not text"
-        if len(compiled) > MAX_MLIR_BYTES:
-            return (
-                f"a program whose compiled module is larger than the "
-                f"{MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
-            )
-        problem = text_problem(compiled)
-        if problem is not None:
-            return f"a program whose compiled module holds {problem}"
+    if compiled is None:
+        return None
+    if not isinstance(compiled, str):
+        return "a program whose compiled module is not text"
+    if len(compiled) > MAX_MLIR_BYTES:
+        return (
+            f"a program whose compiled module is larger than the "
+            f"{MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
+        )
+    problem = text_problem(compiled)
+    return None if problem is None else f"a program whose compiled module holds {problem}"
+
+
+def _extras_problem(data: dict) -> str | None:
+    """The first problem with the program's specs, parameters, definition site and
+    source snippets."""
+    from shardscope.backend.program.mlir import has_utf8
+    from shardscope.backend.program.snippets import check_snippets
+
     specs = data.get("specs", {})
     if not isinstance(specs, dict) or not all(
         isinstance(entries, list)

@@ -230,34 +230,11 @@ def spec_from_hlo_sharding(
             f"{text} spans {arr.size} devices but mesh {mesh.describe()} has {mesh.size}: "
             f"use the mesh the sharding was made for"
         )
-    flat = arr.reshape(-1)
-    if physical:
-        pos_of = np.empty(mesh.size, dtype=np.int64)
-        pos_of[np.asarray(mesh.device_order)] = np.arange(mesh.size)
-        if flat.min() < 0 or flat.max() >= mesh.size:
-            raise MeshError(
-                f"{text} names devices outside 0..{mesh.size - 1}: use this mesh's device ids"
-            )
-        flat = pos_of[flat]
-    if sorted(flat.tolist()) != list(range(mesh.size)):
-        raise SpecError(f"{text} does not list each device once: fix the device list")
-    pos = flat.reshape(arr.shape)
-    sizes = mesh.axis_sizes
+    pos = _mesh_positions(text, arr.reshape(-1), mesh, physical).reshape(arr.shape)
     tile_idx = np.indices(arr.shape).reshape(arr.ndim, -1).T[:, :rank]
     actual = np.empty_like(tile_idx)
     actual[pos.reshape(-1)] = tile_idx
-    # Stepping one along mesh axis i moves the tile index of dim d by a stride; the
-    # axes with non-zero strides split that dim, the largest stride being the major.
-    unit = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
-    dims: list[DimSpec] = []
-    for d in range(rank):
-        stride = {
-            i: int(actual[unit[i], d] - actual[0, d]) for i in range(len(sizes)) if sizes[i] > 1
-        }
-        axes = tuple(
-            mesh.axis_names[i] for i in sorted(stride, key=lambda i: -stride[i]) if stride[i]
-        )
-        dims.append(DimSpec(axes))
+    dims = _dims_from_strides(actual, mesh, rank)
     spec = Spec(tuple(dims))
     expected = shard_indices(mesh, spec, rank)
     tiles_ok = all(
@@ -269,3 +246,37 @@ def spec_from_hlo_sharding(
             f"{'iota' if mesh.is_iota else 'given'}: use the mesh (and device order) it was made for"
         )
     return spec
+
+
+def _mesh_positions(text: str, flat: np.ndarray, mesh: Mesh, physical: bool) -> np.ndarray:
+    """The devices a sharding lists, as mesh positions; each must appear once."""
+    if physical:
+        pos_of = np.empty(mesh.size, dtype=np.int64)
+        pos_of[np.asarray(mesh.device_order)] = np.arange(mesh.size)
+        if flat.min() < 0 or flat.max() >= mesh.size:
+            raise MeshError(
+                f"{text} names devices outside 0..{mesh.size - 1}: use this mesh's device ids"
+            )
+        flat = pos_of[flat]
+    if sorted(flat.tolist()) != list(range(mesh.size)):
+        raise SpecError(f"{text} does not list each device once: fix the device list")
+    return flat
+
+
+def _dims_from_strides(actual: np.ndarray, mesh: Mesh, rank: int) -> list[DimSpec]:
+    """The axes splitting each dim, given the tile index ``actual`` of each mesh position.
+
+    Stepping one along mesh axis i moves the tile index of dim d by a stride; the axes
+    with non-zero strides split that dim, the largest stride being the major."""
+    sizes = mesh.axis_sizes
+    unit = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+    dims: list[DimSpec] = []
+    for d in range(rank):
+        stride = {
+            i: int(actual[unit[i], d] - actual[0, d]) for i in range(len(sizes)) if sizes[i] > 1
+        }
+        axes = tuple(
+            mesh.axis_names[i] for i in sorted(stride, key=lambda i: -stride[i]) if stride[i]
+        )
+        dims.append(DimSpec(axes))
+    return dims

@@ -19,7 +19,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
-from shardscope.backend.program.layout import NODE_H, NODE_W, Edge, Node, ScopeBox
+from shardscope.backend.program.layout import ScopeBox
+from shardscope.backend.program.placement import NODE_H, NODE_W, Edge, Node
 from shardscope.backend.sharding.spec import axes_text
 from shardscope.viewers.common.colors import Theme, axis_color, text_color_on
 from shardscope.viewers.common.elide import elide_middle

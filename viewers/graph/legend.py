@@ -27,10 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.backend.program.layout import NODE_H, NODE_W, Node
+from shardscope.backend.program.placement import NODE_H, NODE_W, Node
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
 from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.graph.flow_items import OverlayItem
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
@@ -46,7 +47,6 @@ from shardscope.viewers.graph.step_overlay import (
     CHANGED_WIDTH,
     EDGE_WIDTH,
     RING_WIDTH,
-    OverlayItem,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +86,15 @@ class LegendScene(QGraphicsScene):
         # the sample item of some entries, by name (the rings and edges drawn here)
         self.samples: dict[str, QGraphicsItem] = {}
         self._y = 30.0
+        self._badge_entries()
+        self._mark_entries()
+        self._step_entries()
+        self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
+
+    def _badge_entries(self) -> None:
+        """Badges by where their spec came from, the selected and changed ones, and the
+        notes over a dim."""
+        style = self.style
         self._badge("user", (("data",), ()), "a spec you set (solid dark border)")
         self._badge("code", (("data",), ()), "a spec from the program's own code (dashed border)")
         self._badge("propagated", (("data",), ()), "decided by propagation (thin border)")
@@ -103,6 +112,11 @@ class LegendScene(QGraphicsScene):
         chip = self._badge("user", (("data",), ()), "", text_y=None)
         SpecNotesItem(chip, {0: "?", 1: "p0"}, style)
         self._text("? over a dim: left open for propagation;  pN: priority N (0 first)")
+
+    def _mark_entries(self) -> None:
+        """The marks on ops and badges: conflicts, collectives, GSPMD's differences and
+        XLA's warnings."""
+        style = self.style
         self._node(
             "add",
             lambda node: ConflictMarkItem([_sample_conflict()], style, folded=False),
@@ -129,6 +143,10 @@ class LegendScene(QGraphicsScene):
             lambda node: WarningMarkItem(["an XLA warning"], style),
             "XLA logged a warning about the op in the last run (hover it; Run dock lists them)",
         )
+
+    def _step_entries(self) -> None:
+        """A timeline step's ring and edges, and the other pane's difference side by side."""
+        style = self.style
         axis = axis_color(AXES, STEP_AXIS)
         self._node(
             "dot_general",
@@ -144,7 +162,6 @@ class LegendScene(QGraphicsScene):
             other, "[data, _]", "[_, _]", style, label="before", color=style.theme.highlight
         )
         self._text("side by side: the other pane differs (its spec beside; purple against GSPMD)")
-        self.setSceneRect(self.itemsBoundingRect().adjusted(-20, -20, 20, 20))
 
     def _text(self, text: str) -> None:
         item = QGraphicsSimpleTextItem(text)

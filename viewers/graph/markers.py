@@ -35,7 +35,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, 
 from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
-from shardscope.backend.program.layout import NODE_H, NODE_W
+from shardscope.backend.program.placement import NODE_H, NODE_W
 from shardscope.backend.propagation.collectives import collective_text
 from shardscope.backend.propagation.conflicts import conflict_text
 from shardscope.backend.run.result import compiled_text

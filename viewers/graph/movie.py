@@ -173,25 +173,8 @@ def plan_movie(
     chosen = tuple(positions[i] for i in drawn)
     suffix = Path(path).suffix.lower()
     label = label_pixels(view, scale)
-    pixels = frame_w * frame_h
-    if suffix == ".mp4":
-        hold = math.ceil(FINAL_HOLD_MS / 200)
-        estimate = int(pixels * MP4_BYTES_PER_PIXEL * (len(chosen) + hold))
-    else:
-        estimate = int(pixels * GIF_FIRST_BYTES_PER_PIXEL + GIF_STEP_BYTES * len(chosen))
-    problem = None
-    if label < MIN_LABEL_PIXELS - 1e-6:
-        smaller = "a scope inside it" if view.within else "one scope"
-        problem = (
-            f"labels would be {label:.1f} px high at {frame_w} px wide: make it at least "
-            f"{need} px wide for {MIN_LABEL_PIXELS} px labels, or draw {smaller} or the "
-            "visible region"
-        )
-    elif max(frame_w, frame_h) > MAX_SIDE or pixels > MAX_PIXELS:
-        problem = (
-            f"frames of {frame_w}x{frame_h} px are too large to draw: draw one scope or the "
-            "visible region, or a smaller width"
-        )
+    estimate = _estimate_bytes(suffix, frame_w * frame_h, len(chosen))
+    problem = _size_problem(label, frame_w, frame_h, need, view.within)
     return MoviePlan(
         source,
         scale,
@@ -207,6 +190,34 @@ def plan_movie(
         problem,
         need,
     )
+
+
+def _estimate_bytes(suffix: str, pixels: int, frames: int) -> int:
+    """About how large a file of ``frames`` frames of ``pixels`` each will be."""
+    if suffix == ".mp4":
+        hold = math.ceil(FINAL_HOLD_MS / 200)
+        return int(pixels * MP4_BYTES_PER_PIXEL * (frames + hold))
+    return int(pixels * GIF_FIRST_BYTES_PER_PIXEL + GIF_STEP_BYTES * frames)
+
+
+def _size_problem(
+    label: float, frame_w: int, frame_h: int, need: int, within: str | None
+) -> str | None:
+    """Why frames of this size cannot be drawn: labels too small to read, or frames too
+    large; None when they can."""
+    if label < MIN_LABEL_PIXELS - 1e-6:
+        smaller = "a scope inside it" if within else "one scope"
+        return (
+            f"labels would be {label:.1f} px high at {frame_w} px wide: make it at least "
+            f"{need} px wide for {MIN_LABEL_PIXELS} px labels, or draw {smaller} or the "
+            "visible region"
+        )
+    if max(frame_w, frame_h) > MAX_SIDE or frame_w * frame_h > MAX_PIXELS:
+        return (
+            f"frames of {frame_w}x{frame_h} px are too large to draw: draw one scope or the "
+            "visible region, or a smaller width"
+        )
+    return None
 
 
 def encoder_for(path: Path, fps: float, keep: list[int]):

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from PySide6.QtCore import QRectF
 
 from shardscope.backend.collector import paused
-from shardscope.backend.program.layout import NODE_H, GraphLayout
+from shardscope.backend.program.layout import GraphLayout
+from shardscope.backend.program.placement import NODE_H
 from shardscope.viewers.graph.items import (
     BadgeItem,
     EdgeItem,
@@ -33,6 +34,30 @@ from shardscope.viewers.graph.spatial import RectIndex
 
 # Items made between two checks of the clock (a check costs little; items are ~0.1 ms).
 CHECK_EVERY = 64
+
+
+class _Clock:
+    """Counts the items made and says when a step's time is up, reading the clock only
+    every ``CHECK_EVERY`` units of work."""
+
+    def __init__(self, budget_s: float | None) -> None:
+        self.budget_s = budget_s
+        self.deadline = time.perf_counter() + budget_s if budget_s is not None else None
+        self.made = 0
+        self.unchecked = 0  # work done since the clock was last read
+
+    def tick(self, work: int = 1) -> bool:
+        """One more item made, at the cost of ``work``: whether to yield now."""
+        self.made += 1
+        self.unchecked += work
+        if self.deadline is None or self.unchecked < CHECK_EVERY:
+            return False
+        self.unchecked = 0
+        now = time.perf_counter()
+        if now < self.deadline:
+            return False
+        self.deadline = now + self.budget_s
+        return True
 
 
 class StagedDrawing:
@@ -82,23 +107,21 @@ class StagedDrawing:
     def steps(self, budget_s: float | None) -> Iterator[int]:
         """Make the items, yielding after about ``budget_s`` seconds of work each time
         (None: only at the end); yields the number of items made so far."""
-        deadline = [time.perf_counter() + budget_s] if budget_s is not None else None
-        made = 0
-        unchecked = [0]  # work done since the clock was last read
+        clock = _Clock(budget_s)
+        yield from self._make_nodes(clock)
+        yield from self._make_edges(clock)
+        spread_badges(self.badges)
+        yield clock.made
+        if self.layout.boxes:
+            yield from self._make_boxes(clock)
+        yield from self._measure(clock)
+        self.done = True
+        yield clock.made
 
-        def pause(work: int = 1) -> bool:
-            unchecked[0] += work
-            if deadline is None or unchecked[0] < CHECK_EVERY:
-                return False
-            unchecked[0] = 0
-            now = time.perf_counter()
-            if now < deadline[0]:
-                return False
-            deadline[0] = now + budget_s
-            return True
-
-        layout, style = self.layout, self.style
-        for i, node in enumerate(layout.nodes):
+    def _make_nodes(self, clock: _Clock) -> Iterator[int]:
+        """A card per node, and a badge under each input."""
+        style = self.style
+        for i, node in enumerate(self.layout.nodes):
             item = NodeItem(i, node, style)
             self.nodes.append(item)
             self._order.append(item)
@@ -106,53 +129,54 @@ class StagedDrawing:
                 badge = BadgeItem((node.value,), style)
                 badge.setPos(node.x, node.y + NODE_H / 2 + 14)
                 self._add_badge(badge)
-            made += 1
-            if pause():
-                yield made
+            if clock.tick():
+                yield clock.made
+
+    def _make_edges(self, clock: _Clock) -> Iterator[int]:
+        """A curve per edge, and a badge on each short edge not leaving an input."""
+        layout, style = self.layout, self.style
         for edge in layout.edges:
             item = EdgeItem(edge, style)
             self.edges.append(item)
             self._order.append(item)
             src = layout.nodes[edge.src]
-            made += 1
             if not (edge.long or src.kind == "input"):
                 (x0, y0), (x1, y1) = edge.points[0], edge.points[1]
                 badge = BadgeItem(edge.values, style)
                 badge.setPos((x0 + x1) / 2, y0 + min(38.0, (y1 - y0) / 2))
                 self._add_badge(badge)
-            if pause():
-                yield made
-        spread_badges(self.badges)
-        yield made
+            if clock.tick():
+                yield clock.made
+
+    def _make_boxes(self, clock: _Clock) -> Iterator[int]:
+        """A box per expanded scope, its name placed clear of the badges and other names."""
+        layout = self.layout
         index = RectIndex(())
-        if layout.boxes:
-            for badge in self.badges:
-                r = badge.sceneBoundingRect()
-                index.add((r.x(), r.y(), r.width(), r.height()))
-                made += 1
-                if pause():
-                    yield made
-            self.header_index = index
-            deepest = max(box.depth for box in layout.boxes)
-            names = RectIndex(())  # the scope names placed so far: no name over another
-            for box in layout.boxes:
-                nodes = [layout.nodes[i] for i in box.nodes]
-                item = ScopeBoxItem.around(box, nodes, deepest - box.depth, style, index, names)
-                self.boxes.append(item)
-                self._order.append(item)
-                made += 1
-                if pause(CHECK_EVERY):  # a region costs as much as many cards
-                    yield made
+        for badge in self.badges:
+            r = badge.sceneBoundingRect()
+            index.add((r.x(), r.y(), r.width(), r.height()))
+            if clock.tick():
+                yield clock.made
+        self.header_index = index
+        deepest = max(box.depth for box in layout.boxes)
+        names = RectIndex(())  # the scope names placed so far: no name over another
+        for box in layout.boxes:
+            nodes = [layout.nodes[i] for i in box.nodes]
+            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, self.style, index, names)
+            self.boxes.append(item)
+            self._order.append(item)
+            if clock.tick(CHECK_EVERY):  # a region costs as much as many cards
+                yield clock.made
+
+    def _measure(self, clock: _Clock) -> Iterator[int]:
+        """The bounds of every item made."""
         bounds = QRectF()
         for item in self._order:
             # the items made here have no children of their own (marks are added later)
             bounds = bounds.united(item.sceneBoundingRect())
-            made += 1
-            if pause():
-                yield made
+            if clock.tick():
+                yield clock.made
         self.bounds = bounds
-        self.done = True
-        yield made
 
     def _add_badge(self, badge: BadgeItem) -> None:
         self.badges.append(badge)

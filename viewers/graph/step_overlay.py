@@ -17,18 +17,19 @@ in short slices afterwards. A picture of the whole drawing takes a ``whole`` ove
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QElapsedTimer, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QElapsedTimer, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem
 
-from shardscope.backend.program.layout import NODE_H, NODE_W, FrameIndex
+from shardscope.backend.program.layout import FrameIndex
+from shardscope.backend.program.placement import NODE_H, NODE_W
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.common.connections import Connections
+from shardscope.viewers.graph.flow_items import PIECE, FlowItem, OverlayItem, edge_runs
 from shardscope.viewers.graph.items import BadgeItem
 
 if TYPE_CHECKING:
@@ -40,13 +41,6 @@ if TYPE_CHECKING:
 SpecOverride = Callable[[int, "Spec | None", str], "tuple[Spec | None, str]"]
 
 EDGE_WIDTH = 4.0
-# Length of the pieces a flow's curve is drawn in: pixels at the view's zoom (scene units
-# at zoom 1) ...
-PIECE = 24.0
-# ... or, along a horizontal or vertical line (one that strays no more than ``THIN``),
-# longer: such a piece's box is a thin band.
-THIN = 2.0
-STRAIGHT_PIECE = 400.0
 RING_WIDTH = 3.5
 # The ring around a badge the last edit changed: its margin, pen width and fill's alpha.
 CHANGED_PAD, CHANGED_WIDTH, CHANGED_ALPHA = 4.0, 2.5, 60
@@ -83,139 +77,6 @@ def playback_override(playback: Playback, user_specs: Mapping[int, Spec]) -> Spe
     return override
 
 
-class OverlayItem(QGraphicsPathItem):
-    """A drawn-only path: it never takes a click, a hover or a drop from what lies under it."""
-
-    def __init__(self, path: QPainterPath, scale: float) -> None:
-        super().__init__(path)
-        # the pen is cosmetic (pixels at any zoom): its half-width in scene units at the
-        # view's zoom when drawn, so repaints cover the stroke and no more
-        self._scale = max(scale, 0.02)
-
-    def shape(self) -> QPainterPath:
-        return QPainterPath()
-
-    def boundingRect(self) -> QRectF:
-        # Qt derives a path item's bounds from shape(), which is empty here
-        w = self.pen().widthF() / (2 * self._scale) + 1
-        return self.path().controlPointRect().adjusted(-w, -w, w, w)
-
-
-class FlowItem(OverlayItem):
-    """A step's flow along one edge. It keeps the whole path and pen (what it shows), but
-    short pieces of the curve draw it: adding or removing it repaints a band along the
-    stroke instead of the curve's whole bounding box (a long diagonal edge's box is mostly
-    background, and over a forwarded display every repainted pixel is sent). Only the
-    pieces that ``cover`` asked for are made: an edge across a whole unfolded model has
-    thousands of them, and the overlay makes those near what the view shows."""
-
-    def __init__(self, path: QPainterPath, scale: float, pen: QPen, runs=None) -> None:
-        super().__init__(path, scale)
-        self.setPen(pen)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
-        self.pieces: list[OverlayItem] = []
-        self._runs = _runs(path, PIECE / self._scale) if runs is None else runs
-        # (run, piece) of the pieces made
-        self._made: set[tuple[int, int]] = set()
-
-    def boundingRect(self) -> QRectF:
-        return QRectF()
-
-    def cover(self, rect: QRectF | None = None) -> None:
-        """Make the pieces that meet ``rect`` (all of them when None)."""
-        if rect is not None:
-            x0, y0, x1, y1 = rect.left(), rect.top(), rect.right(), rect.bottom()
-        made = self._made
-        for r, (bx0, by0, bx1, by1, points, count) in enumerate(self._runs):
-            if rect is not None and (bx0 > x1 or bx1 < x0 or by0 > y1 or by1 < y0):
-                continue
-            if count == 1:
-                if (r, 0) not in made:
-                    made.add((r, 0))
-                    self._add(points)
-                continue
-            (ax, ay), (cx, cy) = points
-            lo, hi = 0, count
-            if rect is not None:
-                # the pieces of this straight run inside the rect: clip its parameter
-                t0, t1 = _clip(ax, ay, cx, cy, x0, y0, x1, y1)
-                lo, hi = max(0, math.floor(t0 * count)), min(count, math.ceil(t1 * count))
-            for k in range(lo, hi):
-                if (r, k) not in made:
-                    made.add((r, k))
-                    s, e = k / count, (k + 1) / count
-                    self._add(
-                        (
-                            (ax + (cx - ax) * s, ay + (cy - ay) * s),
-                            (ax + (cx - ax) * e, ay + (cy - ay) * e),
-                        )
-                    )
-
-    def _add(self, points) -> None:
-        path = QPainterPath(QPointF(*points[0]))
-        for point in points[1:]:
-            path.lineTo(QPointF(*point))
-        item = OverlayItem(path, self._scale)
-        item.setPen(self.pen())
-        item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        item.setParentItem(self)
-        self.pieces.append(item)
-
-
-def _clip(ax, ay, cx, cy, x0, y0, x1, y1) -> tuple[float, float]:
-    """The parameter range of the segment from a to c inside the box (empty: lo >= hi)."""
-    lo, hi = 0.0, 1.0
-    for start, delta, low, high in ((ax, cx - ax, x0, x1), (ay, cy - ay, y0, y1)):
-        if abs(delta) < 1e-9:
-            if start < low or start > high:
-                return 1.0, 0.0
-            continue
-        t_a, t_b = (low - start) / delta, (high - start) / delta
-        if t_a > t_b:
-            t_a, t_b = t_b, t_a
-        lo, hi = max(lo, t_a), min(hi, t_b)
-    return lo, hi
-
-
-def _runs(path: QPainterPath, piece: float = PIECE) -> list[tuple]:
-    """``path`` as runs to cut pieces from, each (x0, y0, x1, y1, points, count): its box,
-    its points and how many pieces it is cut into. A run is a polyline of short segments
-    about ``piece`` scene units long (one piece), or one long straight segment cut into
-    pieces ``piece`` long, or ``STRAIGHT_PIECE`` long where it is horizontal or vertical
-    (such a piece's box is a thin band however long)."""
-    runs: list[tuple] = []
-
-    def close(points: list[tuple[float, float]]) -> None:
-        xs = [x for x, _ in points]
-        ys = [y for _, y in points]
-        runs.append((min(xs), min(ys), max(xs), max(ys), tuple(points), 1))
-
-    for polygon in path.toSubpathPolygons():
-        points = [(p.x(), p.y()) for p in polygon]
-        current = points[:1]
-        run = 0.0
-        for (ax, ay), (cx, cy) in zip(points, points[1:], strict=False):
-            dx, dy = cx - ax, cy - ay
-            length = math.hypot(dx, dy)
-            if length <= piece:
-                current.append((cx, cy))
-                run += length
-                if run >= piece:
-                    close(current)
-                    current, run = [(cx, cy)], 0.0
-                continue
-            if len(current) > 1:
-                close(current)
-            straight = min(abs(dx), abs(dy)) <= THIN
-            count = max(1, math.ceil(length / max(piece, STRAIGHT_PIECE if straight else piece)))
-            box = (min(ax, cx), min(ay, cy), max(ax, cx), max(ay, cy))
-            runs.append((*box, ((ax, ay), (cx, cy)), count))
-            current, run = [(cx, cy)], 0.0
-        if len(current) > 1:
-            close(current)
-    return runs
-
-
 class StepOverlay:
     """See the module docstring."""
 
@@ -239,7 +100,7 @@ class StepOverlay:
         self._holders: dict[str, int] | None = None
         self._members: tuple[str, set[int]] | None = None
         self._edges_at: dict[int, list] | None = None
-        # each drawn edge's runs (see ``_runs``), kept until the drawing is rebuilt
+        # each drawn edge's runs (``flow_items.edge_runs``), kept until the drawing is rebuilt
         self._runs: dict[int, tuple[object, float, list[tuple]]] = {}
         # badges whose shown sharding is out of date (off screen), refreshed in slices
         self._stale: dict[int, BadgeItem] = {}
@@ -475,7 +336,11 @@ class StepOverlay:
         piece = PIECE / max(self._scale(), 0.02)
         kept = self._runs.get(id(edge_item))
         if kept is None or kept[0] is not edge_item or kept[1] != piece:
-            kept = self._runs[id(edge_item)] = (edge_item, piece, _runs(edge_item.path(), piece))
+            kept = self._runs[id(edge_item)] = (
+                edge_item,
+                piece,
+                edge_runs(edge_item.path(), piece),
+            )
         item = FlowItem(edge_item.path(), self._scale(), pen, kept[2])
         item.setZValue(1)
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)

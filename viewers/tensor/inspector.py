@@ -64,7 +64,26 @@ class TensorInspector(QWidget):
         self.torch_xla = False
         self.slots: list[DimSlot] = []
         self._shown: tuple | None = None
+        self._make_heading()
+        slot_box = self._make_slot_row()
+        self.tile_grid = TileGridView()
+        self._make_details()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.facts)
+        layout.addWidget(slot_box)
+        layout.addWidget(self.tile_grid, 1)
+        layout.addWidget(self.details)
+        layout.addStretch(0)
+        # No tensor: the same widgets in the same places, the grid empty with a hint in
+        # it, so that the first selection changes only what any later one changes.
+        self.hint = self.tile_grid.hint
+        self._show(None, None, Spec(), Spec(), None)
 
+    def _make_heading(self) -> None:
+        """The tensor's name in large bold type, and a line of facts under it."""
         self.title = QLabel("No tensor selected")
         font = QFont(self.title.font())
         font.setPointSizeF(font.pointSizeF() * 1.25)
@@ -74,6 +93,8 @@ class TensorInspector(QWidget):
         self.facts = QLabel()
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+    def _make_slot_row(self) -> QWidget:
+        """The row of dimension slots, a chip's height tall from the start."""
         # wraps, so that rank-4 and wider specs never push the dock's contents off its edge
         self._slot_row = FlowLayout(spacing=8)
         slot_box = QWidget()
@@ -82,9 +103,10 @@ class TensorInspector(QWidget):
         probe = DimSlot(0, None)
         slot_box.setMinimumHeight(probe.sizeHint().height())
         probe.deleteLater()
+        return slot_box
 
-        self.tile_grid = TileGridView()
-
+    def _make_details(self) -> None:
+        """The spec's texts in each form (JAX, PyTorch/XLA, Shardy, HLO) and its kind."""
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.text_labels: dict[str, QLabel] = {}
         self.details = QWidget()
@@ -116,20 +138,6 @@ class TensorInspector(QWidget):
             self.text_captions[key] = QLabel(caption)
             form.addWidget(self.text_captions[key], row, 0, Qt.AlignmentFlag.AlignTop)
             form.addWidget(label, row, 1)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(6)
-        layout.addWidget(self.title)
-        layout.addWidget(self.facts)
-        layout.addWidget(slot_box)
-        layout.addWidget(self.tile_grid, 1)
-        layout.addWidget(self.details)
-        layout.addStretch(0)
-        # No tensor: the same widgets in the same places, the grid empty with a hint in
-        # it, so that the first selection changes only what any later one changes.
-        self.hint = self.tile_grid.hint
-        self._show(None, None, Spec(), Spec(), None)
 
     def set_value(
         self,

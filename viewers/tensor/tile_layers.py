@@ -150,6 +150,23 @@ class TileLayers:
         full = QRectF(0, 0, cols * tc, rows * tr)
         self.image.setRect(full)
 
+        self._draw_lines(rows, cols, tr, tc, theme)
+        self._draw_padding(rows, cols, tr, tc, nr, nc, theme)
+        # A row or column that starts past the real size holds only padding.
+        empty_rows = [i for i in range(rows) if i * tr >= nr]
+        empty_cols = [j for j in range(cols) if j * tc >= nc]
+        notes: list[Cell] = []
+        for i in range(rows):
+            for j in range(cols):
+                if i in empty_rows or j in empty_cols:
+                    notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
+        if notes:
+            labels = [c for c in labels if not any(c[0] == n[0] for n in notes)]
+        self.labels.set_cells(full, labels, notes)
+        return full
+
+    def _draw_lines(self, rows: int, cols: int, tr: float, tc: float, theme: Theme) -> None:
+        """The lines between tiles, in the background colour."""
         lines = QPainterPath()
         for j in range(1, cols):
             lines.moveTo(j * tc, 0)
@@ -162,6 +179,11 @@ class TileLayers:
         self.lines.setPen(pen)
         self.lines.setPath(lines)
 
+    def _draw_padding(
+        self, rows: int, cols: int, tr: float, tc: float, nr: int, nc: int, theme: Theme
+    ) -> None:
+        """Shade and hatch the tiles' padding past the real size ``nr`` x ``nc``, with a
+        dashed edge where the real size ends."""
         pad = QPainterPath()
         edge = QPainterPath()
         if cols * tc > nc:
@@ -186,19 +208,6 @@ class TileLayers:
         self.edge.setPen(edge_pen)
         self.edge.setPath(edge)
         self.edge.setBrush(Qt.BrushStyle.NoBrush)
-
-        # A row or column that starts past the real size holds only padding.
-        empty_rows = [i for i in range(rows) if i * tr >= nr]
-        empty_cols = [j for j in range(cols) if j * tc >= nc]
-        notes: list[Cell] = []
-        for i in range(rows):
-            for j in range(cols):
-                if i in empty_rows or j in empty_cols:
-                    notes.append((QRectF(j * tc, i * tr, tc, tr), "empty", theme.foreground))
-        if notes:
-            labels = [c for c in labels if not any(c[0] == n[0] for n in notes)]
-        self.labels.set_cells(full, labels, notes)
-        return full
 
     def show_highlight(self, rects: list[QRectF], theme: Theme) -> None:
         """Outline ``rects`` (the highlighted tiles) in the theme's highlight colour."""

@@ -117,6 +117,10 @@ class _LabelStrip(QWidget):
         self.label.fit()
 
 
+def _key_tip(action: str) -> str:
+    return f"{KEY_ACTIONS[action]} ({key_name(action)})"
+
+
 class TimelinePanel(QWidget):
     """See the module docstring. ``filterRejected(message)`` when a filter names no tensor."""
 
@@ -128,18 +132,25 @@ class TimelinePanel(QWidget):
         self.graph: ProgramGraph | None = None
         self.axis_names: tuple[str, ...] = ()
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._make_step_buttons()
+        self._make_step_controls()
+        self._make_step_display()
+        self._make_filters()
+        self._lay_out()
+        self._enable(False)
 
-        def button(text: str, tip: str, slot) -> QToolButton:
-            b = QToolButton(self)
-            b.setText(text)
-            b.setToolTip(tip)
-            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-            b.clicked.connect(slot)
-            return b
+    def _button(self, text: str, tip: str, slot) -> QToolButton:
+        b = QToolButton(self)
+        b.setText(text)
+        b.setToolTip(tip)
+        b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        b.clicked.connect(slot)
+        return b
 
-        def tip(action: str) -> str:
-            return f"{KEY_ACTIONS[action]} ({key_name(action)})"
-
+    def _make_step_buttons(self) -> None:
+        """Buttons that step, play and leave step mode; tips name their keys."""
+        button = self._button
+        tip = _key_tip
         self.home_button = button("|◀◀", tip("home"), lambda: self._do("home"))
         self.back_button = button("◀|", tip("back"), lambda: self._do("back"))
         self.play_button = button("▶", tip("toggle"), lambda: self._do("toggle"))
@@ -151,6 +162,9 @@ class TimelinePanel(QWidget):
         )
         self.final_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.final_button.clicked.connect(lambda: self._do("reset"))
+
+    def _make_step_controls(self) -> None:
+        """The playing speed, the step to jump to and the step count."""
         self.speed_combo = QComboBox(self)
         for s in SPEEDS:
             self.speed_combo.addItem(f"{s:g} steps/s", s)
@@ -166,6 +180,8 @@ class TimelinePanel(QWidget):
         self.jump_box.setRange(0, 0)
         self.count_label = QLabel("", self)
 
+    def _make_step_display(self) -> None:
+        """The scrubber and the two lines that describe the current step."""
         self.scrubber = Scrubber(self)
         self.scrubber.seekRequested.connect(self._on_seek)
         # Two lines always, as wide as its text: each step repaints only the text, not
@@ -175,6 +191,8 @@ class TimelinePanel(QWidget):
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.step_label.setWordWrap(False)
 
+    def _make_filters(self) -> None:
+        """The axis, tensor and scope filters of the steps shown."""
         self.axis_combo = QComboBox(self)
         self.axis_combo.addItem(ALL_AXES, None)
         self.axis_combo.setToolTip("Only steps that move this axis")
@@ -191,6 +209,8 @@ class TimelinePanel(QWidget):
         self.scope_box.returnPressed.connect(self.apply_filter)
         self.filter_label = QLabel("", self)
 
+    def _lay_out(self) -> None:
+        """Controls above the scrubber, the step's lines below it, the filters last."""
         self.step_buttons = (
             self.home_button,
             self.back_button,
@@ -221,7 +241,6 @@ class TimelinePanel(QWidget):
         layout.addWidget(self.scrubber)
         layout.addWidget(self.step_strip)
         layout.addLayout(filters)
-        self._enable(False)
 
     # -- model ----------------------------------------------------------------------------
     def set_playback(

@@ -23,7 +23,7 @@ from shardscope.viewers.common.colors import axis_color, text_color_on
 from shardscope.viewers.common.damage import quiet_change
 
 if TYPE_CHECKING:
-    from shardscope.backend.propagation.provenance import DimProvenance
+    from shardscope.backend.propagation.provenance import AxisChain, DimProvenance
 
 SOURCES = {
     "user": "your spec",
@@ -89,52 +89,68 @@ class ProvenanceView(QTextBrowser):
             when = f"{when}. Playing on from here: pause (space) to explain the step shown"
         out = [f"<h3>{html.escape(title)}</h3>", f"<p><i>{when}</i></p>"]
         for rec in records:
+            out += self._record_html(rec, axis_names, at_step)
             chains = rec.chains
-            later: list[tuple[str, int]] = []
             if at_step is not None:
                 chains = tuple(c for c in rec.chains if _arrival(c) <= at_step)
-                later = [(c.axis, _arrival(c)) for c in rec.chains if _arrival(c) > at_step]
-            if rec.axes and not chains:
-                out.append(f"<p><b>dim {rec.dim}</b> holds no axis yet</p>")
-            elif rec.axes:
-                chips = " ".join(_chip(c.axis, axis_names) for c in chains)
-                out.append(f"<p><b>dim {rec.dim}</b> holds {chips}</p>")
-            else:
-                out.append(f"<p><b>dim {rec.dim}</b> is replicated. <i>Why?</i> ")
-                out.append(html.escape(rec.replicated_because or ""))
-                for i in rec.conflicts:
-                    out.append(" " + self._link(f"conflict:{i}", f"[conflict {i}]"))
-                out.append("</p>")
-            for axis, step in later:
-                link = self._link(f"step:{step}", f"step {step}")
-                out.append(f"<p>{_chip(axis, axis_names)} arrives later, at {link}</p>")
             for chain in chains:
-                out.append(f"<p>{_chip(chain.axis, axis_names)} came from ")
-                where = SOURCES.get(chain.source, chain.source)
-                origin = f" ({html.escape(chain.origin)})" if chain.origin else ""
-                out.append(f"{where}{origin}, each tensor from the next:</p><ol>")
-                for n, link in enumerate(chain.links):
-                    tensor = self._link(f"value:{link.value}", name_of(link.value))
-                    if link.kind == "annotation":
-                        out.append(
-                            f"<li>{tensor} held {html.escape(link.axis)} from the start</li>"
-                        )
-                        continue
-                    step = self._link(f"step:{link.step}", f"step {link.step}")
-                    src = ""
-                    # the tensor it came from is named when the next entry is not it
-                    after = chain.links[n + 1].value if n + 1 < len(chain.links) else None
-                    if link.source_value not in (None, link.value, after):
-                        src = " from " + self._link(
-                            f"value:{link.source_value}", name_of(link.source_value)
-                        )
-                    note = " (not recorded by Shardy)" if link.kind == "unrecorded" else ""
-                    out.append(
-                        f"<li>{step}: {tensor} got it across "
-                        f"{html.escape(link.op_name)}{src}{note}</li>"
-                    )
-                out.append("</ol>")
+                out += self._chain_html(chain, name_of, axis_names)
         self.show_html("".join(out))
+
+    def _record_html(
+        self, rec: DimProvenance, axis_names: tuple[str, ...], at_step: int | None
+    ) -> list[str]:
+        """What one dim holds at ``at_step`` (or why it is replicated), and the axes that
+        arrive later."""
+        chains = rec.chains
+        later: list[tuple[str, int]] = []
+        if at_step is not None:
+            chains = tuple(c for c in rec.chains if _arrival(c) <= at_step)
+            later = [(c.axis, _arrival(c)) for c in rec.chains if _arrival(c) > at_step]
+        out = []
+        if rec.axes and not chains:
+            out.append(f"<p><b>dim {rec.dim}</b> holds no axis yet</p>")
+        elif rec.axes:
+            chips = " ".join(_chip(c.axis, axis_names) for c in chains)
+            out.append(f"<p><b>dim {rec.dim}</b> holds {chips}</p>")
+        else:
+            out.append(f"<p><b>dim {rec.dim}</b> is replicated. <i>Why?</i> ")
+            out.append(html.escape(rec.replicated_because or ""))
+            for i in rec.conflicts:
+                out.append(" " + self._link(f"conflict:{i}", f"[conflict {i}]"))
+            out.append("</p>")
+        for axis, step in later:
+            link = self._link(f"step:{step}", f"step {step}")
+            out.append(f"<p>{_chip(axis, axis_names)} arrives later, at {link}</p>")
+        return out
+
+    def _chain_html(
+        self, chain: AxisChain, name_of: Callable[[int], str], axis_names: tuple[str, ...]
+    ) -> list[str]:
+        """Where one axis came from: a list item per tensor it passed through."""
+        out = [f"<p>{_chip(chain.axis, axis_names)} came from "]
+        where = SOURCES.get(chain.source, chain.source)
+        origin = f" ({html.escape(chain.origin)})" if chain.origin else ""
+        out.append(f"{where}{origin}, each tensor from the next:</p><ol>")
+        for n, link in enumerate(chain.links):
+            tensor = self._link(f"value:{link.value}", name_of(link.value))
+            if link.kind == "annotation":
+                out.append(f"<li>{tensor} held {html.escape(link.axis)} from the start</li>")
+                continue
+            step = self._link(f"step:{link.step}", f"step {link.step}")
+            src = ""
+            # the tensor it came from is named when the next entry is not it
+            after = chain.links[n + 1].value if n + 1 < len(chain.links) else None
+            if link.source_value not in (None, link.value, after):
+                src = " from " + self._link(
+                    f"value:{link.source_value}", name_of(link.source_value)
+                )
+            note = " (not recorded by Shardy)" if link.kind == "unrecorded" else ""
+            out.append(
+                f"<li>{step}: {tensor} got it across {html.escape(link.op_name)}{src}{note}</li>"
+            )
+        out.append("</ol>")
+        return out
 
     def _link(self, target: str, text: str) -> str:
         self.links.append(target)

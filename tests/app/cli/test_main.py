@@ -43,6 +43,37 @@ def test_the_parser_lists_the_commands_in_order():
     assert names == ["gui", "load", "shard", "propagate", "run", "render", "capture"]
 
 
+# A command line of each command whose ``run`` reads a typed ``<Name>Args``.
+TYPED = {
+    "gui": ["gui"],
+    "load": ["load", "example:mlp"],
+    "shard": ["shard", "--mesh", "a=2", "--shape", "4"],
+    "propagate": ["propagate", "example:mlp"],
+    "render": ["render", "example:mlp", "--out", "x.png"],
+    "capture": ["capture", "--", "python", "x.py"],
+}
+
+
+def _declared(protocol) -> set[str]:
+    return {name for cls in protocol.__mro__ for name in getattr(cls, "__annotations__", {})}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_each_commands_typed_args_name_only_what_its_parser_gives(name):
+    (command,) = [c for c in cli_main.COMMANDS if c.NAME == name]
+    protocol = getattr(command, f"{name.capitalize()}Args")
+    assert run_annotation(command) is protocol
+    parsed = vars(build_parser().parse_args(TYPED[name]))
+    # ``main`` adds what a command may call while its program loads
+    assert _declared(protocol) - {"while_loading"} <= set(parsed)
+
+
+def run_annotation(command):
+    import typing
+
+    return typing.get_type_hints(command.run)["args"]
+
+
 def fake_command(run, preflight=None, name="fake"):
     """A command module as ``COMMANDS`` lists them, with a ``--say`` option."""
     command = SimpleNamespace(

@@ -13,7 +13,6 @@ from shardscope.backend.program.trace import (
     lower_function,
     lower_staged,
     mesh_dict,
-    split_static,
 )
 
 X = jax.ShapeDtypeStruct((16, 8), jnp.float32)
@@ -57,20 +56,6 @@ def test_a_prefix_that_does_not_fit_the_arguments_is_refused():
         flat_specs((P(), P()), (X,), {}, ("x",))
     with pytest.raises(TraceError, match="not a tree prefix"):
         flat_specs(({"a": P()},), ((X, X),), {}, ("x[0]", "x[1]"))
-
-
-def test_non_array_leaves_are_closed_over_and_names_kept():
-    def apply(model, x):
-        return model["act"](x @ model["w"])
-
-    model = {"w": W, "act": jnp.tanh}
-    assert split_static((model, X), {})[0] == ({"w": W, "act": None}, X)
-    assert split_static((X,), {}) is None
-    traced = lower_function(apply, (model, X), mesh={"data": 4}, specs=(None, P("data")))
-    assert traced.name == "apply"
-    assert "loc(\"model['w']\")" in traced.mlir_text and "tanh" in traced.mlir_text
-    assert traced.specs == {"x": ["data"]}
-    assert traced.mesh == {"data": 4}
 
 
 def test_the_mesh_comes_from_the_shardings_or_from_set_mesh():

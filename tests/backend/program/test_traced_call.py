@@ -1,0 +1,49 @@
+"""How a user's function is traced: non-array leaves closed over, jit objects as they are."""
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+from shardscope.backend.program.trace import lower_function
+from shardscope.backend.program.traced_call import function_name, program_call, split_static
+
+X = jax.ShapeDtypeStruct((16, 8), jnp.float32)
+W = jax.ShapeDtypeStruct((8, 4), jnp.float32)
+
+
+def test_non_array_leaves_are_closed_over_and_names_kept():
+    def apply(model, x):
+        return model["act"](x @ model["w"])
+
+    model = {"w": W, "act": jnp.tanh}
+    assert split_static((model, X), {})[0] == ({"w": W, "act": None}, X)
+    assert split_static((X,), {}) is None
+    traced = lower_function(apply, (model, X), mesh={"data": 4}, specs=(None, P("data")))
+    assert traced.name == "apply"
+    assert "loc(\"model['w']\")" in traced.mlir_text and "tanh" in traced.mlir_text
+    assert traced.specs == {"x": ["data"]}
+    assert traced.mesh == {"data": 4}
+
+
+def test_a_jit_object_keeps_its_arguments_and_a_plain_function_loses_its_static_ones():
+    def apply(model, x):
+        return model["act"](x @ model["w"])
+
+    model = {"w": W, "act": jnp.tanh}
+    call, name = program_call(apply, (model, X), {})
+    assert name == "apply"
+    leaves, _ = call.flat()
+    assert leaves == [W, X]  # the activation is closed over, not an argument
+    jitted = jax.jit(lambda x: x * 2)
+    call, name = program_call(jitted, (X,), {})
+    assert name == "program" and call.flat()[0] == [X]
+    assert call.trace().lower().as_text().count("stablehlo.multiply") == 1
+
+
+def test_a_function_goes_by_its_own_name_or_its_wrapped_ones():
+    def step(x):
+        return x
+
+    assert function_name(step) == "step"
+    assert function_name(jax.jit(step)) == "step"
+    assert function_name(lambda x: x) == "program"
