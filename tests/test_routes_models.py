@@ -47,7 +47,7 @@ ORACLE = textwrap.dedent(
     from jax.sharding import AxisType, Mesh
 
     import shardscope
-    from shardscope.backend.hlo.collectives import read_collectives
+    from shardscope.backend.hlo.hlo_collectives import read_collectives
 
     ns = runpy.run_path(sys.argv[1], run_name="__shardscope__")
     mesh = ns["MESH"]

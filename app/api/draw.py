@@ -21,7 +21,7 @@ def draw(session_path: Path, out: Path, scale: float = 1.0) -> None:
     from shardscope.backend.propagation.propagate import propagate
     from shardscope.backend.session.document import Session
     from shardscope.backend.session.saved_program import unpack_program
-    from shardscope.viewers.graph.panel import export_view
+    from shardscope.viewers.graph.graph_panel import export_view
     from shardscope.viewers.graph.view import GraphView
 
     app = QApplication.instance() or QApplication([sys.argv[0]])

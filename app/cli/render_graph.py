@@ -184,8 +184,8 @@ def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
     """Draw the graph (one ``--scope`` of it, at ``--step``) to ``out`` or, too large for
     one page, to numbered pages; returns the files written."""
     from shardscope.app.cli.render_debugger import mark_graph
+    from shardscope.viewers.graph.graph_panel import export_view
     from shardscope.viewers.graph.pages import page_image, plan_pages
-    from shardscope.viewers.graph.panel import export_view
     from shardscope.viewers.graph.view import GraphView
 
     scale = args.scale

@@ -26,7 +26,7 @@ def heatmap_sheet(session: Session, name: str, width: int, timeout: float) -> QW
     running) and whatever the run reports."""
     from shardscope.backend.run.dispatch import run_program
     from shardscope.viewers.run.heatmap import HeatmapView
-    from shardscope.viewers.run.panel import run_mesh
+    from shardscope.viewers.run.run_panel import run_mesh
 
     names = run_names(session)
     if name not in names:

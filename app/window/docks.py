@@ -39,10 +39,10 @@ from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
-from shardscope.viewers.run.panel import RunPanel
+from shardscope.viewers.run.run_panel import RunPanel
 from shardscope.viewers.tensor.inspector import TensorInspector
-from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import ProvenanceView
+from shardscope.viewers.timeline.timeline_panel import TimelinePanel
 
 W = TypeVar("W", bound=QWidget)
 

@@ -46,7 +46,7 @@ from shardscope.backend.session.document import Session
 from shardscope.backend.session.persistence import orphan_recoveries, read_recovery, set_aside
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.graph.panel import export_view
+from shardscope.viewers.graph.graph_panel import export_view
 from shardscope.viewers.graph.view import GraphView
 
 

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.viewers.timeline.panel import TimelinePanel
-from shardscope.viewers.timeline.panel import key_rows as timeline_key_rows
+from shardscope.viewers.timeline.timeline_panel import TimelinePanel
+from shardscope.viewers.timeline.timeline_panel import key_rows as timeline_key_rows
 
 
 @dataclass(frozen=True)

@@ -54,15 +54,15 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
-from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
 from shardscope.viewers.program.source_view import SourceView
-from shardscope.viewers.run.panel import RunPanel
+from shardscope.viewers.run.run_panel import RunPanel
 from shardscope.viewers.tensor.inspector import TensorInspector
-from shardscope.viewers.timeline.panel import TimelinePanel
 from shardscope.viewers.timeline.provenance_view import ProvenanceView
+from shardscope.viewers.timeline.timeline_panel import TimelinePanel
 
 # The docks showing Shardy's propagation, by their titles, and what they are called for a
 # program another partitioner (GSPMD) compiles.

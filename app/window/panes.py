@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from shardscope.viewers.common.connections import Connections
+from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
 from shardscope.viewers.graph.pane import (
     MODE_NAMES,
@@ -35,7 +36,6 @@ from shardscope.viewers.graph.pane import (
     differing,
     dims_override,
 )
-from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.graph.step_overlay import StepOverlay
 from shardscope.viewers.graph.sync import ViewSync
 

@@ -36,7 +36,7 @@ from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
 from shardscope.viewers.common.connections import Connections
-from shardscope.viewers.run.panel import RunPanel
+from shardscope.viewers.run.run_panel import RunPanel
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar

@@ -29,8 +29,8 @@ from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
 from shardscope.viewers.graph.view import GraphView
-from shardscope.viewers.timeline.panel import STEP_KEYS, TimelinePanel
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
+from shardscope.viewers.timeline.timeline_panel import STEP_KEYS, TimelinePanel
 
 # Fastest timer period: one repaint per display frame is all the eye gets.
 MIN_TICK_MS = 16

@@ -17,7 +17,7 @@ its latency per step (``hardware.toml``), the standard formulas:
 - ragged-all-to-all and collective-broadcast: ``(N-1)a + bytes/B``, with the bytes
   ``CompiledCollective.bytes`` gives (``S``).
 
-The bytes each formula sends per device are those of ``propagation.collectives``
+The bytes each formula sends per device are those of ``propagation.predicted_collectives``
 ``bytes_per_device``, the ``bytes`` of every ``CompiledCollective``: ``S(N-1)/N``,
 ``S(N-1)``, ``2S(N-1)/N``, ``S(N-1)/N`` and ``S`` (a permute's groups are its source and
 target pairs). A group whose devices all sit in one fast domain (device ``d`` in domain

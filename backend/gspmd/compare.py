@@ -12,7 +12,7 @@ argument and result specs (constraints on intermediates cannot be placed in the 
 code) and matches instructions by opcode, shape and name scope.
 
 Either way the compile's partitioned, optimized module gives GSPMD's own collectives
-(``compare_gspmd``), listed as the Shardy compile's are (``gspmd.collectives``).
+(``compare_gspmd``), listed as the Shardy compile's are (``gspmd.gspmd_collectives``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError, SpecError
-from shardscope.backend.gspmd.collectives import gspmd_collectives
+from shardscope.backend.gspmd.gspmd_collectives import gspmd_collectives
 from shardscope.backend.gspmd.rewrite import NoGspmdForm, gspmd_module, op_id
 from shardscope.backend.hlo.instructions import HloInstruction, hlo_opcode
 from shardscope.backend.isolation.json_worker import run_json_worker

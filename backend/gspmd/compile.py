@@ -6,7 +6,7 @@ the GSPMD-annotated module ``gspmd.rewrite`` wrote; a ``python`` job traces the 
 program again with JAX's GSPMD lowering, its arguments and results sharded by their specs.
 Either way the HLO is dumped after the ``sharding-propagation`` pass, and the report holds
 the executable's input and output shardings, every sharded instruction of that dump and
-the collectives of the partitioned, optimized module (``hlo.collectives``, device ids in
+the collectives of the partitioned, optimized module (``hlo.hlo_collectives``, device ids in
 the executable's assignment).
 """
 
@@ -24,8 +24,8 @@ from jax._src.lib import xla_client as xc
 from jax.sharding import AxisType, NamedSharding
 from jaxlib.mlir import ir
 
-from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.hlo.dump import dump_options, dumped_after
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.hlo.instructions import HloInstruction, read_hlo_instructions
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks

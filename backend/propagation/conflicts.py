@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.program.mlir import ModuleView
     from shardscope.backend.propagation.annotate import Annotation
-    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.propagation.program_index import ProgramIndex
 
 LONGEST_COMMON_PREFIX = "longest common prefix"

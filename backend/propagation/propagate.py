@@ -37,10 +37,10 @@ from shardscope.backend.propagation.annotate import (
     name_constraints,
     origin_describer,
 )
-from shardscope.backend.propagation.collectives import predict_collectives
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
 from shardscope.backend.propagation.guard import ChildCrashed, run_forked, start_forked
 from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
+from shardscope.backend.propagation.predicted_collectives import predict_collectives
 from shardscope.backend.propagation.program_index import ProgramIndex, inline_calls
 from shardscope.backend.propagation.readback import read_state
 from shardscope.backend.propagation.result import PropagationResult, final_dims, value_infos
@@ -52,8 +52,8 @@ from shardscope.backend.sharding.values import ValueSharding
 
 if TYPE_CHECKING:
     from shardscope.backend.program.load import Program
-    from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.predicted_collectives import Collective
 
 
 def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.propagation.annotate import Annotation
-    from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.propagation.timeline import Timeline
 
 

@@ -5,7 +5,7 @@ Run as ``python -m shardscope.backend.run.compile JOB OUT`` (a JSON worker, see
 the program with the session's mesh and specs written on it (``propagation.annotate``);
 XLA runs Shardy's propagation and its SPMD partitioner on it as ``jax.jit`` would, so no
 Python runs. The report holds the compiled module's text, its collectives
-(``hlo.collectives``, device ids in the executable's assignment) and XLA's memory
+(``hlo.hlo_collectives``, device ids in the executable's assignment) and XLA's memory
 analysis of its CPU buffer assignment. The worker starts its CPU client before the job
 comes, its threads' stacks sized for the device count (``isolation.thread_stacks``): a
 2,048-device client fits the memory limit.
@@ -27,7 +27,7 @@ from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib import xla_client as xc
 from jaxlib.mlir import ir
 
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.propagation import sdyread

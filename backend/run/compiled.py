@@ -24,7 +24,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.hlo.frames import is_library_file
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.isolation.start import NICE_ENV
-from shardscope.backend.propagation.collectives import bytes_per_device
+from shardscope.backend.propagation.predicted_collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
 from shardscope.backend.run.explain import explain
@@ -75,7 +75,7 @@ _USER_OPS = {
 
 
 def compiled_collective(c: dict) -> CompiledCollective:
-    """A ``CompiledCollective`` of one ``hlo.collectives`` record."""
+    """A ``CompiledCollective`` of one ``hlo.hlo_collectives`` record."""
     groups = c["groups"]
     group = group_size(c["kind"], groups)
     kind = _KIND_NAMES.get(c["kind"], c["kind"])
@@ -343,7 +343,7 @@ def framework_report(
     text = getattr(program, "compiled_hlo", None)
     if not text or mesh is None or not as_captured(program, mesh, specs):
         return None
-    from shardscope.backend.hlo.collectives import read_collectives
+    from shardscope.backend.hlo.hlo_collectives import read_collectives
 
     return {
         "ok": True,

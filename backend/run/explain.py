@@ -20,7 +20,7 @@
   to the call site that the HLO op name names, else the first call, as
   ``propagation.readback`` attributes a callee's ops to its first call).
 - ``runs_per_call``: the product of the known trip counts of the while loops around its
-  HLO computation (``hlo.collectives``).
+  HLO computation (``hlo.hlo_collectives``).
 
 XLA's warnings of the compile go on their program ops too (``run.op_warnings``).
 """

@@ -1,6 +1,6 @@
 """Predicted against compiled collectives, matched per source op.
 
-Propagation predicts collectives per program op (``propagation.collectives``) of the
+Propagation predicts collectives per program op (``propagation.predicted_collectives``) of the
 module it ran on, each with the op's location name and source line; the compiled HLO
 names, in each collective's metadata, the op it serves (``op_name``: from the top-level
 function, where the op's location name inside a loop body, a checkpoint, a nested jit or
@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shardscope.backend.hlo.collectives import operand_names
+from shardscope.backend.hlo.hlo_collectives import operand_names
 from shardscope.backend.run.result import CompiledCollective, PredictedRef
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.predicted_collectives import Collective
 
 
 def operand_sources(op_name: str) -> list[str]:

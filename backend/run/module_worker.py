@@ -14,7 +14,7 @@ so no Python of the program's runs. The worker:
 - compiles the module without its shardings (``unsharded.unsharded_module``) for one
   device and runs it on the same inputs, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
-  (``hlo.collectives``), XLA's memory analysis and the HLO text, in the form the run
+  (``hlo.hlo_collectives``), XLA's memory analysis and the HLO text, in the form the run
   worker reports a Python program's run (``report.report_result`` reads both).
 """
 
@@ -37,7 +37,7 @@ from jax._src.lib import xla_client as xc
 from jaxlib.mlir import ir
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory

@@ -11,7 +11,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from shardscope.backend.hlo.collectives import element_bytes
+from shardscope.backend.hlo.hlo_collectives import element_bytes
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import OpWarning
 

@@ -22,7 +22,7 @@ import numpy as np
 from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.program.lower import (
     load_python_namespace,
 )

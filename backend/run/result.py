@@ -187,7 +187,7 @@ class CollectiveCause(JsonForm):
 class CompiledCollective(JsonForm):
     """One collective of the compiled program, as its HLO text says.
 
-    ``bytes`` is what one device moves (the formulas of ``propagation.collectives``, on
+    ``bytes`` is what one device moves (the formulas of ``propagation.predicted_collectives``, on
     the result held by one device); ``predicted`` the predicted collectives it was matched
     with (empty: the compiler inserted one propagation did not predict).
     """

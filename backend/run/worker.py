@@ -17,7 +17,7 @@ timed runs. The worker:
   executable wants them: once to warm up, then ``runs`` timed runs;
 - runs the same function unsharded, on one device, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
-  (``hlo.collectives``), the executable's per-device memory, the HLO text and the
+  (``hlo.hlo_collectives``), the executable's per-device memory, the HLO text and the
   seconds each stage took (``stages``).
 
 A ``source`` job (``run.source``, the CLI's ``run``) names only the program file, the

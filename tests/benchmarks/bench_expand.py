@@ -41,7 +41,7 @@ def main(source: str = "example:transformer?layers=24") -> None:
     from shardscope.backend.program.layout import Frame, all_scopes, build_layout
     from shardscope.backend.program.load import load_program
     from shardscope.backend.session.document import Session
-    from shardscope.viewers.graph.panel import GraphPanel
+    from shardscope.viewers.graph.graph_panel import GraphPanel
 
     app = QApplication.instance() or QApplication([])
     program = load_program(source)
@@ -192,7 +192,7 @@ def _responsive(app, panel, everything) -> None:
     )
 
     # Side by side: a second pane follows (layouts shared, its own items in slices).
-    from shardscope.viewers.graph.panel import GraphPanel
+    from shardscope.viewers.graph.graph_panel import GraphPanel
     from shardscope.viewers.graph.sync import ViewSync
 
     second = GraphPanel(view.session, restore=False)

@@ -41,8 +41,8 @@ def bare(layers: int) -> tuple[float, float, float]:
 
     from shardscope.backend.program.mlir import new_context, run_passes
     from shardscope.backend.propagation import sdywrite as annotate
-    from shardscope.backend.propagation.collectives import EXPLICIT_RESHARDS
     from shardscope.backend.propagation.pipeline import pipeline_stages
+    from shardscope.backend.propagation.predicted_collectives import EXPLICIT_RESHARDS
     from shardscope.backend.sharding.spec import Spec
 
     stages = pipeline_stages()

@@ -8,10 +8,10 @@ collective kind, it prints:
 - predicted: Shardy's explicit-reshard prediction (``predicted_collectives``; an
   all-slice moves no data and is no instruction of the compiled module);
 - compiled: ``propagate --json``'s ``collectives`` (the annotated module compiled by
-  ``propagate_compiled`` on fake CPU devices, read by ``hlo.collectives``);
+  ``propagate_compiled`` on fake CPU devices, read by ``hlo.hlo_collectives``);
 - jax: instructions of that kind in ``jax.jit(PROGRAM).lower(...).compile().as_text()``
   (on the program's own mesh and shardings, ``tests/support/compile_oracle``), counted
-  here by a pattern of their own, not by ``hlo.collectives``;
+  here by a pattern of their own, not by ``hlo.hlo_collectives``;
 
 and whether compiled equals jax for every kind of the program.
 """

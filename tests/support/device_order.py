@@ -55,7 +55,7 @@ def _lowered(program: Any, order):
 def jit_groups(program: Any, order) -> list[tuple[tuple[int, ...], ...]]:
     """The device groups (device ids) of each collective of ``jax.jit`` compiling the
     loaded Python ``program`` with its SPECS on the mesh over devices ``order``."""
-    from shardscope.backend.hlo.collectives import read_collectives
+    from shardscope.backend.hlo.hlo_collectives import read_collectives
 
     compiled = _lowered(program, order).compile()
     assignment = [d.id for d in compiled._executable.xla_executable.local_devices()]

@@ -21,7 +21,7 @@ from shardscope.backend.units import bytes_text, seconds_text
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.run.result import CompiledCollective
 
 NOT_EXPLAINED = "—"

@@ -73,7 +73,7 @@ from shardscope.viewers.debugger.collective_lines import (
 
 if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
-    from shardscope.backend.propagation.collectives import Collective
+    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.run.result import CompiledCollective
 
 CROSSING = QColor("#C26A00")  # the crossing rows' Hosts cell, readable on light and dark

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.backend.propagation.collectives import collective_text
 from shardscope.backend.propagation.conflicts import conflict_text
+from shardscope.backend.propagation.predicted_collectives import collective_text
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.graph.markers import CONFLICT_COLOR
 

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.program.placement import NODE_H, NODE_W, Node
-from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
+from shardscope.backend.propagation.predicted_collectives import Collective
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.graph.flow_items import OverlayItem
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem

@@ -36,8 +36,8 @@ from PySide6.QtWidgets import QGraphicsItem
 from shiboken6 import isValid
 
 from shardscope.backend.program.placement import NODE_H, NODE_W
-from shardscope.backend.propagation.collectives import collective_text
 from shardscope.backend.propagation.conflicts import conflict_text
+from shardscope.backend.propagation.predicted_collectives import collective_text
 from shardscope.backend.run.result import compiled_text
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.program.layout import GraphLayout
-    from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.run.result import CompiledCollective
     from shardscope.viewers.graph.view import GraphView
 

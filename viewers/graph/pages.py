@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QFontInfo, QImage, QPainter
 
-from shardscope.viewers.graph.panel import MAX_EXPORT_PIXELS, drawn_plain
+from shardscope.viewers.graph.graph_panel import MAX_EXPORT_PIXELS, drawn_plain
 
 if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView

@@ -483,7 +483,7 @@ def _jit_groups(order) -> list:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from shardscope.backend.hlo.collectives import read_collectives
+    from shardscope.backend.hlo.hlo_collectives import read_collectives
     from tests.support.device_order import jax_mesh
 
     mesh = jax_mesh(order)

@@ -346,7 +346,7 @@ def test_a_module_without_locations_moves_the_same_but_names_no_op(routes):
 
 @pytest.mark.slow
 def test_the_routes_collectives_are_jaxs_own_compile(routes):
-    from shardscope.backend.hlo.collectives import read_collectives
+    from shardscope.backend.hlo.hlo_collectives import read_collectives
     from tests.support.compile_oracle import lowered
 
     program, by_route = routes

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from shardscope.app.window.compiling import WindowCompiler
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES, WORKER
 from shardscope.backend.session.edits import SetMesh
 from shardscope.backend.sharding.mesh import parse_mesh

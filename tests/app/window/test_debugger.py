@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from shardscope.backend.cost.hardware import DEFAULT_PROFILE
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.mesh import Mesh

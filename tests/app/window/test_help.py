@@ -48,7 +48,7 @@ def test_help_lists_every_shortcut_the_window_has_by_menu(make_window, pick, qtb
 
 
 def test_help_lists_every_key_the_timeline_binds(make_window, qtbot):
-    from shardscope.viewers.timeline.panel import KEY_ACTIONS, PANEL_KEYS, STEP_KEYS
+    from shardscope.viewers.timeline.timeline_panel import KEY_ACTIONS, PANEL_KEYS, STEP_KEYS
 
     window = make_window("example:mlp")
     window.activateWindow()

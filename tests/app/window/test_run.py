@@ -17,7 +17,7 @@ from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import XlaWarningEntry
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.run.heatmap import color_of
-from shardscope.viewers.run.panel import HINT, STALE
+from shardscope.viewers.run.run_panel import HINT, STALE
 from shardscope.viewers.run.run_text import groups_text
 
 HOSTILE = Path(__file__).resolve().parents[2] / "inputs" / "hostile"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from shardscope.backend.analysis.analyse import analyse
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.sharding.hosts import Hosts
 from tests.support.compile_oracle import compiled_text, loaded
 

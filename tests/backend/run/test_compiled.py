@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shardscope.backend.analysis.analyse import analyse
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.propagation.propagate import start_propagation
 from shardscope.backend.run.cancel import RunCancelled
 from shardscope.backend.run.compiled import (

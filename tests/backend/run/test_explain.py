@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shardscope.backend.analysis.analyse import analyse
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.run.explain import spec_text
 from tests.support.compile_oracle import compiled_text, loaded
 from tests.support.inputs import PROGRAMS

@@ -14,7 +14,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardscope.backend.errors import MeshError, SpecError
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.program.load import load_program
 from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import random_array

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from shardscope.backend.columns import column_names
-from shardscope.backend.propagation.collectives import Collective
+from shardscope.backend.propagation.predicted_collectives import Collective
 from shardscope.backend.run.result import CollectiveCause, CollectiveTensor, CompiledCollective
 from shardscope.viewers.debugger.collective_columns import (
     COMPILED,

@@ -10,8 +10,8 @@ from PySide6.QtCore import QPoint, Qt
 from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.cost.price import price_compiled
-from shardscope.backend.hlo.collectives import read_collectives
-from shardscope.backend.propagation.collectives import Collective
+from shardscope.backend.hlo.hlo_collectives import read_collectives
+from shardscope.backend.propagation.predicted_collectives import Collective
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
 from shardscope.backend.run.result import NotCompiled
 from shardscope.backend.sharding.spec import dims_text

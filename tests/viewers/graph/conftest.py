@@ -4,7 +4,7 @@ import pytest
 
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
-from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.graph_panel import GraphPanel
 
 
 @pytest.fixture(scope="module")

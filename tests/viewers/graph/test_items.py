@@ -50,7 +50,7 @@ def test_a_long_input_name_keeps_both_ends(panel_for, tmp_path):
     import re
     from html import unescape
 
-    from shardscope.viewers.graph.panel import export_view
+    from shardscope.viewers.graph.graph_panel import export_view
 
     session, panel = panel_for("example:transformer?layers=2")
     out = tmp_path / "graph.svg"

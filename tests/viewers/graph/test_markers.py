@@ -8,6 +8,7 @@ from shardscope.backend.gspmd.compare import Difference
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec
 from shardscope.backend.units import bytes_text
+from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.markers import (
     CONFLICT_COLOR,
     GSPMD_COLOR,
@@ -18,7 +19,6 @@ from shardscope.viewers.graph.markers import (
     SpecNotesItem,
     spec_notes,
 )
-from shardscope.viewers.graph.panel import GraphPanel
 from tests.support.compile_oracle import loaded, propagated
 
 

@@ -3,7 +3,7 @@
 import pytest
 from PySide6.QtCore import Qt
 
-from shardscope.viewers.graph.panel import GraphPanel
+from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.sync import ViewSync
 
 

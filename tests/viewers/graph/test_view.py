@@ -7,8 +7,8 @@ from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
 from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.gestures import background_menu, node_menu
+from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.items import ScopeBoxItem
-from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 from tests.support.qt_events import drop
@@ -172,7 +172,7 @@ def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
 
 def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot):
     from shardscope.backend.session.document import Session
-    from shardscope.viewers.graph.panel import GraphPanel
+    from shardscope.viewers.graph.graph_panel import GraphPanel
     from tests.viewers.graph.conftest import program
 
     mlp = program(programs, "example:mlp")

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from shardscope.backend.propagation.timeline import Step, Timeline
 from shardscope.backend.session.playback import Playback
 from shardscope.backend.sharding.values import ValueSharding
-from shardscope.viewers.timeline.panel import TimelinePanel
+from shardscope.viewers.timeline.timeline_panel import TimelinePanel
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
 

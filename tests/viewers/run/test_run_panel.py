@@ -14,7 +14,7 @@ from shardscope.backend.run.result import (
     XlaWarningEntry,
 )
 from shardscope.viewers.common.table_items import INDEX_ROLE
-from shardscope.viewers.run.panel import BYTES_COLUMN, HINT, MISMATCH, STALE, RunPanel
+from shardscope.viewers.run.run_panel import BYTES_COLUMN, HINT, MISMATCH, STALE, RunPanel
 
 
 def shards(pieces: dict[int, tuple[int, int]], checksums: dict[int, str]) -> tuple[Shard, ...]:
@@ -155,7 +155,7 @@ def on_two_hosts(result: RunResult) -> RunResult:
 
 
 def test_a_run_on_two_hosts_names_each_shards_host_and_the_crossing_collective(panel):
-    from shardscope.viewers.run.panel import CROSSING, HOSTS_COLUMN
+    from shardscope.viewers.run.run_panel import CROSSING, HOSTS_COLUMN
 
     panel.set_result(make_result())
     one_host = panel.rows(panel.collective_table)

@@ -5,7 +5,7 @@ from PySide6.QtGui import QImage, QKeySequence, QTextDocument
 
 from shardscope.backend.program.load import load_program
 from shardscope.backend.session.document import Session
-from shardscope.viewers.graph.panel import GraphPanel, export_view
+from shardscope.viewers.graph.graph_panel import GraphPanel, export_view
 from tests.support.inputs import write_input
 
 

@@ -1,7 +1,7 @@
 """GSPMD's compiled collectives, in the form ``propagate --json`` lists Shardy's.
 
 The GSPMD compile worker reports the collectives of its partitioned, optimized module
-(``hlo.collectives`` records); they become ``CompiledCollective`` entries as the Shardy
+(``hlo.hlo_collectives`` records); they become ``CompiledCollective`` entries as the Shardy
 compile's do (``run.compiled.compiled_collective`` and ``describe``). On the module route
 every instruction's ``op_name`` is ``shardscope.op.N`` after its program op
 (``rewrite.op_id``): each operand is given that op exactly, shown by its location name,
@@ -15,13 +15,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardscope.backend.gspmd.rewrite import op_id
-from shardscope.backend.hlo.collectives import operand_names
+from shardscope.backend.hlo.hlo_collectives import operand_names
 from shardscope.backend.run.compiled import compiled_collective, describe
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import CollectiveTensor, CompiledCollective
 
 if TYPE_CHECKING:
-    from shardscope.backend.hlo.collectives import HloCollective
+    from shardscope.backend.hlo.hlo_collectives import HloCollective
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.sharding.mesh import Mesh
 

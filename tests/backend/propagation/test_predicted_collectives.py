@@ -1,6 +1,6 @@
 """Collectives from Shardy's explicit reshards, attached to the ops they serve."""
 
-from shardscope.backend.propagation.collectives import Collective, bytes_per_device
+from shardscope.backend.propagation.predicted_collectives import Collective, bytes_per_device
 from shardscope.backend.sharding.sdy_text import axes_in
 from tests.support.compile_oracle import propagated
 

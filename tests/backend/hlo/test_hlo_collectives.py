@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardscope.backend.hlo.collectives import KINDS, read_collectives
+from shardscope.backend.hlo.hlo_collectives import KINDS, read_collectives
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shardscope.backend.gspmd.collectives import kind_counts
 from shardscope.backend.gspmd.compare import compare_gspmd
-from shardscope.backend.hlo.collectives import read_collectives
+from shardscope.backend.gspmd.gspmd_collectives import kind_counts
+from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.propagation.propagate import propagate
 from tests.support.compile_oracle import loaded
 from tests.support.inputs import PROGRAMS
