@@ -82,7 +82,7 @@ class FileHandler:
             messages=messages,
             recent=self.recent_menu,
             load_timeout=load_timeout,
-            update_title=lambda: self.update_title(),  # looked up late: tests wrap it
+            update_title=lambda: self.update_title(),  # looked up per call: it may be replaced
         )
         undo.qstack.cleanChanged.connect(self._on_clean_changed)
 
