@@ -73,7 +73,7 @@ def test_every_corpus_file_opens_or_fails_in_one_line(
     failures = []
     for case in FILE_CASES:
         source = case["source"].format(**where)
-        window.files.load_timeout = case["timeout"] or 60.0
+        window.files.loader.load_timeout = case["timeout"] or 60.0
         before = _state(window)
         errors = len(window.messages.messages("error"))
         window.files.open_program(source)
@@ -124,7 +124,7 @@ def test_what_a_program_the_window_opens_starts_in_a_session_of_its_own_ends(
     assert window.session.program.name == "setsid_at_import"
     loaded = _pids(pids)
     assert len(loaded) == 3 and all(gone_within(pid, 5) for pid in loaded)
-    window.files.load_timeout = 300.0
+    window.files.loader.load_timeout = 300.0
     window.files.open_program(str(HOSTILE / "setsid_hangs.py"))
     qtbot.waitUntil(lambda: len(_pids(pids)) == 6, timeout=90_000)
     try:

@@ -1,6 +1,6 @@
 """consent: a session's program never runs the Python file it names until the user allows it.
 
-The backend half of the window's questions (the end of tests/app/window/test_files.py): the
+The backend half of the window's questions (tests/app/window/test_code_consent.py): the
 run and the GSPMD comparison refuse such a file, an example runs shardscope's own example
 whatever path the session gives, and the command line opens no session at all. A marker
 file shows whether anything ran.

@@ -1,0 +1,98 @@
+"""Saving the session (Save, Save as) and the Save / Discard / Cancel prompt before
+unsaved edits would be lost (``confirm_unsaved``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from shardscope.app.window.file_dialogs import choose_file
+from shardscope.app.window.recent_files import RecentMenu
+from shardscope.app.window.settings import Settings
+from shardscope.app.window.undo import UndoBridge
+from shardscope.backend.session.document import Session
+from shardscope.viewers.common.messages import MessagesView
+
+
+class SessionSaver:
+    """Writes the session to its file and asks before unsaved edits are lost."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        *,
+        session: Session,
+        undo: UndoBridge,
+        settings: Settings,
+        messages: MessagesView,
+        recent: RecentMenu,
+    ) -> None:
+        self.window = window
+        self.session = session
+        self.undo = undo
+        self.settings = settings
+        self.messages = messages
+        self.recent = recent
+
+    def confirm_unsaved(self, doing: str) -> bool:
+        """Before edits would be lost: ask Save / Discard / Cancel; True to go on.
+
+        The environment variable ``SHARDSCOPE_UNSAVED`` (``save``, ``discard`` or
+        ``cancel``) answers without asking, for tests and scripts.
+        """
+        if self.undo.qstack.isClean() or self.session.source is None:
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = {"save": buttons.Save, "discard": buttons.Discard, "cancel": buttons.Cancel}.get(
+            os.environ.get("SHARDSCOPE_UNSAVED", "").lower()
+        )
+        if answer is None:
+            program = self.session.program
+            name = program.name if program is not None else self.session.source
+            answer = QMessageBox.question(
+                self.window,
+                "Unsaved edits",
+                f"{name} has edits that are not saved. Save them before {doing}?",
+                buttons.Save | buttons.Discard | buttons.Cancel,
+                buttons.Save,
+            )
+        if answer == buttons.Save:
+            return self.save_session()
+        return answer == buttons.Discard
+
+    def save_session(self) -> bool:
+        """Save to the session's file, asking for one the first time."""
+        if self.session.file is None:
+            return self.ask_save_session_as()
+        return self.save_session_to(self.session.file)
+
+    def ask_save_session_as(self) -> bool:
+        """Ask for a file and save the session to it; False if the user cancels."""
+        chosen = choose_file(
+            self.window,
+            self.settings,
+            "sessions",
+            "Save session",
+            "shardscope sessions (*.json)",
+            save_as="session.json",
+            suffix="json",
+        )
+        return self.save_session_to(chosen[0]) if chosen else False
+
+    def save_session_to(self, path: str | Path) -> bool:
+        """Save the session to ``path``; it becomes the session's file and the state is clean."""
+        if self.session.source is None:
+            self.messages.error("nothing to save: open a program first")
+            return False
+        try:
+            self.session.save(path)
+        except OSError as exc:
+            self.messages.error(f"cannot save {path}: {exc.strerror}")
+            return False
+        self.session.file = Path(path)
+        self.undo.qstack.setClean()
+        self.recent.add(str(path))
+        self.messages.add(f"saved session {path}")
+        return True

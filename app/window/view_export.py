@@ -1,0 +1,60 @@
+"""File > Export view as PNG / SVG: the graph view written to an image file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QMainWindow
+
+from shardscope.app.window.file_dialogs import choose_file
+from shardscope.app.window.settings import Settings
+from shardscope.backend.session.document import Session
+from shardscope.viewers.common.messages import MessagesView
+from shardscope.viewers.graph.graph_panel import export_view
+from shardscope.viewers.graph.view import GraphView
+
+
+class ViewExporter:
+    """Writes the graph view to the file the user picks, named for the program."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        *,
+        session: Session,
+        settings: Settings,
+        messages: MessagesView,
+        graph: GraphView,
+    ) -> None:
+        self.window = window
+        self.session = session
+        self.settings = settings
+        self.messages = messages
+        self.graph = graph
+
+    def ask_export(self, fmt: str) -> None:
+        """Ask for a ``fmt`` (``png`` or ``svg``) file, suggesting the program's name, and
+        export to it."""
+        program = self.session.program
+        name = (program.name if program else "graph") + f".{fmt}"
+        chosen = choose_file(
+            self.window,
+            self.settings,
+            "exports",
+            f"Export view as {fmt.upper()}",
+            f"{fmt.upper()} (*.{fmt})",
+            save_as=name,
+            suffix=fmt,
+        )
+        if chosen:
+            self.export(chosen[0])
+
+    def export(self, path: str | Path) -> bool:
+        """Write the graph view to ``path`` (PNG or SVG by its suffix)."""
+        try:
+            export_view(self.graph, path)
+        except (OSError, ValueError) as exc:
+            self.messages.error(f"cannot export {path}: {exc}")
+            return False
+        self.messages.add(f"exported {path}")
+        return True
