@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QInputDialog, QMainWindow
 
 from shardscope.app.window.capture_picker import pick_captured
 from shardscope.app.window.code_consent import CodeConsent
+from shardscope.app.window.file_context import FileContext
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.loading import LoadRequest, ProgramLoader
 from shardscope.app.window.recent_files import RecentMenu
@@ -63,23 +64,12 @@ class FileHandler:
         self.messages = messages
         self.recent_menu = RecentMenu(window, settings, self.open_file)
         self.consent = CodeConsent(window, messages)
-        self.saver = SessionSaver(
-            window,
-            session=session,
-            undo=undo,
-            settings=settings,
-            messages=messages,
-            recent=self.recent_menu,
-        )
-        self.exporter = ViewExporter(
-            window, session=session, settings=settings, messages=messages, graph=graph
-        )
+        context = FileContext(window, session, undo, settings, messages)
+        self.saver = SessionSaver(context, self.recent_menu)
+        self.exporter = ViewExporter(context, graph)
         self.loader = ProgramLoader(
-            window,
-            session=session,
-            undo=undo,
+            context,
             runner=runner,
-            messages=messages,
             recent=self.recent_menu,
             load_timeout=load_timeout,
             update_title=lambda: self.update_title(),  # looked up per call: it may be replaced

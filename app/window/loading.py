@@ -12,15 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtWidgets import QMainWindow
-
+from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.recent_files import RecentMenu
 from shardscope.app.window.tasks import TaskRunner, load_task, saved_program_task
-from shardscope.app.window.undo import UndoBridge
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program
-from shardscope.backend.session.document import Session
-from shardscope.viewers.common.messages import MessagesView
 
 
 @dataclass(frozen=True)
@@ -45,26 +41,20 @@ class LoadRequest:
         return str(self.session_file) if self.session_file is not None else self.source
 
 
-class ProgramLoader:
+class ProgramLoader(FilePart):
     """Loads programs in the task runner and, once one fits, gives it to the session."""
 
     def __init__(
         self,
-        window: QMainWindow,
+        context: FileContext,
         *,
-        session: Session,
-        undo: UndoBridge,
         runner: TaskRunner,
-        messages: MessagesView,
         recent: RecentMenu,
         load_timeout: float,
         update_title: Callable[[], None],
     ) -> None:
-        self.window = window
-        self.session = session
-        self.undo = undo
+        super().__init__(context)
         self.runner = runner
-        self.messages = messages
         self.recent = recent
         self.load_timeout = load_timeout
         self.update_title = update_title

@@ -6,34 +6,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtWidgets import QMainWindow, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
+from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.recent_files import RecentMenu
-from shardscope.app.window.settings import Settings
-from shardscope.app.window.undo import UndoBridge
-from shardscope.backend.session.document import Session
-from shardscope.viewers.common.messages import MessagesView
 
 
-class SessionSaver:
+class SessionSaver(FilePart):
     """Writes the session to its file and asks before unsaved edits are lost."""
 
-    def __init__(
-        self,
-        window: QMainWindow,
-        *,
-        session: Session,
-        undo: UndoBridge,
-        settings: Settings,
-        messages: MessagesView,
-        recent: RecentMenu,
-    ) -> None:
-        self.window = window
-        self.session = session
-        self.undo = undo
-        self.settings = settings
-        self.messages = messages
+    def __init__(self, context: FileContext, recent: RecentMenu) -> None:
+        super().__init__(context)
         self.recent = recent
 
     def confirm_unsaved(self, doing: str) -> bool:

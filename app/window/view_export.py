@@ -4,32 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QMainWindow
-
+from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
-from shardscope.app.window.settings import Settings
-from shardscope.backend.session.document import Session
-from shardscope.viewers.common.messages import MessagesView
 from shardscope.viewers.graph.graph_panel import export_view
 from shardscope.viewers.graph.view import GraphView
 
 
-class ViewExporter:
+class ViewExporter(FilePart):
     """Writes the graph view to the file the user picks, named for the program."""
 
-    def __init__(
-        self,
-        window: QMainWindow,
-        *,
-        session: Session,
-        settings: Settings,
-        messages: MessagesView,
-        graph: GraphView,
-    ) -> None:
-        self.window = window
-        self.session = session
-        self.settings = settings
-        self.messages = messages
+    def __init__(self, context: FileContext, graph: GraphView) -> None:
+        super().__init__(context)
         self.graph = graph
 
     def ask_export(self, fmt: str) -> None:
