@@ -22,14 +22,13 @@ if TYPE_CHECKING:
     from shardscope.backend.cost.price import Pricing
     from shardscope.backend.cost.traffic import HostTraffic
     from shardscope.backend.gspmd.compare import Difference, GspmdComparison
-    from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.propagation.annotate import Annotation
-    from shardscope.backend.propagation.conflicts import Conflict
-    from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.propagation.result import PropagationResult, ValueInfo
-    from shardscope.backend.propagation.timeline import Timeline
     from shardscope.backend.run.result import CompiledCollective, CompileOutcome, OpWarning
-    from shardscope.backend.sharding.mesh import Mesh
+
+
+def _of_propagation(name: str, doc: str) -> Any:
+    """A read-only attribute of ``Analysis`` that is its propagation's ``name``."""
+    return property(lambda self: getattr(self.propagation, name), doc=doc)
 
 
 @dataclass(frozen=True)
@@ -47,61 +46,18 @@ class Analysis:
         """This analysis with some parts replaced (``compile=``, ``traffic=``, ...)."""
         return replace(self, **parts)
 
-    # -- propagation's own ----------------------------------------------------------------
-    @property
-    def program(self) -> str:
-        """The program's name."""
-        return self.propagation.program
-
-    @property
-    def mesh(self) -> Mesh:
-        """The mesh it was propagated on."""
-        return self.propagation.mesh
-
-    @property
-    def graph(self) -> ProgramGraph | None:
-        """The program graph."""
-        return self.propagation.graph
-
-    @property
-    def framework(self) -> str:
-        """The framework that built the program."""
-        return self.propagation.framework
-
-    @property
-    def partitioner(self) -> str:
-        """The partitioner that framework compiles with."""
-        return self.propagation.partitioner
-
-    @property
-    def route(self) -> str:
-        """The propagation pipeline that ran."""
-        return self.propagation.route
-
-    @property
-    def annotations(self) -> list[Annotation]:
-        """The shardings written on the program before propagation."""
-        return self.propagation.annotations
-
-    @property
-    def values(self) -> list[ValueInfo]:
-        """Every value with its final sharding."""
-        return self.propagation.values
-
-    @property
-    def timeline(self) -> Timeline:
-        """Propagation's steps."""
-        return self.propagation.timeline
-
-    @property
-    def conflicts(self) -> tuple[Conflict, ...]:
-        """The conflicts propagation settled."""
-        return self.propagation.conflicts
-
-    @property
-    def collectives(self) -> tuple[Collective, ...]:
-        """Shardy's predicted collectives."""
-        return self.propagation.collectives
+    # -- propagation's own, read through (``PropagationResult`` documents each) ----------
+    program = _of_propagation("program", "The program's name.")
+    mesh = _of_propagation("mesh", "The mesh it was propagated on.")
+    graph = _of_propagation("graph", "The program graph.")
+    framework = _of_propagation("framework", "The framework that built the program.")
+    partitioner = _of_propagation("partitioner", "The partitioner that framework uses.")
+    route = _of_propagation("route", "The propagation pipeline that ran.")
+    annotations = _of_propagation("annotations", "The shardings written before propagation.")
+    values = _of_propagation("values", "Every value with its final sharding.")
+    timeline = _of_propagation("timeline", "Propagation's steps.")
+    conflicts = _of_propagation("conflicts", "The conflicts propagation settled.")
+    collectives = _of_propagation("collectives", "Shardy's predicted collectives.")
 
     def value(self, ref: int | str) -> ValueInfo:
         """A value by graph id or user-visible name."""
