@@ -6,7 +6,7 @@ import contextlib
 import html
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter
@@ -18,23 +18,16 @@ from shardscope.viewers.graph.view import GraphView
 
 if TYPE_CHECKING:
     from shardscope.backend.session.document import Session
-    from shardscope.backend.session.navigation import Navigation
 
 
 class GraphPanel(QWidget):
     """The graph view with a breadcrumb (back, frames) and a find box above it."""
 
-    def __init__(
-        self,
-        session: Session,
-        parent: QWidget | None = None,
-        *,
-        restore: bool = True,
-        navigation: Navigation | None = None,
-    ) -> None:
-        """``restore``, ``navigation``: see ``GraphView``."""
+    def __init__(self, session: Session, parent: QWidget | None = None, **view: Any) -> None:
+        """``view``: the graph view's options (``restore``, ``navigation``: see
+        ``GraphView``)."""
         super().__init__(parent)
-        self.view = GraphView(session, self, restore=restore, navigation=navigation)
+        self.view = GraphView(session, self, **view)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         self.back_button = QToolButton(self)
