@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
+from typing import Protocol
 
 from shardscope.app.cli.options import (
+    HardwareArgs,
+    HostsArgs,
+    ProgramArgs,
     add_hardware_option,
     add_hosts_options,
     add_program_options,
@@ -59,7 +63,15 @@ def _runs(text: str) -> int:
     return int(text)
 
 
-def run(args) -> int:
+class RunArgs(ProgramArgs, HostsArgs, HardwareArgs, Protocol):
+    """What ``run`` reads of its parsed options."""
+
+    runs: int
+    no_reference: bool
+    json: bool
+
+
+def run(args: RunArgs) -> int:
     """Run a Python program in one worker that loads, predicts, compiles and runs it
     (``run.source``); a ``.mlir`` module or a capture is loaded here and its module run on
     seeded inputs (``_run_loaded``). Print."""
@@ -94,7 +106,7 @@ def run(args) -> int:
     return 0
 
 
-def _print(result, args) -> None:
+def _print(result, args: RunArgs) -> None:
     pricing = run_pricing(result, hardware_profile(args))
     if args.json:
         data = result.to_json()
@@ -141,7 +153,7 @@ def _measured(result) -> dict | None:
     }
 
 
-def _run_loaded(args, mesh, specs) -> int:
+def _run_loaded(args: RunArgs, mesh, specs) -> int:
     """Load a source ``load.python_source`` does not name (a ``.mlir`` module, a capture)
     and run its module on seeded inputs on fake CPU devices (``run.module_run``, which
     also predicts its collectives beside the run); print. Loading says what is wrong with
@@ -160,7 +172,7 @@ def _run_loaded(args, mesh, specs) -> int:
     return 0
 
 
-def _request(args, program, mesh, specs, **more):
+def _request(args: RunArgs, program, mesh, specs, **more):
     """The run the command's options ask for, of ``program`` on ``mesh`` with ``specs``."""
     from shardscope.backend.run.request import RunRequest
 

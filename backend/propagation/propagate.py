@@ -21,7 +21,7 @@ import functools
 import gc
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from jaxlib.mlir import ir
@@ -481,6 +481,5 @@ def _explained(
     check()
     predicted = predict_collectives(prep.module, index, graph, mesh) if collectives else []
     if collectives:
-        for c in found:
-            c.collectives = [x for x in predicted if x.op == c.op]
+        found = [replace(c, collectives=[x for x in predicted if x.op == c.op]) for c in found]
     return tuple(found), tuple(predicted)

@@ -49,6 +49,7 @@ TYPED = {
     "load": ["load", "example:mlp"],
     "shard": ["shard", "--mesh", "a=2", "--shape", "4"],
     "propagate": ["propagate", "example:mlp"],
+    "run": ["run", "example:mlp"],
     "render": ["render", "example:mlp", "--out", "x.png"],
     "capture": ["capture", "--", "python", "x.py"],
 }
