@@ -17,15 +17,17 @@ from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
 from shardscope.app.window.animation import GifExport
-from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.display import remote_display
 from shardscope.app.window.docks import DockContext, build_docks, make_room, reset_layout
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
+from shardscope.app.window.gspmd_compare import GspmdComparer
 from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.panes import SideBySide
+from shardscope.app.window.pricing import Pricer
 from shardscope.app.window.propagation import PropagationScheduler
+from shardscope.app.window.reveal import Revealer
 from shardscope.app.window.run import DeviceRuns
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
@@ -54,6 +56,11 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
+from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.conflicts import ConflictsView
+from shardscope.viewers.debugger.gspmd import GspmdView
+from shardscope.viewers.graph.legend import LegendButton
+from shardscope.viewers.graph.markers import GraphMarkers
 from shardscope.viewers.graph.panel import GraphPanel
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
@@ -101,7 +108,12 @@ class MainWindow(QMainWindow):
         self.graph_panel = GraphPanel(self.session, self)
         self.graph = self.graph_panel.view
         self.setCentralWidget(self.graph_panel)
-        self.docks = build_docks(self, DockContext(self.session, self.selection))
+        context = DockContext(self.session, self.selection, propagating=self._auto_propagates)
+        self.docks = build_docks(self, context)
+        self.markers = GraphMarkers(self.graph)
+        self.legend_button = LegendButton(self.graph)
+        self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
+        self.collectives = self.docks.widget("dock_collectives", CollectivesView)
         self.mesh_editor = self.docks.widget("dock_mesh", MeshEditor)
         self.palette_widget = self.docks.widget("dock_palette", SpecPalette)
         self.inspector = self.docks.widget("dock_tensor", TensorInspector)
@@ -134,7 +146,19 @@ class MainWindow(QMainWindow):
         # An edit, an undo or a redo is whole once the stack's index moves: its
         # propagation starts then, while the views still repaint what it changed.
         self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
-        self.debugger = Debugger(self)
+        self.pricer = Pricer(self.session, self.settings, self.messages, self.collectives)
+        self.gspmd = GspmdComparer(
+            self.session,
+            self.runner,
+            self.docks.widget("dock_gspmd", GspmdView),
+            self.markers,
+            self.messages,
+            self.statusBar(),
+            show_dock=lambda: self._show_dock("dock_gspmd"),
+            parent=self,
+        )
+        self.reveal = Revealer(self)
+        self.docks["dock_conflicts"].raise_()
         self.run = DeviceRuns(
             self.session,
             self.runner,
@@ -144,7 +168,7 @@ class MainWindow(QMainWindow):
             self.statusBar(),
             show_dock=self._show_run_dock,
             make_room=lambda: make_room(self, self.docks["dock_run"]),
-            show_warnings=self.debugger.markers.set_warnings,
+            show_warnings=self.markers.set_warnings,
             reveal_op=self._outline_op,
             allow_code=lambda program: self.files.allow_session_code(program, "Run on devices"),
             parent=self,
@@ -218,7 +242,17 @@ class MainWindow(QMainWindow):
         self.inspector.dimSelected.connect(timeline.select)
         timeline.provenance_view.valueClicked.connect(self._outline_value)
         timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
-        timeline.stepShown.connect(self.debugger.show_step)
+        timeline.stepShown.connect(self.conflicts.show_step)
+
+    def _show_dock(self, name: str) -> None:
+        dock = self.docks[name]
+        dock.show()
+        dock.raise_()
+
+    def _auto_propagates(self) -> bool:
+        """Whether the session propagates after each edit on its own (a dock says
+        "Propagating…" while it waits for the result)."""
+        return self.propagation.auto
 
     def _show_conflict_op(self, index: int) -> None:
         result = self.session.propagation
@@ -372,7 +406,7 @@ class MainWindow(QMainWindow):
         """Show a tensor in the inspector and its producer's source line (an argument's:
         its parameter's line)."""
         self.selection.select_value(value_id)
-        self.debugger.markers.set_inspected(self.selected_value)
+        self.markers.set_inspected(self.selected_value)
         self._refresh_inspector()
         self.timeline.select(self.selected_value)
         graph = self.session.graph
@@ -457,14 +491,17 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         busy = self.run.running or self.run.checking
-        if self.files.loading is not None or self.debugger.comparing or busy:
+        if self.files.loading is not None or self.gspmd.comparing or busy:
             # The load may be waiting on a program that hangs, for its whole time limit;
             # a GSPMD compile, a run or a reshard check may take minutes.
             cancel_workers()
         self.folding.cancel()
         self.panes.close()
         self.runner.wait(10_000)
-        self.debugger.close()
+        self.gspmd.close()
+        self.reveal.close()
+        self.pricer.close()
+        self.markers.close()
         self.run.close()
         self.timeline.close()
         self.graph.close()
@@ -472,6 +509,8 @@ class MainWindow(QMainWindow):
         self.mesh_editor.detach()
         self.palette_widget.detach()
         self.run.panel.detach()
+        self.conflicts.detach()
+        self.collectives.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

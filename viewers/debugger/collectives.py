@@ -14,13 +14,18 @@ within one, a compiled row the bytes one call sends across hosts (summed over al
 devices, from the pricing), and a line below the table the bytes per step within and
 across hosts and the seconds on each link; on one host those columns are hidden.
 
+Given the session, the dock follows it itself: it shows the session's analysis (laid over
+the hosts and priced, as the session keeps it) after each propagation, compile and
+pricing (``events.propagation``, ``compiled``, ``priced``); a new pricing of the same
+compile and hosts repaints only the time cells and cost lines. ``detach`` stops following.
+
 The tables' columns and cells are declared in ``collective_columns``; the lines around
 them are worded in ``collective_lines``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -39,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.columns import Column
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.common.line_label import LineLabel
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, column_table, set_row
@@ -64,6 +70,7 @@ from shardscope.viewers.debugger.collective_lines import (
     HEADER,
     DockLines,
     Pricing,
+    compile_state,
     compiled_lines,
     explain_text,
     groups_text,
@@ -75,6 +82,7 @@ if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.propagation.collectives import Collective
     from shardscope.backend.run.result import CompiledCollective
+    from shardscope.backend.session.document import Session
 
 CROSSING = QColor("#C26A00")  # the crossing rows' Hosts cell, readable on light and dark
 # The tabs above the table.
@@ -109,8 +117,18 @@ class CollectivesView(QWidget):
     conflictRequested = Signal(int)
     provenanceRequested = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        propagating: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``session``: follow its analysis; ``propagating()``: whether a propagation of
+        its program is on its way while it has none (the status says so)."""
         super().__init__(parent)
+        self.session = session
+        self.propagating = propagating
         self.result: Analysis | None = None
         self.collectives: list[Collective] = []
         self.compiled: list[CompiledCollective] | None = None
@@ -148,6 +166,44 @@ class CollectivesView(QWidget):
         self._pending = False
         self.note = ""
         self.set_result(None)
+        self._links = Connections()
+        if session is not None:
+            ev = session.events
+            for shown in (ev.propagation, ev.compiled):
+                self._links.connect(shown, lambda _part: self.show_session())
+            self._links.connect(ev.priced, lambda _analysis: self._on_priced())
+            self.show_session()
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
+
+    def show_session(self) -> None:
+        """Show the session's analysis as it is now: whether it compiles, and why not."""
+        session = self.session
+        assert session is not None
+        analysis = session.analysis
+        pending = analysis is None and session.program is not None and self.propagating()
+        compiling, note = compile_state(analysis)
+        pricing = analysis.pricing if analysis is not None else None
+        self.set_result(analysis, pending=pending, compiling=compiling, pricing=pricing, note=note)
+
+    def _on_priced(self) -> None:
+        """The session's analysis priced again: only the prices where nothing else
+        changed (another hardware profile), else the whole analysis."""
+        assert self.session is not None
+        analysis, shown = self.session.analysis, self.result
+        if (
+            analysis is None
+            or shown is None
+            or shown.propagation is not analysis.propagation
+            or shown.compile is not analysis.compile
+            or shown.traffic != analysis.traffic
+        ):
+            self.show_session()
+            return
+        self.result = analysis
+        self.set_pricing(analysis.pricing)
 
     def _build_top(self) -> QHBoxLayout:
         """The header, the two tabs and the hardware picker, in one row."""

@@ -62,7 +62,7 @@ def test_the_conflict_on_the_add_is_marked_listed_and_explained(make_window, qtb
     add = node_item(window, "add")
     assert marks(add, ConflictMarkItem)
     assert not marks(node_item(window, "sine"), ConflictMarkItem)
-    conflicts = window.debugger.conflicts
+    conflicts = window.conflicts
     assert not window.docks["dock_conflicts"].visibleRegion().isEmpty()
     assert conflicts.status.text() == "1 conflict: choose one to see its factor table."
     click_tree_row(qtbot, conflicts.list, 0)
@@ -86,7 +86,7 @@ def test_choosing_a_predicted_collective_outlines_its_device_groups(make_window,
     window = make_window("example:conflict")
     compiled_in(qtbot, window)
     window.docks["dock_collectives"].raise_()
-    view = window.debugger.collectives
+    view = window.collectives
     bar = view.tabs
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
     table = view.table
@@ -113,7 +113,7 @@ def test_choosing_a_predicted_collective_outlines_its_device_groups(make_window,
 
 def test_the_gspmd_toggle_marks_the_adds_result(make_window, qtbot, pick, find_action):
     window = make_window("example:conflict")
-    gspmd = window.debugger.gspmd
+    gspmd = window.gspmd.view
     assert gspmd.state == "off"
     pick(window, "&View", "Compare with &GSPMD")
     assert find_action(window, "&View", "Compare with &GSPMD").isChecked()
@@ -121,7 +121,7 @@ def test_the_gspmd_toggle_marks_the_adds_result(make_window, qtbot, pick, find_a
     qtbot.waitUntil(lambda: gspmd.state != "running", timeout=120_000)
     assert gspmd.state == "done", gspmd.status.text()
     out = add_result(window)
-    assert window.debugger.markers.gspmd_values() == {out}
+    assert window.markers.gspmd_values() == {out}
     (badge,) = window.graph.graph_scene.badges_of(out)
     (mark,) = marks(badge, GspmdMarkItem)
     assert (mark.shardy, mark.gspmd) == ("[_, _]", "[data, _]")
@@ -141,17 +141,17 @@ def test_a_failing_gspmd_worker_is_reported_and_leaves_the_session(
     def crash(program, result, **kwargs):
         raise ShardscopeError("the GSPMD compile crashed (signal 11): see its log")
 
-    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", crash)
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", crash)
     window = make_window("example:conflict")
     result, specs = window.session.propagation, dict(window.session.specs)
     pick(window, "&View", "Compare with &GSPMD")
-    gspmd = window.debugger.gspmd
+    gspmd = window.gspmd.view
     qtbot.waitUntil(lambda: gspmd.state == "failed", timeout=30_000)
     assert gspmd.status.text() == (
         "The GSPMD comparison failed: the GSPMD compile crashed (signal 11): see its log"
     )
     assert any("GSPMD comparison failed" in m for m in window.messages.messages("error"))
-    assert window.debugger.markers.gspmd_values() == set()
+    assert window.markers.gspmd_values() == set()
     assert window.session.propagation is result and dict(window.session.specs) == specs
     assert marks(node_item(window, "add"), ConflictMarkItem)
 
@@ -163,40 +163,37 @@ def test_before_propagation_the_docks_say_how_to_start(make_window, qtbot, pick,
         compared.append(result)
         return GspmdComparison([], [])
 
-    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", agree)
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", agree)
     window = make_window("example:conflict", propagate=False)
-    debugger = window.debugger
-    assert debugger.conflicts.status.text().startswith("No propagation yet: propagate (F5)")
-    assert debugger.collectives.status.text().startswith("No propagation yet")
+    assert window.conflicts.status.text().startswith("No propagation yet: propagate (F5)")
+    assert window.collectives.status.text().startswith("No propagation yet")
     assert not marks(node_item(window, "add"), ConflictMarkItem)
     pick(window, "&View", "Compare with &GSPMD")
-    assert debugger.gspmd.state == "waiting" and compared == []
+    assert window.gspmd.view.state == "waiting" and compared == []
     pick(window, "&Propagation", "&Propagate now")
-    qtbot.waitUntil(lambda: debugger.gspmd.state == "done", timeout=60_000)
+    qtbot.waitUntil(lambda: window.gspmd.view.state == "done", timeout=60_000)
     assert compared == [window.session.propagation]
-    assert debugger.gspmd.status.text() == "GSPMD and Shardy agree on every value."
+    assert window.gspmd.view.status.text() == "GSPMD and Shardy agree on every value."
     assert marks(node_item(window, "add"), ConflictMarkItem)
 
 
 def test_a_program_without_conflicts_says_so(make_window):
     window = make_window("example:mlp")
-    assert window.debugger.conflicts.status.text().startswith("No conflicts")
-    assert not window.debugger.markers.conflict_marks
-    assert window.debugger.collectives.table.rowCount() == len(
-        window.session.propagation.collectives
-    )
+    assert window.conflicts.status.text().startswith("No conflicts")
+    assert not window.markers.conflict_marks
+    assert window.collectives.table.rowCount() == len(window.session.propagation.collectives)
 
 
 def test_the_legend_opens_from_the_view_menu_and_the_graph(make_window, qtbot, pick):
     window = make_window("example:conflict", propagate=False)
     pick(window, "&View", "Badge &legend")
-    dialog = window.debugger.legend_button.dialog
+    dialog = window.legend_button.dialog
     assert dialog is not None and dialog.isVisible()
-    button = window.debugger.legend_button
+    button = window.legend_button
     assert button.parent() is window.graph and button.isVisible()  # over the viewport
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    assert window.debugger.legend_button.dialog is not dialog
-    assert window.debugger.legend_button.dialog.isVisible()
+    assert window.legend_button.dialog is not dialog
+    assert window.legend_button.dialog.isVisible()
 
 
 def test_user_priority_and_open_dims_show_on_the_badge(make_window, wait_idle):
@@ -206,7 +203,7 @@ def test_user_priority_and_open_dims_show_on_the_badge(make_window, wait_idle):
     assert window.on_spec_menu(x, 0, "priority", 1)
     dims = window.session.spec(x).dims
     assert dims[0].priority == 1 and dims[1].is_open
-    notes = window.debugger.markers.note_marks
+    notes = window.markers.note_marks
     assert [n.notes for n in notes] == [{0: "p1", 1: "?"}]
     wait_idle(window)
 
@@ -226,11 +223,11 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
         stand_in = dataclasses.replace(program, kind="python", path=path, source=path)
         return run_gspmd(stand_in, result.mesh.shape, {})
 
-    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", hang)
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", hang)
     window = make_window("example:conflict")
-    window.debugger.set_gspmd(True)
+    window.gspmd.set_on(True)
     qtbot.waitUntil(started.exists, timeout=60_000)
-    assert window.debugger.comparing
+    assert window.gspmd.comparing
     begin = time.monotonic()
     window.close()
     assert time.monotonic() - begin < 5
@@ -240,7 +237,7 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
 def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, qtbot):
     window = make_window("example:conflict")
     compiled_in(qtbot, window)  # Esc cancels a compile under way
-    conflicts = window.debugger.conflicts
+    conflicts = window.conflicts
     row = conflicts.list.topLevelItem(0)
     view = window.graph
     selected_before = [i for i in view.scene().selectedItems()]
@@ -281,7 +278,7 @@ def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_
 ):
     window = make_window("example:conflict")
     window.docks["dock_collectives"].raise_()
-    view = window.debugger.collectives
+    view = window.collectives
     assert "Shardy's prediction (before compiling)" in view.header.text()
     predicted_tags = marks(node_item(window, "return"), CollectiveMarkItem)
     assert predicted_tags and not predicted_tags[0].compiled
@@ -316,7 +313,7 @@ def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_wi
     assert window.on_mesh_edited(shuffled)
     qtbot.waitUntil(lambda: window.session.propagation is not None, timeout=60_000)
     result = compiled_in(qtbot, window)
-    view = window.debugger.collectives
+    view = window.collectives
     grid = window.mesh_editor.grid
     by_axis = {}
     for axis in mesh.axis_names:
@@ -336,7 +333,7 @@ def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_wi
 def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
     window = make_window("example:mlp")
     compiled_in(qtbot, window)
-    view = window.debugger.collectives
+    view = window.collectives
     box = view.hardware
     assert box.currentData() == DEFAULT_PROFILE
     before = view.column("Est. time")
@@ -351,7 +348,7 @@ def test_other_hardware_reprices_the_dock_and_is_remembered(make_window, qtbot):
 
 def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_window, qtbot):
     window = make_window("example:mlp")
-    view = window.debugger.collectives
+    view = window.collectives
     result = compiled_in(qtbot, window)
     bar = view.tabs
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
@@ -374,7 +371,7 @@ def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make
     window = make_window("example:conflict")
     result = compiled_in(qtbot, window)
     window.docks["dock_collectives"].raise_()
-    view = window.debugger.collectives
+    view = window.collectives
     table = view.compiled_table
     (row,) = [
         r
@@ -396,7 +393,7 @@ def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make
     assert dims_text(cause.had) != dims_text(cause.needed)
     qtbot.mouseClick(view.conflict_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_conflicts"].visibleRegion().isEmpty()
-    assert window.debugger.conflicts.current() is result.conflicts[cause.conflict]
+    assert window.conflicts.current() is result.conflicts[cause.conflict]
     window.docks["dock_collectives"].raise_()
     qtbot.mouseClick(view.provenance_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_provenance"].visibleRegion().isEmpty()
@@ -406,7 +403,7 @@ def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make
 def test_hosts_mark_the_collectives_that_cross_and_say_the_host_warnings_once(make_window, qtbot):
     window = make_window("example:mlp")
     compiled_in(qtbot, window)
-    view, editor = window.debugger.collectives, window.mesh_editor
+    view, editor = window.collectives, window.mesh_editor
     assert "Hosts" not in [
         view.compiled_table.horizontalHeaderItem(c).text()
         for c in range(view.compiled_table.columnCount())

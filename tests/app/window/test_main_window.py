@@ -642,7 +642,7 @@ def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_windo
     panes = window.panes
     assert panes.on and panes.modes == ("gspmd", "shardy")
     qtbot.waitUntil(
-        lambda: window.debugger.gspmd_for is window.session.propagation, timeout=120_000
+        lambda: window.gspmd.compared_for is window.session.propagation, timeout=120_000
     )
     # sin(x) + y: GSPMD keeps the add on data (the window's own graph, left), Shardy
     # replicates it (right), and the difference is marked on both.
@@ -659,11 +659,11 @@ def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_windo
     ]
     assert marks == ["Shardy [_, _]"]
     # The Collectives dock lists torch_xla's own compiled collective.
-    qtbot.waitUntil(lambda: window.debugger.collectives.compiled is not None, timeout=60_000)
-    assert [c.kind for c in window.debugger.collectives.compiled] == ["collective-permute"]
-    assert window.debugger.collectives.compiled_table.rowCount() == 1
+    qtbot.waitUntil(lambda: window.collectives.compiled is not None, timeout=60_000)
+    assert [c.kind for c in window.collectives.compiled] == ["collective-permute"]
+    assert window.collectives.compiled_table.rowCount() == 1
     assert any("torch_xla's own compile" in m for m in window.messages.messages("warning"))
-    dock = window.debugger.collectives
+    dock = window.collectives
     assert "torch_xla's own compiled module (GSPMD), as the script ran it" in dock.header.text()
     # its line is the script's, where torch_xla's own metadata names torch's frames
     assert dock.compiled[0].line is not None and dock.compiled[0].file.endswith("conflict.py")
@@ -768,7 +768,7 @@ def test_the_legend_button_stays_in_its_corner_through_find(make_window, qtbot):
     window = make_window("example:transformer?layers=4", propagate=False)
     window.resize(1600, 1000)
     qtbot.wait(50)
-    button = window.debugger.legend_button
+    button = window.legend_button
     port = window.graph.viewport()
     before = button.mapTo(window, button.rect().topLeft()), button.size()
     corner = port.mapTo(window, port.rect().bottomLeft())
