@@ -431,3 +431,13 @@ def test_hosts_mark_the_collectives_that_cross_and_say_the_host_warnings_once(ma
     assert "--dcn data=4" in warned[0] and "keeps it within each host" in warned[0]
     view.hardware.setCurrentIndex(view.hardware.findData("h100"))  # repriced, said once
     assert [m for m in window.messages.messages("warning") if "crosses hosts" in m] == warned
+
+
+def test_closing_the_window_leaves_nothing_listening_to_the_session(make_window):
+    window = make_window("example:conflict")
+    ev = window.session.events
+    followed = (ev.propagation, ev.compiled, ev.priced, ev.hosts)
+    assert all(len(signal) > 0 for signal in followed)
+    window.close()
+    # the docks, the pricing, the comparison and the revealing of rows all let go
+    assert [len(signal) for signal in followed] == [0, 0, 0, 0]

@@ -10,10 +10,12 @@ from PySide6.QtCore import QPoint, Qt
 from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.cost.price import price_compiled
+from shardscope.backend.cost.traffic import apply_host_layout
 from shardscope.backend.hlo.collectives import read_collectives
 from shardscope.backend.propagation.collectives import Collective
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
 from shardscope.backend.run.result import NotCompiled
+from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
 from shardscope.viewers.debugger.collective_columns import (
@@ -21,6 +23,7 @@ from shardscope.viewers.debugger.collective_columns import (
     COMPILED_BYTES_COLUMN,
     COMPILED_COLUMNS,
     HOSTS_COLUMN,
+    TIME_COLUMN,
     time_text,
     totals_by_kind,
 )
@@ -308,3 +311,39 @@ def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(
     assert widget.column("Hosts") == ["crosses"] and len(widget.row_texts()[0]) == 8
     widget.set_result(result)  # one host: the columns and the line are gone
     assert widget.traffic.text() == "" and len(widget.row_texts()[0]) == 7
+
+
+def test_a_dock_given_the_session_follows_its_analysis_until_detached(qtbot):
+    source = "example:conflict"
+    analysis = compiled(source)
+    result = analysis.propagation
+    session = Session()
+    session.set_program(loaded(source))
+    widget = CollectivesView(session=session)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 400)
+    widget.show()
+    session.set_propagation(result)  # no controller pushes it: the dock hears it
+    assert widget.result is session.analysis and widget.compiling
+    assert "compiling…" in widget.header.text() and not widget.showing_compiled
+    session.set_compiled(result, analysis.compile)
+    assert widget.showing_compiled and not widget.compiling
+    assert widget.compiled == list(analysis.compiled_collectives)
+    assert widget.pricing is None
+    priced = {
+        name: apply_host_layout(result, analysis.compile, session.mesh_hosts(), name)
+        for name in ("tpu-v5e", "h100")
+    }
+    session.set_priced(result, *priced["tpu-v5e"])
+    assert widget.pricing is priced["tpu-v5e"][1]
+    widget.show_compiled(0, [])  # the row chosen, explained below the table
+    tip = widget.compiled_table.item(0, TIME_COLUMN).toolTip()
+    assert widget.chosen == 0 and widget.explain.text()
+    session.set_priced(result, *priced["h100"])  # another hardware: the prices only
+    assert widget.pricing is priced["h100"][1] and widget.chosen == 0
+    assert widget.compiled_table.item(0, TIME_COLUMN).toolTip() != tip
+    widget.detach()
+    for signal in (session.events.propagation, session.events.compiled, session.events.priced):
+        assert len(signal) == 0  # the dock was their only listener
+    session.set_propagation(None)
+    assert widget.showing_compiled and widget.result is not None
