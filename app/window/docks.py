@@ -220,6 +220,11 @@ class Docks:
         self.by_name[spec.name] = dock
         self._widgets[spec.name] = widget
 
+    def show(self, name: str) -> None:
+        """Show dock ``name`` on top of its tab group."""
+        self.by_name[name].show()
+        self.by_name[name].raise_()
+
     def widget(self, name: str, kind: type[W]) -> W:
         """The widget dock ``name`` shows (inside its scroll area, if it has one)."""
         widget = self._widgets[name]

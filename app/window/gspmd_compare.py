@@ -14,6 +14,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QStatusBar
 
+from shardscope.app.window.docks import Docks
 from shardscope.app.window.tasks import TaskRunner
 from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.gspmd.compare import Difference, GspmdComparison, compare_gspmd
@@ -42,22 +43,20 @@ class GspmdComparer(QObject):
         self,
         session: Session,
         runner: TaskRunner,
-        view: GspmdView,
+        docks: Docks,
         markers: GraphMarkers,
         messages: MessagesView,
         status_bar: QStatusBar,
-        *,
-        show_dock: Callable[[], None],
-        parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
+        """``docks``: the window's, whose GSPMD dock shows the comparison."""
+        super().__init__()
         self.session = session
         self.runner = runner
-        self.view = view
+        self.docks = docks
+        self.view = docks.widget("dock_gspmd", GspmdView)
         self.markers = markers
         self.messages = messages
         self.status_bar = status_bar
-        self.show_dock = show_dock
         self.on = False  # the toggle: the dock and the graph's marks show the comparison
         self.wanted = False  # the side-by-side panes show GSPMD's shardings
         self.compared_for: PropagationResult | None = None  # the result last compared
@@ -83,7 +82,7 @@ class GspmdComparer(QObject):
         """Turn the GSPMD comparison on (runs now, and after each propagation) or off."""
         self.on = bool(on)
         if self.on:
-            self.show_dock()
+            self.docks.show("dock_gspmd")
             self._compare(self.session.propagation)
         else:
             self.markers.set_gspmd(None)

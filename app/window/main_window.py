@@ -58,7 +58,6 @@ from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
 from shardscope.viewers.debugger.collectives import CollectivesView
 from shardscope.viewers.debugger.conflicts import ConflictsView
-from shardscope.viewers.debugger.gspmd import GspmdView
 from shardscope.viewers.graph.legend import LegendButton
 from shardscope.viewers.graph.markers import GraphMarkers
 from shardscope.viewers.graph.panel import GraphPanel
@@ -108,12 +107,10 @@ class MainWindow(QMainWindow):
         self.graph_panel = GraphPanel(self.session, self)
         self.graph = self.graph_panel.view
         self.setCentralWidget(self.graph_panel)
-        context = DockContext(self.session, self.selection, propagating=self._auto_propagates)
+        context = DockContext(
+            self.session, self.selection, propagating=lambda: self.propagation.auto
+        )
         self.docks = build_docks(self, context)
-        self.markers = GraphMarkers(self.graph)
-        self.legend_button = LegendButton(self.graph)
-        self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
-        self.collectives = self.docks.widget("dock_collectives", CollectivesView)
         self.mesh_editor = self.docks.widget("dock_mesh", MeshEditor)
         self.palette_widget = self.docks.widget("dock_palette", SpecPalette)
         self.inspector = self.docks.widget("dock_tensor", TensorInspector)
@@ -146,19 +143,7 @@ class MainWindow(QMainWindow):
         # An edit, an undo or a redo is whole once the stack's index moves: its
         # propagation starts then, while the views still repaint what it changed.
         self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
-        self.pricer = Pricer(self.session, self.settings, self.messages, self.collectives)
-        self.gspmd = GspmdComparer(
-            self.session,
-            self.runner,
-            self.docks.widget("dock_gspmd", GspmdView),
-            self.markers,
-            self.messages,
-            self.statusBar(),
-            show_dock=lambda: self._show_dock("dock_gspmd"),
-            parent=self,
-        )
-        self.reveal = Revealer(self)
-        self.docks["dock_conflicts"].raise_()
+        self._build_debugger()
         self.run = DeviceRuns(
             self.session,
             self.runner,
@@ -166,7 +151,7 @@ class MainWindow(QMainWindow):
             self.selection,
             self.messages,
             self.statusBar(),
-            show_dock=self._show_run_dock,
+            show_dock=lambda: self.docks.show("dock_run"),
             make_room=lambda: make_room(self, self.docks["dock_run"]),
             show_warnings=self.markers.set_warnings,
             reveal_op=self._outline_op,
@@ -207,6 +192,19 @@ class MainWindow(QMainWindow):
         self.files.update_title()
         self.help.first_run()
 
+    def _build_debugger(self) -> None:
+        """The background work behind the debugger's docks: the pricing of the analysis,
+        the GSPMD comparison, and the revealing of the rows chosen in them."""
+        self.markers = GraphMarkers(self.graph)
+        self.legend_button = LegendButton(self.graph)
+        self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
+        self.collectives = self.docks.widget("dock_collectives", CollectivesView)
+        self.pricer = Pricer(self.session, self.settings, self.messages, self.collectives)
+        self.gspmd = GspmdComparer(
+            self.session, self.runner, self.docks, self.markers, self.messages, self.statusBar()
+        )
+        self.reveal = Revealer(self)
+
     def _connect(self) -> None:
         ev = self.session.events
         links = self._links
@@ -243,16 +241,6 @@ class MainWindow(QMainWindow):
         timeline.provenance_view.valueClicked.connect(self._outline_value)
         timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
         timeline.stepShown.connect(self.conflicts.show_step)
-
-    def _show_dock(self, name: str) -> None:
-        dock = self.docks[name]
-        dock.show()
-        dock.raise_()
-
-    def _auto_propagates(self) -> bool:
-        """Whether the session propagates after each edit on its own (a dock says
-        "Propagating…" while it waits for the result)."""
-        return self.propagation.auto
 
     def _show_conflict_op(self, index: int) -> None:
         result = self.session.propagation
@@ -475,11 +463,6 @@ class MainWindow(QMainWindow):
         self.panes.restyle(self.theme)
         self.messages.restyle()
 
-    def _show_run_dock(self) -> None:
-        dock = self.docks["dock_run"]
-        dock.show()
-        dock.raise_()
-
     def sizeHint(self) -> QSize:
         return QSize(1500, 950)
 
@@ -498,18 +481,12 @@ class MainWindow(QMainWindow):
         self.folding.cancel()
         self.panes.close()
         self.runner.wait(10_000)
-        self.gspmd.close()
-        self.reveal.close()
-        self.pricer.close()
-        self.markers.close()
-        self.run.close()
-        self.timeline.close()
+        for part in (self.gspmd, self.reveal, self.pricer, self.markers, self.run, self.timeline):
+            part.close()
         self.graph.close()
         self._links.close()
-        self.mesh_editor.detach()
-        self.palette_widget.detach()
-        self.run.panel.detach()
-        self.conflicts.detach()
+        for dock in (self.mesh_editor, self.palette_widget, self.run.panel, self.conflicts):
+            dock.detach()
         self.collectives.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()

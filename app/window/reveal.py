@@ -131,9 +131,7 @@ class Revealer:
         result = self.session.propagation
         if result is None or not 0 <= index < len(result.conflicts):
             return
-        dock = self.window.docks["dock_conflicts"]
-        dock.show()
-        dock.raise_()
+        self.window.docks.show("dock_conflicts")
         self.conflicts.select(index)
 
     def show_provenance(self, value_id: int) -> None:
@@ -142,9 +140,7 @@ class Revealer:
         if graph is None or not 0 <= value_id < len(graph.values):
             return
         self.reveal_value(value_id)
-        dock = self.window.docks["dock_provenance"]
-        dock.show()
-        dock.raise_()
+        self.window.docks.show("dock_provenance")
 
     def show_collective(self, index: int) -> None:
         """Outline the device groups of ``result.collectives[index]`` and reveal its op."""

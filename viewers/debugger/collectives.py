@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QSizePolicy,
     QStackedWidget,
     QTabBar,
@@ -48,6 +47,7 @@ from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.common.line_label import LineLabel
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, column_table, set_row
+from shardscope.viewers.debugger.chosen_collective import ChosenCollective
 from shardscope.viewers.debugger.collective_columns import (
     ACROSS_COLUMN,
     BYTES_COLUMN,
@@ -72,9 +72,6 @@ from shardscope.viewers.debugger.collective_lines import (
     Pricing,
     compile_state,
     compiled_lines,
-    explain_text,
-    groups_text,
-    permute_text,
     predicted_lines,
 )
 
@@ -154,11 +151,17 @@ class CollectivesView(QWidget):
         self.stack.setMinimumHeight(110)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
-        links = self._build_detail()
+        # Below the table: the chosen collective explained, with its links.
+        self.detail = ChosenCollective(self)
+        self.groups, self.explain = self.detail.groups, self.detail.explain
+        self.conflict_button = self.detail.conflict_button
+        self.provenance_button = self.detail.provenance_button
+        self.detail.conflictRequested.connect(self.conflictRequested)
+        self.detail.provenanceRequested.connect(self.provenanceRequested)
         self._build_lines()
         column_layout(
             self,
-            [top, self.status, self.meaning, (self.stack, 1), self.groups, links]
+            [top, self.status, self.meaning, (self.stack, 1), self.groups, self.detail.links]
             + [self.totals, self.traffic, self.memory],
             spacing=3,
         )
@@ -168,11 +171,14 @@ class CollectivesView(QWidget):
         self.set_result(None)
         self._links = Connections()
         if session is not None:
-            ev = session.events
-            for shown in (ev.propagation, ev.compiled):
-                self._links.connect(shown, lambda _part: self.show_session())
-            self._links.connect(ev.priced, lambda _analysis: self._on_priced())
-            self.show_session()
+            self._follow(session)
+
+    def _follow(self, session: Session) -> None:
+        ev = session.events
+        for shown in (ev.propagation, ev.compiled):
+            self._links.connect(shown, lambda _part: self.show_session())
+        self._links.connect(ev.priced, lambda _analysis: self._on_priced())
+        self.show_session()
 
     def detach(self) -> None:
         """Stop following the session."""
@@ -236,28 +242,6 @@ class CollectivesView(QWidget):
         top.addWidget(self.hardware)
         return top
 
-    def _build_detail(self) -> QHBoxLayout:
-        """Below the table: the chosen collective's device groups, its cause and the
-        buttons to its conflict and its provenance."""
-        self.groups = QLabel(self)
-        self.groups.setWordWrap(True)
-        self.groups.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.explain = QLabel(self)
-        self.explain.setWordWrap(True)
-        self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.conflict_button = QPushButton("Show the conflict", self)
-        self.conflict_button.setToolTip("Its factor table in the Conflicts dock")
-        self.conflict_button.clicked.connect(self._on_conflict)
-        self.provenance_button = QPushButton("Show provenance", self)
-        self.provenance_button.setToolTip("Where the tensor's sharding came from (Provenance)")
-        self.provenance_button.clicked.connect(self._on_provenance)
-        links = QHBoxLayout()
-        links.setContentsMargins(0, 0, 0, 0)
-        links.addWidget(self.explain, 1)
-        links.addWidget(self.conflict_button)
-        links.addWidget(self.provenance_button)
-        return links
-
     def _build_lines(self) -> None:
         """The totals, traffic and memory lines under the table."""
         self.totals = LineLabel(self)
@@ -315,7 +299,6 @@ class CollectivesView(QWidget):
             and not result.compile_error
         )
         self.pricing = pricing if self.compiled is not None else None
-        self.chosen = None
         self.hosts = int(getattr(result, "hosts", 1) or 1) if result is not None else 1
         self._fill_predicted()
         self._fill_compiled()
@@ -447,40 +430,23 @@ class CollectivesView(QWidget):
 
     # -- choosing -------------------------------------------------------------------------
     def _clear_detail(self) -> None:
-        self.groups.setText("")
-        self.groups.setVisible(False)
-        self.explain.setText("")
-        self.explain.setVisible(False)
-        self.conflict_button.setVisible(False)
-        self.provenance_button.setVisible(False)
+        self.detail.clear()
         self.chosen = None
 
     def show_groups(self, index: int, groups: list[tuple[int, ...]]) -> None:
         """Say which device groups predicted collective ``index`` runs in (outlined on the
         mesh)."""
         self._clear_detail()
-        c = self.collectives[index]
-        self.groups.setText(groups_text(c.kind, c.axes, groups))
-        self.groups.setVisible(bool(groups))
+        self.detail.show_predicted(self.collectives[index], groups)
 
     def show_compiled(self, index: int, groups: list[tuple[int, ...]]) -> None:
         """Explain compiled collective ``index``: its device groups (outlined on the mesh,
         as ``groups`` gives them), the sharding its tensor had and the one needed, why,
         and links to the conflict and the provenance that explain it."""
         assert self.compiled is not None
-        self._clear_detail()
+        graph = self.result.graph if self.result is not None else None
+        self.detail.show_compiled(self.compiled[index], groups, graph)
         self.chosen = index
-        c = self.compiled[index]
-        if c.device_groups and c.kind == "collective-permute":
-            self.groups.setText(permute_text(c, groups))
-        else:
-            self.groups.setText(groups_text(c.kind, c.axes, groups))
-        self.groups.setVisible(bool(groups))
-        self.explain.setText(explain_text(c, self.result.graph if self.result else None))
-        self.explain.setVisible(True)
-        cause = c.cause
-        self.conflict_button.setVisible(cause is not None and cause.conflict is not None)
-        self.provenance_button.setVisible(cause is not None and cause.provenance is not None)
 
     def select(self, index: int) -> None:
         """Choose the row of ``result.collectives[index]`` (the prediction)."""
@@ -534,18 +500,3 @@ class CollectivesView(QWidget):
         items = self.compiled_table.selectedItems()
         if items:
             self.compiledSelected.emit(int(items[0].data(INDEX_ROLE)))
-
-    def _on_conflict(self) -> None:
-        c = self._chosen()
-        if c is not None and c.cause is not None and c.cause.conflict is not None:
-            self.conflictRequested.emit(int(c.cause.conflict))
-
-    def _on_provenance(self) -> None:
-        c = self._chosen()
-        if c is not None and c.cause is not None and c.cause.provenance is not None:
-            self.provenanceRequested.emit(int(c.cause.provenance))
-
-    def _chosen(self) -> CompiledCollective | None:
-        if self.chosen is None or self.compiled is None:
-            return None
-        return self.compiled[self.chosen]
