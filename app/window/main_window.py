@@ -1,8 +1,9 @@
 """The main window: the program graph in the centre, docks around it, every edit undoable.
 
 The window owns one ``Session`` (the document) and wires the parts around it: the docks
-(``docks``), the menus (``menus``), opening and saving (``files``) and when propagation
-runs (``propagation``). It turns the viewers' intents (an axis dropped on a tensor
+(``docks``), the menus (``menus``), opening and saving (``files``), when propagation
+runs (``propagation``), the pricing of its analysis (``pricing``), the GSPMD comparison
+(``gspmd_compare``) and the rows chosen in the debugger's docks (``reveal``). It turns the viewers' intents (an axis dropped on a tensor
 dimension, a mesh edited, a context-menu choice) into backend commands pushed through
 ``UndoBridge``, and keeps the inspector, outline and source view on the selection.
 """
@@ -193,8 +194,9 @@ class MainWindow(QMainWindow):
         self.help.first_run()
 
     def _build_debugger(self) -> None:
-        """The background work behind the debugger's docks: the pricing of the analysis,
-        the GSPMD comparison, and the revealing of the rows chosen in them."""
+        """The graph's marks and badge legend, and the work behind the debugger's docks
+        (which follow the session themselves): the pricing of the analysis, the GSPMD
+        comparison, and the revealing of the rows chosen in them."""
         self.markers = GraphMarkers(self.graph)
         self.legend_button = LegendButton(self.graph)
         self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
