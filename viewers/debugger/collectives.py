@@ -151,17 +151,13 @@ class CollectivesView(QWidget):
         self.stack.setMinimumHeight(110)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
-        # Below the table: the chosen collective explained, with its links.
-        self.detail = ChosenCollective(self)
-        self.groups, self.explain = self.detail.groups, self.detail.explain
-        self.conflict_button = self.detail.conflict_button
-        self.provenance_button = self.detail.provenance_button
+        self.detail = ChosenCollective(self)  # the chosen collective, below the table
         self.detail.conflictRequested.connect(self.conflictRequested)
         self.detail.provenanceRequested.connect(self.provenanceRequested)
         self._build_lines()
         column_layout(
             self,
-            [top, self.status, self.meaning, (self.stack, 1), self.groups, self.detail.links]
+            [top, self.status, self.meaning, (self.stack, 1), self.detail.groups, self.detail.links]
             + [self.totals, self.traffic, self.memory],
             spacing=3,
         )

@@ -65,7 +65,7 @@ def test_choosing_a_predicted_collective_outlines_its_device_groups(make_window,
     assert grid.groups == []
     click_table_row(qtbot, table, 0)  # all_gather over data, for the return
     assert grid.groups == [(0, 2, 4, 6), (1, 3, 5, 7)]
-    assert "2 groups of 4 devices" in view.groups.text()
+    assert "2 groups of 4 devices" in view.detail.groups.text()
     assert window.selected_value == add_result(window)
     click_table_row(qtbot, table, 2)  # all_slice over the major half of data
     assert grid.groups == [(0, 4), (1, 5), (2, 6), (3, 7)]
@@ -110,7 +110,7 @@ def test_the_compiled_collectives_replace_the_prediction_in_the_dock_and_on_the_
     assert node_item(window, "add") in selected_graph_items(window)
     assert "stablehlo.add" in window.source_view.header.text()
     assert sorted(grid.groups) == sorted(device_groups(window.session.mesh, c.axes))
-    assert f"groups of {len(c.device_groups[0])} devices" in view.groups.text()
+    assert f"groups of {len(c.device_groups[0])} devices" in view.detail.groups.text()
 
 
 def test_compiled_groups_are_outlined_where_the_grid_shows_those_devices(make_window, qtbot):
@@ -158,14 +158,14 @@ def test_a_collective_explained_by_a_conflict_links_to_it_and_to_provenance(make
     assert node_item(window, "add") in selected
     assert [i.value_id for i in selected if isinstance(i, BadgeItem)] == [y]
     assert window.selected_value == y
-    assert view.explain.text().startswith(
+    assert view.detail.explain.text().startswith(
         f"y: had {dims_text(cause.had)} → needed {dims_text(cause.needed)} · {cause.text}"
     )
     assert dims_text(cause.had) != dims_text(cause.needed)
-    qtbot.mouseClick(view.conflict_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(view.detail.conflict_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_conflicts"].visibleRegion().isEmpty()
     assert window.conflicts.current() is result.conflicts[cause.conflict]
     window.docks["dock_collectives"].raise_()
-    qtbot.mouseClick(view.provenance_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(view.detail.provenance_button, Qt.MouseButton.LeftButton)
     assert not window.docks["dock_provenance"].visibleRegion().isEmpty()
     assert window.selected_value == cause.provenance

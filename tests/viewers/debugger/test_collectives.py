@@ -194,18 +194,18 @@ def test_a_chosen_collective_shows_the_two_shardings_and_its_links(qtbot):
         click_row(qtbot, widget.compiled_table, 0)
     cause = causes[chosen.args[0]]
     widget.show_compiled(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
-    assert widget.explain.text() == (
+    assert widget.detail.explain.text() == (
         f"{cause.tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)} · "
         f"{cause.text}"
     )
-    assert f"line {cause.line}" in widget.explain.text()
-    assert "2 groups of 4 devices, outlined on the mesh" in widget.groups.text()
-    assert widget.conflict_button.isVisible() and widget.provenance_button.isVisible()
+    assert f"line {cause.line}" in widget.detail.explain.text()
+    assert "2 groups of 4 devices, outlined on the mesh" in widget.detail.groups.text()
+    assert widget.detail.conflict_button.isVisible() and widget.detail.provenance_button.isVisible()
     with qtbot.waitSignal(widget.conflictRequested) as asked:
-        qtbot.mouseClick(widget.conflict_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(widget.detail.conflict_button, Qt.MouseButton.LeftButton)
     assert asked.args == [cause.conflict]
     with qtbot.waitSignal(widget.provenanceRequested) as asked:
-        qtbot.mouseClick(widget.provenance_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(widget.detail.provenance_button, Qt.MouseButton.LeftButton)
     assert asked.args == [cause.provenance]
 
 
@@ -217,8 +217,8 @@ def test_an_unexplained_collective_says_so(qtbot):
     widget.set_result(plain)
     assert set(widget.column("Cause")) == {"—"}
     widget.show_compiled(0, [])
-    assert "why it is there is not worked out" in widget.explain.text()
-    assert not widget.conflict_button.isVisible()
+    assert "why it is there is not worked out" in widget.detail.explain.text()
+    assert not widget.detail.conflict_button.isVisible()
 
 
 def test_the_bytes_header_says_what_each_kind_counts(qtbot):
@@ -245,7 +245,7 @@ def test_choosing_a_predicted_row_gives_its_index_in_the_result(qtbot):
         click_row(qtbot, widget.table, 0)
     assert result.collectives[chosen.args[0]].kind == "all_gather"
     widget.show_groups(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
-    assert widget.groups.text() == (
+    assert widget.detail.groups.text() == (
         "all_gather over data: 2 groups of 4 devices, outlined on the mesh: "
         "{0, 2, 4, 6} {1, 3, 5, 7}"
     )
@@ -338,7 +338,7 @@ def test_a_dock_given_the_session_follows_its_analysis_until_detached(qtbot):
     assert widget.pricing is priced["tpu-v5e"][1]
     widget.show_compiled(0, [])  # the row chosen, explained below the table
     tip = widget.compiled_table.item(0, TIME_COLUMN).toolTip()
-    assert widget.chosen == 0 and widget.explain.text()
+    assert widget.chosen == 0 and widget.detail.explain.text()
     session.set_priced(result, *priced["h100"])  # another hardware: the prices only
     assert widget.pricing is priced["h100"][1] and widget.chosen == 0
     assert widget.compiled_table.item(0, TIME_COLUMN).toolTip() != tip
