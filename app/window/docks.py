@@ -54,10 +54,13 @@ BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 
 @dataclass(frozen=True)
 class DockContext:
-    """What a dock's factory is given: the window's models, for its widget to follow."""
+    """What a dock's factory is given: the window's models, for its widget to follow, and
+    whether the session propagates after each edit on its own (``propagating()``: a dock
+    without a propagation then says one is on its way)."""
 
     session: Session
     selection: Selection
+    propagating: Callable[[], bool] = lambda: False
 
 
 def plain(widget: Callable[[], W]) -> Callable[[DockContext], W]:
@@ -100,6 +103,17 @@ def run_panel(context: DockContext) -> RunPanel:
     """The Run dock, following the session's program and edits and choosing collectives'
     device groups in the selection."""
     return RunPanel(session=context.session, selection=context.selection)
+
+
+def conflicts_view(context: DockContext) -> ConflictsView:
+    """The Conflicts dock, following the session's propagation."""
+    return ConflictsView(session=context.session, propagating=context.propagating)
+
+
+def collectives_view(context: DockContext) -> CollectivesView:
+    """The Collectives dock, following the session's analysis as it is compiled and
+    priced."""
+    return CollectivesView(session=context.session, propagating=context.propagating)
 
 
 def history_view(_context: DockContext) -> QUndoView:
@@ -160,7 +174,7 @@ DOCKS: tuple[DockSpec, ...] = (
         "Conflicts",
         "dock_conflicts",
         BOTTOM,
-        plain(ConflictsView),
+        conflicts_view,
         tabify_with="dock_messages",
         on_top=True,
     ),
@@ -168,7 +182,7 @@ DOCKS: tuple[DockSpec, ...] = (
         "Collectives",
         "dock_collectives",
         BOTTOM,
-        plain(CollectivesView),
+        collectives_view,
         tabify_with="dock_conflicts",
     ),
     DockSpec(
@@ -205,6 +219,11 @@ class Docks:
     def add(self, spec: DockSpec, dock: QDockWidget, widget: QWidget) -> None:
         self.by_name[spec.name] = dock
         self._widgets[spec.name] = widget
+
+    def show(self, name: str) -> None:
+        """Show dock ``name`` on top of its tab group."""
+        self.by_name[name].show()
+        self.by_name[name].raise_()
 
     def widget(self, name: str, kind: type[W]) -> W:
         """The widget dock ``name`` shows (inside its scroll area, if it has one)."""

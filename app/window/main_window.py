@@ -1,8 +1,9 @@
 """The main window: the program graph in the centre, docks around it, every edit undoable.
 
 The window owns one ``Session`` (the document) and wires the parts around it: the docks
-(``docks``), the menus (``menus``), opening and saving (``files``) and when propagation
-runs (``propagation``). It turns the viewers' intents (an axis dropped on a tensor
+(``docks``), the menus (``menus``), opening and saving (``files``), when propagation
+runs (``propagation``), the pricing of its analysis (``pricing``), the GSPMD comparison
+(``gspmd_compare``) and the rows chosen in the debugger's docks (``reveal``). It turns the viewers' intents (an axis dropped on a tensor
 dimension, a mesh edited, a context-menu choice) into backend commands pushed through
 ``UndoBridge``, and keeps the inspector, outline and source view on the selection.
 """
@@ -17,15 +18,17 @@ from PySide6.QtGui import QCloseEvent, QUndoStack
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QUndoView
 
 from shardscope.app.window.animation import GifExport
-from shardscope.app.window.debugger import Debugger
 from shardscope.app.window.display import remote_display
 from shardscope.app.window.docks import DockContext, build_docks, make_room, reset_layout
 from shardscope.app.window.files import FileHandler
 from shardscope.app.window.folding import FoldProgress
+from shardscope.app.window.gspmd_compare import GspmdComparer
 from shardscope.app.window.help import WindowHelp
 from shardscope.app.window.menus import build_menus
 from shardscope.app.window.panes import SideBySide
+from shardscope.app.window.pricing import Pricer
 from shardscope.app.window.propagation import PropagationScheduler
+from shardscope.app.window.reveal import Revealer
 from shardscope.app.window.run import DeviceRuns
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner
@@ -54,7 +57,11 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
+from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.graph.graph_panel import GraphPanel
+from shardscope.viewers.graph.legend import LegendButton
+from shardscope.viewers.graph.markers import GraphMarkers
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.mesh.palette import SpecPalette
 from shardscope.viewers.program.outline import ProgramOutline
@@ -101,7 +108,10 @@ class MainWindow(QMainWindow):
         self.graph_panel = GraphPanel(self.session, self)
         self.graph = self.graph_panel.view
         self.setCentralWidget(self.graph_panel)
-        self.docks = build_docks(self, DockContext(self.session, self.selection))
+        context = DockContext(
+            self.session, self.selection, propagating=lambda: self.propagation.auto
+        )
+        self.docks = build_docks(self, context)
         self.mesh_editor = self.docks.widget("dock_mesh", MeshEditor)
         self.palette_widget = self.docks.widget("dock_palette", SpecPalette)
         self.inspector = self.docks.widget("dock_tensor", TensorInspector)
@@ -134,7 +144,7 @@ class MainWindow(QMainWindow):
         # An edit, an undo or a redo is whole once the stack's index moves: its
         # propagation starts then, while the views still repaint what it changed.
         self.qundo.indexChanged.connect(lambda _index: self.propagation.flush())
-        self.debugger = Debugger(self)
+        self._build_debugger()
         self.run = DeviceRuns(
             self.session,
             self.runner,
@@ -142,9 +152,9 @@ class MainWindow(QMainWindow):
             self.selection,
             self.messages,
             self.statusBar(),
-            show_dock=self._show_run_dock,
+            show_dock=lambda: self.docks.show("dock_run"),
             make_room=lambda: make_room(self, self.docks["dock_run"]),
-            show_warnings=self.debugger.markers.set_warnings,
+            show_warnings=self.markers.set_warnings,
             reveal_op=self._outline_op,
             allow_code=lambda program: self.files.allow_session_code(program, "Run on devices"),
             parent=self,
@@ -183,6 +193,20 @@ class MainWindow(QMainWindow):
         self.files.update_title()
         self.help.first_run()
 
+    def _build_debugger(self) -> None:
+        """The graph's marks and badge legend, and the work behind the debugger's docks
+        (which follow the session themselves): the pricing of the analysis, the GSPMD
+        comparison, and the revealing of the rows chosen in them."""
+        self.markers = GraphMarkers(self.graph)
+        self.legend_button = LegendButton(self.graph)
+        self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
+        self.collectives = self.docks.widget("dock_collectives", CollectivesView)
+        self.pricer = Pricer(self.session, self.settings, self.messages, self.collectives)
+        self.gspmd = GspmdComparer(
+            self.session, self.runner, self.docks, self.markers, self.messages, self.statusBar()
+        )
+        self.reveal = Revealer(self)
+
     def _connect(self) -> None:
         ev = self.session.events
         links = self._links
@@ -218,7 +242,7 @@ class MainWindow(QMainWindow):
         self.inspector.dimSelected.connect(timeline.select)
         timeline.provenance_view.valueClicked.connect(self._outline_value)
         timeline.provenance_view.conflictClicked.connect(self._show_conflict_op)
-        timeline.stepShown.connect(self.debugger.show_step)
+        timeline.stepShown.connect(self.conflicts.show_step)
 
     def _show_conflict_op(self, index: int) -> None:
         result = self.session.propagation
@@ -372,7 +396,7 @@ class MainWindow(QMainWindow):
         """Show a tensor in the inspector and its producer's source line (an argument's:
         its parameter's line)."""
         self.selection.select_value(value_id)
-        self.debugger.markers.set_inspected(self.selected_value)
+        self.markers.set_inspected(self.selected_value)
         self._refresh_inspector()
         self.timeline.select(self.selected_value)
         graph = self.session.graph
@@ -441,11 +465,6 @@ class MainWindow(QMainWindow):
         self.panes.restyle(self.theme)
         self.messages.restyle()
 
-    def _show_run_dock(self) -> None:
-        dock = self.docks["dock_run"]
-        dock.show()
-        dock.raise_()
-
     def sizeHint(self) -> QSize:
         return QSize(1500, 950)
 
@@ -457,21 +476,20 @@ class MainWindow(QMainWindow):
         self.settings.save_window_state(self.saveGeometry(), self.saveState())
         self.settings.sync()
         busy = self.run.running or self.run.checking
-        if self.files.loading is not None or self.debugger.comparing or busy:
+        if self.files.loading is not None or self.gspmd.comparing or busy:
             # The load may be waiting on a program that hangs, for its whole time limit;
             # a GSPMD compile, a run or a reshard check may take minutes.
             cancel_workers()
         self.folding.cancel()
         self.panes.close()
         self.runner.wait(10_000)
-        self.debugger.close()
-        self.run.close()
-        self.timeline.close()
+        for part in (self.gspmd, self.reveal, self.pricer, self.markers, self.run, self.timeline):
+            part.close()
         self.graph.close()
         self._links.close()
-        self.mesh_editor.detach()
-        self.palette_widget.detach()
-        self.run.panel.detach()
+        for dock in (self.mesh_editor, self.palette_widget, self.run.panel, self.conflicts):
+            dock.detach()
+        self.collectives.detach()
         if os.environ.get("SHARDSCOPE_KEEP_RECOVERY") != "1":
             self.session.discard_recovery()
         super().closeEvent(event)

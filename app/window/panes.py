@@ -4,7 +4,7 @@ The left pane is the window's own graph (everything it does, edits included, wor
 before); the right pane is a second graph view on the same program. Each pane's header
 chooses what it shows (``viewers.graph.pane.MODES``): now, before the last edit (the
 final shardings of the propagation before it, kept by the timeline), Shardy's final
-shardings, or GSPMD's (the debugger's comparison, run in the background on demand).
+shardings, or GSPMD's (``GspmdComparer``'s comparison, run in the background on demand).
 Nothing here propagates again: every mode reads results the window already holds.
 
 The panes scroll, zoom, select and fold together (``ViewSync``; they share one
@@ -40,8 +40,8 @@ from shardscope.viewers.graph.step_overlay import StepOverlay
 from shardscope.viewers.graph.sync import ViewSync
 
 if TYPE_CHECKING:
-    from shardscope.app.window.debugger import Debugger
     from shardscope.app.window.folding import FoldProgress
+    from shardscope.app.window.gspmd_compare import GspmdComparer
     from shardscope.app.window.timeline import TimelineController
     from shardscope.backend.session.document import Session
     from shardscope.backend.session.playback import Playback, PlaybackEvent
@@ -73,7 +73,8 @@ class Window(Protocol):
     session: Session
     graph_panel: GraphPanel
     theme: str
-    debugger: Debugger
+    gspmd: GspmdComparer
+    markers: GraphMarkers
     timeline: TimelineController
     folding: FoldProgress
     messages: MessagesView
@@ -177,13 +178,13 @@ class SideBySide(QObject):
         second.view.dropRejected.connect(lambda msg: window.messages.add(msg, "warning"))
         self.marks = [PaneMarks(main.view), PaneMarks(second.view)]
         self.right_markers = GraphMarkers(second.view)
-        self.right_markers.follow(window.debugger.markers)
+        self.right_markers.follow(window.markers)
         self.right_overlay = StepOverlay(second.view)
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
         links = self._links = Connections()
         links.connect(ev.program, self._on_program)
-        for shown in (ev.propagation, ev.specs, ev.mesh, window.debugger.gspmdCompared):
+        for shown in (ev.propagation, ev.specs, ev.mesh, window.gspmd.compared):
             links.connect(shown, self._refresh)
         before = window.timeline.before_edit is not None
         if modes is None:
@@ -197,7 +198,7 @@ class SideBySide(QObject):
     def _close(self) -> None:
         window = self.window
         self._links.close()
-        window.debugger.want_gspmd(False)
+        window.gspmd.want(False)
         self.sync.close()
         self.sync = None
         for marks in self.marks:
@@ -209,7 +210,7 @@ class SideBySide(QObject):
         self.right_markers = self.right_overlay = None
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
-        window.debugger.markers.show_result(CURRENT)
+        window.markers.show_result(CURRENT)
         window.timeline.overlay.set_marks_shown(True)
         second = self.right.panel
         window.folding.unwatch(second.view)
@@ -272,12 +273,12 @@ class SideBySide(QObject):
         shardy = {v.id: as_dims(v.spec) for v in result.values}
         if mode == "shardy":
             return shardy, ""
-        debugger = self.window.debugger
-        if debugger.gspmd_for is not result or debugger.differences is None:
-            if debugger.comparing:
+        gspmd = self.window.gspmd
+        if gspmd.compared_for is not result or gspmd.differences is None:
+            if gspmd.comparing:
                 return None, "compiling with GSPMD…"
             return None, "GSPMD comparison unavailable (see Messages)"
-        for d in debugger.differences:
+        for d in gspmd.differences:
             if d.gspmd is not None:
                 shardy[d.id] = as_dims(d.gspmd)
         return shardy, ""
@@ -286,7 +287,7 @@ class SideBySide(QObject):
         if self.left is None or self.right is None:
             return
         modes = self.modes
-        self.window.debugger.want_gspmd("gspmd" in modes)
+        self.window.gspmd.want("gspmd" in modes)
         shown: list[dict[int, Dims] | None] = []
         for pane, mode in zip((self.left, self.right), modes, strict=True):
             dims, note = self.dims(mode)
@@ -316,7 +317,7 @@ class SideBySide(QObject):
         timeline's rings): those of the propagation whose shardings the pane shows, or
         none (and the header's tooltip says why)."""
         if pane is self.left:
-            markers = self.window.debugger.markers
+            markers = self.window.markers
             overlay = self.window.timeline.overlay
         else:
             markers, overlay = self.right_markers, self.right_overlay

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from shardscope.backend.run.compiled import COMPILE_CANCELLED
+from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
 from shardscope.viewers.debugger.collective_columns import (
@@ -88,6 +88,21 @@ class DockLines:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def compile_state(analysis: Analysis | None) -> tuple[bool, str]:
+    """Whether XLA is compiling ``analysis`` (its mesh fits one process and no compile
+    came yet), and the note of a mesh too large to compile ("" where it fits)."""
+    if analysis is None:
+        return False, ""
+    size = analysis.mesh.size
+    if size > MAX_CPU_DEVICES:
+        return False, (
+            f"Not compiled: the mesh has {size} devices and one process compiles for at "
+            f"most {MAX_CPU_DEVICES}; propagate on a smaller mesh to see the compiled "
+            "collectives."
+        )
+    return analysis.compiled is None and analysis.compile_error is None, ""
 
 
 def predicted_lines(

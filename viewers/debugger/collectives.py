@@ -14,13 +14,18 @@ within one, a compiled row the bytes one call sends across hosts (summed over al
 devices, from the pricing), and a line below the table the bytes per step within and
 across hosts and the seconds on each link; on one host those columns are hidden.
 
+Given the session, the dock follows it itself: it shows the session's analysis (laid over
+the hosts and priced, as the session keeps it) after each propagation, compile and
+pricing (``events.propagation``, ``compiled``, ``priced``); a new pricing of the same
+compile and hosts repaints only the time cells and cost lines. ``detach`` stops following.
+
 The tables' columns and cells are declared in ``collective_columns``; the lines around
 them are worded in ``collective_lines``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -30,7 +35,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPushButton,
     QSizePolicy,
     QStackedWidget,
     QTabBar,
@@ -39,9 +43,11 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.columns import Column
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.common.line_label import LineLabel
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, column_table, set_row
+from shardscope.viewers.debugger.chosen_collective import ChosenCollective
 from shardscope.viewers.debugger.collective_columns import (
     ACROSS_COLUMN,
     BYTES_COLUMN,
@@ -64,10 +70,8 @@ from shardscope.viewers.debugger.collective_lines import (
     HEADER,
     DockLines,
     Pricing,
+    compile_state,
     compiled_lines,
-    explain_text,
-    groups_text,
-    permute_text,
     predicted_lines,
 )
 
@@ -75,6 +79,7 @@ if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.propagation.predicted_collectives import Collective
     from shardscope.backend.run.result import CompiledCollective
+    from shardscope.backend.session.document import Session
 
 CROSSING = QColor("#C26A00")  # the crossing rows' Hosts cell, readable on light and dark
 # The tabs above the table.
@@ -109,8 +114,18 @@ class CollectivesView(QWidget):
     conflictRequested = Signal(int)
     provenanceRequested = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        propagating: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``session``: follow its analysis; ``propagating()``: whether a propagation of
+        its program is on its way while it has none (the status says so)."""
         super().__init__(parent)
+        self.session = session
+        self.propagating = propagating
         self.result: Analysis | None = None
         self.collectives: list[Collective] = []
         self.compiled: list[CompiledCollective] | None = None
@@ -136,11 +151,13 @@ class CollectivesView(QWidget):
         self.stack.setMinimumHeight(110)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
-        links = self._build_detail()
+        self.detail = ChosenCollective(self)  # the chosen collective, below the table
+        self.detail.conflictRequested.connect(self.conflictRequested)
+        self.detail.provenanceRequested.connect(self.provenanceRequested)
         self._build_lines()
         column_layout(
             self,
-            [top, self.status, self.meaning, (self.stack, 1), self.groups, links]
+            [top, self.status, self.meaning, (self.stack, 1), self.detail.groups, self.detail.links]
             + [self.totals, self.traffic, self.memory],
             spacing=3,
         )
@@ -148,6 +165,47 @@ class CollectivesView(QWidget):
         self._pending = False
         self.note = ""
         self.set_result(None)
+        self._links = Connections()
+        if session is not None:
+            self._follow(session)
+
+    def _follow(self, session: Session) -> None:
+        ev = session.events
+        for shown in (ev.propagation, ev.compiled):
+            self._links.connect(shown, lambda _part: self.show_session())
+        self._links.connect(ev.priced, lambda _analysis: self._on_priced())
+        self.show_session()
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
+
+    def show_session(self) -> None:
+        """Show the session's analysis as it is now: whether it compiles, and why not."""
+        session = self.session
+        assert session is not None
+        analysis = session.analysis
+        pending = analysis is None and session.program is not None and self.propagating()
+        compiling, note = compile_state(analysis)
+        pricing = analysis.pricing if analysis is not None else None
+        self.set_result(analysis, pending=pending, compiling=compiling, pricing=pricing, note=note)
+
+    def _on_priced(self) -> None:
+        """The session's analysis priced again: only the prices where nothing else
+        changed (another hardware profile), else the whole analysis."""
+        assert self.session is not None
+        analysis, shown = self.session.analysis, self.result
+        if (
+            analysis is None
+            or shown is None
+            or shown.propagation is not analysis.propagation
+            or shown.compile is not analysis.compile
+            or shown.traffic != analysis.traffic
+        ):
+            self.show_session()
+            return
+        self.result = analysis
+        self.set_pricing(analysis.pricing)
 
     def _build_top(self) -> QHBoxLayout:
         """The header, the two tabs and the hardware picker, in one row."""
@@ -179,28 +237,6 @@ class CollectivesView(QWidget):
         top.addWidget(QLabel("Hardware:", self))
         top.addWidget(self.hardware)
         return top
-
-    def _build_detail(self) -> QHBoxLayout:
-        """Below the table: the chosen collective's device groups, its cause and the
-        buttons to its conflict and its provenance."""
-        self.groups = QLabel(self)
-        self.groups.setWordWrap(True)
-        self.groups.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.explain = QLabel(self)
-        self.explain.setWordWrap(True)
-        self.explain.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.conflict_button = QPushButton("Show the conflict", self)
-        self.conflict_button.setToolTip("Its factor table in the Conflicts dock")
-        self.conflict_button.clicked.connect(self._on_conflict)
-        self.provenance_button = QPushButton("Show provenance", self)
-        self.provenance_button.setToolTip("Where the tensor's sharding came from (Provenance)")
-        self.provenance_button.clicked.connect(self._on_provenance)
-        links = QHBoxLayout()
-        links.setContentsMargins(0, 0, 0, 0)
-        links.addWidget(self.explain, 1)
-        links.addWidget(self.conflict_button)
-        links.addWidget(self.provenance_button)
-        return links
 
     def _build_lines(self) -> None:
         """The totals, traffic and memory lines under the table."""
@@ -259,7 +295,6 @@ class CollectivesView(QWidget):
             and not result.compile_error
         )
         self.pricing = pricing if self.compiled is not None else None
-        self.chosen = None
         self.hosts = int(getattr(result, "hosts", 1) or 1) if result is not None else 1
         self._fill_predicted()
         self._fill_compiled()
@@ -391,40 +426,23 @@ class CollectivesView(QWidget):
 
     # -- choosing -------------------------------------------------------------------------
     def _clear_detail(self) -> None:
-        self.groups.setText("")
-        self.groups.setVisible(False)
-        self.explain.setText("")
-        self.explain.setVisible(False)
-        self.conflict_button.setVisible(False)
-        self.provenance_button.setVisible(False)
+        self.detail.clear()
         self.chosen = None
 
     def show_groups(self, index: int, groups: list[tuple[int, ...]]) -> None:
         """Say which device groups predicted collective ``index`` runs in (outlined on the
         mesh)."""
         self._clear_detail()
-        c = self.collectives[index]
-        self.groups.setText(groups_text(c.kind, c.axes, groups))
-        self.groups.setVisible(bool(groups))
+        self.detail.show_predicted(self.collectives[index], groups)
 
     def show_compiled(self, index: int, groups: list[tuple[int, ...]]) -> None:
         """Explain compiled collective ``index``: its device groups (outlined on the mesh,
         as ``groups`` gives them), the sharding its tensor had and the one needed, why,
         and links to the conflict and the provenance that explain it."""
         assert self.compiled is not None
-        self._clear_detail()
+        graph = self.result.graph if self.result is not None else None
+        self.detail.show_compiled(self.compiled[index], groups, graph)
         self.chosen = index
-        c = self.compiled[index]
-        if c.device_groups and c.kind == "collective-permute":
-            self.groups.setText(permute_text(c, groups))
-        else:
-            self.groups.setText(groups_text(c.kind, c.axes, groups))
-        self.groups.setVisible(bool(groups))
-        self.explain.setText(explain_text(c, self.result.graph if self.result else None))
-        self.explain.setVisible(True)
-        cause = c.cause
-        self.conflict_button.setVisible(cause is not None and cause.conflict is not None)
-        self.provenance_button.setVisible(cause is not None and cause.provenance is not None)
 
     def select(self, index: int) -> None:
         """Choose the row of ``result.collectives[index]`` (the prediction)."""
@@ -478,18 +496,3 @@ class CollectivesView(QWidget):
         items = self.compiled_table.selectedItems()
         if items:
             self.compiledSelected.emit(int(items[0].data(INDEX_ROLE)))
-
-    def _on_conflict(self) -> None:
-        c = self._chosen()
-        if c is not None and c.cause is not None and c.cause.conflict is not None:
-            self.conflictRequested.emit(int(c.cause.conflict))
-
-    def _on_provenance(self) -> None:
-        c = self._chosen()
-        if c is not None and c.cause is not None and c.cause.provenance is not None:
-            self.provenanceRequested.emit(int(c.cause.provenance))
-
-    def _chosen(self) -> CompiledCollective | None:
-        if self.chosen is None or self.compiled is None:
-            return None
-        return self.compiled[self.chosen]

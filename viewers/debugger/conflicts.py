@@ -7,10 +7,15 @@ tensor of the op, what it proposed for the factor and where that came from, what
 kept, the rule that decided, the reshard each loser needs to reach what was kept, and
 the collectives Shardy's explicit-reshard passes really insert for the op, which may
 differ from those reshards.
+
+Given the session, the dock follows its propagation itself (``events.propagation``), and
+``propagating`` says whether one is on its way while the session has none; ``detach``
+stops following.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -28,15 +33,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from shardscope.backend.propagation.conflicts import conflict_text
+from shardscope.backend.propagation.conflicts import conflict_text, settling_steps
 from shardscope.backend.propagation.predicted_collectives import collective_text
 from shardscope.backend.sharding.spec import dims_text
+from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.markers import CONFLICT_COLOR
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
     from shardscope.backend.propagation.conflicts import Conflict
     from shardscope.backend.propagation.result import PropagationResult
+    from shardscope.backend.session.document import Session
 
 # What each rule of ``backend.propagation.conflicts`` means, in one sentence.
 RULES = {
@@ -179,10 +186,21 @@ class ConflictsView(QWidget):
     opRequested = Signal(int)
     valueRequested = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        session: Session | None = None,
+        propagating: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``session``: follow its propagation; ``propagating()``: whether a propagation
+        of its program is on its way while it has none (the status says so)."""
         super().__init__(parent)
+        self.session = session
+        self.propagating = propagating
         self.conflicts: list[Conflict] = []
         self.settled: list[int] = []  # rows highlighted as settled at the step shown
+        self.settling: dict[int, list[int]] = {}  # step index -> conflicts settled there
         self.graph: ProgramGraph | None = None
         self.status = QLabel(self)
         self.status.setWordWrap(True)
@@ -218,7 +236,22 @@ class ConflictsView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
-        self.set_result(None)
+        self._links = Connections()
+        if session is None:
+            self.set_result(None)
+        else:
+            self._links.connect(session.events.propagation, self._on_propagation)
+            self._on_propagation(session.propagation)
+
+    def detach(self) -> None:
+        """Stop following the session."""
+        self._links.close()
+
+    def _on_propagation(self, result: PropagationResult | None) -> None:
+        session = self.session
+        assert session is not None
+        pending = result is None and session.program is not None and self.propagating()
+        self.set_result(result, pending=pending)
 
     def sizeHint(self) -> QSize:
         # Shares the messages' place at the bottom: as short as the messages list.
@@ -241,6 +274,11 @@ class ConflictsView(QWidget):
             self.list.addTopLevelItem(item)
         self.list.blockSignals(False)
         self.settled = []
+        self.settling = (
+            settling_steps(result.conflicts, result.timeline, result.graph)
+            if result is not None
+            else {}
+        )
         for col in range(self.list.columnCount()):
             self.list.resizeColumnToContents(col)
         n = len(self.conflicts)
@@ -263,6 +301,10 @@ class ConflictsView(QWidget):
     def select(self, index: int) -> None:
         """Choose conflict ``index`` (as a click on its row does)."""
         self.list.setCurrentItem(self.list.topLevelItem(index))
+
+    def show_step(self, index: int) -> None:
+        """Highlight the conflicts settled at timeline step ``index`` (-1: none)."""
+        self.mark_settled(self.settling.get(index, []))
 
     def mark_settled(self, indices: list[int]) -> None:
         """Highlight the rows of conflicts ``indices`` (settled at the step shown; [] for

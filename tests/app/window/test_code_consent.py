@@ -270,7 +270,7 @@ def test_gspmd_comparison_of_a_shard_map_session_does_not_trace_its_file(
     session, path, marker = hostile_session(make_window, qtbot, tmp_path, SHARD_MAP_PROGRAM)
     window = open_hostile_session(make_window, qtbot, session)
     asked = answer(monkeypatch, QMessageBox.StandardButton.Yes)
-    gspmd = window.debugger.gspmd
+    gspmd = window.gspmd.view
     pick(window, "&View", "Compare with &GSPMD")
     qtbot.waitUntil(lambda: gspmd.state not in ("running", "waiting"), timeout=120_000)
     assert runs(marker) == 0, "the GSPMD comparison traced the session's file"

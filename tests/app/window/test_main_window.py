@@ -14,6 +14,7 @@ from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.markers import GspmdMarkItem
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support import qt_events
+from tests.support.debugger_window import compiled_in
 from tests.support.inputs import INPUTS, write_input
 from tests.support.paints import PaintLog, fresh, on_screen, region_area, wait_painted
 
@@ -642,7 +643,7 @@ def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_windo
     panes = window.panes
     assert panes.on and panes.modes == ("gspmd", "shardy")
     qtbot.waitUntil(
-        lambda: window.debugger.gspmd_for is window.session.propagation, timeout=120_000
+        lambda: window.gspmd.compared_for is window.session.propagation, timeout=120_000
     )
     # sin(x) + y: GSPMD keeps the add on data (the window's own graph, left), Shardy
     # replicates it (right), and the difference is marked on both.
@@ -659,11 +660,11 @@ def test_a_torch_xla_capture_opens_on_gspmds_shardings_beside_shardys(make_windo
     ]
     assert marks == ["Shardy [_, _]"]
     # The Collectives dock lists torch_xla's own compiled collective.
-    qtbot.waitUntil(lambda: window.debugger.collectives.compiled is not None, timeout=60_000)
-    assert [c.kind for c in window.debugger.collectives.compiled] == ["collective-permute"]
-    assert window.debugger.collectives.compiled_table.rowCount() == 1
+    qtbot.waitUntil(lambda: window.collectives.compiled is not None, timeout=60_000)
+    assert [c.kind for c in window.collectives.compiled] == ["collective-permute"]
+    assert window.collectives.compiled_table.rowCount() == 1
     assert any("torch_xla's own compile" in m for m in window.messages.messages("warning"))
-    dock = window.debugger.collectives
+    dock = window.collectives
     assert "torch_xla's own compiled module (GSPMD), as the script ran it" in dock.header.text()
     # its line is the script's, where torch_xla's own metadata names torch's frames
     assert dock.compiled[0].line is not None and dock.compiled[0].file.endswith("conflict.py")
@@ -768,7 +769,7 @@ def test_the_legend_button_stays_in_its_corner_through_find(make_window, qtbot):
     window = make_window("example:transformer?layers=4", propagate=False)
     window.resize(1600, 1000)
     qtbot.wait(50)
-    button = window.debugger.legend_button
+    button = window.legend_button
     port = window.graph.viewport()
     before = button.mapTo(window, button.rect().topLeft()), button.size()
     corner = port.mapTo(window, port.rect().bottomLeft())
@@ -845,3 +846,56 @@ def test_closing_the_window_leaves_nothing_listening_to_its_models(make_window):
     assert listening == dict.fromkeys(names, 0)
     assert len(selection.events.device_groups) == len(selection.events.hovered_devices) == 0
     assert len(navigation.events.changed) == 0
+
+
+def test_a_program_without_conflicts_says_so(make_window):
+    window = make_window("example:mlp")
+    assert window.conflicts.status.text().startswith("No conflicts")
+    assert not window.markers.conflict_marks
+    assert window.collectives.table.rowCount() == len(window.session.propagation.collectives)
+
+
+def test_the_legend_opens_from_the_view_menu_and_the_graph(make_window, qtbot, pick):
+    window = make_window("example:conflict", propagate=False)
+    pick(window, "&View", "Badge &legend")
+    dialog = window.legend_button.dialog
+    assert dialog is not None and dialog.isVisible()
+    button = window.legend_button
+    assert button.parent() is window.graph and button.isVisible()  # over the viewport
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert window.legend_button.dialog is not dialog
+    assert window.legend_button.dialog.isVisible()
+
+
+def test_user_priority_and_open_dims_show_on_the_badge(make_window, wait_idle):
+    window = make_window("example:conflict")
+    x = window.session.graph.value_by_name("x").id
+    assert window.on_spec_menu(x, 1, "open", None)
+    assert window.on_spec_menu(x, 0, "priority", 1)
+    dims = window.session.spec(x).dims
+    assert dims[0].priority == 1 and dims[1].is_open
+    notes = window.markers.note_marks
+    assert [n.notes for n in notes] == [{0: "p1", 1: "?"}]
+    wait_idle(window)
+
+
+def test_stepping_to_where_the_conflict_was_settled_highlights_it(make_window, qtbot):
+    window = make_window("example:conflict")
+    compiled_in(qtbot, window)  # Esc cancels a compile under way
+    conflicts = window.conflicts
+    row = conflicts.list.topLevelItem(0)
+    view = window.graph
+    selected_before = [i for i in view.scene().selectedItems()]
+    assert conflicts.settled == [] and not row.font(0).bold()
+    # step 0 brings data into the add's first operand: after it the add keeps nothing
+    window.timeline.panel.setFocus()
+    qtbot.keyClick(window.timeline.panel, Qt.Key.Key_Right)
+    assert window.timeline.playback.step_index == 0
+    assert conflicts.settled == [0] and row.font(0).bold()
+    assert conflicts.list.currentItem() is row
+    assert "by longest common prefix" in conflicts.title.text()
+    # highlighting is not choosing: the graph's selection stays as it was
+    assert view.scene().selectedItems() == selected_before
+    # back to the final state: the highlight goes
+    qtbot.keyClick(window.timeline.panel, Qt.Key.Key_Escape)
+    assert conflicts.settled == [] and not row.font(0).bold()

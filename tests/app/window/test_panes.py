@@ -49,7 +49,7 @@ def test_side_by_side_shows_shardy_against_gspmd_and_marks_the_adds_result(
     assert panes.modes == ("shardy", "gspmd")  # no edit yet
     left, right = panes.left.view, panes.right.view
     assert right.isVisible() and right is not window.graph
-    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=120_000)
     assert panes.right.header.note.text() == ""
     out = add_result(window)
     assert set(panes.found) == {out}
@@ -59,7 +59,7 @@ def test_side_by_side_shows_shardy_against_gspmd_and_marks_the_adds_result(
     assert mark.text == "Shardy [_, _]"
     (mark,) = diff_marks(left, out)
     assert mark.text == "GSPMD [data, _]"
-    assert window.debugger.gspmd.state == "off"  # the dock follows its own toggle only
+    assert window.gspmd.view.state == "off"  # the dock follows its own toggle only
     pick(window, "&View", "Side by si&de")
     assert not find_action(window, "&View", "Side by si&de").isChecked()
     assert window.centralWidget() is window.graph_panel and window.panes.right is None
@@ -101,7 +101,7 @@ def test_after_an_edit_before_and_now_mark_the_changed_badges(
 def test_each_pane_chooses_what_it_shows(make_window, qtbot, pick, find_action):
     window = make_window("example:conflict")
     panes = open_side_by_side(window, pick, find_action)
-    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=120_000)
     panes.left.header.combo.setCurrentIndex(panes.left.header.combo.findData("before"))
     assert panes.modes == ("before", "gspmd")
     assert "no edit" in panes.left.header.note.text()
@@ -171,10 +171,10 @@ def test_a_failed_gspmd_comparison_leaves_the_pane_on_now(
         calls.append(result)
         raise RuntimeError("the compiler aborted")
 
-    monkeypatch.setattr("shardscope.app.window.debugger.compare_gspmd", crash)
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", crash)
     window = make_window("example:conflict")
     panes = open_side_by_side(window, pick, find_action)
-    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=30_000)
     assert panes.right.header.note.text() == "GSPMD comparison unavailable (see Messages)"
     assert panes.found == {}
     assert panes.right.view.badge_text(add_result(window)) == "[_, _]"
@@ -216,7 +216,7 @@ def test_the_left_pane_marks_conflicts_only_where_it_shows_their_result(
     assert window.session.propagation.conflicts
     assert conflict_marks(window.graph)
     panes = open_side_by_side(window, pick, find_action)
-    qtbot.waitUntil(lambda: not window.debugger.comparing, timeout=120_000)
+    qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=120_000)
     left = panes.left.view
     assert panes.modes == ("shardy", "gspmd")
     # Shardy's final shardings are the current result's: its conflicts are marked
@@ -276,7 +276,7 @@ def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_
     qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
     conflicts = window.session.propagation.conflicts
     assert conflicts
-    single = {n.node.key for n in window.debugger.markers.conflicted_nodes().values()}
+    single = {n.node.key for n in window.markers.conflicted_nodes().values()}
     single_tags = sorted(tag.text for tag in collective_tags(window.graph))
     changed = set(window.timeline.overlay.changed_values)
     assert single and single_tags and changed
@@ -315,7 +315,7 @@ def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert not panes.on and conflict_marks(window.graph)
-    assert not window.debugger.markers.followers
+    assert not window.markers.followers
 
 
 def test_stepping_the_timeline_rings_the_step_in_the_now_pane_too(

@@ -305,7 +305,7 @@ def test_an_xla_warning_marks_its_op_and_choosing_it_selects_the_op(make_window,
         ],
     )
     window.run.show_result(result)
-    marks = window.debugger.markers.warning_marks
+    marks = window.markers.warning_marks
     (node,) = marks
     assert message in marks[node].toolTip()
     assert window.graph.nodes[node].node.op in (op.id, *_ancestors(graph, op.id))
@@ -325,7 +325,7 @@ def test_an_xla_warning_marks_its_op_and_choosing_it_selects_the_op(make_window,
     # a new program drops the marks
     window.open_program("example:conflict")
     qtbot.waitUntil(lambda: window.session.program.name == "conflict", timeout=60_000)
-    assert window.debugger.markers.warnings == {}
+    assert window.markers.warnings == {}
 
 
 def _ancestors(graph, op_id):
@@ -507,7 +507,7 @@ def test_a_warning_on_an_op_in_a_loop_body_marks_that_op(make_window, qtbot, pic
     message = "Involuntary full rematerialization of the operand"
     result = replace(window.run.panel.result, warnings=[XlaWarningEntry(message, op_name, "x")])
     window.run.show_result(result)
-    assert window.debugger.markers.warnings == {op.id: [message]}
+    assert window.markers.warnings == {op.id: [message]}
     panel = window.run.panel
     rect = panel.warnings.visualItemRect(panel.warnings.item(0))
     qtbot.mouseClick(panel.warnings.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())

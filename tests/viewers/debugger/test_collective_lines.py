@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.analysis.analysis import Analysis
-from shardscope.backend.run.compiled import COMPILE_CANCELLED
+from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.run.result import NotCompiled
 from shardscope.viewers.debugger.collective_lines import (
     EMPTY_STATUS,
     HEADER,
+    compile_state,
     groups_text,
     memory_text,
     predicted_lines,
@@ -63,3 +65,17 @@ def test_groups_and_memory_read_as_one_line_each():
     text = memory_text({"argument": 1536, "peak": 3584}, "fits in 16 GB: <1%")
     assert text.startswith("Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits")
     assert "1.5 KiB" in text
+
+
+def test_a_mesh_over_one_process_s_devices_is_noted_and_never_compiling():
+    def analysis(size, compiled=None, error=None):
+        mesh = SimpleNamespace(size=size)
+        return SimpleNamespace(mesh=mesh, compiled=compiled, compile_error=error)
+
+    assert compile_state(None) == (False, "")
+    compiling, note = compile_state(analysis(MAX_CPU_DEVICES + 1))
+    assert not compiling
+    assert note.startswith(f"Not compiled: the mesh has {MAX_CPU_DEVICES + 1} devices")
+    assert compile_state(analysis(MAX_CPU_DEVICES)) == (True, "")
+    assert compile_state(analysis(8, compiled=object())) == (False, "")
+    assert compile_state(analysis(8, error="boom")) == (False, "")

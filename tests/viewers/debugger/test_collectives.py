@@ -10,10 +10,12 @@ from PySide6.QtCore import QPoint, Qt
 from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.cost.price import price_compiled
+from shardscope.backend.cost.traffic import apply_host_layout
 from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.propagation.predicted_collectives import Collective
 from shardscope.backend.run.compiled import COMPILE_CANCELLED
 from shardscope.backend.run.result import NotCompiled
+from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
 from shardscope.viewers.debugger.collective_columns import (
@@ -21,6 +23,7 @@ from shardscope.viewers.debugger.collective_columns import (
     COMPILED_BYTES_COLUMN,
     COMPILED_COLUMNS,
     HOSTS_COLUMN,
+    TIME_COLUMN,
     time_text,
     totals_by_kind,
 )
@@ -191,18 +194,18 @@ def test_a_chosen_collective_shows_the_two_shardings_and_its_links(qtbot):
         click_row(qtbot, widget.compiled_table, 0)
     cause = causes[chosen.args[0]]
     widget.show_compiled(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
-    assert widget.explain.text() == (
+    assert widget.detail.explain.text() == (
         f"{cause.tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)} · "
         f"{cause.text}"
     )
-    assert f"line {cause.line}" in widget.explain.text()
-    assert "2 groups of 4 devices, outlined on the mesh" in widget.groups.text()
-    assert widget.conflict_button.isVisible() and widget.provenance_button.isVisible()
+    assert f"line {cause.line}" in widget.detail.explain.text()
+    assert "2 groups of 4 devices, outlined on the mesh" in widget.detail.groups.text()
+    assert widget.detail.conflict_button.isVisible() and widget.detail.provenance_button.isVisible()
     with qtbot.waitSignal(widget.conflictRequested) as asked:
-        qtbot.mouseClick(widget.conflict_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(widget.detail.conflict_button, Qt.MouseButton.LeftButton)
     assert asked.args == [cause.conflict]
     with qtbot.waitSignal(widget.provenanceRequested) as asked:
-        qtbot.mouseClick(widget.provenance_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(widget.detail.provenance_button, Qt.MouseButton.LeftButton)
     assert asked.args == [cause.provenance]
 
 
@@ -214,8 +217,8 @@ def test_an_unexplained_collective_says_so(qtbot):
     widget.set_result(plain)
     assert set(widget.column("Cause")) == {"—"}
     widget.show_compiled(0, [])
-    assert "why it is there is not worked out" in widget.explain.text()
-    assert not widget.conflict_button.isVisible()
+    assert "why it is there is not worked out" in widget.detail.explain.text()
+    assert not widget.detail.conflict_button.isVisible()
 
 
 def test_the_bytes_header_says_what_each_kind_counts(qtbot):
@@ -242,7 +245,7 @@ def test_choosing_a_predicted_row_gives_its_index_in_the_result(qtbot):
         click_row(qtbot, widget.table, 0)
     assert result.collectives[chosen.args[0]].kind == "all_gather"
     widget.show_groups(chosen.args[0], [(0, 2, 4, 6), (1, 3, 5, 7)])
-    assert widget.groups.text() == (
+    assert widget.detail.groups.text() == (
         "all_gather over data: 2 groups of 4 devices, outlined on the mesh: "
         "{0, 2, 4, 6} {1, 3, 5, 7}"
     )
@@ -308,3 +311,39 @@ def test_on_several_hosts_each_row_says_whether_it_crosses_and_the_bytes_across(
     assert widget.column("Hosts") == ["crosses"] and len(widget.row_texts()[0]) == 8
     widget.set_result(result)  # one host: the columns and the line are gone
     assert widget.traffic.text() == "" and len(widget.row_texts()[0]) == 7
+
+
+def test_a_dock_given_the_session_follows_its_analysis_until_detached(qtbot):
+    source = "example:conflict"
+    analysis = compiled(source)
+    result = analysis.propagation
+    session = Session()
+    session.set_program(loaded(source))
+    widget = CollectivesView(session=session)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 400)
+    widget.show()
+    session.set_propagation(result)  # no controller pushes it: the dock hears it
+    assert widget.result is session.analysis and widget.compiling
+    assert "compiling…" in widget.header.text() and not widget.showing_compiled
+    session.set_compiled(result, analysis.compile)
+    assert widget.showing_compiled and not widget.compiling
+    assert widget.compiled == list(analysis.compiled_collectives)
+    assert widget.pricing is None
+    priced = {
+        name: apply_host_layout(result, analysis.compile, session.mesh_hosts(), name)
+        for name in ("tpu-v5e", "h100")
+    }
+    session.set_priced(result, *priced["tpu-v5e"])
+    assert widget.pricing is priced["tpu-v5e"][1]
+    widget.show_compiled(0, [])  # the row chosen, explained below the table
+    tip = widget.compiled_table.item(0, TIME_COLUMN).toolTip()
+    assert widget.chosen == 0 and widget.detail.explain.text()
+    session.set_priced(result, *priced["h100"])  # another hardware: the prices only
+    assert widget.pricing is priced["h100"][1] and widget.chosen == 0
+    assert widget.compiled_table.item(0, TIME_COLUMN).toolTip() != tip
+    widget.detach()
+    for signal in (session.events.propagation, session.events.compiled, session.events.priced):
+        assert len(signal) == 0  # the dock was their only listener
+    session.set_propagation(None)
+    assert widget.showing_compiled and widget.result is not None

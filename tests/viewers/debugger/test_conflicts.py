@@ -3,6 +3,7 @@
 
 from PySide6.QtCore import Qt
 
+from shardscope.backend.session.document import Session
 from shardscope.viewers.debugger.conflicts import (
     ConflictsView,
     FactorTable,
@@ -10,7 +11,7 @@ from shardscope.viewers.debugger.conflicts import (
     factor_rows,
     partitioner_text,
 )
-from tests.support.compile_oracle import propagated
+from tests.support.compile_oracle import loaded, propagated
 
 
 def view(qtbot) -> ConflictsView:
@@ -123,3 +124,29 @@ def test_the_sheet_stacks_one_table_per_conflict(qtbot, render_dir, count_colors
     image = sheet.grab()
     image.save(str(render_dir / "conflict_sheet.png"))
     assert image.width() == 1200 and count_colors(image) > 10
+
+
+def test_a_dock_given_the_session_follows_its_propagation_until_detached(qtbot):
+    result = propagated("example:conflict")
+    session = Session()
+    waiting = [True]
+    widget = ConflictsView(session=session, propagating=lambda: waiting[0])
+    qtbot.addWidget(widget)
+    assert widget.status.text().startswith("No propagation yet")
+    session.set_program(loaded("example:conflict"))
+    session.set_propagation(result)  # no controller pushes it: the dock hears it
+    assert widget.conflicts == list(result.conflicts)
+    assert widget.status.text() == "1 conflict: choose one to see its factor table."
+    (step, settled), *_ = widget.settling.items()
+    widget.show_step(step)
+    assert widget.settled == settled == [0]
+    session.set_propagation(None)  # stale, and propagating again
+    assert widget.conflicts == [] and widget.status.text() == "Propagating…"
+    waiting[0] = False
+    session.set_propagation(result)
+    session.set_propagation(None)
+    assert widget.status.text().startswith("No propagation yet")
+    widget.detach()
+    assert len(session.events.propagation) == 0  # the dock was its only listener
+    session.set_propagation(result)
+    assert widget.conflicts == []

@@ -1,0 +1,107 @@
+"""The GSPMD comparison in the window: the toggle marks what GSPMD shards otherwise, a
+failing or hanging worker is reported or ended on quit, and before a propagation the
+docks say how to start."""
+
+import dataclasses
+import time
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.gspmd.compare import GspmdComparison
+from shardscope.viewers.graph.markers import (
+    ConflictMarkItem,
+    GspmdMarkItem,
+)
+from tests.support.debugger_window import add_result, marks, node_item
+from tests.support.inputs import write_input
+
+
+def test_the_gspmd_toggle_marks_the_adds_result(make_window, qtbot, pick, find_action):
+    window = make_window("example:conflict")
+    gspmd = window.gspmd.view
+    assert gspmd.state == "off"
+    pick(window, "&View", "Compare with &GSPMD")
+    assert find_action(window, "&View", "Compare with &GSPMD").isChecked()
+    assert not window.docks["dock_gspmd"].visibleRegion().isEmpty()
+    qtbot.waitUntil(lambda: gspmd.state != "running", timeout=120_000)
+    assert gspmd.state == "done", gspmd.status.text()
+    out = add_result(window)
+    assert window.markers.gspmd_values() == {out}
+    (badge,) = window.graph.graph_scene.badges_of(out)
+    (mark,) = marks(badge, GspmdMarkItem)
+    assert (mark.shardy, mark.gspmd) == ("[_, _]", "[data, _]")
+    assert gspmd.row_texts()[0][:3] == ["result[0]", "[_, _]", "[data, _]"]
+    # GSPMD's compiled collectives per kind, beside Shardy's.
+    counts = gspmd.count_texts()
+    assert counts and all(row[2].isdigit() for row in counts), counts
+    specs = dict(window.session.specs)
+    pick(window, "&View", "Compare with &GSPMD")
+    assert gspmd.state == "off" and not marks(badge, GspmdMarkItem)
+    assert dict(window.session.specs) == specs
+
+
+def test_a_failing_gspmd_worker_is_reported_and_leaves_the_session(
+    make_window, qtbot, pick, monkeypatch
+):
+    def crash(program, result, **kwargs):
+        raise ShardscopeError("the GSPMD compile crashed (signal 11): see its log")
+
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", crash)
+    window = make_window("example:conflict")
+    result, specs = window.session.propagation, dict(window.session.specs)
+    pick(window, "&View", "Compare with &GSPMD")
+    gspmd = window.gspmd.view
+    qtbot.waitUntil(lambda: gspmd.state == "failed", timeout=30_000)
+    assert gspmd.status.text() == (
+        "The GSPMD comparison failed: the GSPMD compile crashed (signal 11): see its log"
+    )
+    assert any("GSPMD comparison failed" in m for m in window.messages.messages("error"))
+    assert window.markers.gspmd_values() == set()
+    assert window.session.propagation is result and dict(window.session.specs) == specs
+    assert marks(node_item(window, "add"), ConflictMarkItem)
+
+
+def test_before_propagation_the_docks_say_how_to_start(make_window, qtbot, pick, monkeypatch):
+    compared = []
+
+    def agree(program, result, **kwargs):
+        compared.append(result)
+        return GspmdComparison([], [])
+
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", agree)
+    window = make_window("example:conflict", propagate=False)
+    assert window.conflicts.status.text().startswith("No propagation yet: propagate (F5)")
+    assert window.collectives.status.text().startswith("No propagation yet")
+    assert not marks(node_item(window, "add"), ConflictMarkItem)
+    pick(window, "&View", "Compare with &GSPMD")
+    assert window.gspmd.view.state == "waiting" and compared == []
+    pick(window, "&Propagation", "&Propagate now")
+    qtbot.waitUntil(lambda: window.gspmd.view.state == "done", timeout=60_000)
+    assert compared == [window.session.propagation]
+    assert window.gspmd.view.status.text() == "GSPMD and Shardy agree on every value."
+    assert marks(node_item(window, "add"), ConflictMarkItem)
+
+
+def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp_path, monkeypatch):
+    # The comparison's worker runs the program again; this one hangs there.
+    from shardscope.backend.gspmd.compare import run_gspmd
+
+    started = tmp_path / "started"
+    path = write_input(
+        tmp_path,
+        "hangs.py",
+        f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(600)\n",
+    )
+
+    def hang(program, result, **kwargs):
+        stand_in = dataclasses.replace(program, kind="python", path=path, source=path)
+        return run_gspmd(stand_in, result.mesh.shape, {})
+
+    monkeypatch.setattr("shardscope.app.window.gspmd_compare.compare_gspmd", hang)
+    window = make_window("example:conflict")
+    window.gspmd.set_on(True)
+    qtbot.waitUntil(started.exists, timeout=60_000)
+    assert window.gspmd.comparing
+    begin = time.monotonic()
+    window.close()
+    assert time.monotonic() - begin < 5
+    assert window.runner.wait(5_000)
