@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QUn
 from shardscope.backend.session.document import Session
 from shardscope.backend.session.selection import Selection
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.collectives_view import CollectivesView
 from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.debugger.gspmd import GspmdView
 from shardscope.viewers.mesh.editor import MeshEditor

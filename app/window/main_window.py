@@ -57,7 +57,7 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import ErrorBanner, MessagesView
-from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.collectives_view import CollectivesView
 from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.legend import LegendButton

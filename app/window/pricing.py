@@ -25,7 +25,7 @@ from shardscope.backend.run.compiled import MAX_CPU_DEVICES
 from shardscope.backend.session.document import Session
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.debugger.collectives import CollectivesView
+from shardscope.viewers.debugger.collectives_view import CollectivesView
 
 
 class Pricer:

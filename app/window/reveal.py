@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.viewers.common.connections import Connections
-from shardscope.viewers.debugger.collectives import CollectivesView, main_op
+from shardscope.viewers.debugger.collectives_view import CollectivesView, main_op
 from shardscope.viewers.debugger.conflicts import ConflictsView
 from shardscope.viewers.debugger.gspmd import GspmdView
 

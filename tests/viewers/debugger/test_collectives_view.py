@@ -27,7 +27,7 @@ from shardscope.viewers.debugger.collective_columns import (
     time_text,
     totals_by_kind,
 )
-from shardscope.viewers.debugger.collectives import CROSSING, PREDICTED_TAB, CollectivesView
+from shardscope.viewers.debugger.collectives_view import CROSSING, PREDICTED_TAB, CollectivesView
 from tests.support.compile_oracle import compiled_text, loaded, propagated
 
 
