@@ -152,6 +152,7 @@ class GspmdComparer(QObject):
         differences = comparison.differences
         self.compared_for = result
         self.differences = differences
+        self.session.set_gspmd(result, comparison)
         if self.on:
             analysis = self.session.analysis
             compiled = (

@@ -45,6 +45,7 @@ from shardscope.backend.sharding.spec import DimSpec, Spec, dims_text, validate_
 if TYPE_CHECKING:
     from shardscope.backend.cost.price import Pricing
     from shardscope.backend.cost.traffic import HostTraffic
+    from shardscope.backend.gspmd.compare import GspmdComparison
     from shardscope.backend.program.graph import ProgramGraph, Value
     from shardscope.backend.program.load import Program
     from shardscope.backend.propagation.result import PropagationResult
@@ -79,6 +80,9 @@ class SessionEvents(SignalGroup):
     # The current propagation and its compile were laid over the hosts and priced
     # (``Analysis.traffic``, ``Analysis.pricing``): the session's ``analysis``.
     priced = Signal(object)
+    # GSPMD's compile of the current propagation was compared with it
+    # (``Analysis.gspmd``): the session's ``analysis``.
+    gspmd = Signal(object)
 
 
 class Session:
@@ -340,8 +344,17 @@ class Session:
         saying why there is none) if ``result`` is the current propagation; ignored for
         any other result."""
         if result is self._propagation and self._analysis is not None:
-            self._analysis = Analysis(result, outcome)
+            # A layout and pricing of the analysis before its compile no longer hold.
+            self._analysis = Analysis(result, outcome, gspmd=self._analysis.gspmd)
             self.events.compiled.emit(self._analysis)
+
+    def set_gspmd(self, result: PropagationResult, comparison: GspmdComparison) -> None:
+        """Keep GSPMD's comparison with the current propagation; ignored for any other
+        result."""
+        analysis = self._analysis
+        if result is self._propagation and analysis is not None:
+            self._analysis = analysis.with_parts(gspmd=comparison)
+            self.events.gspmd.emit(self._analysis)
 
     def set_priced(
         self, result: PropagationResult, traffic: HostTraffic, pricing: Pricing | None

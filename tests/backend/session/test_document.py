@@ -7,6 +7,7 @@ import pytest
 
 from shardscope.backend.cost.traffic import HostTraffic
 from shardscope.backend.errors import SpecError
+from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.backend.program.load import load_program
 from shardscope.backend.propagation.propagate import propagate
 from shardscope.backend.run.result import NotCompiled
@@ -162,3 +163,20 @@ def test_the_analysis_keeps_each_steps_record_until_the_propagation_changes(mlp)
     assert s.analysis.warnings == (*result.warnings, "too many devices")
     s.set_spec(mlp.graph.value_by_name("x").id, Spec.of("data", "model"))
     assert s.analysis is None
+
+
+def test_gspmds_comparison_is_kept_beside_the_compile_of_the_same_result(mlp):
+    s = Session()
+    s.set_program(mlp)
+    compared = []
+    s.events.gspmd.connect(compared.append)
+    result = propagate(mlp, s.mesh, s.specs_for_propagation(), strict=False)
+    comparison = GspmdComparison([], [], ("traced again",))
+    s.set_gspmd(result, comparison)  # not the session's result yet
+    assert compared == []
+    s.set_propagation(result)
+    s.set_gspmd(result, comparison)
+    assert [a.gspmd for a in compared] == [comparison]
+    s.set_compiled(result, NotCompiled("boom"))
+    assert s.analysis.gspmd is comparison and s.analysis.compile_error == "boom"
+    assert s.analysis.warnings[-1] == "traced again"
