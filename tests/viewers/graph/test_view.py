@@ -1,17 +1,15 @@
-"""The program graph view: folding, entering regions and callees, finding, drops."""
+"""The program graph view: folding, entering regions and callees, finding."""
 
 import numpy as np
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import Qt
 
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
-from shardscope.viewers.common.mime import axis_mime_data
 from shardscope.viewers.graph.gestures import background_menu, node_menu
 from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
-from tests.support.qt_events import drop
 
 
 def test_enter_region_and_callee_and_back(panel_for, qtbot):
@@ -71,26 +69,6 @@ def test_badges_follow_specs_without_relayout(panel_for):
     session.set_spec(x, Spec.of("data", "model"))
     assert view.badge_text(x) == "[data, model]"
     assert view.layout_ is layout
-
-
-def test_drops_emit_intents_only(panel_for, qtbot):
-    session, panel = panel_for("example:mlp")
-    view = panel.view
-    x = session.graph.value_by_name("x").id
-    badge = view.badge_for(x)
-    view.centerOn(badge)
-    mime = axis_mime_data("model")
-    with qtbot.waitSignal(view.specDropped) as blocker:
-        drop(view, view.mapFromScene(badge.chip_scene_center(1)), mime)
-    assert blocker.args == [x, 1, "model"]
-    assert session.spec(x) == Spec.of("data", None)  # the view never edits the session
-
-    with qtbot.waitSignal(view.dropRejected):
-        drop(view, view.viewport().rect().topLeft(), mime)
-    other = QMimeData()
-    other.setText("model")
-    with qtbot.assertNotEmitted(view.specDropped):
-        drop(view, view.mapFromScene(badge.chip_scene_center(0)), other)
 
 
 def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
