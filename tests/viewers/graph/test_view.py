@@ -5,9 +5,7 @@ from PySide6.QtCore import Qt
 
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
-from shardscope.viewers.graph.gestures import background_menu, node_menu
 from shardscope.viewers.graph.graph_panel import GraphPanel
-from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
 
@@ -80,28 +78,6 @@ def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
         assert count_colors(image) > 30
 
 
-def test_node_menu_offers_regions_and_folds(panel_for):
-    session, panel = panel_for("example:scan")
-    view = panel.view
-    loop = next(op for op in session.graph.ops if op.short_name == "while")
-    item = view.nodes[view.layout_.node_of_op[loop.id]]
-    texts = [a.text() for a in node_menu(view, item).actions()]
-    assert "Enter cond" in texts and "Enter body" in texts
-    next(a for a in node_menu(view, item).actions() if a.text() == "Enter cond").trigger()
-    assert view.frame.region == 0
-
-
-def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
-    session, panel = panel_for("example:mlp")
-    view = panel.view
-    region = next(i for i in view.scene().items() if isinstance(i, ScopeBoxItem))
-    path = region.box.path
-    point = view.mapFromScene(region.header_rect().center())
-    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
-    assert path not in view.expanded()
-    assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)
-
-
 def test_unfolding_a_scope_by_double_click_leaves_the_rest_where_it_was_on_screen(panel_for, qtbot):
     session, panel = panel_for("example:transformer?layers=24")
     view = panel.view
@@ -132,20 +108,6 @@ def test_expand_all_and_collapse_all(panel_for):
     view.collapse_all()
     assert view.expanded() == frozenset()
     assert all(n.kind != "op" or not n.scope for n in view.layout_.nodes)
-
-
-def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
-    session, panel = panel_for("example:transformer?layers=2")
-    view = panel.view
-    texts = [a.text() for a in background_menu(view).actions()]
-    assert texts == ["Expand all scopes", "Collapse all scopes"]
-    menu = node_menu(view, view.nodes[0])
-    expand = next(a for a in menu.actions() if a.text() == "Expand all scopes")
-    expand.trigger()
-    assert not [n for n in view.layout_.nodes if n.kind == "scope"]
-    fold = next(a for a in background_menu(view).actions() if a.text() == "Collapse all scopes")
-    fold.trigger()
-    assert view.expanded() == frozenset()
 
 
 def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot):
