@@ -1,17 +1,13 @@
-"""The program graph view: folding, entering regions and callees, finding, drops."""
+"""The program graph view: folding, entering regions and callees, finding."""
 
 import numpy as np
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import Qt
 
 from shardscope.backend.program.layout import Frame
 from shardscope.backend.sharding.spec import Spec
-from shardscope.viewers.common.mime import axis_mime_data
-from shardscope.viewers.graph.gestures import background_menu, node_menu
 from shardscope.viewers.graph.graph_panel import GraphPanel
-from shardscope.viewers.graph.items import ScopeBoxItem
 from shardscope.viewers.graph.view import MIN_FIT_SCALE, SMALL_FRAME_NODES
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
-from tests.support.qt_events import drop
 
 
 def test_enter_region_and_callee_and_back(panel_for, qtbot):
@@ -73,26 +69,6 @@ def test_badges_follow_specs_without_relayout(panel_for):
     assert view.layout_ is layout
 
 
-def test_drops_emit_intents_only(panel_for, qtbot):
-    session, panel = panel_for("example:mlp")
-    view = panel.view
-    x = session.graph.value_by_name("x").id
-    badge = view.badge_for(x)
-    view.centerOn(badge)
-    mime = axis_mime_data("model")
-    with qtbot.waitSignal(view.specDropped) as blocker:
-        drop(view, view.mapFromScene(badge.chip_scene_center(1)), mime)
-    assert blocker.args == [x, 1, "model"]
-    assert session.spec(x) == Spec.of("data", None)  # the view never edits the session
-
-    with qtbot.waitSignal(view.dropRejected):
-        drop(view, view.viewport().rect().topLeft(), mime)
-    other = QMimeData()
-    other.setText("model")
-    with qtbot.assertNotEmitted(view.specDropped):
-        drop(view, view.mapFromScene(badge.chip_scene_center(0)), other)
-
-
 def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
     session, panel = panel_for("example:mlp")
     for theme in ("dark", "light"):
@@ -100,48 +76,6 @@ def test_dark_and_light_renders(panel_for, tmp_path, count_colors):
         image = panel.grab()
         image.save(str(tmp_path / f"graph_{theme}.png"))
         assert count_colors(image) > 30
-
-
-def test_node_menu_offers_regions_and_folds(panel_for):
-    session, panel = panel_for("example:scan")
-    view = panel.view
-    loop = next(op for op in session.graph.ops if op.short_name == "while")
-    item = view.nodes[view.layout_.node_of_op[loop.id]]
-    texts = [a.text() for a in node_menu(view, item).actions()]
-    assert "Enter cond" in texts and "Enter body" in texts
-    next(a for a in node_menu(view, item).actions() if a.text() == "Enter cond").trigger()
-    assert view.frame.region == 0
-
-
-def test_double_clicking_a_region_name_folds_its_scope(panel_for, qtbot):
-    session, panel = panel_for("example:mlp")
-    view = panel.view
-    region = next(i for i in view.scene().items() if isinstance(i, ScopeBoxItem))
-    path = region.box.path
-    point = view.mapFromScene(region.header_rect().center())
-    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
-    assert path not in view.expanded()
-    assert any(n.kind == "scope" and n.scope == path for n in view.layout_.nodes)
-
-
-def test_unfolding_a_scope_by_double_click_leaves_the_rest_where_it_was_on_screen(panel_for, qtbot):
-    session, panel = panel_for("example:transformer?layers=24")
-    view = panel.view
-    item = next(i for i in view.nodes if i.node.scope == "transpose(jvp(layer_10))")
-    view.centerOn(item)
-    before = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
-    scope_y = item.pos().y()
-    above = {i.node.key for i in view.nodes if i.pos().y() < scope_y}
-    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=before[item.node.key])
-    assert "transpose(jvp(layer_10))" in view.expanded()
-    after = {i.node.key: view.mapFromScene(i.pos()) for i in view.nodes}
-    assert item.node.key not in after
-    # not a pixel off either (a drawing a pixel off is all sent again over X11)
-    moves = {k: after[k] - before[k] for k in before if k in after}
-    assert above and all(moves[k].manhattanLength() == 0 for k in above)
-    below = [moves[k] for k in moves if k not in above and moves[k].manhattanLength() > 2]
-    assert below  # ... and everything below moved down together
-    assert all((m - below[0]).manhattanLength() <= 2 and m.y() > 100 for m in below)
 
 
 def test_expand_all_and_collapse_all(panel_for):
@@ -154,20 +88,6 @@ def test_expand_all_and_collapse_all(panel_for):
     view.collapse_all()
     assert view.expanded() == frozenset()
     assert all(n.kind != "op" or not n.scope for n in view.layout_.nodes)
-
-
-def test_the_graphs_context_menu_expands_and_collapses_all(panel_for, qtbot):
-    session, panel = panel_for("example:transformer?layers=2")
-    view = panel.view
-    texts = [a.text() for a in background_menu(view).actions()]
-    assert texts == ["Expand all scopes", "Collapse all scopes"]
-    menu = node_menu(view, view.nodes[0])
-    expand = next(a for a in menu.actions() if a.text() == "Expand all scopes")
-    expand.trigger()
-    assert not [n for n in view.layout_.nodes if n.kind == "scope"]
-    fold = next(a for a in background_menu(view).actions() if a.text() == "Collapse all scopes")
-    fold.trigger()
-    assert view.expanded() == frozenset()
 
 
 def test_a_saved_breadcrumb_naming_a_missing_frame_opens_at_main(programs, qtbot):
