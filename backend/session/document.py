@@ -104,8 +104,7 @@ class Session:
         self._hosts = HostLayout()
         self._specs: dict[int, Spec] = {}
         self._view: JsonDict = {}
-        self._propagation: PropagationResult | None = None
-        # The later steps' records of the current propagation.
+        # The current propagation with the later steps' records of it; None when stale.
         self._analysis: Analysis | None = None
         self._propagated: PropagatedSpecs | None = None
         self._pending: SavedState | None = None
@@ -157,7 +156,7 @@ class Session:
     @property
     def propagation(self) -> PropagationResult | None:
         """The latest propagation result for the current mesh and specs, or None."""
-        return self._propagation
+        return None if self._analysis is None else self._analysis.propagation
 
     @property
     def analysis(self) -> Analysis | None:
@@ -335,7 +334,7 @@ class Session:
 
     def set_propagation(self, result: PropagationResult | None) -> None:
         """Store a propagation result computed for the current mesh and specs."""
-        if result is not self._propagation:
+        if result is not self.propagation:
             self._set_propagation(result)
             self.events.propagation.emit(result)
 
@@ -343,7 +342,7 @@ class Session:
         """Keep what XLA's compile made of ``result`` (a ``Compiled``, or a ``NotCompiled``
         saying why there is none) if ``result`` is the current propagation; ignored for
         any other result."""
-        if result is self._propagation and self._analysis is not None:
+        if self._analysis is not None and result is self._analysis.propagation:
             # A layout and pricing of the analysis before its compile no longer hold.
             self._analysis = Analysis(result, outcome, gspmd=self._analysis.gspmd)
             self.events.compiled.emit(self._analysis)
@@ -352,7 +351,7 @@ class Session:
         """Keep GSPMD's comparison with the current propagation; ignored for any other
         result."""
         analysis = self._analysis
-        if result is self._propagation and analysis is not None:
+        if analysis is not None and result is analysis.propagation:
             self._analysis = analysis.with_parts(gspmd=comparison)
             self.events.gspmd.emit(self._analysis)
 
@@ -362,7 +361,7 @@ class Session:
         """Keep the current propagation's host layout and pricing (as the window shows
         them); ignored for any other result."""
         analysis = self._analysis
-        if result is not self._propagation or analysis is None:
+        if analysis is None or result is not analysis.propagation:
             return
         if analysis.traffic == traffic and analysis.pricing == pricing:
             return
@@ -373,18 +372,17 @@ class Session:
         """Show the final shardings a propagation sends ahead of its result
         (``result.final_dims``) until the result itself comes; ignored unless the session
         is waiting for one (its propagation is stale)."""
-        if self._propagation is not None or self.graph is None:
+        if self.propagation is not None or self.graph is None:
             return
         self._propagated = FinalSpecs(dims, self.graph)
         self.events.final_specs.emit()
 
     def _stale(self) -> None:
-        if self._propagation is not None or self._propagated is not None:
+        if self.propagation is not None or self._propagated is not None:
             self._set_propagation(None)
             self.events.propagation.emit(None)
 
     def _set_propagation(self, result: PropagationResult | None) -> None:
-        self._propagation = result
         self._analysis = None if result is None else Analysis(result)
         self._propagated = None
 
@@ -408,8 +406,8 @@ class Session:
         return shown_origin(int(value_id), self._specs, self._propagated_specs(), self.graph)
 
     def _propagated_specs(self) -> PropagatedSpecs | None:
-        if self._propagation is not None and self._propagated is None:
-            self._propagated = PropagatedSpecs(self._propagation)
+        if self.propagation is not None and self._propagated is None:
+            self._propagated = PropagatedSpecs(self.propagation)
         return self._propagated
 
     def specs_for_propagation(self) -> dict[int | str, Spec]:
