@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QStatusBar
 from shardscope.app.window.compiling import WindowCompiler
 from shardscope.app.window.settings import Settings
 from shardscope.app.window.tasks import TaskRunner, propagate_task
+from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.program.load import Program
 from shardscope.backend.propagation.result import PropagationResult
@@ -173,7 +174,7 @@ class PropagationScheduler(QObject):
                 except ShardscopeError as exc:
                     outcome = NotCompiled(str(exc).splitlines()[0])
             session.set_propagation(result)
-            warnings = (*result.warnings, *(() if outcome is None else outcome.warnings))
+            warnings = Analysis(result, outcome).warnings
             shown = warnings[:MAX_WARNINGS_SHOWN]
             for warning in shown:
                 self.messages.add(warning, "warning")
