@@ -1,6 +1,6 @@
 """Where compiled collectives move their bytes on a slice of several hosts.
 
-Which collectives cross hosts is ``run.result.mark_crossing``, from their device groups:
+Which collectives cross hosts is ``sharding.hosts.Hosts.crosses`` of their device groups:
 the same answer for a run of several processes (``run --hosts``) and for a compile that
 runs nothing (``propagate --hosts``). ``crossing_warnings`` names the collectives that cross hosts
 although another layout of the same mesh keeps them within a host; ``traffic_lines`` is
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from shardscope.backend.cost.hardware import HardwareProfile
 from shardscope.backend.cost.price import Pricing, price_compiled
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.run.result import Compiled, CompiledCollective, mark_crossing
+from shardscope.backend.run.result import Compiled, CompiledCollective
 from shardscope.backend.sharding.device_groups import device_groups
 from shardscope.backend.sharding.hosts import (
     Hosts,
@@ -71,8 +71,7 @@ def lay_over_hosts(
         )
     crossing = None
     if compiled is not None:
-        compiled = mark_crossing(compiled, hosts)
-        crossing = tuple(bool(c.crosses_hosts) for c in compiled)
+        crossing = tuple(hosts.crosses(c.device_groups) for c in compiled)
     predicted = tuple(_predicted_crosses(c, result.mesh, hosts) for c in result.collectives)
     busy = None if compiled is None else [c.axes for c in compiled if c.axes]
     warnings = (
