@@ -63,13 +63,22 @@ def run(args: PropagateArgs) -> int:
     # Imported when the command runs: every command module is imported to build the
     # parser, and the loading commands should not wait for jax before their worker starts.
     from shardscope.backend.analysis.analyse import analyse
+    from shardscope.backend.run.compiled import start_compile
 
     hardware = hardware_profile(args)
     # A bad --mesh, --device-order, --hosts or --dcn is told before anything loads.
-    _hosts_of(args, given_mesh(args))
+    given, _ = _hosts_of(args, given_mesh(args))
     specs = parse_spec_args(args.spec) if args.spec else None
-    program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-    mesh, hosts = _hosts_of(args, program_mesh(args, program), program)
+    # With --mesh the device count is known: the compile worker starts its imports and
+    # its CPU client while the program loads (``analyse`` ends it where it does not fit).
+    started = start_compile(given, args.timeout)
+    try:
+        program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
+        mesh, hosts = _hosts_of(args, program_mesh(args, program), program)
+    except BaseException:
+        if started is not None:
+            started.cancel()
+        raise
     result = analyse(
         program,
         mesh,
@@ -78,6 +87,7 @@ def run(args: PropagateArgs) -> int:
         hosts=hosts,
         hardware=hardware,
         gspmd=args.gspmd or program.partitioner == "gspmd",
+        started=started,
     )
     note_mesh_override(program, args.mesh)
     if args.json:

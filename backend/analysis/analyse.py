@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from shardscope.backend.analysis.analysis import Analysis
 from shardscope.backend.cost.traffic import apply_host_layout
-from shardscope.backend.run.compiled import propagate_compiled
+from shardscope.backend.run.compiled import PendingCompile, propagate_compiled
 
 if TYPE_CHECKING:
     from shardscope.backend.cost.hardware import HardwareProfile
@@ -29,12 +29,14 @@ def analyse(
     hosts: Hosts | None = None,
     hardware: HardwareProfile | str | None = None,
     gspmd: bool = False,
+    started: PendingCompile | None = None,
 ) -> Analysis:
     """Propagate ``program`` on ``mesh`` with ``specs`` and compile it
     (``run.compiled.propagate_compiled``), lay both over ``hosts`` and price them on
     ``hardware`` (``cost.traffic.apply_host_layout``), and with ``gspmd`` compile it with
-    GSPMD too (``gspmd.compare.compare_gspmd``)."""
-    result, compile_ = propagate_compiled(program, mesh, specs, timeout=timeout)
+    GSPMD too (``gspmd.compare.compare_gspmd``). ``started``: a compile worker started
+    before the program loaded (``run.compiled.start_compile``)."""
+    result, compile_ = propagate_compiled(program, mesh, specs, timeout=timeout, started=started)
     result = replace(result, framework=program.framework, partitioner=program.partitioner)
     traffic, pricing = apply_host_layout(result, compile_, hosts, hardware)
     comparison = None

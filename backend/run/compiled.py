@@ -202,6 +202,7 @@ class PendingCompile:
         ``background``: the worker yields the processors to the rest (a niceness of 10).
         ``timeout_fix``: how the user allows more time, said when the compile runs out."""
         self._timeout_fix = timeout_fix
+        self.devices = devices
         self._order = [int(d) for d in device_order] if device_order else None
         self._env = {NICE_ENV: "10"} if background else {}
         self._text: str | None = None
@@ -284,28 +285,44 @@ class _NotWanted(Exception):
     """The propagation failed: the compile's job is never given."""
 
 
+def start_compile(mesh: Mesh | None, timeout: float) -> PendingCompile | None:
+    """The compile worker started for ``mesh``'s devices (in its device order), or None
+    where there is no mesh or it has more than ``MAX_CPU_DEVICES``."""
+    if mesh is None or not 0 < mesh.size <= MAX_CPU_DEVICES:
+        return None
+    return PendingCompile(mesh.size, timeout, mesh.device_order)
+
+
 def propagate_compiled(
     program: Program,
     mesh: Mesh | Mapping[str, int] | None = None,
     specs: Mapping[str | int, SpecLike] | None = None,
     *,
     timeout: float = 300.0,
+    started: PendingCompile | None = None,
 ) -> tuple[PropagationResult, CompileOutcome]:
     """``propagate``, and what XLA compiled of the propagated program (``Compiled``: its
     collectives, each of Shardy's predicted ones told whether one matched it, and memory),
-    or why it was not compiled (a mesh over ``MAX_CPU_DEVICES``)."""
-    target = _as_mesh(mesh) or own_mesh(program)
-    size = target.size if target is not None else 0
-    own = framework_report(program, target, specs)
+    or why it was not compiled (a mesh over ``MAX_CPU_DEVICES``).
+
+    ``started``: a compile worker started before the program loaded (``start_compile`` of
+    the mesh asked for), used where it has the mesh's device count; else it is ended."""
+    try:
+        target = _as_mesh(mesh) or own_mesh(program)
+        size = target.size if target is not None else 0
+        own = framework_report(program, target, specs)
+    except BaseException:
+        if started is not None:
+            started.cancel()
+        raise
+    if started is not None and (own is not None or started.devices != size):
+        started.cancel()
+        started = None
     if own is not None:
         result = start_propagation(program, mesh, specs).result()
         return result, read_compile(result, own)
     # Started first: the worker imports JAX while the program is annotated.
-    compile_ = (
-        PendingCompile(size, timeout, target.device_order)
-        if target is not None and 0 < size <= MAX_CPU_DEVICES
-        else None
-    )
+    compile_ = started or start_compile(target, timeout)
     try:
         pending = start_propagation(program, mesh, specs, keep_annotated=compile_ is not None)
     except BaseException:
@@ -313,7 +330,8 @@ def propagate_compiled(
             compile_.give(None)
         raise
     if compile_ is not None:
-        compile_.give(pending.annotated_text)
+        assert target is not None
+        compile_.give(pending.annotated_text, target.device_order)
     result = pending.result()
     if compile_ is None:
         return result, NotCompiled(too_many_devices(result.mesh.size), failed=False)

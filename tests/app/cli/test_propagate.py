@@ -594,3 +594,20 @@ def test_a_host_count_that_is_not_a_number_is_one_line(capsys):
     err = capsys.readouterr().err.strip()
     assert exit_.value.code == 2
     assert "give e.g. --hosts 2" in err and len(err.splitlines()) == 1
+
+
+def test_a_program_that_fails_to_load_with_a_mesh_ends_the_compile_started_for_it(capsys, tmp_path):
+    # With --mesh the compile worker starts while the program loads; a load that fails
+    # ends it: the error is the one line, and no compile is left waiting for a module.
+    import threading
+    import time
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = (\n")
+    assert main(["propagate", str(bad), "--mesh", "data=2", "--json"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "SyntaxError" in err
+    deadline = time.monotonic() + 30
+    while any(t.name == "xla-compile" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the compile started for --mesh still runs"
+        time.sleep(0.05)

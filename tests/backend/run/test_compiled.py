@@ -17,8 +17,10 @@ from shardscope.backend.run.compiled import (
     MAX_CPU_DEVICES,
     PendingCompile,
     _AxesOf,
+    propagate_compiled,
+    start_compile,
 )
-from shardscope.backend.sharding.mesh import Mesh
+from shardscope.backend.sharding.mesh import Mesh, parse_mesh
 from tests.support.compile_oracle import compiled_text, jit_arguments, loaded
 from tests.support.inputs import PROGRAMS
 
@@ -175,3 +177,33 @@ def test_a_cancelled_compile_ends_its_worker_at_once(stage):
         pending.report()
     assert time.monotonic() - started < 3.0
     assert _group(group) == []
+
+
+def test_a_compile_started_before_the_load_gives_the_compilers_collectives():
+    # The CLI starts the worker from --mesh before the program loads; the collectives are
+    # those of the compiler's own compile on the program's mesh.
+    started = start_compile(parse_mesh("data=4,model=2"), 120.0)
+    assert started is not None and started.devices == 8
+    program = loaded("example:mlp")
+    result, outcome = propagate_compiled(program, {"data": 4, "model": 2}, started=started)
+    expected = read_collectives(compiled_text(program))
+    got = [c.to_json() for c in outcome.collectives]
+    assert _instructions(got) == _instructions(expected)
+    assert started.report()["ok"]
+
+
+def test_a_compile_started_for_another_device_count_is_ended_and_a_fitting_one_used():
+    started = start_compile(parse_mesh("data=2,model=2"), 120.0)
+    program = loaded("example:mlp")
+    result, outcome = propagate_compiled(program, {"data": 4, "model": 2}, started=started)
+    with pytest.raises(RunCancelled):
+        started.report()
+    expected = read_collectives(compiled_text(program))
+    # Compiled on the mesh's 8 devices, not the 4 the ended worker was started for.
+    groups = [c.device_groups for c in outcome.collectives]
+    assert groups == [tuple(map(tuple, c["groups"])) for c in expected]
+
+
+def test_no_compile_starts_without_a_mesh_or_past_the_device_limit():
+    assert start_compile(None, 10.0) is None
+    assert start_compile(parse_mesh(f"data={MAX_CPU_DEVICES},model=2"), 10.0) is None
