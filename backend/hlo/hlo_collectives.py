@@ -178,7 +178,7 @@ def read_collectives(
     elements: dict[tuple[str, int], HloTensor] = {}
     computation = ""
     callers: dict[str, tuple[str, HloLoop | None]] = {}
-    for line in text.splitlines():
+    for line in _lines_read(text):
         _note_calls(line, computation, frames, callers)
         element = _ELEMENT.search(line) if "get-tuple-element(" in line else None
         if element:
@@ -221,6 +221,23 @@ def read_collectives(
             found = [elements.get((name, i)) for i in range(entry["operands"])]
             entry["tensors"] = _tensors(entry, found)
     return out
+
+
+def _lines_read(text: str) -> list[str]:
+    """The lines of ``text`` that ``read_collectives`` reads: computation headers (not
+    indented), instructions that call computations, ``get-tuple-element`` and those that
+    name a collective's opcode. The rest (most of a compiled module) it would pass over."""
+    return [
+        line
+        for line in text.splitlines()
+        if line[:1] not in " \t"
+        or "=%" in line
+        or "computations={" in line
+        or "get-tuple-element(" in line
+        or "all-" in line
+        or "reduce-scatter" in line
+        or "collective-" in line
+    ]
 
 
 def _started(opcode: str, args_rest: str, starts: dict[str, HloCollective]) -> HloCollective | None:

@@ -1,7 +1,8 @@
 """Benchmark: ``propagate --json`` (Shardy's pipeline and the XLA compile of the annotated
 module beside it) against the bare work it stands on, on ``example:transformer?layers=N``.
 
-Run: ``.venv/bin/python tests/benchmarks/bench_compiled.py [--layers 24]``
+Run: ``.venv/bin/python tests/benchmarks/bench_compiled.py [--layers 24] [--against DIR]``
+(``--against``: another checkout's ``propagate --json`` too, say before a change)
 
 For each mesh (the example's own data=4,model=2, and data=8,model=256: 2,048 devices),
 each side a fresh process timed from its start to its end, one after the other:
@@ -37,14 +38,16 @@ MESHES = ("data=4,model=2", "data=8,model=256")
 TARGET = 1.0
 
 
-def shardscope(source: str, mesh: str) -> float:
-    """Seconds of ``propagate --json`` in a fresh process, start to end."""
+def shardscope(source: str, mesh: str, checkout: Path = ROOT) -> float:
+    """Seconds of ``propagate --json`` in a fresh process, start to end: this checkout's
+    with this Python, another's with its own ``.venv``."""
+    python = sys.executable if checkout == ROOT else str(checkout / ".venv" / "bin" / "python")
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "propagate", source, "--mesh", mesh, "--json"],
+        [python, str(checkout / "main.py"), "propagate", source, "--mesh", mesh, "--json"],
         check=True,
         stdout=subprocess.DEVNULL,
-        cwd=ROOT,
+        cwd=checkout,
     )
     return time.perf_counter() - started
 
@@ -133,6 +136,22 @@ def bare_process(layers: int, mesh: str, out: Path, options: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--layers", type=int, default=24)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="CHECKOUT",
+        help="also measure another checkout's propagate --json (with its .venv), in the same run",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds, each side once a round in turn; the least seconds of each side count "
+        "(other users' load only ever adds)",
+    )
+    parser.add_argument("--mesh", action="append", help="only this mesh (default: both)")
     parser.add_argument("--bare", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
@@ -140,17 +159,34 @@ def main() -> None:
         bare_process(int(layers), mesh, Path(out), options)
         return
     source = f"example:transformer?layers={args.layers}"
-    for mesh in MESHES:
-        ours = shardscope(source, mesh)
-        base, parts = bare(args.layers, mesh, codegen=False)
-        same, same_parts = bare(args.layers, mesh, codegen=True)
+    for mesh in args.mesh or MESHES:
+        runs: dict[str, list] = {}
+        for _ in range(max(args.repeat, 1)):
+            for c in args.against:
+                runs.setdefault(str(c), []).append((shardscope(source, mesh, c.resolve()), {}))
+            runs.setdefault("ours", []).append((shardscope(source, mesh), {}))
+            runs.setdefault("bare", []).append(bare(args.layers, mesh, codegen=False))
+            runs.setdefault("same", []).append(bare(args.layers, mesh, codegen=True))
+        best = {k: min(v, key=lambda run: run[0]) for k, v in runs.items()}
+        ours, (base, parts), (same, same_parts) = best["ours"][0], best["bare"], best["same"]
+        rounds = f" (least of {args.repeat} rounds)" if args.repeat > 1 else ""
         print(
-            f"{source} --mesh {mesh}: propagate --json {ours:.1f} s, bare {base:.1f} s "
+            f"{source} --mesh {mesh}{rounds}: propagate --json {ours:.1f} s, bare {base:.1f} s "
             f"({_parts(parts)}), ratio {ours / base:.2f}x (target <= {TARGET}x); "
             f"bare with shardscope's codegen options {same:.1f} s ({_parts(same_parts)}), "
             f"ratio {ours / same:.2f}x",
             flush=True,
         )
+        for checkout in map(str, args.against):
+            theirs = best[checkout][0]
+            print(
+                f"  {checkout}: propagate --json {theirs:.1f} s, ratio {theirs / base:.2f}x; "
+                f"with shardscope's codegen options {theirs / same:.2f}x",
+                flush=True,
+            )
+        if args.repeat > 1:
+            for name, got in runs.items():
+                print(f"  every round, {name}: {' '.join(f'{t:.1f}' for t, _ in got)} s")
 
 
 def _parts(parts: dict[str, float]) -> str:

@@ -202,3 +202,31 @@ def test_a_collective_in_nested_loops_runs_the_product_of_their_trip_counts():
 def test_a_collective_outside_loops_runs_once(shard_map_program):
     _, _, found = shard_map_program
     assert all(c["loops"] == [] and c["runs_per_call"] == 1 for c in found)
+
+
+def test_a_training_step_is_read_from_part_of_its_lines():
+    # The reader passes over the lines that can name no collective, call or tuple element
+    # and still reads every collective the compiler wrote.
+    from shardscope.backend.hlo.hlo_collectives import _lines_read
+
+    mesh = _mesh()
+
+    def step(w1, w2, x):
+        def loss(w1, w2):
+            return jnp.sum(jnp.tanh(jnp.tanh(x @ w1) @ w2) ** 2)
+
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    shardings = (
+        NamedSharding(mesh, P(None, "model")),
+        NamedSharding(mesh, P("model", None)),
+        NamedSharding(mesh, P("data", None)),
+    )
+    text, assignment = _compile(step, mesh, shardings, [(16, 32), (32, 16), (8, 16)])
+    found = read_collectives(text, assignment, 8)
+    assert found and _kinds(found) == _text_counts(text)
+    read = _lines_read(text)
+    assert len(read) < len(text.splitlines())
+    for c in found:
+        assert any(line.lstrip().startswith(f"%{c['name']} = ") for line in read), c["name"]
