@@ -27,7 +27,7 @@ from shardscope.backend.isolation.start import NICE_ENV
 from shardscope.backend.propagation.predicted_collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
-from shardscope.backend.run.explain import explain
+from shardscope.backend.run.explain import USER_OPS, explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import (
@@ -62,15 +62,6 @@ _KIND_NAMES = {
     "reduce-scatter": "reduce_scatter",
     "all-to-all": "all_to_all",
     "collective-permute": "collective_permute",
-}
-# Program ops that are collectives the user wrote (inside shard_map).
-_USER_OPS = {
-    "stablehlo.all_reduce",
-    "stablehlo.all_gather",
-    "stablehlo.reduce_scatter",
-    "stablehlo.all_to_all",
-    "stablehlo.collective_permute",
-    "stablehlo.collective_broadcast",
 }
 
 
@@ -120,7 +111,7 @@ def describe(
         # Told only where every operand's op is found (a module without locations names
         # none of them).
         found = bool(tensors) and all(t.op is not None for t in tensors)
-        user = found and all(graph.ops[t.op].name in _USER_OPS for t in tensors)
+        user = found and all(graph.ops[t.op].name in USER_OPS for t in tensors)
         # A compile whose metadata names no user line (torch_xla's names torch's own
         # frames) takes the line of the program op its first operand came from.
         first = graph.ops[tensors[0].op] if tensors and tensors[0].op is not None else None

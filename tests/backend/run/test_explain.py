@@ -38,21 +38,31 @@ def test_every_examples_collectives_move_a_real_tensor_between_two_shardings(nam
     graph = result.graph
     assert result.compiled_collectives
     for c in result.compiled_collectives:
-        cause = c.cause
-        assert cause is not None and cause.kind in ("conflict", "rule", "reshard"), c.name
-        assert cause.value is not None and 0 <= cause.value < len(graph.values), c.name
-        assert cause.tensor == graph.values[cause.value].display_name
-        assert cause.had == tuple(tuple(d) for d in result.values[cause.value].spec)
-        # The tensor is one the op reads or makes.
-        op = graph.ops[cause.op]
-        assert cause.value in (*op.operands, *op.results), c.name
-        # Each axis the collective moves leaves the dimension it held in ``had``.
-        assert c.axes
-        for axis in c.axes:
-            held = _dim_of(cause.had, axis)
-            assert held is not None and held != _dim_of(cause.needed, axis), (c.name, axis)
-        assert cause.provenance == cause.value
-        assert spec_text(cause.had) in cause.text and cause.line is not None
+        assert c.cause is not None
+        # A combined collective's operands are explained one by one.
+        causes = [t.cause for t in c.tensors] if c.cause.kind == "combined" else [c.cause]
+        assert len(causes) == (c.operands if c.cause.kind == "combined" else 1)
+        for cause in causes:
+            _moves_a_real_tensor(result, c, cause)
+
+
+def _moves_a_real_tensor(result, c, cause) -> None:
+    graph = result.graph
+    assert cause is not None and cause.kind in ("conflict", "rule", "reshard"), c.name
+    assert cause.value is not None and 0 <= cause.value < len(graph.values), c.name
+    assert cause.tensor == graph.values[cause.value].display_name
+    propagated = tuple(tuple(d) for d in result.values[cause.value].spec)
+    assert cause.had == (cause.compiled or propagated)
+    # The tensor is one the op reads or makes.
+    op = graph.ops[cause.op]
+    assert cause.value in (*op.operands, *op.results), c.name
+    # Each axis the collective moves leaves the dimension it held in ``had``.
+    assert c.axes
+    for axis in c.axes:
+        held = _dim_of(cause.had, axis)
+        assert held is not None and held != _dim_of(cause.needed, axis), (c.name, axis)
+    assert cause.provenance == cause.value
+    assert spec_text(cause.had) in cause.text and cause.line is not None
 
 
 def test_the_conflict_example_explains_each_collective_by_its_conflict():
