@@ -35,7 +35,6 @@ def _dim_of(dims, axis: str) -> int | None:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_every_examples_collectives_move_a_real_tensor_between_two_shardings(name):
     result = _result(f"example:{name}")
-    graph = result.graph
     assert result.compiled_collectives
     for c in result.compiled_collectives:
         assert c.cause is not None
