@@ -157,8 +157,17 @@ def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
             f"  {c.kind:18} {axes:12} {c.operands} operand(s) {tensor} for {op_text}"
             f" line {line if line is not None else '?'}{runs} [{c.origin or '?'}]{crosses}"
         )
-        if cause is not None:
-            lines.append(f"    {cause.kind}: {cause.text}")
+        if cause is not None and cause.kind == "combined":
+            lines.append(f"    combined: XLA combined {len(c.tensors)} {c.kind}s into one:")
+            for j, t in enumerate(c.tensors):
+                if t.cause is not None:
+                    lines.append(
+                        f"      [{j}] {t.origin or '?'}, {t.direction or '?'}, "
+                        f"{t.cause.kind}: {t.cause.text}"
+                    )
+        elif cause is not None:
+            way = f" ({cause.direction})" if cause.direction == "backward" else ""
+            lines.append(f"    {cause.kind}{way}: {cause.text}")
     for w in result.xla_warnings or []:
         where = f"op {w.op}" if w.op is not None else w.op_name or "?"
         size = f", {w.bytes} B gathered per device" if w.bytes else ""
