@@ -152,6 +152,8 @@ def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
         line = cause.line if cause is not None and cause.line is not None else c.line
         runs = f" x{c.runs_per_call} per call" if c.runs_per_call > 1 else ""
         tensor = cause.tensor if cause is not None and cause.tensor else "?"
+        if cause is not None and cause.kind == "combined":
+            tensor = f"{len(c.tensors)} tensors"
         crosses = " CROSSES HOSTS" if c.crosses_hosts else ""
         lines.append(
             f"  {c.kind:18} {axes:12} {c.operands} operand(s) {tensor} for {op_text}"

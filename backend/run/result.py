@@ -261,7 +261,11 @@ def compiled_text(c: CompiledCollective) -> str:
     runs = f", {c.runs_per_call}× per call" if c.runs_per_call > 1 else ""
     operands = f" {c.operands} operands" if c.operands > 1 else ""
     why = f" — {cause.text}" if cause is not None and cause.text else ""
-    return f"{c.kind}{operands} over {axes}{on}{where}: {bytes_text(c.bytes)} per device{runs}{why}"
+    back = " (backward)" if cause is not None and cause.direction == "backward" else ""
+    return (
+        f"{c.kind}{operands}{back} over {axes}{on}{where}: {bytes_text(c.bytes)} per device"
+        f"{runs}{why}"
+    )
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,16 @@ class CompiledRow:
         return compiled_tip(self.c, self.graph)
 
 
+def pass_text(c: CompiledCollective) -> str:
+    """``forward``, ``backward`` or ``both`` (a combined collective of each)."""
+    ways = {t.direction for t in c.tensors if t.direction}
+    if not ways and c.cause is not None and c.cause.direction:
+        ways = {c.cause.direction}
+    if not ways:
+        return NOT_EXPLAINED
+    return ways.pop() if len(ways) == 1 else "both"
+
+
 def _cause_text(c: CompiledCollective) -> str | None:
     return c.cause.text if c.cause is not None and c.cause.text else None
 
@@ -216,7 +226,14 @@ COMPILED: tuple[Column[CompiledRow], ...] = (
     Column(
         "Origin",
         lambda r: r.c.origin or NOT_EXPLAINED,
-        tooltip="user: written in the program (inside shard_map); partitioner: inserted by XLA",
+        tooltip="user: written in the program (inside shard_map); partitioner: inserted by "
+        "XLA; mixed: XLA combined collectives of both into one",
+    ),
+    Column(
+        "Pass",
+        lambda r: pass_text(r.c),
+        tooltip="forward, or backward: a collective of the gradient (JAX names the ops of "
+        "a gradient's transpose transpose(...)); both: XLA combined collectives of each",
     ),
     Column(
         "Prediction",
