@@ -39,7 +39,7 @@ from shardscope.backend.run.result import (
     group_size,
 )
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
-from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.backend.sharding.device_groups import device_groups, unravel
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -163,17 +163,9 @@ class _AxesOf:
         for pair in pairs:
             if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
                 return None
-            a, b = (_unravel(position[d], sizes) for d in pair)
+            a, b = (unravel(position[d], sizes) for d in pair)
             moved.update(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
         return tuple(self._mesh.axis_names[i] for i in sorted(moved))
-
-
-def _unravel(index: int, sizes: list[int]) -> list[int]:
-    out = []
-    for size in reversed(sizes):
-        out.append(index % size)
-        index //= size
-    return out[::-1]
 
 
 class PendingCompile:

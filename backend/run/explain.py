@@ -40,6 +40,7 @@ from shardscope.backend.run.result import (
     CompiledCollective,
     OpWarning,
 )
+from shardscope.backend.sharding.device_groups import spanned_axes
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import merge_full_axes
 
@@ -265,6 +266,11 @@ class _Explainer:
             return self._user(c, t)
         dimensions = record.get("dimensions", [])
         axes = set(c.axes or ())
+        part = False
+        if not axes and c.device_groups:
+            # Groups that span no whole mesh axis: the axes they span part of.
+            axes = set(spanned_axes(self.result.mesh, c.device_groups))
+            part = bool(axes)
         way = direction(t.op_name if t is not None else c.source)
         candidates = self._candidates(c, j)
         op_id, found = self._search(c.kind, candidates, axes, dimensions, self.dims)
@@ -302,7 +308,7 @@ class _Explainer:
                 file=file,
                 direction=way,
             )
-        return self._found(c, op, found, axes, where, line, file, way, compiled)
+        return self._found(c, op, found, axes, where, line, file, way, compiled, part)
 
     def _found(
         self,
@@ -315,6 +321,7 @@ class _Explainer:
         file: str,
         way: str,
         compiled: bool,
+        part: bool = False,
     ) -> CollectiveCause:
         moved = set(axes) or {a for d in found.had for a in d} - {
             a for d in found.needed for a in d
@@ -335,7 +342,10 @@ class _Explainer:
         if compiled and propagated != found.had:
             shown = f"(propagation: {spec_text(propagated)}; compiled: {spec_text(found.had)})"
         verb = _VERBS.get(c.kind, c.kind)
-        text = f"{tensor} {shown} is {verb} over {'+'.join(sorted(moved))} for {where}: {reason}"
+        over = "+".join(sorted(moved))
+        if part:
+            over = f"part of {over} (device groups {c.groups_text or c.device_groups})"
+        text = f"{tensor} {shown} is {verb} over {over} for {where}: {reason}"
         return CollectiveCause(
             kind,
             text,

@@ -192,6 +192,7 @@ PATTERNS = [
     "explain_rms_norm.py",
     "explain_moe.py",
     "explain_embedding.py",
+    "explain_zero1.py",
 ]
 
 
@@ -338,3 +339,11 @@ def test_an_embedding_lookup_from_a_vocabulary_sharded_table_is_a_selection():
     assert lookup.cause.kind == "select"
     assert result.graph.ops[lookup.cause.op].name == "stablehlo.gather"
     assert lookup.cause.had[0] == ("model",)
+
+
+def test_a_reshard_over_part_of_an_axis_names_the_part():
+    result = _result(str(PROGRAMS / "explain_zero1.py"))
+    partial = [c for c in result.compiled_collectives if c.axes is None]
+    assert partial, "the compiler's reshard to the parameters' sharding gathers over a sub-axis"
+    for c in partial:
+        assert c.cause.kind == "reshard" and "part of data" in c.cause.text
