@@ -158,7 +158,7 @@ class _Counted:
             return self._jitted(*args, **kwargs)
         finally:
             dumps, _local.dumps = _local.dumps, outer
-            _ran(self, _signatures(tree, leaves), dumps)
+            _ran(self, tree, leaves, dumps)
 
     def __get__(self, obj, owner=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -171,36 +171,53 @@ class _Counted:
 
 
 def _signatures(tree, leaves) -> tuple[tuple, tuple]:
-    """Two keys of a call's arguments: each array's shape, dtype and sharding with the
-    other values themselves (hashed), and the same with the other values by type alone
-    (for a value JAX does not compile for, such as a float that is not static)."""
+    """Two keys of a call's arguments: each array's type, shape, dtype and sharding (a
+    JAX array's ``aval``, ``sharding`` and whether it is committed) with the other
+    values themselves (hashed), and the same with the other values by type alone (for a
+    value JAX does not compile for, such as a float that is not static)."""
     exact, loose = [tree], [tree]
     for leaf in leaves:
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
-            array = (
-                tuple(leaf.shape),
-                str(leaf.dtype),
-                getattr(leaf, "weak_type", None),
-                getattr(leaf, "sharding", None),
-                getattr(leaf, "committed", None),
-            )
-            exact.append(array)
-            loose.append(array)
+        if _Array is not None and isinstance(leaf, _Array):
+            array = (leaf.aval, leaf.sharding, getattr(leaf, "_committed", None))
+        elif hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            array = (type(leaf).__qualname__, tuple(leaf.shape), str(leaf.dtype))
+        else:
+            try:
+                exact.append((type(leaf).__qualname__, hash(leaf)))
+            except TypeError:
+                exact.append((type(leaf).__qualname__, id(leaf)))
+            loose.append(type(leaf).__qualname__)
             continue
-        try:
-            exact.append((type(leaf).__qualname__, hash(leaf)))
-        except TypeError:
-            exact.append((type(leaf).__qualname__, id(leaf)))
-        loose.append(type(leaf).__qualname__)
+        exact.append(array)
+        loose.append(array)
     return ("exact", *exact), ("loose", *loose)
 
 
-def _ran(counted, signatures: tuple[tuple, tuple], dumps: list[str]) -> None:
+def _ran(counted, tree, leaves, dumps: list[str]) -> None:
     """Count a run of ``counted`` for the compile it ran: the one dumped during the call,
     else the one a call with the same arguments ran (exactly, else by type), else its
     last; none where JAX dumps nothing (``JAX_DUMP_IR_TO`` unset). Of the compiles dumped
     during the call, the last is the function's own: JAX compiles it after tracing it,
-    and any eager operation the tracing ran was compiled before."""
+    and any eager operation the tracing ran was compiled before. While the function has
+    one compile, a call that compiles nothing ran that one: its arguments are not read."""
+    record = counted._record
+    compiles = record.get("compiles") or {}
+    if not dumps and len(compiles) < 2:
+        dump = counted._last
+    else:
+        dump = _by_arguments(counted, _signatures(tree, leaves), dumps)
+    if dump is None:
+        return
+    counted._last = dump
+    with _lock:
+        compiles = record.setdefault("compiles", {})
+        compiles[dump] = compiles.get(dump, 0) + 1
+    _changed()
+
+
+def _by_arguments(counted, signatures: tuple[tuple, tuple], dumps: list[str]) -> str | None:
+    """The dump of the compile a call ran, by its arguments' ``signatures`` (kept for
+    the calls after it)."""
     used = counted._used
     try:
         hash(signatures)
@@ -210,15 +227,10 @@ def _ran(counted, signatures: tuple[tuple, tuple], dumps: list[str]) -> None:
         dump = dumps[-1]
     else:
         dump = next((used[k] for k in signatures if k in used), counted._last)
-    if dump is None:
-        return
-    for key in signatures:
-        used[key] = dump
-    counted._last = dump
-    with _lock:
-        compiles = counted._record.setdefault("compiles", {})
-        compiles[dump] = compiles.get(dump, 0) + 1
-    _changed()
+    if dump is not None:
+        for key in signatures:
+            used[key] = dump
+    return dump
 
 
 def _dumped(real):
@@ -237,6 +249,7 @@ def _dumped(real):
 
 
 _Tracer: type | None = None
+_Array: type | None = None
 _flatten = None
 _with_paths = None
 _keystr = None
@@ -361,8 +374,8 @@ def _tracing(leaves) -> bool:
 
 
 def _install(jax) -> None:
-    global _Tracer, _flatten, _with_paths, _keystr
-    _Tracer, _flatten = jax.core.Tracer, jax.tree_util.tree_flatten
+    global _Tracer, _Array, _flatten, _with_paths, _keystr
+    _Tracer, _Array, _flatten = jax.core.Tracer, jax.Array, jax.tree_util.tree_flatten
     _with_paths, _keystr = jax.tree_util.tree_flatten_with_path, jax.tree_util.keystr
     real_jit = jax.jit
 
