@@ -36,6 +36,8 @@ from shardscope.backend.run.result import (
     CompiledCollective,
     CompileOutcome,
     NotCompiled,
+    OpWarning,
+    PredictedRef,
     group_size,
 )
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
@@ -355,16 +357,29 @@ def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
     return MeshType.from_dict(dict(mesh))
 
 
+def explained_collectives(
+    result: PropagationResult, report: dict
+) -> tuple[list[CompiledCollective], list[PredictedRef], list[OpWarning]]:
+    """The collectives of a compile's or a run's ``report`` (``hlo_collectives`` records)
+    as ``propagate --json`` gives them: each operand on its program op, the mesh axes of
+    the device groups and who wrote them (``describe``), matched with ``result``'s
+    predicted collectives and explained (cause, holder, runs per call); with the predicted
+    ones no compiled one matched, and XLA's warnings of the compile on their ops."""
+    compiled = [compiled_collective(c) for c in report["collectives"]]
+    compiled = describe(compiled, result.graph, result.mesh)
+    refs = predicted_refs(result.collectives, result.graph)
+    compiled, unmatched = match(compiled, refs)
+    explained, xla_warnings = explain(result, compiled, report)
+    return explained, unmatched, xla_warnings
+
+
 def read_compile(result: PropagationResult, report: dict) -> Compiled:
     """What the compile worker's ``report`` says XLA compiled of ``result``'s program:
     its collectives (each explained and matched with Shardy's predicted ones) and memory.
     ``ShardscopeError`` where the compile failed."""
     if not report.get("ok"):
         raise ShardscopeError(report.get("error", "the XLA compile failed"))
-    compiled = [compiled_collective(c) for c in report["collectives"]]
-    compiled = describe(compiled, result.graph, result.mesh)
-    refs = predicted_refs(result.collectives, result.graph)
-    compiled, unmatched = match(compiled, refs)
+    explained, unmatched, xla_warnings = explained_collectives(result, report)
     left = {r.index for r in unmatched}
     matched = tuple(
         None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
@@ -377,7 +392,6 @@ def read_compile(result: PropagationResult, report: dict) -> Compiled:
             f"the collectives are {by}'s own compile of this graph, as the script ran it "
             f"(partitioned by {report['partitioned_by'].upper()}); its memory is not recorded",
         )
-    explained, xla_warnings = explain(result, compiled, report)
     return Compiled(
         collectives=tuple(explained),
         predicted_matched=matched,

@@ -202,11 +202,12 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         if pending is not None:
             pending.cancel()
         raise
-    predicted_json, why = _predicted_json(pending, loaded.program, why)
+    predicted_json, explained, why = _predicted_json(pending, report, why)
     laps.lap("predicted_collectives")
     program = loaded.program
     report.update(
         predicted=predicted_json,
+        explained=explained,
         predicted_error=why,
         plan_notes=plan.notes,
         program={"name": program.name, "mesh": program.mesh},
@@ -306,20 +307,22 @@ def _predict_beside(
 
 
 def _predicted_json(
-    pending: PendingPropagation | None, program: Program, why: str | None
-) -> tuple[list[dict] | None, str | None]:
-    """The predicted collectives once Shardy is done, as the report carries them, and why
-    there are none."""
+    pending: PendingPropagation | None, report: dict, why: str | None
+) -> tuple[list[dict] | None, dict | None, str | None]:
+    """The predicted collectives once Shardy is done, as the report carries them, the
+    run's collectives in ``propagate``'s form (``report.explained_json``), and why there
+    are none."""
     from shardscope.backend.run.match import predicted_refs
+    from shardscope.backend.run.report import explained_json
 
     if pending is None:
-        return None, why
+        return None, None, why
     try:
         predicted = pending.result()
     except ShardscopeError as exc:
-        return None, str(exc)
+        return None, None, str(exc)
     refs = predicted_refs(predicted.collectives, predicted.graph)
-    return [r.to_json() for r in refs], why
+    return [r.to_json() for r in refs], explained_json(predicted, report), why
 
 
 def _deadline(job: dict) -> float | None:

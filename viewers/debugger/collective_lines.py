@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from shardscope.backend.cost.price import HELD_WORDS, held_bytes
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
@@ -40,7 +41,8 @@ MEMORY_PARTS = (
     ("argument", "arguments"),
     ("output", "outputs"),
     ("temp", "temporaries"),
-    ("peak", "peak"),
+    ("alias", "aliased"),
+    ("peak", "XLA's peak"),
 )
 
 
@@ -272,17 +274,18 @@ def permute_text(c: CompiledCollective, groups: Sequence[Sequence[int]]) -> str:
 
 
 def memory_text(memory: dict | None, fit: str | None) -> str:
-    """``Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits in 16 GB: <1%
-    · arguments 1.5 KiB · …`` (the peak and its fit first: the line may be cut)."""
+    """``Memory per device, XLA's CPU buffer assignment: holds 3.5 KiB (arguments +
+    outputs + temporaries - aliased), fits in 16 GB: <1% · arguments 1.5 KiB · …`` (what
+    the buffers hold and its fit first: the line may be cut)."""
     if not memory:
         return ""
+    held = f"holds {bytes_text(held_bytes(memory))} ({HELD_WORDS})"
+    if fit:
+        held += f", {fit}"
     parts = [
         f"{word} {bytes_text(int(memory[key]))}" for key, word in MEMORY_PARTS if key in memory
     ]
-    peak = parts.pop() if "peak" in memory else ""
-    if fit and peak:
-        peak += f", {fit}"
-    return f"{MEMORY_LABEL}: " + " · ".join([p for p in [peak, *parts] if p])
+    return f"{MEMORY_LABEL}: " + " · ".join([held, *parts])
 
 
 def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:

@@ -325,3 +325,30 @@ def test_hosts_that_do_not_divide_the_mesh_or_a_module_on_hosts_are_one_line():
     done = _cli("run", str(INPUTS / "mlir" / "gspmd.mlir"), "--hosts", "2")
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "--hosts runs a Python program" in done.stderr
+
+
+def _cli_json(argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize(
+    "source", [str(INPUTS / "programs" / "compiled_fsdp.py"), "example:conflict"]
+)
+def test_run_json_collectives_are_in_propagates_form(source):
+    from tests.support.compile_oracle import compiled_text, loaded
+
+    ran = _cli_json(["run", source, "--json", "--runs", "1", "--no-reference"])
+    propagated = _cli_json(["propagate", source, "--json"])
+    collectives = ran["collectives"]
+    # The compile jax itself makes has the same collectives, kind by kind.
+    text = compiled_text(loaded(source))
+    kinds = sorted(c["kind"] for c in collectives)
+    assert len(kinds) >= 2
+    assert kinds == sorted(k for k in set(kinds) for _ in range(text.count(f" {k}(")))
+    # Each with its mesh axes, who wrote it and why it is there, as propagate says them.
+    assert all(c["axes"] and c["origin"] and c["cause"]["text"] for c in collectives)
+    assert collectives == propagated["collectives"]
+    assert ran["cost"]["collectives"] == propagated["cost"]["collectives"]
