@@ -23,9 +23,7 @@ from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.hlo_collectives import read_collectives
-from shardscope.backend.program.lower import (
-    load_python_namespace,
-)
+from shardscope.backend.program.lower import load_python_namespace, shard_map_axis_types
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
 from shardscope.backend.run import distributed
 from shardscope.backend.run.distributed import HostJob
@@ -257,7 +255,15 @@ def _lower(
     if result_specs:
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
     own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
-    return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
+    try:
+        return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
+    except ValueError as exc:
+        # A reused trace runs under the run's abstract mesh, which a shard_map given a
+        # mesh of its own (device kind and all) refuses: trace afresh on the run's mesh.
+        if shard_map_axis_types(exc) is None:
+            raise
+    with jax.set_mesh(jmesh):
+        return inputs.call.trace(leaves=structs, wrap=wrap).lower()
 
 
 def _unsharded(

@@ -1,9 +1,11 @@
 """A collective matmul in shard_map on a mesh it builds itself (mesh=jax.make_mesh):
 each device multiplies its block of x by the block of w it holds, passing w's blocks
-round the ring with ppermute; the program file's MESH is the same mesh as a dict."""
+round the ring with ppermute; the program file's MESH is the same mesh as a dict, whose
+abstract mesh is not the shard_map's (that one knows its devices)."""
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import AxisType
 from jax.sharding import PartitionSpec as P
 
 AXIS = "model"
@@ -23,9 +25,13 @@ def local(x, w):
 
 
 def program(x, w):
-    mesh = jax.make_mesh((2, 4), ("data", AXIS))
+    mesh = jax.make_mesh((2, 4), ("data", AXIS), axis_types=(AxisType.Auto,) * 2)
     return jax.shard_map(
-        local, mesh=mesh, in_specs=(P("data", None), P(AXIS, None)), out_specs=P("data", None)
+        local,
+        mesh=mesh,
+        in_specs=(P("data", None), P(AXIS, None)),
+        out_specs=P("data", None),
+        check_vma=False,  # every device along model ends with the whole product
     )(x, w)
 
 

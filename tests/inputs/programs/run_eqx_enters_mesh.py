@@ -43,8 +43,3 @@ EXAMPLE_ARGS = (
     jax.ShapeDtypeStruct((32, 4), jnp.float32),
 )
 MESH = mesh
-
-
-def placed(mesh):
-    """The arguments as the script runs them: the batch replicated, moved in the step."""
-    return EXAMPLE_ARGS[0], jnp.ones((32, 16)), jnp.ones((32, 4))
