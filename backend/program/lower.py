@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from shardscope.backend.isolation.json_worker import exception_text
 from shardscope.backend.isolation.limits import is_out_of_memory, memory_limit, memory_message
@@ -46,6 +46,13 @@ class UserError(Exception):
 DEFAULT_DEVICES = 8
 _TOO_FEW_DEVICES = re.compile(
     r"Number of devices \d+ must be >= the product of mesh_shape (\([\d, ]*\))"
+)
+# jax 0.10.2's refusal of a shard_map whose mesh= differs from the mesh in context: the
+# context's axes (names and sizes) and the shard_map mesh's, with its axis types last.
+_SHARD_MAP_MESH = re.compile(
+    r"The context mesh AbstractMesh\((?P<context>[^)]*?),? axis_types=\([^)]*\)\) should "
+    r"match the mesh passed to shard_map (?:Abstract)?Mesh\((?P<own>[^)]*?),? "
+    r"axis_types=\((?P<types>[^)]*)\)"
 )
 
 
@@ -112,6 +119,47 @@ def devices_needed(exc: BaseException) -> int | None:
     return math.prod(int(n) for n in re.findall(r"\d+", match.group(1)))
 
 
+def shard_map_axis_types(exc: BaseException) -> dict[str, str] | None:
+    """Axis name -> type (``Explicit``...) of the mesh a shard_map was given where JAX
+    refused it (``exc``) only because the mesh in context has the same axes of other
+    types (a ``MESH`` dict's axes are Auto; ``jax.make_mesh``'s Explicit); None for any
+    other error."""
+    match = _SHARD_MAP_MESH.search(str(exc))
+    if match is None or match["context"] != match["own"]:
+        return None
+    names = re.findall(r"'([^']*)':", match["own"])
+    types = [t.strip() for t in match["types"].split(",") if t.strip()]
+    if len(names) != len(types):
+        return None
+    return dict(zip(names, types, strict=True))
+
+
+def _typed(mesh: Any, types: dict[str, str]) -> jax.sharding.Mesh | None:
+    """A ``MESH`` dict's axes with ``types``, over this worker's devices, where it has
+    exactly those axes and the worker enough devices: a shard_map given a mesh of its own
+    compares it with the context's, device kind included, which a dict's abstract mesh
+    does not have."""
+    if not isinstance(mesh, dict) or list(mesh) != list(types):
+        return None
+    kinds = tuple(getattr(AxisType, types[name]) for name in mesh)
+    try:
+        return jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=kinds)
+    except ValueError:  # too few devices
+        return None
+
+
+def _lower_on_program_mesh(program: Any, args: tuple, kwargs: dict, mesh: Any, specs: Any) -> Any:
+    """``lower_function`` on ``mesh``; where a shard_map's own mesh has the axes of a
+    ``MESH`` dict with other types, on those types (the program's mesh, as it runs)."""
+    try:
+        return lower_function(program, args, kwargs, mesh=mesh, specs=specs)
+    except ValueError as exc:
+        typed = _typed(mesh, shard_map_axis_types(exc) or {})
+        if typed is None:
+            raise
+    return lower_function(program, args, kwargs, mesh=typed, specs=specs)
+
+
 def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     """Import, trace and lower the program at ``path``; the worker's whole job."""
     started = time.perf_counter()
@@ -160,7 +208,7 @@ def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, 
         raise UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
     mesh, specs = _read_defaults(path, ns)
     try:
-        traced = lower_function(program, args, kwargs, mesh=mesh, specs=specs)
+        traced = _lower_on_program_mesh(program, args, kwargs, mesh, specs)
     except TraceError as exc:
         # The mesh was checked above: the problem is in SPECS.
         raise UserError(

@@ -1,6 +1,7 @@
 """How the run worker words a failure of the program it runs: one line per exception
-(``failure_line``: where in the program, and the innermost error), and a host callback
-of the program that raises, which ends the worker at once (``CallbackFailure``)."""
+(``failure_line``: where in the program, and the innermost error), a host callback
+of the program that raises, which ends the worker at once (``CallbackFailure``), and why
+no unsharded reference could be made of it (``reference_words``)."""
 
 from __future__ import annotations
 
@@ -101,3 +102,17 @@ def failure_line(path: str, exc: BaseException) -> str:
     if len(detail) > 300:
         detail = detail[:300] + "..."
     return f"{where}: the run failed: {detail}; fix the program and run it again"
+
+
+def reference_words(exc: BaseException) -> str:
+    """Why no reference could be made of a program that raised ``exc``, in words, with
+    the fix: the exception's kind is not named, only the first line of what it says."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if len(text) > 160:
+        text = text[:157] + "..."
+    said = f" ({text})" if text else ""
+    return (
+        f"the program could not be traced or run unsharded{said}; make it trace on a "
+        f"mesh of any size (shard with PartitionSpecs under the mesh in context), or run "
+        f"with --no-reference"
+    )

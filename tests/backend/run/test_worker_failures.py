@@ -30,3 +30,16 @@ def test_a_plain_error_keeps_its_first_line():
         "/home/u/prog.py: the run failed: TypeError: bad operand; fix the program and run it again"
     )
     assert "\n" not in failure_line("/p.py", _raise(ValueError("x" * 1000)))
+
+
+def test_why_no_reference_is_words_and_the_fix_without_the_exceptions_kind():
+    from shardscope.backend.run.worker_failures import reference_words
+
+    words = reference_words(_raise(ValueError("use_abstract_mesh cannot change\nthe size")))
+    assert words == (
+        "the program could not be traced or run unsharded (use_abstract_mesh cannot change); "
+        "make it trace on a mesh of any size (shard with PartitionSpecs under the mesh in "
+        "context), or run with --no-reference"
+    )
+    assert "ValueError" not in reference_words(_raise(ValueError("")))
+    assert len(reference_words(_raise(TypeError("y" * 1000)))) < 400
