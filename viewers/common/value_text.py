@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shardscope.backend.sharding.spec import dims_text
+from shardscope.backend.sharding.spec import Spec
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import Value
-    from shardscope.backend.sharding.spec import Spec
 
 
 def type_text(value: Value) -> str:
@@ -41,7 +40,8 @@ def badge_tooltip(
     text = spec.format() if spec is not None else "unknown until propagation"
     tip = f"{value.display_name}  {value.dtype}[{shape}]\n{text}  ({origin})"
     if compiled is not None:
-        tip += f"\ncompiled: {dims_text(compiled)}  (XLA computed it so, not as propagated)"
+        shown = Spec.of(*(d or None for d in compiled)).format()
+        tip += f"\n{shown}  (compiled: XLA computed it so, not as propagated)"
     if value.rank:
         tip += "\ndrop a mesh axis on a dimension to shard it"
     return tip

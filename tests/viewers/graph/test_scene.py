@@ -84,5 +84,5 @@ def test_a_value_xla_compiled_otherwise_says_so_on_its_badge_once_compiled(panel
     assert "compiled:" not in badge.toolTip()
     session.set_compiled(analysis.propagation, analysis.compile)
     # XLA squared x where it lies, sharded over tensor; propagation left it whole there.
-    assert "compiled: [data, _, tensor]" in badge.toolTip()
+    assert "data,_,tensor  (compiled: XLA computed it so" in badge.toolTip()
     assert "data,_,_" in badge.toolTip()
