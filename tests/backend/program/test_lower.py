@@ -270,26 +270,3 @@ def test_a_multi_line_error_is_reported_whole_with_the_users_line(tmp_path):
     assert error.startswith(f"{path}:4: ValueError: Error interpreting argument to _JitWrapper(")
     assert "The argument model.activation is not an array" in error
     assert error.endswith("(raised while importing the program); fix the program and load it again")
-
-
-def test_a_shard_map_refusing_the_context_mesh_gives_its_own_meshs_axis_types():
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import AbstractMesh, AxisType
-    from jax.sharding import PartitionSpec as P
-
-    from shardscope.backend.program.lower import shard_map_axis_types
-
-    own = jax.make_mesh((2, 2), ("data", "model"))  # Explicit axes
-    context = AbstractMesh((2, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
-
-    def program(x):
-        return jax.shard_map(lambda a: a * 2, mesh=own, in_specs=P("data"), out_specs=P("data"))(x)
-
-    with jax.sharding.use_abstract_mesh(context):
-        try:
-            jax.jit(program).trace(jax.ShapeDtypeStruct((4, 4), jnp.float32))
-        except ValueError as exc:
-            refused = exc
-    assert shard_map_axis_types(refused) == {"data": "Explicit", "model": "Explicit"}
-    assert shard_map_axis_types(ValueError("something else")) is None
