@@ -291,8 +291,8 @@ def _value_lines(result, gspmd_first: bool) -> list[str]:
     """The final shardings of the arguments and results."""
     whose = " (Shardy's final shardings)" if gspmd_first else ""
     lines = ["", f"arguments and results{whose}:"]
-    key = result.graph.listing_key()
-    for v in sorted(result.values, key=lambda v: key(v.id)):
+    # An Analysis reads propagation's values through; a PropagationResult is its own.
+    for v in getattr(result, "propagation", result).io_values():
         if v.role != "intermediate":
             lines.append(
                 f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} "
