@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Protocol
 
 from shardscope.app.cli.options import (
@@ -80,6 +81,9 @@ def run(args: PropagateArgs) -> int:
         gspmd=args.gspmd or program.partitioner == "gspmd",
     )
     note_mesh_override(program, args.mesh)
+    if specs is None:  # the load's warnings on the program's own SPECS
+        for warning in program.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0

@@ -203,6 +203,7 @@ def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, 
         "mlir_text": traced.mlir_text,
         "mesh": traced.mesh,
         "specs": traced.specs,
+        "warnings": list(traced.warnings),
         "seconds": time.perf_counter() - started,
     }
 

@@ -48,6 +48,8 @@ class Traced:
     mesh: dict[str, int] | None
     # Argument key path (``params['w1']``) -> spec entries (``[None, "model"]``).
     specs: dict[str, list]
+    # What the user should know of the specs that did not apply (one line each).
+    warnings: tuple[str, ...] = ()
 
 
 def abstract_mesh(mesh: Any) -> AbstractMesh | None:
@@ -246,7 +248,27 @@ def lower_function(
         text = lowered.as_text(debug_info=True)
     for old, new in renamed.items():
         text = text.replace(f'loc("{old}")', f'loc("{new}")')
-    return Traced(name, text, mesh_dict(abstract), flat)
+    flat, warnings = _without_dropped(flat, names, lowered)
+    return Traced(name, text, mesh_dict(abstract), flat, warnings)
+
+
+def _without_dropped(
+    flat: dict[str, list], names: tuple[str, ...], lowered: Any
+) -> tuple[dict[str, list], tuple[str, ...]]:
+    """``flat`` less the specs of arguments the lowered module leaves out (``jax.jit``
+    drops one whose values the program never reads, such as one used only for its
+    shape: ``Lowered._lowering.compile_args['kept_var_idx']`` in jax 0.10.2), and a
+    warning for each."""
+    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
+    if kept is None:
+        return flat, ()
+    dropped = [n for i, n in enumerate(names) if i not in kept and n in flat]
+    warnings = tuple(
+        f"the spec of {n} in SPECS shards nothing: the program never reads its values (at "
+        f"most its shape), so jax.jit leaves it out of the compiled program"
+        for n in dropped
+    )
+    return {k: v for k, v in flat.items() if k not in dropped}, warnings
 
 
 def _flat_by_name(call: Any, specs: Any, jax_names: tuple[str, ...]) -> dict[str, list]:

@@ -208,7 +208,8 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
     report.update(
         predicted=predicted_json,
         predicted_error=why,
-        plan_notes=plan.notes,
+        # The load's warnings on the program's own SPECS, where the run uses them.
+        plan_notes=[*(program.warnings if job.get("specs") is None else ()), *plan.notes],
         program={"name": program.name, "mesh": program.mesh},
         mesh=plan.mesh.to_json(),
     )
