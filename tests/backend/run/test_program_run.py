@@ -17,12 +17,7 @@ def test_too_many_devices_names_both_numbers():
 # Programs the unsharded reference on one device cannot trace as they are: each enters,
 # pins or sets a mesh of its own, or runs shard_map on a mesh it builds.
 OWN_MESH_PROGRAMS = [
-    # eqx.filter_jit step entering its 8-device mesh: every output gets its error, but run
-    # places the batch over data where jax.jit's own compile of it unplaced replicates it.
-    pytest.param(
-        "run_eqx_enters_mesh",
-        marks=pytest.mark.xfail(strict=True, reason="run shards x where jax replicates it"),
-    ),
+    "run_eqx_enters_mesh",  # eqx.filter_jit step entering its 8-device mesh
     "run_explicit_set_mesh",  # jax.set_mesh at import, jax.sharding.reshard on Explicit axes
     "run_import_mesh",  # MESH = mesh built at import, NamedShardings on its devices
     "run_pinned_mesh",  # a 4-device mesh built at import
@@ -43,17 +38,20 @@ mesh = ns.get("MESH")
 if isinstance(mesh, dict):
     mesh = jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
 program, args = ns["PROGRAM"], ns["EXAMPLE_ARGS"]
+if type(program).__module__.startswith("equinox"):  # its filter_jit takes arrays
+    import jax.numpy as jnp
+    # Made outside the mesh, as a data loader's: uncommitted, so the compile chooses
+    # their shardings as it does for a ShapeDtypeStruct (jnp.zeros under jax.set_mesh of
+    # Explicit axes would commit them replicated on the mesh).
+    args = tuple(
+        jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a for a in args
+    )
+# jax.set_mesh sets the mesh as it is called, not only as a context.
 context = jax.set_mesh(mesh) if mesh is not None else jax.sharding.use_abstract_mesh(
     jax.sharding.get_abstract_mesh()
 )
 with context:
-    if type(program).__module__.startswith("equinox"):  # its filter_jit takes arrays
-        import jax.numpy as jnp
-        args = tuple(
-            jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a
-            for a in args
-        )
-    else:
+    if not type(program).__module__.startswith("equinox"):
         names = list(inspect.signature(getattr(program, "__wrapped__", program)).parameters)
         specs = ns.get("SPECS") or {}
         args = tuple(
