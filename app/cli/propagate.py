@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Protocol
 
 from shardscope.app.cli.options import (
@@ -80,6 +81,9 @@ def run(args: PropagateArgs) -> int:
         gspmd=args.gspmd or program.partitioner == "gspmd",
     )
     note_mesh_override(program, args.mesh)
+    if specs is None:  # the load's warnings on the program's own SPECS
+        for warning in program.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -302,8 +306,8 @@ def _value_lines(result, gspmd_first: bool) -> list[str]:
     """The final shardings of the arguments and results."""
     whose = " (Shardy's final shardings)" if gspmd_first else ""
     lines = ["", f"arguments and results{whose}:"]
-    key = result.graph.listing_key()
-    for v in sorted(result.values, key=lambda v: key(v.id)):
+    # An Analysis reads propagation's values through; a PropagationResult is its own.
+    for v in getattr(result, "propagation", result).io_values():
         if v.role != "intermediate":
             lines.append(
                 f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} "

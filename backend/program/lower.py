@@ -29,6 +29,7 @@ from shardscope.backend.program.trace import (
     TraceError,
     abstract_mesh,
     lower_function,
+    shard_map_axis_types,
 )
 
 
@@ -46,13 +47,6 @@ class UserError(Exception):
 DEFAULT_DEVICES = 8
 _TOO_FEW_DEVICES = re.compile(
     r"Number of devices \d+ must be >= the product of mesh_shape (\([\d, ]*\))"
-)
-# jax 0.10.2's refusal of a shard_map whose mesh= differs from the mesh in context: the
-# context's axes (names and sizes) and the shard_map mesh's, with its axis types last.
-_SHARD_MAP_MESH = re.compile(
-    r"The context mesh AbstractMesh\((?P<context>[^)]*?),? axis_types=\([^)]*\)\) should "
-    r"match the mesh passed to shard_map (?:Abstract)?Mesh\((?P<own>[^)]*?),? "
-    r"axis_types=\((?P<types>[^)]*)\)"
 )
 
 
@@ -117,21 +111,6 @@ def devices_needed(exc: BaseException) -> int | None:
     if match is None:
         return None
     return math.prod(int(n) for n in re.findall(r"\d+", match.group(1)))
-
-
-def shard_map_axis_types(exc: BaseException) -> dict[str, str] | None:
-    """Axis name -> type (``Explicit``...) of the mesh a shard_map was given where JAX
-    refused it (``exc``) only because the mesh in context has the same axes of other
-    types (a ``MESH`` dict's axes are Auto; ``jax.make_mesh``'s Explicit); None for any
-    other error."""
-    match = _SHARD_MAP_MESH.search(str(exc))
-    if match is None or match["context"] != match["own"]:
-        return None
-    names = re.findall(r"'([^']*)':", match["own"])
-    types = [t.strip() for t in match["types"].split(",") if t.strip()]
-    if len(names) != len(types):
-        return None
-    return dict(zip(names, types, strict=True))
 
 
 def _typed(mesh: Any, types: dict[str, str]) -> jax.sharding.Mesh | None:
@@ -224,6 +203,7 @@ def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, 
         "mlir_text": traced.mlir_text,
         "mesh": traced.mesh,
         "specs": traced.specs,
+        "warnings": list(traced.warnings),
         "seconds": time.perf_counter() - started,
     }
 

@@ -163,6 +163,21 @@ class _JaxCall:
         """The flat arguments the compiled program takes, in its order, and their tree."""
         return jax.tree.flatten((self.args, self.kwargs))
 
+    def arg_names(self) -> tuple[str, ...] | None:
+        """JAX's name of each flat argument, without running the function: a function of
+        the same signature that computes nothing, traced on the same arguments. None
+        where that cannot stand for the function (a jit object with static arguments)."""
+        fn = getattr(self.jitted, "__wrapped__", None)
+        if not callable(fn):
+            return None
+        stub = functools.wraps(fn)(lambda *args, **kwargs: None)
+        try:
+            names = jax.jit(stub).trace(*self.args, **self.kwargs).jaxpr.debug_info.arg_names
+        except Exception:  # noqa: BLE001 - static arguments the stub would trace
+            return None
+        names = tuple(names or ())
+        return names if len(names) == len(jax.tree.leaves((self.args, self.kwargs))) else None
+
     def names(self, jax_names: tuple[str, ...]) -> dict[str, str]:
         return variable_names(self.args, self.kwargs, jax_names)
 
@@ -207,6 +222,10 @@ class _NnxCall:
         self.pure = (pure_args, pure_kwargs)
         self.positional = len(jax.tree.leaves(pure_args))
         return pure_args, pure_kwargs
+
+    def arg_names(self) -> tuple[str, ...] | None:
+        """None: nnx's split names its arguments only as the function is traced."""
+        return None
 
     def flat(self) -> tuple[list, Any]:
         """The flat arguments the compiled program takes, in its order, and their tree:

@@ -146,7 +146,7 @@ def run_loaded(
     on = _devices_for(mesh, HostJob.from_job(job))
     jmesh = jax_mesh(mesh, on.devices, _own_axis_types(ns), numbered=on.host is not None)
     names = _leaf_names(job, inputs.call, inputs.leaves)
-    lowered = _lower(job, ns, inputs, names, jmesh)
+    lowered, jmesh = _lower(job, ns, inputs, names, jmesh)
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
     unsharded = _unsharded(job, reference, manual, inputs, mesh)
@@ -233,10 +233,36 @@ def _devices_for(mesh: Mesh, host: HostJob | None) -> _Devices:
 
 def _lower(
     job: dict, ns: dict, inputs: ProgramInputs, names: list[str | None], jmesh: jax.sharding.Mesh
-) -> Any:
+) -> tuple[Any, jax.sharding.Mesh]:
     """The program traced and lowered on the job's argument and result shardings, as the
     load traced it (``trace.program_call``): the load's own trace reused where that gives
-    the same module (``run.lowering``)."""
+    the same module (``run.lowering``); and the mesh it is lowered on. A shard_map given a
+    mesh of its own with the run's axes of other types (``jax.make_mesh``'s Explicit
+    beside a ``MESH`` dict's Auto) has the run's mesh take its types, as the load did."""
+    try:
+        return _lower_on(job, ns, inputs, names, jmesh), jmesh
+    except ValueError as exc:
+        # A reused trace runs under the run's abstract mesh, which a shard_map given a
+        # mesh of its own (device kind and all) refuses: trace afresh on the run's mesh,
+        # its axes of the shard_map mesh's types.
+        types = shard_map_axis_types(exc)
+        if types is None or set(types) != set(jmesh.axis_names):
+            raise
+    kinds = tuple(getattr(AxisType, types[name]) for name in jmesh.axis_names)
+    jmesh = jax.sharding.Mesh(jmesh.devices, jmesh.axis_names, axis_types=kinds)
+    return _lower_on(job, ns, inputs, names, jmesh, fresh=True), jmesh
+
+
+def _lower_on(
+    job: dict,
+    ns: dict,
+    inputs: ProgramInputs,
+    names: list[str | None],
+    jmesh: jax.sharding.Mesh,
+    *,
+    fresh: bool = False,
+) -> Any:
+    """``_lower`` on ``jmesh`` (``fresh``: traced afresh under it)."""
     explicit = AxisType.Explicit in jmesh.axis_types
     structs = []
     for leaf, name in zip(inputs.leaves, names, strict=True):
@@ -254,16 +280,11 @@ def _lower(
     wrap = None
     if result_specs:
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
+    if fresh:
+        with jax.set_mesh(jmesh):
+            return inputs.call.trace(leaves=structs, wrap=wrap).lower()
     own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
-    try:
-        return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
-    except ValueError as exc:
-        # A reused trace runs under the run's abstract mesh, which a shard_map given a
-        # mesh of its own (device kind and all) refuses: trace afresh on the run's mesh.
-        if shard_map_axis_types(exc) is None:
-            raise
-    with jax.set_mesh(jmesh):
-        return inputs.call.trace(leaves=structs, wrap=wrap).lower()
+    return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
 
 
 def _unsharded(

@@ -209,7 +209,8 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         predicted=predicted_json,
         explained=explained,
         predicted_error=why,
-        plan_notes=plan.notes,
+        # The load's warnings on the program's own SPECS, where the run uses them.
+        plan_notes=[*(program.warnings if job.get("specs") is None else ()), *plan.notes],
         program={"name": program.name, "mesh": program.mesh},
         mesh=plan.mesh.to_json(),
     )

@@ -272,24 +272,20 @@ def test_a_multi_line_error_is_reported_whole_with_the_users_line(tmp_path):
     assert error.endswith("(raised while importing the program); fix the program and load it again")
 
 
-def test_a_shard_map_refusing_the_context_mesh_gives_its_own_meshs_axis_types():
+def test_a_spec_on_an_argument_used_only_for_its_shape_is_a_warning_not_an_error():
+    import runpy
+
     import jax
-    import jax.numpy as jnp
-    from jax.sharding import AbstractMesh, AxisType
-    from jax.sharding import PartitionSpec as P
 
-    from shardscope.backend.program.lower import shard_map_axis_types
+    from tests.support.inputs import PROGRAMS
 
-    own = jax.make_mesh((2, 2), ("data", "model"))  # Explicit axes
-    context = AbstractMesh((2, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
-
-    def program(x):
-        return jax.shard_map(lambda a: a * 2, mesh=own, in_specs=P("data"), out_specs=P("data"))(x)
-
-    with jax.sharding.use_abstract_mesh(context):
-        try:
-            jax.jit(program).trace(jax.ShapeDtypeStruct((4, 4), jnp.float32))
-        except ValueError as exc:
-            refused = exc
-    assert shard_map_axis_types(refused) == {"data": "Explicit", "model": "Explicit"}
-    assert shard_map_axis_types(ValueError("something else")) is None
+    path = PROGRAMS / "shape_only_arg.py"
+    ns = runpy.run_path(str(path))
+    lowering = jax.jit(ns["PROGRAM"]).lower(*ns["EXAMPLE_ARGS"])._lowering
+    assert sorted(lowering.compile_args["kept_var_idx"]) == [0]  # jax drops n
+    program = load_program(str(path))
+    assert program.arg_names == ["x"]
+    assert program.specs == {"x": ["data"]}
+    assert len(program.warnings) == 1 and program.warnings[0].startswith(
+        "the spec of n in SPECS shards nothing"
+    )

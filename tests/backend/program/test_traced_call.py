@@ -47,3 +47,20 @@ def test_a_function_goes_by_its_own_name_or_its_wrapped_ones():
     assert function_name(step) == "step"
     assert function_name(jax.jit(step)) == "step"
     assert function_name(lambda x: x) == "program"
+
+
+def test_the_arguments_are_named_as_jax_names_them_without_running_the_function():
+    ran = []
+
+    def apply(model, x, *, scale):
+        ran.append(1)
+        return model["act"](x @ model["w"]) * scale
+
+    args, kwargs = ({"w": W, "act": jnp.tanh, "b": None}, X), {"scale": 2.0}
+    call, _ = program_call(apply, args, kwargs)
+    names = call.arg_names()
+    assert not ran
+    assert names == tuple(call.trace().jaxpr.debug_info.arg_names)
+    assert names == ("model['w']", "x", "scale")
+    static = jax.jit(lambda x, n: x * n, static_argnums=1)
+    assert program_call(static, (X, "two"), {})[0].arg_names() is None

@@ -17,12 +17,7 @@ def test_too_many_devices_names_both_numbers():
 # Programs the unsharded reference on one device cannot trace as they are: each enters,
 # pins or sets a mesh of its own, or runs shard_map on a mesh it builds.
 OWN_MESH_PROGRAMS = [
-    # eqx.filter_jit step entering its 8-device mesh: every output gets its error, but run
-    # places the batch over data where jax.jit's own compile of it unplaced replicates it.
-    pytest.param(
-        "run_eqx_enters_mesh",
-        marks=pytest.mark.xfail(strict=True, reason="run shards x where jax replicates it"),
-    ),
+    "run_eqx_enters_mesh",  # eqx.filter_jit step entering its 8-device mesh
     "run_explicit_set_mesh",  # jax.set_mesh at import, jax.sharding.reshard on Explicit axes
     "run_import_mesh",  # MESH = mesh built at import, NamedShardings on its devices
     "run_pinned_mesh",  # a 4-device mesh built at import
@@ -43,17 +38,20 @@ mesh = ns.get("MESH")
 if isinstance(mesh, dict):
     mesh = jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=(AxisType.Auto,) * len(mesh))
 program, args = ns["PROGRAM"], ns["EXAMPLE_ARGS"]
+if type(program).__module__.startswith("equinox"):  # its filter_jit takes arrays
+    import jax.numpy as jnp
+    # Made outside the mesh, as a data loader's: uncommitted, so the compile chooses
+    # their shardings as it does for a ShapeDtypeStruct (jnp.zeros under jax.set_mesh of
+    # Explicit axes would commit them replicated on the mesh).
+    args = tuple(
+        jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a for a in args
+    )
+# jax.set_mesh sets the mesh as it is called, not only as a context.
 context = jax.set_mesh(mesh) if mesh is not None else jax.sharding.use_abstract_mesh(
     jax.sharding.get_abstract_mesh()
 )
 with context:
-    if type(program).__module__.startswith("equinox"):  # its filter_jit takes arrays
-        import jax.numpy as jnp
-        args = tuple(
-            jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a
-            for a in args
-        )
-    else:
+    if not type(program).__module__.startswith("equinox"):
         names = list(inspect.signature(getattr(program, "__wrapped__", program)).parameters)
         specs = ns.get("SPECS") or {}
         args = tuple(
@@ -117,3 +115,70 @@ def test_a_program_with_a_mesh_of_its_own_runs_as_jax_compiles_it_and_every_outp
         assert output["max_rel_error"] is not None, (name, output["name"], ran["notes"])
         assert output["max_rel_error"] < 1e-5, (name, output["name"])
     assert all("Error:" not in note for note in ran["notes"]), ran["notes"]
+
+
+# In a fresh interpreter with 8 fake CPU devices: jax.jit's own compile of PROGRAM, its
+# arguments placed by SPECS on MESH (a dict becomes jax.make_mesh's mesh, default axis
+# types); each argument's and result's HloSharding and each collective's kind and pairs
+# or groups, as the compiled HLO text has them.
+EXPLICIT_ORACLE = r"""
+import inspect, json, re, runpy, sys
+import jax
+from jax.sharding import NamedSharding
+
+ns = runpy.run_path(sys.argv[1], run_name="__shardscope__")
+mesh = ns["MESH"]
+if isinstance(mesh, dict):
+    mesh = jax.make_mesh(tuple(mesh.values()), tuple(mesh))
+names = list(inspect.signature(ns["PROGRAM"]).parameters)
+args = [
+    jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, ns["SPECS"][n]))
+    for n, a in zip(names, ns["EXAMPLE_ARGS"])
+]
+compiled = jax.jit(ns["PROGRAM"]).lower(*args).compile()
+def hlo(shardings, avals):
+    return [str(s._to_xla_hlo_sharding(len(a.shape))) for s, a in zip(shardings, avals)]
+collectives = [
+    [kind, [[int(d) for d in g.split(",")] for g in re.findall(r"\{([\d,]+)\}", groups)]]
+    for kind, groups in re.findall(
+        r"= \S+ (all-reduce|all-gather|all-to-all|reduce-scatter|collective-permute)\(.*?"
+        r"(?:source_target_pairs|replica_groups)=(\{(?:\{[\d,]*\},?)*\})",
+        compiled.as_text(),
+    )
+]
+print(json.dumps({
+    "args": hlo(jax.tree.leaves(compiled.input_shardings[0]), jax.tree.leaves(compiled.in_avals)),
+    "results": hlo(jax.tree.leaves(compiled.output_shardings), jax.tree.leaves(compiled.out_info)),
+    "collectives": collectives,
+}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name", ["run_collective_matmul_explicit", "run_collective_matmul_explicit_mesh"]
+)
+def test_a_shard_map_on_a_mesh_of_explicit_axes_loads_propagates_and_runs_as_jax_compiles_it(
+    name,
+):
+    import json
+    import sys
+
+    from tests.support.inputs import PROGRAMS, REPO
+
+    path = str(PROGRAMS / f"{name}.py")
+    want = json.loads(_subprocess([sys.executable, "-c", EXPLICIT_ORACLE, path]).splitlines()[-1])
+    assert want["collectives"] and any("devices=" in s for s in want["args"]), want
+    main = [sys.executable, str(REPO / "main.py")]
+    ran = json.loads(_subprocess([*main, "run", path, "--json", "--runs", "1"]))
+    assert [a["hlo_sharding"] for a in ran["arguments"]] == want["args"]
+    assert [o["hlo_sharding"] for o in ran["outputs"]] == want["results"]
+    assert [[c["kind"], c["device_groups"]] for c in ran["collectives"]] == want["collectives"]
+    assert all(o["max_rel_error"] is not None and o["max_rel_error"] < 1e-5 for o in ran["outputs"])
+    shown = json.loads(_subprocess([*main, "propagate", path, "--json"]))
+    values = {
+        v["name"]: v["hlo_sharding"] for v in shown["values"] if v["role"] in ("arg", "result")
+    }
+    assert [values["x"], values["w"]] == want["args"]
+    assert values["result[0]"] == want["results"][0]
+    assert [[c["kind"], c["device_groups"]] for c in shown["collectives"]] == want["collectives"]
