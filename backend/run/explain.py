@@ -28,10 +28,12 @@ XLA's warnings of the compile go on their program ops too (``run.op_warnings``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardscope.backend.run.cause_words import VERBS, conflict_text, rule_text, where_text
 from shardscope.backend.run.compiled_shardings import CompiledShardings
+from shardscope.backend.run.moved_tensor import Found, MoveFinder
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.op_warnings import op_warnings
 from shardscope.backend.run.result import (
@@ -58,13 +60,6 @@ _USER_WORDS = {
     "collective-permute": "ppermute",
     "all-to-all": "all_to_all",
 }
-_VERBS = {
-    "all-gather": "all-gathered",
-    "all-reduce": "all-reduced",
-    "reduce-scatter": "reduce-scattered",
-    "all-to-all": "moved by an all-to-all",
-    "collective-permute": "sent to other devices (collective-permute)",
-}
 # Program ops that are collectives the user wrote (inside shard_map).
 USER_OPS = {
     "stablehlo.all_reduce",
@@ -74,23 +69,10 @@ USER_OPS = {
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
 }
-# Program ops that move elements along a dimension: on a sharded one, pieces cross devices.
-_MOVING_OPS = {
-    "stablehlo.slice",
-    "stablehlo.concatenate",
-    "stablehlo.pad",
-    "stablehlo.reverse",
-    "stablehlo.dynamic_slice",
-    "stablehlo.dynamic_update_slice",
-    "stablehlo.reduce_window",
-    "stablehlo.convolution",
-}
-_CONTRACTING_OPS = {"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"}
 # The cause kind of each way a tensor was found to move.
 _RULE_KINDS = {"shift": "shift", "select": "select"}
 # Program ops whose job is to give a value another sharding.
 _RESHARD_OPS = {"sdy.sharding_constraint", "sdy.reshard"}
-_REDUCING_OPS = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter"}
 
 
 def explain(
@@ -127,34 +109,9 @@ def direction(op_name: str) -> str:
     return "backward" if "transpose(" in op_name else "forward"
 
 
-def _where(op: str, line: int | None, way: str) -> str:
-    """``dot_general (line 10, backward)``."""
-    parts = [f"line {line}"] if line is not None else []
-    parts += ["backward"] if way == "backward" else []
-    return f"{op} ({', '.join(parts)})" if parts else op
-
-
 def spec_text(dims: Dims | None) -> str:
     """``[data, _]``: axes per dimension, ``_`` for a replicated one; ``[?]`` unknown."""
     return dims_text(dims, "[?]")
-
-
-def _without(dims: Dims, axes: set[str], only: int | None = None) -> Dims:
-    return tuple(
-        tuple(a for a in d if a not in axes) if only is None or i == only else d
-        for i, d in enumerate(dims)
-    )
-
-
-@dataclass(frozen=True)
-class _Found:
-    """The tensor a collective moves and its two shardings."""
-
-    value: int
-    had: Dims
-    needed: Dims
-    dim: int | None  # the dimension that changes (None: several or not known)
-    how: str  # gather, contract, reduce, sum, move, permute, predicted
 
 
 class _Explainer:
@@ -165,6 +122,7 @@ class _Explainer:
         self.graph: ProgramGraph = result.graph
         self.mesh = result.mesh.shape
         self.ops = OpIndex(self.graph)
+        self.ways = MoveFinder(self.graph, self.result.conflicts)
         self.compiled = CompiledShardings(hlo_text, self.graph, dict(self.mesh), self.ops.find)
         self.by_name: dict[tuple[str, int | None], list[int]] = {}
         for op in self.graph.ops:
@@ -297,7 +255,7 @@ class _Explainer:
                 direction=way,
             )
         op = self.graph.ops[op_id]
-        where = _where(op.short_name, line, way)
+        where = where_text(op.short_name, line, way)
         if found is None:
             return CollectiveCause(
                 "unknown",
@@ -314,7 +272,7 @@ class _Explainer:
         self,
         c: CompiledCollective,
         op: Op,
-        found: _Found,
+        found: Found,
         axes: set[str],
         where: str,
         line: int | None,
@@ -329,19 +287,19 @@ class _Explainer:
         conflict = self._conflict(op.id, found.value, moved)
         if conflict is not None:
             kind = "conflict"
-            reason = self._conflict_text(conflict)
+            reason = conflict_text(self.result.conflicts, conflict)
         elif op.name in _RESHARD_OPS:
             kind = "reshard"
             reason = f"the sharding constraint asks for {spec_text(found.needed)}"
         else:
             kind = _RULE_KINDS.get(found.how, "rule")
-            reason = self._rule_text(op, found, moved, compiled)
+            reason = rule_text(self.graph, op, found, moved, compiled)
         tensor = self.name(found.value)
         propagated = self.dims(found.value)
         shown = spec_text(found.had)
         if compiled and propagated != found.had:
             shown = f"(propagation: {spec_text(propagated)}; compiled: {spec_text(found.had)})"
-        verb = _VERBS.get(c.kind, c.kind)
+        verb = VERBS.get(c.kind, c.kind)
         over = "+".join(sorted(moved))
         if part:
             over = f"part of {over} (device groups {c.groups_text or c.device_groups})"
@@ -398,7 +356,7 @@ class _Explainer:
         axes: set[str],
         dimensions: list[int],
         dims: Callable[[int], Dims],
-    ) -> tuple[int | None, _Found | None]:
+    ) -> tuple[int | None, Found | None]:
         """The first candidate op a way below explains, with what it found; else the
         first op and None."""
         first: int | None = None
@@ -408,7 +366,7 @@ class _Explainer:
             found = None
             if ref is not None and dims == self.dims:
                 found = self._from_prediction(kind, ref, op, axes)
-            found = found or self._derive(kind, op, axes, dimensions, dims)
+            found = found or self.ways.derive(kind, op, axes, dimensions, dims)
             if found is not None:
                 return op_id, found
         return first, None
@@ -464,7 +422,7 @@ class _Explainer:
 
     def _from_argument(
         self, c: CompiledCollective, inputs: list[str], dimensions: list[int]
-    ) -> tuple[int | None, _Found | None]:
+    ) -> tuple[int | None, Found | None]:
         """Where no op is found by name: an argument the collective reads (an HLO
         parameter, whose metadata names the argument) and, of its users, the op whose
         name ends as the collective's op name does, else its first."""
@@ -482,7 +440,7 @@ class _Explainer:
                 o for o in users if leaf and (o.location_name or "").split(":")[0].endswith(leaf)
             ]
             op = (same or users)[0]
-            return op.id, self._derive(c.kind, op, set(c.axes or ()), dimensions, self.dims)
+            return op.id, self.ways.derive(c.kind, op, set(c.axes or ()), dimensions, self.dims)
         return None, None
 
     def _namesakes(self, op_id: int) -> list[int]:
@@ -497,7 +455,7 @@ class _Explainer:
             return c.predicted[j]
         return next((p for p in c.predicted if p.op == op), None)
 
-    def _from_prediction(self, kind: str, ref, op: Op, axes: set[str]) -> _Found | None:
+    def _from_prediction(self, kind: str, ref, op: Op, axes: set[str]) -> Found | None:
         """Shardy's prediction, where it moves a program value whose sharding it changes
         on the compiled collective's axes (a reduction's prediction names the partial
         result, whose sharding it keeps: that one is derived instead). Shardy ran on the
@@ -520,143 +478,7 @@ class _Explainer:
         value = predicted.value
         if value not in (*op.operands, *op.results):
             value = next((v for v in op.operands if self.dims(v) == had), value)
-        return _Found(value, had, needed, dim, "predicted")
-
-    def _derive(
-        self, kind: str, op: Op, axes: set[str], dimensions: list[int], dims: Callable
-    ) -> _Found | None:
-        if not axes:
-            return None
-        if kind == "all-gather":
-            found = self._gathered(op, axes, dimensions, dims)
-            if found is not None and op.name in _MOVING_OPS:
-                return replace(found, how="shift")
-            return found
-        if kind in ("all-reduce", "reduce-scatter"):
-            return self._summed(op, axes, dims)
-        if kind in ("all-to-all", "ragged-all-to-all"):
-            return self._moved(op, axes, dimensions, dims)
-        if kind == "collective-permute":
-            return self._shifted(op, axes, dims) or self._permuted(op, axes, dims)
-        return None
-
-    def _gathered(
-        self, op: Op, axes: set[str], dimensions: list[int], dims: Callable
-    ) -> _Found | None:
-        """The tensor of ``op`` whose dimension (``dimensions=`` where its rank fits)
-        holds the gathered axes: it loses them there."""
-        for v in (*op.operands, *op.results):
-            had = dims(v)
-            dim = dimensions[0] if dimensions and dimensions[0] < len(had) else None
-            if dim is not None and axes <= set(had[dim]):
-                return _Found(v, had, _without(had, axes, dim), dim, "gather")
-        for v in (*op.operands, *op.results):
-            had = dims(v)
-            for i, d in enumerate(had):
-                if axes <= set(d):
-                    return _Found(v, had, _without(had, axes, i), i, "gather")
-        return None
-
-    def _summed(self, op: Op, axes: set[str], dims: Callable) -> _Found | None:
-        """An operand of ``op`` whose dimension holds the reduced axes: each device summed
-        its part (partial sums). That dimension is one whose axes none of the op's
-        results holds; else the one a conflict of the op names for a factor those axes
-        were proposed for (the results took them on another factor); else one that two
-        operands hold them on (a contracting factor is in both operands of a matmul).
-        An op that sums nothing (a slice, a gather, a reshape) takes a part of a sharded
-        dimension that only some devices hold: ``select``."""
-        how = (
-            "contract"
-            if op.name in _CONTRACTING_OPS
-            else "reduce"
-            if op.name in _REDUCING_OPS
-            else "select"
-        )
-        kept = {a for r in op.results for d in dims(r) for a in d}
-        holding = [(v, i) for v in op.operands for i, d in enumerate(dims(v)) if axes & set(d)]
-        if not axes & kept and holding:
-            v, i = holding[0]
-        else:
-            found = self._conflicted_dim(op, axes, dims) or (
-                holding[0] if len({v for v, _ in holding}) > 1 else None
-            )
-            if found is None:
-                return None
-            v, i = found
-        had = dims(v)
-        return _Found(v, had, _without(had, axes, i), i, how)
-
-    def _conflicted_dim(self, op: Op, axes: set[str], dims: Callable) -> tuple[int, int] | None:
-        """An operand and dimension a conflict on ``op`` names for a factor proposed
-        with ``axes``."""
-        for c in self.result.conflicts:
-            if c.op != op.id:
-                continue
-            for p in c.proposals:
-                kind, _, number = p.tensor.partition("-")
-                if kind != "operand" or not number.isdigit() or not axes & set(p.axes):
-                    continue
-                index = int(number)
-                named = c.dims.get(p.tensor, [])
-                if index < len(op.operands) and named:
-                    v = op.operands[index]
-                    if named[0] < len(dims(v)) and axes & set(dims(v)[named[0]]):
-                        return v, named[0]
-        return None
-
-    def _moved(
-        self, op: Op, axes: set[str], dimensions: list[int], dims: Callable
-    ) -> _Found | None:
-        """An operand that holds the axes on one dimension and a result that holds them
-        on another: they move there."""
-        for v in op.operands:
-            had = dims(v)
-            src = next((i for i, d in enumerate(had) if axes & set(d)), None)
-            if src is None:
-                continue
-            dst = None
-            for r in op.results:
-                got = dims(r)
-                dst = next((i for i, d in enumerate(got) if axes & set(d) and i != src), None)
-                if dst is not None and dst < len(had):
-                    break
-                dst = None
-            if dst is None and dimensions and dimensions[0] != src and dimensions[0] < len(had):
-                dst = dimensions[0]
-            if dst is None:
-                continue
-            needed = list(_without(had, axes, src))
-            needed[dst] = needed[dst] + tuple(a for a in had[src] if a in axes)
-            return _Found(v, had, tuple(needed), src, "move")
-        return None
-
-    def _permuted(self, op: Op, axes: set[str], dims: Callable) -> _Found | None:
-        """An operand that holds the axes where the op's result holds them on another
-        dimension."""
-        found = self._moved(op, axes, [], dims)
-        return replace(found, how="permute") if found is not None else None
-
-    def _shifted(self, op: Op, axes: set[str], dims: Callable) -> _Found | None:
-        """For an op that moves elements along a dimension (a slice, a concatenate, a
-        pad...): a tensor of it sharded over the axes on a dimension whose size the op
-        changes (else on any dimension): its pieces cross devices there."""
-        if op.name not in _MOVING_OPS:
-            return None
-        shapes = [self.graph.values[v].shape for v in (*op.operands, *op.results)]
-        changed = {
-            i
-            for i in range(min((len(x) for x in shapes if x is not None), default=0))
-            if len({x[i] for x in shapes if x is not None}) > 1
-        }
-        found = None
-        for v in (*op.operands, *op.results):
-            had = dims(v)
-            for i, d in enumerate(had):
-                if axes & set(d) and (i in changed or found is None):
-                    found = _Found(v, had, had, i, "shift")
-                    if i in changed:
-                        return found
-        return found
+        return Found(value, had, needed, dim, "predicted")
 
     # -- conflicts and rules --------------------------------------------------------------
     def _conflict(self, op_id: int, value: int, axes: set[str]) -> int | None:
@@ -674,74 +496,3 @@ class _Explainer:
             if any(axes & set(p.axes) for p in c.proposals):
                 return i
         return None
-
-    def _conflict_text(self, index: int) -> str:
-        c = self.result.conflicts[index]
-        offers = "; ".join(f"{p.tensor} {'+'.join(p.axes) or '_'}" for p in c.proposals)
-        kept = "+".join(c.kept) or "nothing"
-        return f"conflict {index} on factor {c.factor} ({offers}): by {c.rule}, Shardy kept {kept}"
-
-    def _rule_text(self, op: Op, found: _Found, moved: set[str], compiled: bool) -> str:
-        dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"
-        over = "+".join(sorted(moved)) or "its axes"
-        held = "which XLA compiled sharded" if compiled else "sharded"
-        if found.how == "contract":
-            return (
-                f"{op.short_name} contracts its {dim}, {held} there: each device sums "
-                f"its part and the partial sums are added across devices"
-            )
-        if found.how == "reduce":
-            return (
-                f"{op.short_name} reduces its {dim}, {held} there: each device reduces "
-                f"its part and the partial results are added across devices"
-            )
-        if found.how == "select":
-            return self._select_text(op, found, over, held)
-        if found.how == "shift":
-            return self._shift_text(op, found, over, held)
-        if found.how in ("move", "permute"):
-            return f"{op.short_name} needs it as {spec_text(found.needed)}"
-        if found.how == "gather" and op.name == "stablehlo.dot_general":
-            return f"{op.short_name} needs its {dim} whole on each device"
-        if found.how == "gather" and op.name == "stablehlo.gather":
-            return (
-                f"{op.short_name} looks up elements along its {dim}, {held} over {over}: "
-                f"the indices may name any of them, so it is gathered whole first"
-            )
-        return f"{op.short_name} needs {spec_text(found.needed)} ({dim} whole on each device)"
-
-    def _select_text(self, op: Op, found: _Found, over: str, held: str) -> str:
-        shape = self.graph.values[found.value].shape or ()
-        size = shape[found.dim] if found.dim is not None and found.dim < len(shape) else None
-        dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"
-        count = f" ({size} element{'s' if size != 1 else ''})" if size is not None else ""
-        what = {
-            "stablehlo.gather": "looks up elements of",
-            "stablehlo.dynamic_slice": "takes a part of",
-            "stablehlo.slice": "takes a part of",
-            "stablehlo.reshape": "reshapes",
-        }.get(op.name, "needs all of")
-        return (
-            f"{op.short_name} {what} its {dim}{count}, {held} over {over}: each device "
-            f"contributes the part it holds (zeros for the rest) and the all-reduce adds "
-            f"them, so every device has the whole"
-        )
-
-    def _shift_text(self, op: Op, found: _Found, over: str, held: str) -> str:
-        dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"
-        if op.name == "stablehlo.concatenate":
-            return (
-                f"{op.short_name} joins its operands along {dim}, {held} over {over}: "
-                f"each piece of the result comes from another device's piece (a rotation "
-                f"such as jnp.roll), so the pieces are sent across"
-            )
-        if op.name in ("stablehlo.slice", "stablehlo.pad", "stablehlo.dynamic_slice"):
-            return (
-                f"{op.short_name} shifts where the elements of {dim} lie ({held} over "
-                f"{over}): the devices' pieces no longer line up with it, so each device "
-                f"receives its neighbour's edge (a halo exchange)"
-            )
-        return (
-            f"{op.short_name} moves elements along {dim}, {held} over {over}: they "
-            f"cross from device to device"
-        )
