@@ -347,3 +347,37 @@ def test_a_reshard_over_part_of_an_axis_names_the_part():
     assert partial, "the compiler's reshard to the parameters' sharding gathers over a sub-axis"
     for c in partial:
         assert c.cause.kind == "reshard" and "part of data" in c.cause.text
+
+
+@pytest.mark.slow
+def test_a_captured_pipeline_script_has_every_collective_explained_at_its_lines(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from shardscope.app.cli.main import main
+    from shardscope.backend.program.load import load_program
+    from tests.support.inputs import REPO
+
+    script = REPO / "tests" / "inputs" / "capture" / "pipeline_train.py"
+    out = tmp_path / "capture.json"
+    argv = ["capture", "--out", str(out), "--", sys.executable, str(script)]
+    assert main(argv) == 0
+    result = analyse(load_program(f"{out}#step"))
+    # The plain run of the same script, its own compile written out.
+    hlo = tmp_path / "plain.txt"
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    subprocess.run([sys.executable, str(script), str(hlo)], check=True, env=env, timeout=300)
+    own: dict[str, int] = {}
+    for c in read_collectives(hlo.read_text()):
+        own[c["kind"]] = own.get(c["kind"], 0) + c["operands"]
+    got: dict[str, int] = {}
+    lines = script.read_text().splitlines()
+    for c in result.compiled_collectives:
+        got[c.kind] = got.get(c.kind, 0) + c.operands
+        for cause in _causes(c):
+            assert cause.kind != "unknown", cause.text
+            assert Path(cause.file) == script and lines[cause.line - 1].strip(), cause
+    assert got == own
+    kinds = {cause.kind for c in result.compiled_collectives for cause in _causes(c)}
+    assert {"shift", "rule"} <= kinds
