@@ -17,13 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shardscope.backend.hlo.frames import FrameTable
+from shardscope.backend.hlo.syntax import COMPUTATION, FRAME, HEAD, OP_NAME
 
-_HEAD = re.compile(r"^\s*(?P<root>ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*")
 _ARRAY = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<dims>[0-9,]*)\]")
 _OPCODE = re.compile(r"^(?P<opcode>[a-z][\w\-]*)\(")
-_OP_NAME = re.compile(r'op_name="([^"]*)"')
-_FRAME = re.compile(r"stack_frame_id=(\d+)")
-_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%(?P<name>[\w.\-]+)\s.*\{\s*$")
 _CALLS = re.compile(r"\bcalls=%(?P<name>[\w.\-]+)")
 _PARAMETER = re.compile(r"^parameter\((?P<index>\d+)\)")
 _INDEX = re.compile(r"\bindex=(\d+)")
@@ -58,7 +55,7 @@ class LocalModule:
         self._callers: dict[str, str] = {}
         computation = ""
         for line in text.splitlines():
-            comp = _COMPUTATION.match(line)
+            comp = COMPUTATION.match(line)
             if comp and "=" not in line.split("(", 1)[0]:
                 computation = comp["name"]
                 continue
@@ -114,7 +111,7 @@ class LocalModule:
 
 
 def _read(line: str, computation: str, frames: FrameTable) -> LocalInstruction | None:
-    head = _HEAD.match(line)
+    head = HEAD.match(line)
     if not head:
         return None
     rest = line[head.end() :]
@@ -138,8 +135,8 @@ def _read(line: str, computation: str, frames: FrameTable) -> LocalInstruction |
     if not opcode:
         return None
     args, _, tail = rest[opcode.end() :].partition(")")
-    name = _OP_NAME.search(tail)
-    frame = _FRAME.search(tail)
+    name = OP_NAME.search(tail)
+    frame = FRAME.search(tail)
     source = frames.user_source(int(frame[1])) if frame else None
     calls = _CALLS.search(tail) if opcode["opcode"] == "fusion" else None
     parameter = _PARAMETER.match(rest)
