@@ -3,6 +3,7 @@ program the square of an RMSNorm as the compiler's own compile computes it."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -47,12 +48,21 @@ def test_each_axis_is_used_once():
     assert assign_axes((4, 8), (2, 2), MESH) == (("data",), ("tensor",))
 
 
-def test_the_square_of_a_norm_is_compiled_where_its_operand_lies():
+@functools.cache
+def _norm():
+    """The RMSNorm program's propagation, the compiler's own compile of it, and its
+    compiled shardings read from that compile."""
     program = loaded(str(PROGRAMS / "explain_rms_norm.py"))
     result = analyse(program).propagation
     text = compiled_text(program)
     graph = result.graph
     shardings = CompiledShardings(text, graph, dict(result.mesh.shape), OpIndex(graph).find)
+    return result, text, shardings
+
+
+def test_the_square_of_a_norm_is_compiled_where_its_operand_lies():
+    result, text, shardings = _norm()
+    graph = result.graph
     (square,) = [v for v in graph.values if v.display_name.endswith("square %0")]
     compiled = shardings.of_value(square.id, tuple(tuple(d) for d in result.values[square.id].spec))
     assert compiled == (("data",), (), ("tensor",))
@@ -64,12 +74,8 @@ def test_the_square_of_a_norm_is_compiled_where_its_operand_lies():
 
 
 def test_producer_ops_lead_from_the_norms_all_reduce_to_its_square():
-    program = loaded(str(PROGRAMS / "explain_rms_norm.py"))
-    result = analyse(program).propagation
-    text = compiled_text(program)
-    graph = result.graph
-    shardings = CompiledShardings(text, graph, dict(result.mesh.shape), OpIndex(graph).find)
+    result, text, shardings = _norm()
     first = re.search(r"%(all-reduce[\w.]*) = f32\[4,16\]", text)[1]
-    names = [graph.ops[o].name for o in shardings.producer_ops(first)]
+    names = [result.graph.ops[o].name for o in shardings.producer_ops(first)]
     # jnp.square is chlo.square in the lowered program (a multiply in the compiled one).
     assert names[:2] == ["stablehlo.reduce", "chlo.square"]
