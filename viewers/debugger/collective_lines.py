@@ -25,7 +25,7 @@ from shardscope.viewers.debugger.collective_columns import (
 if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.run.result import CompiledCollective
+    from shardscope.backend.run.result import CollectiveCause, CompiledCollective
 
 BYTES_LINE = (
     "Bytes / device, with S a device's share of the result and N the devices of a group: "
@@ -295,6 +295,18 @@ def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
         where = line_text(c)
         op = op_label(graph, main_op(c))
         return f"{c.kind} for {op} at {where}: why it is there is not worked out for it."
+    if cause.kind == "combined":
+        parts = [
+            f"[{j}] {t.origin or '?'}, {t.direction or '?'}: {_one_cause(t.cause)}"
+            for j, t in enumerate(c.tensors)
+            if t.cause is not None
+        ]
+        return f"XLA combined {len(parts)} {c.kind}s into one:\n" + "\n".join(parts)
+    return _one_cause(cause)
+
+
+def _one_cause(cause: CollectiveCause) -> str:
+    """``y: had [data, _] → needed [_, _] · why`` for one moved tensor."""
     tensor = cause.tensor or "its tensor"
     shardings = (
         f"{tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)}"
