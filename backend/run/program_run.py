@@ -25,6 +25,7 @@ from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.program.lower import load_python_namespace, shard_map_axis_types
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
+from shardscope.backend.program.traced_call import trace_on_mesh
 from shardscope.backend.run import distributed
 from shardscope.backend.run.distributed import HostJob
 from shardscope.backend.run.inputs import device_array, is_concrete
@@ -281,8 +282,9 @@ def _lower_on(
     if result_specs:
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
     if fresh:
+        traced = trace_on_mesh(inputs.call, jmesh, leaves=structs, wrap=wrap)
         with jax.set_mesh(jmesh):
-            return inputs.call.trace(leaves=structs, wrap=wrap).lower()
+            return traced.lower()
     own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
     return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
 

@@ -104,10 +104,40 @@ def failure_line(path: str, exc: BaseException) -> str:
     return f"{where}: the run failed: {detail}; fix the program and run it again"
 
 
-def reference_words(exc: BaseException) -> str:
-    """Why no reference could be made of a program that raised ``exc``, in words, with
-    the fix: the exception's kind is not named, only the first line of what it says."""
+# Where JAX and jaxlib keep their code: an exception raised there is JAX's own.
+_JAX_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in ("jax", "jaxlib", "jax_plugins"))
+# The note JAX adds where it took its own frames out of a traceback
+# (``jax_traceback_filtering``): who raised it can no longer be told.
+_FILTERED = "JAX has removed its internal frames"
+
+
+def _raised_by_jax(exc: BaseException) -> bool:
+    """Whether JAX raised ``exc`` (its innermost frame in JAX's code), or might have (JAX
+    took its frames out of the traceback), rather than the program's own code."""
+    if any(_FILTERED in str(note) for note in getattr(exc, "__notes__", ()) or ()):
+        return True
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    if not frames:
+        return False
+    inner = frames[-1][0].f_code.co_filename
+    return any(part in inner for part in _JAX_DIRS)
+
+
+def reference_words(exc: BaseException, path: str | None = None) -> str:
+    """Why no reference could be made of the program at ``path`` that raised ``exc``, in
+    words, with the fix. The exception's kind is not named; what it says is given (its
+    first line) only where the program's own code raised it: JAX's text (a mesh's
+    ``repr``, an internal op's name) is left out, and the line of the program it stopped
+    at is named instead."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if _raised_by_jax(exc):
+        line = None
+        for frame, lineno in traceback.walk_tb(exc.__traceback__):
+            if path is not None and os.path.abspath(frame.f_code.co_filename) == os.path.abspath(
+                path
+            ):
+                line = lineno
+        text = f"JAX refused line {line} of {os.path.basename(path)}" if line and path else ""
     if len(text) > 160:
         text = text[:157] + "..."
     said = f" ({text})" if text else ""
