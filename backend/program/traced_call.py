@@ -384,7 +384,7 @@ def function_name(fn: Any) -> str:
 # keeps the context mesh of its first call (``jax._src.shard_map._shard_map``'s
 # ``wrapped``), so a module-level one traced at the load refuses a later mesh that is not
 # equal to that one.
-_SHARD_MAP_BOUND = "should match the mesh passed to shard_map"
+SHARD_MAP_BOUND = "should match the mesh passed to shard_map"
 
 
 def trace_on_mesh(call: Any, jmesh: jax.sharding.Mesh, leaves: list, **kwargs: Any) -> Any:
@@ -402,7 +402,7 @@ def trace_on_mesh(call: Any, jmesh: jax.sharding.Mesh, leaves: list, **kwargs: A
         with jax.set_mesh(jmesh):
             return call.trace(leaves=leaves, **kwargs)
     except ValueError as exc:
-        if _SHARD_MAP_BOUND not in str(exc):
+        if SHARD_MAP_BOUND not in str(exc):
             raise
     plain = AbstractMesh(
         tuple(jmesh.axis_sizes), tuple(jmesh.axis_names), axis_types=tuple(jmesh.axis_types)

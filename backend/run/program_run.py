@@ -39,7 +39,7 @@ from shardscope.backend.run.reference import (
     shape_dtype,
 )
 from shardscope.backend.run.shards import MAX_TOTAL_VALUES, ValueBudget, tensor_report
-from shardscope.backend.run.worker_failures import CallbackFailure
+from shardscope.backend.run.worker_failures import CallbackFailure, shard_map_kept_mesh
 from shardscope.backend.run.worker_reference import OwnReference, reference_outputs
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
@@ -248,6 +248,9 @@ def _lower(
         # its axes of the shard_map mesh's types.
         types = shard_map_axis_types(exc)
         if types is None or set(types) != set(jmesh.axis_names):
+            kept = shard_map_kept_mesh(job["path"], exc, Mesh.from_json(job["mesh"]).describe())
+            if kept is not None:
+                raise RunRefused(kept) from None
             raise
     kinds = tuple(getattr(AxisType, types[name]) for name in jmesh.axis_names)
     jmesh = jax.sharding.Mesh(jmesh.devices, jmesh.axis_names, axis_types=kinds)

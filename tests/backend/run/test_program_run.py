@@ -220,3 +220,24 @@ def test_a_shard_map_on_the_context_mesh_runs_as_jax_compiles_it_with_the_same_m
     for output in ran["outputs"]:
         assert output["max_rel_error"] is not None, (name, output["name"])
         assert output["max_rel_error"] < 1e-5, (name, output["name"])
+
+
+@pytest.mark.slow
+def test_a_module_level_shard_map_on_another_mesh_than_its_first_is_refused_in_one_line():
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.inputs import PROGRAMS, REPO
+
+    path = PROGRAMS / "explain_moe.py"
+    line = path.read_text().splitlines().index("    out, aux = experts(tokens, w)") + 1
+    argv = [sys.executable, str(REPO / "main.py"), "run", str(path), "--mesh", "expert=2"]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "SHARDSCOPE_CACHE_DIR": "off"}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode != 0
+    error = done.stderr.strip()
+    assert "\n" not in error and "Traceback" not in error, error
+    assert error.startswith(f"error: {path}:{line}: this shard_map takes the mesh in context")
+    assert "expert=2" in error and "leave out --mesh" in error
+    assert "AbstractMesh" not in error

@@ -98,3 +98,23 @@ def test_why_no_reference_names_the_programs_line_without_jaxs_own_text(tmp_path
             "the mesh in context), or run with --no-reference"
         ), filtering
         assert "AbstractMesh" not in reference_words(raised.value)
+
+
+def test_a_shard_map_that_keeps_its_first_mesh_is_one_line_with_the_fix(tmp_path):
+    import runpy
+
+    import jax
+    import pytest
+
+    from shardscope.backend.run.worker_failures import shard_map_kept_mesh
+
+    path = tmp_path / "prog.py"
+    path.write_text(JAX_REFUSES)
+    ns = runpy.run_path(str(path))
+    with pytest.raises(ValueError, match="AbstractMesh") as raised:
+        ns["run"](jax.make_mesh((4,), ("data",)))
+    line = JAX_REFUSES.splitlines().index("    return total(x) * 2") + 1
+    words = shard_map_kept_mesh(str(path), raised.value, "data=4")
+    assert words is not None and words.startswith(f"{path}:{line}: this shard_map takes")
+    assert "data=4" in words and "AbstractMesh" not in words and "\n" not in words
+    assert shard_map_kept_mesh(str(path), _raise(ValueError("other")), "data=4") is None
