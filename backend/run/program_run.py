@@ -15,7 +15,7 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import numpy as np
@@ -44,9 +44,6 @@ from shardscope.backend.run.worker_reference import OwnReference, reference_outp
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
-
-if TYPE_CHECKING:
-    pass
 
 
 class RunRefused(Exception):
@@ -249,9 +246,7 @@ def _lower(
         types = shard_map_axis_types(exc)
         if types is None or set(types) != set(jmesh.axis_names):
             kept = shard_map_kept_mesh(job["path"], exc, Mesh.from_json(job["mesh"]).describe())
-            if kept is not None:
-                raise RunRefused(kept) from None
-            raise
+            raise exc if kept is None else RunRefused(kept) from None
     kinds = tuple(getattr(AxisType, types[name]) for name in jmesh.axis_names)
     jmesh = jax.sharding.Mesh(jmesh.devices, jmesh.axis_names, axis_types=kinds)
     return _lower_on(job, ns, inputs, names, jmesh, fresh=True), jmesh
