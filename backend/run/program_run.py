@@ -15,7 +15,7 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import numpy as np
@@ -25,6 +25,7 @@ from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.program.lower import load_python_namespace, shard_map_axis_types
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
+from shardscope.backend.program.traced_call import trace_on_mesh
 from shardscope.backend.run import distributed
 from shardscope.backend.run.distributed import HostJob
 from shardscope.backend.run.inputs import device_array, is_concrete
@@ -38,14 +39,11 @@ from shardscope.backend.run.reference import (
     shape_dtype,
 )
 from shardscope.backend.run.shards import MAX_TOTAL_VALUES, ValueBudget, tensor_report
-from shardscope.backend.run.worker_failures import CallbackFailure
+from shardscope.backend.run.worker_failures import CallbackFailure, shard_map_kept_mesh
 from shardscope.backend.run.worker_reference import OwnReference, reference_outputs
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
-
-if TYPE_CHECKING:
-    pass
 
 
 class RunRefused(Exception):
@@ -247,7 +245,8 @@ def _lower(
         # its axes of the shard_map mesh's types.
         types = shard_map_axis_types(exc)
         if types is None or set(types) != set(jmesh.axis_names):
-            raise
+            kept = shard_map_kept_mesh(job["path"], exc, Mesh.from_json(job["mesh"]).describe())
+            raise exc if kept is None else RunRefused(kept) from None
     kinds = tuple(getattr(AxisType, types[name]) for name in jmesh.axis_names)
     jmesh = jax.sharding.Mesh(jmesh.devices, jmesh.axis_names, axis_types=kinds)
     return _lower_on(job, ns, inputs, names, jmesh, fresh=True), jmesh
@@ -281,8 +280,9 @@ def _lower_on(
     if result_specs:
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
     if fresh:
+        traced = trace_on_mesh(inputs.call, jmesh, leaves=structs, wrap=wrap)
         with jax.set_mesh(jmesh):
-            return inputs.call.trace(leaves=structs, wrap=wrap).lower()
+            return traced.lower()
     own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
     return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
 

@@ -178,9 +178,9 @@ class _Unsharded:
         return outputs
 
 
-def _failure(exc: BaseException) -> str:
+def _failure(exc: BaseException, path: str | None = None) -> str:
     if isinstance(exc, Exception):
-        return reference_words(exc)
+        return reference_words(exc, path)
     # SystemExit and the like: user code that exits.
     return (
         f"the program ended the process ({type(exc).__name__}) while tracing it unsharded; "
@@ -470,9 +470,9 @@ def _reference(
         if one_device:
             if data:
                 (scratch / _MESSAGE).write_bytes(data)
-            (scratch / _RETRY).write_text(_failure(exc))
+            (scratch / _RETRY).write_text(_failure(exc, path))
             return
-        error, raised = _failure(exc), True
+        error, raised = _failure(exc, path), True
         if "incompatible devices" in str(exc):
             error = PINNED_DEVICES
         if is_out_of_memory(exc):

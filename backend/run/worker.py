@@ -104,6 +104,9 @@ def run_job(job: dict, scratch: Path) -> dict:
         if Path(job["cancel_file"]).exists():
             return {"ok": False, "error": "the run was cancelled"}
     jax.config.update("jax_enable_compilation_cache", False)
+    # JAX's own frames stay in the tracebacks of what the program raises, so a failure
+    # tells JAX's errors from the program's own (``worker_failures.reference_words``).
+    jax.config.update("jax_traceback_filtering", "off")
     # The worker may have started before its program was loaded (``runner.execute``):
     # the CPU device count and the program's folder come with the job. JAX reads the
     # count when it first asks for devices, which nothing has done yet.

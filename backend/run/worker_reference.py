@@ -28,6 +28,7 @@ from jax._src.lib import xla_client as xc
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 from jaxlib.mlir import ir
 
+from shardscope.backend.program.traced_call import trace_on_mesh
 from shardscope.backend.run.inputs import device_array, host_array
 from shardscope.backend.run.reference import ReferenceFailed, ReferenceProcess, ReferenceThread
 from shardscope.backend.run.unsharded import unsharded_module
@@ -109,8 +110,9 @@ def same_mesh_outputs(
 
         return moved
 
+    traced = trace_on_mesh(call, jmesh, leaves=plain, wrap=wrap)
     with jax.set_mesh(jmesh):
-        compiled = call.trace(leaves=plain, wrap=wrap).lower().compile()
+        compiled = traced.lower().compile()
         replicated = NamedSharding(jmesh, PartitionSpec())
         taken = [
             replicated if s is None else s
@@ -200,7 +202,7 @@ def reference_outputs(
         try:
             expected = own.same_mesh()
         except Exception as exc:  # noqa: BLE001 - user code runs here
-            notes.append(f"no unsharded reference: {reference_words(exc)}")
+            notes.append(f"no unsharded reference: {reference_words(exc, job.get('path'))}")
             return None, False
         notes.append(SAME_MESH)
         return expected, False

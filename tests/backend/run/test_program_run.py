@@ -182,3 +182,62 @@ def test_a_shard_map_on_a_mesh_of_explicit_axes_loads_propagates_and_runs_as_jax
     assert [values["x"], values["w"]] == want["args"]
     assert values["result[0]"] == want["results"][0]
     assert [[c["kind"], c["device_groups"]] for c in shown["collectives"]] == want["collectives"]
+
+
+# shard_map programs whose shard_map takes the mesh in context (no mesh=, or
+# get_abstract_mesh()): each gets the same-mesh reference.
+CONTEXT_SHARD_MAP_PROGRAMS = [
+    "explain_moe",  # @partial(jax.shard_map, ...) at module level, value_and_grad
+    "shard_map_module_grad",  # @jax.shard_map(...) at module level, jax.grad
+    "shard_map_module_scan",  # @jax.shard_map(...) at module level as a scan's body
+    "shard_map_module_jit",  # the same, PROGRAM a jax.jit object of the user's
+    "shard_map_abstract_mesh",  # shard_map(mesh=get_abstract_mesh()) inside PROGRAM
+    "shard_map_moe_make_mesh",  # explain_moe's layer, MESH = jax.make_mesh(...) Auto
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CONTEXT_SHARD_MAP_PROGRAMS)
+def test_a_shard_map_on_the_context_mesh_runs_as_jax_compiles_it_with_the_same_mesh_reference(
+    name,
+):
+    import json
+    import sys
+
+    from shardscope.backend.run.worker_reference import SAME_MESH
+    from tests.support.inputs import PROGRAMS, REPO
+
+    path = str(PROGRAMS / f"{name}.py")
+    want = json.loads(_subprocess([sys.executable, "-c", ORACLE, path]).splitlines()[-1])
+    ran = json.loads(
+        _subprocess([sys.executable, str(REPO / "main.py"), "run", path, "--json", "--runs", "1"])
+    )
+    assert [a["hlo_sharding"] for a in ran["arguments"]] == want["args"], name
+    assert [o["hlo_sharding"] for o in ran["outputs"]] == want["results"], name
+    assert any("devices=" in s for s in want["args"] + want["results"]), name
+    assert ran["collectives"], name
+    assert ran["notes"] == [SAME_MESH], name
+    for output in ran["outputs"]:
+        assert output["max_rel_error"] is not None, (name, output["name"])
+        assert output["max_rel_error"] < 1e-5, (name, output["name"])
+
+
+@pytest.mark.slow
+def test_a_module_level_shard_map_on_another_mesh_than_its_first_is_refused_in_one_line():
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.inputs import PROGRAMS, REPO
+
+    path = PROGRAMS / "explain_moe.py"
+    line = path.read_text().splitlines().index("    out, aux = experts(tokens, w)") + 1
+    argv = [sys.executable, str(REPO / "main.py"), "run", str(path), "--mesh", "expert=2"]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "SHARDSCOPE_CACHE_DIR": "off"}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode != 0
+    error = done.stderr.strip()
+    assert "\n" not in error and "Traceback" not in error, error
+    assert error.startswith(f"error: {path}:{line}: this shard_map takes the mesh in context")
+    assert "expert=2" in error and "leave out --mesh" in error
+    assert "AbstractMesh" not in error

@@ -98,6 +98,30 @@ def test_a_reference_that_cannot_be_made_says_why_in_words_and_the_fix(tmp_path)
     ]
 
 
+def test_a_reference_jax_refuses_names_the_programs_line_not_jaxs_text(tmp_path):
+    # JAX raises unsharded (a reshape it refuses), and its module calls back into Python.
+    body = """
+        def PROGRAM(x):
+            y = jnp.reshape(x, (7,)) if unsharded() else x
+            jax.debug.callback(lambda v: None, x)
+            return y * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """
+    result = _run(tmp_path, body)
+    line = (
+        (HEAD + textwrap.dedent(body))
+        .splitlines()
+        .index("    y = jnp.reshape(x, (7,)) if unsharded() else x")
+    )
+    assert result.outputs[0].max_rel_error is None
+    assert result.notes == [
+        f"no unsharded reference: the program could not be traced or run unsharded (JAX "
+        f"refused line {line + 1} of prog.py); make it trace on a mesh of any size (shard "
+        f"with PartitionSpecs under the mesh in context), or run with --no-reference"
+    ]
+
+
 def test_the_reference_runs_on_the_workers_arrays_not_a_second_import(tmp_path):
     # Each import of this file makes other data: the reference must use the run's.
     result = _run(
