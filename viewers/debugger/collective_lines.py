@@ -203,11 +203,13 @@ def compiled_lines(
     status = "The compiled program moves nothing between devices."
     if n:
         users = sum(1 for c in compiled if c.origin == "user")
+        mixed = sum(1 for c in compiled if c.origin == "mixed")
         unmatched = sum(1 for c in compiled if not c.predicted)
+        both = f", {mixed} combining the user's and the partitioner's" if mixed else ""
         status = (
             f"{_plural(n, 'collective instruction')} in the compiled program ({users} written "
-            f"by the user, {n - users} inserted by the partitioner; {unmatched} not in "
-            "Shardy's prediction): choose one to see why."
+            f"by the user, {n - users - mixed} inserted by the partitioner{both}; {unmatched} "
+            "not in Shardy's prediction): choose one to see why."
         )
     totals = _totals(compiled)
     if totals:

@@ -361,6 +361,7 @@ def test_a_combined_collective_explains_each_operand_and_says_forward_or_backwar
     assert {"forward", "backward"} <= set(passes)
     combined = next(i for i, c in enumerate(rows) if c.cause.kind == "combined")
     assert widget.column("Origin")[combined] == "mixed"
+    assert "1 combining the user's and the partitioner's" in widget.status.text()
     table = widget.compiled_table
     # The one all-reduce: XLA combined the user's pmean with the partitioner's loss mean.
     (row,) = [r for r in range(table.rowCount()) if table.item(r, 0).text() == "all-reduce"]
