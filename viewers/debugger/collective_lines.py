@@ -308,7 +308,10 @@ def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
 
 
 def _one_cause(cause: CollectiveCause) -> str:
-    """``y: had [data, _] → needed [_, _] · why`` for one moved tensor."""
+    """``y: had [data, _] → needed [_, _] · why`` for one moved tensor; the user's own
+    collective is its line."""
+    if cause.kind == "user":
+        return cause.text or cause.kind
     tensor = cause.tensor or "its tensor"
     shardings = (
         f"{tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)}"

@@ -362,6 +362,7 @@ def test_a_combined_collective_explains_each_operand_and_says_forward_or_backwar
     combined = next(i for i, c in enumerate(rows) if c.cause.kind == "combined")
     assert widget.column("Origin")[combined] == "mixed"
     assert "1 combining the user's and the partitioner's" in widget.status.text()
+    assert widget.column("Tensor")[combined] == f"{rows[combined].operands} tensors"
     table = widget.compiled_table
     # The one all-reduce: XLA combined the user's pmean with the partitioner's loss mean.
     (row,) = [r for r in range(table.rowCount()) if table.item(r, 0).text() == "all-reduce"]
@@ -377,4 +378,6 @@ def test_a_combined_collective_explains_each_operand_and_says_forward_or_backwar
     for j, (t, line) in enumerate(zip(c.tensors, lines, strict=True)):
         assert line.startswith(f"[{j}] {t.origin}, {t.direction}: ")
         assert t.cause.text in line
+        # The user's pmean is its line, no shardings to compare.
+        assert ("not known" in line) is False
     assert {t.origin for t in c.tensors} == {"user", "partitioner"}
