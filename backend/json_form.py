@@ -22,12 +22,16 @@ stays. For example::
 
     Reshard("x", ("a",)).to_json() == {"tensor": "x", "from": ["a"]}
 
-``json_form(obj)`` is the same function for a dataclass that does not inherit the mixin.
+``json_form(obj)`` is the same function for a dataclass that does not inherit the mixin;
+``from_json_form(cls, data)`` reads such an object back into a ``cls``, by the type
+annotations of its fields (a field without an entry keeps its default).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -114,3 +118,40 @@ class JsonForm:
     def to_json(self) -> dict[str, Any]:
         """One entry per field, renamed, omitted or converted as its ``json_field`` says."""
         return json_form(self)
+
+
+def from_json_form(cls: type, data: dict[str, Any]) -> Any:
+    """The ``cls`` whose ``json_form`` is ``data`` (lists become the tuples, and objects
+    the dataclasses, that the fields' annotations name); a field with no entry (omitted,
+    or ``convert``-ed, which has no way back) keeps its default."""
+    hints = typing.get_type_hints(cls)
+    values = {
+        attr: _from_plain(hints[attr], data[key])
+        for attr, key, convert in _plan(cls)
+        if convert is None and key in data
+    }
+    return cls(**values)
+
+
+def _from_plain(hint: Any, value: Any) -> Any:
+    """``value`` (plain JSON data) as annotation ``hint`` names it."""
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _from_plain(options[0], value) if len(options) == 1 else value
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_plain(args[0], v) for v in value)
+        return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=True))
+    if origin is list:
+        (arg,) = typing.get_args(hint)
+        return [_from_plain(arg, v) for v in value]
+    if origin is dict:
+        _, arg = typing.get_args(hint)
+        return {k: _from_plain(arg, v) for k, v in value.items()}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_json_form(hint, value)
+    return value

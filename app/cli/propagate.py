@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Protocol
 
 from shardscope.app.cli.options import (
@@ -90,6 +91,9 @@ def run(args: PropagateArgs) -> int:
         started=started,
     )
     note_mesh_override(program, args.mesh)
+    if specs is None:  # the load's warnings on the program's own SPECS
+        for warning in program.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -162,13 +166,24 @@ def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
         line = cause.line if cause is not None and cause.line is not None else c.line
         runs = f" x{c.runs_per_call} per call" if c.runs_per_call > 1 else ""
         tensor = cause.tensor if cause is not None and cause.tensor else "?"
+        if cause is not None and cause.kind == "combined":
+            tensor = f"{len(c.tensors)} tensors"
         crosses = " CROSSES HOSTS" if c.crosses_hosts else ""
         lines.append(
             f"  {c.kind:18} {axes:12} {c.operands} operand(s) {tensor} for {op_text}"
             f" line {line if line is not None else '?'}{runs} [{c.origin or '?'}]{crosses}"
         )
-        if cause is not None:
-            lines.append(f"    {cause.kind}: {cause.text}")
+        if cause is not None and cause.kind == "combined":
+            lines.append(f"    combined: XLA combined {len(c.tensors)} {c.kind}s into one:")
+            for j, t in enumerate(c.tensors):
+                if t.cause is not None:
+                    lines.append(
+                        f"      [{j}] {t.origin or '?'}, {t.direction or '?'}, "
+                        f"{t.cause.kind}: {t.cause.text}"
+                    )
+        elif cause is not None:
+            way = f" ({cause.direction})" if cause.direction == "backward" else ""
+            lines.append(f"    {cause.kind}{way}: {cause.text}")
     for w in result.xla_warnings or []:
         where = f"op {w.op}" if w.op is not None else w.op_name or "?"
         size = f", {w.bytes} B gathered per device" if w.bytes else ""
@@ -301,8 +316,8 @@ def _value_lines(result, gspmd_first: bool) -> list[str]:
     """The final shardings of the arguments and results."""
     whose = " (Shardy's final shardings)" if gspmd_first else ""
     lines = ["", f"arguments and results{whose}:"]
-    key = result.graph.listing_key()
-    for v in sorted(result.values, key=lambda v: key(v.id)):
+    # An Analysis reads propagation's values through; a PropagationResult is its own.
+    for v in getattr(result, "propagation", result).io_values():
         if v.role != "intermediate":
             lines.append(
                 f"  {v.name:24} {str(list(v.shape or [])):16} {dims_text(v.spec):20} "

@@ -241,8 +241,10 @@ def summary(result) -> str:
 
 def _head_lines(result) -> list[str]:
     """Where it ran, on which inputs, how long it took, the memory, and the hosts."""
+    from shardscope.backend.cost.price import HELD_WORDS, held_bytes
+
     mesh = ", ".join(f"{k}={v}" for k, v in result.mesh.items())
-    memory = (f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code")
+    memory = [f"{k} {v:,} B" for k, v in result.memory.items() if k != "generated_code"]
     lines = [
         f"{result.program}: ran on {result.device_count} {result.platform.upper()} devices "
         f"(mesh {mesh})",
@@ -253,7 +255,8 @@ def _head_lines(result) -> list[str]:
         ),
         f"compile {result.compile_s:.3f} s, run {result.run_s * 1e3:.3f} ms (median of "
         f"{len(result.run_times)})",
-        "memory per device: " + ", ".join(memory),
+        f"memory per device: holds {held_bytes(result.memory):,} B ({HELD_WORDS}): "
+        + ", ".join(memory),
     ]
     if result.reference_kept:
         from shardscope.backend.run.reference_cache import KEPT

@@ -76,6 +76,18 @@ class Analysis:
         return self.compile.reason if failed else None  # type: ignore[union-attr]
 
     @cached_property
+    def compiled_shardings(self) -> dict[int, tuple[tuple[str, ...], ...]]:
+        """Values XLA compiled with another sharding than propagation's, as a compiled
+        collective's cause found them (``CollectiveCause.compiled``): value id -> axes per
+        dimension. Empty before the compile, or where every value kept its sharding."""
+        out: dict[int, tuple[tuple[str, ...], ...]] = {}
+        for c in self.compiled.collectives if self.compiled is not None else ():
+            for cause in (c.cause, *(t.cause for t in c.tensors)):
+                if cause is not None and cause.compiled is not None and cause.value is not None:
+                    out.setdefault(cause.value, cause.compiled)
+        return out
+
+    @cached_property
     def compiled_collectives(self) -> tuple[CompiledCollective, ...] | None:
         """The compiled collectives, each saying whether it crosses hosts where the
         analysis is laid over several; None where the program was not compiled."""

@@ -30,6 +30,7 @@ from typing import TypedDict
 
 from shardscope.backend.hlo.frames import FrameTable
 from shardscope.backend.hlo.groups import GroupsError, parse_groups, to_device_ids
+from shardscope.backend.hlo.syntax import COMPUTATION, FRAME, HEAD, OP_NAME
 
 KINDS = (
     "all-gather",
@@ -40,14 +41,10 @@ KINDS = (
     "ragged-all-to-all",
     "collective-broadcast",
 )
-_HEAD = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*")
 _ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([0-9,]*)\]")
-_OP_NAME = re.compile(r'op_name="([^"]*)"')
-_FRAME = re.compile(r"stack_frame_id=(\d+)")
 _DIMS = re.compile(r"\bdimensions=\{([0-9,]*)\}")
 _ELEMENT = re.compile(r"\bget-tuple-element\(%(?P<of>[\w.\-]+)\),\s*index=(?P<index>\d+)")
 _COMBINED = re.compile(r"^(?P<prefix>.*?/)?\((?P<parts>.*)\)$")
-_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%(?P<name>[\w.\-]+)\s.*\{\s*$")
 # Computations an instruction calls, by the attribute that names them.
 _CALLS = re.compile(
     r"\b(?P<key>body|condition|calls|to_apply|true_computation|false_computation)"
@@ -183,11 +180,11 @@ def read_collectives(
         element = _ELEMENT.search(line) if "get-tuple-element(" in line else None
         if element:
             elements[element["of"], int(element["index"])] = _tensor(line, frames)
-        comp = _COMPUTATION.match(line)
+        comp = COMPUTATION.match(line)
         if comp and not line.startswith((" ", "\t")):
             computation = comp["name"]
             continue
-        head = _HEAD.match(line)
+        head = HEAD.match(line)
         if not head:
             continue
         type_text, tail = _split_type(line[head.end() :])
@@ -300,7 +297,7 @@ def _note_calls(
     # ``to_apply=%add``) or in a list (``branch_computations={%a, %b}``).
     if "=%" not in line and "computations={" not in line:
         return
-    head = _HEAD.match(line)
+    head = HEAD.match(line)
     if not head or not computation:
         return
     called = [(m["key"], m["name"]) for m in _CALLS.finditer(line)]
@@ -342,8 +339,8 @@ def _loops_around(
 
 def _tensor(line: str, frames: FrameTable) -> HloTensor:
     """The op name and user line of an instruction's metadata."""
-    name_m = _OP_NAME.search(line)
-    frame_m = _FRAME.search(line)
+    name_m = OP_NAME.search(line)
+    frame_m = FRAME.search(line)
     source = frames.user_source(int(frame_m[1])) if frame_m else None
     return {
         "op_name": name_m[1] if name_m else "",

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from typing import TypedDict
 
+from shardscope.backend.hlo.syntax import OP_NAME
+
 _INSTR = re.compile(
     r"^\s*(?:ROOT\s+)?%(?P<name>[\w.\-]+)\s*=\s*(?P<type>[a-z0-9]+\[[0-9,]*\])\S*\s+"
     r"(?P<opcode>[a-z][\w\-]*)\((?P<args>[^)]*)\)(?P<rest>.*)$"
 )
 _SHARDING = re.compile(r"sharding=(\{(?:[^{}]|\{[^{}]*\})*\})")
-_OP_NAME = re.compile(r'op_name="([^"]*)"')
 _SKIPPED = ("parameter", "tuple", "get-tuple-element")
 # StableHLO op names (without the dialect) and their HLO opcodes; any other name is its
 # own opcode with dashes for underscores.
@@ -48,7 +49,7 @@ def read_hlo_instructions(text: str) -> list[HloInstruction]:
         if sh is None or m["opcode"] in _SKIPPED:
             continue
         dims = m["type"].split("[", 1)[1].rstrip("]")
-        name = _OP_NAME.search(m["rest"])
+        name = OP_NAME.search(m["rest"])
         out.append(
             {
                 "opcode": m["opcode"],

@@ -234,6 +234,7 @@ def _collect(
     by_module: dict[str, list[dict]] = {}
     for record in records:
         by_module.setdefault(module_name_of(record["name"]), []).append(record)
+    claims = _claims(records)
     capture = Capture(list(argv), devices, ended)
     seen: dict[str, int] = {}
     for path in _dumps(dump):
@@ -244,7 +245,9 @@ def _collect(
         if not owners:
             capture.skipped[module] = capture.skipped.get(module, 0) + 1
             continue
-        record = owners[0] if len(owners) == 1 else _busiest(owners)
+        record = next((r for r in owners if path.name in claims.get(id(r), ())), None)
+        if record is None:
+            record = owners[0] if len(owners) == 1 else _busiest(owners)
         text = by_user_names(text, record.get("arg_names"))
         base = record["name"]
         seen[base] = seen.get(base, 0) + 1
@@ -258,7 +261,7 @@ def _collect(
                 mesh=module_mesh_text(text),
                 file=record.get("file"),
                 line=record.get("line"),
-                calls=record.get("calls") if records else None,
+                calls=_calls(record, path.name),
             )
         )
     if collect_torch(folder, capture, timeout) and not capture.functions:
@@ -288,6 +291,30 @@ def by_user_names(text: str, names: object) -> str:
         if isinstance(k, str) and isinstance(v, str)
     }
     return _LOC.sub(lambda m: f'loc("{renamed.get(m[1], m[1])}")', text)
+
+
+def _claims(records: list[dict]) -> dict[int, dict]:
+    """id of each record -> its ``compiles`` (dump file -> runs of that compile), where
+    the hook counted them."""
+    return {
+        id(r): r["compiles"]
+        for r in records
+        if isinstance(r.get("compiles"), dict)
+        and all(type(n) is int for n in r["compiles"].values())
+    }
+
+
+def _calls(record: dict, dump: str) -> int | None:
+    """How often the compile dumped to ``dump`` ran: as the hook counted that compile's
+    runs; a compile none of whose runs it saw (compiled ahead of time, run inside
+    another transformation) is not known (None). From a hook that counted each function
+    in all only, the function's runs."""
+    compiles = record.get("compiles")
+    if isinstance(compiles, dict):
+        n = compiles.get(dump)
+        return n if type(n) is int else None
+    calls = record.get("calls")
+    return calls if type(calls) is int else None
 
 
 def _busiest(records: list[dict]) -> dict:

@@ -10,7 +10,8 @@ One JSON object::
          "calls": 3, "ops": 17, "mesh": {"data": 2, "model": 4}, "mlir": "module @jit_loss …"}],
      "skipped": {"jit_multiply": 2}}
 
-``name`` is unique in a file: a function compiled again (new shapes) is ``loss.2``, ``loss.3``.
+``name`` is unique in a file: a function compiled again (new shapes or shardings) is
+``loss.2``, ``loss.3``; ``calls`` counts the runs of that compile.
 A source names it as ``name_in_source`` writes it (``cap.json#a%23b c`` for ``a#b c``), or
 as itself.
 ``skipped`` counts the compiles that were not of the script's own jitted functions
@@ -54,7 +55,9 @@ class CapturedFunction:
     mesh: dict[str, int] | None = None
     file: str | None = None
     line: int | None = None
-    calls: int | None = None  # None: the script did not say (it was killed)
+    # The runs of this compile (not of other compiles of the same jitted function); None:
+    # not known (the script was killed, or it compiled it ahead of time).
+    calls: int | None = None
     # The device id at each row-major mesh position, where not 0, 1, 2... (torch_xla).
     device_order: list[int] | None = None
     # The partitioner the script's framework compiled it with: "shardy" (JAX) or "gspmd"

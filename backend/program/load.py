@@ -112,6 +112,8 @@ class Program:
     # Where a captured function is defined in its script (file, line), as the capture
     # recorded it: the Source dock finds its arguments' lines there.
     def_site: tuple[str, int] | None = None
+    # What the load tells the user beside the program (a spec that shards nothing).
+    warnings: tuple[str, ...] = ()
 
     def parse(self, context: ir.Context | None = None) -> ir.Module:
         """A fresh parsed copy of the lowered module (callers may mutate it)."""
@@ -445,6 +447,7 @@ def lowered_program(path: Path, params: dict[str, str], result: dict) -> Program
         specs=result["specs"],
         params=params,
         load_seconds=result["seconds"],
+        warnings=tuple(result.get("warnings", ())),
     )
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
 from shardscope.backend.isolation.json_worker import exception_text
 from shardscope.backend.isolation.limits import is_out_of_memory, memory_limit, memory_message
@@ -29,6 +29,7 @@ from shardscope.backend.program.trace import (
     TraceError,
     abstract_mesh,
     lower_function,
+    shard_map_axis_types,
 )
 
 
@@ -112,6 +113,32 @@ def devices_needed(exc: BaseException) -> int | None:
     return math.prod(int(n) for n in re.findall(r"\d+", match.group(1)))
 
 
+def _typed(mesh: Any, types: dict[str, str]) -> jax.sharding.Mesh | None:
+    """A ``MESH`` dict's axes with ``types``, over this worker's devices, where it has
+    exactly those axes and the worker enough devices: a shard_map given a mesh of its own
+    compares it with the context's, device kind included, which a dict's abstract mesh
+    does not have."""
+    if not isinstance(mesh, dict) or list(mesh) != list(types):
+        return None
+    kinds = tuple(getattr(AxisType, types[name]) for name in mesh)
+    try:
+        return jax.make_mesh(tuple(mesh.values()), tuple(mesh), axis_types=kinds)
+    except ValueError:  # too few devices
+        return None
+
+
+def _lower_on_program_mesh(program: Any, args: tuple, kwargs: dict, mesh: Any, specs: Any) -> Any:
+    """``lower_function`` on ``mesh``; where a shard_map's own mesh has the axes of a
+    ``MESH`` dict with other types, on those types (the program's mesh, as it runs)."""
+    try:
+        return lower_function(program, args, kwargs, mesh=mesh, specs=specs)
+    except ValueError as exc:
+        typed = _typed(mesh, shard_map_axis_types(exc) or {})
+        if typed is None:
+            raise
+    return lower_function(program, args, kwargs, mesh=typed, specs=specs)
+
+
 def lower_program(path: str, params: dict[str, str]) -> dict[str, Any]:
     """Import, trace and lower the program at ``path``; the worker's whole job."""
     started = time.perf_counter()
@@ -160,7 +187,7 @@ def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, 
         raise UserError(f"{path}: EXAMPLE_KWARGS must be a dict of keyword -> array")
     mesh, specs = _read_defaults(path, ns)
     try:
-        traced = lower_function(program, args, kwargs, mesh=mesh, specs=specs)
+        traced = _lower_on_program_mesh(program, args, kwargs, mesh, specs)
     except TraceError as exc:
         # The mesh was checked above: the problem is in SPECS.
         raise UserError(
@@ -176,6 +203,7 @@ def lower_namespace(path: str, ns: dict[str, Any], started: float) -> dict[str, 
         "mlir_text": traced.mlir_text,
         "mesh": traced.mesh,
         "specs": traced.specs,
+        "warnings": list(traced.warnings),
         "seconds": time.perf_counter() - started,
     }
 

@@ -48,6 +48,8 @@ class Traced:
     mesh: dict[str, int] | None
     # Argument key path (``params['w1']``) -> spec entries (``[None, "model"]``).
     specs: dict[str, list]
+    # What the user should know of the specs that did not apply (one line each).
+    warnings: tuple[str, ...] = ()
 
 
 def abstract_mesh(mesh: Any) -> AbstractMesh | None:
@@ -233,21 +235,103 @@ def lower_function(
         abstract = current if current.axis_names else None
     call, name = program_call(fn, args, kwargs)
     with _enter(mesh, abstract):
-        traced = call.trace()
+        traced, typed = _first_trace(call, specs, abstract)
         jax_names = tuple(traced.jaxpr.debug_info.arg_names or ())
         renamed = call.names(jax_names)
         names = tuple(renamed.get(n, n) for n in jax_names)
-        spec_args, spec_names = call.spec_view(specs, renamed, jax_names)
-        flat = flat_specs(specs, spec_args, call.kwargs, spec_names)
-        flat = _by_own_names(flat, names, renamed)
-        if flat and abstract is not None and AxisType.Explicit in abstract.axis_types:
+        flat = _flat_by_name(call, specs, jax_names)
+        explicit = abstract is not None and AxisType.Explicit in abstract.axis_types
+        if flat and explicit and not typed:
             leaf_specs = [flat.get(n) for n in names[: call.positional]]
             traced = call.trace(leaf_specs, abstract)
         lowered = traced.lower(lowering_platforms=("cpu",))
         text = lowered.as_text(debug_info=True)
     for old, new in renamed.items():
         text = text.replace(f'loc("{old}")', f'loc("{new}")')
-    return Traced(name, text, mesh_dict(abstract), flat)
+    flat, warnings = _without_dropped(flat, names, lowered)
+    return Traced(name, text, mesh_dict(abstract), flat, warnings)
+
+
+def _without_dropped(
+    flat: dict[str, list], names: tuple[str, ...], lowered: Any
+) -> tuple[dict[str, list], tuple[str, ...]]:
+    """``flat`` less the specs of arguments the lowered module leaves out (``jax.jit``
+    drops one whose values the program never reads, such as one used only for its
+    shape: ``Lowered._lowering.compile_args['kept_var_idx']`` in jax 0.10.2), and a
+    warning for each."""
+    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
+    if kept is None:
+        return flat, ()
+    dropped = [n for i, n in enumerate(names) if i not in kept and n in flat]
+    warnings = tuple(
+        f"the spec of {n} in SPECS shards nothing: the program never reads its values (at "
+        f"most its shape), so jax.jit leaves it out of the compiled program"
+        for n in dropped
+    )
+    return {k: v for k, v in flat.items() if k not in dropped}, warnings
+
+
+def _flat_by_name(call: Any, specs: Any, jax_names: tuple[str, ...]) -> dict[str, list]:
+    """The user's specs by the lowered module's name of each argument (``jax_names``:
+    JAX's)."""
+    renamed = call.names(jax_names)
+    names = tuple(renamed.get(n, n) for n in jax_names)
+    spec_args, spec_names = call.spec_view(specs, renamed, jax_names)
+    flat = flat_specs(specs, spec_args, call.kwargs, spec_names)
+    return _by_own_names(flat, names, renamed)
+
+
+def _first_trace(call: Any, specs: Any, abstract: AbstractMesh | None) -> tuple[Any, bool]:
+    """The program traced on its arguments as they are, and False; where that fails and
+    there are specs, traced with the specs in the arguments' types, and True: a
+    ``shard_map`` given its own mesh of Explicit axes refuses arguments whose types do
+    not carry its ``in_specs``. The first error stands unless the second is the
+    shard_map's refusal of the mesh in context (``shard_map_axis_types``), which a
+    caller can mend by tracing on the shard_map's axis types."""
+    try:
+        return call.trace(), False
+    except Exception as exc:
+        if not specs or abstract is None:
+            raise
+        jax_names = call.arg_names()
+        if jax_names is None:
+            raise
+        flat = _flat_by_name(call, specs, jax_names)
+        renamed = call.names(jax_names)
+        names = tuple(renamed.get(n, n) for n in jax_names)
+        if not flat:
+            raise
+        try:
+            return call.trace([flat.get(n) for n in names[: call.positional]], abstract), True
+        except Exception as again:
+            if shard_map_axis_types(again) is None:
+                raise exc from None
+            raise
+
+
+# jax 0.10.2's refusal of a shard_map whose mesh= differs from the mesh in context: the
+# context's axes (names and sizes) and the shard_map mesh's, with its axis types last;
+# a concrete mesh's abstract mesh in context names its device kind after its types.
+_SHARD_MAP_MESH = re.compile(
+    r"The context mesh AbstractMesh\((?P<context>[^)]*?),? axis_types=\([^)]*\)[^)]*\) should "
+    r"match the mesh passed to shard_map (?:Abstract)?Mesh\((?P<own>[^)]*?),? "
+    r"axis_types=\((?P<types>[^)]*)\)"
+)
+
+
+def shard_map_axis_types(exc: BaseException) -> dict[str, str] | None:
+    """Axis name -> type (``Explicit``...) of the mesh a shard_map was given where JAX
+    refused it (``exc``) only because the mesh in context has the same axes of other
+    types (a ``MESH`` dict's axes are Auto; ``jax.make_mesh``'s Explicit); None for any
+    other error."""
+    match = _SHARD_MAP_MESH.search(str(exc))
+    if match is None or match["context"] != match["own"]:
+        return None
+    names = re.findall(r"'([^']*)':", match["own"])
+    types = [t.strip() for t in match["types"].split(",") if t.strip()]
+    if len(names) != len(types):
+        return None
+    return dict(zip(names, types, strict=True))
 
 
 def lower_staged(staged: Any) -> Traced:

@@ -163,6 +163,21 @@ class _JaxCall:
         """The flat arguments the compiled program takes, in its order, and their tree."""
         return jax.tree.flatten((self.args, self.kwargs))
 
+    def arg_names(self) -> tuple[str, ...] | None:
+        """JAX's name of each flat argument, without running the function: a function of
+        the same signature that computes nothing, traced on the same arguments. None
+        where that cannot stand for the function (a jit object with static arguments)."""
+        fn = getattr(self.jitted, "__wrapped__", None)
+        if not callable(fn):
+            return None
+        stub = functools.wraps(fn)(lambda *args, **kwargs: None)
+        try:
+            names = jax.jit(stub).trace(*self.args, **self.kwargs).jaxpr.debug_info.arg_names
+        except Exception:  # noqa: BLE001 - static arguments the stub would trace
+            return None
+        names = tuple(names or ())
+        return names if len(names) == len(jax.tree.leaves((self.args, self.kwargs))) else None
+
     def names(self, jax_names: tuple[str, ...]) -> dict[str, str]:
         return variable_names(self.args, self.kwargs, jax_names)
 
@@ -207,6 +222,10 @@ class _NnxCall:
         self.pure = (pure_args, pure_kwargs)
         self.positional = len(jax.tree.leaves(pure_args))
         return pure_args, pure_kwargs
+
+    def arg_names(self) -> tuple[str, ...] | None:
+        """None: nnx's split names its arguments only as the function is traced."""
+        return None
 
     def flat(self) -> tuple[list, Any]:
         """The flat arguments the compiled program takes, in its order, and their tree:
@@ -359,3 +378,37 @@ def function_name(fn: Any) -> str:
         if isinstance(name, str) and name and name != "<lambda>":
             return name
     return "program"
+
+
+# What jax 0.10.2's shard_map says when it refuses the mesh in context: one given no mesh=
+# keeps the context mesh of its first call (``jax._src.shard_map._shard_map``'s
+# ``wrapped``), so a module-level one traced at the load refuses a later mesh that is not
+# equal to that one.
+SHARD_MAP_BOUND = "should match the mesh passed to shard_map"
+
+
+def trace_on_mesh(call: Any, jmesh: jax.sharding.Mesh, leaves: list, **kwargs: Any) -> Any:
+    """``call.trace(leaves=leaves, **kwargs)`` (``program_call``'s ``call``; ``leaves``:
+    ``ShapeDtypeStruct``s, some with shardings) under the concrete mesh ``jmesh``, to be
+    lowered under ``jax.set_mesh(jmesh)``.
+
+    A shard_map without mesh= that the load called first under ``jmesh``'s abstract mesh
+    without its devices' kind (a dict ``MESH``'s) refuses ``jmesh``, whose abstract mesh
+    names the devices' kind: the program is traced again under that abstract mesh. A
+    trace there takes its devices only from the arguments' shardings (without one it
+    lowers for one device), so where no argument has one, each is replicated on
+    ``jmesh``."""
+    try:
+        with jax.set_mesh(jmesh):
+            return call.trace(leaves=leaves, **kwargs)
+    except ValueError as exc:
+        if SHARD_MAP_BOUND not in str(exc):
+            raise
+    plain = AbstractMesh(
+        tuple(jmesh.axis_sizes), tuple(jmesh.axis_names), axis_types=tuple(jmesh.axis_types)
+    )
+    if not any(isinstance(getattr(leaf, "sharding", None), NamedSharding) for leaf in leaves):
+        replicated = NamedSharding(jmesh, PartitionSpec())
+        leaves = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=replicated) for x in leaves]
+    with jax.sharding.use_abstract_mesh(plain):
+        return call.trace(leaves=leaves, **kwargs)

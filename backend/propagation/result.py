@@ -101,9 +101,30 @@ class PropagationResult:
         """This result with ``warnings`` added after its own."""
         return replace(self, warnings=(*self.warnings, *warnings))
 
+    def io_values(self) -> list[ValueInfo]:
+        """The entry function's arguments in order, then its results as ``result[i]``: a
+        result that returns an argument (or a value already returned) as it is, the same
+        graph value, is listed again under its result's name. Empty without the graph."""
+        graph = self.graph
+        if graph is None:
+            return []
+        main = graph.functions[graph.main]
+        out = [self.values[vid] for vid in main.arguments]
+        for index, vid in enumerate(main.results):
+            value = self.values[vid]
+            name = f"result[{index}]"
+            if value.name != name:
+                value = replace(value, name=name, display_name=name, role="result")
+            out.append(value)
+        return out
+
     def to_json(self) -> dict:
         """Propagation's own fields of ``propagate --json`` (``backend.analysis`` adds
-        the later steps' fields)."""
+        the later steps' fields). ``values`` has one entry per graph value, by id, and
+        after them one for each result that returns an argument or a value already
+        returned (``io_values``), with that value's id."""
+        listed = {id(v) for v in self.values}
+        again = [v for v in self.io_values() if id(v) not in listed]
         return {
             "program": self.program,
             "framework": self.framework,
@@ -113,7 +134,7 @@ class PropagationResult:
             "device_order": list(self.mesh.device_order),
             "route": self.route,
             "annotations": [a.to_json() for a in self.annotations],
-            "values": [v.to_json() for v in self.values],
+            "values": [v.to_json() for v in [*self.values, *again]],
             "steps": [s.to_json() for s in self.timeline.steps],
             "conflicts": [c.to_json() for c in self.conflicts],
         }

@@ -27,7 +27,7 @@ from shardscope.backend.isolation.start import NICE_ENV
 from shardscope.backend.propagation.predicted_collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
-from shardscope.backend.run.explain import explain
+from shardscope.backend.run.explain import USER_OPS, explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.result import (
@@ -36,10 +36,12 @@ from shardscope.backend.run.result import (
     CompiledCollective,
     CompileOutcome,
     NotCompiled,
+    OpWarning,
+    PredictedRef,
     group_size,
 )
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
-from shardscope.backend.sharding.device_groups import device_groups
+from shardscope.backend.sharding.device_groups import device_groups, unravel
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -62,15 +64,6 @@ _KIND_NAMES = {
     "reduce-scatter": "reduce_scatter",
     "all-to-all": "all_to_all",
     "collective-permute": "collective_permute",
-}
-# Program ops that are collectives the user wrote (inside shard_map).
-_USER_OPS = {
-    "stablehlo.all_reduce",
-    "stablehlo.all_gather",
-    "stablehlo.reduce_scatter",
-    "stablehlo.all_to_all",
-    "stablehlo.collective_permute",
-    "stablehlo.collective_broadcast",
 }
 
 
@@ -120,7 +113,7 @@ def describe(
         # Told only where every operand's op is found (a module without locations names
         # none of them).
         found = bool(tensors) and all(t.op is not None for t in tensors)
-        user = found and all(graph.ops[t.op].name in _USER_OPS for t in tensors)
+        user = found and all(graph.ops[t.op].name in USER_OPS for t in tensors)
         # A compile whose metadata names no user line (torch_xla's names torch's own
         # frames) takes the line of the program op its first operand came from.
         first = graph.ops[tensors[0].op] if tensors and tensors[0].op is not None else None
@@ -172,17 +165,9 @@ class _AxesOf:
         for pair in pairs:
             if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
                 return None
-            a, b = (_unravel(position[d], sizes) for d in pair)
+            a, b = (unravel(position[d], sizes) for d in pair)
             moved.update(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
         return tuple(self._mesh.axis_names[i] for i in sorted(moved))
-
-
-def _unravel(index: int, sizes: list[int]) -> list[int]:
-    out = []
-    for size in reversed(sizes):
-        out.append(index % size)
-        index //= size
-    return out[::-1]
 
 
 class PendingCompile:
@@ -390,16 +375,29 @@ def _as_mesh(mesh: Mesh | Mapping[str, int] | None) -> Mesh | None:
     return MeshType.from_dict(dict(mesh))
 
 
+def explained_collectives(
+    result: PropagationResult, report: dict
+) -> tuple[list[CompiledCollective], list[PredictedRef], list[OpWarning]]:
+    """The collectives of a compile's or a run's ``report`` (``hlo_collectives`` records)
+    as ``propagate --json`` gives them: each operand on its program op, the mesh axes of
+    the device groups and who wrote them (``describe``), matched with ``result``'s
+    predicted collectives and explained (cause, holder, runs per call); with the predicted
+    ones no compiled one matched, and XLA's warnings of the compile on their ops."""
+    compiled = [compiled_collective(c) for c in report["collectives"]]
+    compiled = describe(compiled, result.graph, result.mesh)
+    refs = predicted_refs(result.collectives, result.graph)
+    compiled, unmatched = match(compiled, refs)
+    explained, xla_warnings = explain(result, compiled, report)
+    return explained, unmatched, xla_warnings
+
+
 def read_compile(result: PropagationResult, report: dict) -> Compiled:
     """What the compile worker's ``report`` says XLA compiled of ``result``'s program:
     its collectives (each explained and matched with Shardy's predicted ones) and memory.
     ``ShardscopeError`` where the compile failed."""
     if not report.get("ok"):
         raise ShardscopeError(report.get("error", "the XLA compile failed"))
-    compiled = [compiled_collective(c) for c in report["collectives"]]
-    compiled = describe(compiled, result.graph, result.mesh)
-    refs = predicted_refs(result.collectives, result.graph)
-    compiled, unmatched = match(compiled, refs)
+    explained, unmatched, xla_warnings = explained_collectives(result, report)
     left = {r.index for r in unmatched}
     matched = tuple(
         None if c.kind == "all_slice" else i not in left for i, c in enumerate(result.collectives)
@@ -412,7 +410,6 @@ def read_compile(result: PropagationResult, report: dict) -> Compiled:
             f"the collectives are {by}'s own compile of this graph, as the script ran it "
             f"(partitioned by {report['partitioned_by'].upper()}); its memory is not recorded",
         )
-    explained, xla_warnings = explain(result, compiled, report)
     return Compiled(
         collectives=tuple(explained),
         predicted_matched=matched,

@@ -27,13 +27,22 @@ XLA's warnings of the compile go on their program ops too (``run.op_warnings``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardscope.backend.run.cause_words import VERBS, conflict_text, rule_text, where_text
+from shardscope.backend.run.compiled_shardings import CompiledShardings
+from shardscope.backend.run.moved_tensor import Found, MoveFinder
 from shardscope.backend.run.op_index import OpIndex
 from shardscope.backend.run.op_warnings import op_warnings
-from shardscope.backend.run.result import CollectiveCause, CompiledCollective, OpWarning
+from shardscope.backend.run.result import (
+    CollectiveCause,
+    CollectiveTensor,
+    CompiledCollective,
+    OpWarning,
+)
+from shardscope.backend.sharding.device_groups import spanned_axes
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.sharding.values import merge_full_axes
 
@@ -51,16 +60,19 @@ _USER_WORDS = {
     "collective-permute": "ppermute",
     "all-to-all": "all_to_all",
 }
-_VERBS = {
-    "all-gather": "all-gathered",
-    "all-reduce": "all-reduced",
-    "reduce-scatter": "reduce-scattered",
-    "all-to-all": "moved by an all-to-all",
-    "collective-permute": "sent to other devices (collective-permute)",
+# Program ops that are collectives the user wrote (inside shard_map).
+USER_OPS = {
+    "stablehlo.all_reduce",
+    "stablehlo.all_gather",
+    "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
 }
+# The cause kind of each way a tensor was found to move.
+_RULE_KINDS = {"shift": "shift", "select": "select"}
 # Program ops whose job is to give a value another sharding.
 _RESHARD_OPS = {"sdy.sharding_constraint", "sdy.reshard"}
-_REDUCING_OPS = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter"}
 
 
 def explain(
@@ -74,11 +86,15 @@ def explain(
     out = []
     for c in compiled:
         record = records.get(c.name, {})
-        cause = why.cause(c, record)
+        tensors = why.tensors(c, record)
+        cause = why.summary(c, tensors, record)
+        origins = {t.origin for t in tensors if t.origin}
         out.append(
             replace(
                 c,
+                tensors=tensors,
                 cause=cause,
+                origin=("mixed" if len(origins) > 1 else origins.pop()) if origins else c.origin,
                 holder=why.holder(c, cause.op, record.get("loops", [])),
                 runs_per_call=int(record.get("runs_per_call", 1)),
             )
@@ -86,27 +102,16 @@ def explain(
     return out, op_warnings(result, report.get("xla_warnings", []), report)
 
 
+def direction(op_name: str) -> str:
+    """``backward`` for an op of a gradient's transpose (its HLO op name holds
+    ``transpose(``, as JAX names the ops of a VJP: ``jit(f)/transpose(jvp())/dot_general``),
+    else ``forward``."""
+    return "backward" if "transpose(" in op_name else "forward"
+
+
 def spec_text(dims: Dims | None) -> str:
     """``[data, _]``: axes per dimension, ``_`` for a replicated one; ``[?]`` unknown."""
     return dims_text(dims, "[?]")
-
-
-def _without(dims: Dims, axes: set[str], only: int | None = None) -> Dims:
-    return tuple(
-        tuple(a for a in d if a not in axes) if only is None or i == only else d
-        for i, d in enumerate(dims)
-    )
-
-
-@dataclass(frozen=True)
-class _Found:
-    """The tensor a collective moves and its two shardings."""
-
-    value: int
-    had: Dims
-    needed: Dims
-    dim: int | None  # the dimension that changes (None: several or not known)
-    how: str  # gather, contract, reduce, sum, move, permute, predicted
 
 
 class _Explainer:
@@ -117,6 +122,8 @@ class _Explainer:
         self.graph: ProgramGraph = result.graph
         self.mesh = result.mesh.shape
         self.ops = OpIndex(self.graph)
+        self.ways = MoveFinder(self.graph, self.result.conflicts)
+        self.compiled = CompiledShardings(hlo_text, self.graph, dict(self.mesh), self.ops.find)
         self.by_name: dict[tuple[str, int | None], list[int]] = {}
         for op in self.graph.ops:
             if op.location_name:
@@ -175,67 +182,209 @@ class _Explainer:
         return next((t.op for t in c.tensors if t.op is not None), None)
 
     # -- the cause ------------------------------------------------------------------------
-    def cause(self, c: CompiledCollective, record: dict) -> CollectiveCause:
-        if c.origin == "user":
-            return self._user(c)
+    def tensors(self, c: CompiledCollective, record: dict) -> tuple[CollectiveTensor, ...]:
+        """``c``'s operands, each with its origin, direction and own cause."""
+        out = []
+        for j, t in enumerate(c.tensors):
+            user = t.op is not None and self.graph.ops[t.op].name in USER_OPS
+            origin = ("user" if user else "partitioner") if t.op is not None else c.origin
+            t = replace(t, origin=origin, direction=direction(t.op_name))
+            out.append(replace(t, cause=self.cause(c, record, j, t)))
+        return tuple(out)
+
+    def summary(
+        self, c: CompiledCollective, tensors: tuple[CollectiveTensor, ...], record: dict
+    ) -> CollectiveCause:
+        """The collective's cause: its one operand's; for a combined collective whose
+        operands have causes of their own, each operand's in turn."""
+        causes = [t.cause for t in tensors if t.cause is not None]
+        if not causes:
+            return self.cause(c, record, None, None)
+        if len({x.text for x in causes}) == 1:
+            return causes[0]
+        parts = "; ".join(
+            f"[{j}] {x.text}" + (f" ({tensors[j].origin})" if tensors[j].origin else "")
+            for j, x in enumerate(causes)
+        )
+        first = causes[0]
+        return CollectiveCause(
+            "combined",
+            f"XLA combined {len(causes)} {c.kind}s into one: {parts}",
+            op=first.op,
+            line=first.line,
+            file=first.file,
+            direction=first.direction,
+        )
+
+    def cause(
+        self, c: CompiledCollective, record: dict, j: int | None, t: CollectiveTensor | None
+    ) -> CollectiveCause:
+        """Why operand ``j`` (``t``) of ``c`` is moved; ``j`` None: ``c`` as a whole."""
+        if (t.origin if t is not None else c.origin) == "user":
+            return self._user(c, t)
         dimensions = record.get("dimensions", [])
-        op_id, found = self._find(c, dimensions)
+        axes = set(c.axes or ())
+        part = False
+        if not axes and c.device_groups:
+            # Groups that span no whole mesh axis: the axes they span part of.
+            axes = set(spanned_axes(self.result.mesh, c.device_groups))
+            part = bool(axes)
+        way = direction(t.op_name if t is not None else c.source)
+        candidates = self._candidates(c, j)
+        op_id, found = self._search(c.kind, candidates, axes, dimensions, self.dims)
+        compiled = False
+        if found is None:
+            inputs = record.get("inputs", [])
+            chain = self._chain(inputs[j] if j is not None and j < len(inputs) else None)
+            ops = [*(o for o, _ in candidates), *(o for o in chain if o not in dict(candidates))]
+            hit, found = self._search(
+                c.kind, [(o, None) for o in ops], axes, dimensions, self._compiled_dims(axes)
+            )
+            compiled = found is not None
+            op_id = hit if found is not None else op_id
         if op_id is None:
             op_id, found = self._from_argument(c, record.get("inputs", []), dimensions)
         line, file = self._line(c, op_id)
-        axes = tuple(c.axes or ())
         if op_id is None:
             return CollectiveCause(
                 "unknown",
-                f"{c.kind} over {'+'.join(axes) or '?'} for {c.source or 'an op'}: the "
-                f"program op it serves is not found, so its cause is not known",
+                f"{c.kind} over {'+'.join(sorted(axes)) or '?'} for {c.source or 'an op'}: no "
+                f"program op of that name is in the program, so its cause is not known",
                 line=line,
                 file=file,
+                direction=way,
             )
         op = self.graph.ops[op_id]
-        where = f"{op.short_name} (line {line})" if line is not None else op.short_name
+        where = where_text(op.short_name, line, way)
         if found is None:
             return CollectiveCause(
                 "unknown",
-                f"{c.kind} over {'+'.join(axes) or '?'} for {where}: no tensor of the op "
-                f"holds the axes it moves as propagation left it, so its cause is not known",
+                f"{c.kind} over {'+'.join(sorted(axes)) or '?'} for {where}: "
+                f"{self._examined(op, axes)}",
                 op=op_id,
                 line=line,
                 file=file,
+                direction=way,
             )
+        return self._found(c, op, found, axes, where, line, file, way, compiled, part)
+
+    def _found(
+        self,
+        c: CompiledCollective,
+        op: Op,
+        found: Found,
+        axes: set[str],
+        where: str,
+        line: int | None,
+        file: str,
+        way: str,
+        compiled: bool,
+        part: bool = False,
+    ) -> CollectiveCause:
         moved = set(axes) or {a for d in found.had for a in d} - {
             a for d in found.needed for a in d
         }
-        conflict = self._conflict(op_id, found.value, moved)
+        conflict = self._conflict(op.id, found.value, moved)
         if conflict is not None:
             kind = "conflict"
-            reason = self._conflict_text(conflict)
+            reason = conflict_text(self.result.conflicts, conflict)
         elif op.name in _RESHARD_OPS:
             kind = "reshard"
             reason = f"the sharding constraint asks for {spec_text(found.needed)}"
         else:
-            kind = "rule"
-            reason = self._rule_text(op, found)
+            kind = _RULE_KINDS.get(found.how, "rule")
+            reason = rule_text(self.graph, op, found, moved, compiled)
         tensor = self.name(found.value)
-        verb = _VERBS.get(c.kind, c.kind)
-        more = f" (with {len(c.tensors) - 1} more tensors)" if len(c.tensors) > 1 else ""
-        text = (
-            f"{tensor} {spec_text(found.had)} is {verb} over {'+'.join(sorted(moved))} for "
-            f"{where}{more}: {reason}"
-        )
+        propagated = self.dims(found.value)
+        shown = spec_text(found.had)
+        if compiled and propagated != found.had:
+            shown = f"(propagation: {spec_text(propagated)}; compiled: {spec_text(found.had)})"
+        verb = VERBS.get(c.kind, c.kind)
+        over = "+".join(sorted(moved))
+        if part:
+            over = f"part of {over} (device groups {c.groups_text or c.device_groups})"
+        text = f"{tensor} {shown} is {verb} over {over} for {where}: {reason}"
         return CollectiveCause(
             kind,
             text,
             tensor=tensor,
             value=found.value,
-            op=op_id,
+            op=op.id,
             had=found.had,
             needed=found.needed,
             conflict=conflict,
-            provenance=found.value if any(found.had) else None,
+            provenance=found.value if any(propagated) else None,
             line=line,
             file=file,
+            direction=way,
+            compiled=found.had if compiled and propagated != found.had else None,
         )
+
+    def _examined(self, op: Op, axes: set[str]) -> str:
+        """What was looked at, for a collective whose cause is not found: each tensor of
+        the op with propagation's and the compiled sharding."""
+        seen = []
+        for v in (*op.operands, *op.results)[:6]:
+            compiled = self.compiled.of_value(v, self.dims(v), sorted(axes))
+            text = f"{self.name(v)} propagation {spec_text(self.dims(v))}"
+            text += f", compiled {spec_text(compiled)}" if compiled is not None else ""
+            seen.append(text)
+        return (
+            f"examined {op.short_name}'s tensors ({'; '.join(seen) or 'none'}) and the "
+            f"instructions that produced its operand: none holds "
+            f"{'+'.join(sorted(axes)) or 'its axes'} where the op changes it"
+        )
+
+    def _candidates(self, c: CompiledCollective, j: int | None) -> list[tuple[int, object]]:
+        """Program ops that may be the one operand ``j`` serves (each tensor's op and its
+        namesakes, and the op of the prediction matched with it), with that prediction."""
+        out: list[tuple[int, object]] = []
+        pairs = list(enumerate(c.tensors)) if j is None else [(j, c.tensors[j])]
+        for k, t in pairs:
+            ops = self._namesakes(t.op) if t.op is not None else []
+            ref = self._ref_for(c, k, t.op)
+            if ref is not None and ref.op is not None and ref.op not in ops:
+                # The op name may name another op of the same name (a constant).
+                ops.append(ref.op)
+            out.extend((o, ref) for o in ops if o not in dict(out))
+        return out
+
+    def _search(
+        self,
+        kind: str,
+        candidates: list[tuple[int, object]],
+        axes: set[str],
+        dimensions: list[int],
+        dims: Callable[[int], Dims],
+    ) -> tuple[int | None, Found | None]:
+        """The first candidate op a way below explains, with what it found; else the
+        first op and None."""
+        first: int | None = None
+        for op_id, ref in candidates:
+            first = op_id if first is None else first
+            op = self.graph.ops[op_id]
+            found = None
+            if ref is not None and dims == self.dims:
+                found = self._from_prediction(kind, ref, op, axes)
+            found = found or self.ways.derive(kind, op, axes, dimensions, dims)
+            if found is not None:
+                return op_id, found
+        return first, None
+
+    def _chain(self, instruction: str | None) -> list[int]:
+        """The program ops of the instructions that produced the collective's operand."""
+        if not instruction or not self.hlo_text:
+            return []
+        return self.compiled.producer_ops(instruction)
+
+    def _compiled_dims(self, axes: set[str]) -> Callable[[int], Dims]:
+        hint = sorted(axes)
+
+        def dims(value: int) -> Dims:
+            own = self.dims(value)
+            return self.compiled.of_value(value, own, hint) or own
+
+        return dims
 
     def _line(self, c: CompiledCollective, op_id: int | None) -> tuple[int | None, str]:
         for t in c.tensors:
@@ -246,8 +395,8 @@ class _Explainer:
             return op.source_line, op.source_file or ""
         return c.line, c.file
 
-    def _user(self, c: CompiledCollective) -> CollectiveCause:
-        t = c.tensors[0] if c.tensors else None
+    def _user(self, c: CompiledCollective, t: CollectiveTensor | None) -> CollectiveCause:
+        t = t if t is not None else (c.tensors[0] if c.tensors else None)
         op_id = t.op if t is not None else None
         value = None
         if op_id is not None and self.graph.ops[op_id].operands:
@@ -256,7 +405,9 @@ class _Explainer:
         file = t.file if t is not None else c.file
         word = _USER_WORDS.get(c.kind, c.kind)
         axes = "+".join(c.axes or ()) or "its axes"
+        way = direction(t.op_name if t is not None else c.source)
         at = f" at line {line}" if line is not None else ""
+        at += " (backward: the transpose of the user's collective)" if way == "backward" else ""
         what = f" of {self.name(value)}" if value is not None else ""
         return CollectiveCause(
             "user",
@@ -266,33 +417,12 @@ class _Explainer:
             op=op_id,
             line=line,
             file=file,
+            direction=way,
         )
-
-    def _find(
-        self, c: CompiledCollective, dimensions: list[int]
-    ) -> tuple[int | None, _Found | None]:
-        """The program op and the tensor the collective moves: the first of its tensors
-        that one of the ways below explains."""
-        axes = set(c.axes or ())
-        first: int | None = None
-        for j, t in enumerate(c.tensors or ()):
-            ops = self._namesakes(t.op) if t.op is not None else []
-            ref = self._ref_for(c, j, t.op)
-            if ref is not None and ref.op is not None and ref.op not in ops:
-                # The op name may name another op of the same name (a constant).
-                ops.append(ref.op)
-            for op_id in ops:
-                first = op_id if first is None else first
-                op = self.graph.ops[op_id]
-                found = self._from_prediction(c, ref, op, axes) if ref is not None else None
-                found = found or self._derive(c.kind, op, axes, dimensions)
-                if found is not None:
-                    return op_id, found
-        return first, None
 
     def _from_argument(
         self, c: CompiledCollective, inputs: list[str], dimensions: list[int]
-    ) -> tuple[int | None, _Found | None]:
+    ) -> tuple[int | None, Found | None]:
         """Where no op is found by name: an argument the collective reads (an HLO
         parameter, whose metadata names the argument) and, of its users, the op whose
         name ends as the collective's op name does, else its first."""
@@ -310,7 +440,7 @@ class _Explainer:
                 o for o in users if leaf and (o.location_name or "").split(":")[0].endswith(leaf)
             ]
             op = (same or users)[0]
-            return op.id, self._derive(c.kind, op, set(c.axes or ()), dimensions)
+            return op.id, self.ways.derive(c.kind, op, set(c.axes or ()), dimensions, self.dims)
         return None, None
 
     def _namesakes(self, op_id: int) -> list[int]:
@@ -325,13 +455,13 @@ class _Explainer:
             return c.predicted[j]
         return next((p for p in c.predicted if p.op == op), None)
 
-    def _from_prediction(self, c: CompiledCollective, ref, op: Op, axes: set[str]) -> _Found | None:
+    def _from_prediction(self, kind: str, ref, op: Op, axes: set[str]) -> Found | None:
         """Shardy's prediction, where it moves a program value whose sharding it changes
         on the compiled collective's axes (a reduction's prediction names the partial
         result, whose sharding it keeps: that one is derived instead). Shardy ran on the
         module with calls inlined: a value outside the op's body (a loop's block argument
         where the op sits in a callee) stands for the op's operand of the same sharding."""
-        if ref.index is None or c.kind in ("all-reduce", "reduce-scatter"):
+        if ref.index is None or kind in ("all-reduce", "reduce-scatter"):
             return None
         predicted = self.result.collectives[ref.index]
         if predicted.value is None:
@@ -348,110 +478,7 @@ class _Explainer:
         value = predicted.value
         if value not in (*op.operands, *op.results):
             value = next((v for v in op.operands if self.dims(v) == had), value)
-        return _Found(value, had, needed, dim, "predicted")
-
-    def _derive(self, kind: str, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
-        if not axes:
-            return None
-        if kind == "all-gather":
-            return self._gathered(op, axes, dimensions)
-        if kind in ("all-reduce", "reduce-scatter"):
-            return self._summed(op, axes)
-        if kind in ("all-to-all", "ragged-all-to-all"):
-            return self._moved(op, axes, dimensions)
-        if kind == "collective-permute":
-            return self._permuted(op, axes)
-        return None
-
-    def _gathered(self, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
-        """The tensor of ``op`` whose dimension (``dimensions=`` where its rank fits)
-        holds the gathered axes: it loses them there."""
-        for v in (*op.operands, *op.results):
-            had = self.dims(v)
-            dim = dimensions[0] if dimensions and dimensions[0] < len(had) else None
-            if dim is not None and axes <= set(had[dim]):
-                return _Found(v, had, _without(had, axes, dim), dim, "gather")
-        for v in (*op.operands, *op.results):
-            had = self.dims(v)
-            for i, d in enumerate(had):
-                if axes <= set(d):
-                    return _Found(v, had, _without(had, axes, i), i, "gather")
-        return None
-
-    def _summed(self, op: Op, axes: set[str]) -> _Found | None:
-        """An operand of ``op`` whose dimension holds the reduced axes: each device summed
-        its part (partial sums). That dimension is one whose axes none of the op's
-        results holds; else the one a conflict of the op names for a factor those axes
-        were proposed for (the results took them on another factor); else one that two
-        operands hold them on (a contracting factor is in both operands of a matmul)."""
-        how = (
-            "contract"
-            if op.name == "stablehlo.dot_general"
-            else "reduce"
-            if op.name in _REDUCING_OPS
-            else "sum"
-        )
-        kept = {a for r in op.results for d in self.dims(r) for a in d}
-        holding = [(v, i) for v in op.operands for i, d in enumerate(self.dims(v)) if axes & set(d)]
-        if not axes & kept and holding:
-            v, i = holding[0]
-        else:
-            found = self._conflicted_dim(op, axes) or (
-                holding[0] if len({v for v, _ in holding}) > 1 else None
-            )
-            if found is None:
-                return None
-            v, i = found
-        had = self.dims(v)
-        return _Found(v, had, _without(had, axes, i), i, how)
-
-    def _conflicted_dim(self, op: Op, axes: set[str]) -> tuple[int, int] | None:
-        """An operand and dimension a conflict on ``op`` names for a factor proposed
-        with ``axes``."""
-        for c in self.result.conflicts:
-            if c.op != op.id:
-                continue
-            for p in c.proposals:
-                kind, _, number = p.tensor.partition("-")
-                if kind != "operand" or not number.isdigit() or not axes & set(p.axes):
-                    continue
-                index = int(number)
-                dims = c.dims.get(p.tensor, [])
-                if index < len(op.operands) and dims:
-                    v = op.operands[index]
-                    if dims[0] < len(self.dims(v)) and axes & set(self.dims(v)[dims[0]]):
-                        return v, dims[0]
-        return None
-
-    def _moved(self, op: Op, axes: set[str], dimensions: list[int]) -> _Found | None:
-        """An operand that holds the axes on one dimension and a result that holds them
-        on another: they move there."""
-        for v in op.operands:
-            had = self.dims(v)
-            src = next((i for i, d in enumerate(had) if axes & set(d)), None)
-            if src is None:
-                continue
-            dst = None
-            for r in op.results:
-                got = self.dims(r)
-                dst = next((i for i, d in enumerate(got) if axes & set(d) and i != src), None)
-                if dst is not None and dst < len(had):
-                    break
-                dst = None
-            if dst is None and dimensions and dimensions[0] != src and dimensions[0] < len(had):
-                dst = dimensions[0]
-            if dst is None:
-                continue
-            needed = list(_without(had, axes, src))
-            needed[dst] = needed[dst] + tuple(a for a in had[src] if a in axes)
-            return _Found(v, had, tuple(needed), src, "move")
-        return None
-
-    def _permuted(self, op: Op, axes: set[str]) -> _Found | None:
-        """An operand that holds the axes where the op's result holds them on another
-        dimension."""
-        found = self._moved(op, axes, [])
-        return replace(found, how="permute") if found is not None else None
+        return Found(value, had, needed, dim, "predicted")
 
     # -- conflicts and rules --------------------------------------------------------------
     def _conflict(self, op_id: int, value: int, axes: set[str]) -> int | None:
@@ -469,27 +496,3 @@ class _Explainer:
             if any(axes & set(p.axes) for p in c.proposals):
                 return i
         return None
-
-    def _conflict_text(self, index: int) -> str:
-        c = self.result.conflicts[index]
-        offers = "; ".join(f"{p.tensor} {'+'.join(p.axes) or '_'}" for p in c.proposals)
-        kept = "+".join(c.kept) or "nothing"
-        return f"conflict {index} on factor {c.factor} ({offers}): by {c.rule}, Shardy kept {kept}"
-
-    def _rule_text(self, op: Op, found: _Found) -> str:
-        dim = f"dimension {found.dim}" if found.dim is not None else "a dimension"
-        if found.how == "contract":
-            return (
-                f"{op.short_name} contracts its {dim}, sharded there: each device sums "
-                f"its part and the partial sums are added across devices"
-            )
-        if found.how in ("reduce", "sum"):
-            return (
-                f"{op.short_name} reduces its {dim}, sharded there: the partial results "
-                f"are added across devices"
-            )
-        if found.how in ("move", "permute"):
-            return f"{op.short_name} needs it as {spec_text(found.needed)}"
-        if found.how == "gather" and op.name == "stablehlo.dot_general":
-            return f"{op.short_name} needs its {dim} whole on each device"
-        return f"{op.short_name} needs {spec_text(found.needed)} ({dim} whole on each device)"

@@ -25,6 +25,8 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, AxisType, NamedSharding
 
+from shardscope.backend.program.traced_call import trace_on_mesh
+
 
 def lower_on(
     call: Any,
@@ -50,8 +52,9 @@ def lower_on(
             traced = jax.jit(program, in_shardings=tuple(shardings)).trace(*args)
         with jax.set_mesh(jmesh):
             return traced.lower()
+    traced = trace_on_mesh(call, jmesh, leaves=structs, wrap=wrap)
     with jax.set_mesh(jmesh):
-        return call.trace(leaves=structs, wrap=wrap).lower()
+        return traced.lower()
 
 
 def reusable(

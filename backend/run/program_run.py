@@ -4,7 +4,7 @@
 The stages: the devices the mesh lays out over (``_devices_for``), the program traced and
 lowered on the job's shardings (``_lower``), the unsharded reference beside it
 (``_unsharded``), the compile, the inputs placed (``_place``), the timed runs
-(``_timed_runs``), the reference's outputs (``_reference_outputs``), each tensor's shards
+(``_timed_runs``), the reference's outputs (``worker_reference.reference_outputs``), each tensor's shards
 (``_Tensors``) and the compiled collectives (``_collectives``). Each stage's time goes to
 ``Laps``.
 """
@@ -15,7 +15,7 @@ import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jax
 import numpy as np
@@ -23,30 +23,27 @@ from jax.sharding import AxisType, NamedSharding
 
 from shardscope.backend.errors import MeshError
 from shardscope.backend.hlo.hlo_collectives import read_collectives
-from shardscope.backend.program.lower import (
-    load_python_namespace,
-)
+from shardscope.backend.program.lower import load_python_namespace, shard_map_axis_types
 from shardscope.backend.program.trace import abstract_mesh, constrain_results
+from shardscope.backend.program.traced_call import trace_on_mesh
 from shardscope.backend.run import distributed
 from shardscope.backend.run.distributed import HostJob
 from shardscope.backend.run.inputs import device_array, is_concrete
 from shardscope.backend.run.lowering import lower_on
 from shardscope.backend.run.reference import (
+    REFERENCE_CPU_OPTIONS,
     ProgramInputs,
-    ReferenceFailed,
     ReferenceProcess,
     ReferenceThread,
     program_inputs,
     shape_dtype,
 )
 from shardscope.backend.run.shards import MAX_TOTAL_VALUES, ValueBudget, tensor_report
-from shardscope.backend.run.worker_failures import CallbackFailure
+from shardscope.backend.run.worker_failures import CallbackFailure, shard_map_kept_mesh
+from shardscope.backend.run.worker_reference import OwnReference, reference_outputs
 from shardscope.backend.sharding.mesh import AxisType as MeshAxisType
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.backend.sharding.spec import Spec, parse_spec
-
-if TYPE_CHECKING:
-    pass
 
 
 class RunRefused(Exception):
@@ -147,7 +144,7 @@ def run_loaded(
     on = _devices_for(mesh, HostJob.from_job(job))
     jmesh = jax_mesh(mesh, on.devices, _own_axis_types(ns), numbered=on.host is not None)
     names = _leaf_names(job, inputs.call, inputs.leaves)
-    lowered = _lower(job, ns, inputs, names, jmesh)
+    lowered, jmesh = _lower(job, ns, inputs, names, jmesh)
     manual = "sdy.manual_computation" in lowered.as_text()
     laps.lap("trace_and_lower")
     unsharded = _unsharded(job, reference, manual, inputs, mesh)
@@ -157,7 +154,10 @@ def run_loaded(
     out, times = _timed_runs(job, compiled, placed, unsharded)
     laps.lap("run")
     notes: list[str] = []
-    expected, kept = _reference_outputs(manual, unsharded, deadline, notes)
+    device = jax.local_devices()[0]
+    options = REFERENCE_CPU_OPTIONS if device.platform == "cpu" else None
+    own = OwnReference(lowered, inputs, in_shardings, jmesh, device, options)
+    expected, kept = reference_outputs(job, manual, unsharded, deadline, notes, own)
     laps.lap("reference_run")
     tensors = _Tensors(on, job.get("values", True))
     outputs = tensors.outputs(compiled, out, expected)
@@ -231,10 +231,37 @@ def _devices_for(mesh: Mesh, host: HostJob | None) -> _Devices:
 
 def _lower(
     job: dict, ns: dict, inputs: ProgramInputs, names: list[str | None], jmesh: jax.sharding.Mesh
-) -> Any:
+) -> tuple[Any, jax.sharding.Mesh]:
     """The program traced and lowered on the job's argument and result shardings, as the
     load traced it (``trace.program_call``): the load's own trace reused where that gives
-    the same module (``run.lowering``)."""
+    the same module (``run.lowering``); and the mesh it is lowered on. A shard_map given a
+    mesh of its own with the run's axes of other types (``jax.make_mesh``'s Explicit
+    beside a ``MESH`` dict's Auto) has the run's mesh take its types, as the load did."""
+    try:
+        return _lower_on(job, ns, inputs, names, jmesh), jmesh
+    except ValueError as exc:
+        # A reused trace runs under the run's abstract mesh, which a shard_map given a
+        # mesh of its own (device kind and all) refuses: trace afresh on the run's mesh,
+        # its axes of the shard_map mesh's types.
+        types = shard_map_axis_types(exc)
+        if types is None or set(types) != set(jmesh.axis_names):
+            kept = shard_map_kept_mesh(job["path"], exc, Mesh.from_json(job["mesh"]).describe())
+            raise exc if kept is None else RunRefused(kept) from None
+    kinds = tuple(getattr(AxisType, types[name]) for name in jmesh.axis_names)
+    jmesh = jax.sharding.Mesh(jmesh.devices, jmesh.axis_names, axis_types=kinds)
+    return _lower_on(job, ns, inputs, names, jmesh, fresh=True), jmesh
+
+
+def _lower_on(
+    job: dict,
+    ns: dict,
+    inputs: ProgramInputs,
+    names: list[str | None],
+    jmesh: jax.sharding.Mesh,
+    *,
+    fresh: bool = False,
+) -> Any:
+    """``_lower`` on ``jmesh`` (``fresh``: traced afresh under it)."""
     explicit = AxisType.Explicit in jmesh.axis_types
     structs = []
     for leaf, name in zip(inputs.leaves, names, strict=True):
@@ -252,6 +279,10 @@ def _lower(
     wrap = None
     if result_specs:
         wrap = lambda jitted: constrain_results(jitted, result_specs, jmesh)  # noqa: E731
+    if fresh:
+        traced = trace_on_mesh(inputs.call, jmesh, leaves=structs, wrap=wrap)
+        with jax.set_mesh(jmesh):
+            return traced.lower()
     own = {"program": ns.get("PROGRAM"), "own_mesh": ns.get("MESH")}
     return lower_on(inputs.call, structs, jmesh, wrap=wrap, **own)
 
@@ -314,36 +345,6 @@ def _timed_runs(
             jax.block_until_ready(compiled(*p_args, **p_kwargs))
             times.append(time.perf_counter() - started)
     return out, times
-
-
-def _reference_outputs(
-    manual: bool,
-    unsharded: ReferenceProcess | ReferenceThread | None,
-    deadline: float | None,
-    notes: list[str],
-) -> tuple[list | None, bool]:
-    """The unsharded outputs to compare with (None: none) and whether they were kept from
-    an earlier run; ``notes`` gets why there are none, or were computed afresh."""
-    if manual:
-        notes.append(
-            "no unsharded reference: the program uses shard_map, whose result depends on "
-            "the mesh it runs on"
-        )
-        return None, False
-    if unsharded is None:
-        notes.append("no unsharded reference: not asked for")
-        return None, False
-    expected = None
-    try:
-        expected = unsharded.outputs(deadline)
-    except ReferenceFailed as exc:
-        notes.append(f"no unsharded reference: {exc}")
-    if unsharded.refused is not None:
-        notes.append(
-            f"the unsharded outputs kept from an earlier run were refused "
-            f"({unsharded.refused}) and computed afresh"
-        )
-    return expected, unsharded.kept
 
 
 class _Tensors:
@@ -410,11 +411,15 @@ def _collectives(
 
 def _own_axis_types(ns: dict) -> dict[str, str]:
     """Axis name -> type (``Explicit``...) of the program's own ``MESH`` (a ``Mesh`` or an
-    ``AbstractMesh``; a dict's axes are Auto)."""
+    ``AbstractMesh``; a dict's axes are Auto); without one, of the mesh the program set
+    at import (``jax.set_mesh(mesh)`` as a global setter), as the load traced it."""
     try:
         own = abstract_mesh(ns.get("MESH"))
     except Exception:  # noqa: BLE001 - a malformed MESH is the lowering's error
         return {}
+    if own is None and "MESH" not in ns:
+        current = jax.sharding.get_abstract_mesh()
+        own = current if current.axis_names else None
     if own is None:
         return {}
     return {

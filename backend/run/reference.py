@@ -54,6 +54,7 @@ from shardscope.backend.run.inputs import (
     is_concrete,
 )
 from shardscope.backend.run.reference_cache import ReferenceCache
+from shardscope.backend.run.worker_failures import reference_words
 from shardscope.backend.sharding.mesh import Mesh
 
 # How the unsharded reference compiles on the CPU: LLVM at -O1, without fusion emitters
@@ -177,15 +178,24 @@ class _Unsharded:
         return outputs
 
 
-def _failure(exc: BaseException) -> str:
+def _failure(exc: BaseException, path: str | None = None) -> str:
     if isinstance(exc, Exception):
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
+        return reference_words(exc, path)
     # SystemExit and the like: user code that exits.
-    return f"{type(exc).__name__} while tracing it unsharded"
+    return (
+        f"the program ended the process ({type(exc).__name__}) while tracing it unsharded; "
+        f"let it return, or run with --no-reference"
+    )
 
 
 class ReferenceFailed(Exception):
-    """The unsharded run failed; the message says how, in one line."""
+    """The unsharded run failed; the message says how, in one line. ``raised``: the
+    program raised while tracing or running unsharded (not a crash, a timeout or a lack
+    of memory), so the worker may make the reference from its own lowering instead."""
+
+    def __init__(self, message: str, *, raised: bool = False) -> None:
+        super().__init__(message)
+        self.raised = raised
 
 
 class ReferenceThread:
@@ -212,11 +222,11 @@ class ReferenceThread:
         limit holds.)"""
         self.thread.join()
         if self.error is not None:
-            raise ReferenceFailed(_failure(self.error))
+            raise ReferenceFailed(_failure(self.error), raised=True)
         try:
             return self.unsharded.outputs(self.inputs)
         except Exception as exc:  # noqa: BLE001 - user code runs here
-            raise ReferenceFailed(_failure(exc)) from None
+            raise ReferenceFailed(_failure(exc), raised=True) from None
 
     @property
     def kept(self) -> bool:
@@ -333,7 +343,7 @@ class ReferenceProcess:
             raise ReferenceFailed(f"its process {ended}" + (f" ({line})" if line else ""))
         report = json.loads(path.read_text())
         if not report["ok"]:
-            raise ReferenceFailed(report["error"])
+            raise ReferenceFailed(report["error"], raised=report.get("raised", False))
         self.kept = report["kept"]
         self.refused = report.get("refused")
         with np.load(self.scratch / _OUTPUTS) as data:
@@ -460,14 +470,14 @@ def _reference(
         if one_device:
             if data:
                 (scratch / _MESSAGE).write_bytes(data)
-            (scratch / _RETRY).write_text(_failure(exc))
+            (scratch / _RETRY).write_text(_failure(exc, path))
             return
-        error = _failure(exc)
+        error, raised = _failure(exc, path), True
         if "incompatible devices" in str(exc):
             error = PINNED_DEVICES
         if is_out_of_memory(exc):
-            error = memory_message("it (given half the run's memory)", limit)
-        report = {"ok": False, "error": error}
+            error, raised = memory_message("it (given half the run's memory)", limit), False
+        report = {"ok": False, "error": error, "raised": raised}
     (scratch / _STATUS).write_text(json.dumps(report))
 
 

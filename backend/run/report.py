@@ -1,14 +1,21 @@
 """A run worker's report as the ``RunResult`` the CLI, the window and ``render`` show: its
-compiled collectives matched with a propagation's predicted ones, XLA's warnings of the
+compiled collectives in ``propagate``'s form (matched with a propagation's predicted ones
+and explained by the same code, ``compiled.explained_collectives``), XLA's warnings of the
 compile on their program ops, and the shards of every argument and output."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shardscope.backend.run.compiled import compiled_collective
-from shardscope.backend.run.match import match, predicted_refs
-from shardscope.backend.run.result import RunResult, TensorRun, XlaWarningEntry
+from shardscope.backend.json_form import from_json_form
+from shardscope.backend.run.compiled import compiled_collective, explained_collectives
+from shardscope.backend.run.result import (
+    CompiledCollective,
+    PredictedRef,
+    RunResult,
+    TensorRun,
+    XlaWarningEntry,
+)
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
 
 if TYPE_CHECKING:
@@ -25,13 +32,17 @@ def report_result(
     propagation: PropagationResult | None,
 ) -> RunResult:
     """The ``RunResult`` of the worker's ``report`` on a program called ``name``; its
-    stderr ``log_text`` gives XLA's warnings, ``propagation`` the predicted collectives."""
+    stderr ``log_text`` gives XLA's warnings. With ``propagation``, the collectives are
+    in ``propagate``'s form (``compiled.explained_collectives``: axes, origin, cause,
+    matched with the predicted ones); without, as the HLO text says them, or as the
+    worker explained them where it predicted them itself (``explained_json``)."""
     text = report["hlo_text"]
     collectives = [compiled_collective(c) for c in report["collectives"]]
-    predicted_only = []
+    predicted_only: list[PredictedRef] = []
     if propagation is not None:
-        refs = predicted_refs(propagation.collectives, propagation.graph)
-        collectives, predicted_only = match(collectives, refs)
+        collectives, predicted_only, _ = explained_collectives(propagation, report)
+    elif report.get("explained") is not None:
+        collectives, predicted_only = read_explained(report["explained"])
     op_names = instruction_op_names(text.splitlines())
     warnings = [XlaWarningEntry(**w) for w in read_warnings(log_text, op_names)]
     return RunResult(
@@ -54,4 +65,22 @@ def report_result(
         stages={k: v for k, v in report.get("stages", {}).items() if k != "started"},
         device_order=list(mesh.device_order),
         hlo_text=text,
+    )
+
+
+def explained_json(propagation: PropagationResult, report: dict) -> dict:
+    """A run worker's collectives in ``propagate``'s form (``explained_collectives`` on
+    its ``propagation``), as the report carries them to ``report_result``."""
+    collectives, predicted_only, _ = explained_collectives(propagation, report)
+    return {
+        "collectives": [c.to_json() for c in collectives],
+        "predicted_only": [p.to_json() for p in predicted_only],
+    }
+
+
+def read_explained(data: dict) -> tuple[list[CompiledCollective], list[PredictedRef]]:
+    """The collectives and the unmatched predicted ones ``explained_json`` wrote."""
+    return (
+        [from_json_form(CompiledCollective, c) for c in data["collectives"]],
+        [from_json_form(PredictedRef, p) for p in data["predicted_only"]],
     )

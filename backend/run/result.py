@@ -136,16 +136,6 @@ class PredictedRef(JsonForm):
     index: int | None = None
 
 
-@dataclass(frozen=True)
-class CollectiveTensor(JsonForm):
-    """One array a compiled collective moves: the program op it serves and the line."""
-
-    op_name: str  # the HLO metadata's op name, ``jit(f)/layer2/dot_general``
-    op: int | None  # the program graph's op of that name (None: none found)
-    file: str
-    line: int | None
-
-
 def group_size(kind: str, groups: tuple[tuple[int, ...], ...] | list | None) -> int:
     """Devices of one group of a compiled collective of ``kind`` over ``groups`` (a
     permute's groups are its source-target pairs: 2); 1 without groups."""
@@ -163,10 +153,18 @@ class CollectiveCause(JsonForm):
     ``kind``: ``user`` (written inside ``shard_map``: ``line`` is that line), ``conflict``
     (the op's operands asked for different axes on one factor: ``conflict`` is its index
     in the propagation's conflicts), ``rule`` (the op's sharding rule needs it: a
-    contracting dimension sharded, a dimension the op cannot keep sharded), ``reshard``
-    (an explicit reshard or sharding constraint asks for another sharding), ``unknown``.
-    ``had`` and ``needed`` are the tensor's sharding before and the one its consumer
-    needs, as axes per dimension (None where not known).
+    contracting dimension sharded, a reduced dimension sharded: partial results added, a
+    dimension the op cannot keep sharded), ``shift`` (a slice, concatenate or pad along a
+    sharded dimension moves elements across devices: a halo exchange, a rotation),
+    ``select`` (the op takes a part of a sharded dimension that some devices hold: the
+    others add zeros), ``reshard`` (an explicit reshard or sharding constraint asks for
+    another sharding), ``combined`` (XLA combined several collectives into one: each
+    operand's own cause is on its ``CollectiveTensor``), ``unknown`` (the text says what
+    was examined). ``had`` and ``needed`` are the tensor's sharding before and the one
+    its consumer needs, as axes per dimension (None where not known); ``compiled`` is the
+    sharding XLA compiled the tensor with where it differs from propagation's (``had`` is
+    then that one). ``direction``: ``forward``, or ``backward`` for the collective of a
+    gradient's transpose.
     """
 
     kind: str
@@ -181,6 +179,23 @@ class CollectiveCause(JsonForm):
     provenance: int | None = None
     line: int | None = None
     file: str = ""
+    direction: str = ""
+    compiled: tuple[tuple[str, ...], ...] | None = None
+
+
+@dataclass(frozen=True)
+class CollectiveTensor(JsonForm):
+    """One array a compiled collective moves: the program op it serves and the line, who
+    put it there (``origin``: ``user`` or ``partitioner``), ``direction`` (``forward``,
+    or ``backward`` in a gradient's transpose) and why (``cause``)."""
+
+    op_name: str  # the HLO metadata's op name, ``jit(f)/layer2/dot_general``
+    op: int | None  # the program graph's op of that name (None: none found)
+    file: str
+    line: int | None
+    origin: str = ""
+    direction: str = ""
+    cause: CollectiveCause | None = None
 
 
 @dataclass(frozen=True)
@@ -246,7 +261,11 @@ def compiled_text(c: CompiledCollective) -> str:
     runs = f", {c.runs_per_call}× per call" if c.runs_per_call > 1 else ""
     operands = f" {c.operands} operands" if c.operands > 1 else ""
     why = f" — {cause.text}" if cause is not None and cause.text else ""
-    return f"{c.kind}{operands} over {axes}{on}{where}: {bytes_text(c.bytes)} per device{runs}{why}"
+    back = " (backward)" if cause is not None and cause.direction == "backward" else ""
+    return (
+        f"{c.kind}{operands}{back} over {axes}{on}{where}: {bytes_text(c.bytes)} per device"
+        f"{runs}{why}"
+    )
 
 
 @dataclass(frozen=True)

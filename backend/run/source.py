@@ -170,6 +170,8 @@ def _read_result(name: str, report: dict, log_text: str, count: int) -> RunResul
 
     run_mesh = Mesh.from_json(report["mesh"])
     result = report_result(name, run_mesh, report, log_text, report["plan_notes"], None)
+    if report.get("explained") is not None:
+        return result  # explained and matched in the worker
     if report["predicted"] is not None:
         refs = [PredictedRef(**_ref_fields(r)) for r in report["predicted"]]
         collectives, predicted_only = match(result.collectives, refs)

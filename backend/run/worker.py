@@ -104,6 +104,9 @@ def run_job(job: dict, scratch: Path) -> dict:
         if Path(job["cancel_file"]).exists():
             return {"ok": False, "error": "the run was cancelled"}
     jax.config.update("jax_enable_compilation_cache", False)
+    # JAX's own frames stay in the tracebacks of what the program raises, so a failure
+    # tells JAX's errors from the program's own (``worker_failures.reference_words``).
+    jax.config.update("jax_traceback_filtering", "off")
     # The worker may have started before its program was loaded (``runner.execute``):
     # the CPU device count and the program's folder come with the job. JAX reads the
     # count when it first asks for devices, which nothing has done yet.
@@ -202,13 +205,15 @@ def _from_source(job: dict, laps: Laps, reference: ReferenceProcess | None = Non
         if pending is not None:
             pending.cancel()
         raise
-    predicted_json, why = _predicted_json(pending, loaded.program, why)
+    predicted_json, explained, why = _predicted_json(pending, report, why)
     laps.lap("predicted_collectives")
     program = loaded.program
     report.update(
         predicted=predicted_json,
+        explained=explained,
         predicted_error=why,
-        plan_notes=plan.notes,
+        # The load's warnings on the program's own SPECS, where the run uses them.
+        plan_notes=[*(program.warnings if job.get("specs") is None else ()), *plan.notes],
         program={"name": program.name, "mesh": program.mesh},
         mesh=plan.mesh.to_json(),
     )
@@ -306,20 +311,22 @@ def _predict_beside(
 
 
 def _predicted_json(
-    pending: PendingPropagation | None, program: Program, why: str | None
-) -> tuple[list[dict] | None, str | None]:
-    """The predicted collectives once Shardy is done, as the report carries them, and why
-    there are none."""
+    pending: PendingPropagation | None, report: dict, why: str | None
+) -> tuple[list[dict] | None, dict | None, str | None]:
+    """The predicted collectives once Shardy is done, as the report carries them, the
+    run's collectives in ``propagate``'s form (``report.explained_json``), and why there
+    are none."""
     from shardscope.backend.run.match import predicted_refs
+    from shardscope.backend.run.report import explained_json
 
     if pending is None:
-        return None, why
+        return None, None, why
     try:
         predicted = pending.result()
     except ShardscopeError as exc:
-        return None, str(exc)
+        return None, None, str(exc)
     refs = predicted_refs(predicted.collectives, predicted.graph)
-    return [r.to_json() for r in refs], why
+    return [r.to_json() for r in refs], explained_json(predicted, report), why
 
 
 def _deadline(job: dict) -> float | None:

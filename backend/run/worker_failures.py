@@ -1,6 +1,7 @@
 """How the run worker words a failure of the program it runs: one line per exception
-(``failure_line``: where in the program, and the innermost error), and a host callback
-of the program that raises, which ends the worker at once (``CallbackFailure``)."""
+(``failure_line``: where in the program, and the innermost error), a host callback
+of the program that raises, which ends the worker at once (``CallbackFailure``), and why
+no unsharded reference could be made of it (``reference_words``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from shardscope.backend.program.traced_call import SHARD_MAP_BOUND
 
 # Where this worker writes its report (``main``'s ``OUT``), for ``CallbackFailure``.
 _REPORT: list[Path] = []
@@ -101,3 +104,70 @@ def failure_line(path: str, exc: BaseException) -> str:
     if len(detail) > 300:
         detail = detail[:300] + "..."
     return f"{where}: the run failed: {detail}; fix the program and run it again"
+
+
+# Where JAX and jaxlib keep their code: an exception raised there is JAX's own.
+_JAX_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in ("jax", "jaxlib", "jax_plugins"))
+# The note JAX adds where it took its own frames out of a traceback
+# (``jax_traceback_filtering``): who raised it can no longer be told.
+_FILTERED = "JAX has removed its internal frames"
+
+
+def _raised_by_jax(exc: BaseException) -> bool:
+    """Whether JAX raised ``exc`` (its innermost frame in JAX's code), or might have (JAX
+    took its frames out of the traceback), rather than the program's own code."""
+    if any(_FILTERED in str(note) for note in getattr(exc, "__notes__", ()) or ()):
+        return True
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    if not frames:
+        return False
+    inner = frames[-1][0].f_code.co_filename
+    return any(part in inner for part in _JAX_DIRS)
+
+
+def _program_line(path: str | None, exc: BaseException) -> int | None:
+    """The innermost line of the program at ``path`` in ``exc``'s traceback."""
+    line = None
+    if path is None:
+        return line
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if os.path.abspath(frame.f_code.co_filename) == os.path.abspath(path):
+            line = lineno
+    return line
+
+
+def shard_map_kept_mesh(path: str, exc: BaseException, mesh: str) -> str | None:
+    """The one line for a program whose shard_map without mesh= refuses the run's mesh
+    (``mesh``, described) because the load traced it first on another (JAX's shard_map
+    keeps the context mesh of its first call: ``traced_call.trace_on_mesh``); None for
+    any other ``exc``."""
+    if SHARD_MAP_BOUND not in str(exc):
+        return None
+    line = _program_line(path, exc)
+    where = f"{path}:{line}" if line else path
+    return (
+        f"{where}: this shard_map takes the mesh in context once, at its first call, and "
+        f"keeps it: it was traced first on the program's MESH, so it cannot run on "
+        f"{mesh}; run on the program's MESH (leave out --mesh), or make the shard_map "
+        f"inside the function that calls it"
+    )
+
+
+def reference_words(exc: BaseException, path: str | None = None) -> str:
+    """Why no reference could be made of the program at ``path`` that raised ``exc``, in
+    words, with the fix. The exception's kind is not named; what it says is given (its
+    first line) only where the program's own code raised it: JAX's text (a mesh's
+    ``repr``, an internal op's name) is left out, and the line of the program it stopped
+    at is named instead."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if _raised_by_jax(exc):
+        line = _program_line(path, exc)
+        text = f"JAX refused line {line} of {os.path.basename(path)}" if line and path else ""
+    if len(text) > 160:
+        text = text[:157] + "..."
+    said = f" ({text})" if text else ""
+    return (
+        f"the program could not be traced or run unsharded{said}; make it trace on a "
+        f"mesh of any size (shard with PartitionSpecs under the mesh in context), or run "
+        f"with --no-reference"
+    )

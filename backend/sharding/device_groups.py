@@ -9,6 +9,7 @@ into a major part of ``pre`` devices, the sub-axis of ``size``, and a minor rest
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,3 +72,25 @@ def device_groups(mesh: Mesh, axes: Sequence[str]) -> list[tuple[int, ...]]:
     groups = [tuple(int(d) for d in row) for row in rows]
     groups.sort(key=lambda g: min(positions[d] for d in g))
     return groups
+
+
+def spanned_axes(mesh: Mesh, groups: Sequence[Sequence[int]] | None) -> tuple[str, ...]:
+    """The mesh axes along which the devices of some group (a permute's pair) differ, in
+    mesh order: for groups that span no whole axis, the axes they span part of."""
+    position = {d: i for i, d in enumerate(mesh.device_order or range(mesh.size))}
+    sizes = list(mesh.shape.values())
+    moved: set[int] = set()
+    for group in groups or ():
+        coords = [unravel(position[d], sizes) for d in group if d in position]
+        for a, b in itertools.pairwise(coords):
+            moved.update(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    return tuple(mesh.axis_names[i] for i in sorted(moved))
+
+
+def unravel(index: int, sizes: Sequence[int]) -> list[int]:
+    """The mesh coordinates of row-major position ``index`` on axes of ``sizes``."""
+    out = []
+    for size in reversed(sizes):
+        out.append(index % size)
+        index //= size
+    return out[::-1]

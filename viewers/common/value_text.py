@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from shardscope.backend.sharding.spec import Spec
+
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import Value
-    from shardscope.backend.sharding.spec import Spec
 
 
 def type_text(value: Value) -> str:
@@ -26,12 +27,21 @@ def facts_text(value: Value) -> str:
     return f"{value.role} \u00b7 {value.dtype}{shape}"
 
 
-def badge_tooltip(value: Value, spec: Spec | None, origin: str) -> str:
+def badge_tooltip(
+    value: Value,
+    spec: Spec | None,
+    origin: str,
+    compiled: tuple[tuple[str, ...], ...] | None = None,
+) -> str:
     """Name, type, current spec (or that propagation has not decided it) and its origin;
-    a ranked value adds how to shard it."""
+    the sharding XLA compiled it with where that differs (``compiled``, axes per
+    dimension); a ranked value adds how to shard it."""
     shape = "x".join(map(str, value.shape)) if value.shape else "scalar"
     text = spec.format() if spec is not None else "unknown until propagation"
     tip = f"{value.display_name}  {value.dtype}[{shape}]\n{text}  ({origin})"
+    if compiled is not None:
+        shown = Spec.of(*(d or None for d in compiled)).format()
+        tip += f"\n{shown}  (compiled: XLA computed it so, not as propagated)"
     if value.rank:
         tip += "\ndrop a mesh axis on a dimension to shard it"
     return tip

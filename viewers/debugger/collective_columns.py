@@ -162,6 +162,23 @@ class CompiledRow:
         return compiled_tip(self.c, self.graph)
 
 
+def tensor_text(c: CompiledCollective) -> str:
+    """The moved tensor's name; ``3 tensors`` for a combined collective."""
+    if c.cause is not None and c.cause.kind == "combined":
+        return f"{len(c.tensors)} tensors"
+    return c.cause.tensor if c.cause is not None and c.cause.tensor else NOT_EXPLAINED
+
+
+def pass_text(c: CompiledCollective) -> str:
+    """``forward``, ``backward`` or ``both`` (a combined collective of each)."""
+    ways = {t.direction for t in c.tensors if t.direction}
+    if not ways and c.cause is not None and c.cause.direction:
+        ways = {c.cause.direction}
+    if not ways:
+        return NOT_EXPLAINED
+    return ways.pop() if len(ways) == 1 else "both"
+
+
 def _cause_text(c: CompiledCollective) -> str | None:
     return c.cause.text if c.cause is not None and c.cause.text else None
 
@@ -206,17 +223,20 @@ COMPILED: tuple[Column[CompiledRow], ...] = (
         "(a ring sends each device's bytes to the next device of its group)",
         several_hosts=True,
     ),
-    Column(
-        "Tensor",
-        lambda r: r.c.cause.tensor if r.c.cause and r.c.cause.tensor else NOT_EXPLAINED,
-        max_width=260,
-    ),
+    Column("Tensor", lambda r: tensor_text(r.c), max_width=260),
     Column("Op", lambda r: r.op_text, lambda r: r.ops[0] if r.ops else -1, max_width=260),
     Column("Line", lambda r: line_text(r.c)),
     Column(
         "Origin",
         lambda r: r.c.origin or NOT_EXPLAINED,
-        tooltip="user: written in the program (inside shard_map); partitioner: inserted by XLA",
+        tooltip="user: written in the program (inside shard_map); partitioner: inserted by "
+        "XLA; mixed: XLA combined collectives of both into one",
+    ),
+    Column(
+        "Pass",
+        lambda r: pass_text(r.c),
+        tooltip="forward, or backward: a collective of the gradient (JAX names the ops of "
+        "a gradient's transpose transpose(...)); both: XLA combined collectives of each",
     ),
     Column(
         "Prediction",

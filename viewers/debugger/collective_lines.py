@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from shardscope.backend.cost.price import HELD_WORDS, held_bytes
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
@@ -24,7 +25,7 @@ from shardscope.viewers.debugger.collective_columns import (
 if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
     from shardscope.backend.program.graph import ProgramGraph
-    from shardscope.backend.run.result import CompiledCollective
+    from shardscope.backend.run.result import CollectiveCause, CompiledCollective
 
 BYTES_LINE = (
     "Bytes / device, with S a device's share of the result and N the devices of a group: "
@@ -40,7 +41,8 @@ MEMORY_PARTS = (
     ("argument", "arguments"),
     ("output", "outputs"),
     ("temp", "temporaries"),
-    ("peak", "peak"),
+    ("alias", "aliased"),
+    ("peak", "XLA's peak"),
 )
 
 
@@ -201,11 +203,13 @@ def compiled_lines(
     status = "The compiled program moves nothing between devices."
     if n:
         users = sum(1 for c in compiled if c.origin == "user")
+        mixed = sum(1 for c in compiled if c.origin == "mixed")
         unmatched = sum(1 for c in compiled if not c.predicted)
+        both = f", {mixed} combining the user's and the partitioner's" if mixed else ""
         status = (
             f"{_plural(n, 'collective instruction')} in the compiled program ({users} written "
-            f"by the user, {n - users} inserted by the partitioner; {unmatched} not in "
-            "Shardy's prediction): choose one to see why."
+            f"by the user, {n - users - mixed} inserted by the partitioner{both}; {unmatched} "
+            "not in Shardy's prediction): choose one to see why."
         )
     totals = _totals(compiled)
     if totals:
@@ -272,17 +276,18 @@ def permute_text(c: CompiledCollective, groups: Sequence[Sequence[int]]) -> str:
 
 
 def memory_text(memory: dict | None, fit: str | None) -> str:
-    """``Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits in 16 GB: <1%
-    · arguments 1.5 KiB · …`` (the peak and its fit first: the line may be cut)."""
+    """``Memory per device, XLA's CPU buffer assignment: holds 3.5 KiB (arguments +
+    outputs + temporaries - aliased), fits in 16 GB: <1% · arguments 1.5 KiB · …`` (what
+    the buffers hold and its fit first: the line may be cut)."""
     if not memory:
         return ""
+    held = f"holds {bytes_text(held_bytes(memory))} ({HELD_WORDS})"
+    if fit:
+        held += f", {fit}"
     parts = [
         f"{word} {bytes_text(int(memory[key]))}" for key, word in MEMORY_PARTS if key in memory
     ]
-    peak = parts.pop() if "peak" in memory else ""
-    if fit and peak:
-        peak += f", {fit}"
-    return f"{MEMORY_LABEL}: " + " · ".join([p for p in [peak, *parts] if p])
+    return f"{MEMORY_LABEL}: " + " · ".join([held, *parts])
 
 
 def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
@@ -292,6 +297,21 @@ def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
         where = line_text(c)
         op = op_label(graph, main_op(c))
         return f"{c.kind} for {op} at {where}: why it is there is not worked out for it."
+    if cause.kind == "combined":
+        parts = [
+            f"[{j}] {t.origin or '?'}, {t.direction or '?'}: {_one_cause(t.cause)}"
+            for j, t in enumerate(c.tensors)
+            if t.cause is not None
+        ]
+        return f"XLA combined {len(parts)} {c.kind}s into one:\n" + "\n".join(parts)
+    return _one_cause(cause)
+
+
+def _one_cause(cause: CollectiveCause) -> str:
+    """``y: had [data, _] → needed [_, _] · why`` for one moved tensor; the user's own
+    collective is its line."""
+    if cause.kind == "user":
+        return cause.text or cause.kind
     tensor = cause.tensor or "its tensor"
     shardings = (
         f"{tensor}: had {dims_text(cause.had)} → needed {dims_text(cause.needed)}"

@@ -160,4 +160,6 @@ class GraphScene(QGraphicsScene):
         dims = [d.axes for d in spec.dims] if spec is not None else None
         if spec is None and value.rank == 0:
             dims = []
-        badge.set_spec(dims, origin, mesh_axes, badge_tooltip(value, spec, origin))
+        analysis = session.analysis
+        compiled = analysis.compiled_shardings.get(vid) if analysis is not None else None
+        badge.set_spec(dims, origin, mesh_axes, badge_tooltip(value, spec, origin, compiled))

@@ -127,6 +127,8 @@ class GraphView(SlicedDrawing, QGraphicsView):
         for redrawn in (ev.mesh, ev.propagation):
             links.connect(redrawn, lambda _new: scene.refresh_all())
         links.connect(ev.final_specs, scene.refresh_all)
+        # A value XLA compiled otherwise than propagated says so on its badge.
+        links.connect(ev.compiled, lambda a: scene.refresh_values(list(a.compiled_shardings)))
         self.use_navigation(self.navigation)
         if session.program is not None:
             self._on_program_change(session.program)

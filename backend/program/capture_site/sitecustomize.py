@@ -6,7 +6,8 @@ JAX itself writes the module of every compile (``JAX_DUMP_IR_TO``); what this ad
 of those are the script's own functions, where they are defined, and how often they ran. It
 imports nothing of shardscope (the script may run in another environment) and does nothing
 unless ``SHARDSCOPE_CAPTURE_DIR`` is set. It keeps ``functions.json`` there, one record per
-jitted function (and, in one of the processes of ``capture --hosts H``, how far that process
+jitted function (``calls``: its runs in all; ``compiles``: the file JAX dumped each of its
+compiles to -> the runs of that compile) (and, in one of the processes of ``capture --hosts H``, how far that process
 got: ``_shardscope_hosts``): rewritten whole (then renamed) at most every 0.1 s while calls
 are counted, so that a script killed meanwhile keeps what it ran, and at exit or at the step
 limit.
@@ -80,7 +81,9 @@ def _write(final: bool = False) -> None:
             return
         _written = final
         with _lock:
-            records = [dict(r) for r in _records]
+            records = [
+                {k: dict(v) if isinstance(v, dict) else v for k, v in r.items()} for r in _records
+            ]
             more = dict(state)
         path = os.path.join(_DIR, "functions.json")
         with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -122,25 +125,40 @@ def _stop() -> None:
     os._exit(0)
 
 
-class _Counted:
-    """A ``jax.jit`` object that counts its calls; everything else goes to the real one."""
+# The compiles dumped during the run of a jitted function under way in this thread.
+_local = threading.local()
 
-    __slots__ = ("_jitted", "_record", "_fun", "__weakref__")
+
+class _Counted:
+    """A ``jax.jit`` object that counts its calls, in all and per compile; everything else
+    goes to the real one."""
+
+    __slots__ = ("_jitted", "_record", "_fun", "_used", "_last", "__weakref__")
 
     def __init__(self, jitted, record: dict, fun=None) -> None:
         self._jitted = jitted
         self._record = record
         self._fun = fun
+        # A call's arguments (``_signatures``) -> the dump of the compile it ran.
+        self._used: dict = {}
+        self._last: str | None = None
 
     def __call__(self, *args, **kwargs):
         record = self._record
-        if not _tracing(args, kwargs):  # a call traced into another function is not a run
-            if _LIMIT is not None and record["calls"] >= int(_LIMIT):
-                _stop()
-            record["calls"] += 1
-            _name_by_user(self, args, kwargs)
-            _changed()
-        return self._jitted(*args, **kwargs)
+        leaves, tree = _flatten((args, kwargs))
+        if _tracing(leaves):  # a call traced into another function is not a run
+            return self._jitted(*args, **kwargs)
+        if _LIMIT is not None and record["calls"] >= int(_LIMIT):
+            _stop()
+        record["calls"] += 1
+        _name_by_user(self, args, kwargs)
+        _changed()
+        outer, _local.dumps = getattr(_local, "dumps", None), []
+        try:
+            return self._jitted(*args, **kwargs)
+        finally:
+            dumps, _local.dumps = _local.dumps, outer
+            _ran(self, tree, leaves, dumps)
 
     def __get__(self, obj, owner=None):
         return self if obj is None else types.MethodType(self, obj)
@@ -152,8 +170,87 @@ class _Counted:
         return repr(self._jitted)
 
 
+def _signatures(tree, leaves) -> tuple[tuple, tuple]:
+    """Two keys of a call's arguments: each array's type, shape, dtype and sharding (a
+    JAX array's ``aval``, ``sharding`` and whether it is committed) with the other
+    values themselves (hashed), and the same with the other values by type alone (for a
+    value JAX does not compile for, such as a float that is not static)."""
+    exact, loose = [tree], [tree]
+    for leaf in leaves:
+        if _Array is not None and isinstance(leaf, _Array):
+            array = (leaf.aval, leaf.sharding, getattr(leaf, "_committed", None))
+        elif hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            array = (type(leaf).__qualname__, tuple(leaf.shape), str(leaf.dtype))
+        else:
+            try:
+                exact.append((type(leaf).__qualname__, hash(leaf)))
+            except TypeError:
+                exact.append((type(leaf).__qualname__, id(leaf)))
+            loose.append(type(leaf).__qualname__)
+            continue
+        exact.append(array)
+        loose.append(array)
+    return ("exact", *exact), ("loose", *loose)
+
+
+def _ran(counted, tree, leaves, dumps: list[str]) -> None:
+    """Count a run of ``counted`` for the compile it ran: the one dumped during the call,
+    else the one a call with the same arguments ran (exactly, else by type), else its
+    last; none where JAX dumps nothing (``JAX_DUMP_IR_TO`` unset). Of the compiles dumped
+    during the call, the last is the function's own: JAX compiles it after tracing it,
+    and any eager operation the tracing ran was compiled before. While the function has
+    one compile, a call that compiles nothing ran that one: its arguments are not read."""
+    record = counted._record
+    compiles = record.get("compiles") or {}
+    if not dumps and len(compiles) < 2:
+        dump = counted._last
+    else:
+        dump = _by_arguments(counted, _signatures(tree, leaves), dumps)
+    if dump is None:
+        return
+    counted._last = dump
+    with _lock:
+        compiles = record.setdefault("compiles", {})
+        compiles[dump] = compiles.get(dump, 0) + 1
+    _changed()
+
+
+def _by_arguments(counted, signatures: tuple[tuple, tuple], dumps: list[str]) -> str | None:
+    """The dump of the compile a call ran, by its arguments' ``signatures`` (kept for
+    the calls after it)."""
+    used = counted._used
+    try:
+        hash(signatures)
+    except TypeError:
+        signatures = ()  # a sharding or static value that cannot be hashed: no key to keep
+    if dumps:
+        dump = dumps[-1]
+    else:
+        dump = next((used[k] for k in signatures if k in used), counted._last)
+    if dump is not None:
+        for key in signatures:
+            used[key] = dump
+    return dump
+
+
+def _dumped(real):
+    """JAX's ``dump_module_to_file``, telling the run under way in this thread of each
+    compile it dumps."""
+
+    @functools.wraps(real)
+    def dump(module, stage_name, *args, **kwargs):
+        name = real(module, stage_name, *args, **kwargs)
+        dumps = getattr(_local, "dumps", None)
+        if name is not None and dumps is not None and stage_name == "compile":
+            dumps.append(name)
+        return name
+
+    return dump
+
+
 _Tracer: type | None = None
-_leaves = None
+_Array: type | None = None
+_flatten = None
 _with_paths = None
 _keystr = None
 # How many frames above a jitted function's call its library's own call may be.
@@ -272,13 +369,13 @@ def _name_by_user(counted, args, kwargs) -> None:
                 kept[old] = new
 
 
-def _tracing(args, kwargs) -> bool:
-    return _Tracer is not None and any(isinstance(x, _Tracer) for x in _leaves((args, kwargs)))
+def _tracing(leaves) -> bool:
+    return _Tracer is not None and any(isinstance(x, _Tracer) for x in leaves)
 
 
 def _install(jax) -> None:
-    global _Tracer, _leaves, _with_paths, _keystr
-    _Tracer, _leaves = jax.core.Tracer, jax.tree_util.tree_leaves
+    global _Tracer, _Array, _flatten, _with_paths, _keystr
+    _Tracer, _Array, _flatten = jax.core.Tracer, jax.Array, jax.tree_util.tree_flatten
     _with_paths, _keystr = jax.tree_util.tree_flatten_with_path, jax.tree_util.keystr
     real_jit = jax.jit
 
@@ -299,6 +396,13 @@ def _install(jax) -> None:
         return _Counted(jitted, record, fun)
 
     jax.jit = jit
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        pass  # another JAX: each function's runs are counted in all only
+    else:
+        if callable(getattr(mlir, "dump_module_to_file", None)):
+            mlir.dump_module_to_file = _dumped(mlir.dump_module_to_file)
     atexit.register(_write, final=True)
 
 

@@ -611,3 +611,28 @@ def test_a_program_that_fails_to_load_with_a_mesh_ends_the_compile_started_for_i
     while any(t.name == "xla-compile" for t in threading.enumerate()):
         assert time.monotonic() < deadline, "the compile started for --mesh still runs"
         time.sleep(0.05)
+
+
+def test_a_result_that_returns_an_argument_or_a_value_again_is_listed_by_index(capsys):
+    import runpy
+
+    import jax
+    from jax.sharding import NamedSharding
+
+    path = PROGRAMS / "returns_argument.py"
+    ns = runpy.run_path(str(path))
+    mesh = jax.make_mesh((4,), ("data",), devices=jax.devices()[:4])
+    x, y = ns["EXAMPLE_ARGS"]
+    x = jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=NamedSharding(mesh, ns["SPECS"]["x"]))
+    compiled = jax.jit(ns["PROGRAM"]).lower(x, y).compile()
+    want = [str(s._to_xla_hlo_sharding(2)) for s in compiled.output_shardings]
+    assert main(["propagate", str(path)]) == 0
+    listing = capsys.readouterr().out.split("arguments and results:")[1].split("steps:")[0]
+    rows = {line.split()[0]: line.split()[-1] for line in listing.splitlines() if line.strip()}
+    assert list(rows) == ["x", "y", "result[0]", "result[1]", "result[2]"]
+    assert [rows[f"result[{i}]"] for i in range(3)] == want
+    assert main(["propagate", str(path), "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)["values"]
+    results = {v["name"]: v for v in values if v["role"] == "result"}
+    assert [results[f"result[{i}]"]["hlo_sharding"] for i in range(3)] == want
+    assert results["result[0]"]["id"] == next(v["id"] for v in values if v["name"] == "x")

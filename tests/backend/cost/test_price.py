@@ -11,7 +11,8 @@ import pytest
 from shardscope.backend.analysis.analyse import analyse
 from shardscope.backend.cost.hardware import profile
 from shardscope.backend.cost.price import FORMULAS, memory_fit, price, price_compiled
-from tests.support.compile_oracle import loaded
+from shardscope.backend.run.compile import MEMORY_FIELDS
+from tests.support.compile_oracle import loaded, lowered
 from tests.support.inputs import PROGRAMS
 
 F32 = 4
@@ -140,18 +141,69 @@ def test_ops_share_a_combined_collective_and_add_up_to_the_step(nested):
     )
 
 
+def _stats_of(compiled) -> dict[str, int]:
+    """``compiled.memory_analysis()``'s figures by ``MEMORY_FIELDS`` name."""
+    stats = compiled.memory_analysis()
+    return {
+        key: getattr(stats, "peak_memory_in_bytes" if key == "peak" else f"{key}_size_in_bytes")
+        for key in MEMORY_FIELDS
+    }
+
+
 def test_memory_against_the_profile(mlp):
     fit = price_compiled(mlp.propagation, mlp.compile, "tpu-v5e").memory
     assert fit is not None and fit.fits
-    assert fit.peak == mlp.memory["peak"] > 0 and fit.argument == mlp.memory["argument"]
+    # The figures are those of jax's own compile of the same program.
+    own = _stats_of(lowered(loaded("example:mlp")).compile())
+    assert (fit.argument, fit.output, fit.alias, fit.temp, fit.peak) == (
+        own["argument"],
+        own["output"],
+        own["alias"],
+        own["temp"],
+        own["peak"],
+    )
+    held = own["argument"] + own["output"] - own["alias"] + own["temp"]
+    assert fit.held == fit.needs == held > 0
     assert fit.text.startswith("fits in 16 GB: ") and fit.text.endswith("%")
+    assert f"(needs {held} B per device: arguments + outputs + temporaries - aliased" in fit.line()
     assert "CPU buffer assignment" in fit.source and "estimate" in fit.source
     v5p = profile("tpu-v5p")
     gib = 2**30
-    assert memory_fit({"peak": math.ceil(0.31 * 95 * gib)}, v5p).text == "fits in 95 GiB: 31%"
-    over = memory_fit({"peak": 120 * gib}, v5p)
+    assert memory_fit({"temp": math.ceil(0.31 * 95 * gib)}, v5p).text == "fits in 95 GiB: 31%"
+    over = memory_fit({"argument": 100 * gib, "temp": 20 * gib}, v5p)
     assert not over.fits and over.text == "does not fit: needs 120 GiB of 95 GiB"
     assert memory_fit(None, v5p) is None
+
+
+@pytest.mark.parametrize("donate", [False, True])
+def test_memory_is_judged_on_what_the_buffers_hold_not_on_xla_cpus_peak(donate):
+    import jax
+    import jax.numpy as jnp
+
+    def step(w, x):
+        return jnp.tanh(w @ x) @ x + jnp.sin(w @ x).sum()
+
+    x = jax.ShapeDtypeStruct((256, 256), jnp.float32)
+    jitted = jax.jit(step, donate_argnums=(0,) if donate else ())
+    memory = _stats_of(jitted.lower(x, x).compile())
+    assert memory["temp"] > 0 and (memory["alias"] > 0) == donate
+    # XLA CPU's peak is the arguments and outputs, less aliased: the temporaries are out.
+    assert memory["peak"] == memory["argument"] + memory["output"] - memory["alias"]
+    held = memory["argument"] + memory["output"] - memory["alias"] + memory["temp"]
+    v5e = profile("tpu-v5e")
+    fit = memory_fit(memory, v5e)
+    assert fit.held == fit.needs == held and fit.peak == memory["peak"]
+    assert "leaves the temporaries out" in fit.line()
+    # On a device with room for the peak but not for the temporaries too, it does not fit.
+    small = dataclasses.replace(v5e, memory_bytes=float(memory["peak"] + memory["temp"] // 2))
+    assert not memory_fit(memory, small).fits
+    assert memory_fit(memory, dataclasses.replace(small, memory_bytes=float(held))).fits
+
+
+def test_a_peak_above_what_the_buffers_hold_is_judged_and_named():
+    fit = memory_fit({"argument": 100, "output": 50, "temp": 10, "peak": 400}, profile("h100"))
+    assert fit.held == 160 and fit.needs == 400 and "XLA's peak, above 160 B" in fit.measure
+    assert "(no peak given)" in memory_fit({"argument": 100}, profile("h100")).measure
 
 
 def test_the_result_carries_its_pricing_as_cost(mlp):

@@ -1,10 +1,13 @@
 """Capturing an unmodified script: what it jits, with its shardings, calls and limits."""
 
+import re
+import subprocess
 import sys
 
 import pytest
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.isolation.worker_job import worker_env
 from shardscope.backend.program.capture import (
     capture_script,
     count_ops,
@@ -16,6 +19,7 @@ from shardscope.backend.propagation.propagate import propagate
 from tests.support.inputs import write_input
 
 TRAIN = "tests/inputs/capture/train.py"
+RESHARDED = "tests/inputs/capture/resharded.py"
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +88,45 @@ def test_a_recompiled_function_is_kept_once_per_compile(tmp_path):
         "f(jnp.ones(3)); f(jnp.ones(4)); f(jnp.ones(4))\n",
     )
     capture = capture_script([sys.executable, script])
-    assert [(f.name, f.calls) for f in capture.functions] == [("<lambda>", 3), ("<lambda>.2", 3)]
+    # each compile with its own runs: the first shape once, the second twice
+    assert [(f.name, f.calls) for f in capture.functions] == [("<lambda>", 1), ("<lambda>.2", 2)]
+
+
+def _runs_per_compile(output: str) -> list[int]:
+    """Each compile's runs, in the order of the compiles, as the script's plain run says
+    them: a call whose compile count grew ran a new compile, kept for its params' spec."""
+    runs: list[int] = []
+    by_spec: dict[str, int] = {}
+    compiles = 0
+    for line in output.splitlines():
+        m = re.fullmatch(r"call \d+: params (.*), compiles (\d+)", line)
+        if m is None:
+            continue
+        spec, now = m[1], int(m[2])
+        if now > compiles:
+            assert spec not in by_spec and now == compiles + 1
+            by_spec[spec] = len(runs)
+            runs.append(0)
+        compiles = now
+        runs[by_spec[spec]] += 1
+    return runs
+
+
+@pytest.mark.slow
+def test_a_function_compiled_again_for_other_shardings_counts_each_compiles_runs():
+    plain = subprocess.run(
+        [sys.executable, RESHARDED],
+        env=worker_env(8),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    runs = _runs_per_compile(plain.stdout)
+    assert len(runs) == 2 and sum(runs) == 3
+    capture = capture_script([sys.executable, RESHARDED])
+    assert [f.name for f in capture.functions] == ["update", "update.2"]
+    assert [f.calls for f in capture.functions] == runs
 
 
 @pytest.mark.parametrize(

@@ -270,3 +270,22 @@ def test_a_multi_line_error_is_reported_whole_with_the_users_line(tmp_path):
     assert error.startswith(f"{path}:4: ValueError: Error interpreting argument to _JitWrapper(")
     assert "The argument model.activation is not an array" in error
     assert error.endswith("(raised while importing the program); fix the program and load it again")
+
+
+def test_a_spec_on_an_argument_used_only_for_its_shape_is_a_warning_not_an_error():
+    import runpy
+
+    import jax
+
+    from tests.support.inputs import PROGRAMS
+
+    path = PROGRAMS / "shape_only_arg.py"
+    ns = runpy.run_path(str(path))
+    lowering = jax.jit(ns["PROGRAM"]).lower(*ns["EXAMPLE_ARGS"])._lowering
+    assert sorted(lowering.compile_args["kept_var_idx"]) == [0]  # jax drops n
+    program = load_program(str(path))
+    assert program.arg_names == ["x"]
+    assert program.specs == {"x": ["data"]}
+    assert len(program.warnings) == 1 and program.warnings[0].startswith(
+        "the spec of n in SPECS shards nothing"
+    )

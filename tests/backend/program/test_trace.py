@@ -13,6 +13,7 @@ from shardscope.backend.program.trace import (
     lower_function,
     lower_staged,
     mesh_dict,
+    shard_map_axis_types,
 )
 
 X = jax.ShapeDtypeStruct((16, 8), jnp.float32)
@@ -88,3 +89,70 @@ def test_results_with_a_spec_get_a_sharding_constraint():
     with jax.sharding.use_abstract_mesh(mesh):
         text = jax.jit(f).lower(jax.ShapeDtypeStruct((4,), jnp.float32)).as_text()
     assert text.count("sdy.sharding_constraint") == 1 and '{"data"}' in text
+
+
+def _typed_shard_map(own):
+    def program(x, w):
+        return jax.shard_map(
+            lambda a, b: jax.lax.psum(a @ b, "model"),
+            mesh=own,
+            in_specs=(P("data", "model"), P("model", None)),
+            out_specs=P("data", None),
+        )(x, w)
+
+    return program
+
+
+def _main_signature(text):
+    return next(line for line in text.splitlines() if "func.func public @main" in line)
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_a_shard_map_on_explicit_axes_is_traced_with_the_specs_in_the_argument_types(as_dict):
+    own = jax.make_mesh((2, 4), ("data", "model"))  # Explicit axes by default
+    program = _typed_shard_map(own)
+    specs = {"x": P("data", "model"), "w": P("model", None)}
+    with pytest.raises(ValueError, match="does not match the specs of the input"):
+        jax.jit(program).trace(X, W)  # as the load first traces it: without the specs
+    typed = [
+        jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(own, specs[n]))
+        for n, a in (("x", X), ("w", W))
+    ]
+    want = jax.jit(program).lower(*typed).as_text(debug_info=True)
+    mesh = {"data": 2, "model": 4} if as_dict else own
+    if as_dict:
+        # A dict's axes are Auto: the shard_map refuses that context, naming its own types.
+        with pytest.raises(ValueError) as refused:
+            lower_function(program, (X, W), mesh=mesh, specs=specs)
+        assert shard_map_axis_types(refused.value) == {"data": "Explicit", "model": "Explicit"}
+        return
+    traced = lower_function(program, (X, W), mesh=mesh, specs=specs)
+    assert _main_signature(traced.mlir_text) == _main_signature(want)
+    assert traced.specs == {"x": ["data", "model"], "w": ["model", None]}
+
+
+def test_a_program_that_fails_with_its_specs_too_reports_its_first_error():
+    def program(x, w):
+        return x @ x  # (16, 8) @ (16, 8): wrong whatever the specs
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
+        lower_function(program, (X, W), mesh=mesh, specs={"x": P("data")})
+
+
+def test_a_shard_map_refusing_the_context_mesh_gives_its_own_meshs_axis_types():
+    own = jax.make_mesh((2, 2), ("data", "model"))  # Explicit axes
+    auto = (AxisType.Auto,) * 2
+    context = AbstractMesh((2, 2), ("data", "model"), axis_types=auto)
+    concrete = jax.make_mesh((2, 2), ("data", "model"), axis_types=auto)
+
+    def program(x):
+        return jax.shard_map(lambda a: a * 2, mesh=own, in_specs=P("data"), out_specs=P("data"))(x)
+
+    arg = jax.ShapeDtypeStruct((4, 4), jnp.float32)
+    # An abstract mesh in context, and a concrete one's (its device kind named too).
+    for entered in (jax.sharding.use_abstract_mesh(context), jax.set_mesh(concrete)):
+        with entered, pytest.raises(ValueError) as refused:
+            jax.jit(program).trace(arg)
+        assert shard_map_axis_types(refused.value) == {"data": "Explicit", "model": "Explicit"}
+    assert shard_map_axis_types(ValueError("something else")) is None

@@ -60,7 +60,7 @@ def test_a_reference_that_aborts_is_a_note_and_the_run_stands(tmp_path):
     assert result.outputs[0].shards  # the sharded run is reported all the same
 
 
-def test_a_reference_that_raises_names_the_error(tmp_path):
+def test_a_reference_that_raises_is_made_from_the_sharded_runs_own_module(tmp_path):
     result = _run(
         tmp_path,
         """
@@ -72,7 +72,54 @@ def test_a_reference_that_raises_names_the_error(tmp_path):
         EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
         """,
     )
-    assert "no unsharded reference: ValueError: only sharded" in result.notes
+    assert result.notes == []
+    assert result.outputs[0].max_rel_error == 0.0
+
+
+def test_a_reference_that_cannot_be_made_says_why_in_words_and_the_fix(tmp_path):
+    # It raises unsharded, and its module calls back into Python: no stripped form runs.
+    result = _run(
+        tmp_path,
+        """
+        def PROGRAM(x):
+            if unsharded():
+                raise ValueError("only sharded")
+            jax.debug.callback(lambda v: None, x)
+            return x * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """,
+    )
+    assert result.outputs[0].max_rel_error is None
+    assert result.notes == [
+        "no unsharded reference: the program could not be traced or run unsharded (only "
+        "sharded); make it trace on a mesh of any size (shard with PartitionSpecs under the "
+        "mesh in context), or run with --no-reference"
+    ]
+
+
+def test_a_reference_jax_refuses_names_the_programs_line_not_jaxs_text(tmp_path):
+    # JAX raises unsharded (a reshape it refuses), and its module calls back into Python.
+    body = """
+        def PROGRAM(x):
+            y = jnp.reshape(x, (7,)) if unsharded() else x
+            jax.debug.callback(lambda v: None, x)
+            return y * 2
+
+        EXAMPLE_ARGS = (jax.ShapeDtypeStruct((8, 4), jnp.float32),)
+        """
+    result = _run(tmp_path, body)
+    line = (
+        (HEAD + textwrap.dedent(body))
+        .splitlines()
+        .index("    y = jnp.reshape(x, (7,)) if unsharded() else x")
+    )
+    assert result.outputs[0].max_rel_error is None
+    assert result.notes == [
+        f"no unsharded reference: the program could not be traced or run unsharded (JAX "
+        f"refused line {line + 1} of prog.py); make it trace on a mesh of any size (shard "
+        f"with PartitionSpecs under the mesh in context), or run with --no-reference"
+    ]
 
 
 def test_the_reference_runs_on_the_workers_arrays_not_a_second_import(tmp_path):

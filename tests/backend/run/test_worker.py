@@ -42,5 +42,5 @@ def test_a_reference_whose_program_exits_raises_an_error_not_the_exit():
     leaves = [np.ones((4,), np.float32)]
     inputs = ProgramInputs(lambda x: sys.exit(3), leaves, jax.tree.structure(((0,), {})), leaves)
     reference = ReferenceThread(inputs, ("data",), jax.devices()[0])
-    with pytest.raises(ReferenceFailed, match="SystemExit while tracing it unsharded"):
+    with pytest.raises(ReferenceFailed, match=r"ended the process \(SystemExit\) while tracing"):
         reference.outputs()

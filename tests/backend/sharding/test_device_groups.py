@@ -58,3 +58,14 @@ def test_bad_axes_name_the_problem(axes, message):
     mesh = Mesh.from_dict({"data": 4, "model": 2})
     with pytest.raises(ShardscopeError, match=message):
         device_groups(mesh, axes)
+
+
+def test_spanned_axes_name_the_axes_a_group_spans_part_of():
+    from shardscope.backend.sharding.device_groups import spanned_axes
+
+    mesh = Mesh.from_dict({"data": 4, "model": 2})
+    # Devices 0 and 4: data 0 and data 2 (model 0): a group along part of data.
+    assert spanned_axes(mesh, [[0, 4], [2, 6], [1, 5], [3, 7]]) == ("data",)
+    assert spanned_axes(mesh, [[0, 1], [2, 3]]) == ("model",)
+    assert spanned_axes(mesh, [[0, 3]]) == ("data", "model")
+    assert spanned_axes(mesh, None) == ()

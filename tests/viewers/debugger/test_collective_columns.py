@@ -3,6 +3,7 @@ collective, its sort key, and the columns shown only on several hosts."""
 
 import subprocess
 import sys
+from dataclasses import replace
 
 from shardscope.backend.columns import column_names
 from shardscope.backend.propagation.predicted_collectives import Collective
@@ -23,7 +24,9 @@ GATHER = CompiledCollective(
     line=9,
     predicted=(),
     file="/src/conflict.py",
-    tensors=(CollectiveTensor("jit(f)/add", None, "/src/conflict.py", 9),),
+    tensors=(
+        CollectiveTensor("jit(f)/add", None, "/src/conflict.py", 9, "partitioner", "forward"),
+    ),
     axes=("data",),
     origin="partitioner",
     cause=CollectiveCause("conflict", "y is gathered for add", tensor="y"),
@@ -50,6 +53,7 @@ def test_a_compiled_row_reads_each_column_and_sorts_bytes_as_numbers():
         "Op": "—",
         "Line": "conflict.py:9",
         "Origin": "partitioner",
+        "Pass": "forward",
         "Prediction": "none",
         "Cause": "y is gathered for add",
     }
@@ -58,6 +62,13 @@ def test_a_compiled_row_reads_each_column_and_sorts_bytes_as_numbers():
     tips = {c.name: c.cell_tip(row) for c in COMPILED}
     assert tips["Est. time"] == "2 hops" and tips["Cause"] == "y is gathered for add"
     assert tips["Kind"] is None  # the row's own tooltip
+
+
+def test_a_combined_row_of_forward_and_backward_operands_reads_both():
+    back = CollectiveTensor("jit(f)/transpose(jvp())/add", None, "/src/c.py", 9, "user", "backward")
+    both = replace(GATHER, tensors=(*GATHER.tensors, back), operands=2, origin="mixed")
+    assert cells(COMPILED, CompiledRow(both, None))["Pass"] == "both"
+    assert cells(COMPILED, CompiledRow(both, None))["Origin"] == "mixed"
 
 
 def test_an_unpriced_row_says_it_does_not_know_and_sorts_last():

@@ -62,9 +62,14 @@ def test_groups_and_memory_read_as_one_line_each():
     many = groups_text("all_reduce", None, [(i,) for i in range(20)])
     assert "no whole mesh axis" in many and many.endswith("… 4 more")
     assert memory_text(None, None) == ""
-    text = memory_text({"argument": 1536, "peak": 3584}, "fits in 16 GB: <1%")
-    assert text.startswith("Memory per device, XLA's CPU buffer assignment: peak 3.5 KiB, fits")
-    assert "1.5 KiB" in text
+    memory = {"argument": 1536, "output": 1024, "alias": 512, "temp": 2048, "peak": 2048}
+    text = memory_text(memory, "fits in 16 GB: <1%")
+    # What the buffers hold (1.5 + 1 - 0.5 + 2 KiB) comes first and says what it sums.
+    assert text.startswith(
+        "Memory per device, XLA's CPU buffer assignment: holds 4.0 KiB (arguments + outputs"
+        " + temporaries - aliased), fits in 16 GB: <1% · arguments 1.5 KiB"
+    )
+    assert text.endswith("aliased 512 B · XLA's peak 2.0 KiB")
 
 
 def test_a_mesh_over_one_process_s_devices_is_noted_and_never_compiling():

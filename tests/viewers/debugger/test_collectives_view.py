@@ -347,3 +347,37 @@ def test_a_dock_given_the_session_follows_its_analysis_until_detached(qtbot):
         assert len(signal) == 0  # the dock was their only listener
     session.set_propagation(None)
     assert widget.showing_compiled and widget.result is not None
+
+
+def test_a_combined_collective_explains_each_operand_and_says_forward_or_backward(qtbot):
+    from tests.support.inputs import PROGRAMS
+
+    result = compiled(str(PROGRAMS / "explain_moe.py"))
+    widget = view(qtbot)
+    widget.set_result(result)
+    rows = list(widget.compiled)
+    # The Pass column tells a gradient's collectives from the forward ones.
+    passes = widget.column("Pass")
+    assert {"forward", "backward"} <= set(passes)
+    combined = next(i for i, c in enumerate(rows) if c.cause.kind == "combined")
+    assert widget.column("Origin")[combined] == "mixed"
+    assert "1 combining the user's and the partitioner's" in widget.status.text()
+    assert widget.column("Tensor")[combined] == f"{rows[combined].operands} tensors"
+    table = widget.compiled_table
+    # The one all-reduce: XLA combined the user's pmean with the partitioner's loss mean.
+    (row,) = [r for r in range(table.rowCount()) if table.item(r, 0).text() == "all-reduce"]
+    with qtbot.waitSignal(widget.compiledSelected) as chosen:
+        click_row(qtbot, table, row)
+    assert chosen.args[0] == combined
+    widget.show_compiled(combined, [])
+    c = rows[combined]
+    text = widget.detail.explain.text()
+    assert text.startswith(f"XLA combined {c.operands} all-reduces into one:")
+    lines = text.splitlines()[1:]
+    assert len(lines) == c.operands
+    for j, (t, line) in enumerate(zip(c.tensors, lines, strict=True)):
+        assert line.startswith(f"[{j}] {t.origin}, {t.direction}: ")
+        assert t.cause.text in line
+        # The user's pmean is its line, no shardings to compare.
+        assert ("not known" in line) is False
+    assert {t.origin for t in c.tensors} == {"user", "partitioner"}

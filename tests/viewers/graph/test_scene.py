@@ -67,3 +67,22 @@ def test_a_staged_drawing_goes_in_a_slice_at_a_time_and_is_announced_once(panel_
     assert len(rest) > 2 and rest[-1] == -1
     assert drawn and drawn[0] >= len(staged.items)
     assert scene.sceneRect().contains(staged.bounds)
+
+
+def test_a_value_xla_compiled_otherwise_says_so_on_its_badge_once_compiled(panel_for):
+    from shardscope.backend.analysis.analyse import analyse
+    from tests.support.compile_oracle import loaded
+    from tests.support.inputs import PROGRAMS
+
+    source = str(PROGRAMS / "explain_rms_norm.py")
+    session, panel = panel_for(source)
+    panel.view.expand_all()
+    analysis = analyse(loaded(source))
+    (square,) = [v for v in session.graph.values if v.display_name.endswith("square %0")]
+    (badge,) = panel.view.graph_scene.badges_of(square.id)
+    session.set_propagation(analysis.propagation)
+    assert "compiled:" not in badge.toolTip()
+    session.set_compiled(analysis.propagation, analysis.compile)
+    # XLA squared x where it lies, sharded over tensor; propagation left it whole there.
+    assert "data,_,tensor  (compiled: XLA computed it so" in badge.toolTip()
+    assert "data,_,_" in badge.toolTip()

@@ -11,10 +11,12 @@ import pytest
 from shardscope.backend.program.capture import SITE
 
 
-def run_hooked(tmp_path, code, *, capture=True, steps=None, extra_path=None):
+def run_hooked(tmp_path, code, *, capture=True, steps=None, extra_path=None, dump=None):
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("SHARDSCOPE_CAPTURE_DIR", None)
-    env.pop("SHARDSCOPE_CAPTURE_STEPS", None)
+    for name in ("SHARDSCOPE_CAPTURE_DIR", "SHARDSCOPE_CAPTURE_STEPS", "JAX_DUMP_IR_TO"):
+        env.pop(name, None)
+    if dump is not None:
+        env.update(JAX_DUMP_IR_TO=str(dump), JAX_DUMP_IR_MODES="stablehlo")
     if capture:
         env["SHARDSCOPE_CAPTURE_DIR"] = str(tmp_path)
     if steps is not None:
@@ -54,6 +56,30 @@ def test_runs_are_counted_and_jit_behaves_as_before(tmp_path):
     assert proc.stdout.strip() == "inner"
     calls = {f["name"]: f["calls"] for f in functions}
     assert calls == {"inner": 0, "outer": 2, "apply": 1}
+
+
+@pytest.mark.slow
+def test_each_compile_counts_the_runs_that_ran_it(tmp_path):
+    # A float that is not static compiles once for any value; a new shape compiles again.
+    code = (
+        "import jax, jax.numpy as jnp\n"
+        "f = jax.jit(lambda x, y: x * y)\n"
+        "sizes = []\n"
+        "for n, y in [(3, 1.0), (3, 2.0), (4, 2.0), (3, 3.0), (4, 5.0)]:\n"
+        "    f(jnp.ones(n), y)\n"
+        "    sizes.append(f._cache_size())\n"
+        "print(*sizes)\n"
+    )
+    dump = tmp_path / "dump"
+    proc, functions = run_hooked(tmp_path, code, dump=dump)
+    assert proc.returncode == 0, proc.stderr
+    # the plain count: the jit held one compile after the first call, two from the third
+    assert proc.stdout.split() == ["1", "1", "2", "2", "2"]
+    (record,) = functions
+    dumped = sorted(p.name for p in dump.glob("*_compile.mlir") if "_lambda" in p.name)
+    assert record["calls"] == 5
+    # the fourth call (a new float after the other shape) ran the first compile again
+    assert list(record["compiles"].items()) == [(dumped[0], 3), (dumped[1], 2)]
 
 
 @pytest.mark.slow
