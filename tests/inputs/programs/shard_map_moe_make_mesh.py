@@ -2,41 +2,15 @@
 Auto axis (rather than a dict): a module-level shard_map without mesh=, all_to_all there
 and back, and the gradient of the loss."""
 
-from functools import partial
+import runpy
+from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 from jax.sharding import AxisType
-from jax.sharding import PartitionSpec as P
 
+_moe = runpy.run_path(str(Path(__file__).with_name("explain_moe.py")))
 
-@partial(
-    jax.shard_map,
-    in_specs=(P("expert", None, None), P("expert", None, None)),
-    out_specs=(P("expert", None, None), P()),
-    axis_names={"expert"},
-)
-def experts(tokens, w):
-    routed = jax.lax.all_to_all(tokens, "expert", 0, 0, tiled=True)
-    hidden = jnp.einsum("ecd,edf->ecf", routed, w)
-    aux = jax.lax.pmean(jnp.mean(hidden**2), "expert")
-    back = jax.lax.all_to_all(hidden, "expert", 0, 0, tiled=True)
-    return back, aux
-
-
-def loss(tokens, w):
-    out, aux = experts(tokens, w)
-    return out.mean() + 0.01 * aux
-
-
-def train_step(tokens, w):
-    return jax.value_and_grad(loss, argnums=1)(tokens, w)
-
-
-PROGRAM = train_step
-EXAMPLE_ARGS = (
-    jax.ShapeDtypeStruct((16, 8, 16), jnp.float32),
-    jax.ShapeDtypeStruct((4, 16, 16), jnp.float32),
-)
+PROGRAM = _moe["PROGRAM"]
+EXAMPLE_ARGS = _moe["EXAMPLE_ARGS"]
+SPECS = _moe["SPECS"]
 MESH = jax.make_mesh((4,), ("expert",), axis_types=(AxisType.Auto,))
-SPECS = {"tokens": P("expert", None, None), "w": P("expert", None, None)}
