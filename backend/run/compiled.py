@@ -41,7 +41,7 @@ from shardscope.backend.run.result import (
     group_size,
 )
 from shardscope.backend.run.xla_log import instruction_op_names, read_warnings
-from shardscope.backend.sharding.device_groups import device_groups, unravel
+from shardscope.backend.sharding.device_groups import device_groups, spanned_axes
 
 if TYPE_CHECKING:
     from shardscope.backend.program.graph import ProgramGraph
@@ -158,16 +158,12 @@ class _AxesOf:
         return self._known.get(frozenset(frozenset(g) for g in groups))
 
     def _permute_axes(self, pairs: tuple[tuple[int, ...], ...]) -> tuple[str, ...] | None:
-        """The axes along which a permute's sources and targets differ."""
-        position = {d: i for i, d in enumerate(self._mesh.device_order or range(self._mesh.size))}
-        sizes = list(self._mesh.shape.values())
-        moved: set[int] = set()
-        for pair in pairs:
-            if len(pair) != 2 or pair[0] not in position or pair[1] not in position:
-                return None
-            a, b = (unravel(position[d], sizes) for d in pair)
-            moved.update(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
-        return tuple(self._mesh.axis_names[i] for i in sorted(moved))
+        """The axes along which a permute's sources and targets differ; None where a pair
+        is not two of the mesh's devices."""
+        devices = set(self._mesh.device_order or range(self._mesh.size))
+        if any(len(pair) != 2 or not devices.issuperset(pair) for pair in pairs):
+            return None
+        return spanned_axes(self._mesh, pairs)
 
 
 class PendingCompile:

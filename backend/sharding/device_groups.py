@@ -87,10 +87,10 @@ def spanned_axes(mesh: Mesh, groups: Sequence[Sequence[int]] | None) -> tuple[st
     return tuple(mesh.axis_names[i] for i in sorted(moved))
 
 
-def unravel(index: int, sizes: Sequence[int]) -> list[int]:
+def unravel(index: int, sizes: Sequence[int]) -> tuple[int, ...]:
     """The mesh coordinates of row-major position ``index`` on axes of ``sizes``."""
     out = []
     for size in reversed(sizes):
         out.append(index % size)
         index //= size
-    return out[::-1]
+    return tuple(reversed(out))

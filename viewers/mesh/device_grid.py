@@ -20,6 +20,7 @@ from PySide6.QtGui import QColor, QDrag, QFont, QFontMetrics, QPainter, QPen, QR
 from PySide6.QtWidgets import QApplication, QSizePolicy, QToolTip, QWidget
 
 from shardscope.backend.session.selection import Selection
+from shardscope.backend.sharding.device_groups import unravel
 from shardscope.backend.sharding.hosts import Hosts
 from shardscope.backend.sharding.mesh import Mesh
 from shardscope.viewers.common.colors import (
@@ -319,7 +320,7 @@ class DeviceGridView(QWidget):
             by = 4 + (b // per_row) * block_h
             y0 = by
             if blocks > 1:
-                coords = _unravel(b, sizes[:-2])
+                coords = unravel(b, sizes[:-2])
                 text = ", ".join(f"{n}={c}" for n, c in zip(names[:-2], coords, strict=True))
                 self._captions.append(
                     (QRect(bx, y0, block_w - block_gap, caption_h), text, theme.foreground, left)
@@ -546,11 +547,3 @@ class DeviceGridView(QWidget):
         if source is None or target is None or source == target:
             return
         self.swapRequested.emit(source, target)
-
-
-def _unravel(index: int, sizes) -> tuple[int, ...]:
-    out = []
-    for s in reversed(sizes):
-        out.append(index % s)
-        index //= s
-    return tuple(reversed(out))
