@@ -23,7 +23,6 @@ _ARRAY = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<dims>[0-9,]*)\]")
 _OPCODE = re.compile(r"^(?P<opcode>[a-z][\w\-]*)\(")
 _CALLS = re.compile(r"\bcalls=%(?P<name>[\w.\-]+)")
 _PARAMETER = re.compile(r"^parameter\((?P<index>\d+)\)")
-_INDEX = re.compile(r"\bindex=(\d+)")
 _OPERAND = re.compile(r"%([\w.\-]+)")
 
 
@@ -41,7 +40,6 @@ class LocalInstruction:
     root: bool = False
     calls: str = ""  # the computation a fusion calls
     parameter: int | None = None  # k of ``parameter(k)``
-    index: int | None = None  # a get-tuple-element's index
 
 
 class LocalModule:
@@ -51,7 +49,6 @@ class LocalModule:
         frames = FrameTable(text)
         self.instructions: dict[str, LocalInstruction] = {}
         self._roots: dict[str, str] = {}
-        self._params: dict[tuple[str, int], str] = {}
         self._callers: dict[str, str] = {}
         computation = ""
         for line in text.splitlines():
@@ -65,8 +62,6 @@ class LocalModule:
             self.instructions[found.name] = found
             if found.root:
                 self._roots[computation] = found.name
-            if found.parameter is not None:
-                self._params[(computation, found.parameter)] = found.name
             if found.calls:
                 self._callers[found.calls] = found.name
 
@@ -140,7 +135,6 @@ def _read(line: str, computation: str, frames: FrameTable) -> LocalInstruction |
     source = frames.user_source(int(frame[1])) if frame else None
     calls = _CALLS.search(tail) if opcode["opcode"] == "fusion" else None
     parameter = _PARAMETER.match(rest)
-    index = _INDEX.search(tail) if opcode["opcode"] == "get-tuple-element" else None
     return LocalInstruction(
         name=head["name"],
         opcode=opcode["opcode"],
@@ -152,5 +146,4 @@ def _read(line: str, computation: str, frames: FrameTable) -> LocalInstruction |
         root=bool(head["root"]),
         calls=calls["name"] if calls else "",
         parameter=int(parameter["index"]) if parameter else None,
-        index=int(index[1]) if index else None,
     )

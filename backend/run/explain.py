@@ -69,8 +69,6 @@ USER_OPS = {
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
 }
-# The cause kind of each way a tensor was found to move.
-_RULE_KINDS = {"shift": "shift", "select": "select"}
 # Program ops whose job is to give a value another sharding.
 _RESHARD_OPS = {"sdy.sharding_constraint", "sdy.reshard"}
 
@@ -292,7 +290,8 @@ class _Explainer:
             kind = "reshard"
             reason = f"the sharding constraint asks for {spec_text(found.needed)}"
         else:
-            kind = _RULE_KINDS.get(found.how, "rule")
+            # A shift or a selection is its own kind; any other way is the op's rule.
+            kind = found.how if found.how in ("shift", "select") else "rule"
             reason = rule_text(self.graph, op, found, moved, compiled)
         tensor = self.name(found.value)
         propagated = self.dims(found.value)
