@@ -22,6 +22,7 @@ from shardscope.app.cli.options import (
 )
 from shardscope.backend.errors import MeshError
 from shardscope.backend.program.load import load_program
+from shardscope.backend.run.result import operand_label
 from shardscope.backend.sharding.spec import dims_text
 
 NAME = "propagate"
@@ -177,10 +178,7 @@ def _compiled_lines(result, how: str = "as XLA compiled them") -> list[str]:
             lines.append(f"    combined: XLA combined {len(c.tensors)} {c.kind}s into one:")
             for j, t in enumerate(c.tensors):
                 if t.cause is not None:
-                    lines.append(
-                        f"      [{j}] {t.origin or '?'}, {t.direction or '?'}, "
-                        f"{t.cause.kind}: {t.cause.text}"
-                    )
+                    lines.append(f"      {operand_label(j, t)}, {t.cause.kind}: {t.cause.text}")
         elif cause is not None:
             way = f" ({cause.direction})" if cause.direction == "backward" else ""
             lines.append(f"    {cause.kind}{way}: {cause.text}")

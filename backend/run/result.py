@@ -247,6 +247,12 @@ class CompiledCollective(JsonForm):
         return group_size(self.kind, self.device_groups)
 
 
+def operand_label(index: int, t: CollectiveTensor) -> str:
+    """``[1] user, backward``: one operand of a combined collective, who put it there and
+    in which pass (``?`` where not told)."""
+    return f"[{index}] {t.origin or '?'}, {t.direction or '?'}"
+
+
 def compiled_text(c: CompiledCollective) -> str:
     """``all-gather over data on y (conflict.py:9): 1.5 KiB per device — why``: one
     compiled collective on one line."""

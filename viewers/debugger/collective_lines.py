@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from shardscope.backend.cost.price import HELD_WORDS, held_bytes
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
+from shardscope.backend.run.result import operand_label
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
 from shardscope.viewers.debugger.collective_columns import (
@@ -299,7 +300,7 @@ def explain_text(c: CompiledCollective, graph: ProgramGraph | None) -> str:
         return f"{c.kind} for {op} at {where}: why it is there is not worked out for it."
     if cause.kind == "combined":
         parts = [
-            f"[{j}] {t.origin or '?'}, {t.direction or '?'}: {_one_cause(t.cause)}"
+            f"{operand_label(j, t)}: {_one_cause(t.cause)}"
             for j, t in enumerate(c.tensors)
             if t.cause is not None
         ]

@@ -1,11 +1,13 @@
 """The result types: read from the worker's report, written as run --json prints them."""
 
 from shardscope.backend.run.result import (
+    CollectiveTensor,
     CompiledCollective,
     PredictedRef,
     RunResult,
     TensorRun,
     XlaWarningEntry,
+    operand_label,
 )
 
 REPORT_TENSOR = {
@@ -124,3 +126,9 @@ def test_a_replica_sent_once_gets_its_values_from_the_record_that_carries_them()
     )
     assert [s.values for s in tensor.shards] == [(1.0, 2.0), (1.0, 2.0)]
     assert tensor.shards[1].values_shape == (2,) and not tensor.shards[1].pooled
+
+
+def test_an_operand_label_says_who_put_it_there_and_in_which_pass():
+    told = CollectiveTensor("jit(f)/transpose(jvp())/add", 3, "f.py", 9, "user", "backward")
+    assert operand_label(1, told) == "[1] user, backward"
+    assert operand_label(0, CollectiveTensor("jit(f)/add", None, "f.py", 9)) == "[0] ?, ?"
