@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import runpy
 import sys
@@ -61,18 +62,21 @@ def load_python_namespace(path: str, params: dict[str, str] | None = None) -> di
     )
 
 
-def _user_line(path: str, exc: BaseException) -> int | None:
-    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename) == Path(path):
+def program_line(path: str, exc: BaseException) -> int | None:
+    """The innermost line of the program file at ``path`` in ``exc``'s traceback (a
+    syntax error's own line); None where the traceback never passes through it."""
+    here = os.path.abspath(path)
+    if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == here:
         return exc.lineno
     line = None
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if Path(frame.f_code.co_filename) == Path(path):
+        if os.path.abspath(frame.f_code.co_filename) == here:
             line = lineno
     return line
 
 
 def _describe(path: str, exc: BaseException, stage: str) -> str:
-    line = _user_line(path, exc)
+    line = program_line(path, exc)
     where = f"{path}:{line}" if line else path
     if is_out_of_memory(exc):
         return f"{where}: {memory_message('the program', memory_limit())}"

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from shardscope.backend.program.lower import program_line
 from shardscope.backend.program.traced_call import SHARD_MAP_BOUND
 
 # Where this worker writes its report (``main``'s ``OUT``), for ``CallbackFailure``.
@@ -125,17 +126,6 @@ def _raised_by_jax(exc: BaseException) -> bool:
     return any(part in inner for part in _JAX_DIRS)
 
 
-def _program_line(path: str | None, exc: BaseException) -> int | None:
-    """The innermost line of the program at ``path`` in ``exc``'s traceback."""
-    line = None
-    if path is None:
-        return line
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if os.path.abspath(frame.f_code.co_filename) == os.path.abspath(path):
-            line = lineno
-    return line
-
-
 def shard_map_kept_mesh(path: str, exc: BaseException, mesh: str) -> str | None:
     """The one line for a program whose shard_map without mesh= refuses the run's mesh
     (``mesh``, described) because the load traced it first on another (JAX's shard_map
@@ -143,7 +133,7 @@ def shard_map_kept_mesh(path: str, exc: BaseException, mesh: str) -> str | None:
     any other ``exc``."""
     if SHARD_MAP_BOUND not in str(exc):
         return None
-    line = _program_line(path, exc)
+    line = program_line(path, exc)
     where = f"{path}:{line}" if line else path
     return (
         f"{where}: this shard_map takes the mesh in context once, at its first call, and "
@@ -161,7 +151,7 @@ def reference_words(exc: BaseException, path: str | None = None) -> str:
     at is named instead."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if _raised_by_jax(exc):
-        line = _program_line(path, exc)
+        line = program_line(path, exc) if path else None
         text = f"JAX refused line {line} of {os.path.basename(path)}" if line and path else ""
     if len(text) > 160:
         text = text[:157] + "..."
