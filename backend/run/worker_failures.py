@@ -87,10 +87,7 @@ def failure_line(path: str, exc: BaseException) -> str:
     ``path``: where in the program (the last frame in its file, from the traceback or
     from a traceback quoted in the message, as JAX quotes a failed host callback), and
     the innermost error."""
-    line = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == path:
-            line = lineno
+    line = program_line(path, exc)
     text = str(exc).strip()
     for m in _FRAME.finditer(text):
         if m["file"] == path:
