@@ -237,9 +237,7 @@ def lower_function(
     with _enter(mesh, abstract):
         traced, typed = _first_trace(call, specs, abstract)
         jax_names = tuple(traced.jaxpr.debug_info.arg_names or ())
-        renamed = call.names(jax_names)
-        names = tuple(renamed.get(n, n) for n in jax_names)
-        flat = _flat_by_name(call, specs, jax_names)
+        flat, renamed, names = _flat_by_name(call, specs, jax_names)
         explicit = abstract is not None and AxisType.Explicit in abstract.axis_types
         if flat and explicit and not typed:
             leaf_specs = [flat.get(n) for n in names[: call.positional]]
@@ -271,14 +269,17 @@ def _without_dropped(
     return {k: v for k, v in flat.items() if k not in dropped}, warnings
 
 
-def _flat_by_name(call: Any, specs: Any, jax_names: tuple[str, ...]) -> dict[str, list]:
+def _flat_by_name(
+    call: Any, specs: Any, jax_names: tuple[str, ...]
+) -> tuple[dict[str, list], dict[str, str], tuple[str, ...]]:
     """The user's specs by the lowered module's name of each argument (``jax_names``:
-    JAX's)."""
+    JAX's), with the user's name of each JAX name that has one and every argument's
+    name in order."""
     renamed = call.names(jax_names)
     names = tuple(renamed.get(n, n) for n in jax_names)
     spec_args, spec_names = call.spec_view(specs, renamed, jax_names)
     flat = flat_specs(specs, spec_args, call.kwargs, spec_names)
-    return _by_own_names(flat, names, renamed)
+    return _by_own_names(flat, names, renamed), renamed, names
 
 
 def _first_trace(call: Any, specs: Any, abstract: AbstractMesh | None) -> tuple[Any, bool]:
@@ -296,9 +297,7 @@ def _first_trace(call: Any, specs: Any, abstract: AbstractMesh | None) -> tuple[
         jax_names = call.arg_names()
         if jax_names is None:
             raise
-        flat = _flat_by_name(call, specs, jax_names)
-        renamed = call.names(jax_names)
-        names = tuple(renamed.get(n, n) for n in jax_names)
+        flat, _, names = _flat_by_name(call, specs, jax_names)
         if not flat:
             raise
         try:
