@@ -139,14 +139,24 @@ def as_positions(text: str, order: list[int]) -> str:
     return _DEVICES.sub(rewrite, text)
 
 
-_OP_SCOPE = re.compile(r'loc\("((?:aten|xla|prim)__\w+)\.\d+/\1(?=["/])')
+_SCOPED = re.compile(r'(loc\(|op_name=)"([^"/][^"]*/[^"]*)"(?!:)')
+_COUNTER = re.compile(r"\.\d+$")
 
 
 def without_op_scopes(text: str) -> str:
-    """``text`` with the scope torch_xla gives each op outside a module's
-    (``aten__add.14/aten__add``) dropped: the op is ``aten__add``, as it is inside a
-    module (``block/qkv/aten__add``)."""
-    return _OP_SCOPE.sub(lambda m: f'loc("{m[1]}', text)
+    """``text`` (StableHLO locations, or HLO ``op_name`` metadata) with each op's scope as
+    the script opened it: the counter torch_xla gives each scope
+    (``layers/0.2/attn.3/aten__mm``) and the scope it gives some ops of their own
+    (``aten__add.14/aten__add``) dropped: ``layers/0/attn/aten__mm``, ``aten__add``."""
+
+    def plain(m: re.Match) -> str:
+        *scopes, op = m[2].split("/")
+        kept = [_COUNTER.sub("", s) for s in scopes]
+        while kept and kept[-1] == op:
+            kept.pop()
+        return m[1] + '"' + "/".join([*kept, op]) + '"'
+
+    return _SCOPED.sub(plain, text)
 
 
 def _module_name(dump_name: str) -> str:
@@ -159,7 +169,7 @@ def _compiled(dump: Path, proto_name: str) -> str | None:
     """torch_xla's compiled module of the graph dumped as ``proto_name``, or None."""
     stem = proto_name[: -len(_PROTO)]
     for path in sorted(dump.glob(f"{stem}.*after_optimizations.txt")):
-        return path.read_text(encoding="utf-8", errors="replace")
+        return without_op_scopes(path.read_text(encoding="utf-8", errors="replace"))
     return None
 
 

@@ -385,103 +385,6 @@ def _stop() -> None:
     os._exit(0)
 
 
-# --- op scopes -------------------------------------------------------------------------
-
-_module_stack: list[str] = []
-# The key of an autograd node's metadata that holds its forward op's module scope.
-_SCOPE = "shardscope_scope"
-_module_names: dict[int, str] = {}
-
-
-def _module_name(module) -> str:
-    """``block/qkv`` for the module the script holds as ``model.block.qkv``: its path in
-    the outermost module that has it, ``/`` between the parts (the outermost module itself
-    has no scope)."""
-    known = _module_names.get(id(module))
-    if known is not None:
-        return known
-    return type(module).__name__
-
-
-def _name_modules(root) -> None:
-    for path, sub in root.named_modules():
-        _module_names.setdefault(id(sub), path.replace(".", "/"))
-
-
-def _install_scopes(torch) -> None:
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    def pre(module, args):
-        if id(module) not in _module_names:
-            _name_modules(module)
-        _module_stack.append(_module_name(module))
-
-    def post(module, args, output):
-        if _module_stack:
-            _module_stack.pop()
-
-    torch.nn.modules.module.register_module_forward_pre_hook(pre)
-    torch.nn.modules.module.register_module_forward_hook(post)
-
-    in_step: list[bool] = []
-
-    def step_pre(optimizer, args, kwargs):
-        in_step.append(True)
-
-    def step_post(optimizer, args, kwargs):
-        if in_step:
-            in_step.pop()
-
-    from torch.optim.optimizer import (
-        register_optimizer_step_post_hook,
-        register_optimizer_step_pre_hook,
-    )
-
-    register_optimizer_step_pre_hook(step_pre)
-    register_optimizer_step_post_hook(step_post)
-
-    class Tags(TorchFunctionMode):
-        """Tags the autograd node of each forward result with its module's scope, so that
-        its gradient's ops are that module's too (``backward/block/qkv``)."""
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            scope = _module_stack[-1] if _module_stack else ""
-            if scope and not in_step:
-                for t in out if isinstance(out, (tuple, list)) else (out,):
-                    node = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
-                    if node is not None and _SCOPE not in node.metadata:
-                        node.metadata[_SCOPE] = scope
-            return out
-
-    class Scopes(TorchDispatchMode):
-        """Names each op's result by its scope (``_set_xla_custom_op_name_prefix``)."""
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            scope = self.scope()
-            if scope and not (func.is_view or func._schema.name.endswith("_copy")):
-                for t in out if isinstance(out, (tuple, list)) else (out,):
-                    if _is_xla(t) and _pending(t):
-                        # A depth of 0 makes torch_xla 2.9 fail to lower the graph.
-                        _XLAC._set_xla_custom_op_name_prefix(t, scope + "/", 1000)
-            return out
-
-        @staticmethod
-        def scope() -> str:
-            if in_step:
-                return "optimizer"
-            node = torch._C._current_autograd_node()
-            if node is not None:
-                inner = node.metadata.get(_SCOPE)
-                return f"backward/{inner}" if inner else "backward"
-            return _module_stack[-1] if _module_stack else ""
-
-    Tags().__enter__()
-    Scopes().__enter__()
-
-
 # --- installing ------------------------------------------------------------------------
 
 
@@ -494,7 +397,9 @@ def _installed(name: str, module) -> None:
         import torch
 
         try:
-            _install_scopes(torch)
+            import _shardscope_torch_scopes
+
+            _shardscope_torch_scopes.install(torch, _XLAC)
         except Exception as exc:
             _state["errors"].append(f"scopes: {type(exc).__name__}: {exc}")
         atexit.register(_write)
