@@ -88,7 +88,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
         mesh, order = _mesh(mesh_record)
         if order is not None:
             text = as_positions(text, order)
-        base = f"sync{sync.get('index', 0) + 1}"
+        base = graph_name(sync, syncs)
         seen[base] = seen.get(base, 0) + 1
         capture.functions.append(
             CapturedFunction(
@@ -157,6 +157,28 @@ def without_op_scopes(text: str) -> str:
         return m[1] + '"' + "/".join([*kept, op]) + '"'
 
     return _SCOPED.sub(plain, text)
+
+
+_INTERNAL = "_clear_pending"
+
+
+def graph_name(sync: dict, syncs: list[dict]) -> str:
+    """The name the script gave the graph (``torch_xla.compile(name=...)``, else the
+    compiled function's name), or ``syncN`` for the script's N-th sync that computed
+    something: the syncs a data loader or ``torch_xla.compile`` makes before a graph, with
+    nothing to compute, do not count."""
+    name = sync.get("graph")
+    if isinstance(name, str) and name and not name.endswith(_INTERNAL):
+        return name
+    index = sync.get("index", 0)
+    earlier = [s for s in syncs if s.get("index", 0) < index and _computes(s)]
+    return f"sync{len(earlier) + 1}"
+
+
+def _computes(sync: dict) -> bool:
+    name = sync.get("graph")
+    internal = isinstance(name, str) and name.endswith(_INTERNAL)
+    return not internal and bool(sync.get("inputs") or sync.get("dumps"))
 
 
 def _module_name(dump_name: str) -> str:
@@ -257,6 +279,8 @@ def _argument_names(text: str, inputs: list[dict]) -> list[str]:
     for i in range(count):
         entry = inputs[i] if len(inputs) == count else None
         name = entry.get("name") if entry else None
+        if name is None and entry and isinstance(entry.get("value"), (int, float)):
+            name = f"const {entry['value']:.7g}"
         if not isinstance(name, str) or not name or list(entry.get("shape") or []) != shapes[i]:
             name = f"arg{i}"
         unique, n = name, 2

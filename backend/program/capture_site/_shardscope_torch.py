@@ -37,6 +37,9 @@ import sys
 import threading
 import warnings
 
+import _shardscope_torch_names
+import _shardscope_torch_scopes
+
 _DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
 _LIMIT = os.environ.get("SHARDSCOPE_CAPTURE_STEPS")
 DUMP = "torch_dump"
@@ -48,6 +51,9 @@ _state: dict = {"syncs": [], "meshes": [], "marks": [], "errors": []}
 # torch_xla tensor id -> the script's name for it; kept across syncs, since an in-place
 # update gives a tensor a new id while the graph still reads the old one's data.
 _names: dict[int, str] = {}
+# torch_xla tensor id -> the tensor as an ``xs.mark_sharding`` call wrote it, for a tensor
+# the script has no other name for.
+_written: dict[int, str] = {}
 _XLAC = None
 
 
@@ -103,12 +109,12 @@ def _user_frame(frame):
 
 
 def _is_library(file: str) -> bool:
-    """Whether ``file`` is this folder's, torch's, torch_xla's, numpy's or another
-    installed package's (a frame the user did not write)."""
+    """Whether ``file`` is this folder's, Python's own, torch's, torch_xla's, numpy's or
+    another installed package's (a frame the user did not write)."""
     if file.startswith("<"):
         return True
     path = os.path.abspath(file)
-    if os.path.dirname(path) == _HERE:
+    if os.path.dirname(path) == _HERE or path.startswith(_STDLIB):
         return True
     parts = path.split(os.sep)
     if "site-packages" in parts or "dist-packages" in parts:
@@ -117,6 +123,7 @@ def _is_library(file: str) -> bool:
 
 
 _folders: list[str] = []
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 
 
 def _library_folders() -> list[str]:
@@ -163,53 +170,9 @@ def _is_xla(t) -> bool:
     return isinstance(t, torch.Tensor) and t.device.type == "xla"
 
 
-def _named_tensors(frames) -> list[tuple[str, object]]:
-    """(name, tensor) for what the script can name: its modules' parameters, buffers and
-    gradients (``model.block.qkv.weight``), its optimizers' state
-    (``opt.state['model.up.weight']['exp_avg']``), its tensors by variable name, one level
-    into lists, tuples and dicts. Modules first, then optimizers, then variables; nearer
-    frames first."""
-    import torch
-
-    modules, optimizers, plain = [], [], []
-    seen: set[int] = set()
-    for scope in frames:
-        for var, value in list(scope.items()):
-            if var.startswith("__") or id(value) in seen:
-                continue
-            seen.add(id(value))
-            if isinstance(value, torch.nn.Module):
-                modules.append((var, value))
-            elif isinstance(value, torch.optim.Optimizer):
-                optimizers.append((var, value))
-            elif _is_xla(value):
-                plain.append((var, value))
-            elif isinstance(value, (list, tuple)) and len(value) <= 64:
-                plain.extend((f"{var}[{i}]", v) for i, v in enumerate(value) if _is_xla(v))
-            elif isinstance(value, dict) and len(value) <= 64:
-                plain.extend((f"{var}[{k!r}]", v) for k, v in value.items() if _is_xla(v))
-    out: list[tuple[str, object]] = []
-    param_names: dict[int, str] = {}
-    for var, module in modules:
-        for name, p in module.named_parameters(remove_duplicate=False):
-            param_names.setdefault(id(p), f"{var}.{name}")
-            out.append((f"{var}.{name}", p))
-            if p.grad is not None:
-                out.append((f"{var}.{name}.grad", p.grad))
-        for name, b in module.named_buffers(remove_duplicate=False):
-            out.append((f"{var}.{name}", b))
-    for var, opt in optimizers:
-        for group_index, group in enumerate(opt.param_groups):
-            for i, p in enumerate(group["params"]):
-                key = param_names.get(id(p), f"param_groups[{group_index}]['params'][{i}]")
-                for k, v in opt.state.get(p, {}).items():
-                    if _is_xla(v):
-                        out.append((f"{var}.state[{key!r}][{k!r}]", v))
-    return [(n, t) for n, t in out + plain if _is_xla(t)]
-
-
 def _scopes(frame) -> list[dict]:
-    """The local variables of the user's frames from ``frame`` out, then ``__main__``'s."""
+    """``__main__``'s globals, then the local variables of the user's frames from the
+    outermost in to ``frame``."""
     out = []
     while frame is not None:
         if not _is_library(frame.f_code.co_filename):
@@ -218,15 +181,21 @@ def _scopes(frame) -> list[dict]:
     main = sys.modules.get("__main__")
     if main is not None:
         out.append(vars(main))
-    return out
+    return out[::-1]
 
 
 def _learn_names(frame) -> None:
-    """Name the script's tensors by their current torch_xla ids (first name kept)."""
-    for name, t in _named_tensors(_scopes(frame)):
+    """Name the script's tensors by their current torch_xla ids. A tensor the script
+    names now keeps that name; an id no longer reachable (an in-place update gave the
+    tensor a new one) keeps the name it had."""
+    import torch
+
+    fresh: dict[int, str] = {}
+    for name, t in _shardscope_torch_names.named_tensors(torch, _scopes(frame), _is_xla):
         tid = _tensor_id(t)
-        if tid is not None and tid not in _names:
-            _names[tid] = name
+        if tid is not None:
+            fresh.setdefault(tid, name)
+    _names.update(fresh)
 
 
 def _pending(t) -> bool:
@@ -256,10 +225,27 @@ def _sync_inputs() -> list[dict]:
     if not roots:
         return []
     ids, data = _XLAC._get_tensors_xla_device_data_node(roots)
-    return [
-        {"id": int(i), "name": _names.get(int(i)), "shape": list(d.shape)}
-        for i, d in zip(ids, data, strict=False)
-    ]
+    out = []
+    for i, d in zip(ids, data, strict=False):
+        entry = {
+            "id": int(i),
+            "name": _names.get(int(i)) or _written.get(int(i)),
+            "shape": list(d.shape),
+        }
+        if entry["name"] is None and not entry["shape"]:
+            entry["value"] = _scalar(d)
+        out.append(entry)
+    return out
+
+
+def _scalar(t):
+    """The value of a scalar the graph reads that no variable holds (a learning rate, a
+    constant torch_xla moved to the device), or None."""
+    try:
+        value = t.cpu().item()
+    except Exception:
+        return None
+    return value if isinstance(value, (int, float, bool)) else None
 
 
 def _dumps() -> set[str]:
@@ -276,6 +262,10 @@ def _wrap_step_marker(real):
             _stop()
         frame = _user_frame(sys._getframe(1))
         record: dict = {"index": count, "seq": _next(), **_where(frame)}
+        try:
+            record["graph"] = str(_XLAC._get_current_graph_name())
+        except Exception:
+            pass
         try:
             _learn_names(frame)
             record["inputs"] = _sync_inputs()
@@ -317,7 +307,7 @@ def _record_mark(t, frame) -> None:
     written = _call_argument(user, "mark_sharding") if user is not None else None
     tid = _tensor_id(getattr(t, "global_tensor", t))
     if written and tid is not None:
-        _names.setdefault(tid, written)
+        _written.setdefault(tid, written)
     if user is not None:
         _learn_names(user)
     entry = {
@@ -397,8 +387,6 @@ def _installed(name: str, module) -> None:
         import torch
 
         try:
-            import _shardscope_torch_scopes
-
             _shardscope_torch_scopes.install(torch, _XLAC)
         except Exception as exc:
             _state["errors"].append(f"scopes: {type(exc).__name__}: {exc}")
