@@ -16,6 +16,7 @@ from shardscope.backend.program.capture import SITE
 @pytest.fixture
 def hook(monkeypatch):
     monkeypatch.delenv("SHARDSCOPE_CAPTURE_DIR", raising=False)
+    monkeypatch.syspath_prepend(str(SITE))
     spec = importlib.util.spec_from_file_location("_hook_under_test", SITE / "_shardscope_torch.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

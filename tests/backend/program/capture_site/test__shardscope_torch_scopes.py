@@ -1,0 +1,102 @@
+"""Op scopes of a torch_xla capture come from hooks that leave the traced graph as it is:
+a capture compiles exactly what a plain run of the same script compiles (torch_xla's own
+dump of it, read here), and its ops are scoped by module, backward, recomputation and
+optimizer, inside the scopes the script opened itself."""
+
+import importlib.util
+import json
+import types
+
+import pytest
+
+from shardscope.backend.program.capture import SITE
+from shardscope.backend.program.load import load_program
+from tests.support.torch_scripts import cli, compiled_summary, needs_torch
+
+
+@pytest.fixture
+def scopes(monkeypatch):
+    spec = importlib.util.spec_from_file_location(
+        "_scopes_under_test", SITE / "_shardscope_torch_scopes.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Module:
+    def __init__(self, **children):
+        self.children = children
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self.children.items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+
+def test_a_module_is_scoped_below_the_module_that_called_it(scopes):
+    attn = _Module(qkv=_Module())
+    model = _Module(layers=_Module(**{"0": _Module(attn=attn)}))
+    assert scopes._path(model) == ""
+    assert scopes._path(attn) == "layers.0.attn"
+    assert scopes._relative("layers.0.attn", "layers.0") == "attn"
+    assert scopes._relative("layers.0.attn", "") == "layers.0.attn"
+    # a module called by one that does not hold it keeps its whole path
+    assert scopes._relative("head", "layers.0") == "head"
+
+
+def test_a_model_outputs_tensors_are_found_in_its_fields(scopes):
+    fake_torch = types.SimpleNamespace(Tensor=str)
+    out = types.SimpleNamespace(__dataclass_fields__={"logits": 0, "loss": 0})
+    out.logits, out.loss = "a", "b"
+    assert scopes._tensors(fake_torch, out) == ["a", "b"]
+    assert scopes._tensors(fake_torch, ("a", ["b", {"k": "c"}])) == ["a", "b", "c"]
+
+
+SCRIPTS = ("megatron_step", "fsdpv2_trainer", "steptrace_checkpoint")
+
+
+@needs_torch
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_capture_compiles_what_a_plain_run_of_the_script_compiles(torch_runs, name):
+    out, summary, plain = torch_runs(name)
+    captured = json.loads(out.read_text())["functions"]
+    assert plain and len(captured) == len(plain)
+    for function, text in zip(captured, plain, strict=True):
+        ours, theirs = compiled_summary(function["compiled_hlo"]), compiled_summary(text)
+        assert ours == theirs, (function["name"], ours, theirs)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_backward_recomputation_and_the_scripts_own_traces_keep_module_scopes(torch_runs):
+    out, _, _ = torch_runs("steptrace_checkpoint")
+    program = load_program(f"{out}#sync2")
+    scopes = {
+        op.location_name.rsplit("/", 1)[0]
+        for op in program.graph.ops
+        if op.location_name and "/" in op.location_name
+    }
+    # forward ops inside the script's xp.StepTrace and xp.Trace, without their counters
+    assert {
+        "train_linear_model/forward/fc1",
+        "train_linear_model/forward/block/fc",
+        "train_linear_model/optimizer",
+    } <= scopes, scopes
+    # the checkpointed block: recomputed and differentiated under backward
+    assert {"backward/recompute/block/fc", "backward/block/fc", "backward/fc1"} <= scopes, scopes
+    assert not [
+        s for s in scopes if any(part[-1:].isdigit() and "." in part for part in s.split("/"))
+    ]
+
+
+@needs_torch
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_every_captured_graph_runs(torch_runs, name):
+    out, summary, _ = torch_runs(name)
+    for function in summary["functions"]:
+        report = json.loads(cli("run", "--json", f"{out}#{function['name']}"))
+        errors = [o["max_rel_error"] for o in report["outputs"]]
+        assert errors and all(e is not None and e < 1e-3 for e in errors), function["name"]
