@@ -16,6 +16,8 @@ that a model the script holds as ``llama`` keeps that name inside a helper that 
 
 from __future__ import annotations
 
+import sys
+
 WRAPPERS = frozenset(
     {"_orig_module", "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module"}
 )
@@ -92,12 +94,21 @@ def _roots(torch, frames: list[dict], is_xla):
     return modules, optimizers, unique
 
 
+def _scripts_class(kind) -> bool:
+    """Whether ``kind`` is a class of the script's (or of another file of the user's), not
+    of Python's own modules or of an installed package."""
+    module = getattr(kind, "__module__", "") or ""
+    if module.split(".")[0] in sys.stdlib_module_names:
+        return False
+    file = getattr(sys.modules.get(module), "__file__", None) or ""
+    parts = file.replace("\\", "/").split("/")
+    return "site-packages" not in parts and "dist-packages" not in parts
+
+
 def _held(value) -> list[tuple[str, object]]:
     """The attributes of an object of the script's own class (a trainer): what it holds
     as ``self.model``, ``self.optimizer``, ``self.batch``."""
-    kind = type(value)
-    module = getattr(kind, "__module__", "") or ""
-    if module.split(".")[0] in ("torch", "torch_xla", "numpy", "builtins"):
+    if not _scripts_class(type(value)):
         return []
     try:
         attributes = vars(value)
