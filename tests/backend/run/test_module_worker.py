@@ -1,6 +1,10 @@
 """The module run worker, in this process (64 host devices, tests/conftest.py): inputs of
 each argument's dtype, donated arguments, and the module's own refusals."""
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -8,6 +12,8 @@ import numpy as np
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import random_array
 from shardscope.backend.run.module_worker import run_module_job
 from shardscope.backend.sharding.mesh import Mesh
@@ -107,3 +113,47 @@ def test_uneven_shardings_run_padded_and_each_tile_says_its_padding():
     assert placed[4]["index"] == [[2, 3], [0, 2]] and placed[4]["padding"] == [1, 0]
     assert placed[4]["values"] == w[2:3, 0:2].ravel().tolist()
     assert all(t["max_rel_error"] == 0.0 for t in report["arguments"])
+
+
+TORCH_PYTHON = os.environ.get("SHARDSCOPE_TORCH_PYTHON", "")
+
+
+def _has_torch_xla() -> bool:
+    if not TORCH_PYTHON:
+        return False
+    probe = subprocess.run(
+        [TORCH_PYTHON, "-c", "import torch_xla"], capture_output=True, timeout=300
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(
+    not _has_torch_xla(),
+    reason="needs torch_xla in the script's own environment: set SHARDSCOPE_TORCH_PYTHON "
+    "to its python",
+)
+@pytest.mark.slow
+def test_a_captured_torch_xla_script_with_an_uneven_sharding_runs(tmp_path):
+    out = tmp_path / "uneven.json"
+    script = Path("tests/inputs/torch/uneven.py").resolve()
+    proc = subprocess.run(
+        [sys.executable, "main.py", "capture", "--json", "--out", str(out), "--", TORCH_PYTHON]
+        + [str(script)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [f["name"] for f in json.loads(proc.stdout)["functions"]] == ["sync1"]
+    program = load_program(f"{out}#sync1")
+    result = run_program(program, runs=1)
+    w = result.tensor("w")
+    assert w.spec == "data,_" and w.max_rel_error == 0.0
+    assert {s.device: (s.index[0], s.padding) for s in w.shards} == {
+        **{d: ((0, 2), (0, 0)) for d in range(4)},
+        **{d: ((2, 3), (1, 0)) for d in range(4, 8)},
+    }
+    assert all(t.max_rel_error is not None and t.max_rel_error < 1e-5 for t in result.outputs)
+    # torch_xla's own compile holds w as a [2, 32] tile on each device, as the run does.
+    layout = "entry_computation_layout={(f32[2,32]{1,0}, f32[4,8]{1,0})"
+    assert layout in program.compiled_hlo and layout in result.hlo_text
