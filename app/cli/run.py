@@ -278,8 +278,10 @@ def _tensor_lines(t, hosts: int) -> list[str]:
         lines.append(f"    in the return value: {t.where}")
     for s in t.shards:
         host = f" host {s.host}" if hosts > 1 else ""
+        padding = f"  {s.padding_text}" if s.padding_text else ""
         lines.append(
-            f"    device {s.device:3}{host} {_index(s.index):28} {list(s.shape)!s:16} {s.checksum}"
+            f"    device {s.device:3}{host} {_index(s.index):28} {list(s.shape)!s:16} "
+            f"{s.checksum}{padding}"
         )
     return lines
 

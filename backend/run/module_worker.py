@@ -10,7 +10,9 @@ so no Python of the program's runs. The worker:
 - makes seeded inputs of each argument's shape and dtype (``inputs.random_array``: the
   same seed gives the same inputs), puts each argument's shards on the devices by the
   sharding the executable gives its parameter, runs it once to warm up, then ``runs``
-  timed runs;
+  timed runs. An argument or result whose sharding does not divide a dimension is held
+  padded (``padding``): its inputs go in with zeros after them, its shards are read
+  back without the padding;
 - compiles the module without its shardings (``unsharded.unsharded_module``) for one
   device and runs it on the same inputs, for the error of each output;
 - reports each device's shard of every argument and output, the compiled collectives
@@ -42,7 +44,8 @@ from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import thread_stack_size
 from shardscope.backend.run.compile import compile_module, memory
 from shardscope.backend.run.inputs import SEED, random_array
-from shardscope.backend.run.shards import ValueBudget, tensor_report
+from shardscope.backend.run.padding import pad, padded_shape, real_piece, tile_counts, unpad
+from shardscope.backend.run.shards import ValueBudget, index_ranges, tensor_report
 from shardscope.backend.run.unsharded import ManualModule, unsharded_module
 from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
 from shardscope.backend.sharding.mesh import Mesh
@@ -104,14 +107,14 @@ def _run_module_job(job: dict) -> dict:
     pieces, times = run.timed(int(job.get("runs", 1)))
     laps.lap("run")
     outputs = [
-        jax.make_array_from_single_device_arrays(tuple(shape), sharding, list(arrays))
+        _assembled(shape, sharding, list(arrays))
         for (shape, _), sharding, arrays in zip(res_types, out_shardings, pieces, strict=True)
     ]
     notes: list[str] = []
     expected = _reference(job, text, run, notes)
     laps.lap("reference_run")
     tensors = _Tensors(mesh, job.get("values", True))
-    out = tensors.outputs(outputs, out_shardings, expected, infos)
+    out = tensors.outputs(outputs, [s for s, _ in res_types], out_shardings, expected, infos)
     arguments = tensors.arguments(_arg_names(job, len(arg_types)), run)
     laps.lap("shards")
     hlo = executable.get_hlo_text()
@@ -184,8 +187,12 @@ class _SeededRun:
         ]
 
     def place(self) -> list:
-        """The inputs placed on the devices as the executable takes them."""
-        return [jax.device_put(h, s) for h, s in zip(self.host, self.in_shardings, strict=True)]
+        """The inputs placed on the devices as the executable takes them: padded where
+        the parameter's sharding does not divide them (``padding``)."""
+        return [
+            jax.device_put(pad(h, _padded(h.shape, s)), s)
+            for h, s in zip(self.host, self.in_shardings, strict=True)
+        ]
 
     def execute(self, args: list) -> list:
         """One run on placed ``args``: each output's pieces, one per device."""
@@ -229,14 +236,23 @@ class _Tensors:
         self.values = ValueBudget() if values else None
 
     def outputs(
-        self, arrays: list, shardings: list, expected: list | None, infos: list[str]
+        self,
+        arrays: list,
+        shapes: list[tuple[int, ...]],
+        shardings: list,
+        expected: list | None,
+        infos: list[str],
     ) -> list[dict]:
-        """The report of each output, with its name in the return value (``path``)."""
+        """The report of each output (of its real ``shapes``: the arrays may be padded),
+        with its name in the return value (``path``)."""
         wanted = expected if expected is not None else [None] * len(arrays)
         return [
-            {**_tensor(f"result[{i}]", array, sharding, self.mesh, want, self.values), "path": info}
-            for i, (array, sharding, want, info) in enumerate(
-                zip(arrays, shardings, wanted, infos, strict=True)
+            {
+                **_tensor(f"result[{i}]", array, shape, sharding, self.mesh, want, self.values),
+                "path": info,
+            }
+            for i, (array, shape, sharding, want, info) in enumerate(
+                zip(arrays, shapes, shardings, wanted, infos, strict=True)
             )
         ]
 
@@ -244,7 +260,7 @@ class _Tensors:
         """The report of each argument, placed afresh, its seeded values to compare with."""
         pieces = zip(names, run.place(), run.in_shardings, run.host, strict=True)
         return [
-            _tensor(name, array, sharding, self.mesh, data, self.values)
+            _tensor(name, array, data.shape, sharding, self.mesh, data, self.values)
             for name, array, sharding, data in pieces
         ]
 
@@ -318,6 +334,33 @@ def _shardings(given: Any, count: int, devices: xc.DeviceList) -> list:
     return [sharding_impls.GSPMDSharding(devices, s) for s in given]
 
 
+def _padded(shape: tuple[int, ...], sharding: Any) -> tuple[int, ...]:
+    """The shape the executable holds an array of ``shape`` in under ``sharding``: each
+    dimension the sharding does not divide padded to whole tiles."""
+    return padded_shape(shape, tile_counts(sharding, len(shape)))
+
+
+def _assembled(shape: tuple[int, ...], sharding: Any, pieces: list) -> Any:
+    """One output as a jax.Array from its ``pieces``, one per device: of its padded shape
+    (``_padded``) where ``sharding`` does not divide ``shape``, each piece put back as its
+    whole tile, zeros after its real part."""
+    padded = _padded(shape, sharding)
+    if padded == tuple(shape):
+        return jax.make_array_from_single_device_arrays(shape, sharding, pieces)
+    # jaxlib 0.10.2 gives a piece whose tile holds padding the shape of its real part,
+    # while NumPy reads it as the whole tile: each is cut to its real part and padded
+    # again on the host.
+    where = sharding.devices_indices_map(padded)
+    tiles = []
+    for piece in pieces:
+        (device,) = piece.devices()
+        ranges = index_ranges(where[device], padded)
+        real, _ = real_piece(ranges, shape)
+        data = unpad(np.asarray(piece), [b - a for a, b in real])
+        tiles.append(jax.device_put(pad(data, [b - a for a, b in ranges]), device))
+    return jax.make_array_from_single_device_arrays(padded, sharding, tiles)
+
+
 def _unsharded_outputs(text: str, host: list[np.ndarray], device: Any) -> list[np.ndarray]:
     """The module without its shardings, compiled for ``device`` alone and run on the
     same inputs: its outputs."""
@@ -330,6 +373,7 @@ def _unsharded_outputs(text: str, host: list[np.ndarray], device: Any) -> list[n
 def _tensor(
     name: str,
     array: Any,
+    shape: tuple[int, ...],
     sharding: Any,
     mesh: Mesh,
     expected: np.ndarray | None,
@@ -340,7 +384,7 @@ def _tensor(
         spec = spec_from_hlo_sharding(hlo, mesh, array.ndim).format()
     except ShardscopeError:
         spec = ""  # a layout no spec over this mesh gives (a device order of its own)
-    return tensor_report(name, array, spec, hlo, expected, values)
+    return tensor_report(name, array, spec, hlo, expected, values, tuple(shape))
 
 
 if __name__ == "__main__":

@@ -30,11 +30,31 @@ class Shard(JsonForm):
     values_shape: tuple[int, ...] | None = json_field(omit=True, default=None)
     # The host (process of a multi-host run, ``sharding.hosts``) that owns the device.
     host: int = 0
+    # Per dimension, how many elements of the device's tile lie past ``index``: padding
+    # of an uneven sharding (``run.padding``); empty or zeros where there is none.
+    padding: tuple[int, ...] = ()
 
     @property
     def pooled(self) -> bool:
         """Whether ``values`` are block means rather than every value."""
         return self.values_shape is not None and tuple(self.values_shape) != tuple(self.shape)
+
+    @property
+    def tile(self) -> tuple[int, ...]:
+        """The shape of the tile the device holds: its piece and its padding."""
+        extra = tuple(self.padding) + (0,) * (len(self.shape) - len(self.padding))
+        return tuple(n + p for n, p in zip(self.shape, extra, strict=True))
+
+    @property
+    def padding_text(self) -> str:
+        """The padding in the device's tile in a few words, as
+        ``tile [2, 32] with padding 1 in dim 0``; empty where there is none."""
+        dims = [f"{p} in dim {d}" for d, p in enumerate(self.padding) if p]
+        if not dims:
+            return ""
+        return f"tile {list(self.tile)} with padding {dims[0]}" + "".join(
+            f", {d}" for d in dims[1:]
+        )
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,7 @@ def _shards(records: list[dict]) -> tuple[Shard, ...]:
             tuple(s["values"]) if s["values"] is not None else None,
             _shape_or_none(s.get("values_shape"), s["values"], s["shape"]),
             int(s.get("host", 0)),
+            tuple(s.get("padding", ())),
         )
         for s in records
     ]

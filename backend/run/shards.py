@@ -12,6 +12,7 @@ a heat map draws. A PRNG key array's shard is read as its key data (``inputs.hos
 
 from __future__ import annotations
 
+import math
 import warnings
 import zlib
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from shardscope.backend.run.inputs import host_array, is_key
+from shardscope.backend.run.padding import real_piece, unpad
 
 # Shards up to this many elements carry their values (for heatmaps); larger ones their
 # block means, at most MAX_SIDE x MAX_SIDE of them.
@@ -55,6 +57,9 @@ class ShardRecord(TypedDict):
     # A replica with the same piece and bytes as an earlier record: that record's device,
     # whose values are these (sent once).
     values_from: int | None
+    # Per dimension, how many elements of the device's tile are padding past ``index``
+    # (an uneven sharding's last tiles, ``padding``); zeros for an even one.
+    padding: list[int]
 
 
 def checksum(data: np.ndarray) -> str:
@@ -82,7 +87,7 @@ def as_2d(data: np.ndarray) -> np.ndarray:
         return a.reshape(1, 1)
     if a.ndim == 1:
         return a.reshape(1, -1)
-    return a.reshape(-1, a.shape[-1])
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def pooled(data: np.ndarray, side: int = MAX_SIDE) -> np.ndarray:
@@ -128,20 +133,25 @@ def heat_grid(values: Sequence[float | None], shape: Sequence[int]) -> np.ndarra
     return pooled(a.reshape(tuple(shape)) if shape else a.reshape(()))
 
 
-def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRecord]:
+def shard_records(
+    array: Any, budget: ValueBudget | None = None, shape: tuple[int, ...] | None = None
+) -> list[ShardRecord]:
     """One record per addressable shard of jax.Array ``array``, in device id order.
 
     Each shard carries its ``preview`` values while ``budget`` lasts; without a budget,
     none does. A replica holding the same piece with the same bytes as one already
-    recorded names it in ``values_from`` instead of repeating its values."""
+    recorded names it in ``values_from`` instead of repeating its values. ``shape``:
+    the real array's, where ``array`` is it padded (``padding.padded_shape``); each
+    record then covers its tile's real part, and says how much of the tile is padding."""
     out: list[ShardRecord] = []
-    shape = tuple(array.shape)
+    padded = tuple(array.shape)
+    shape = padded if shape is None else tuple(shape)
     keys = is_key(array)
     carried: dict[tuple, int] = {}  # (index, checksum) -> the device whose record has the values
     for shard in array.addressable_shards:
-        data = host_array(shard.data)
         device = int(shard.device.id)
-        index = index_ranges(shard.index, shape)
+        index, padding = real_piece(index_ranges(shard.index, padded), shape)
+        data = unpad(host_array(shard.data), [b - a for a, b in index])
         crc = checksum(data)
         # A key's value on the heat maps: the last word of its key data (the seed of
         # ``jax.random.key(seed)``); the checksum covers every word.
@@ -163,6 +173,7 @@ def shard_records(array: Any, budget: ValueBudget | None = None) -> list[ShardRe
                 "values": values,
                 "values_shape": shape_of,
                 "values_from": same_as,
+                "padding": padding,
             }
         )
     out.sort(key=lambda r: r["device"])
@@ -216,23 +227,26 @@ def tensor_report(
     hlo: str,
     expected: np.ndarray | None,
     values: ValueBudget | None,
+    shape: tuple[int, ...] | None = None,
 ) -> dict:
     """One argument's or output's entry in a run worker's report: its shards (with their
     values within ``values``), its sharding as ``spec`` and ``hlo`` text, and its error
-    against ``expected``, the unsharded run's array (None: no reference)."""
-    records = shard_records(array, values)
+    against ``expected``, the unsharded run's array (None: no reference). ``shape``: the
+    real array's where ``array`` is it padded; the padding is left out of both."""
+    shape = tuple(array.shape) if shape is None else tuple(shape)
+    records = shard_records(array, values, shape)
     error, finite = None, True
     if expected is not None and is_key(array):
         # Keys are equal or not: the share of their key data's words that differ.
-        words = host_array(array)
+        words = unpad(host_array(array), shape)
         error = float(np.mean(words != expected)) if words.shape == expected.shape else 1.0
     elif expected is not None:
-        error = max_relative_error(np.asarray(array), expected)
+        error = max_relative_error(unpad(np.asarray(array), shape), expected)
         finite = bool(np.isfinite(error))
         error = error if finite else None
     return {
         "name": name,
-        "shape": list(array.shape),
+        "shape": list(shape),
         "dtype": str(array.dtype),
         "spec": spec,
         "hlo_sharding": hlo,

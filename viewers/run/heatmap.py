@@ -191,7 +191,8 @@ class HeatmapView(QWidget):
 
     def _build(self, tensor: TensorRun) -> None:
         for s in tensor.shards:
-            if s.values is not None and s.values_shape is not None:
+            # A tile all padding (past an uneven dimension's end) has no values to draw.
+            if s.values is not None and s.values_shape is not None and math.prod(s.values_shape):
                 self.tiles[s.device] = heat_grid(s.values, s.values_shape)
         finite = [g[np.isfinite(g)] for g in self.tiles.values()]
         finite = [f for f in finite if f.size]

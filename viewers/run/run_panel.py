@@ -319,7 +319,7 @@ class RunPanel(QWidget):
                 str(s.device),
                 f"h{s.host}",
                 index_text(s.index),
-                str(list(s.shape)),
+                f"{list(s.shape)} ({s.padding_text})" if s.padding_text else str(list(s.shape)),
                 s.checksum,
             )
             for col, text in enumerate(cells):

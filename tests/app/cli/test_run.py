@@ -351,3 +351,17 @@ def test_run_json_collectives_are_in_propagates_form(source):
     assert all(c["axes"] and c["origin"] and c["cause"]["text"] for c in collectives)
     assert collectives == propagated["collectives"]
     assert ran["cost"]["collectives"] == propagated["cost"]["collectives"]
+
+
+def test_a_shard_whose_tile_holds_padding_says_so_in_the_text_and_the_json(capsys):
+    argv = ["run", str(INPUTS / "mlir" / "uneven.mlir"), "--mesh", "data=2,model=4", "--runs", "1"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    w = next(t for t in data["arguments"] if t["name"] == "w")
+    assert w["shape"] == [3, 6]
+    shard = next(s for s in w["shards"] if s["device"] == 4)
+    assert (shard["index"], shard["shape"], shard["padding"]) == ([[2, 3], [0, 2]], [1, 2], [1, 0])
+    assert main(argv) == 0
+    arguments = capsys.readouterr().out.split("\narguments:\n", 1)[1]
+    (line,) = [n for n in arguments.splitlines() if n.strip().startswith("device   4 [2:3, 0:2]")]
+    assert line.endswith("tile [2, 2] with padding 1 in dim 0"), line

@@ -277,3 +277,47 @@ def test_a_cancelled_module_run_ends_its_worker(mlir_file):
     threading.Timer(0.3, cancel.cancel).start()
     with pytest.raises(RunCancelled):
         run_program(load_program(mlir_file), {"data": 4, "model": 2}, cancel=cancel)
+
+
+def _rows_and_padding(tensor) -> dict[int, tuple]:
+    return {s.device: (s.index[0], s.padding) for s in tensor.shards}
+
+
+# 3 rows over data=2 of a (2, 4) mesh: devices 0-3 hold rows 0-1, devices 4-7 row 2 and
+# a row of padding.
+UNEVEN_ROWS = {
+    **{d: ((0, 2), (0, 0)) for d in range(4)},
+    **{d: ((2, 3), (1, 0)) for d in range(4, 8)},
+}
+
+
+@pytest.mark.slow
+def test_an_uneven_gspmd_module_runs_padded_and_matches_the_unsharded_run():
+    program = load_program("tests/inputs/mlir/uneven.mlir")
+    result = run_program(program, {"data": 2, "model": 4}, runs=1)
+    assert any("with GSPMD, not Shardy" in n for n in result.notes)
+    w, x = random_array((3, 6), np.float32, 0), random_array((8, 6), np.float32, 1)
+    wanted = {"result[0]": np.tanh(w.astype(np.float64) @ x.T), "result[1]": np.exp(w)}
+    for tensor in result.outputs:
+        assert tensor.max_rel_error is not None and tensor.max_rel_error < 1e-6
+        assert tensor.shape == wanted[tensor.name].shape
+    assert _rows_and_padding(result.tensor("result[0]")) == UNEVEN_ROWS
+    # w's 6 columns over model=4 in tiles of 2: the last tile is all padding.
+    last = next(s for s in result.tensor("w").shards if s.device == 7)
+    assert last.index == ((2, 3), (6, 6)) and last.padding == (1, 2) and last.shape == (1, 0)
+    assert last.padding_text == "tile [2, 2] with padding 1 in dim 0, 2 in dim 1"
+
+
+@pytest.mark.slow
+def test_a_torch_xla_capture_with_an_uneven_sharding_runs_as_torch_xla_holds_it():
+    program = load_program("tests/inputs/torch/capture_uneven.json#sync1")
+    result = run_program(program, runs=1)
+    assert any(
+        n.startswith("XLA compiled the module with GSPMD, as torch_xla") for n in result.notes
+    )
+    w = result.tensor("w")
+    assert w.spec == "data,_" and _rows_and_padding(w) == UNEVEN_ROWS
+    assert all(t.max_rel_error is not None and t.max_rel_error < 1e-5 for t in result.outputs)
+    # Each device holds a [2, 32] tile of w, as in torch_xla's own compiled module.
+    layout = "entry_computation_layout={(f32[2,32]{1,0}, f32[4,8]{1,0})"
+    assert layout in program.compiled_hlo and layout in result.hlo_text

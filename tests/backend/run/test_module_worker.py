@@ -1,10 +1,19 @@
 """The module run worker, in this process (64 host devices, tests/conftest.py): inputs of
 each argument's dtype, donated arguments, and the module's own refusals."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
 import numpy as np
 import pytest
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.program.load import load_program
+from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import random_array
 from shardscope.backend.run.module_worker import run_module_job
 from shardscope.backend.sharding.mesh import Mesh
@@ -25,6 +34,13 @@ module @m {
   }
 }
 """
+
+
+@pytest.fixture(autouse=True)
+def _host_devices():
+    """The CPU client started on tests/conftest.py's 64 devices before a job's mesh could
+    start it on its own count (``module_worker._set_up``), whichever test runs first."""
+    jax.devices("cpu")
 
 
 def _job(module: str, **extra) -> dict:
@@ -58,3 +74,86 @@ def test_a_module_without_tensor_arguments_is_refused_in_one_line():
 def test_a_mesh_larger_than_the_devices_is_refused():
     report = run_module_job({**_job(MIXED), "mesh": Mesh.from_dict({"data": 128}).to_json()}, None)
     assert not report["ok"] and "needs 128 devices but the worker has 64" in report["error"]
+
+
+def test_uneven_shardings_run_padded_and_each_tile_says_its_padding():
+    # w [3, 6] and x [8, 6] split over (data=2, model=4): rows of w in tiles of 2 (the
+    # second holding 1 row and 1 of padding), columns in tiles of 2 (the last all
+    # padding). XLA's executable takes and gives each device its whole tile.
+    module = Path("tests/inputs/mlir/uneven.mlir").read_text()
+    job = {
+        "module": module,
+        "partitioner": "gspmd",
+        "mesh": Mesh.from_dict({"data": 2, "model": 4}).to_json(),
+        "arg_names": ["w", "x"],
+    }
+    report = run_module_job(job, None)
+    assert report["ok"], report
+    assert "(f32[2,2]{1,0}, f32[4,2]{1,0})->(f32[2,8]{1,0}, f32[2,2]{1,0})" in report["hlo_text"]
+    w, x = (random_array(s, np.float32, i) for i, s in enumerate([(3, 6), (8, 6)]))
+    expected = [np.tanh(w.astype(np.float64) @ x.T), np.exp(w.astype(np.float64))]
+    for tensor, want in zip(report["outputs"], expected, strict=True):
+        assert tensor["shape"] == list(want.shape)
+        assert tensor["max_rel_error"] is not None and tensor["max_rel_error"] < 1e-6
+        for shard in tensor["shards"]:
+            piece = want[tuple(slice(a, b) for a, b in shard["index"])]
+            assert shard["shape"] == list(piece.shape)
+            got = shard["values"] if shard["values_from"] is None else None
+            if got is not None:
+                np.testing.assert_allclose(np.reshape(got, piece.shape), piece, rtol=1e-6)
+    rows, full = report["outputs"]
+    assert {s["device"]: s["padding"] for s in rows["shards"]} == {
+        **{d: [0, 0] for d in range(4)},
+        **{d: [1, 0] for d in range(4, 8)},
+    }
+    by_device = {s["device"]: s for s in full["shards"]}
+    assert by_device[7]["index"] == [[2, 3], [6, 6]] and by_device[7]["padding"] == [1, 2]
+    assert by_device[3]["shape"] == [2, 0] and by_device[3]["padding"] == [0, 2]
+    placed = {s["device"]: s for s in report["arguments"][0]["shards"]}
+    assert placed[4]["index"] == [[2, 3], [0, 2]] and placed[4]["padding"] == [1, 0]
+    assert placed[4]["values"] == w[2:3, 0:2].ravel().tolist()
+    assert all(t["max_rel_error"] == 0.0 for t in report["arguments"])
+
+
+TORCH_PYTHON = os.environ.get("SHARDSCOPE_TORCH_PYTHON", "")
+
+
+def _has_torch_xla() -> bool:
+    if not TORCH_PYTHON:
+        return False
+    probe = subprocess.run(
+        [TORCH_PYTHON, "-c", "import torch_xla"], capture_output=True, timeout=300
+    )
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(
+    not _has_torch_xla(),
+    reason="needs torch_xla in the script's own environment: set SHARDSCOPE_TORCH_PYTHON "
+    "to its python",
+)
+@pytest.mark.slow
+def test_a_captured_torch_xla_script_with_an_uneven_sharding_runs(tmp_path):
+    out = tmp_path / "uneven.json"
+    script = Path("tests/inputs/torch/uneven.py").resolve()
+    proc = subprocess.run(
+        [sys.executable, "main.py", "capture", "--json", "--out", str(out), "--", TORCH_PYTHON]
+        + [str(script)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [f["name"] for f in json.loads(proc.stdout)["functions"]] == ["sync1"]
+    program = load_program(f"{out}#sync1")
+    result = run_program(program, runs=1)
+    w = result.tensor("w")
+    assert w.spec == "data,_" and w.max_rel_error == 0.0
+    assert {s.device: (s.index[0], s.padding) for s in w.shards} == {
+        **{d: ((0, 2), (0, 0)) for d in range(4)},
+        **{d: ((2, 3), (1, 0)) for d in range(4, 8)},
+    }
+    assert all(t.max_rel_error is not None and t.max_rel_error < 1e-5 for t in result.outputs)
+    # torch_xla's own compile holds w as a [2, 32] tile on each device, as the run does.
+    layout = "entry_computation_layout={(f32[2,32]{1,0}, f32[4,8]{1,0})"
+    assert layout in program.compiled_hlo and layout in result.hlo_text

@@ -63,6 +63,25 @@ def test_a_tensor_reads_the_report():
     assert not mismatched.replicas_match
 
 
+def test_a_shard_whose_tile_holds_padding_says_how_much():
+    records = [
+        {**REPORT_TENSOR["shards"][0], "padding": [0, 0]},
+        {"device": 1, "index": [[2, 3], [2, 2]], "shape": [1, 0], "checksum": "00000000"},
+        {**REPORT_TENSOR["shards"][1], "index": [[2, 3], [0, 2]], "shape": [1, 2]},
+    ]
+    records[1] = {**records[1], "values": None, "padding": [1, 2]}
+    records[2] = {**records[2], "padding": [1, 0]}
+    tensor = TensorRun.from_report({**REPORT_TENSOR, "shape": [3, 4], "shards": records})
+    even, empty, short = tensor.shards
+    assert (even.padding, even.tile, even.padding_text) == ((0, 0), (2, 2), "")
+    assert short.tile == (2, 2) and short.padding_text == "tile [2, 2] with padding 1 in dim 0"
+    assert empty.padding_text == "tile [2, 2] with padding 1 in dim 0, 2 in dim 1"
+    assert empty.to_json()["padding"] == [1, 2]
+    # A report of a run before shards said their padding reads as none.
+    old = TensorRun.from_report(REPORT_TENSOR).shards[0]
+    assert (old.padding, old.tile, old.padding_text) == ((), (2, 2), "")
+
+
 def test_json_form():
     data = _result().to_json()
     assert data["outputs"][0]["shards"][0] == {
@@ -71,6 +90,7 @@ def test_json_form():
         "shape": [2, 2],
         "checksum": "aa",
         "host": 0,
+        "padding": [],
     }
     assert data["hosts"] == 1
     c = data["collectives"][0]

@@ -9,10 +9,13 @@ from jax.sharding import PartitionSpec as P
 from shardscope.backend.run.shards import (
     ValueBudget,
     checksum,
+    heat_grid,
     index_ranges,
     max_relative_error,
+    preview,
     replica_mismatches,
     shard_records,
+    tensor_report,
 )
 
 
@@ -28,6 +31,7 @@ def test_records_equal_addressable_shards():
         assert r["index"] == [[rows[0], rows[1]], [0, 6]]
         assert r["shape"] == list(shard.data.shape) == [4, 6]
         assert r["checksum"] == checksum(data[rows[0] : rows[1]])
+        assert r["padding"] == [0, 0]
     by_device = {r["device"]: r for r in records}
     for r in records:
         # the two model replicas of a row block send its values once
@@ -71,6 +75,12 @@ def test_relative_error():
     assert max_relative_error(np.array([True, False]), np.array([True, True])) == 0.5
 
 
+def test_an_empty_piece_carries_no_values_in_its_shape():
+    # A tile past an uneven dimension's end holds only padding: no elements of its own.
+    assert preview(np.zeros((2, 0), np.float32)) == ([], [2, 0])
+    assert heat_grid([], [2, 0]).shape == (2, 0)
+
+
 def test_large_shards_carry_block_means_capped_at_64_a_side():
     from shardscope.backend.run.shards import MAX_SIDE, MAX_VALUES, heat_grid, pooled, preview
 
@@ -105,3 +115,20 @@ def test_a_large_shard_takes_its_block_means_from_the_budget():
     assert set(record["values"]) == {1.0}
     (record,) = shard_records(array, ValueBudget(100))
     assert record["values"] is None and record["values_shape"] is None
+
+
+def test_a_padded_array_reports_each_tiles_real_part_and_its_padding():
+    # 3 rows split 2 ways are held as 4: the second tile is row 2 and a row of padding,
+    # NaN here, which neither the records nor the error may see.
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    data = np.arange(3 * 4, dtype=np.float32).reshape(3, 4)
+    held = np.concatenate([data, np.full((1, 4), np.nan, np.float32)])
+    array = jax.device_put(held, NamedSharding(mesh, P("data", None)))
+    entry = tensor_report("w", array, "data,_", "", data, ValueBudget(), (3, 4))
+    assert entry["shape"] == [3, 4] and entry["max_rel_error"] == 0.0
+    by_device = {r["device"]: r for r in entry["shards"]}
+    first, last = by_device[0], by_device[4]
+    assert (first["index"], first["shape"], first["padding"]) == ([[0, 2], [0, 4]], [2, 4], [0, 0])
+    assert (last["index"], last["shape"], last["padding"]) == ([[2, 3], [0, 4]], [1, 4], [1, 0])
+    assert last["checksum"] == checksum(data[2:3]) and last["values"] == data[2].tolist()
+    assert entry["replica_mismatches"] == []

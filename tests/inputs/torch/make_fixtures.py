@@ -10,8 +10,8 @@ It writes ``tiny_capture/``: ``torch.json`` (the hook's record of the run: syncs
 their named inputs, meshes, ``mark_sharding`` calls) and, from ``torch_dump/``, the one
 graph's ``before_optimizations.hlo.pb`` (the module torch_xla built, a few KB) and
 ``cpu_after_optimizations.txt`` (torch_xla's compiled, partitioned module). It then
-captures ``train_block.py`` and ``conflict.py`` with ``capture`` itself, into
-``capture_block.json`` and ``capture_conflict.json``.
+captures ``train_block.py``, ``conflict.py`` and ``uneven.py`` with ``capture`` itself,
+into ``capture_block.json``, ``capture_conflict.json`` and ``capture_uneven.json``.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def main() -> int:
     for script, out in (
         ("train_block.py", "capture_block.json"),
         ("conflict.py", "capture_conflict.json"),
+        ("uneven.py", "capture_uneven.json"),
     ):
         subprocess.run(
             [

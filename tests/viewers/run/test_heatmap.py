@@ -174,3 +174,12 @@ def test_a_collectives_device_groups_are_outlined_each_in_its_colour(view):
     image = view.grab().toImage()
     corner = view.group_rect(0).topLeft()
     assert image.pixelColor(corner).getRgb()[:3] != view.group_color(0).getRgb()[:3]
+
+
+def test_a_device_whose_tile_is_all_padding_draws_no_picture(view, qtbot):
+    # 3 rows over 4 devices in tiles of 1: device 3's tile lies past the end.
+    data = np.arange(3 * 4, dtype=np.float64).reshape(3, 4)
+    view.set_tensor(tensor_of(data, {0: (0, 1), 1: (1, 2), 2: (2, 3), 3: (3, 3)}), (4,), None)
+    assert sorted(view.tiles) == [0, 1, 2] and view.scale == (0.0, 11.0)
+    assert view.lines == []
+    view.grab()  # paints every device's box, the empty one too

@@ -102,6 +102,23 @@ def test_choosing_a_tensor_lists_its_shards(panel, qtbot):
     assert panel.shard_title.text() == "x: 4 shards, one per device"
 
 
+def test_a_shard_whose_tile_holds_padding_says_so(panel, qtbot):
+    # 3 rows split 2 ways: device 1's tile of 2 rows holds row 2 and a row of padding.
+    pieces = (
+        Shard(0, ((0, 2), (0, 4)), (2, 4), "aa", padding=(0, 0)),
+        Shard(1, ((2, 3), (0, 4)), (1, 4), "bb", padding=(1, 0)),
+    )
+    w = TensorRun("w", (3, 4), "float32", "data,_", "", pieces, 0.0)
+    result = make_result()
+    result.arguments.append(w)
+    panel.set_result(result)
+    panel.tensor_table.selectRow(2)
+    assert panel.rows(panel.shard_table) == [
+        ["0", "[0:2, 0:4]", "[2, 4]", "aa"],
+        ["1", "[2:3, 0:4]", "[1, 4] (tile [2, 4] with padding 1 in dim 0)", "bb"],
+    ]
+
+
 def test_collectives_sort_by_bytes_and_selecting_one_names_its_groups(panel, qtbot):
     panel.set_result(make_result())
     table = panel.collective_table
