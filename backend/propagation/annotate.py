@@ -156,7 +156,7 @@ def annotate(
     sdywrite.set_mesh(module, mesh.shape)
     writer = _Writer(module, graph, index, mesh)
     gspmd = gspmd_shardings(module, writer.main, graph, mesh)
-    writer.write_gspmd(gspmd)
+    writer.write_gspmd(gspmd, edited=bool(specs))
     out = [writer.write_user(target, as_spec(raw), strict) for target, raw in specs.items()]
     imported = {vid: spec for kind, _, vid, spec in gspmd if kind == "arg"}
     for a in code_annotations(graph):
@@ -184,8 +184,13 @@ class _Writer:
         self.main = self.funcs[graph.main]
         self.tagged: dict[int, ir.Operation] = {}
 
-    def write_gspmd(self, gspmd: list[tuple[str, int, int | None, Spec]]) -> None:
-        """Shardings the program carries in GSPMD's form, written in Shardy's."""
+    def write_gspmd(
+        self, gspmd: list[tuple[str, int, int | None, Spec]], edited: bool = False
+    ) -> None:
+        """Shardings the program carries in GSPMD's form, written in Shardy's. Where the
+        user's specs are written too (``edited``), the program's ``custom_call @Sharding``
+        ops are taken out once their constraints stand in for them: XLA compiles a module
+        that holds one with GSPMD, and an edited program is Shardy's to partition."""
         for kind, i, vid, spec in gspmd:
             if kind == "arg":
                 sdywrite.annotate_arg(self.main, i, spec)
@@ -194,6 +199,21 @@ class _Writer:
             else:
                 value = self.graph.values[vid]
                 self.constrain_value(value, spec, value.display_name)
+                if edited:
+                    self._drop_sharding_call(i)
+
+    def _drop_sharding_call(self, tag: int) -> None:
+        """Take out the ``custom_call @Sharding`` tagged ``tag``: its constraint reads the
+        call's operand instead."""
+        call = self.tagged.get(tag)
+        if call is None or len(call.operands) != 1 or len(call.results) != 1:
+            return
+        result = call.results[0]
+        if result.type != call.operands[0].type:
+            return
+        result.replace_all_uses_with(call.operands[0])
+        call.erase()
+        del self.tagged[tag]
 
     def write_user(self, target: str | int, spec: Spec, strict: bool) -> Annotation:
         """The user's spec for ``target`` (a result, an argument or a value), checked."""

@@ -84,3 +84,19 @@ def test_origins_are_described_by_their_annotation():
     assert describe("self", 5) == "constraint_0 (h, user)"
     assert describe("self", 6) == "self"
     assert describe("output: 1", 2) == "output: 1"
+
+
+def test_an_edited_gspmd_program_keeps_its_constraint_in_shardys_form_only():
+    from shardscope.backend.program.load import load_program
+    from shardscope.backend.propagation.propagate import prepare
+
+    program = load_program("tests/inputs/mlir/gspmd_constraint.mlir")
+    mesh = {"data": 4, "model": 2}
+    # as written: the program's own call stays, beside its constraint in Shardy's form
+    kept = prepare(program, mesh, keep_annotated=True).annotated_text
+    assert "custom_call @Sharding" in kept and "sdy.sharding_constraint" in kept
+    # with the user's specs, the constraint stands alone: XLA compiles a module that
+    # still holds a GSPMD call with GSPMD, whatever the user's specs
+    edited = prepare(program, mesh, {"x": "data,_"}, keep_annotated=True).annotated_text
+    assert "custom_call @Sharding" not in edited
+    assert edited.count("sdy.sharding_constraint") == 1
