@@ -73,6 +73,7 @@ from shardscope.viewers.debugger.collective_lines import (
     compile_state,
     compiled_lines,
     predicted_lines,
+    tab_texts,
 )
 
 if TYPE_CHECKING:
@@ -210,16 +211,9 @@ class CollectivesView(QWidget):
     def _build_top(self) -> QHBoxLayout:
         """The header, the two tabs and the hardware picker, in one row."""
         self.tabs = QTabBar(self)
-        self.tabs.addTab("Compiled (XLA)")
-        self.tabs.addTab("Shardy's prediction")
-        self.tabs.setTabToolTip(
-            COMPILED_TAB, "The collectives XLA compiled for the propagated program"
-        )
-        self.tabs.setTabToolTip(
-            PREDICTED_TAB,
-            "The collectives Shardy's explicit-reshard passes insert before compiling, each "
-            "flagged matched or not by a compiled one",
-        )
+        for tab, (text, tip) in enumerate(tab_texts(None)):
+            self.tabs.addTab(text)
+            self.tabs.setTabToolTip(tab, tip)
         self.tabs.setDrawBase(False)
         self.tabs.currentChanged.connect(self._on_tab)
         self.hardware = QComboBox(self)
@@ -232,6 +226,8 @@ class CollectivesView(QWidget):
         self.hardware.currentIndexChanged.connect(self._on_hardware)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
+        # Cut at the dock's edge: a long header never widens the docks below the graph.
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top.addWidget(self.header, 1)
         top.addWidget(self.tabs)
         top.addWidget(QLabel("Hardware:", self))
@@ -385,6 +381,9 @@ class CollectivesView(QWidget):
         show_compiled = has_compiled and not self._want_prediction
         # Disabling the current tab moves to another: not the user's choice.
         self.tabs.blockSignals(True)
+        for tab, (text, tip) in enumerate(tab_texts(self.result)):
+            self.tabs.setTabText(tab, text)
+            self.tabs.setTabToolTip(tab, tip)
         self.tabs.setTabEnabled(COMPILED_TAB, has_compiled)
         self.tabs.setCurrentIndex(COMPILED_TAB if show_compiled else PREDICTED_TAB)
         self.tabs.blockSignals(False)
