@@ -153,6 +153,7 @@ class SideBySide(QObject):
     def _open(self, modes: tuple[str, str] | None = None) -> None:
         window = self.window
         main = window.graph_panel
+        width = main.width()  # the graph area's, which the panes share evenly
         window.takeCentralWidget()
         # opens at the outermost frame, folded (quick), then follows the left pane in
         # slices like any large drawing
@@ -172,7 +173,7 @@ class SideBySide(QObject):
         window.setCentralWidget(splitter)
         for widget in (splitter, self.left, self.right, main, second):
             widget.show()  # reparented widgets stay hidden until shown
-        splitter.setSizes([1, 1])
+        splitter.setSizes([width // 2, width - width // 2])
         window.folding.watch(second.view)
         second.view.specDropped.connect(window.on_spec_dropped)
         second.view.axisAppended.connect(window.on_axis_appended)
