@@ -23,6 +23,9 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.tensor.dim_slot import DimSlot
+from tests.support.dialogs import answer_picker
+from tests.support.file_menu import answer_open
+from tests.support.inputs import INPUTS
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -437,10 +440,6 @@ def _side_widths(window) -> dict[str, int]:
 
 
 def test_opening_programs_keeps_the_side_docks_widths(make_window, qtbot, monkeypatch, pick):
-    from tests.support.dialogs import answer_picker
-    from tests.support.file_menu import answer_open
-    from tests.support.inputs import INPUTS
-
     window = make_window("example:mlp")
     qtbot.wait(200)
     before = _side_widths(window)

@@ -99,8 +99,7 @@ def test_a_torch_xla_programs_sides_say_whose_each_is(qtbot):
     assert widget.count_texts() == [["all-reduce", "3", "1"]]
     assert "torch_xla's own compiled module" in widget.counts.horizontalHeaderItem(1).toolTip()
     assert widget.status.text() == (
-        "GSPMD (torch_xla's partitioner) and Shardy (shardscope's comparison) agree on "
-        "every value."
+        "GSPMD (torch_xla's partitioner) and Shardy (shardscope's comparison) agree on every value."
     )
     # an edit: shardscope compiles the program itself, with Shardy
     widget.set_compiled([_collective("all-reduce")], "shardscope")

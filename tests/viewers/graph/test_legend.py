@@ -4,6 +4,7 @@ with the graph's own items and says what it means."""
 from PySide6.QtCore import Qt
 
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
+from tests.support.inputs import INPUTS
 from shardscope.viewers.graph.legend import LegendButton
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
@@ -123,3 +124,23 @@ def test_the_legend_explains_the_timeline_rings_the_step_edges_and_the_selection
     }
     for color in (ring.pen().color(), changed.pen().color(), selected.color):
         assert color.rgb() in seen, color.name()
+
+
+def test_the_legend_names_a_torch_xla_programs_partitioners(panel_for, qtbot):
+    def legend_of(source):
+        _session, panel = panel_for(source)
+        button = LegendButton(panel.view)
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        qtbot.addWidget(button.dialog)
+        return button.dialog.legend.entries
+
+    jax = legend_of("example:conflict")
+    torch = legend_of(f"{INPUTS / 'torch' / 'capture_conflict.json'}#sync1")
+    assert "GSPMD shards it differently: Shardy's spec inside, GSPMD's beside" in jax
+    assert any(
+        e.startswith("GSPMD (torch_xla's partitioner) shards it differently")
+        and "Shardy (shardscope's comparison)" in e
+        for e in torch
+    )
+    assert any("torch_xla's own compile with GSPMD" in e for e in torch)
+    assert not any("torch_xla" in e for e in jax)
