@@ -43,6 +43,7 @@ def mode_names(names: Partitioners) -> dict[str, str]:
     GSPMD's modes say whose each is where the program's framework partitions with GSPMD."""
     return {**MODE_NAMES, "shardy": names.shardy, "gspmd": names.gspmd}
 
+
 # What a difference mark writes beside a badge: the other pane's mode, short.
 SHORT = {"now": "now", "before": "before", "shardy": "Shardy", "gspmd": "GSPMD"}
 

@@ -4,7 +4,6 @@ with the graph's own items and says what it means."""
 from PySide6.QtCore import Qt
 
 from shardscope.viewers.graph.items import BadgeItem, NodeItem
-from tests.support.inputs import INPUTS
 from shardscope.viewers.graph.legend import LegendButton
 from shardscope.viewers.graph.markers import (
     CollectiveMarkItem,
@@ -13,6 +12,7 @@ from shardscope.viewers.graph.markers import (
     SpecNotesItem,
     WarningMarkItem,
 )
+from tests.support.inputs import INPUTS
 
 
 def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_colors):
