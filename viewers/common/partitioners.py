@@ -66,13 +66,19 @@ class Partitioners:
         return "GSPMD (shardscope's recompile)" if self.foreign else "GSPMD"
 
     @property
+    def shardy_short(self) -> str:
+        """Shardy's side where room is short (a pane's picker, the dock's title)."""
+        return "Shardy (shardscope)" if self.foreign else "Shardy"
+
+    @property
+    def gspmd_short(self) -> str:
+        """GSPMD's side where room is short."""
+        return f"GSPMD ({self.framework})" if self.foreign else "GSPMD"
+
+    @property
     def title(self) -> str:
         """The GSPMD dock's title."""
-        return (
-            f"GSPMD ({self.framework}) vs Shardy (shardscope)"
-            if self.foreign
-            else "GSPMD vs Shardy"
-        )
+        return f"{self.gspmd_short} vs {self.shardy_short}"
 
     def compiled(self, compiled_by: str | None) -> str:
         """Who compiled the program's compiled collectives (``Analysis.compiled_by``):

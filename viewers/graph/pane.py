@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 from shiboken6 import isValid
@@ -40,8 +40,9 @@ MODE_NAMES = dict(MODES)
 
 def mode_names(names: Partitioners) -> dict[str, str]:
     """Each mode's name for a program whose partitioners ``names`` names: Shardy's and
-    GSPMD's modes say whose each is where the program's framework partitions with GSPMD."""
-    return {**MODE_NAMES, "shardy": names.shardy, "gspmd": names.gspmd}
+    GSPMD's modes say whose each is where the program's framework partitions with GSPMD
+    (``GSPMD (torch_xla)``, ``Shardy (shardscope)``)."""
+    return {**MODE_NAMES, "shardy": names.shardy_short, "gspmd": names.gspmd_short}
 
 
 # What a difference mark writes beside a badge: the other pane's mode, short.
@@ -98,6 +99,8 @@ class PaneHeader(QWidget):
         for key, name in MODES:
             self.combo.addItem(name, key)
         self.combo.setToolTip("What this pane shows of the program")
+        # as wide as its longest mode, whichever the program's names (never cut)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.note = LineLabel(self)
         self.note.setObjectName("paneNote")
         layout = QHBoxLayout(self)
@@ -123,8 +126,11 @@ class PaneHeader(QWidget):
     def set_names(self, names: Partitioners) -> None:
         """Name Shardy's and GSPMD's modes as ``names`` does."""
         shown = mode_names(names)
+        tips = {"shardy": names.shardy, "gspmd": names.gspmd}
         for i in range(self.combo.count()):
-            self.combo.setItemText(i, shown[str(self.combo.itemData(i))])
+            mode = str(self.combo.itemData(i))
+            self.combo.setItemText(i, shown[mode])
+            self.combo.setItemData(i, tips.get(mode, shown[mode]), Qt.ItemDataRole.ToolTipRole)
 
     def mode_texts(self) -> list[str]:
         """The modes as the picker lists them."""

@@ -124,8 +124,8 @@ def test_a_torch_xla_capture_names_whose_each_side_is(
     # The panes open on GSPMD's shardings beside Shardy's, and their pickers say whose.
     panes, view = window.panes, window.gspmd.view
     assert panes.modes == ("gspmd", "shardy")
-    assert panes.left.header.combo.currentText() == "GSPMD (torch_xla's partitioner)"
-    assert panes.right.header.combo.currentText() == "Shardy (shardscope's comparison)"
+    assert panes.left.header.combo.currentText() == "GSPMD (torch_xla)"
+    assert panes.right.header.combo.currentText() == "Shardy (shardscope)"
     assert window.docks["dock_gspmd"].windowTitle() == "GSPMD (torch_xla) vs Shardy (shardscope)"
     # The panes show the comparison: the dock never says it is off.
     assert view.state != "off" and not view.status.text().startswith("Off")

@@ -1,5 +1,6 @@
 """A side-by-side pane's pieces: the shardings a mode shows, its header, its marks."""
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from shardscope.backend.sharding.spec import Spec
@@ -60,15 +61,23 @@ def test_a_long_note_is_cut_and_never_widens_the_header(qtbot):
 def test_the_header_names_the_programs_partitioners(qtbot):
     header = PaneHeader("Left")
     qtbot.addWidget(header)
+    header.show()
     header.set_mode("gspmd")
+    narrow = header.minimumSizeHint().width()
     header.set_names(Partitioners("torch_xla", "gspmd"))
     assert header.mode_texts() == [
         "Now",
         "Before the last edit",
-        "Shardy (shardscope's comparison)",
-        "GSPMD (torch_xla's partitioner)",
+        "Shardy (shardscope)",
+        "GSPMD (torch_xla)",
     ]
-    assert header.mode == "gspmd" and header.combo.currentText() == header.mode_texts()[3]
+    assert header.mode == "gspmd" and header.combo.currentText() == "GSPMD (torch_xla)"
+    tip = header.combo.itemData(3, Qt.ItemDataRole.ToolTipRole)
+    assert tip == "GSPMD (torch_xla's partitioner)"
+    # the picker shows its whole text, and the header widens by a few px at most
+    combo = header.combo
+    assert combo.fontMetrics().horizontalAdvance(combo.currentText()) < combo.width() - 20
+    assert header.minimumSizeHint().width() <= narrow + 8
     header.set_names(JAX)
     assert header.mode_texts() == [name for _, name in MODES]
 
