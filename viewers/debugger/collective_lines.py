@@ -78,7 +78,8 @@ class Pricing(Protocol):
 
 @dataclass(frozen=True)
 class DockLines:
-    """The texts around the table (``header`` is rich text; an empty line is hidden)."""
+    """The texts around the table (plain text, the header shown bold; an empty line is
+    hidden)."""
 
     header: str
     status: str
@@ -187,7 +188,7 @@ def predicted_lines(
             "compiled ones give the bytes across hosts)"
         )
     return DockLines(
-        f"<b>{header}</b>",
+        header,
         status,
         totals="Per device: " + totals if totals else "",
         traffic=traffic,
@@ -215,14 +216,14 @@ def compiled_lines(
     devices = _plural(result.mesh.size, "fake CPU device")
     framework = getattr(result, "compiled_by", None)
     if framework and framework != "shardscope":
-        header = f"<b>{framework}'s own compiled module (GSPMD), as the script ran it</b>"
+        header = f"{framework}'s own compiled module (GSPMD), as the script ran it"
         header_tip = (
             f"The collectives of the partitioned, optimized module {framework} compiled "
             f"for this graph when the script ran (its XLA dump); edit the mesh or a spec "
             f"and shardscope compiles the edited program itself"
         )
     else:
-        header = f"<b>{COMPILED_HEADER}</b>"
+        header = COMPILED_HEADER
         header_tip = (
             "The annotated program compiled with XLA on fake CPU devices, one per mesh "
             "device: the collectives of its partitioned, optimized module"

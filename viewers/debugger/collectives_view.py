@@ -67,7 +67,6 @@ from shardscope.viewers.debugger.collective_columns import main_op as main_op
 from shardscope.viewers.debugger.collective_lines import (
     BYTES_HEADER_TIP,
     BYTES_LINE,
-    HEADER,
     DockLines,
     Pricing,
     compile_state,
@@ -134,7 +133,9 @@ class CollectivesView(QWidget):
         self.compiling = False
         self.hosts = 1  # the hosts the result's mesh is laid over
         self.chosen: int | None = None  # the compiled collective shown below the table
-        self.header = QLabel(f"<b>{HEADER}</b>", self)
+        # Cut at the dock's edge: a long header never widens the docks below the graph.
+        self.header = LineLabel(self)
+        self.header.setStyleSheet("font-weight: bold")
         top = self._build_top()
         self.status = LineLabel(self)
         # How bytes and times are worked out, always in sight above the table.
@@ -226,8 +227,6 @@ class CollectivesView(QWidget):
         self.hardware.currentIndexChanged.connect(self._on_hardware)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
-        # Cut at the dock's edge: a long header never widens the docks below the graph.
-        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top.addWidget(self.header, 1)
         top.addWidget(self.tabs)
         top.addWidget(QLabel("Hardware:", self))
