@@ -60,7 +60,7 @@ class GspmdComparer(QObject):
         self.markers = markers
         self.messages = messages
         self.status_bar = status_bar
-        self.on = False  # the toggle: the dock and the graph's marks show the comparison
+        self.on = False  # the toggle: the graph's marks (and the dock) show the comparison
         self.wanted = False  # the side-by-side panes show GSPMD's shardings
         self.compared_for: PropagationResult | None = None  # the result last compared
         self.differences: list[Difference] | None = None  # GSPMD's, for ``compared_for``
@@ -98,7 +98,7 @@ class GspmdComparer(QObject):
         if self.on:
             self.docks.show("dock_gspmd")
             result = self.session.propagation
-            if result is not None and self.compared_for is result and self.comparison:
+            if result is not None and self.compared_for is result and self.comparison is not None:
                 self._display(result, self.comparison)
             else:
                 self._compare(result)

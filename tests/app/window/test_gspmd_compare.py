@@ -1,6 +1,7 @@
 """The GSPMD comparison in the window: the toggle marks what GSPMD shards otherwise, a
-failing or hanging worker is reported or ended on quit, and before a propagation the
-docks say how to start."""
+failing or hanging worker is reported or ended on quit, before a propagation the docks
+say how to start, and a torch_xla capture's docks, panes and legend say whose each side
+is."""
 
 import dataclasses
 import time
