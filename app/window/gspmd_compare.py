@@ -1,10 +1,12 @@
 """GSPMD's shardings of the session's program, compared with Shardy's in the background.
 
 ``GspmdComparer`` runs ``gspmd.compare.compare_gspmd`` on the session's propagation while
-its toggle is on (the GSPMD dock and the graph's marks show the differences) or the
-side-by-side panes want GSPMD's shardings, and again after each propagation; a result
-that arrives after a newer comparison started is dropped. ``compared`` tells when
-``differences`` holds the comparison of ``compared_for``, the current result.
+its toggle is on (the graph's marks show the differences) or the side-by-side panes want
+GSPMD's shardings, and again after each propagation; a result that arrives after a newer
+comparison started is dropped. ``compared`` tells when ``differences`` holds the
+comparison of ``compared_for``, the current result. The GSPMD dock shows the comparison
+whenever one is wanted, by the toggle or by the panes, and says "Off" only when neither
+wants one; its headers name the program's partitioners (``viewers.common.partitioners``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from shardscope.backend.propagation.result import PropagationResult
 from shardscope.backend.session.document import Session
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.common.messages import MessagesView
-from shardscope.viewers.debugger.gspmd import GspmdView
+from shardscope.viewers.common.partitioners import partitioners
+from shardscope.viewers.debugger.gspmd import ON_GRAPH, ON_PANES, GspmdView
 from shardscope.viewers.graph.markers import GraphMarkers
 
 
@@ -57,16 +60,20 @@ class GspmdComparer(QObject):
         self.markers = markers
         self.messages = messages
         self.status_bar = status_bar
-        self.on = False  # the toggle: the dock and the graph's marks show the comparison
+        self.on = False  # the toggle: the graph's marks (and the dock) show the comparison
         self.wanted = False  # the side-by-side panes show GSPMD's shardings
         self.compared_for: PropagationResult | None = None  # the result last compared
         self.differences: list[Difference] | None = None  # GSPMD's, for ``compared_for``
+        self.comparison: GspmdComparison | None = None  # the whole of it
         self.failed_for: PropagationResult | None = None  # not tried again for it
+        self.failure = ""  # why it failed for ``failed_for``
         self._in_flight = 0  # comparison tasks started and not yet reported
         self._generation = 0
         self._links = Connections()
         self._links.connect(session.events.propagation, self._on_propagation)
         self._links.connect(session.events.compiled, self._on_compiled)
+        self._links.connect(session.events.program, self._on_program)
+        self._on_program(session.program)
 
     def close(self) -> None:
         """Stop following the session (a comparison under way is dropped when it ends)."""
@@ -78,41 +85,77 @@ class GspmdComparer(QObject):
         """Whether a GSPMD comparison is running (its worker is cancelled on quit)."""
         return self._in_flight > 0
 
+    @property
+    def shown(self) -> bool:
+        """Whether the GSPMD dock shows the comparison: the toggle is on, or the
+        side-by-side panes show GSPMD's shardings."""
+        return self.on or self.wanted
+
     def set_on(self, on: bool) -> None:
-        """Turn the GSPMD comparison on (runs now, and after each propagation) or off."""
+        """Turn the GSPMD comparison on (shows the current result's, comparing it unless
+        the panes had it compared already, and compares after each propagation) or off."""
         self.on = bool(on)
         if self.on:
             self.docks.show("dock_gspmd")
-            self._compare(self.session.propagation)
+            result = self.session.propagation
+            if result is not None and self.compared_for is result and self.comparison is not None:
+                self._display(result, self.comparison)
+            else:
+                self._compare(result)
         else:
             self.markers.set_gspmd(None)
-            self.view.set_off()
-            if not self.wanted:
+            if self.wanted:
+                self._display_state()  # the panes still show it
+            else:
+                self.view.set_off()
                 self._generation += 1
                 self.compared_for = None
                 self.differences = None
+                self.comparison = None
 
     def want(self, on: bool) -> None:
         """The side-by-side panes need GSPMD's shardings (``on``): compare now unless the
         current result was compared already or is being compared, and after each
-        propagation; the dock and the graph's marks follow the toggle only."""
+        propagation; the graph's marks follow the toggle only, the dock either."""
+        shown = self.shown
         self.wanted = bool(on)
-        if not on or self.on:
+        if self.on or shown == self.shown:
+            return
+        if not on:
+            self.view.set_off()
             return
         result = self.session.propagation
         if result is not None and (
             self.compared_for is result or self.failed_for is result or self.comparing
         ):
+            self._display_state()
             return
         self._compare(result)
 
+    def _display_state(self) -> None:
+        """Show in the dock where the comparison of the current result stands."""
+        result = self.session.propagation
+        if result is None:
+            self.view.set_waiting()
+        elif self.compared_for is result and self.comparison is not None:
+            self._display(result, self.comparison)
+        elif self.failed_for is result:
+            self.view.set_failed(self.failure)
+        elif self.comparing:
+            self.view.set_running()
+
+    def _on_program(self, program) -> None:
+        names = partitioners(program)
+        self.view.set_names(names)
+        self.docks["dock_gspmd"].setWindowTitle(names.title)
+
     def _on_propagation(self, result: PropagationResult | None) -> None:
-        if self.on or self.wanted:
+        if self.shown:
             self._compare(result)
 
     def _on_compiled(self, analysis: Analysis) -> None:
         if self.compared_for is analysis.propagation:
-            self.view.set_shardy(analysis.compiled_collectives)
+            self.view.set_compiled(analysis.compiled_collectives, analysis.compiled_by)
 
     def _compare(self, result: PropagationResult | None) -> None:
         self._generation += 1
@@ -122,10 +165,10 @@ class GspmdComparer(QObject):
         program = self.session.program
         if result is None or program is None:
             self.compared_for = None
-            if self.on:
+            if self.shown:
                 self.view.set_waiting()
             return
-        if self.on:
+        if self.shown:
             self.view.set_running()
         self._in_flight += 1
 
@@ -139,7 +182,8 @@ class GspmdComparer(QObject):
             if generation != self._generation:
                 return
             self.failed_for = result
-            if self.on:
+            self.failure = message
+            if self.shown:
                 self.view.set_failed(message)
             self.messages.error(f"GSPMD comparison failed: {message}")
             self.compared.emit()
@@ -148,24 +192,36 @@ class GspmdComparer(QObject):
 
     def _show(self, result: PropagationResult, comparison: GspmdComparison, seconds: float) -> None:
         """Keep the comparison of ``result``, the current propagation, and show it where
-        the toggle is on."""
+        it is wanted."""
         differences = comparison.differences
         self.compared_for = result
         self.differences = differences
+        self.comparison = comparison
         self.session.set_gspmd(result, comparison)
-        if self.on:
-            analysis = self.session.analysis
-            compiled = (
-                analysis.compiled_collectives
-                if analysis is not None and analysis.propagation is result
-                else None
-            )
-            self.view.set_differences(differences, comparison.collectives, compiled)
-            self.markers.set_gspmd(differences)
+        if self.shown:
+            self._display(result, comparison)
         for warning in comparison.warnings:
             self.messages.add(warning, "warning")
         n = len(differences)
+        names = self.view.names
         self.status_bar.showMessage(
-            f"GSPMD compared in {seconds:.2f} s: {n} value{'s' if n != 1 else ''} differ", 4000
+            f"{names.gspmd} compared with {names.shardy} in {seconds:.2f} s: "
+            f"{n} value{'s' if n != 1 else ''} differ",
+            4000,
         )
         self.compared.emit()
+
+    def _display(self, result: PropagationResult, comparison: GspmdComparison) -> None:
+        """Show ``comparison``, of ``result``, in the dock, and on the graph where the
+        toggle is on."""
+        analysis = self.session.analysis
+        mine = analysis is not None and analysis.propagation is result
+        self.view.set_differences(
+            comparison.differences,
+            comparison.collectives,
+            analysis.compiled_collectives if mine else None,
+            compiled_by=analysis.compiled_by if mine else None,
+            marked=ON_GRAPH if self.on else ON_PANES,
+        )
+        if self.on:
+            self.markers.set_gspmd(comparison.differences)

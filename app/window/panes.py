@@ -25,16 +25,17 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from shardscope.viewers.common.connections import Connections
+from shardscope.viewers.common.partitioners import partitioners
 from shardscope.viewers.graph.graph_panel import GraphPanel
 from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
 from shardscope.viewers.graph.pane import (
-    MODE_NAMES,
     Dims,
     PaneHeader,
     PaneMarks,
     as_dims,
     differing,
     dims_override,
+    mode_names,
 )
 from shardscope.viewers.graph.step_overlay import StepOverlay
 from shardscope.viewers.graph.sync import ViewSync
@@ -152,6 +153,7 @@ class SideBySide(QObject):
     def _open(self, modes: tuple[str, str] | None = None) -> None:
         window = self.window
         main = window.graph_panel
+        width = main.width()  # the graph area's, which the panes share evenly
         window.takeCentralWidget()
         # opens at the outermost frame, folded (quick), then follows the left pane in
         # slices like any large drawing
@@ -171,7 +173,7 @@ class SideBySide(QObject):
         window.setCentralWidget(splitter)
         for widget in (splitter, self.left, self.right, main, second):
             widget.show()  # reparented widgets stay hidden until shown
-        splitter.setSizes([1, 1])
+        splitter.setSizes([width // 2, width - width // 2])
         window.folding.watch(second.view)
         second.view.specDropped.connect(window.on_spec_dropped)
         second.view.axisAppended.connect(window.on_axis_appended)
@@ -192,6 +194,7 @@ class SideBySide(QObject):
         for pane, mode in zip((self.left, self.right), modes, strict=True):
             pane.header.set_mode(mode)
             pane.header.modeChanged.connect(self._refresh)
+        self._name_modes()
         self._refresh()
         self.sync.follow(main.view, second.view)
 
@@ -227,7 +230,17 @@ class SideBySide(QObject):
         # left it): the right one shows what the left one does
         if self.sync is not None and self.session.program is not None:
             self.sync.follow(self.left.view, self.right.view)
+        self._name_modes()
         self._refresh()
+
+    def _name_modes(self) -> None:
+        """The panes name Shardy's and GSPMD's modes as the program's partitioners."""
+        names = partitioners(self.session.program)
+        for pane in (self.left, self.right):
+            if pane is not None:
+                pane.header.set_names(names)
+        for marks in self.marks:
+            marks.names = names
 
     def close(self) -> None:
         """The window is closing."""
@@ -363,4 +376,5 @@ class SideBySide(QObject):
 
     def describe(self) -> str:
         left, right = self.modes
-        return f"{MODE_NAMES[left]} | {MODE_NAMES[right]}"
+        names = mode_names(partitioners(self.session.program))
+        return f"{names[left]} | {names[right]}"

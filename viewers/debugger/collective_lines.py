@@ -14,6 +14,7 @@ from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.run.result import operand_label
 from shardscope.backend.sharding.spec import dims_text
 from shardscope.backend.units import bytes_text
+from shardscope.viewers.common.partitioners import own_compile, partitioners
 from shardscope.viewers.debugger.collective_columns import (
     BYTES_HEADER_TIP,
     line_text,
@@ -77,7 +78,8 @@ class Pricing(Protocol):
 
 @dataclass(frozen=True)
 class DockLines:
-    """The texts around the table (``header`` is rich text; an empty line is hidden)."""
+    """The texts around the table (plain text, the header shown bold; an empty line is
+    hidden)."""
 
     header: str
     status: str
@@ -87,6 +89,32 @@ class DockLines:
     totals: str = ""
     traffic: str = ""
     memory: str = ""
+
+
+def tab_texts(result: Analysis | None) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The compiled and predicted tabs' texts and tooltips, naming who compiled the
+    collectives and whose prediction it is (a torch_xla capture's compile may be
+    torch_xla's own, with GSPMD; Shardy is then shardscope's comparison)."""
+    names = partitioners(result)
+    by = result.compiled_by if result is not None else None
+    if own_compile(by):
+        compiled = (
+            f"Compiled ({by}, {names.own})",
+            f"The collectives of the module {by} compiled, partitioned with {names.own}, "
+            "as the script ran it",
+        )
+    else:
+        compiled = (
+            "Compiled (XLA, Shardy)" if names.foreign else "Compiled (XLA)",
+            "The collectives XLA compiled for the propagated program",
+        )
+    predicted = "The collectives Shardy's explicit-reshard passes insert before compiling"
+    if names.foreign:
+        predicted += f" (shardscope's comparison: {names.framework} partitions with {names.own})"
+    return compiled, (
+        "Shardy's prediction (shardscope)" if names.foreign else "Shardy's prediction",
+        predicted + ", each flagged matched or not by a compiled one",
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -160,7 +188,7 @@ def predicted_lines(
             "compiled ones give the bytes across hosts)"
         )
     return DockLines(
-        f"<b>{header}</b>",
+        header,
         status,
         totals="Per device: " + totals if totals else "",
         traffic=traffic,
@@ -188,14 +216,14 @@ def compiled_lines(
     devices = _plural(result.mesh.size, "fake CPU device")
     framework = getattr(result, "compiled_by", None)
     if framework and framework != "shardscope":
-        header = f"<b>{framework}'s own compiled module (GSPMD), as the script ran it</b>"
+        header = f"{framework}'s own compiled module (GSPMD), as the script ran it"
         header_tip = (
             f"The collectives of the partitioned, optimized module {framework} compiled "
             f"for this graph when the script ran (its XLA dump); edit the mesh or a spec "
             f"and shardscope compiles the edited program itself"
         )
     else:
-        header = f"<b>{COMPILED_HEADER}</b>"
+        header = COMPILED_HEADER
         header_tip = (
             "The annotated program compiled with XLA on fake CPU devices, one per mesh "
             "device: the collectives of its partitioned, optimized module"

@@ -67,12 +67,12 @@ from shardscope.viewers.debugger.collective_columns import main_op as main_op
 from shardscope.viewers.debugger.collective_lines import (
     BYTES_HEADER_TIP,
     BYTES_LINE,
-    HEADER,
     DockLines,
     Pricing,
     compile_state,
     compiled_lines,
     predicted_lines,
+    tab_texts,
 )
 
 if TYPE_CHECKING:
@@ -133,7 +133,9 @@ class CollectivesView(QWidget):
         self.compiling = False
         self.hosts = 1  # the hosts the result's mesh is laid over
         self.chosen: int | None = None  # the compiled collective shown below the table
-        self.header = QLabel(f"<b>{HEADER}</b>", self)
+        # Cut at the dock's edge: a long header never widens the docks below the graph.
+        self.header = LineLabel(self)
+        self.header.setStyleSheet("font-weight: bold")
         top = self._build_top()
         self.status = LineLabel(self)
         # How bytes and times are worked out, always in sight above the table.
@@ -210,16 +212,9 @@ class CollectivesView(QWidget):
     def _build_top(self) -> QHBoxLayout:
         """The header, the two tabs and the hardware picker, in one row."""
         self.tabs = QTabBar(self)
-        self.tabs.addTab("Compiled (XLA)")
-        self.tabs.addTab("Shardy's prediction")
-        self.tabs.setTabToolTip(
-            COMPILED_TAB, "The collectives XLA compiled for the propagated program"
-        )
-        self.tabs.setTabToolTip(
-            PREDICTED_TAB,
-            "The collectives Shardy's explicit-reshard passes insert before compiling, each "
-            "flagged matched or not by a compiled one",
-        )
+        for tab, (text, tip) in enumerate(tab_texts(None)):
+            self.tabs.addTab(text)
+            self.tabs.setTabToolTip(tab, tip)
         self.tabs.setDrawBase(False)
         self.tabs.currentChanged.connect(self._on_tab)
         self.hardware = QComboBox(self)
@@ -385,6 +380,9 @@ class CollectivesView(QWidget):
         show_compiled = has_compiled and not self._want_prediction
         # Disabling the current tab moves to another: not the user's choice.
         self.tabs.blockSignals(True)
+        for tab, (text, tip) in enumerate(tab_texts(self.result)):
+            self.tabs.setTabText(tab, text)
+            self.tabs.setTabToolTip(tab, tip)
         self.tabs.setTabEnabled(COMPILED_TAB, has_compiled)
         self.tabs.setCurrentIndex(COMPILED_TAB if show_compiled else PREDICTED_TAB)
         self.tabs.blockSignals(False)

@@ -1,9 +1,12 @@
 """The GSPMD dock: the values whose final sharding differs between GSPMD and Shardy, and
-the collectives each partitioner's compiled module holds, counted per kind.
+the collectives each compiled module holds, counted per kind.
 
 The window runs the comparison (``backend.gspmd.compare``) in the background and tells
 this view where it stands: off, running, done (with the differences and GSPMD's compiled
-collectives, beside Shardy's from the propagation's compile) or failed.
+collectives, beside those of the propagation's compile) or failed. Its headers and lines
+name the two sides as ``set_names`` says (``viewers.common.partitioners``): for a
+torch_xla capture the propagation's compile is torch_xla's own, with GSPMD, and the
+comparison's GSPMD compile is shardscope's recompile of the same module.
 """
 
 from __future__ import annotations
@@ -25,20 +28,51 @@ from PySide6.QtWidgets import (
 )
 
 from shardscope.backend.sharding.spec import dims_text
+from shardscope.viewers.common.partitioners import JAX, Partitioners, own_compile
 
 if TYPE_CHECKING:
     from shardscope.backend.gspmd.compare import Difference
     from shardscope.backend.run.result import CompiledCollective
 
-COLUMNS = ("Tensor", "Shardy", "GSPMD", "GSPMD HLO sharding")
-COUNT_COLUMNS = ("Compiled", "Shardy", "GSPMD")
 COUNTS_TIP = (
-    "Instructions of each kind in the partitioned, optimized module each partitioner "
-    "compiled (fake CPU devices); a combined one counts once. –: that compile's "
-    "collectives are not there (still compiling, failed, or the mesh is too large)."
+    "Instructions of each kind in each partitioned, optimized module; a combined one "
+    "counts once. –: that compile's collectives are not there (still compiling, failed, "
+    "or the mesh is too large)."
 )
 NOT_THERE = "–"
 OFF_TEXT = "Off: View ▸ Compare with GSPMD runs XLA's GSPMD propagation on this program."
+# Where the values that differ are marked: the toggle's graph marks, or the panes alone.
+ON_GRAPH = "marked in purple on the graph"
+ON_PANES = "marked in both side-by-side panes"
+
+
+def columns(names: Partitioners) -> tuple[str, ...]:
+    """The differences table's headers."""
+    return ("Tensor", names.shardy, names.gspmd, "GSPMD HLO sharding")
+
+
+def count_columns(names: Partitioners, compiled_by: str | None) -> tuple[str, ...]:
+    """The counts table's headers: the kind, the propagation's compile (``compiled_by``,
+    ``Analysis.compiled_by``) and the comparison's GSPMD compile, who compiled it on a
+    line of its own (the table keeps narrow)."""
+    heads = (names.compiled(compiled_by), names.gspmd_compile)
+    return ("Compiled", *(h.replace(" (", "\n(", 1) for h in heads))
+
+
+def count_tips(names: Partitioners, compiled_by: str | None) -> tuple[str, ...]:
+    """What each counts column counts."""
+    if own_compile(compiled_by):
+        compiled = f"{compiled_by}'s own compiled module, as the script ran it (its XLA dump)"
+    else:
+        compiled = "shardscope's compile of Shardy's propagation, on fake CPU devices"
+    if names.foreign:
+        gspmd = (
+            f"the module {names.framework} built, with its shardings, compiled again by "
+            "shardscope with GSPMD on fake CPU devices"
+        )
+    else:
+        gspmd = "the program compiled with GSPMD on fake CPU devices"
+    return ("The collective's kind", compiled, gspmd)
 
 
 class GspmdView(QWidget):
@@ -50,11 +84,13 @@ class GspmdView(QWidget):
         super().__init__(parent)
         self.differences: list[Difference] = []
         self._gspmd: list[CompiledCollective] | None = None
+        self.names = JAX
+        self.compiled_by: str | None = None  # who compiled the counts' middle column
+        self.marked = ON_GRAPH
         self.state = "off"
         self.status = QLabel(self)
         self.status.setWordWrap(True)
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table = QTableWidget(0, 4, self)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -63,8 +99,7 @@ class GspmdView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._on_selection)
-        self.counts = QTableWidget(0, len(COUNT_COLUMNS), self)
-        self.counts.setHorizontalHeaderLabels(COUNT_COLUMNS)
+        self.counts = QTableWidget(0, 3, self)
         self.counts.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.counts.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.counts.verticalHeader().setVisible(False)
@@ -78,11 +113,41 @@ class GspmdView(QWidget):
         row.addWidget(self.table, 1)
         row.addWidget(self.counts)
         layout.addLayout(row, 1)
+        self._label()
         self.set_off()
 
     def sizeHint(self) -> QSize:
         # Shares the messages' place at the bottom: as short as the messages list.
         return QSize(400, 120)
+
+    def set_names(self, names: Partitioners) -> None:
+        """Name the two sides as ``names`` does (the program's partitioners)."""
+        self.names = names
+        self._label()
+        if self.state == "done":
+            self.status.setText(self._done_text())
+
+    def _label(self) -> None:
+        """The tables' headers, with what each side is as their tooltips."""
+        names = self.names
+        tips = (
+            "The value",
+            "Its final sharding after shardscope's Shardy propagation",
+            f"Its final sharding after {names.gspmd}'s propagation",
+            "That sharding as XLA's HloSharding text",
+        )
+        for table, heads, head_tips in (
+            (self.table, columns(names), tips),
+            (
+                self.counts,
+                count_columns(names, self.compiled_by),
+                count_tips(names, self.compiled_by),
+            ),
+        ):
+            table.setHorizontalHeaderLabels(list(heads))
+            for c, tip in enumerate(head_tips):
+                table.horizontalHeaderItem(c).setToolTip(tip)
+        self._fit_counts()
 
     def set_off(self) -> None:
         self._fill([])
@@ -109,20 +174,28 @@ class GspmdView(QWidget):
         self,
         differences: Sequence[Difference],
         gspmd: Sequence[CompiledCollective] | None = None,
-        shardy: Sequence[CompiledCollective] | None = None,
+        compiled: Sequence[CompiledCollective] | None = None,
+        *,
+        compiled_by: str | None = None,
+        marked: str = ON_GRAPH,
     ) -> None:
-        """The comparison's differences; ``gspmd`` and ``shardy`` the collectives of each
-        partitioner's compiled module (None: not compiled)."""
+        """The comparison's differences; ``gspmd`` the collectives of its GSPMD compile,
+        ``compiled`` those of the propagation's compile, which ``compiled_by`` compiled
+        (None: not compiled); ``marked``: where the values that differ are marked."""
         self._fill(list(differences))
         self._gspmd = None if gspmd is None else list(gspmd)
-        self._count(self._gspmd, shardy)
+        self.marked = marked
+        self.set_compiled(compiled, compiled_by, done=True)
         self.state = "done"
-        n = len(differences)
-        self.status.setText(
-            f"GSPMD shards {n} value{'s' if n != 1 else ''} differently from Shardy "
-            "(marked in purple on the graph)."
-            if n
-            else "GSPMD and Shardy agree on every value."
+        self.status.setText(self._done_text())
+
+    def _done_text(self) -> str:
+        n, names = len(self.differences), self.names
+        if not n:
+            return f"{names.gspmd} and {names.shardy} agree on every value."
+        return (
+            f"{names.gspmd} shards {n} value{'s' if n != 1 else ''} differently from "
+            f"{names.shardy} ({self.marked})."
         )
 
     def _fill(self, differences: list[Difference]) -> None:
@@ -144,9 +217,9 @@ class GspmdView(QWidget):
     def _count(
         self,
         gspmd: Sequence[CompiledCollective] | None,
-        shardy: Sequence[CompiledCollective] | None,
+        compiled: Sequence[CompiledCollective] | None,
     ) -> None:
-        per = [None if cs is None else Counter(c.kind for c in cs) for cs in (shardy, gspmd)]
+        per = [None if cs is None else Counter(c.kind for c in cs) for cs in (compiled, gspmd)]
         kinds = sorted(set().union(*(k for k in per if k is not None)))
         t = self.counts
         t.setRowCount(len(kinds))
@@ -164,17 +237,28 @@ class GspmdView(QWidget):
         width = sum(header.sectionSize(c) for c in range(t.columnCount()))
         t.setMinimumWidth(width + 2 * t.frameWidth() + t.verticalScrollBar().sizeHint().width())
 
-    def set_shardy(self, shardy: Sequence[CompiledCollective] | None) -> None:
-        """Shardy's compiled collectives arrived (or changed) for the result compared."""
-        if self.state == "done":
-            self._count(self._gspmd, shardy)
+    def set_compiled(
+        self,
+        collectives: Sequence[CompiledCollective] | None,
+        compiled_by: str | None,
+        *,
+        done: bool = False,
+    ) -> None:
+        """The propagation's compiled collectives arrived (or changed) for the result
+        compared, compiled by ``compiled_by``; ``done``: with the comparison itself."""
+        if self.state != "done" and not done:
+            return
+        if compiled_by != self.compiled_by:
+            self.compiled_by = compiled_by
+            self._label()
+        self._count(self._gspmd, collectives)
 
     def row_texts(self) -> list[list[str]]:
         t = self.table
         return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
 
     def count_texts(self) -> list[list[str]]:
-        """The counts table: kind, Shardy's compiled count, GSPMD's."""
+        """The counts table: kind, the propagation's compiled count, GSPMD's."""
         t = self.counts
         return [[t.item(r, c).text() for c in range(t.columnCount())] for r in range(t.rowCount())]
 

@@ -7,7 +7,8 @@ differences, XLA's warnings from a run, the timeline's step ring and step edges 
 colour of the axis the step moves), the ring on what the last edit changed and, side by
 side, the values on which the two panes differ. The rings and edges are drawn with the
 widths and colours ``StepOverlay`` and ``GraphMarkers`` draw with. ``LegendButton`` sits
-in the graph's corner and opens it.
+in the graph's corner and opens it; the entries name the shown program's partitioners
+(``viewers.common.partitioners``: a torch_xla capture's own is GSPMD).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from shardscope.backend.program.placement import NODE_H, NODE_W, Node
 from shardscope.backend.propagation.conflicts import Conflict, Proposal
 from shardscope.backend.propagation.predicted_collectives import Collective
 from shardscope.viewers.common.colors import axis_color
+from shardscope.viewers.common.partitioners import JAX, Partitioners, partitioners
 from shardscope.viewers.graph.flow_items import OverlayItem
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
 from shardscope.viewers.graph.markers import (
@@ -76,12 +78,44 @@ def _sample_collective() -> Collective:
     return Collective(0, "stablehlo.add", "all_gather", ("data",), None, ((), ()), 1536, 4)
 
 
+KINDS_TEXT = (
+    "AG all-gather, AS all-slice, AR all-reduce, RS reduce-scatter,\n"
+    "A2A all-to-all, CP collective-permute; AG×2: two of them"
+)
+
+
+def collectives_entry(names: Partitioners) -> str:
+    """What a collective tag means, for a program whose partitioners ``names`` names."""
+    if not names.foreign:
+        return (
+            "collectives of the op, the compiled program's (Shardy's prediction until XLA has\n"
+            f"compiled it): {KINDS_TEXT}"
+        )
+    return (
+        f"collectives of the op, the compiled program's ({names.framework}'s own compile with "
+        f"{names.own}\nas the script ran it, or shardscope's of an edit; Shardy's prediction "
+        f"until compiled):\n{KINDS_TEXT}"
+    )
+
+
+def gspmd_entry(names: Partitioners) -> str:
+    """What a GSPMD mark means, for a program whose partitioners ``names`` names."""
+    if not names.foreign:
+        return "GSPMD shards it differently: Shardy's spec inside, GSPMD's beside"
+    return (
+        f"{names.gspmd} shards it differently: the spec of\n{names.shardy} inside, GSPMD's beside"
+    )
+
+
 class LegendScene(QGraphicsScene):
     """One row per entry: a real badge or node at the left, what it means at the right."""
 
-    def __init__(self, style: GraphStyle, parent: QObject | None = None) -> None:
+    def __init__(
+        self, style: GraphStyle, parent: QObject | None = None, names: Partitioners = JAX
+    ) -> None:
         super().__init__(parent)
         self.style = style
+        self.names = names
         self.entries: list[str] = []
         # the sample item of some entries, by name (the rings and edges drawn here)
         self.samples: dict[str, QGraphicsItem] = {}
@@ -131,13 +165,11 @@ class LegendScene(QGraphicsScene):
         self._node(
             "dot_general",
             lambda node: CollectiveMarkItem([_sample_collective()], style, None),
-            "collectives of the op, the compiled program's (Shardy's prediction until XLA has\n"
-            "compiled it): AG all-gather, AS all-slice, AR all-reduce, RS reduce-scatter,\n"
-            "A2A all-to-all, CP collective-permute; AG×2: two of them",
+            collectives_entry(self.names),
         )
         gspmd = self._badge("propagated", ((), ()), "", text_y=None)
         GspmdMarkItem(gspmd, "[_, _]", "[data, _]", style)
-        self._text("GSPMD shards it differently: Shardy's spec inside, GSPMD's beside")
+        self._text(gspmd_entry(self.names))
         self._node(
             "tanh",
             lambda node: WarningMarkItem(["an XLA warning"], style),
@@ -247,10 +279,12 @@ class LegendScene(QGraphicsScene):
 class BadgeLegend(QDialog):
     """A window showing the legend (``LegendScene``) for the graph's current style."""
 
-    def __init__(self, style: GraphStyle, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, style: GraphStyle, parent: QWidget | None = None, names: Partitioners = JAX
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Badge legend")
-        self.legend = LegendScene(style, self)
+        self.legend = LegendScene(style, self, names)
         self.view = QGraphicsView(self.legend, self)
         self.view.setRenderHints(
             QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
@@ -281,11 +315,13 @@ class LegendButton(QToolButton):
         self.show()
 
     def open_legend(self) -> BadgeLegend:
-        """Show the legend window (built afresh, in the view's current theme)."""
+        """Show the legend window (built afresh, in the view's current theme, naming the
+        shown program's partitioners)."""
         if self.dialog is not None:
             self.dialog.close()
             self.dialog.deleteLater()
-        self.dialog = BadgeLegend(self.graph_view.style_, self.window())
+        names = partitioners(self.graph_view.session.program)
+        self.dialog = BadgeLegend(self.graph_view.style_, self.window(), names)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog

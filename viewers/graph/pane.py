@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 from shiboken6 import isValid
 
 from shardscope.backend.sharding.spec import Spec, dims_text
+from shardscope.viewers.common.line_label import LineLabel
+from shardscope.viewers.common.partitioners import JAX, Partitioners
 from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem
 
 if TYPE_CHECKING:
@@ -34,6 +36,15 @@ MODES: tuple[tuple[str, str], ...] = (
     ("gspmd", "GSPMD"),
 )
 MODE_NAMES = dict(MODES)
+
+
+def mode_names(names: Partitioners) -> dict[str, str]:
+    """Each mode's name for a program whose partitioners ``names`` names: Shardy's and
+    GSPMD's modes say whose each is where the program's framework partitions with GSPMD
+    (``GSPMD (torch_xla)``, ``Shardy (shardscope)``)."""
+    return {**MODE_NAMES, "shardy": names.shardy_short, "gspmd": names.gspmd_short}
+
+
 # What a difference mark writes beside a badge: the other pane's mode, short.
 SHORT = {"now": "now", "before": "before", "shardy": "Shardy", "gspmd": "GSPMD"}
 
@@ -75,7 +86,9 @@ def differing(left: Mapping[int, Dims], right: Mapping[int, Dims]) -> dict[int, 
 
 
 class PaneHeader(QWidget):
-    """``Shows: [mode]`` and a note; ``modeChanged(mode)`` when the user picks a mode."""
+    """``Shows: [mode]`` and a note; ``modeChanged(mode)`` when the user picks a mode.
+    The note is cut to the room the header has: a long one never widens the pane (and
+    narrows the window's docks)."""
 
     modeChanged = Signal(str)
 
@@ -86,7 +99,9 @@ class PaneHeader(QWidget):
         for key, name in MODES:
             self.combo.addItem(name, key)
         self.combo.setToolTip("What this pane shows of the program")
-        self.note = QLabel(self)
+        # as wide as its longest mode, whichever the program's names (never cut)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.note = LineLabel(self)
         self.note.setObjectName("paneNote")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 3, 6, 3)
@@ -108,6 +123,19 @@ class PaneHeader(QWidget):
     def set_note(self, text: str) -> None:
         self.note.setText(text)
 
+    def set_names(self, names: Partitioners) -> None:
+        """Name Shardy's and GSPMD's modes as ``names`` does."""
+        shown = mode_names(names)
+        tips = {"shardy": names.shardy, "gspmd": names.gspmd}
+        for i in range(self.combo.count()):
+            mode = str(self.combo.itemData(i))
+            self.combo.setItemText(i, shown[mode])
+            self.combo.setItemData(i, tips.get(mode, shown[mode]), Qt.ItemDataRole.ToolTipRole)
+
+    def mode_texts(self) -> list[str]:
+        """The modes as the picker lists them."""
+        return [self.combo.itemText(i) for i in range(self.combo.count())]
+
 
 class PaneMarks(QObject):
     """The difference marks of one view (see the module docstring); drawn again each
@@ -119,6 +147,7 @@ class PaneMarks(QObject):
         self.differences: dict[int, tuple[Dims, Dims]] = {}
         self.other_mode = "now"
         self.gspmd = False
+        self.names = JAX  # the program's partitioners, for the marks' tooltips
         self.marks: dict[int, list[GspmdMarkItem]] = {}
         view.graph_scene.drawn.connect(self.refresh)
 
@@ -160,7 +189,8 @@ class PaneMarks(QObject):
                     color=color,
                     tooltip=(
                         "The two panes differ on this value\n"
-                        f"this pane: {here}\n{MODE_NAMES.get(self.other_mode, other)}: {there}"
+                        f"this pane: {here}\n"
+                        f"{mode_names(self.names).get(self.other_mode, other)}: {there}"
                     ),
                 )
                 self.marks.setdefault(vid, []).append(mark)

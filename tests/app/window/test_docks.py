@@ -23,6 +23,9 @@ from shardscope.backend.session.selection import Selection
 from shardscope.backend.sharding.mesh import parse_mesh
 from shardscope.viewers.mesh.editor import MeshEditor
 from shardscope.viewers.tensor.dim_slot import DimSlot
+from tests.support.dialogs import answer_picker
+from tests.support.file_menu import answer_open
+from tests.support.inputs import INPUTS
 
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -420,3 +423,46 @@ def test_reset_layout_puts_moved_and_closed_docks_back(make_window, qtbot, pick)
     qtbot.wait(50)
     assert dock_places(again) == default
     qtbot.waitUntil(lambda: near(dock_rects(again), reset, 4))
+
+
+SIDE_DOCKS = (
+    "dock_mesh",
+    "dock_palette",
+    "dock_program",
+    "dock_tensor",
+    "dock_source",
+    "dock_provenance",
+)
+
+
+def _side_widths(window) -> dict[str, int]:
+    return {name: window.docks[name].width() for name in SIDE_DOCKS}
+
+
+def test_opening_programs_keeps_the_side_docks_widths(make_window, qtbot, monkeypatch, pick):
+    window = make_window("example:mlp")
+    qtbot.wait(200)
+    before = _side_widths(window)
+    assert min(before.values()) > 250, before
+    # A torch_xla capture opens on two panes, GSPMD's shardings beside Shardy's, whose
+    # notes say what they wait for until the propagation and the comparison come.
+    answer_open(monkeypatch, INPUTS / "torch" / "capture_block.json")
+    answer_picker(qtbot, [], row=1)  # sync2, the second largest
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.session.program.name == "sync2", timeout=60_000)
+    assert window.panes.on
+    qtbot.waitUntil(lambda: window.session.propagation is not None, timeout=60_000)
+    qtbot.waitUntil(
+        lambda: window.gspmd.compared_for is window.session.propagation, timeout=120_000
+    )
+    qtbot.wait(200)
+    after = _side_widths(window)
+    assert all(abs(after[n] - before[n]) <= 3 for n in SIDE_DOCKS), (before, after)
+    # and a JAX program opened after it
+    count = window.propagation.count
+    window.open_program("example:conflict")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    assert window.session.program.name == "conflict"
+    qtbot.wait(200)
+    again = _side_widths(window)
+    assert all(abs(again[n] - before[n]) <= 3 for n in SIDE_DOCKS), (before, again)

@@ -1,9 +1,12 @@
 """The GSPMD comparison in the window: the toggle marks what GSPMD shards otherwise, a
-failing or hanging worker is reported or ended on quit, and before a propagation the
-docks say how to start."""
+failing or hanging worker is reported or ended on quit, before a propagation the docks
+say how to start, and a torch_xla capture's docks, panes and legend say whose each side
+is."""
 
 import dataclasses
 import time
+
+from PySide6.QtCore import Qt
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
@@ -12,7 +15,8 @@ from shardscope.viewers.graph.markers import (
     GspmdMarkItem,
 )
 from tests.support.debugger_window import add_result, marks, node_item
-from tests.support.inputs import write_input
+from tests.support.file_menu import answer_open
+from tests.support.inputs import INPUTS, write_input
 
 
 def test_the_gspmd_toggle_marks_the_adds_result(make_window, qtbot, pick, find_action):
@@ -105,3 +109,74 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
     window.close()
     assert time.monotonic() - begin < 5
     assert window.runner.wait(5_000)
+
+
+def _headers(table) -> list[str]:
+    return [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+
+
+def test_a_torch_xla_capture_names_whose_each_side_is(
+    make_window, qtbot, monkeypatch, pick, find_action
+):
+    window = make_window(None)
+    answer_open(monkeypatch, INPUTS / "torch" / "capture_conflict.json")
+    pick(window, "&File", "&Open program…")
+    qtbot.waitUntil(lambda: window.session.program is not None, timeout=60_000)
+    # The panes open on GSPMD's shardings beside Shardy's, and their pickers say whose.
+    panes, view = window.panes, window.gspmd.view
+    assert panes.modes == ("gspmd", "shardy")
+    assert panes.left.header.combo.currentText() == "GSPMD (torch_xla)"
+    assert panes.right.header.combo.currentText() == "Shardy (shardscope)"
+    assert window.docks["dock_gspmd"].windowTitle() == "GSPMD (torch_xla) vs Shardy (shardscope)"
+    # The panes show the comparison: the dock never says it is off.
+    assert view.state != "off" and not view.status.text().startswith("Off")
+    qtbot.waitUntil(lambda: view.state == "done", timeout=120_000)
+    qtbot.waitUntil(lambda: window.collectives.compiled is not None, timeout=60_000)
+    assert _headers(view.table)[1:3] == [
+        "Shardy (shardscope's comparison)",
+        "GSPMD (torch_xla's partitioner)",
+    ]
+    # torch_xla's own compile (one collective-permute) beside shardscope's GSPMD recompile
+    assert _headers(view.counts) == [
+        "Compiled",
+        "torch_xla\n(GSPMD)",
+        "GSPMD\n(shardscope's recompile)",
+    ]
+    assert [row[:2] for row in view.count_texts()] == [["collective-permute", "1"]]
+    assert view.status.text() == (
+        "GSPMD (torch_xla's partitioner) shards 1 value differently from Shardy "
+        "(shardscope's comparison) (marked in both side-by-side panes)."
+    )
+    tabs = window.collectives.tabs
+    assert [tabs.tabText(i) for i in range(tabs.count())] == [
+        "Compiled (torch_xla, GSPMD)",
+        "Shardy's prediction (shardscope)",
+    ]
+    # The toggle adds the graph's marks to what the panes already compared.
+    pick(window, "&View", "Compare with &GSPMD")
+    assert not window.gspmd.comparing and view.state == "done"
+    assert view.status.text().endswith("(marked in purple on the graph).")
+    assert window.markers.gspmd_values() == {add_result(window)}
+    pick(window, "&View", "Compare with &GSPMD")
+    assert not find_action(window, "&View", "Compare with &GSPMD").isChecked()
+    assert view.state == "done" and window.markers.gspmd_values() == set()
+    assert view.status.text().endswith("(marked in both side-by-side panes).")
+    qtbot.mouseClick(window.legend_button, Qt.MouseButton.LeftButton)
+    legend = window.legend_button.dialog
+    qtbot.addWidget(legend)
+    assert any(
+        e.startswith("GSPMD (torch_xla's partitioner) shards it differently")
+        for e in legend.legend.entries
+    )
+    # A JAX program reads plain Shardy and GSPMD again.
+    count = window.propagation.count
+    window.open_program("example:conflict")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    assert window.docks["dock_gspmd"].windowTitle() == "GSPMD vs Shardy"
+    assert _headers(view.table)[1:3] == ["Shardy", "GSPMD"]
+    assert [tabs.tabText(i) for i in range(tabs.count())] == [
+        "Compiled (XLA)",
+        "Shardy's prediction",
+    ]
+    if panes.on:
+        assert panes.left.header.mode_texts()[2:] == ["Shardy", "GSPMD"]

@@ -59,8 +59,16 @@ def test_side_by_side_shows_shardy_against_gspmd_and_marks_the_adds_result(
     assert mark.text == "Shardy [_, _]"
     (mark,) = diff_marks(left, out)
     assert mark.text == "GSPMD [data, _]"
-    assert window.gspmd.view.state == "off"  # the dock follows its own toggle only
+    # The GSPMD dock shows the comparison the panes show, and where it is marked; the
+    # graph's own GSPMD marks follow the toggle only.
+    dock = window.gspmd.view
+    assert dock.state == "done" and dock.status.text() == (
+        "GSPMD shards 1 value differently from Shardy (marked in both side-by-side panes)."
+    )
+    assert not find_action(window, "&View", "Compare with &GSPMD").isChecked()
+    assert window.markers.gspmd_values() == set()
     pick(window, "&View", "Side by si&de")
+    assert dock.state == "off"
     assert not find_action(window, "&View", "Side by si&de").isChecked()
     assert window.centralWidget() is window.graph_panel and window.panes.right is None
     assert window.graph.badge_text(out) == "[_, _]" and not diff_marks(window.graph, out)
@@ -295,7 +303,9 @@ def test_the_now_pane_draws_the_conflict_bang_and_collective_tags_of_the_single_
     assert sorted(tag.text for tag in collective_tags(right)) == single_tags
     rings = [i for i in right.graph_scene.items() if i.data(0) == "changed"]
     assert rings and len(rings) >= len([v for v in changed if right.badge_for(v) is not None])
-    # the rendered pane shows the red outline of the conflict
+    # the rendered pane shows the red outline of the conflict, zoomed in on it as a user
+    # would to read it (at a whole window's fit its thin outline is blended)
+    right.zoom(1 / right.transform().m11())
     right.centerOn(marks[0])
     red = QColor(CONFLICT_COLOR)
 

@@ -16,6 +16,7 @@ from shardscope.viewers.debugger.collective_lines import (
     groups_text,
     memory_text,
     predicted_lines,
+    tab_texts,
 )
 from tests.support.compile_oracle import loaded, propagated
 
@@ -34,10 +35,10 @@ def test_the_prediction_says_how_its_compile_went():
     result = Analysis(propagated("example:conflict"))
     assert _lines(None).status == EMPTY_STATUS
     assert _lines(None, pending=True).status == "Propagating…"
-    assert _lines(result, compiling=True).header == f"<b>{HEADER} — compiling…</b>"
+    assert _lines(result, compiling=True).header == f"{HEADER} — compiling…"
     failed = result.with_parts(compile=NotCompiled("boom"))
     assert _lines(failed).status == "The XLA compile failed: boom"
-    assert _lines(failed).header.endswith("— the compile failed</b>")
+    assert _lines(failed).header.endswith("— the compile failed")
     cancelled = result.with_parts(compile=NotCompiled(COMPILE_CANCELLED))
     assert "propagate again (F5)" in _lines(cancelled).status
     noted = _lines(result, note="Not compiled: too many devices")
@@ -84,3 +85,25 @@ def test_a_mesh_over_one_process_s_devices_is_noted_and_never_compiling():
     assert compile_state(analysis(MAX_CPU_DEVICES)) == (True, "")
     assert compile_state(analysis(8, compiled=object())) == (False, "")
     assert compile_state(analysis(8, error="boom")) == (False, "")
+
+
+def _texts(analysis) -> list[str]:
+    return [text for text, _tip in tab_texts(analysis)]
+
+
+def test_the_tabs_name_who_compiled_and_whose_prediction_it_is():
+    assert _texts(None) == ["Compiled (XLA)", "Shardy's prediction"]
+    jax = SimpleNamespace(framework="jax", partitioner="shardy", compiled_by="shardscope")
+    assert _texts(jax) == ["Compiled (XLA)", "Shardy's prediction"]
+    # a torch_xla capture as the script ran it: torch_xla's own compile, with GSPMD
+    torch = SimpleNamespace(framework="torch_xla", partitioner="gspmd", compiled_by="torch_xla")
+    (compiled, compiled_tip), (predicted, predicted_tip) = tab_texts(torch)
+    assert (compiled, predicted) == (
+        "Compiled (torch_xla, GSPMD)",
+        "Shardy's prediction (shardscope)",
+    )
+    assert "as the script ran it" in compiled_tip
+    assert "torch_xla partitions with GSPMD" in predicted_tip
+    # edited, shardscope compiles it with Shardy
+    edited = SimpleNamespace(framework="torch_xla", partitioner="gspmd", compiled_by="shardscope")
+    assert _texts(edited)[0] == "Compiled (XLA, Shardy)"

@@ -12,6 +12,7 @@ from shardscope.viewers.graph.markers import (
     SpecNotesItem,
     WarningMarkItem,
 )
+from tests.support.inputs import INPUTS
 
 
 def test_the_corner_button_opens_the_legend(panel_for, qtbot, render_dir, count_colors):
@@ -123,3 +124,23 @@ def test_the_legend_explains_the_timeline_rings_the_step_edges_and_the_selection
     }
     for color in (ring.pen().color(), changed.pen().color(), selected.color):
         assert color.rgb() in seen, color.name()
+
+
+def test_the_legend_names_a_torch_xla_programs_partitioners(panel_for, qtbot):
+    def legend_of(source):
+        _session, panel = panel_for(source)
+        button = LegendButton(panel.view)
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        qtbot.addWidget(button.dialog)
+        return button.dialog.legend.entries
+
+    jax = legend_of("example:conflict")
+    torch = legend_of(f"{INPUTS / 'torch' / 'capture_conflict.json'}#sync1")
+    assert "GSPMD shards it differently: Shardy's spec inside, GSPMD's beside" in jax
+    assert any(
+        e.startswith("GSPMD (torch_xla's partitioner) shards it differently")
+        and "Shardy (shardscope's comparison)" in e
+        for e in torch
+    )
+    assert any("torch_xla's own compile with GSPMD" in e for e in torch)
+    assert not any("torch_xla" in e for e in jax)

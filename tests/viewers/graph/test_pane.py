@@ -1,8 +1,10 @@
 """A side-by-side pane's pieces: the shardings a mode shows, its header, its marks."""
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from shardscope.backend.sharding.spec import Spec
+from shardscope.viewers.common.partitioners import JAX, Partitioners
 from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem
 from shardscope.viewers.graph.pane import (
     MODES,
@@ -41,6 +43,43 @@ def test_the_header_offers_every_mode_and_tells_when_one_is_picked(qtbot):
     assert picked.args == ["gspmd"] and header.mode == "gspmd"
     header.set_note("compiling with GSPMD…")
     assert header.note.text() == "compiling with GSPMD…"
+
+
+def test_a_long_note_is_cut_and_never_widens_the_header(qtbot):
+    header = PaneHeader("Left")
+    qtbot.addWidget(header)
+    header.resize(300, 30)
+    header.show()
+    narrow = header.minimumSizeHint().width()
+    note = ", ".join(["waiting for propagation: showing now"] * 4)
+    header.set_note(note)
+    assert header.minimumSizeHint().width() == narrow
+    assert header.note.text() == note and header.note.toolTip().startswith(note)
+    assert header.note.shown_text.endswith("…")
+
+
+def test_the_header_names_the_programs_partitioners(qtbot):
+    header = PaneHeader("Left")
+    qtbot.addWidget(header)
+    header.show()
+    header.set_mode("gspmd")
+    narrow = header.minimumSizeHint().width()
+    header.set_names(Partitioners("torch_xla", "gspmd"))
+    assert header.mode_texts() == [
+        "Now",
+        "Before the last edit",
+        "Shardy (shardscope)",
+        "GSPMD (torch_xla)",
+    ]
+    assert header.mode == "gspmd" and header.combo.currentText() == "GSPMD (torch_xla)"
+    tip = header.combo.itemData(3, Qt.ItemDataRole.ToolTipRole)
+    assert tip == "GSPMD (torch_xla's partitioner)"
+    # the picker shows its whole text, and the header widens by a few px at most
+    combo = header.combo
+    assert combo.fontMetrics().horizontalAdvance(combo.currentText()) < combo.width() - 20
+    assert header.minimumSizeHint().width() <= narrow + 8
+    header.set_names(JAX)
+    assert header.mode_texts() == [name for _, name in MODES]
 
 
 def test_marks_name_the_other_panes_spec_and_follow_redraws(panel_for):
