@@ -92,9 +92,7 @@ def test_the_outermost_variable_names_a_model_and_the_innermost_a_plain_tensor(n
     llama = Module(model=Module(w=weight))
     script = {"llama": llama, "batch": batch}
     helper = {"model": llama, "x": batch}
-    found = {
-        id(t): n for n, t in names.named_tensors(FAKE_TORCH, [script, helper], _is_tensor)
-    }
+    found = {id(t): n for n, t in names.named_tensors(FAKE_TORCH, [script, helper], _is_tensor)}
     assert found[id(weight)] == "llama.model.w"
     assert found[id(batch)] == "x"
 
