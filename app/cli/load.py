@@ -68,6 +68,7 @@ def describe(program: Program) -> dict:
                 "shape": list(v.shape) if v.shape is not None else None,
                 "dtype": v.dtype,
                 "code_sharding": v.code_sharding,
+                "sharded_by": program.sharded_by.get(v.name or ""),
             }
             for v in graph.values
             if v.role != "intermediate" or v.code_sharding
@@ -116,6 +117,8 @@ def run(args: LoadArgs) -> int:
         extra = f"  code sharding {v['code_sharding']}" if v["code_sharding"] else ""
         if v["code_sharding"] and program.framework == "torch_xla":
             extra += _torch_form(program, v)
+        if v["sharded_by"]:
+            extra += f"  by {v['sharded_by']}"
         print(f"  {v['role']:<12} {v['display_name']:<40} {v['dtype']}[{shape}]{extra}")
     print("scopes: " + ", ".join(f"{k or '(top)'}: {n}" for k, n in info["scopes"].items()))
     return 0

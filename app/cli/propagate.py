@@ -231,6 +231,8 @@ def _gspmd_lines(result) -> list[str]:
         torch = _torch_spec(result, dims) if dims is not None else ""
         shape = str(list(v.shape or []))
         lines.append(f" {mark}{v.name:24} {shape:16} {spec:20} {hlo}{torch}")
+        if result.sharded_by.get(v.name or ""):
+            lines.append(f"      sharded by {result.sharded_by[v.name]}")
         if d is not None:
             lines.append(f"      Shardy: {dims_text(d.shardy)} {d.shardy_hlo}")
     if _framework_compiled(result):

@@ -83,7 +83,8 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 f"capture the script again, or report the graph"
             )
         inputs = [i for i in sync.get("inputs", []) if isinstance(i, dict)]
-        text = name_arguments(without_op_scopes(text), _argument_names(text, inputs))
+        names = _argument_names(text, inputs)
+        text = name_arguments(without_op_scopes(text), names)
         mesh_record = _mesh_before(sync.get("seq", 0), marks, meshes)
         mesh, order = _mesh(mesh_record)
         if order is not None:
@@ -103,6 +104,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 device_order=order,
                 partitioner="gspmd",
                 compiled_hlo=_compiled(dump, name),
+                sharded_by=sharded_by(names, inputs),
             )
         )
     return True
@@ -289,6 +291,24 @@ def _argument_names(text: str, inputs: list[dict]) -> list[str]:
         taken.add(unique)
         names.append(unique)
     return names
+
+
+def sharded_by(names: list[str], inputs: list[dict]) -> dict[str, str] | None:
+    """How the script sharded each argument it sharded, by argument name: the API the
+    hook saw it go through and the script's line (``FSDPv2 (its parameters) at
+    train.py:78``); None where it saw none."""
+    out: dict[str, str] = {}
+    if len(inputs) != len(names):
+        return None
+    for name, entry in zip(names, inputs, strict=True):
+        origin = entry.get("sharded_by")
+        if not isinstance(origin, dict) or not isinstance(origin.get("via"), str):
+            continue
+        where = ""
+        if isinstance(origin.get("file"), str) and isinstance(origin.get("line"), int):
+            where = f" at {Path(origin['file']).name}:{origin['line']}"
+        out[name] = origin["via"] + where
+    return out or None
 
 
 _TENSOR = re.compile(r"%arg\d+: tensor<((?:\d+x)*)[a-z]")

@@ -62,6 +62,9 @@ class TensorInspector(QWidget):
         # Whether the program is a torch_xla one: its texts then include the
         # ``xs.mark_sharding`` call (``text_forms.mark_sharding_text``).
         self.torch_xla = False
+        # How the script sharded each argument, by name (``Program.sharded_by``): shown
+        # as the "sharded by" row of that argument.
+        self.sharded_by: dict[str, str] = {}
         self.slots: list[DimSlot] = []
         self._shown: tuple | None = None
         self._make_heading()
@@ -121,6 +124,7 @@ class TensorInspector(QWidget):
             ("sdy", "Shardy"),
             ("hlo", "HLO"),
             ("kind", "kind"),
+            ("sharded_by", "sharded by"),
         )
         self.text_captions: dict[str, QLabel] = {}
         for row, (key, caption) in enumerate(rows):
@@ -193,7 +197,8 @@ class TensorInspector(QWidget):
             self.facts.setText("")
             self._build_slots(())
             self.texts = {}
-            self._show_texts({k: NO_TEXT for k in self.text_labels if k != "torch_xla"}, None)
+            empty = {k: NO_TEXT for k in self.text_labels if k not in ("torch_xla", "sharded_by")}
+            self._show_texts(empty, None)
             self.tile_grid.show_empty(EMPTY_HINT)
             return
         shape = tuple(value.shape or ())
@@ -206,6 +211,9 @@ class TensorInspector(QWidget):
             except ShardscopeError as exc:
                 texts, error = {}, str(exc)
         self.texts = dict(texts or {})
+        origin = self.sharded_by.get(value.name or "")
+        if origin:
+            self.texts["sharded_by"] = origin
         self._build_slots(shape)
         padded = self.spec.dims + (DimSpec(),) * max(0, len(shape) - len(self.spec.dims))
         for slot, dim_spec in zip(self.slots, padded, strict=False):
@@ -250,10 +258,11 @@ class TensorInspector(QWidget):
     def _show_texts(self, texts: dict, error: str | None) -> None:
         for key, label in self.text_labels.items():
             label.setText(texts.get(key, ""))
-        # Only a torch_xla program has the row: the others keep their four.
-        shown = "torch_xla" in texts
-        self.text_labels["torch_xla"].setVisible(shown)
-        self.text_captions["torch_xla"].setVisible(shown)
+        # Only a torch_xla program has the rows: the others keep their four.
+        for key in ("torch_xla", "sharded_by"):
+            shown = key in texts
+            self.text_labels[key].setVisible(shown)
+            self.text_captions[key].setVisible(shown)
         if error:
             self.text_labels["kind"].setText(error)
 
