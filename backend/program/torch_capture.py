@@ -55,6 +55,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
     if record is None:
         return False
     capture.framework = "torch_xla"
+    capture.warnings.extend(hook_warnings(record))
     dump = folder / DUMP
     syncs = [s for s in record.get("syncs", []) if isinstance(s, dict)]
     graphs = [(s, name) for s in syncs for name in s.get("dumps", []) if name.endswith(_PROTO)]
@@ -159,6 +160,26 @@ def without_op_scopes(text: str) -> str:
         return m[1] + '"' + "/".join([*kept, op]) + '"'
 
     return _SCOPED.sub(plain, text)
+
+
+def hook_warnings(record: dict) -> list[str]:
+    """What the user should know about how the graphs were recorded: a dispatch or
+    function mode active at a sync (torch_xla traces differently under one, so the graph
+    is the one the script runs with it), and what the hook could not do."""
+    out = []
+    modes = sorted(
+        {m for s in record.get("syncs", []) if isinstance(s, dict) for m in s.get("modes") or []}
+    )
+    if modes:
+        out.append(
+            f"a dispatch or function mode was active at a sync ({', '.join(modes)}): "
+            f"torch_xla traces views differently under one, so the graphs are the ones the "
+            f"script runs with it, not without"
+        )
+    for error in record.get("errors", []):
+        if isinstance(error, str):
+            out.append(f"the capture hook could not do everything: {error}")
+    return out
 
 
 _INTERNAL = "_clear_pending"

@@ -246,6 +246,20 @@ def _sync_inputs() -> list[dict]:
     return out
 
 
+def _active_modes() -> list[str]:
+    """The dispatch and function modes active now (the script's own, or another tool's):
+    torch_xla traces a graph under one differently (views as gathers with index
+    parameters), so the graph is the one the script runs under that mode only."""
+    try:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        stack = [*_get_current_dispatch_mode_stack(), *_get_current_function_mode_stack()]
+    except Exception:
+        return []
+    return [type(mode).__name__ for mode in stack]
+
+
 def _scalar(t):
     """The value of a scalar the graph reads that no variable holds (a learning rate, a
     constant torch_xla moved to the device), or None."""
@@ -274,6 +288,9 @@ def _wrap_step_marker(real):
             record["graph"] = str(_XLAC._get_current_graph_name())
         except Exception:
             pass
+        modes = _active_modes()
+        if modes:
+            record["modes"] = modes
         try:
             _learn_names(frame)
             record["inputs"] = _sync_inputs()
