@@ -16,6 +16,7 @@ from tests.support.torch_scripts import cli, compiled_summary, needs_torch
 
 @pytest.fixture
 def scopes(monkeypatch):
+    monkeypatch.syspath_prepend(str(SITE))
     spec = importlib.util.spec_from_file_location(
         "_scopes_under_test", SITE / "_shardscope_torch_scopes.py"
     )
@@ -43,6 +44,16 @@ def test_a_module_is_scoped_below_the_module_that_called_it(scopes):
     assert scopes._relative("layers.0.attn", "") == "layers.0.attn"
     # a module called by one that does not hold it keeps its whole path
     assert scopes._relative("head", "layers.0") == "head"
+    # a wrapper (FSDPv2's) and the module it wraps are one scope
+    assert scopes._relative("layers.0", "layers.0") == ""
+
+
+def test_a_wrappers_segments_are_not_scopes(scopes):
+    inner = _Module(q_proj=_Module())
+    wrapper = _Module(_orig_module=_Module(layers=_Module(**{"0": _Module(_orig_module=inner)})))
+    assert scopes._path(wrapper) == ""
+    assert scopes._path(inner) == "layers.0"
+    assert scopes._path(inner.children["q_proj"]) == "layers.0.q_proj"
 
 
 def test_a_model_outputs_tensors_are_found_in_its_fields(scopes):
