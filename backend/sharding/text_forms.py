@@ -68,7 +68,7 @@ def mark_sharding_text(
     return f"xs.mark_sharding({tensor}, mesh, {text})"
 
 
-def dtensor_placements_text(mesh: Mesh, spec: Spec | list | tuple, ndim: int | None = None) -> str:
+def dtensor_spec_text(mesh: Mesh, spec: Spec | list | tuple, ndim: int | None = None) -> str | None:
     """The sharding as DTensor's placements: one per mesh axis in the mesh's order,
     ``Shard(d)`` where tensor dim ``d`` is sharded over that axis and ``Replicate()``
     elsewhere, e.g. ``[Shard(0), Replicate()]``.
@@ -78,23 +78,40 @@ def dtensor_placements_text(mesh: Mesh, spec: Spec | list | tuple, ndim: int | N
     ``[Shard(0), Shard(0)]`` on a (2, 4) mesh puts rows 8i+2j..8i+2j+2 of 16 on position
     (i, j)), so the spec's axes must come in the mesh's order. torch_xla 2.9's
     ``distribute_tensor`` on an "xla" mesh keeps only the last of such ``Shard(d)``.
-    A sentence instead where DTensor has no such placements: a sub-axis, or a dim's
-    axes out of the mesh's order. Raises MeshError for an axis the mesh lacks.
+    None where DTensor has no such placements (``dtensor_placements_text`` says why).
+    Raises MeshError for an axis the mesh lacks.
     """
     dims = _axes(spec, ndim)
+    if _no_placements(mesh, dims) is not None:
+        return None
     placements = ["Replicate()"] * len(mesh.axis_names)
     for d, axes in enumerate(dims):
+        for a in axes:
+            placements[mesh.axis_index(a)] = f"Shard({d})"
+    return "[" + ", ".join(placements) + "]"
+
+
+def dtensor_placements_text(mesh: Mesh, spec: Spec | list | tuple, ndim: int | None = None) -> str:
+    """DTensor's placements (``dtensor_spec_text``), or a sentence saying why DTensor has
+    none: a sub-axis, or a dim's axes out of the mesh's order."""
+    text = dtensor_spec_text(mesh, spec, ndim)
+    if text is not None:
+        return text
+    return f"(no DTensor placements: {_no_placements(mesh, _axes(spec, ndim))})"
+
+
+def _no_placements(mesh: Mesh, dims: list[tuple[str, ...]]) -> str | None:
+    """Why DTensor has no placements for ``dims`` over ``mesh``, or None where it has."""
+    for d, axes in enumerate(dims):
         if any(":(" in a for a in axes):
-            return "(no DTensor placements: a sub-axis names part of a mesh axis)"
+            return "a sub-axis names part of a mesh axis"
         where = [mesh.axis_index(a) for a in axes]
         if where != sorted(where):
             return (
-                f"(no DTensor placements: dim {d} takes {', '.join(axes)} in that order, "
-                "and DTensor splits a dim over mesh axes in the mesh's order)"
+                f"dim {d} takes {', '.join(axes)} in that order, and DTensor splits a dim "
+                "over mesh axes in the mesh's order"
             )
-        for i in where:
-            placements[i] = f"Shard({d})"
-    return "[" + ", ".join(placements) + "]"
+    return None
 
 
 def _axes(spec: Spec | list | tuple, ndim: int | None) -> list[tuple[str, ...]]:

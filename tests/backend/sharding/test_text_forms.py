@@ -100,3 +100,11 @@ def test_the_dtensor_text_comes_with_the_torch_xla_one():
     assert "dtensor" not in sharding_texts(MESH, spec, 2)
     texts = sharding_texts(MESH, spec, 2, torch_xla=True)
     assert texts["dtensor"] == "[Replicate(), Shard(0)]"
+
+
+def test_the_dtensor_spec_is_none_where_dtensor_has_no_placements():
+    from shardscope.backend.sharding.text_forms import dtensor_spec_text
+
+    assert dtensor_spec_text(MESH, [["data"], []]) == "[Shard(0), Replicate()]"
+    assert dtensor_spec_text(MESH, [["data:(1)2"], []]) is None
+    assert dtensor_spec_text(MESH, [["model", "data"]]) is None
