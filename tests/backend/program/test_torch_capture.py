@@ -329,3 +329,30 @@ def test_steps_stops_a_torch_xla_script_after_that_many_syncs(tmp_path):
     )
     assert summary["ended"] == "stopped after --steps"
     assert [f["name"] for f in summary["functions"]] == ["sync1"]
+
+
+DTENSOR_STEP = Path("tests/inputs/torch/dtensor_step.py").resolve()
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_dtensor_scripts_placements_are_the_captured_weights_specs(tmp_path):
+    out = tmp_path / "dtensor.json"
+    summary = json.loads(
+        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(DTENSOR_STEP))
+    )
+    (graph,) = summary["functions"]
+    # DeviceMesh("xla", torch.arange(8).reshape(4, 2), mesh_dim_names=("data", "model"))
+    assert graph["mesh"] == {"data": 4, "model": 2} and graph["partitioner"] == "gspmd"
+    data = json.loads(_cli("propagate", "--json", f"{out}#sync1"))
+    values = {v["display_name"]: v for v in data["values"] if v["role"] == "arg"}
+    # the placements dtensor_step.py gives, one per mesh dim (data, model)
+    given = {
+        "model.up.weight": ("[Replicate(), Shard(0)]", [["model"], []]),
+        "model.down.weight": ("[Replicate(), Shard(1)]", [[], ["model"]]),
+        "model.head.weight": ("[Shard(1), Shard(0)]", [["model"], ["data"]]),
+        "batch": ("[Shard(0), Replicate()]", [["data"], []]),
+    }
+    found = {name: (values[name]["dtensor"], values[name]["spec"]) for name in given}
+    assert found == given
+    assert values["model.up.bias"]["dtensor"] == "[Replicate(), Replicate()]"
