@@ -347,6 +347,9 @@ def test_the_hooks_record_says_what_may_have_changed_a_graph():
     assert hook_warnings({"syncs": [{}], "errors": []}) == []
 
 
+DTENSOR_STEP = Path("tests/inputs/torch/dtensor_step.py").resolve()
+
+
 @needs_torch
 @pytest.mark.slow
 def test_a_script_that_syncs_under_its_own_dispatch_mode_is_told_so(tmp_path):
@@ -358,3 +361,27 @@ def test_a_script_that_syncs_under_its_own_dispatch_mode_is_told_so(tmp_path):
     assert any(
         "dispatch or function mode was active at a sync (Logging)" in w for w in summary["warnings"]
     )
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_dtensor_scripts_placements_are_the_captured_weights_specs(tmp_path):
+    out = tmp_path / "dtensor.json"
+    summary = json.loads(
+        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(DTENSOR_STEP))
+    )
+    (graph,) = summary["functions"]
+    # DeviceMesh("xla", torch.arange(8).reshape(4, 2), mesh_dim_names=("data", "model"))
+    assert graph["mesh"] == {"data": 4, "model": 2} and graph["partitioner"] == "gspmd"
+    data = json.loads(_cli("propagate", "--json", f"{out}#sync1"))
+    values = {v["display_name"]: v for v in data["values"] if v["role"] == "arg"}
+    # the placements dtensor_step.py gives, one per mesh dim (data, model)
+    given = {
+        "model.up.weight": ("[Replicate(), Shard(0)]", [["model"], []]),
+        "model.down.weight": ("[Replicate(), Shard(1)]", [[], ["model"]]),
+        "model.head.weight": ("[Shard(1), Shard(0)]", [["model"], ["data"]]),
+        "batch": ("[Shard(0), Replicate()]", [["data"], []]),
+    }
+    found = {name: (values[name]["dtensor"], values[name]["spec"]) for name in given}
+    assert found == given
+    assert values["model.up.bias"]["dtensor"] == "[Replicate(), Replicate()]"
