@@ -120,8 +120,11 @@ def test_a_torch_xla_capture_loads_with_its_framework_mesh_order_and_specs(capsy
     assert "over devices 0,2,4,6,1,3,5,7" in out
     # the specs conflict.py gave, in its own words
     lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
-    assert lines["x"].endswith('= ("data", None)  [Shard(0), Replicate()]')
-    assert lines["y"].endswith('= ("model", None)  [Replicate(), Shard(0)]')
+    # ... and the call that gave each, at its line
+    assert lines["x"].endswith(
+        '= ("data", None)  [Shard(0), Replicate()]  by xs.mark_sharding at conflict.py:21'
+    )
+    assert '= ("model", None)  [Replicate(), Shard(0)]  by xs.mark_sharding at' in lines["y"]
 
 
 TORCH_BLOCK = "tests/inputs/torch/capture_block.json#sync2"
@@ -132,9 +135,9 @@ def test_a_torch_xla_captures_weights_list_their_dtensor_placements(capsys):
     out = capsys.readouterr().out
     lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
     # train_block.py's marks on the (data=4, model=2) mesh
-    assert lines["model.up.weight"].endswith('= ("model", None)  [Replicate(), Shard(0)]')
-    assert lines["model.down.weight"].endswith('= (None, "model")  [Replicate(), Shard(1)]')
-    assert lines["tokens"].endswith('= ("data", None, None)  [Shard(0), Replicate()]')
+    assert '= ("model", None)  [Replicate(), Shard(0)]  by ' in lines["model.up.weight"]
+    assert '= (None, "model")  [Replicate(), Shard(1)]  by ' in lines["model.down.weight"]
+    assert '= ("data", None, None)  [Shard(0), Replicate()]  by ' in lines["tokens"]
     assert main(["load", TORCH_BLOCK, "--json"]) == 0
     values = {v["display_name"]: v for v in json.loads(capsys.readouterr().out)["values"]}
     weight = values["model.down.weight"]
