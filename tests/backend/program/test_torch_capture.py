@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from shardscope.backend.program.torch_capture import (
     name_arguments,
     torch_record,
 )
+from tests.support.torch_scripts import TORCH_PYTHON, cli, needs_torch
 
 FIXTURE = Path("tests/inputs/torch/tiny_capture")
 TINY = Path("tests/inputs/torch/tiny.py").resolve()
@@ -179,42 +178,12 @@ def test_a_script_that_never_imported_torch_xla_is_not_a_torch_capture(tmp_path)
 
 # --- end to end, with torch_xla: the user's interpreter runs the user's script -----------
 
-TORCH_PYTHON = os.environ.get("SHARDSCOPE_TORCH_PYTHON", "")
 TRAIN_BLOCK = Path("tests/inputs/torch/train_block.py").resolve()
 PARAMETERS = [
     f"model.{m}.{p}"
     for m in ("up", "down", "block.ln", "block.qkv", "block.proj")
     for p in ("weight", "bias")
 ]
-
-
-def _has_torch_xla() -> bool:
-    if not TORCH_PYTHON:
-        return False
-    probe = subprocess.run(
-        [TORCH_PYTHON, "-c", "import torch_xla"], capture_output=True, timeout=300
-    )
-    return probe.returncode == 0
-
-
-needs_torch = pytest.mark.skipif(
-    not _has_torch_xla(),
-    reason="needs the torch extra in the script's own environment: pip install "
-    "torch==2.9.0 torch_xla==2.9.0 there (never in shardscope's .venv) and set "
-    "SHARDSCOPE_TORCH_PYTHON to its python",
-)
-
-
-def _cli(*args, cwd=None):
-    proc = subprocess.run(
-        [sys.executable, str(Path("main.py").resolve()), *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +198,7 @@ def block_capture(tmp_path_factory):
     os.environ["PYTHONPATH"] = str(own)
     try:
         summary = json.loads(
-            _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(TRAIN_BLOCK))
+            cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(TRAIN_BLOCK))
         )
     finally:
         if env_path is None:
@@ -269,7 +238,7 @@ def test_the_captured_collectives_are_torch_xlas_and_gspmd_is_compared(block_cap
     from shardscope.backend.sharding.mesh import Mesh
 
     _, out, _ = block_capture
-    data = json.loads(_cli("propagate", "--json", "--gspmd", f"{out}#sync2"))
+    data = json.loads(cli("propagate", "--json", "--gspmd", f"{out}#sync2"))
     program = load_program(f"{out}#sync2")
     listed = collections.Counter((c["kind"], c["operands"]) for c in data["collectives"])
     assert listed == _counted_in(program.compiled_hlo)
@@ -317,7 +286,7 @@ def test_ops_are_scoped_by_the_module_that_ran_them_not_one_scope_per_op(tiny_fi
 def test_steps_stops_a_torch_xla_script_after_that_many_syncs(tmp_path):
     out = tmp_path / "one.json"
     summary = json.loads(
-        _cli(
+        cli(
             "capture",
             "--json",
             "--steps",
@@ -356,7 +325,7 @@ def test_a_script_that_syncs_under_its_own_dispatch_mode_is_told_so(tmp_path):
     script = Path("tests/inputs/torch/dispatch_mode.py").resolve()
     out = tmp_path / "modes.json"
     summary = json.loads(
-        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(script))
+        cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(script))
     )
     assert any(
         "dispatch or function mode was active at a sync (Logging)" in w for w in summary["warnings"]
@@ -368,12 +337,12 @@ def test_a_script_that_syncs_under_its_own_dispatch_mode_is_told_so(tmp_path):
 def test_a_dtensor_scripts_placements_are_the_captured_weights_specs(tmp_path):
     out = tmp_path / "dtensor.json"
     summary = json.loads(
-        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(DTENSOR_STEP))
+        cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(DTENSOR_STEP))
     )
     (graph,) = summary["functions"]
     # DeviceMesh("xla", torch.arange(8).reshape(4, 2), mesh_dim_names=("data", "model"))
     assert graph["mesh"] == {"data": 4, "model": 2} and graph["partitioner"] == "gspmd"
-    data = json.loads(_cli("propagate", "--json", f"{out}#sync1"))
+    data = json.loads(cli("propagate", "--json", f"{out}#sync1"))
     values = {v["display_name"]: v for v in data["values"] if v["role"] == "arg"}
     # the placements dtensor_step.py gives, one per mesh dim (data, model)
     given = {

@@ -2,7 +2,6 @@
 each argument's dtype, donated arguments, and the module's own refusals."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from shardscope.backend.run.dispatch import run_program
 from shardscope.backend.run.inputs import random_array
 from shardscope.backend.run.module_worker import run_module_job
 from shardscope.backend.sharding.mesh import Mesh
+from tests.support.torch_scripts import TORCH_PYTHON, needs_torch
 
 # A module of three dtypes whose first argument is donated to its first result, as
 # torch_xla's in-place updates are.
@@ -115,23 +115,7 @@ def test_uneven_shardings_run_padded_and_each_tile_says_its_padding():
     assert all(t["max_rel_error"] == 0.0 for t in report["arguments"])
 
 
-TORCH_PYTHON = os.environ.get("SHARDSCOPE_TORCH_PYTHON", "")
-
-
-def _has_torch_xla() -> bool:
-    if not TORCH_PYTHON:
-        return False
-    probe = subprocess.run(
-        [TORCH_PYTHON, "-c", "import torch_xla"], capture_output=True, timeout=300
-    )
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(
-    not _has_torch_xla(),
-    reason="needs torch_xla in the script's own environment: set SHARDSCOPE_TORCH_PYTHON "
-    "to its python",
-)
+@needs_torch
 @pytest.mark.slow
 def test_a_captured_torch_xla_script_with_an_uneven_sharding_runs(tmp_path):
     out = tmp_path / "uneven.json"

@@ -2,7 +2,6 @@
 as written, and tells the user's frames from the libraries'. Run with torch_xla, it is
 checked end to end in tests/backend/program/test_torch_capture.py."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,16 +10,13 @@ import types
 import pytest
 
 from shardscope.backend.program.capture import SITE
+from tests.support.capture_site import load_site_module
 
 
 @pytest.fixture
 def hook(monkeypatch):
     monkeypatch.delenv("SHARDSCOPE_CAPTURE_DIR", raising=False)
-    monkeypatch.syspath_prepend(str(SITE))
-    spec = importlib.util.spec_from_file_location("_hook_under_test", SITE / "_shardscope_torch.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_site_module("_shardscope_torch", monkeypatch)
 
 
 def _frame_at(path, line_text):

@@ -4,26 +4,20 @@ optimizer state indexed by its parameter, plain variables by the innermost frame
 with torch_xla, every argument of real scripts' graphs named, each graph as the script
 named it."""
 
-import importlib.util
 import json
 import types
 from pathlib import Path
 
 import pytest
 
-from shardscope.backend.program.capture import SITE
 from shardscope.backend.program.load import load_program
+from tests.support.capture_site import load_site_module
 from tests.support.torch_scripts import SCRIPTS, needs_torch
 
 
 @pytest.fixture
-def names():
-    spec = importlib.util.spec_from_file_location(
-        "_names_under_test", SITE / "_shardscope_torch_names.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def names(monkeypatch):
+    return load_site_module("_shardscope_torch_names", monkeypatch)
 
 
 class Tensor:

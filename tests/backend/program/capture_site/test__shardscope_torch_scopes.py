@@ -3,26 +3,19 @@ a capture compiles exactly what a plain run of the same script compiles (torch_x
 dump of it, read here), and its ops are scoped by module, backward, recomputation and
 optimizer, inside the scopes the script opened itself."""
 
-import importlib.util
 import json
 import types
 
 import pytest
 
-from shardscope.backend.program.capture import SITE
 from shardscope.backend.program.load import load_program
+from tests.support.capture_site import load_site_module
 from tests.support.torch_scripts import cli, compiled_summary, needs_torch
 
 
 @pytest.fixture
 def scopes(monkeypatch):
-    monkeypatch.syspath_prepend(str(SITE))
-    spec = importlib.util.spec_from_file_location(
-        "_scopes_under_test", SITE / "_shardscope_torch_scopes.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_site_module("_shardscope_torch_scopes", monkeypatch)
 
 
 class _Module:
