@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from shardscope.app.cli.options import program_path, timeout_seconds
+from shardscope.app.cli.torch_forms import torch_forms
 from shardscope.backend.natural_order import natural_key
 from shardscope.backend.program.load import DEFAULT_TIMEOUT, Program, load_program
 
@@ -68,6 +69,7 @@ def describe(program: Program) -> dict:
                 "shape": list(v.shape) if v.shape is not None else None,
                 "dtype": v.dtype,
                 "code_sharding": v.code_sharding,
+                "sharded_by": program.sharded_by.get(v.name or ""),
             }
             for v in graph.values
             if v.role != "intermediate" or v.code_sharding
@@ -76,29 +78,34 @@ def describe(program: Program) -> dict:
     }
 
 
-def _torch_form(program, value: dict) -> str:
-    """`` = ("data", None)``: a torch_xla program's code sharding as its script wrote it
-    (the mark_sharding spec over the program's mesh), or nothing where none says it."""
+def _torch_forms(program, value: dict) -> dict[str, str | None]:
+    """The ``torch_xla`` and ``dtensor`` forms of a torch_xla program's code sharding of
+    ``value`` as its script wrote it (``torch_forms``: the mark_sharding spec and DTensor's
+    placements over the program's mesh), None where it has none or a form cannot say it."""
     from shardscope.backend.errors import ShardscopeError
     from shardscope.backend.sharding.hlo_text import spec_from_hlo_sharding
     from shardscope.backend.sharding.mesh import Mesh
-    from shardscope.backend.sharding.text_forms import torch_xla_spec_text
 
+    none = {"torch_xla": None, "dtensor": None}
+    if not value["code_sharding"]:
+        return none
     mesh = Mesh.from_dict(program.mesh)
     mesh = Mesh(mesh.axes, program.device_order or ())
     rank = len(value["shape"] or ())
     try:
         spec = spec_from_hlo_sharding(value["code_sharding"], mesh, rank)
     except ShardscopeError:
-        return ""
-    text = torch_xla_spec_text(spec, rank)
-    return f" = {text}" if text else ""
+        return none
+    return torch_forms(mesh, [d.axes for d in spec.padded(rank).dims])
 
 
 def run(args: LoadArgs) -> int:
     """Load and print."""
     program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
     info = describe(program)
+    if program.framework == "torch_xla":
+        for v in info["values"]:
+            v.update(_torch_forms(program, v))
     if args.json:
         print(json.dumps(info, indent=1))
         return 0
@@ -114,8 +121,11 @@ def run(args: LoadArgs) -> int:
     for v in sorted(info["values"], key=lambda v: key(v["id"])):
         shape = "x".join(map(str, v["shape"])) if v["shape"] else "scalar"
         extra = f"  code sharding {v['code_sharding']}" if v["code_sharding"] else ""
-        if v["code_sharding"] and program.framework == "torch_xla":
-            extra += _torch_form(program, v)
+        forms = "  ".join(t for t in (v.get("torch_xla"), v.get("dtensor")) if t)
+        if forms:
+            extra += f" = {forms}"
+        if v["sharded_by"]:
+            extra += f"  by {v['sharded_by']}"
         print(f"  {v['role']:<12} {v['display_name']:<40} {v['dtype']}[{shape}]{extra}")
     print("scopes: " + ", ".join(f"{k or '(top)'}: {n}" for k, n in info["scopes"].items()))
     return 0

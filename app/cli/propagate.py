@@ -20,6 +20,7 @@ from shardscope.app.cli.options import (
     parse_spec_args,
     program_mesh,
 )
+from shardscope.app.cli.torch_forms import add_torch_forms, torch_forms_text
 from shardscope.backend.errors import MeshError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.run.result import operand_label
@@ -96,7 +97,10 @@ def run(args: PropagateArgs) -> int:
         for warning in program.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        print(json.dumps(result.to_json()))
+        data = result.to_json()
+        if result.framework == "torch_xla":
+            data = add_torch_forms(data, result.mesh)
+        print(json.dumps(data))
         return 0
     print(summary(result))
     return 0
@@ -196,14 +200,12 @@ def _gspmd_first(result) -> bool:
 
 
 def _torch_spec(result, dims) -> str:
-    """The spec in torch_xla's form for a torch_xla program, else nothing."""
+    """The spec in torch_xla's form and as DTensor's placements for a torch_xla program,
+    else nothing."""
     if result.framework != "torch_xla":
         return ""
-    # Imported here: text_forms needs numpy, which building the parser must not import.
-    from shardscope.backend.sharding.text_forms import torch_xla_spec_text
-
-    text = torch_xla_spec_text(dims)
-    return f"  {text}" if text is not None else ""
+    text = torch_forms_text(result.mesh, dims)
+    return f"  {text}" if text else ""
 
 
 def _gspmd_lines(result) -> list[str]:
@@ -231,6 +233,8 @@ def _gspmd_lines(result) -> list[str]:
         torch = _torch_spec(result, dims) if dims is not None else ""
         shape = str(list(v.shape or []))
         lines.append(f" {mark}{v.name:24} {shape:16} {spec:20} {hlo}{torch}")
+        if result.sharded_by.get(v.name or ""):
+            lines.append(f"      sharded by {result.sharded_by[v.name]}")
         if d is not None:
             lines.append(f"      Shardy: {dims_text(d.shardy)} {d.shardy_hlo}")
     if _framework_compiled(result):

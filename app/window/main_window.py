@@ -339,6 +339,7 @@ class MainWindow(QMainWindow):
         self.status.setText(f"{len(graph.ops)} ops · {len(graph.values)} tensors{kind}")
         self._label_shardy_docks(gspmd)
         self.inspector.torch_xla = program.framework == "torch_xla"
+        self.inspector.sharded_by = dict(program.sharded_by)
         self.selection.select_value(None)
         self.selection.select_op(None)
         self._show_inspector(None)

@@ -37,7 +37,12 @@ def analyse(
     GSPMD too (``gspmd.compare.compare_gspmd``). ``started``: a compile worker started
     before the program loaded (``run.compiled.start_compile``)."""
     result, compile_ = propagate_compiled(program, mesh, specs, timeout=timeout, started=started)
-    result = replace(result, framework=program.framework, partitioner=program.partitioner)
+    result = replace(
+        result,
+        framework=program.framework,
+        partitioner=program.partitioner,
+        sharded_by=dict(getattr(program, "sharded_by", None) or {}),
+    )
     traffic, pricing = apply_host_layout(result, compile_, hosts, hardware)
     comparison = None
     if gspmd:

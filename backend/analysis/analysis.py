@@ -52,6 +52,7 @@ class Analysis:
     graph = _of_propagation("graph", "The program graph.")
     framework = _of_propagation("framework", "The framework that built the program.")
     partitioner = _of_propagation("partitioner", "The partitioner that framework uses.")
+    sharded_by = _of_propagation("sharded_by", "How the script sharded each argument.")
     route = _of_propagation("route", "The propagation pipeline that ran.")
     annotations = _of_propagation("annotations", "The shardings written before propagation.")
     values = _of_propagation("values", "Every value with its final sharding.")
@@ -172,6 +173,9 @@ class Analysis:
         out: dict[str, Any] = {
             **{k: own[k] for k in ("program", "framework", "partitioner", "mesh")},
             "device_order": own["device_order"],
+            # How the script sharded each argument it sharded, by argument name (a
+            # torch_xla capture: "FSDPv2 (its parameters) at train.py:78").
+            "sharded_by": dict(self.sharded_by),
             # The hosts the devices are laid over, device numbers k*N/H.. on host k.
             "hosts": self.hosts,
             **{k: own[k] for k in ("route", "annotations", "values", "steps", "conflicts")},

@@ -66,6 +66,9 @@ class CapturedFunction:
     # The framework's own compiled, partitioned module (HLO text), where recorded
     # (torch_xla's ``after_optimizations`` dump).
     compiled_hlo: str | None = None
+    # How the script sharded each argument it sharded, by argument name: the API and its
+    # line (``FSDPv2 (its parameters) at train.py:78``; torch_xla captures).
+    sharded_by: dict[str, str] | None = None
 
 
 @dataclass
@@ -222,6 +225,13 @@ def _function(i: int, entry: object) -> CapturedFunction:
     compiled = function.compiled_hlo
     if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
         raise _Bad(f"function {i} has a compiled module that is not text")
+    by = function.sharded_by
+    if by is not None and not (
+        isinstance(by, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in by.items())
+        and all(has_utf8(k) and has_utf8(v) for k, v in by.items())
+    ):
+        raise _Bad(f"function {i} has sharding origins that are not names with text")
     return function
 
 

@@ -107,6 +107,9 @@ class Program:
     # The framework's own compiled, partitioned module (HLO text), where the capture
     # recorded one: its collectives are the ones the program really runs.
     compiled_hlo: str | None = None
+    # How the script sharded each argument it sharded, by argument name, where the
+    # capture recorded it (``FSDPv2 (its parameters) at train.py:78``).
+    sharded_by: dict[str, str] = field(default_factory=dict)
     # The processes a capture ran its script as (``capture --hosts``); 1 for all else.
     hosts: int = 1
     # Where a captured function is defined in its script (file, line), as the capture
@@ -268,6 +271,7 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
     program.framework = capture.framework
     program.partitioner = function.partitioner
     program.compiled_hlo = function.compiled_hlo
+    program.sharded_by = dict(function.sharded_by or {})
     program.hosts = capture.hosts
     if function.file and function.line:
         program.def_site = (function.file, function.line)

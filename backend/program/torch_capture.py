@@ -56,6 +56,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
     if record is None:
         return False
     capture.framework = "torch_xla"
+    capture.warnings.extend(hook_warnings(record))
     dump = folder / DUMP
     syncs = [s for s in record.get("syncs", []) if isinstance(s, dict)]
     graphs = [(s, name) for s in syncs for name in s.get("dumps", []) if name.endswith(_PROTO)]
@@ -84,7 +85,8 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 f"capture the script again, or report the graph"
             )
         inputs = [i for i in sync.get("inputs", []) if isinstance(i, dict)]
-        text = name_arguments(without_op_scopes(text), _argument_names(text, inputs))
+        names = _argument_names(text, inputs)
+        text = name_arguments(without_op_scopes(text), names)
         text = backward_lines(text, record.get("scope_lines"))
         mesh_record = _mesh_before(sync.get("seq", 0), marks, meshes)
         mesh, order = _mesh(mesh_record)
@@ -105,6 +107,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 device_order=order,
                 partitioner="gspmd",
                 compiled_hlo=_compiled(dump, name),
+                sharded_by=sharded_by(names, inputs),
             )
         )
     return True
@@ -159,6 +162,26 @@ def without_op_scopes(text: str) -> str:
         return m[1] + '"' + "/".join([*kept, op]) + '"'
 
     return _SCOPED.sub(plain, text)
+
+
+def hook_warnings(record: dict) -> list[str]:
+    """What the user should know about how the graphs were recorded: a dispatch or
+    function mode active at a sync (torch_xla traces differently under one, so the graph
+    is the one the script runs with it), and what the hook could not do."""
+    out = []
+    modes = sorted(
+        {m for s in record.get("syncs", []) if isinstance(s, dict) for m in s.get("modes") or []}
+    )
+    if modes:
+        out.append(
+            f"a dispatch or function mode was active at a sync ({', '.join(modes)}): "
+            f"torch_xla traces views differently under one, so the graphs are the ones the "
+            f"script runs with it, not without"
+        )
+    for error in record.get("errors", []):
+        if isinstance(error, str):
+            out.append(f"the capture hook could not do everything: {error}")
+    return out
 
 
 _INTERNAL = "_clear_pending"
@@ -291,6 +314,24 @@ def _argument_names(text: str, inputs: list[dict]) -> list[str]:
         taken.add(unique)
         names.append(unique)
     return names
+
+
+def sharded_by(names: list[str], inputs: list[dict]) -> dict[str, str] | None:
+    """How the script sharded each argument it sharded, by argument name: the API the
+    hook saw it go through and the script's line (``FSDPv2 (its parameters) at
+    train.py:78``); None where it saw none."""
+    out: dict[str, str] = {}
+    if len(inputs) != len(names):
+        return None
+    for name, entry in zip(names, inputs, strict=True):
+        origin = entry.get("sharded_by")
+        if not isinstance(origin, dict) or not isinstance(origin.get("via"), str):
+            continue
+        where = ""
+        if isinstance(origin.get("file"), str) and isinstance(origin.get("line"), int):
+            where = f" at {Path(origin['file']).name}:{origin['line']}"
+        out[name] = origin["via"] + where
+    return out or None
 
 
 _TENSOR = re.compile(r"%arg\d+: tensor<((?:\d+x)*)[a-z]")

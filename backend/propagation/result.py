@@ -9,7 +9,8 @@ record of its own instead of writing into it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardscope.backend.errors import ShardscopeError
@@ -71,6 +72,8 @@ class PropagationResult:
     # framework compiles it with ("shardy", "gspmd"): ``Program.framework/partitioner``.
     framework: str = "jax"
     partitioner: str = "shardy"
+    # How the script sharded each argument it sharded, by name: ``Program.sharded_by``.
+    sharded_by: Mapping[str, str] = field(default_factory=dict)
     conflicts: tuple[Conflict, ...] = ()
     # Shardy's prediction (``predicted_collectives`` in ``propagate --json``).
     collectives: tuple[Collective, ...] = ()

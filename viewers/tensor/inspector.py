@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 # the texts that wrap to a second line for some tensors of a program and not others
 TWO_LINES = ("sdy", "hlo")
+# The rows only a torch_xla program's texts fill.
+TORCH_ROWS = ("torch_xla", "dtensor", "sharded_by")
 EMPTY_HINT = "Select a tensor in the graph or the Program dock to see its tiles."
 NO_MESH_HINT = "No mesh to lay this tensor's tiles out on."
 NO_SHAPE_HINT = "This value's shape is unknown, so it has no tiles to show."
@@ -60,8 +62,12 @@ class TensorInspector(QWidget):
         self.tiles_spec: Spec | None = None
         self.texts: dict[str, str] = {}
         # Whether the program is a torch_xla one: its texts then include the
-        # ``xs.mark_sharding`` call (``text_forms.mark_sharding_text``).
+        # ``xs.mark_sharding`` call (``text_forms.mark_sharding_text``) and DTensor's
+        # placements (``text_forms.dtensor_placements_text``).
         self.torch_xla = False
+        # How the script sharded each argument, by name (``Program.sharded_by``): shown
+        # as the "sharded by" row of that argument.
+        self.sharded_by: dict[str, str] = {}
         self.slots: list[DimSlot] = []
         self._shown: tuple | None = None
         self._make_heading()
@@ -106,7 +112,8 @@ class TensorInspector(QWidget):
         return slot_box
 
     def _make_details(self) -> None:
-        """The spec's texts in each form (JAX, PyTorch/XLA, Shardy, HLO) and its kind."""
+        """The spec's texts in each form (JAX, PyTorch/XLA, DTensor, Shardy, HLO) and its
+        kind."""
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.text_labels: dict[str, QLabel] = {}
         self.details = QWidget()
@@ -118,9 +125,11 @@ class TensorInspector(QWidget):
         rows = (
             ("jax", "JAX"),
             ("torch_xla", "PyTorch/XLA"),
+            ("dtensor", "DTensor"),
             ("sdy", "Shardy"),
             ("hlo", "HLO"),
             ("kind", "kind"),
+            ("sharded_by", "sharded by"),
         )
         self.text_captions: dict[str, QLabel] = {}
         for row, (key, caption) in enumerate(rows):
@@ -153,7 +162,7 @@ class TensorInspector(QWidget):
         ``spec`` fills the dimension chips (what the user asked for); ``tiles``, when
         given, is the layout the tiles and texts show (what the compiler decided), else
         ``spec``. ``texts`` holds the ``jax``, ``sdy``, ``hlo`` and ``kind`` forms (and
-        ``torch_xla`` for a torch_xla program); when None they are computed here from
+        ``torch_xla`` and ``dtensor`` for a torch_xla program); when None they are computed here from
         ``mesh`` and the tiles' spec.
         """
         spec = spec if spec is not None else Spec()
@@ -193,7 +202,7 @@ class TensorInspector(QWidget):
             self.facts.setText("")
             self._build_slots(())
             self.texts = {}
-            self._show_texts({k: NO_TEXT for k in self.text_labels if k != "torch_xla"}, None)
+            self._show_texts({k: NO_TEXT for k in self.text_labels if k not in TORCH_ROWS}, None)
             self.tile_grid.show_empty(EMPTY_HINT)
             return
         shape = tuple(value.shape or ())
@@ -206,6 +215,9 @@ class TensorInspector(QWidget):
             except ShardscopeError as exc:
                 texts, error = {}, str(exc)
         self.texts = dict(texts or {})
+        origin = self.sharded_by.get(value.name or "")
+        if origin:
+            self.texts["sharded_by"] = origin
         self._build_slots(shape)
         padded = self.spec.dims + (DimSpec(),) * max(0, len(shape) - len(self.spec.dims))
         for slot, dim_spec in zip(self.slots, padded, strict=False):
@@ -250,10 +262,10 @@ class TensorInspector(QWidget):
     def _show_texts(self, texts: dict, error: str | None) -> None:
         for key, label in self.text_labels.items():
             label.setText(texts.get(key, ""))
-        # Only a torch_xla program has the row: the others keep their four.
-        shown = "torch_xla" in texts
-        self.text_labels["torch_xla"].setVisible(shown)
-        self.text_captions["torch_xla"].setVisible(shown)
+        # Only a torch_xla program has these rows: the others keep their four.
+        for key in TORCH_ROWS:
+            self.text_labels[key].setVisible(key in texts)
+            self.text_captions[key].setVisible(key in texts)
         if error:
             self.text_labels["kind"].setText(error)
 

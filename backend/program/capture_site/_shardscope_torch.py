@@ -54,6 +54,8 @@ _names: dict[int, str] = {}
 # torch_xla tensor id -> the tensor as an ``xs.mark_sharding`` call wrote it, for a tensor
 # the script has no other name for.
 _written: dict[int, str] = {}
+# torch_xla tensor id -> how and where the script sharded that tensor (``_via``).
+_origin_by_id: dict[int, dict] = {}
 _XLAC = None
 
 
@@ -195,6 +197,9 @@ def _learn_names(frame) -> None:
         tid = _tensor_id(t)
         if tid is not None:
             fresh.setdefault(tid, name)
+            origin = _origin_of(t)
+            if origin is not None:
+                _origin_by_id[tid] = origin
     _names.update(fresh)
 
 
@@ -234,8 +239,25 @@ def _sync_inputs() -> list[dict]:
         }
         if entry["name"] is None and not entry["shape"]:
             entry["value"] = _scalar(d)
+        origin = _origin_by_id.get(int(i))
+        if origin is not None:
+            entry["sharded_by"] = origin
         out.append(entry)
     return out
+
+
+def _active_modes() -> list[str]:
+    """The dispatch and function modes active now (the script's own, or another tool's):
+    torch_xla traces a graph under one differently (views as gathers with index
+    parameters), so the graph is the one the script runs under that mode only."""
+    try:
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        stack = [*_get_current_dispatch_mode_stack(), *_get_current_function_mode_stack()]
+    except Exception:
+        return []
+    return [type(mode).__name__ for mode in stack]
 
 
 def _scalar(t):
@@ -266,6 +288,9 @@ def _wrap_step_marker(real):
             record["graph"] = str(_XLAC._get_current_graph_name())
         except Exception:
             pass
+        modes = _active_modes()
+        if modes:
+            record["modes"] = modes
         try:
             _learn_names(frame)
             record["inputs"] = _sync_inputs()
@@ -310,10 +335,15 @@ def _record_mark(t, frame) -> None:
         _written.setdefault(tid, written)
     if user is not None:
         _learn_names(user)
+    via = _via(frame, user)
+    if tid is not None:
+        _origin_by_id[tid] = {"via": via, **_where(user)}
+        _remember_origin(getattr(t, "global_tensor", t), via, user)
     entry = {
         "seq": _next(),
         "tensor": written,
         "id": tid,
+        "via": via,
         "shape": list(getattr(t, "shape", ())),
         "spec": _spec_json(spec),
         "mesh": _mesh_json(mesh),
@@ -321,6 +351,60 @@ def _record_mark(t, frame) -> None:
     }
     with _lock:
         _state["marks"].append(entry)
+
+
+# The library functions through which a script shards a tensor without calling
+# ``xs.mark_sharding`` itself, outermost first: (file name, function names, what the
+# script wrote).
+_APIS = (
+    ("xla_sharding.py", ("mark_sharding_with_gradients",), "xs.mark_sharding_with_gradients"),
+    ("spmd_fully_sharded_data_parallel.py", ("__init__",), "FSDPv2 (its parameters)"),
+    (
+        "spmd_fully_sharded_data_parallel.py",
+        ("forward", "shard_output_impl"),
+        "FSDPv2's shard_output",
+    ),
+    ("parallel_loader.py", (), "MpDeviceLoader(input_sharding=...)"),
+    ("", ("distribute_tensor", "xla_distribute_tensor", "distribute_module"), "distribute_tensor"),
+)
+
+
+def _via(frame, user) -> str:
+    """How the script sharded the tensor: the outermost library API on the stack between
+    ``frame`` (in ``xs.mark_sharding``) and the user's frame, else ``xs.mark_sharding``."""
+    found = "xs.mark_sharding"
+    while frame is not None and frame is not user:
+        name = os.path.basename(frame.f_code.co_filename)
+        function = frame.f_code.co_name
+        for file, functions, api in _APIS:
+            if (not file or name == file) and (not functions or function in functions):
+                found = api
+        frame = frame.f_back
+    return found
+
+
+# The API each tensor was sharded through (``_via``), by its torch_xla id when marked and,
+# for a tensor the script keeps (a parameter), by the tensor itself: an optimizer's
+# in-place update gives it new ids. Weak references: the hook must not keep a tensor
+# alive (a live tensor is computed by the next sync, which would change its graph).
+_origins: dict[int, tuple] = {}
+
+
+def _remember_origin(t, via: str, user) -> None:
+    import weakref
+
+    try:
+        ref = weakref.ref(t)
+    except TypeError:
+        return
+    _origins[id(t)] = (ref, {"via": via, **_where(user)})
+
+
+def _origin_of(t) -> dict | None:
+    held = _origins.get(id(t))
+    if held is None or held[0]() is not t:
+        return None
+    return held[1]
 
 
 def _spec_json(spec):

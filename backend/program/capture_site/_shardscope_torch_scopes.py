@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import threading
 
+from _shardscope_torch_names import without_wrappers
+
 _SCOPE = "shardscope_scope"
 
 _names: dict[int, str] = {}
@@ -61,17 +63,21 @@ def _stack() -> list:
 
 
 def _path(module) -> str:
-    """``layers.0.attn`` for the module the outermost module called holds there; the
-    outermost module is ``""``, a module no known module holds its class name."""
+    """``layers.0.attn`` for the module the outermost module called holds there, without
+    wrappers' segments (``_orig_module``); the outermost module is ``""``."""
     known = _names.get(id(module))
     if known is None:
         for path, sub in module.named_modules():
-            _names.setdefault(id(sub), path)
+            _names.setdefault(id(sub), without_wrappers(path))
         known = _names[id(module)]
     return known
 
 
 def _relative(path: str, parent: str | None) -> str:
+    """``path`` below ``parent``; ``""`` where they are one (a wrapper and the module it
+    wraps)."""
+    if path == parent:
+        return ""
     if parent and path.startswith(parent + "."):
         return path[len(parent) + 1 :]
     return path

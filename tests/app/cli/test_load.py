@@ -120,7 +120,34 @@ def test_a_torch_xla_capture_loads_with_its_framework_mesh_order_and_specs(capsy
     assert "over devices 0,2,4,6,1,3,5,7" in out
     # the specs conflict.py gave, in its own words
     lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
-    assert lines["x"].endswith('= ("data", None)') and lines["y"].endswith('= ("model", None)')
+    assert lines["x"].endswith('= ("data", None)  [Shard(0), Replicate()]')
+    assert lines["y"].endswith('= ("model", None)  [Replicate(), Shard(0)]')
+
+
+TORCH_BLOCK = "tests/inputs/torch/capture_block.json#sync2"
+
+
+def test_a_torch_xla_captures_weights_list_their_dtensor_placements(capsys):
+    assert main(["load", TORCH_BLOCK]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("  arg")}
+    # train_block.py's marks on the (data=4, model=2) mesh
+    assert lines["model.up.weight"].endswith('= ("model", None)  [Replicate(), Shard(0)]')
+    assert lines["model.down.weight"].endswith('= (None, "model")  [Replicate(), Shard(1)]')
+    assert lines["tokens"].endswith('= ("data", None, None)  [Shard(0), Replicate()]')
+    assert main(["load", TORCH_BLOCK, "--json"]) == 0
+    values = {v["display_name"]: v for v in json.loads(capsys.readouterr().out)["values"]}
+    weight = values["model.down.weight"]
+    assert (weight["torch_xla"], weight["dtensor"]) == (
+        '(None, "model")',
+        "[Replicate(), Shard(1)]",
+    )
+
+
+def test_a_jax_programs_tensors_have_no_torch_forms(capsys):
+    assert main(["load", "example:mlp", "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)["values"]
+    assert values and not [v for v in values if "dtensor" in v or "torch_xla" in v]
 
 
 def test_scopes_are_listed_in_natural_order(capsys):

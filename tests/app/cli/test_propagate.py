@@ -462,6 +462,8 @@ def test_a_torch_xla_capture_is_compared_with_gspmd_by_default(torch_conflict_js
     (diff,) = data["gspmd_differences"]
     assert diff["display_name"] == "result[0]"
     assert diff["shardy"] == [[], []] and diff["gspmd"] == [["data"], []]
+    assert diff["gspmd_torch_xla"] == '("data", None)'
+    assert diff["gspmd_dtensor"] == "[Shard(0), Replicate()]"
     assert [c["kind"] for c in data["gspmd_collectives"]] == ["collective-permute"]
     # The collectives listed are torch_xla's own compile, and all the old keys stay.
     assert [c["kind"] for c in data["collectives"]] == ["collective-permute"]
@@ -484,11 +486,27 @@ def test_a_torch_xla_summary_leads_with_gspmd_and_labels_shardys_view(capsys):
 
 
 @pytest.mark.slow
+def test_a_torch_xla_captures_weights_show_their_dtensor_placements(capsys):
+    block = f"{INPUTS / 'torch' / 'capture_block.json'}#sync2"
+    assert main(["propagate", block]) == 0
+    text = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  model.")}
+    # train_block.py's marks on the (data=4, model=2) mesh, GSPMD's final shardings
+    assert lines["model.up.weight"].endswith('("model", None)  [Replicate(), Shard(0)]')
+    assert lines["model.down.weight"].endswith('(None, "model")  [Replicate(), Shard(1)]')
+    assert main(["propagate", block, "--json"]) == 0
+    values = {v["display_name"]: v for v in json.loads(capsys.readouterr().out)["values"]}
+    weight = values["model.up.weight"]
+    assert weight["spec"] == [["model"], []] and weight["torch_xla"] == '("model", None)'
+    assert weight["dtensor"] == "[Replicate(), Shard(0)]"
+
+
+@pytest.mark.slow
 def test_a_jax_program_keeps_shardys_summary_without_gspmd(capsys):
     assert main(["propagate", "example:conflict"]) == 0
     text = capsys.readouterr().out
     assert "what Shardy does" not in text and "GSPMD differs" not in text
-    assert '("data", None)' not in text
+    assert '("data", None)' not in text and "Replicate()" not in text
 
 
 # --hosts and --dcn: the compiled collectives that cross hosts, traffic within and across

@@ -628,6 +628,7 @@ def test_selecting_a_tensor_of_the_same_shape_and_sharding_repaints_its_texts_on
 
 
 TORCH_CONFLICT = INPUTS / "torch" / "capture_conflict.json"
+TORCH_BLOCK = INPUTS / "torch" / "capture_block.json"
 
 
 def _value(window, name):
@@ -679,10 +680,58 @@ def test_a_torch_xla_tensor_shows_its_mark_sharding_text(make_window, qtbot):
     assert window.inspector.text_labels["jax"].text() == "P('data', None)"
 
 
+def test_clicking_a_torch_xla_weight_shows_the_call_that_sharded_it(make_window, qtbot):
+    window = make_window(f"{TORCH_BLOCK}#sync2")
+    qtbot.waitUntil(lambda: window.session.propagation is not None, timeout=120_000)
+    _click_badge(qtbot, window, _value(window, "model.up.weight").id)
+    label = window.inspector.text_labels["sharded_by"]
+    script = (INPUTS / "torch" / "train_block.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(script, 1) if "mark_sharding(model.up.weight" in t)
+    assert label.text() == f"xs.mark_sharding at train_block.py:{line}"
+    assert not label.isHidden() and not window.inspector.text_captions["sharded_by"].isHidden()
+    # a tensor the script did not shard has no such row
+    _click_badge(qtbot, window, _value(window, "model.up.bias").id)
+    assert window.inspector.text_labels["sharded_by"].isHidden()
+
+
+def test_a_torch_xla_weight_clicked_in_the_tensor_table_shows_its_dtensor_placements(
+    make_window, qtbot
+):
+    window = make_window(f"{TORCH_BLOCK}#sync2")
+    window.docks["dock_program"].raise_()
+    outline = window.outline
+    outline.tabs.setCurrentIndex(1)
+    qtbot.keyClicks(outline.filter, "model.up.weight")
+    table = outline.table
+    row = next(
+        r
+        for r in range(outline.proxy.rowCount())
+        if outline.proxy.index(r, 0).data() == "model.up.weight"
+    )
+    index = outline.proxy.index(row, 0)
+    table.scrollTo(index)
+    qtbot.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(index).center()
+    )
+    inspector = window.inspector
+    qtbot.waitUntil(lambda: inspector.title.text() == "model.up.weight")
+    # train_block.py: xs.mark_sharding(model.up.weight, mesh, ("model", None)) on the
+    # (data=4, model=2) mesh
+    assert inspector.text_labels["torch_xla"].text() == (
+        'xs.mark_sharding(t, mesh, ("model", None))'
+    )
+    label = inspector.text_labels["dtensor"]
+    assert label.text() == "[Replicate(), Shard(0)]"
+    assert not label.isHidden() and inspector.text_captions["dtensor"].text() == "DTensor"
+    assert not inspector.text_captions["dtensor"].isHidden()
+
+
 def test_a_jax_program_has_no_torch_xla_row_and_one_graph(make_window):
     window = make_window("example:mlp")
     window.select_value(window.session.graph.functions[window.session.graph.main].arguments[0])
     assert window.inspector.text_labels["torch_xla"].isHidden()
+    assert window.inspector.text_labels["sharded_by"].isHidden()
+    assert window.inspector.text_labels["dtensor"].isHidden()
     assert not window.panes.on and "GSPMD" not in window.windowTitle()
     assert window.docks["dock_conflicts"].windowTitle() == "Conflicts"
 

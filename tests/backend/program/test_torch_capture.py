@@ -244,6 +244,8 @@ def block_capture(tmp_path_factory):
 def test_a_torch_xla_training_script_is_captured_unmodified(block_capture):
     folder, out, summary = block_capture
     assert (folder / "own-ran").read_text() == "yes"
+    # no mode was active and the hook did all it does: nothing to warn of
+    assert summary["warnings"] == []
     graphs = {f["name"]: f for f in summary["functions"]}
     # step 0 builds the optimizer's state, steps 1 and 2 run one graph
     assert set(graphs) == {"sync1", "sync2"} and graphs["sync2"]["calls"] == 2
@@ -329,3 +331,57 @@ def test_steps_stops_a_torch_xla_script_after_that_many_syncs(tmp_path):
     )
     assert summary["ended"] == "stopped after --steps"
     assert [f["name"] for f in summary["functions"]] == ["sync1"]
+
+
+def test_the_hooks_record_says_what_may_have_changed_a_graph():
+    from shardscope.backend.program.torch_capture import hook_warnings
+
+    record = {
+        "syncs": [{"modes": ["Logging"]}, {}, {"modes": ["Logging", "Other"]}],
+        "errors": ["scopes: RuntimeError: no scope_pusher"],
+    }
+    warnings = hook_warnings(record)
+    assert len(warnings) == 2
+    assert "(Logging, Other)" in warnings[0] and "with it, not without" in warnings[0]
+    assert warnings[1].endswith("scopes: RuntimeError: no scope_pusher")
+    assert hook_warnings({"syncs": [{}], "errors": []}) == []
+
+
+DTENSOR_STEP = Path("tests/inputs/torch/dtensor_step.py").resolve()
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_script_that_syncs_under_its_own_dispatch_mode_is_told_so(tmp_path):
+    script = Path("tests/inputs/torch/dispatch_mode.py").resolve()
+    out = tmp_path / "modes.json"
+    summary = json.loads(
+        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(script))
+    )
+    assert any(
+        "dispatch or function mode was active at a sync (Logging)" in w for w in summary["warnings"]
+    )
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_dtensor_scripts_placements_are_the_captured_weights_specs(tmp_path):
+    out = tmp_path / "dtensor.json"
+    summary = json.loads(
+        _cli("capture", "--json", "--out", str(out), "--", TORCH_PYTHON, str(DTENSOR_STEP))
+    )
+    (graph,) = summary["functions"]
+    # DeviceMesh("xla", torch.arange(8).reshape(4, 2), mesh_dim_names=("data", "model"))
+    assert graph["mesh"] == {"data": 4, "model": 2} and graph["partitioner"] == "gspmd"
+    data = json.loads(_cli("propagate", "--json", f"{out}#sync1"))
+    values = {v["display_name"]: v for v in data["values"] if v["role"] == "arg"}
+    # the placements dtensor_step.py gives, one per mesh dim (data, model)
+    given = {
+        "model.up.weight": ("[Replicate(), Shard(0)]", [["model"], []]),
+        "model.down.weight": ("[Replicate(), Shard(1)]", [[], ["model"]]),
+        "model.head.weight": ("[Shard(1), Shard(0)]", [["model"], ["data"]]),
+        "batch": ("[Shard(0), Replicate()]", [["data"], []]),
+    }
+    found = {name: (values[name]["dtensor"], values[name]["spec"]) for name in given}
+    assert found == given
+    assert values["model.up.bias"]["dtensor"] == "[Replicate(), Replicate()]"

@@ -60,3 +60,51 @@ def test_the_torch_xla_text_is_given_only_when_asked():
     assert "torch_xla" not in sharding_texts(MESH, spec, 2)
     texts = sharding_texts(MESH, spec, 2, torch_xla=True)
     assert texts["torch_xla"] == 'xs.mark_sharding(t, mesh, (None, "model"))'
+
+
+def test_dtensor_placements_are_one_per_mesh_axis_in_the_meshs_order():
+    from shardscope.backend.sharding.text_forms import dtensor_placements_text
+
+    assert dtensor_placements_text(MESH, parse_spec("data"), 2) == "[Shard(0), Replicate()]"
+    assert dtensor_placements_text(MESH, parse_spec("_,model"), 2) == "[Replicate(), Shard(1)]"
+    # the mesh's order, not the spec's: model shards dim 0, data dim 1
+    assert dtensor_placements_text(MESH, parse_spec("model,data")) == "[Shard(1), Shard(0)]"
+    assert dtensor_placements_text(MESH, [[], []]) == "[Replicate(), Replicate()]"
+    assert dtensor_placements_text(MESH, parse_spec(""), 0) == "[Replicate(), Replicate()]"
+
+
+def test_a_dim_over_several_axes_is_sharded_by_each_of_them_in_the_meshs_order():
+    from shardscope.backend.sharding.text_forms import dtensor_placements_text
+
+    assert dtensor_placements_text(MESH, parse_spec("data+model,_")) == "[Shard(0), Shard(0)]"
+    mesh = parse_mesh("pod=2,data=2,model=2")
+    assert dtensor_placements_text(mesh, [["pod", "model"], ["data"]]) == (
+        "[Shard(0), Shard(1), Shard(0)]"
+    )
+    text = dtensor_placements_text(MESH, parse_spec("model+data,_"))
+    assert text.startswith("(no DTensor placements: dim 0 takes model, data in that order")
+
+
+def test_a_sub_axis_has_no_dtensor_placements_and_an_unknown_axis_is_an_error():
+    from shardscope.backend.errors import MeshError
+    from shardscope.backend.sharding.text_forms import dtensor_placements_text
+
+    text = dtensor_placements_text(MESH, [["data:(1)2"], []])
+    assert text == "(no DTensor placements: a sub-axis names part of a mesh axis)"
+    with pytest.raises(MeshError, match="mesh has no axis 'nope'"):
+        dtensor_placements_text(MESH, [["nope"]])
+
+
+def test_the_dtensor_text_comes_with_the_torch_xla_one():
+    spec = parse_spec("model,_")
+    assert "dtensor" not in sharding_texts(MESH, spec, 2)
+    texts = sharding_texts(MESH, spec, 2, torch_xla=True)
+    assert texts["dtensor"] == "[Replicate(), Shard(0)]"
+
+
+def test_the_dtensor_spec_is_none_where_dtensor_has_no_placements():
+    from shardscope.backend.sharding.text_forms import dtensor_spec_text
+
+    assert dtensor_spec_text(MESH, [["data"], []]) == "[Shard(0), Replicate()]"
+    assert dtensor_spec_text(MESH, [["data:(1)2"], []]) is None
+    assert dtensor_spec_text(MESH, [["model", "data"]]) is None

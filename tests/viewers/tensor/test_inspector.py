@@ -195,7 +195,7 @@ def test_the_empty_inspector_shows_the_empty_grid_with_its_hint_where_the_tiles_
     assert {k: ins.text_labels[k].text() for k in ("jax", "sdy", "hlo", "kind")} == dict.fromkeys(
         ("jax", "sdy", "hlo", "kind"), "\u2014"
     )
-    assert ins.text_labels["torch_xla"].isHidden()
+    assert ins.text_labels["torch_xla"].isHidden() and ins.text_labels["dtensor"].isHidden()
     assert grid.image_data().shape == (1, 1) and not grid.row_combo.isEnabled()
     # the plot's own background, as under tiles, around the hint
     plot = grid.plot.grab().toImage()

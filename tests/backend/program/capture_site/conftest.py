@@ -5,8 +5,6 @@ import pytest
 
 from tests.support.torch_scripts import SCRIPTS, capture, plain_run
 
-RUNS = ("megatron_step", "fsdpv2_trainer", "steptrace_checkpoint")
-
 
 @pytest.fixture(scope="session")
 def torch_runs(tmp_path_factory):

@@ -106,7 +106,7 @@ def test_objects_of_librarys_classes_are_not_searched(names):
 
 # --- with torch_xla: the scripts' own graphs -------------------------------------------
 
-SCRIPT_NAMES = ("megatron_step", "fsdpv2_trainer", "steptrace_checkpoint")
+SCRIPT_NAMES = ("megatron_step", "fsdpv2_trainer", "steptrace_checkpoint", "llama_fsdp_tp")
 
 
 @needs_torch
@@ -138,3 +138,26 @@ def test_a_trainers_graph_is_named_as_torch_xla_compile_names_it_at_the_steps_ca
     assert "self.model.layers.0.q_proj.weight" in names
     assert "self.optimizer.state[self.model.layers.0.q_proj.weight]['exp_avg']" in names
     assert json.loads(out.read_text())["framework"] == "torch_xla"
+    # each weight sharded by FSDPv2's wrapper, at the line that wraps the model
+    program = load_program(f"{out}#decoder_step_fn.2")
+    wrap = next(i for i, line in enumerate(script, 1) if "self.model = FSDPv2(" in line)
+    by = program.sharded_by["self.model.layers.0.q_proj.weight"]
+    assert by == f"FSDPv2 (its parameters) at fsdpv2_trainer.py:{wrap}"
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_model_a_helper_shards_is_named_by_the_scripts_variable_with_the_call_that_sharded_it(
+    torch_runs,
+):
+    out, summary, _ = torch_runs("llama_fsdp_tp")
+    program = load_program(f"{out}#sync2")
+    names = program.arg_names
+    # the helper calls the model ``model`` and each weight ``param``; the script, ``llama``
+    assert "llama.model.layers.0.self_attn.q_proj.weight" in names
+    assert not [n for n in names if n.startswith(("model.", "param"))]
+    script = (SCRIPTS / "llama_fsdp_tp.py").read_text().splitlines()
+    mark = next(i for i, line in enumerate(script, 1) if "xs.mark_sharding(param" in line)
+    by = program.sharded_by["llama.model.layers.0.self_attn.q_proj.weight"]
+    assert by == f"xs.mark_sharding at llama_fsdp_tp.py:{mark}"
+    assert "llama.model.norm.weight" not in program.sharded_by  # no rule matched it
