@@ -29,6 +29,7 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
 from shardscope.backend.program.mlir import count_ops
+from shardscope.backend.program.torch_lines import backward_lines
 
 DUMP = "torch_dump"
 RECORD = "torch.json"
@@ -86,6 +87,7 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
         inputs = [i for i in sync.get("inputs", []) if isinstance(i, dict)]
         names = _argument_names(text, inputs)
         text = name_arguments(without_op_scopes(text), names)
+        text = backward_lines(text, record.get("scope_lines"))
         mesh_record = _mesh_before(sync.get("seq", 0), marks, meshes)
         mesh, order = _mesh(mesh_record)
         if order is not None:

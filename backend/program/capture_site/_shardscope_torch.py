@@ -90,7 +90,7 @@ def _write() -> None:
     if _DIR is None:
         return
     with _lock:
-        data = json.dumps(_state)
+        data = json.dumps({**_state, "scope_lines": _shardscope_torch_scopes.lines()})
     path = os.path.join(_DIR, "torch.json")
     try:
         with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -471,7 +471,9 @@ def _installed(name: str, module) -> None:
         import torch
 
         try:
-            _shardscope_torch_scopes.install(torch, _XLAC)
+            _shardscope_torch_scopes.install(
+                torch, _XLAC, lambda: _where(_user_frame(sys._getframe()))
+            )
         except Exception as exc:
             _state["errors"].append(f"scopes: {type(exc).__name__}: {exc}")
         atexit.register(_write)

@@ -12,6 +12,10 @@ aten__mm``, each scope with a counter. This module opens one:
   ``backward``;
 - around an optimizer's step: ``optimizer``.
 
+A backward op runs in the autograd engine's thread, where no frame of the script's own is
+on the stack: the forward hook notes the script's line of each module's first call
+(``lines``), where the backward ops of ``backward/<path>`` read as written.
+
 No ``TorchDispatchMode`` or ``TorchFunctionMode`` is entered: either one changes what
 torch_xla traces (views come back as gathers with index parameters of their own), so a
 capture under one records a program the script does not run.
@@ -27,6 +31,27 @@ _SCOPE = "shardscope_scope"
 
 _names: dict[int, str] = {}
 _local = threading.local()
+# module path -> {"file", "line"} of the script's first call of it
+_lines: dict[str, dict] = {}
+_lines_lock = threading.Lock()
+
+
+def lines() -> dict[str, dict]:
+    """Each called module's path (``layers.0.attn``) and the script's line of its first
+    call, as ``{"file": ..., "line": ...}``; a module called only from library code (a
+    checkpoint recomputing it) has none."""
+    with _lines_lock:
+        return dict(_lines)
+
+
+def _note_line(path: str, where) -> None:
+    """Note the script's line of ``path``'s call, where ``where()`` finds one."""
+    if not path or path in _lines:
+        return
+    line = where()
+    if line:
+        with _lines_lock:
+            _lines.setdefault(path, line)
 
 
 def _stack() -> list:
@@ -58,14 +83,16 @@ def _relative(path: str, parent: str | None) -> str:
     return path
 
 
-def install(torch, xlac) -> None:
-    """Open the scopes above for the rest of the run."""
+def install(torch, xlac, where=dict) -> None:
+    """Open the scopes above for the rest of the run; ``where()`` is the script's own
+    innermost frame as ``{"file": ..., "line": ...}`` (empty where there is none)."""
     push = xlac.profiler.scope_pusher
     seq = _SequenceNumbers(torch)
 
     def pre(module, args):
         stack = _stack()
         path = _path(module)
+        _note_line(path, where)
         parent = stack[-1][0] if stack else None
         below = _relative(path, parent).replace(".", "/")
         if stack and stack[-1][2] == _IN_BACKWARD:

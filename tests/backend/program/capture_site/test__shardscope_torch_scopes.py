@@ -5,6 +5,7 @@ optimizer, inside the scopes the script opened itself."""
 
 import json
 import types
+from pathlib import Path
 
 import pytest
 
@@ -55,6 +56,17 @@ def test_a_model_outputs_tensors_are_found_in_its_fields(scopes):
     out.logits, out.loss = "a", "b"
     assert scopes._tensors(fake_torch, out) == ["a", "b"]
     assert scopes._tensors(fake_torch, ("a", ["b", {"k": "c"}])) == ["a", "b", "c"]
+
+
+def test_each_modules_first_call_line_is_kept_where_the_script_has_one(scopes):
+    calls = iter([{"file": "/u/s.py", "line": 37}, {}, {"file": "/u/s.py", "line": 9}])
+    scopes._note_line("layers.0.mlp.fc1", lambda: next(calls))
+    scopes._note_line("layers.0.mlp.fc1", lambda: next(calls))  # called again: kept
+    scopes._note_line("block.fc", lambda: next(calls))  # no frame of the script's
+    scopes._note_line("", lambda: next(calls))  # the outermost module
+    assert scopes.lines() == {"layers.0.mlp.fc1": {"file": "/u/s.py", "line": 37}}
+    scopes._note_line("block.fc", lambda: next(calls))
+    assert scopes.lines()["block.fc"] == {"file": "/u/s.py", "line": 9}
 
 
 SCRIPTS = ("megatron_step", "fsdpv2_trainer", "steptrace_checkpoint", "llama_fsdp_tp")
@@ -109,3 +121,35 @@ def test_every_captured_graph_runs(torch_runs, name):
         assert errors and all(e is not None for e in errors), function["name"]
         if (name, function["name"]) != ("llama_fsdp_tp", "sync2"):
             assert all(e < 1e-3 for e in errors), (function["name"], errors)
+
+
+@needs_torch
+@pytest.mark.slow
+def test_backward_ops_read_at_the_scripts_call_of_the_module_they_differentiate(torch_runs):
+    out, _, _ = torch_runs("megatron_step")
+    script = Path("tests/inputs/torch/megatron_step.py").resolve()
+    text = script.read_text().splitlines()
+    program = load_program(f"{out}#sync1")
+    fc1 = [
+        o
+        for o in program.graph.ops
+        if (o.location_name or "").startswith("backward/layers/0/mlp/fc1/")
+    ]
+    assert fc1
+    for op in fc1:
+        assert op.source_file == str(script), (op.location_name, op.source_file)
+        assert "self.fc2(F.gelu(self.fc1(x)))" in text[op.source_line - 1]
+    # the backward of a checkpointed module: its recomputation keeps its own lines
+    out, _, _ = torch_runs("steptrace_checkpoint")
+    script = Path("tests/inputs/torch/steptrace_checkpoint.py").resolve()
+    text = script.read_text().splitlines()
+    program = load_program(f"{out}#sync2")
+    block = [
+        o
+        for o in program.graph.ops
+        if (o.location_name or "").startswith(
+            ("backward/block/fc/", "backward/recompute/block/fc/")
+        )
+    ]
+    assert block and {o.source_file for o in block} == {str(script)}
+    assert {text[o.source_line - 1].strip() for o in block} == {"return torch.relu(self.fc(x))"}
