@@ -20,10 +20,13 @@ from shardscope.backend.program.mlir import new_context
 ROUTE = "in-process sdy-propagation-pipeline (debug edges and origins on)"
 # Where Shardy crashed with the origins option on and ran without it.
 ROUTE_NO_ORIGINS = "in-process sdy-propagation-pipeline (debug edges on, origins off)"
+# Where Shardy crashed recording its edges too (jaxlib 0.10.2's Shardy on a torch_xla
+# Megatron-style step) and ran with neither: final shardings, no steps.
+ROUTE_NO_STEPS = "in-process sdy-propagation-pipeline (debug edges and origins off)"
 
 
-@functools.lru_cache(maxsize=2)
-def pipeline_stages(origins: bool = True) -> tuple[str, str]:
+@functools.lru_cache(maxsize=3)
+def pipeline_stages(origins: bool = True, edges: bool = True) -> tuple[str, str]:
     """The registered propagation pipeline split into (propagate, export) pass lists.
 
     ``propagate`` ends with ``sdy-user-priority-propagate`` (with the op sharding rules
@@ -31,11 +34,12 @@ def pipeline_stages(origins: bool = True) -> tuple[str, str]:
     ``sdy-close-shardings``. Debug options are switched on; the module dumps
     (``sdy-save-module``, not registered on its own) are dropped. ``origins=False`` leaves
     ``debug-sharding-origins`` off (steps are still recorded, without where an axis came
-    from).
+    from); ``edges=False`` leaves both off (no steps are recorded, only final shardings).
     """
-    flag = "true" if origins else "false"
-    debug = f"debug-propagation-edge-sharding=true debug-sharding-origins={flag}"
-    sink = f"sink-debug-propagation-edge-sharding=true sink-debug-sharding-origins={flag}"
+    flag = "true" if origins and edges else "false"
+    edge = "true" if edges else "false"
+    debug = f"debug-propagation-edge-sharding={edge} debug-sharding-origins={flag}"
+    sink = f"sink-debug-propagation-edge-sharding={edge} sink-debug-sharding-origins={flag}"
     ctx = new_context()
     text = str(
         passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)", context=ctx)

@@ -39,7 +39,12 @@ from shardscope.backend.propagation.annotate import (
 )
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
 from shardscope.backend.propagation.guard import ChildCrashed, run_forked, start_forked
-from shardscope.backend.propagation.pipeline import ROUTE, ROUTE_NO_ORIGINS, pipeline_stages
+from shardscope.backend.propagation.pipeline import (
+    ROUTE,
+    ROUTE_NO_ORIGINS,
+    ROUTE_NO_STEPS,
+    pipeline_stages,
+)
 from shardscope.backend.propagation.predicted_collectives import predict_collectives
 from shardscope.backend.propagation.program_index import ProgramIndex, inline_calls
 from shardscope.backend.propagation.readback import read_state
@@ -344,17 +349,7 @@ class PendingPropagation:
             try:
                 result = self._child.result()
             except ChildCrashed:
-                try:
-                    result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
-                except ChildCrashed as crash:
-                    raise ShardscopeError(
-                        f"Shardy crashed on this program ({crash}); check the program's "
-                        f"shardings against the mesh, or report the module to Shardy"
-                    ) from None
-                result = result.warned(
-                    "Shardy crashed recording where each axis came from; propagated without "
-                    "that record, so steps name no origins"
-                )
+                result = _without_records(prep, conflicts, collectives)
         return result.with_graph(prep.graph)
 
     def cancel(self) -> None:
@@ -362,8 +357,34 @@ class PendingPropagation:
         self._child.cancel()
 
 
+def _without_records(prep: Prepared, conflicts: bool, collectives: bool) -> PropagationResult:
+    """Shardy again, where it crashed recording where each axis came from: without that
+    record, then, where it crashes recording its edges too, without those (its final
+    shardings; the timeline marks each step not recorded). Each says what it left out."""
+    try:
+        result = run_forked(lambda: _in_child(prep, False, conflicts, collectives))
+        return result.warned(
+            "Shardy crashed recording where each axis came from; propagated without "
+            "that record, so steps name no origins"
+        )
+    except ChildCrashed:
+        pass
+    try:
+        result = run_forked(lambda: _in_child(prep, False, conflicts, collectives, edges=False))
+    except ChildCrashed as crash:
+        raise ShardscopeError(
+            f"Shardy crashed on this program ({crash}); check the program's "
+            f"shardings against the mesh, or report the module to Shardy"
+        ) from None
+    return result.warned(
+        "Shardy crashed recording its propagation steps; propagated without that record: "
+        "the shardings are Shardy's final ones, and the timeline's steps are not Shardy's "
+        "record (each is marked not recorded)"
+    )
+
+
 def _in_child(
-    prep: Prepared, origins: bool, conflicts: bool, collectives: bool
+    prep: Prepared, origins: bool, conflicts: bool, collectives: bool, edges: bool = True
 ) -> PropagationResult:
     """``_run`` as the forked child does it: the result without the graph the caller has
     and without the module, which cannot be sent."""
@@ -371,7 +392,7 @@ def _in_child(
     # would wait forever.
     prep.module.context.enable_multithreading(False)
     return run_prepared(
-        prep, origins, conflicts=conflicts, collectives=collectives
+        prep, origins, conflicts=conflicts, collectives=collectives, edges=edges
     ).without_module()
 
 
@@ -383,6 +404,7 @@ def run_prepared(
     collectives: bool = True,
     on_final: Callable[[dict[int, tuple[tuple[str, ...], ...]]], None] | None = None,
     checkpoint: Callable[[], None] | None = None,
+    edges: bool = True,
 ) -> PropagationResult:
     """Run Shardy on a prepared module in this process and explain what it did.
 
@@ -396,7 +418,7 @@ def run_prepared(
     check = checkpoint or (lambda: None)
     initial = read_state(module, index, graph, debug=False, scope="annotations")[0]
 
-    propagate_passes, export = pipeline_stages(origins)
+    propagate_passes, export = pipeline_stages(origins, edges)
     run_passes(module, propagate_passes)
     scan = sdyread.Scan(module.operation)
     if on_final is not None:
@@ -419,7 +441,7 @@ def run_prepared(
     timeline = _timeline(prep, initial, after, steps, origins_of, origin_names)
     check()
     values = value_infos(graph, final, mesh)
-    route = ROUTE if origins else ROUTE_NO_ORIGINS
+    route = ROUTE if origins else ROUTE_NO_ORIGINS if edges else ROUTE_NO_STEPS
     found, predicted = _explained(prep, rules, timeline, conflicts, collectives, check)
     return PropagationResult(
         prep.name,

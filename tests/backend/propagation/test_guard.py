@@ -91,3 +91,35 @@ def test_a_started_propagation_runs_while_the_caller_goes_on_and_can_be_cancelle
 def test_a_clean_module_keeps_its_origins():
     result = propagate((MLIR / "sdy.mlir").read_text(), MESH)
     assert "origins on" in result.route and result.warnings == ()
+
+
+# A torch_xla Megatron-style training step (tests/inputs/torch/megatron_step.py's first
+# graph, locations left out): jaxlib 0.10.2's Shardy segfaults recording its propagation
+# edges on it, with origins on or off.
+EDGES_CRASH = MLIR / "sdy_edges_crash.mlir"
+
+
+def test_a_module_shardy_crashes_on_recording_its_edges_propagates_without_steps():
+    result = propagate(EDGES_CRASH.read_text(), {"data": 2, "model": 4})
+    assert result.route.endswith("(debug edges and origins off)")
+    assert "crashed recording its propagation steps" in result.warnings[0]
+    assert result.timeline.steps and not any(s.recorded for s in result.timeline.steps)
+    # the final shardings are Shardy's: the weights keep the specs the script gave them
+    sharded = [v for v in result.values if v.role == "arg" and any(v.spec)]
+    assert sharded
+
+
+def test_a_crash_recording_edges_too_falls_back_to_neither(monkeypatch):
+    calls = []
+
+    def crash_once(work, **kwargs):
+        calls.append(work)
+        if len(calls) == 1:
+            raise guard.ChildCrashed("killed by SIGSEGV", None)
+        return work()
+
+    monkeypatch.setattr(propagate_module, "start_forked", lambda work: _Crashed())
+    monkeypatch.setattr(propagate_module, "run_forked", crash_once)
+    result = propagate(CRASH, MESH, SPECS)
+    assert len(calls) == 2 and result.route.endswith("(debug edges and origins off)")
+    assert result.value("x").spec == [["data"], []]
