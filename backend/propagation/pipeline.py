@@ -25,6 +25,11 @@ ROUTE_NO_ORIGINS = "in-process sdy-propagation-pipeline (debug edges on, origins
 ROUTE_NO_STEPS = "in-process sdy-propagation-pipeline (debug edges and origins off)"
 
 
+def route(origins: bool, edges: bool) -> str:
+    """The route of a run of ``pipeline_stages(origins, edges)``."""
+    return ROUTE if origins and edges else ROUTE_NO_ORIGINS if edges else ROUTE_NO_STEPS
+
+
 @functools.lru_cache(maxsize=3)
 def pipeline_stages(origins: bool = True, edges: bool = True) -> tuple[str, str]:
     """The registered propagation pipeline split into (propagate, export) pass lists.

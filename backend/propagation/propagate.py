@@ -39,12 +39,7 @@ from shardscope.backend.propagation.annotate import (
 )
 from shardscope.backend.propagation.conflicts import find_conflicts, read_rules
 from shardscope.backend.propagation.guard import ChildCrashed, run_forked, start_forked
-from shardscope.backend.propagation.pipeline import (
-    ROUTE,
-    ROUTE_NO_ORIGINS,
-    ROUTE_NO_STEPS,
-    pipeline_stages,
-)
+from shardscope.backend.propagation.pipeline import pipeline_stages, route
 from shardscope.backend.propagation.predicted_collectives import predict_collectives
 from shardscope.backend.propagation.program_index import ProgramIndex, inline_calls
 from shardscope.backend.propagation.readback import read_state
@@ -441,7 +436,6 @@ def run_prepared(
     timeline = _timeline(prep, initial, after, steps, origins_of, origin_names)
     check()
     values = value_infos(graph, final, mesh)
-    route = ROUTE if origins else ROUTE_NO_ORIGINS if edges else ROUTE_NO_STEPS
     found, predicted = _explained(prep, rules, timeline, conflicts, collectives, check)
     return PropagationResult(
         prep.name,
@@ -451,7 +445,7 @@ def run_prepared(
         values,
         timeline,
         module,
-        route,
+        route(origins, edges),
         framework=prep.framework,
         partitioner=prep.partitioner,
         conflicts=found,

@@ -38,6 +38,7 @@ import threading
 import warnings
 
 import _shardscope_torch_names
+import _shardscope_torch_origins
 import _shardscope_torch_scopes
 
 _DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
@@ -197,7 +198,7 @@ def _learn_names(frame) -> None:
         tid = _tensor_id(t)
         if tid is not None:
             fresh.setdefault(tid, name)
-            origin = _origin_of(t)
+            origin = _shardscope_torch_origins.origin_of(t)
             if origin is not None:
                 _origin_by_id[tid] = origin
     _names.update(fresh)
@@ -335,10 +336,10 @@ def _record_mark(t, frame) -> None:
         _written.setdefault(tid, written)
     if user is not None:
         _learn_names(user)
-    via = _via(frame, user)
+    via = _shardscope_torch_origins.via(frame, user)
     if tid is not None:
         _origin_by_id[tid] = {"via": via, **_where(user)}
-        _remember_origin(getattr(t, "global_tensor", t), via, user)
+        _shardscope_torch_origins.remember(getattr(t, "global_tensor", t), via, _where(user))
     entry = {
         "seq": _next(),
         "tensor": written,
@@ -351,60 +352,6 @@ def _record_mark(t, frame) -> None:
     }
     with _lock:
         _state["marks"].append(entry)
-
-
-# The library functions through which a script shards a tensor without calling
-# ``xs.mark_sharding`` itself, outermost first: (file name, function names, what the
-# script wrote).
-_APIS = (
-    ("xla_sharding.py", ("mark_sharding_with_gradients",), "xs.mark_sharding_with_gradients"),
-    ("spmd_fully_sharded_data_parallel.py", ("__init__",), "FSDPv2 (its parameters)"),
-    (
-        "spmd_fully_sharded_data_parallel.py",
-        ("forward", "shard_output_impl"),
-        "FSDPv2's shard_output",
-    ),
-    ("parallel_loader.py", (), "MpDeviceLoader(input_sharding=...)"),
-    ("", ("distribute_tensor", "xla_distribute_tensor", "distribute_module"), "distribute_tensor"),
-)
-
-
-def _via(frame, user) -> str:
-    """How the script sharded the tensor: the outermost library API on the stack between
-    ``frame`` (in ``xs.mark_sharding``) and the user's frame, else ``xs.mark_sharding``."""
-    found = "xs.mark_sharding"
-    while frame is not None and frame is not user:
-        name = os.path.basename(frame.f_code.co_filename)
-        function = frame.f_code.co_name
-        for file, functions, api in _APIS:
-            if (not file or name == file) and (not functions or function in functions):
-                found = api
-        frame = frame.f_back
-    return found
-
-
-# The API each tensor was sharded through (``_via``), by its torch_xla id when marked and,
-# for a tensor the script keeps (a parameter), by the tensor itself: an optimizer's
-# in-place update gives it new ids. Weak references: the hook must not keep a tensor
-# alive (a live tensor is computed by the next sync, which would change its graph).
-_origins: dict[int, tuple] = {}
-
-
-def _remember_origin(t, via: str, user) -> None:
-    import weakref
-
-    try:
-        ref = weakref.ref(t)
-    except TypeError:
-        return
-    _origins[id(t)] = (ref, {"via": via, **_where(user)})
-
-
-def _origin_of(t) -> dict | None:
-    held = _origins.get(id(t))
-    if held is None or held[0]() is not t:
-        return None
-    return held[1]
 
 
 def _spec_json(spec):
