@@ -13,7 +13,8 @@ from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.backend.run.result import NotCompiled
 from tests.support.compile_oracle import propagated
 
-KEYS = ["program", "framework", "partitioner", "mesh", "device_order", "hosts", "route"]
+KEYS = ["program", "framework", "partitioner", "mesh", "device_order", "sharded_by", "hosts"]
+KEYS += ["route"]
 KEYS += ["annotations", "values", "steps", "conflicts"]
 KEYS += ["collectives", "compiled_by", "predicted_collectives", "memory", "xla_warnings", "cost"]
 
@@ -25,6 +26,7 @@ def test_json_keys_in_order_with_gspmd_before_warnings():
     # Not compiled: no compiled collectives, and no prediction said to match one.
     assert got["collectives"] is None and got["memory"] is None and got["cost"] is None
     assert got["xla_warnings"] is None and got["hosts"] == 1 and got["compiled_by"] is None
+    assert got["sharded_by"] == {}  # a JAX program: no script's call to name
     assert [p["matched"] for p in got["predicted_collectives"]] == [None] * len(result.collectives)
     assert got["values"][0] == result.values[0].to_json()
 
