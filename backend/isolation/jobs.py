@@ -31,7 +31,7 @@ from shardscope.backend.isolation.fork import ForkedWorker
 from shardscope.backend.isolation.limits import check_timeout, memory_limit
 from shardscope.backend.isolation.registry import REGISTRY, CancelGroup, RunningWorker
 from shardscope.backend.isolation.relay import kill_group, relay_pipe, relayed_exit
-from shardscope.backend.isolation.start import EXEC, PARENT_ENV, RELAY_ENV
+from shardscope.backend.isolation.start import EXEC, LAUNCHER_ENV, PARENT_ENV, RELAY_ENV
 from shardscope.backend.isolation.worker_job import FirstStage, WorkerJob, WorkerTimeout
 
 
@@ -80,7 +80,7 @@ def _run_marked(
     try:
         proc = subprocess.Popen(
             [sys.executable, "-c", EXEC, *argv],
-            env={**env, PARENT_ENV: str(os.getpid()), RELAY_ENV: str(write)},
+            env={**env, PARENT_ENV: str(os.getpid()), RELAY_ENV: str(write), LAUNCHER_ENV: "1"},
             stdin=subprocess.DEVNULL,
             stdout=target,
             stderr=target,

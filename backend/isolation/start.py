@@ -31,6 +31,9 @@ NICE_ENV = "SHARDSCOPE_WORKER_NICE"
 # How a fresh worker starts: ``launch`` below, then the worker module.
 LAUNCH = "from shardscope.backend.isolation.start import launch; launch()"
 # How a user's own command starts (``capture``): ``exec_command`` below, then the command.
+# The launcher's own Python runs with ``LAUNCHER_ENV`` set (the command's does not), so
+# that the capture's ``sitecustomize`` (on the command's ``PYTHONPATH``) leaves it alone.
+LAUNCHER_ENV = "SHARDSCOPE_COMMAND_LAUNCHER"
 EXEC = "from shardscope.backend.isolation.start import exec_command; exec_command()"
 
 
@@ -77,6 +80,7 @@ def exec_command() -> None:
     replaces itself with ``CMD ARG...``."""
     parent = os.environ.pop(PARENT_ENV, "")
     report = os.environ.pop(RELAY_ENV, "")
+    os.environ.pop(LAUNCHER_ENV, None)
     become_worker(int(parent) if parent.isdigit() else None, memory_limit())
     if report.isdigit():
         split_off_worker(int(report))

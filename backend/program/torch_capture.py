@@ -250,10 +250,20 @@ def _mesh(entry: dict | None) -> tuple[dict[str, int] | None, list[int] | None]:
 
 def _calls(sync: dict, syncs: list[dict]) -> int:
     """How many syncs ran the graph ``sync`` compiled: it, and each later one that
-    compiled nothing and read the same inputs."""
+    compiled nothing and read the same inputs, where ``sync`` is the latest graph compiled
+    before it on those inputs (a first step's graph and the next steps' graph read the
+    same inputs; each later step ran the second)."""
     key = _inputs_key(sync)
-    later = [s for s in syncs if s.get("index", 0) > sync.get("index", 0) and not s.get("dumps")]
-    return 1 + sum(1 for s in later if _inputs_key(s) == key)
+    count = 1
+    owner = None
+    for s in sorted(syncs, key=lambda s: s.get("index", 0)):
+        if _inputs_key(s) != key:
+            continue
+        if s.get("dumps"):
+            owner = s
+        elif owner is sync:
+            count += 1
+    return count
 
 
 def _inputs_key(sync: dict) -> tuple:

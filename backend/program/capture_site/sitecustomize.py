@@ -36,7 +36,10 @@ import threading
 import time
 import types
 
-_DIR = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
+# Not in the Python that launches the captured command (``isolation.start.exec_command``,
+# which replaces itself with the command): the command's own Python runs this.
+_LAUNCHER = bool(os.environ.get("SHARDSCOPE_COMMAND_LAUNCHER"))
+_DIR = None if _LAUNCHER else os.environ.get("SHARDSCOPE_CAPTURE_DIR")
 _LIMIT = os.environ.get("SHARDSCOPE_CAPTURE_STEPS")
 
 _records: list[dict] = []
@@ -439,4 +442,5 @@ if _DIR is not None:
     import _shardscope_torch
 
     _shardscope_torch.install()
-_chain()
+if not _LAUNCHER:
+    _chain()

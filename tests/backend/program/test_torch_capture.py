@@ -354,3 +354,18 @@ def test_a_dtensor_scripts_placements_are_the_captured_weights_specs(tmp_path):
     found = {name: (values[name]["dtensor"], values[name]["spec"]) for name in given}
     assert found == given
     assert values["model.up.bias"]["dtensor"] == "[Replicate(), Replicate()]"
+
+
+def test_each_later_sync_is_counted_for_the_latest_graph_compiled_on_its_inputs():
+    from shardscope.backend.program.torch_capture import _calls
+
+    inputs = [{"name": "model.w", "shape": [4, 4]}, {"name": "ids", "shape": [8]}]
+    other = [{"name": "x", "shape": [2]}]
+    syncs = [
+        {"index": 0, "inputs": inputs, "dumps": ["first.pb"]},  # step 0: no grads yet
+        {"index": 1, "inputs": inputs, "dumps": ["second.pb"]},  # step 1 compiles again
+        {"index": 2, "inputs": inputs, "dumps": []},
+        {"index": 3, "inputs": other, "dumps": ["eval.pb"]},
+        {"index": 4, "inputs": inputs, "dumps": []},
+    ]
+    assert [_calls(s, syncs) for s in syncs if s["dumps"]] == [1, 3, 1]

@@ -125,3 +125,28 @@ def test_an_equinox_functions_arguments_are_named_by_the_users_paths(tmp_path):
     assert all(old != new for old, new in names.items())
     assert by_name["step"]["file"] == "<string>" and by_name["step"]["line"] == 2
     assert "arg_names" not in by_name["<lambda>"]
+
+
+def test_the_python_that_launches_the_command_is_left_alone(tmp_path):
+    # The launcher (isolation.start.exec_command) becomes the user's command: importing
+    # jax there, or running the user's own sitecustomize, would only delay the command.
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('yes')\n")
+    env = {
+        **os.environ,
+        "SHARDSCOPE_CAPTURE_DIR": str(tmp_path),
+        "PYTHONPATH": os.pathsep.join([str(SITE), str(own)]),
+    }
+    probe = "import sys; print('jax' in sys.modules)"
+
+    def jax_imported(**extra) -> bool:
+        out = subprocess.run(
+            [sys.executable, "-c", probe], env={**env, **extra}, capture_output=True, text=True
+        )
+        return out.stdout.strip() == "True"
+
+    assert not jax_imported(SHARDSCOPE_COMMAND_LAUNCHER="1")
+    assert not (tmp_path / "ran").exists()
+    assert jax_imported()  # the command's own Python: the capture is on
+    assert (tmp_path / "ran").read_text() == "yes"
