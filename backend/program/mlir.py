@@ -152,3 +152,26 @@ def count_ops(text: str) -> int:
     if nesting_depth(text) > MAX_NESTING:
         return 0
     return len(_OP.findall(text))
+
+
+def closing_bracket(text: str, opening: int) -> int | None:
+    """The index of the bracket (any of ``([{<``) that closes the one at ``opening`` in
+    MLIR text, passing over quoted strings; None where it is not closed."""
+    depth, i, quoted = 0, opening, False
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None

@@ -28,7 +28,7 @@ from pathlib import Path
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.capture_file import Capture, CapturedFunction
-from shardscope.backend.program.mlir import count_ops
+from shardscope.backend.program.mlir import closing_bracket, count_ops
 from shardscope.backend.program.torch_lines import backward_lines
 
 DUMP = "torch_dump"
@@ -276,30 +276,8 @@ def _main_signature(text: str) -> tuple[int, int] | None:
     if match is None:
         return None
     start = match.end()
-    end = _closing(text, start - 1)
+    end = closing_bracket(text, start - 1)
     return (start, end) if end is not None else None
-
-
-def _closing(text: str, opening: int) -> int | None:
-    """The index of the bracket that closes the one at ``opening``, outside strings."""
-    depth, i, quoted = 0, opening, False
-    while i < len(text):
-        ch = text[i]
-        if quoted:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def _argument_names(text: str, inputs: list[dict]) -> list[str]:
@@ -381,7 +359,7 @@ def _relocated(piece: str, name: str) -> str:
     quoted = name.replace("\\", "\\\\").replace('"', '\\"')
     if at < 0:
         return piece.rstrip(", ") + f' loc("{quoted}")'
-    close = _closing(piece, at + len(" loc"))
+    close = closing_bracket(piece, at + len(" loc"))
     if close is None:
         return piece
     return piece[:at] + f' loc("{quoted}")' + piece[close + 1 :]

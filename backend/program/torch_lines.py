@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from shardscope.backend.hlo.frames import is_library_file
+from shardscope.backend.program.mlir import closing_bracket
 
 _STRING = r'"((?:[^"\\]|\\.)*)"'
 # An op's name location in the backward scope: its child location, if any, follows.
@@ -43,7 +44,7 @@ def backward_lines(text: str, scope_lines: object) -> str:
             continue
         end = start
         if text.startswith("(", start):
-            end = _closing(text, start)
+            end = closing_bracket(text, start)
             if end is None or users.within(text[start + 1 : end]):
                 continue
             end += 1
@@ -136,26 +137,3 @@ def _escape(text: str) -> str:
 
 def _file_location(file: str, line: int) -> str:
     return f'"{_escape(file)}":{line}:0'
-
-
-def _closing(text: str, opening: int) -> int | None:
-    """The index of the parenthesis that closes the one at ``opening``, passing over
-    strings; None where it is not closed."""
-    depth, i, quoted = 0, opening, False
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None

@@ -42,3 +42,13 @@ def test_nesting_depth_counts_brackets_outside_strings():
     assert nesting_depth('loc("((((" to "[[[")') == 1
     assert nesting_depth("(%a) -> tensor<4xf32>") == 1
     assert nesting_depth("") == 0
+
+
+def test_the_closing_bracket_is_found_past_nested_ones_and_quoted_text():
+    from shardscope.backend.program.mlir import closing_bracket
+
+    text = 'f(%a: tensor<4xf32> {x = "a)b"}, %b) -> x'
+    assert closing_bracket(text, 1) == text.index(") ->")
+    text = 'loc("n\\"(x"(callsite(#a at #b)))'
+    assert closing_bracket(text, 3) == len(text) - 1
+    assert closing_bracket("f(a, (b)", 1) is None
