@@ -55,7 +55,8 @@ _names: dict[int, str] = {}
 # torch_xla tensor id -> the tensor as an ``xs.mark_sharding`` call wrote it, for a tensor
 # the script has no other name for.
 _written: dict[int, str] = {}
-# torch_xla tensor id -> how and where the script sharded that tensor (``_via``).
+# torch_xla tensor id -> how and where the script sharded that tensor
+# (``_shardscope_torch_origins.via`` and the script's line).
 _origin_by_id: dict[int, dict] = {}
 _XLAC = None
 
@@ -338,8 +339,8 @@ def _record_mark(t, frame) -> None:
         _learn_names(user)
     via = _shardscope_torch_origins.via(frame, user)
     if tid is not None:
-        _origin_by_id[tid] = {"via": via, **_where(user)}
-        _shardscope_torch_origins.remember(getattr(t, "global_tensor", t), via, _where(user))
+        origin = _origin_by_id[tid] = {"via": via, **_where(user)}
+        _shardscope_torch_origins.remember(getattr(t, "global_tensor", t), origin)
     entry = {
         "seq": _next(),
         "tensor": written,

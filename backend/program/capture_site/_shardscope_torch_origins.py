@@ -46,13 +46,14 @@ def via(frame, user) -> str:
 _origins: dict[int, tuple] = {}
 
 
-def remember(t, api: str, where: dict) -> None:
-    """Note that ``t`` was sharded through ``api`` at ``where`` (file and line)."""
+def remember(t, origin: dict) -> None:
+    """Note how ``t`` was sharded: ``origin`` holds the API (``via``) and the script's
+    file and line."""
     try:
         ref = weakref.ref(t)
     except TypeError:
         return
-    _origins[id(t)] = (ref, {"via": api, **where})
+    _origins[id(t)] = (ref, origin)
 
 
 def origin_of(t) -> dict | None:

@@ -70,7 +70,7 @@ class Tensor:
 
 def test_an_origin_is_kept_for_the_tensor_alone_and_never_keeps_it_alive(origins):
     t, other = Tensor(), Tensor()
-    origins.remember(t, "FSDPv2 (its parameters)", {"file": "train.py", "line": 78})
+    origins.remember(t, {"via": "FSDPv2 (its parameters)", "file": "train.py", "line": 78})
     assert origins.origin_of(t) == {
         "via": "FSDPv2 (its parameters)",
         "file": "train.py",
@@ -84,5 +84,5 @@ def test_an_origin_is_kept_for_the_tensor_alone_and_never_keeps_it_alive(origins
     assert gone() is None
     # a new object at the old address is not taken for the tensor that was there
     assert all(origins.origin_of(Tensor()) is None for _ in range(100))
-    origins.remember(1, "xs.mark_sharding", {})  # not weakly referable: nothing kept
+    origins.remember(1, {"via": "xs.mark_sharding"})  # not weakly referable: nothing kept
     assert origins.origin_of(1) is None
