@@ -193,17 +193,21 @@ def graph_name(sync: dict, syncs: list[dict]) -> str:
     something: the syncs a data loader or ``torch_xla.compile`` makes before a graph, with
     nothing to compute, do not count."""
     name = sync.get("graph")
-    if isinstance(name, str) and name and not name.endswith(_INTERNAL):
+    if isinstance(name, str) and name and not _internal(sync):
         return name
     index = sync.get("index", 0)
     earlier = [s for s in syncs if s.get("index", 0) < index and _computes(s)]
     return f"sync{len(earlier) + 1}"
 
 
-def _computes(sync: dict) -> bool:
+def _internal(sync: dict) -> bool:
+    """Whether ``sync`` is ``torch_xla.compile``'s own, before its graph."""
     name = sync.get("graph")
-    internal = isinstance(name, str) and name.endswith(_INTERNAL)
-    return not internal and bool(sync.get("inputs") or sync.get("dumps"))
+    return isinstance(name, str) and name.endswith(_INTERNAL)
+
+
+def _computes(sync: dict) -> bool:
+    return not _internal(sync) and bool(sync.get("inputs") or sync.get("dumps"))
 
 
 def _module_name(dump_name: str) -> str:
