@@ -43,6 +43,7 @@ from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
+from shardscope.viewers.graph.scene import GraphScene
 
 if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
@@ -296,7 +297,7 @@ class GspmdMarkItem(QGraphicsItem):
         y = rect.center().y() - 7.5 + self.row * self.ROW
         right = QRectF(rect.right() + 4, y, width, 15)
         scene = self._badge.scene()
-        if scene is None:
+        if not isinstance(scene, GraphScene):  # a drawing with edges it keeps (not a legend)
             return right
         bounds = self._badge.mapRectFromScene(scene.sceneRect())
         left = QRectF(rect.left() - 4 - width, y, width, 15)
@@ -502,10 +503,14 @@ class GraphMarkers(QObject):
         self.set_inspected(None)  # the values of another program
 
     def _shown(self) -> MarkedResult | None:
-        """The analysis whose conflicts and collectives are marked."""
-        if self.shown_result is CURRENT:
+        """The analysis whose conflicts and collectives are marked (none of another
+        program's: a new program is drawn before the marks' owner hears of it)."""
+        shown = self.shown_result
+        if shown is CURRENT:
             return self.session.analysis
-        return self.shown_result  # type: ignore[return-value]
+        if getattr(shown, "for_program", self.session.program) is not self.session.program:
+            return None
+        return shown  # type: ignore[return-value]
 
     def _on_compiled(self, analysis: Analysis) -> None:
         shown = self._shown()
