@@ -12,9 +12,15 @@ The panes scroll, zoom, select and fold together (``ViewSync``; they share one
 (``PaneMarks``). Each pane draws the marks the single graph draws for the shardings it
 shows: conflict outlines, collective tags, GSPMD and warning marks, and the timeline's
 step and changed rings (the right pane has its own ``GraphMarkers`` following the
-window's, and its own ``StepOverlay`` following the window's playback). Drops of mesh
-axes on the right pane go through the same undoable commands as drops on the left one.
-Turning side by side off puts the single graph back as it was.
+window's, and its own ``StepOverlay`` following the window's playback). The collective
+tags are those of the partitioner whose shardings the pane shows: a GSPMD pane's are
+GSPMD's compiled collectives (the comparison's compile), a Shardy pane's are Shardy's
+prediction where the session's compile is the framework's own (a torch_xla capture's,
+with GSPMD). While a pane shows GSPMD's shardings the panes' difference marks say what
+GSPMD shards otherwise, and the GSPMD toggle's marks are not drawn over them. Each pane
+has a Legend button in its corner (the left one is the window's). Drops of mesh axes on
+the right pane go through the same undoable commands as drops on the left one. Turning
+side by side off puts the single graph back as it was.
 """
 
 from __future__ import annotations
