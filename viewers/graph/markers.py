@@ -267,7 +267,7 @@ class GspmdMarkItem(QGraphicsItem):
         color: QColor | str = GSPMD_COLOR,
         tooltip: str | None = None,
     ) -> None:
-        super().__init__(badge)
+        super().__init__()  # on the badge once placed: the scene then measures it placed
         self.style = style
         self.shardy = shardy
         self.gspmd = gspmd
@@ -281,6 +281,7 @@ class GspmdMarkItem(QGraphicsItem):
         self.setZValue(-0.5)
         self.row = self._free_row()
         self._place = self._placed()
+        self.setParentItem(badge)
 
     def _free_row(self) -> int:
         """The lowest line beside the badge no other mark of it writes on."""
@@ -292,18 +293,28 @@ class GspmdMarkItem(QGraphicsItem):
         return next(r for r in range(len(taken) + 1) if r not in taken)
 
     def _placed(self) -> QRectF:
+        """Right of the badge, else left of it, where the spec stays inside the drawing
+        and clear of the other badges (right of it where neither side is)."""
         rect = self._badge.boundingRect()
         width = QFontMetricsF(self.style.small).horizontalAdvance(self.text) + 10
         y = rect.center().y() - 7.5 + self.row * self.ROW
-        right = QRectF(rect.right() + 4, y, width, 15)
+        sides = [
+            QRectF(rect.right() + 4, y, width, 15),
+            QRectF(rect.left() - 4 - width, y, width, 15),
+        ]
         scene = self._badge.scene()
         if not isinstance(scene, GraphScene):  # a drawing with edges it keeps (not a legend)
-            return right
-        bounds = self._badge.mapRectFromScene(scene.sceneRect())
-        left = QRectF(rect.left() - 4 - width, y, width, 15)
-        if right.right() > bounds.right() and left.left() >= bounds.left():
-            return left
-        return right
+            return sides[0]
+        bounds = scene.sceneRect()
+        inside = [s for s in sides if bounds.contains(self._badge.mapRectToScene(s))]
+        for side in inside:
+            spot = self._badge.mapRectToScene(side)
+            if not any(
+                isinstance(item, BadgeItem) and item is not self._badge
+                for item in scene.items(spot)
+            ):
+                return side
+        return inside[0] if inside else sides[0]
 
     def _label(self) -> QRectF:
         return self._place

@@ -275,3 +275,24 @@ def test_hidden_gspmd_differences_are_kept_but_not_marked(qtbot):
     assert not marks_on(badge, GspmdMarkItem)
     markers.hide_gspmd(False)
     assert markers.gspmd_values() == {diff.id}
+
+
+def test_a_mark_writes_its_spec_clear_of_the_next_badge(qtbot):
+    session, view, markers = marked(qtbot, "example:mlp")
+    rects = {b: b.sceneBoundingRect() for b in view.badges}
+    # two badges on one row, closer than a written spec is wide (layer2's add operands)
+    pairs = [
+        (a, b)
+        for a, ra in rects.items()
+        for b, rb in rects.items()
+        if a is not b
+        and abs(ra.center().y() - rb.center().y()) < 2
+        and 0 < rb.left() - ra.right() < 80
+    ]
+    assert pairs
+    for a, b in pairs:
+        mark = GspmdMarkItem(a, "[data, _]", "[data, model]", view.style_, label="now")
+        label = mark.mapRectToScene(mark._label())
+        assert not label.intersects(rects[b])
+        assert view.graph_scene.sceneRect().contains(label)
+        view.graph_scene.removeItem(mark)
