@@ -208,3 +208,43 @@ def test_a_torch_xla_capture_names_whose_each_side_is(
     ]
     if panes.on:
         assert panes.left.header.mode_texts()[2:] == ["Shardy", "GSPMD"]
+
+
+def test_the_dock_says_off_only_when_neither_the_toggle_nor_a_pane_shows_gspmd(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    view, panes = window.gspmd.view, window.panes
+
+    def agrees() -> None:
+        wanted = find_action(window, "&View", "Compare with &GSPMD").isChecked() or (
+            panes.on and "gspmd" in panes.modes
+        )
+        qtbot.waitUntil(lambda: view.state in ("off", "done"), timeout=120_000)
+        assert (view.state == "off") == (not wanted), (panes.modes, view.status.text())
+        assert view.status.text().startswith("Off") == (not wanted)
+
+    pick(window, "&View", "Side by si&de")
+    assert panes.modes == ("shardy", "gspmd")
+    agrees()
+    panes.right.header.combo.setCurrentIndex(panes.right.header.combo.findData("now"))
+    agrees()
+    panes.left.header.combo.setCurrentIndex(panes.left.header.combo.findData("gspmd"))
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()
+    count = window.propagation.count
+    pick(window, "&Propagation", "&Propagate now")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()
