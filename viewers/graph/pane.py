@@ -118,8 +118,10 @@ class PaneHeader(QWidget):
         for key, name in MODES:
             self.combo.addItem(name, key)
         self.combo.setToolTip("What this pane shows of the program")
-        # as wide as its longest mode, whichever the program's names (never cut)
+        # as wide as its longest mode, whichever the program's names (never cut, even
+        # where the pane is narrow: the note gives up its room first)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self._fit_combo()
         self.note = LineLabel(self)
         self.note.setObjectName("paneNote")
         layout = QHBoxLayout(self)
@@ -150,6 +152,10 @@ class PaneHeader(QWidget):
             mode = str(self.combo.itemData(i))
             self.combo.setItemText(i, shown[mode])
             self.combo.setItemData(i, tips.get(mode, shown[mode]), Qt.ItemDataRole.ToolTipRole)
+        self._fit_combo()
+
+    def _fit_combo(self) -> None:
+        self.combo.setMinimumWidth(self.combo.sizeHint().width())
 
     def mode_texts(self) -> list[str]:
         """The modes as the picker lists them."""
