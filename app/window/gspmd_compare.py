@@ -117,9 +117,13 @@ class GspmdComparer(QObject):
         """The side-by-side panes need GSPMD's shardings (``on``): compare now unless the
         current result was compared already or is being compared, and after each
         propagation; the graph's marks follow the toggle only, the dock either."""
-        shown = self.shown
+        shown, wanted = self.shown, self.wanted
         self.wanted = bool(on)
-        if self.on or shown == self.shown:
+        if self.on:
+            if wanted != self.wanted:
+                self._display_state()  # the dock says where the differences are marked
+            return
+        if shown == self.shown:
             return
         if not on:
             self.view.set_off()
@@ -221,7 +225,8 @@ class GspmdComparer(QObject):
             comparison.collectives,
             analysis.compiled_collectives if mine else None,
             compiled_by=analysis.compiled_by if mine else None,
-            marked=ON_GRAPH if self.on else ON_PANES,
+            # a pane showing GSPMD's shardings marks them in both panes, not the toggle
+            marked=ON_PANES if self.wanted else ON_GRAPH,
         )
         if self.on:
             self.markers.set_gspmd(comparison.differences)

@@ -12,9 +12,15 @@ The panes scroll, zoom, select and fold together (``ViewSync``; they share one
 (``PaneMarks``). Each pane draws the marks the single graph draws for the shardings it
 shows: conflict outlines, collective tags, GSPMD and warning marks, and the timeline's
 step and changed rings (the right pane has its own ``GraphMarkers`` following the
-window's, and its own ``StepOverlay`` following the window's playback). Drops of mesh
-axes on the right pane go through the same undoable commands as drops on the left one.
-Turning side by side off puts the single graph back as it was.
+window's, and its own ``StepOverlay`` following the window's playback). The collective
+tags are those of the partitioner whose shardings the pane shows: a GSPMD pane's are
+GSPMD's compiled collectives (the comparison's compile), a Shardy pane's are Shardy's
+prediction where the session's compile is the framework's own (a torch_xla capture's,
+with GSPMD). While a pane shows GSPMD's shardings the panes' difference marks say what
+GSPMD shards otherwise, and the GSPMD toggle's marks are not drawn over them. Each pane
+has a Legend button in its corner (the left one is the window's). Drops of mesh axes on
+the right pane go through the same undoable commands as drops on the left one. Turning
+side by side off puts the single graph back as it was.
 """
 
 from __future__ import annotations
@@ -25,13 +31,15 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from shardscope.viewers.common.connections import Connections
-from shardscope.viewers.common.partitioners import partitioners
+from shardscope.viewers.common.partitioners import own_compile, partitioners
 from shardscope.viewers.graph.graph_panel import GraphPanel
-from shardscope.viewers.graph.markers import CURRENT, GraphMarkers
+from shardscope.viewers.graph.legend import LegendButton
+from shardscope.viewers.graph.markers import CURRENT, GraphMarkers, MarkedResult
 from shardscope.viewers.graph.pane import (
     Dims,
     PaneHeader,
     PaneMarks,
+    PaneResult,
     as_dims,
     differing,
     dims_override,
@@ -53,14 +61,24 @@ RIGHT_TIP = (
     "axis dropped here is the same undoable edit as one dropped on the left pane."
 )
 
-_MARKS = "Conflict marks, collective tags and the timeline's rings are hidden here: "
-# why a pane hides the current propagation's marks, by the mode it shows
-HIDDEN_MARKS = {
-    "before": _MARKS
-    + "they belong to the current propagation, and the one before the last edit is "
-    "not kept.",
-    "gspmd": _MARKS + "they belong to Shardy's propagation, not to GSPMD's shardings.",
-}
+# why a pane showing the shardings before the last edit has no marks
+HIDDEN_MARKS = (
+    "Conflict marks, collective tags and the timeline's rings are hidden here: they "
+    "belong to the current propagation, and the one before the last edit is not kept."
+)
+# what the marks of a pane showing GSPMD's shardings are (``{whose}``: whose compile,
+# where the program's framework partitions with GSPMD itself)
+GSPMD_MARKS = (
+    "Collective tags here are GSPMD's compiled collectives{whose}: the compile whose "
+    "shardings this pane shows. Shardy's conflict marks and the timeline's rings are "
+    "hidden."
+)
+# what the collective tags of a pane showing Shardy's shardings are, where the session's
+# compile is the framework's own
+PREDICTED_MARKS = (
+    "Collective tags here are Shardy's prediction: the compiled collectives are "
+    "{framework}'s own compile, with {partitioner}, tagged in a pane showing now."
+)
 BEFORE_MARKS = (
     "Conflict marks and collective tags here are those of the propagation before the "
     "last edit; the timeline's rings (the current propagation's steps and changes) are "
@@ -122,6 +140,9 @@ class SideBySide(QObject):
         # the right pane's conflict and collective marks and timeline rings
         self.right_markers: GraphMarkers | None = None
         self.right_overlay: StepOverlay | None = None
+        self.right_legend: LegendButton | None = None  # the left pane has the window's
+        # the marks last made for a pane's mode, with what they were made of
+        self._made: dict[str, tuple[object, PaneResult]] = {}
         self._playback: Playback | None = None  # the window's, followed by the right pane
 
     # -- on and off ---------------------------------------------------------------------
@@ -182,12 +203,15 @@ class SideBySide(QObject):
         self.right_markers = GraphMarkers(second.view)
         self.right_markers.follow(window.markers)
         self.right_overlay = StepOverlay(second.view)
+        self.right_legend = LegendButton(second.view)
         self.sync = ViewSync(main.view, second.view, self)
         ev = self.session.events
         links = self._links = Connections()
         links.connect(ev.program, self._on_program)
         for shown in (ev.propagation, ev.specs, ev.mesh, window.gspmd.compared):
             links.connect(shown, self._refresh)
+        # whose compile the session's collectives are decides a Shardy pane's tags
+        links.connect(ev.compiled, self._refresh_marks)
         before = window.timeline.before_edit is not None
         if modes is None:
             modes = ("before", "now") if before else ("shardy", "gspmd")
@@ -210,10 +234,12 @@ class SideBySide(QObject):
         self._follow_playback(None)
         self.right_markers.close()
         self.right_overlay.close()
-        self.right_markers = self.right_overlay = None
+        self.right_markers = self.right_overlay = self.right_legend = None
+        self._made = {}
         main = window.graph_panel
         main.view.graph_scene.set_mode_override(None)
         window.markers.show_result(CURRENT)
+        window.markers.hide_gspmd(False)
         window.timeline.overlay.set_marks_shown(True)
         second = self.right.panel
         window.folding.unwatch(second.view)
@@ -325,24 +351,68 @@ class SideBySide(QObject):
             {v: (b, a) for v, (a, b) in found.items()}, modes[0], gspmd=gspmd
         )
 
+    def _refresh_marks(self, *_args) -> None:
+        if self.left is None or self.right is None:
+            return
+        modes = self.modes
+        for pane, mode in zip((self.left, self.right), modes, strict=True):
+            self._show_marks(pane, mode, self.dims(mode)[0] is not None)
+
     def _show_marks(self, pane: Pane, mode: str, overridden: bool) -> None:
-        """Each pane carries the marks of a propagation (conflicts, collectives, the
-        timeline's rings): those of the propagation whose shardings the pane shows, or
-        none (and the header's tooltip says why)."""
+        """Each pane carries the marks of the shardings it shows (conflicts, collectives,
+        the timeline's rings): the current propagation's, the one before the last edit,
+        GSPMD's compiled collectives, Shardy's prediction, or none (and the header's
+        tooltip says which). Where a pane shows GSPMD's shardings, the difference marks
+        of the panes say what GSPMD shards otherwise: the GSPMD toggle's marks are not
+        drawn over them."""
         if pane is self.left:
             markers = self.window.markers
             overlay = self.window.timeline.overlay
         else:
             markers, overlay = self.right_markers, self.right_overlay
-        if not overridden or mode not in HIDDEN_MARKS:
-            markers.show_result(CURRENT)
-            overlay.set_marks_shown(True)
-            pane.header.setToolTip("")
-            return
-        before = self.window.timeline.before_result if mode == "before" else None
-        markers.show_result(before)
-        overlay.set_marks_shown(False)
-        pane.header.setToolTip(BEFORE_MARKS if before is not None else HIDDEN_MARKS[mode])
+        markers.hide_gspmd("gspmd" in self.modes)
+        result, rings, tip = self._marked(mode) if overridden else (CURRENT, True, "")
+        markers.show_result(result)
+        overlay.set_marks_shown(rings)
+        pane.header.setToolTip(tip)
+
+    def _marked(self, mode: str) -> tuple[MarkedResult | None | str, bool, str]:
+        """What a pane showing ``mode``'s shardings marks: its conflicts and collectives,
+        whether the timeline's rings, and the header's tooltip saying so."""
+        program = self.session.program
+        names = partitioners(program)
+        analysis = self.session.analysis
+        if mode == "before":
+            before = self.window.timeline.before_result
+            return before, False, BEFORE_MARKS if before is not None else HIDDEN_MARKS
+        comparison = self.window.gspmd.comparison
+        if mode == "gspmd" and comparison is not None:
+            made = self._made_for(
+                mode,
+                comparison,
+                lambda: PaneResult(program, compiled_collectives=tuple(comparison.collectives)),
+            )
+            whose = (
+                f" (shardscope's recompile of {names.framework}'s module)" if names.foreign else ""
+            )
+            return made, False, GSPMD_MARKS.format(whose=whose)
+        by = None if analysis is None else analysis.compiled_by
+        if mode == "shardy" and analysis is not None and own_compile(by):
+            made = self._made_for(
+                mode,
+                analysis.propagation,
+                lambda: PaneResult(program, tuple(analysis.conflicts), tuple(analysis.collectives)),
+            )
+            return made, True, PREDICTED_MARKS.format(framework=by, partitioner=names.own)
+        return CURRENT, True, ""
+
+    def _made_for(self, mode: str, source: object, make) -> PaneResult:
+        """The marks of ``mode`` made of ``source``: the ones made before for it (the
+        markers draw again only for new ones)."""
+        made = self._made.get(mode)
+        if made is None or made[0] is not source:
+            made = self._made[mode] = (source, make())
+        return made[1]
 
     def _follow_playback(self, playback: Playback | None) -> None:
         """The right pane shows the step the window's playback shows (its badges at the

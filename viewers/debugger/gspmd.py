@@ -40,6 +40,8 @@ COUNTS_TIP = (
     "or the mesh is too large)."
 )
 NOT_THERE = "–"
+# the counts' middle header while the propagation's compile is not there
+PENDING = "Compile (not there yet)"
 OFF_TEXT = "Off: View ▸ Compare with GSPMD runs XLA's GSPMD propagation on this program."
 # Where the values that differ are marked: the toggle's graph marks, or the panes alone.
 ON_GRAPH = "marked in purple on the graph"
@@ -56,6 +58,9 @@ def count_columns(names: Partitioners, compiled_by: str | None) -> tuple[str, ..
     ``Analysis.compiled_by``) and the comparison's GSPMD compile, who compiled it on a
     line of its own (the table keeps narrow)."""
     heads = (names.compiled(compiled_by), names.gspmd_compile)
+    if compiled_by is None and names.foreign:
+        # whose compile it will be (the framework's own or shardscope's) is not known yet
+        heads = (PENDING, heads[1])
     return ("Compiled", *(h.replace(" (", "\n(", 1) for h in heads))
 
 
@@ -63,6 +68,11 @@ def count_tips(names: Partitioners, compiled_by: str | None) -> tuple[str, ...]:
     """What each counts column counts."""
     if own_compile(compiled_by):
         compiled = f"{compiled_by}'s own compiled module, as the script ran it (its XLA dump)"
+    elif compiled_by is None and names.foreign:
+        compiled = (
+            f"the propagation's compile, not there yet: {names.framework}'s own where the "
+            "capture holds it and the shardings are as captured, else shardscope's"
+        )
     else:
         compiled = "shardscope's compile of Shardy's propagation, on fake CPU devices"
     if names.foreign:
@@ -130,10 +140,17 @@ class GspmdView(QWidget):
     def _label(self) -> None:
         """The tables' headers, with what each side is as their tooltips."""
         names = self.names
+        if names.foreign:
+            gspmd = (
+                f"Its final sharding after GSPMD's propagation ({names.framework}'s "
+                f"partitioner), in shardscope's recompile of the module {names.framework} built"
+            )
+        else:
+            gspmd = "Its final sharding after GSPMD's propagation"
         tips = (
             "The value",
             "Its final sharding after shardscope's Shardy propagation",
-            f"Its final sharding after {names.gspmd}'s propagation",
+            gspmd,
             "That sharding as XLA's HloSharding text",
         )
         for table, heads, head_tips in (

@@ -43,6 +43,7 @@ from shardscope.backend.sharding.spec import dims_text
 from shardscope.viewers.common.colors import text_color_on
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.items import BadgeItem, GraphStyle, NodeItem
+from shardscope.viewers.graph.scene import GraphScene
 
 if TYPE_CHECKING:
     from shardscope.backend.analysis.analysis import Analysis
@@ -82,6 +83,21 @@ def short_kind(kind: str) -> str:
 
 # ``GraphMarkers.show_result``: follow the session's current result
 CURRENT = "current"
+
+
+class MarkedResult(Protocol):
+    """What ``GraphMarkers.show_result`` marks: an ``Analysis``, or the marks of another
+    partitioner's shardings (``viewers.graph.pane.PaneResult``, whose ``propagation`` is
+    None: the session's compile never replaces its collectives)."""
+
+    @property
+    def propagation(self) -> object | None: ...
+    @property
+    def conflicts(self) -> Sequence[Conflict]: ...
+    @property
+    def collectives(self) -> Sequence[Collective]: ...
+    @property
+    def compiled_collectives(self) -> Sequence[CompiledCollective] | None: ...
 
 
 class ConflictMarkItem(QGraphicsItem):
@@ -232,7 +248,13 @@ class GspmdMarkItem(QGraphicsItem):
 
     Side by side, the same mark says a value differs from the other pane: ``label``
     names what is written beside (``before``, ``Shardy``...), ``color`` is the changed
-    badges' highlight unless one pane is GSPMD's, and ``tooltip`` says what differs."""
+    badges' highlight unless one pane is GSPMD's, and ``tooltip`` says what differs.
+
+    The written spec sits right of the badge, or left of it where the right side would
+    leave the drawing (it could not be scrolled to); a second mark on the same badge
+    writes its spec one line below the first instead of over it."""
+
+    ROW = 17.0
 
     def __init__(
         self,
@@ -245,7 +267,7 @@ class GspmdMarkItem(QGraphicsItem):
         color: QColor | str = GSPMD_COLOR,
         tooltip: str | None = None,
     ) -> None:
-        super().__init__(badge)
+        super().__init__()  # on the badge once placed: the scene then measures it placed
         self.style = style
         self.shardy = shardy
         self.gspmd = gspmd
@@ -257,11 +279,45 @@ class GspmdMarkItem(QGraphicsItem):
             or f"GSPMD and Shardy shard this value differently\nShardy: {shardy}\nGSPMD: {gspmd}"
         )
         self.setZValue(-0.5)
+        self.row = self._free_row()
+        self._place = self._placed()
+        self.setParentItem(badge)
 
-    def _label(self) -> QRectF:
+    def _free_row(self) -> int:
+        """The lowest line beside the badge no other mark of it writes on."""
+        taken = {
+            c.row
+            for c in self._badge.childItems()
+            if isinstance(c, GspmdMarkItem) and c is not self and hasattr(c, "row")
+        }
+        return next(r for r in range(len(taken) + 1) if r not in taken)
+
+    def _placed(self) -> QRectF:
+        """Right of the badge, else left of it, where the spec stays inside the drawing
+        and clear of the other badges (right of it where neither side is)."""
         rect = self._badge.boundingRect()
         width = QFontMetricsF(self.style.small).horizontalAdvance(self.text) + 10
-        return QRectF(rect.right() + 4, rect.center().y() - 7.5, width, 15)
+        y = rect.center().y() - 7.5 + self.row * self.ROW
+        sides = [
+            QRectF(rect.right() + 4, y, width, 15),
+            QRectF(rect.left() - 4 - width, y, width, 15),
+        ]
+        scene = self._badge.scene()
+        if not isinstance(scene, GraphScene):  # a drawing with edges it keeps (not a legend)
+            return sides[0]
+        bounds = scene.sceneRect()
+        inside = [s for s in sides if bounds.contains(self._badge.mapRectToScene(s))]
+        for side in inside:
+            spot = self._badge.mapRectToScene(side)
+            if not any(
+                isinstance(item, BadgeItem) and item is not self._badge
+                for item in scene.items(spot)
+            ):
+                return side
+        return inside[0] if inside else sides[0]
+
+    def _label(self) -> QRectF:
+        return self._place
 
     def boundingRect(self) -> QRectF:
         return self._badge.boundingRect().adjusted(-4, -4, 4, 4).united(self._label())
@@ -370,6 +426,7 @@ class GraphMarkers(QObject):
         self.view = view
         self.session = view.session
         self.differences: dict[int, GspmdDifference] = {}
+        self.gspmd_hidden = False  # the differences are kept but not marked
         self.conflict_marks: dict[int, ConflictMarkItem] = {}  # by node index
         self.collective_marks: dict[int, CollectiveMarkItem] = {}
         self.gspmd_marks: dict[int, list[GspmdMarkItem]] = {}  # by value id
@@ -382,7 +439,7 @@ class GraphMarkers(QObject):
         self.selected_marks: list[SelectedMarkItem] = []
         # whose conflicts and collectives are marked: the session's current result, or
         # the one the view's shardings come from when it shows another (None: none)
-        self.shown_result: Analysis | None | str = CURRENT
+        self.shown_result: MarkedResult | None | str = CURRENT
         view.graph_scene.drawn.connect(self.refresh)
         ev, links = self.session.events, Connections()
         self._links = links
@@ -428,12 +485,19 @@ class GraphMarkers(QObject):
         for follower in self.followers:
             follower.set_gspmd(differences)
 
-    def show_result(self, result: Analysis | None | str) -> None:
+    def show_result(self, result: MarkedResult | None | str) -> None:
         """Mark the conflicts and collectives of ``result``: ``CURRENT`` (the session's
-        analysis, whichever it is), another propagation's analysis, or None (no such
-        marks)."""
+        analysis, whichever it is), another propagation's analysis, the marks of another
+        partitioner's shardings (a ``MarkedResult``), or None (no such marks)."""
         if result is not self.shown_result:
             self.shown_result = result
+            self.refresh()
+
+    def hide_gspmd(self, hidden: bool) -> None:
+        """Keep the GSPMD differences unmarked (``hidden``: a side-by-side pane marks
+        them its own way), or mark them again."""
+        if bool(hidden) != self.gspmd_hidden:
+            self.gspmd_hidden = bool(hidden)
             self.refresh()
 
     def set_warnings(self, by_op: dict[int, list[str]] | None) -> None:
@@ -449,16 +513,21 @@ class GraphMarkers(QObject):
     def _on_program(self, _program) -> None:
         self.set_inspected(None)  # the values of another program
 
-    def _shown(self) -> Analysis | None:
-        """The analysis whose conflicts and collectives are marked."""
-        if self.shown_result is CURRENT:
+    def _shown(self) -> MarkedResult | None:
+        """The analysis whose conflicts and collectives are marked (none of another
+        program's: a new program is drawn before the marks' owner hears of it)."""
+        shown = self.shown_result
+        if shown is CURRENT:
             return self.session.analysis
-        return self.shown_result  # type: ignore[return-value]
+        if getattr(shown, "for_program", self.session.program) is not self.session.program:
+            return None
+        return shown  # type: ignore[return-value]
 
     def _on_compiled(self, analysis: Analysis) -> None:
         shown = self._shown()
         layout = self.view.layout_
         graph = self.session.graph
+        # Another partitioner's marks (no propagation of their own) keep their collectives.
         if shown is None or analysis.propagation is not shown.propagation:
             return
         if layout is None or graph is None or not self.view.nodes:
@@ -485,7 +554,8 @@ class GraphMarkers(QObject):
         if result is not None:
             self._mark_conflicts(layout, graph, result.conflicts, style)
             self._mark_result_collectives(layout, graph, result, style)
-        self._mark_gspmd(style)
+        if not self.gspmd_hidden:
+            self._mark_gspmd(style)
         self._mark_notes(style)
         self._mark_warnings(layout, graph, style)
         self._mark_inspected(style)
@@ -545,7 +615,7 @@ class GraphMarkers(QObject):
             self._attach(n, mark)
             self.conflict_marks[n] = mark
 
-    def _mark_result_collectives(self, layout, graph, result: Analysis, style) -> None:
+    def _mark_result_collectives(self, layout, graph, result: MarkedResult, style) -> None:
         if result.compiled_collectives is not None:
             self._mark_compiled(layout, graph, result.compiled_collectives, style)  # type: ignore[arg-type]
         else:

@@ -14,6 +14,7 @@ the panes is GSPMD's, else the changed badges' highlight).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -27,6 +28,9 @@ from shardscope.viewers.common.partitioners import JAX, Partitioners
 from shardscope.viewers.graph.markers import GSPMD_COLOR, GspmdMarkItem
 
 if TYPE_CHECKING:
+    from shardscope.backend.propagation.conflicts import Conflict
+    from shardscope.backend.propagation.predicted_collectives import Collective
+    from shardscope.backend.run.result import CompiledCollective
     from shardscope.viewers.graph.view import GraphView
 
 MODES: tuple[tuple[str, str], ...] = (
@@ -49,6 +53,21 @@ def mode_names(names: Partitioners) -> dict[str, str]:
 SHORT = {"now": "now", "before": "before", "shardy": "Shardy", "gspmd": "GSPMD"}
 
 Dims = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class PaneResult:
+    """The conflicts and collectives a pane marks where they are not the session's
+    analysis's (``GraphMarkers.show_result``): GSPMD's compiled collectives beside its
+    shardings, or Shardy's prediction where the session's compile is another
+    partitioner's. ``propagation`` is None: the session's compile is none of these;
+    ``for_program``: the session's program they belong to (another's are not marked)."""
+
+    for_program: object
+    conflicts: tuple[Conflict, ...] = ()
+    collectives: tuple[Collective, ...] = ()
+    compiled_collectives: tuple[CompiledCollective, ...] | None = None
+    propagation: None = None
 
 
 def as_dims(dims) -> Dims:
@@ -99,8 +118,10 @@ class PaneHeader(QWidget):
         for key, name in MODES:
             self.combo.addItem(name, key)
         self.combo.setToolTip("What this pane shows of the program")
-        # as wide as its longest mode, whichever the program's names (never cut)
+        # as wide as its longest mode, whichever the program's names (never cut, even
+        # where the pane is narrow: the note gives up its room first)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self._fit_combo()
         self.note = LineLabel(self)
         self.note.setObjectName("paneNote")
         layout = QHBoxLayout(self)
@@ -131,6 +152,10 @@ class PaneHeader(QWidget):
             mode = str(self.combo.itemData(i))
             self.combo.setItemText(i, shown[mode])
             self.combo.setItemData(i, tips.get(mode, shown[mode]), Qt.ItemDataRole.ToolTipRole)
+        self._fit_combo()
+
+    def _fit_combo(self) -> None:
+        self.combo.setMinimumWidth(self.combo.sizeHint().width())
 
     def mode_texts(self) -> list[str]:
         """The modes as the picker lists them."""

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.gspmd.compare import GspmdComparison
 from shardscope.viewers.graph.markers import (
+    CollectiveMarkItem,
     ConflictMarkItem,
     GspmdMarkItem,
 )
@@ -111,6 +112,10 @@ def test_quitting_during_a_gspmd_compile_ends_its_worker(make_window, qtbot, tmp
     assert window.runner.wait(5_000)
 
 
+def marks_in(view, kind) -> list:
+    return [i for i in view.graph_scene.items() if isinstance(i, kind)]
+
+
 def _headers(table) -> list[str]:
     return [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
 
@@ -143,6 +148,22 @@ def test_a_torch_xla_capture_names_whose_each_side_is(
         "GSPMD\n(shardscope's recompile)",
     ]
     assert [row[:2] for row in view.count_texts()] == [["collective-permute", "1"]]
+    # Each pane tags its partitioner's collectives: GSPMD's pane those of the recompile
+    # whose shardings it shows, Shardy's pane Shardy's prediction (the compiled ones are
+    # torch_xla's own, with GSPMD).
+    gspmd_tags = marks_in(panes.left.view, CollectiveMarkItem)
+    assert gspmd_tags and all(t.compiled for t in gspmd_tags)
+    recompiled = {id(c) for c in window.gspmd.comparison.collectives}
+    assert {id(c) for t in gspmd_tags for c in t.collectives} <= recompiled
+    shardy_tags = marks_in(panes.right.view, CollectiveMarkItem)
+    predicted = {id(c) for c in window.session.propagation.collectives}
+    assert shardy_tags and not any(t.compiled for t in shardy_tags)
+    assert {id(c) for t in shardy_tags for c in t.collectives} <= predicted
+    assert panes.right.header.toolTip() == (
+        "Collective tags here are Shardy's prediction: the compiled collectives are "
+        "torch_xla's own compile, with GSPMD, tagged in a pane showing now."
+    )
+    assert "shardscope's recompile of torch_xla's module" in panes.left.header.toolTip()
     assert view.status.text() == (
         "GSPMD (torch_xla's partitioner) shards 1 value differently from Shardy "
         "(shardscope's comparison) (marked in both side-by-side panes)."
@@ -152,11 +173,18 @@ def test_a_torch_xla_capture_names_whose_each_side_is(
         "Compiled (torch_xla, GSPMD)",
         "Shardy's prediction (shardscope)",
     ]
-    # The toggle adds the graph's marks to what the panes already compared.
+    # The toggle reuses what the panes compared. While a pane shows GSPMD's shardings
+    # the panes' own marks say what differs (the toggle's are not drawn over them); the
+    # single graph marks it once side by side is off.
     pick(window, "&View", "Compare with &GSPMD")
     assert not window.gspmd.comparing and view.state == "done"
-    assert view.status.text().endswith("(marked in purple on the graph).")
+    assert view.status.text().endswith("(marked in both side-by-side panes).")
+    assert window.markers.gspmd_values() == set()
+    pick(window, "&View", "Side by si&de")
+    assert not panes.on and view.status.text().endswith("(marked in purple on the graph).")
     assert window.markers.gspmd_values() == {add_result(window)}
+    pick(window, "&View", "Side by si&de")
+    assert "gspmd" in panes.modes and window.markers.gspmd_values() == set()
     pick(window, "&View", "Compare with &GSPMD")
     assert not find_action(window, "&View", "Compare with &GSPMD").isChecked()
     assert view.state == "done" and window.markers.gspmd_values() == set()
@@ -180,3 +208,43 @@ def test_a_torch_xla_capture_names_whose_each_side_is(
     ]
     if panes.on:
         assert panes.left.header.mode_texts()[2:] == ["Shardy", "GSPMD"]
+
+
+def test_the_dock_says_off_only_when_neither_the_toggle_nor_a_pane_shows_gspmd(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    view, panes = window.gspmd.view, window.panes
+
+    def agrees() -> None:
+        wanted = find_action(window, "&View", "Compare with &GSPMD").isChecked() or (
+            panes.on and "gspmd" in panes.modes
+        )
+        qtbot.waitUntil(lambda: view.state in ("off", "done"), timeout=120_000)
+        assert (view.state == "off") == (not wanted), (panes.modes, view.status.text())
+        assert view.status.text().startswith("Off") == (not wanted)
+
+    pick(window, "&View", "Side by si&de")
+    assert panes.modes == ("shardy", "gspmd")
+    agrees()
+    panes.right.header.combo.setCurrentIndex(panes.right.header.combo.findData("now"))
+    agrees()
+    panes.left.header.combo.setCurrentIndex(panes.left.header.combo.findData("gspmd"))
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()
+    count = window.propagation.count
+    pick(window, "&Propagation", "&Propagate now")
+    qtbot.waitUntil(lambda: window.propagation.count > count, timeout=60_000)
+    agrees()
+    pick(window, "&View", "Compare with &GSPMD")
+    pick(window, "&View", "Compare with &GSPMD")
+    agrees()
+    pick(window, "&View", "Side by si&de")
+    agrees()

@@ -4,7 +4,7 @@ values on which they differ marked; turning it off gives back the single graph."
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QSplitter
+from PySide6.QtWidgets import QSplitter, QToolButton
 
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.common.mime import axis_mime_data
@@ -230,8 +230,12 @@ def test_the_left_pane_marks_conflicts_only_where_it_shows_their_result(
     # Shardy's final shardings are the current result's: its conflicts are marked
     assert conflict_marks(left) and panes.left.header.toolTip() == ""
     choose(panes.left, "gspmd")
-    assert not conflict_marks(left) and not collective_tags(left)
-    assert "not to GSPMD's" in panes.left.header.toolTip()
+    # GSPMD's shardings carry GSPMD's compiled collectives, not Shardy's conflicts
+    assert not conflict_marks(left)
+    assert [tag.text for tag in collective_tags(left)] == ["⇄ CP"]
+    assert panes.left.header.toolTip().startswith(
+        "Collective tags here are GSPMD's compiled collectives: the compile whose"
+    )
     choose(panes.left, "now")
     assert conflict_marks(left) and panes.left.header.toolTip() == ""
     choose(panes.left, "gspmd")
@@ -378,3 +382,56 @@ def test_stepping_the_timeline_rings_the_step_in_the_now_pane_too(
     qtbot.keyClick(window.graph, Qt.Key.Key_End)
     qtbot.waitUntil(lambda: drawn(right) == drawn(panes.left.view), timeout=5000)
     assert right.badge_text(x) == panes.left.view.badge_text(x)
+
+
+def tags_by_node(view) -> dict[str, str]:
+    return {m.parentItem().node.label: m.text for m in collective_tags(view)}
+
+
+def test_the_gspmd_pane_tags_gspmds_compiled_collectives_and_each_badge_one_spec(
+    make_window, qtbot, pick, find_action
+):
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=120_000)
+    qtbot.waitUntil(lambda: window.session.analysis.compiled is not None, timeout=120_000)
+    assert panes.modes == ("shardy", "gspmd")
+    left, right = panes.left.view, panes.right.view
+    # Shardy's compile gathers both operands of add; GSPMD's permutes one
+    assert tags_by_node(left) == {"add": "⇄ AG×2"}
+    assert tags_by_node(right) == {"add": "⇄ CP"}
+    (tag,) = collective_tags(right)
+    assert "collective-permute" in tag.toolTip()
+    assert "GSPMD's compiled collectives" in panes.right.header.toolTip()
+    # The GSPMD toggle on: each badge writes one spec beside it, the panes' difference
+    out = add_result(window)
+    pick(window, "&View", "Compare with &GSPMD")
+    qtbot.waitUntil(lambda: window.gspmd.view.state == "done", timeout=120_000)
+    assert [m.text for m in diff_marks(right, out)] == ["Shardy [_, _]"]
+    assert [m.text for m in diff_marks(left, out)] == ["GSPMD [data, _]"]
+    # Neither pane GSPMD's: the toggle's mark is back, the pane marks nothing
+    choose(panes.right, "now")
+    assert [m.text for m in diff_marks(right, out)] == ["GSPMD [data, _]"]
+    assert tags_by_node(right) == {"add": "⇄ AG×2"}
+    pick(window, "&View", "Side by si&de")
+    assert [m.text for m in diff_marks(window.graph, out)] == ["GSPMD [data, _]"]
+    assert window.markers.gspmd_values() == {out}
+
+
+def test_each_pane_has_its_legend_button(make_window, qtbot, pick, find_action):
+    window = make_window("example:conflict")
+    panes = open_side_by_side(window, pick, find_action)
+    for pane in (panes.left, panes.right):
+        (button,) = [b for b in pane.view.findChildren(QToolButton) if b.text() == "Legend"]
+        assert button.isVisible()
+        port = pane.view.viewport().geometry()
+        assert port.contains(button.geometry())
+        assert button.geometry().left() - port.left() < 20
+        assert port.bottom() - button.geometry().bottom() < 20
+    button = panes.right_legend
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.addWidget(button.dialog)
+    assert button.dialog.isVisible()
+    assert any(e.startswith("side by side") for e in button.dialog.legend.entries)
+    pick(window, "&View", "Side by si&de")
+    assert panes.right_legend is None and window.legend_button.isVisible()

@@ -109,3 +109,13 @@ def test_a_torch_xla_programs_sides_say_whose_each_is(qtbot):
         "GSPMD (torch_xla's partitioner) shards 1 value differently from Shardy "
         "(shardscope's comparison) (marked in both side-by-side panes)."
     )
+    # Before the propagation's compile arrives, its column names no partitioner: it may
+    # be torch_xla's own GSPMD compile; the GSPMD column says whose compile it reads.
+    widget.set_differences([], [_collective("all-reduce")])
+    assert widget.count_texts() == [["all-reduce", "–", "1"]]
+    assert _headers(widget.counts)[1] == "Compile\n(not there yet)"
+    assert "not there yet" in widget.counts.horizontalHeaderItem(1).toolTip()
+    assert widget.table.horizontalHeaderItem(2).toolTip() == (
+        "Its final sharding after GSPMD's propagation (torch_xla's partitioner), in "
+        "shardscope's recompile of the module torch_xla built"
+    )

@@ -216,3 +216,83 @@ def test_the_inspected_tensor_keeps_its_ring_through_folding_and_a_new_program(q
     assert len(rings()) == 1 and rings()[0][0] is not badge
     session.set_program(loaded("example:conflict"))  # another program: nothing inspected
     assert markers.inspected is None and not markers.selected_marks
+
+
+def _result_difference(session) -> Difference:
+    out = session.graph.functions[session.graph.main].results[0]
+    return Difference(
+        out, "result[0]", "result[0]", "result", [[], []], "{replicated}", [["data"], []], "x"
+    )
+
+
+def _labels(badge) -> list:
+    return [m.mapRectToScene(m._label()) for m in marks_on(badge, GspmdMarkItem)]
+
+
+def test_two_marks_on_one_badge_write_on_two_lines_inside_the_drawing(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    diff = _result_difference(session)
+    markers.set_gspmd([diff])
+    (badge,) = view.graph_scene.badges_of(diff.id)
+    # a second mark on the same badge (a side-by-side pane's) goes one line lower
+    GspmdMarkItem(badge, "[data, _]", "[_, _]", view.style_, label="Shardy")
+    first, second = _labels(badge)
+    assert not first.intersects(second) and second.top() > first.top()
+    # the toggle's marks drawn again keep clear of the one that stayed
+    markers.refresh()
+    first, second = _labels(badge)
+    assert not first.intersects(second)
+    scene_rect = view.graph_scene.sceneRect()
+    assert all(scene_rect.contains(label) for label in _labels(badge))
+
+
+def test_a_mark_near_the_drawings_right_edge_writes_left_of_its_badge(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    scene_rect = view.graph_scene.sceneRect()
+    badge = max(view.badges, key=lambda b: b.sceneBoundingRect().right())
+    room_left = badge.sceneBoundingRect().left() - scene_rect.left()
+    sides = set()
+    for n in range(1, 12):
+        mark = GspmdMarkItem(badge, "[_, _]", "[" + "data, " * n + "_]", view.style_, label="now")
+        label = mark.mapRectToScene(mark._label())
+        if label.width() < room_left - 8:
+            # it fits left of the badge: it never runs past the drawing's edge
+            assert scene_rect.contains(label), n
+        sides.add("left" if label.right() < badge.sceneBoundingRect().left() else "right")
+        view.graph_scene.removeItem(mark)
+    assert sides == {"left", "right"}
+
+
+def test_hidden_gspmd_differences_are_kept_but_not_marked(qtbot):
+    session, view, markers = marked(qtbot, "example:conflict")
+    diff = _result_difference(session)
+    markers.set_gspmd([diff])
+    markers.hide_gspmd(True)
+    (badge,) = view.graph_scene.badges_of(diff.id)
+    assert not marks_on(badge, GspmdMarkItem) and markers.gspmd_values() == set()
+    view.collapse_all()  # a new drawing keeps them hidden
+    (badge,) = view.graph_scene.badges_of(diff.id)
+    assert not marks_on(badge, GspmdMarkItem)
+    markers.hide_gspmd(False)
+    assert markers.gspmd_values() == {diff.id}
+
+
+def test_a_mark_writes_its_spec_clear_of_the_next_badge(qtbot):
+    session, view, markers = marked(qtbot, "example:mlp")
+    rects = {b: b.sceneBoundingRect() for b in view.badges}
+    # two badges on one row, closer than a written spec is wide (layer2's add operands)
+    pairs = [
+        (a, b)
+        for a, ra in rects.items()
+        for b, rb in rects.items()
+        if a is not b
+        and abs(ra.center().y() - rb.center().y()) < 2
+        and 0 < rb.left() - ra.right() < 80
+    ]
+    assert pairs
+    for a, b in pairs:
+        mark = GspmdMarkItem(a, "[data, _]", "[data, model]", view.style_, label="now")
+        label = mark.mapRectToScene(mark._label())
+        assert not label.intersects(rects[b])
+        assert view.graph_scene.sceneRect().contains(label)
+        view.graph_scene.removeItem(mark)
