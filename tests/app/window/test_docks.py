@@ -4,7 +4,7 @@ hidden from the View menu, in the default layout, and restored from a saved layo
 import itertools
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow
 
@@ -466,3 +466,38 @@ def test_opening_programs_keeps_the_side_docks_widths(make_window, qtbot, monkey
     qtbot.wait(200)
     again = _side_widths(window)
     assert all(abs(again[n] - before[n]) <= 3 for n in SIDE_DOCKS), (before, again)
+
+
+def _rect_in(widget, ancestor):
+    """``widget``'s rectangle in ``ancestor``'s coordinates."""
+    return widget.rect().translated(widget.mapTo(ancestor, widget.rect().topLeft()))
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1100, 700)])
+def test_the_chosen_conflicts_table_and_rule_line_never_overlap(make_window, qtbot, size):
+    from shardscope.viewers.debugger.conflicts import ConflictsView
+
+    window = make_window("example:conflict")
+    window.resize(*size)
+    window.docks["dock_conflicts"].raise_()
+    view = window.docks.widget("dock_conflicts", ConflictsView)
+    qtbot.waitUntil(lambda: view.list.topLevelItemCount() == 1, timeout=30_000)
+    row = view.list.visualItemRect(view.list.topLevelItem(0))
+    qtbot.mouseClick(
+        view.list.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(10, row.center().y())
+    )
+    table, rule, inserts = view.table, view.rule, view.partitioner
+    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 3)
+
+    def stacked() -> bool:
+        rects = [_rect_in(w, view) for w in (view.title, table, rule, inserts)]
+        return all(a.bottom() < b.top() for a, b in zip(rects, rects[1:], strict=False))
+
+    # the result row whole inside the table, the Rule line under the table
+    qtbot.waitUntil(stacked, timeout=10_000)
+    last = table.visualRect(table.model().index(2, 0))
+    assert table.cell_text(2, 0).startswith("result 0")
+    assert last.top() >= 0 and last.bottom() <= table.viewport().height()
+    # all of it in reach: the chosen conflict scrolls where the dock is shorter
+    view.detail.ensureWidgetVisible(inserts)
+    qtbot.waitUntil(lambda: not inserts.visibleRegion().isEmpty())
