@@ -173,10 +173,10 @@ def test_a_short_dock_scrolls_the_factor_table_and_its_lines_instead_of_overlapp
     widget = ConflictsView(holder)
     widget.set_result(result)
     holder.show()
+    table, rule, inserts = widget.table, widget.rule, widget.partitioner
     for width, height in ((1100, 300), (700, 130)):
         widget.setGeometry(0, 0, width, height)
         click_row(qtbot, widget.list, 0)
-        table, rule, inserts = widget.table, widget.rule, widget.partitioner
         qtbot.waitUntil(lambda: table.isVisible() and rule.isVisible())
         # the table shows every row: the result row whole, above the Rule line
         last = table.visualRect(table.model().index(table.rowCount() - 1, 0))
