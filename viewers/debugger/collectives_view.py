@@ -149,7 +149,7 @@ class CollectivesView(QWidget):
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.stack = QStackedWidget(self)
         # Room for the header and a few rows however short the dock.
-        self.stack.setMinimumHeight(110)
+        self.stack.setMinimumHeight(104)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
         self.detail = ChosenCollective(self)  # the chosen collective, below the table
