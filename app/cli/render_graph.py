@@ -10,10 +10,6 @@ from typing import Protocol
 from shardscope.app.cli.render_file import write_out
 from shardscope.backend.errors import ShardscopeError
 
-# The most pages, and megapixels in all, one graph picture may take: each page of
-# render.PAGE_LIMIT px on a side takes seconds to draw and tens of megabytes to write.
-MAX_PAGES = 50
-MAX_MEGAPIXELS = 500
 # The smallest label an animation's frames may have, in pixels (viewers.graph.pages).
 MIN_LABEL = 9
 
@@ -154,28 +150,22 @@ def scope_path(session, view, name: str) -> str:
     )
 
 
-def _paged(out: Path, count: int) -> list[Path]:
-    return [out.with_name(f"{out.stem}-{i}{out.suffix}") for i in range(1, count + 1)]
-
-
 def _check_size(width: float, height: float, scale: float, out: Path, pages: int | None) -> None:
     """A one-line ``ShardscopeError`` when a graph of ``width`` x ``height`` units drawn at
-    ``scale`` (``--scale``) would take more than ``MAX_MEGAPIXELS`` (or, given, ``pages`` more than
-    ``MAX_PAGES``): before anything is drawn or written."""
+    ``scale`` (``--scale``) would take more than ``pages.MAX_MEGAPIXELS`` (or, given,
+    ``pages`` more than ``pages.MAX_PAGES``): before anything is drawn or written."""
+    from shardscope.viewers.graph import pages as paging
+
     if out.suffix.lower() == ".svg":
         return  # one file, at most render.PAGE_LIMIT px on a side (export_view)
-    area = max(width, 1.0) * max(height, 1.0)
-    megapixels = area * scale**2 / 1e6
-    if megapixels <= MAX_MEGAPIXELS and (pages is None or pages <= MAX_PAGES):
+    fits = paging.fitting_scale(width, height, scale, pages)
+    if fits is None:
         return
-    fits = (MAX_MEGAPIXELS * 1e6 / area) ** 0.5
-    if pages is not None and megapixels <= MAX_MEGAPIXELS:
-        fits = scale * MAX_PAGES / pages
-    fits = float(f"{fits * 0.95:.2g}")
+    megapixels = max(width, 1.0) * max(height, 1.0) * scale**2 / 1e6
     size = f"{pages} pages" if pages is not None else f"{megapixels:.3g} megapixels"
     raise ShardscopeError(
-        f"--scale {scale:g} would draw the graph as {size}, over the {MAX_PAGES} pages "
-        f"and {MAX_MEGAPIXELS} megapixels render writes: give --scale {fits:g} or less, "
+        f"--scale {scale:g} would draw the graph as {size}, over the {paging.MAX_PAGES} pages "
+        f"and {paging.MAX_MEGAPIXELS} megapixels render writes: give --scale {fits:g} or less, "
         f"--scope NAME for part of the graph, or an .svg --out"
     )
 
@@ -185,7 +175,7 @@ def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
     one page, to numbered pages; returns the files written."""
     from shardscope.app.cli.render_debugger import mark_graph
     from shardscope.viewers.graph.graph_panel import export_view
-    from shardscope.viewers.graph.pages import page_image, plan_pages
+    from shardscope.viewers.graph.pages import paged_names, plan_pages, save_page
     from shardscope.viewers.graph.view import GraphView
 
     scale = args.scale
@@ -207,17 +197,9 @@ def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
         if len(pages) == 1 or out.suffix.lower() == ".svg":
             write_out(out, lambda path: export_view(graph, path, scale=scale))
             return [out]
-        files = _paged(out, len(pages))
-
-        def draw(page):
-            def write(path: Path) -> None:
-                if not page_image(graph, page, scale).save(str(path)):
-                    raise OSError(f"Qt could not write {path.name}")
-
-            return write
-
+        files = paged_names(out, len(pages))
         for file, page in zip(files, pages, strict=True):
-            write_out(file, draw(page))
+            write_out(file, lambda path, page=page: save_page(graph, page, scale, path))
         return files
     finally:
         if overlay is not None:

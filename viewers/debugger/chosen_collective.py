@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from shardscope.viewers.debugger.collective_lines import explain_text, groups_text, permute_text
 
@@ -28,9 +36,29 @@ def _selectable_label(parent: QWidget) -> QLabel:
     return label
 
 
+def _scrolling(parts: list[QWidget | QHBoxLayout], parent: QWidget) -> QScrollArea:
+    """``parts`` one under another in a frameless area that scrolls when the dock is
+    shorter than they are (a collective XLA combined from many explains each)."""
+    inner = QWidget()
+    column = QVBoxLayout(inner)
+    column.setContentsMargins(0, 0, 0, 0)
+    for part in parts:
+        if isinstance(part, QWidget):
+            column.addWidget(part)
+        else:
+            column.addLayout(part)
+    area = QScrollArea(parent)
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setMinimumHeight(3 * area.fontMetrics().lineSpacing())
+    return area
+
+
 class ChosenCollective(QObject):
-    """The chosen collective's lines and links, laid out by the dock that owns them
-    (``groups`` above ``links``); see the module docstring."""
+    """The chosen collective's lines and links (``groups`` above ``links``, in ``box``,
+    which the dock that owns them lays out); see the module docstring."""
 
     conflictRequested = Signal(int)
     provenanceRequested = Signal(int)
@@ -46,11 +74,17 @@ class ChosenCollective(QObject):
         self.provenance_button = QPushButton("Show provenance", parent)
         self.provenance_button.setToolTip("Where the tensor's sharding came from (Provenance)")
         self.provenance_button.clicked.connect(self._on_provenance)
+        # The buttons one above the other beside the text: a narrow dock keeps both.
+        buttons = QVBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.addWidget(self.conflict_button)
+        buttons.addWidget(self.provenance_button)
+        buttons.addStretch(1)
         self.links = QHBoxLayout()
         self.links.setContentsMargins(0, 0, 0, 0)
         self.links.addWidget(self.explain, 1)
-        self.links.addWidget(self.conflict_button)
-        self.links.addWidget(self.provenance_button)
+        self.links.addLayout(buttons)
+        self.box = _scrolling([self.groups, self.links], parent)
 
     def clear(self) -> None:
         """Nothing chosen: every line and button hidden."""
@@ -59,6 +93,7 @@ class ChosenCollective(QObject):
             label.setVisible(False)
         self.conflict_button.setVisible(False)
         self.provenance_button.setVisible(False)
+        self.box.setVisible(False)
         self.collective = None
 
     def show_predicted(self, c: Collective, groups: list[tuple[int, ...]]) -> None:
@@ -66,6 +101,7 @@ class ChosenCollective(QObject):
         self.clear()
         self.groups.setText(groups_text(c.kind, c.axes, groups))
         self.groups.setVisible(bool(groups))
+        self.box.setVisible(bool(groups))
 
     def show_compiled(
         self, c: CompiledCollective, groups: list[tuple[int, ...]], graph: ProgramGraph | None
@@ -81,6 +117,7 @@ class ChosenCollective(QObject):
         self.groups.setVisible(bool(groups))
         self.explain.setText(explain_text(c, graph))
         self.explain.setVisible(True)
+        self.box.setVisible(True)
         cause = c.cause
         self.conflict_button.setVisible(cause is not None and cause.conflict is not None)
         self.provenance_button.setVisible(cause is not None and cause.provenance is not None)

@@ -31,11 +31,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSizePolicy,
     QStackedWidget,
     QTabBar,
     QTableWidget,
@@ -44,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from shardscope.backend.columns import Column
 from shardscope.viewers.common.connections import Connections
+from shardscope.viewers.common.fitted_combo import FittedCombo
 from shardscope.viewers.common.layouts import column_layout
 from shardscope.viewers.common.line_label import LineLabel
 from shardscope.viewers.common.table_items import INDEX_ROLE, SORT_ROLE, column_table, set_row
@@ -150,16 +149,21 @@ class CollectivesView(QWidget):
         self.table.itemSelectionChanged.connect(self._on_selection)
         self.stack = QStackedWidget(self)
         # Room for the header and a few rows however short the dock.
-        self.stack.setMinimumHeight(110)
+        self.stack.setMinimumHeight(104)
         self.stack.addWidget(self.compiled_table)
         self.stack.addWidget(self.table)
         self.detail = ChosenCollective(self)  # the chosen collective, below the table
         self.detail.conflictRequested.connect(self.conflictRequested)
         self.detail.provenanceRequested.connect(self.provenanceRequested)
         self._build_lines()
+        # The tabs whole over the table they switch, the bytes' meaning cut beside them.
+        tabs = QHBoxLayout()
+        tabs.setContentsMargins(0, 0, 0, 0)
+        tabs.addWidget(self.tabs)
+        tabs.addWidget(self.meaning, 1)
         column_layout(
             self,
-            [top, self.status, self.meaning, (self.stack, 1), self.detail.groups, self.detail.links]
+            [top, self.status, tabs, (self.stack, 1), self.detail.box]
             + [self.totals, self.traffic, self.memory],
             spacing=3,
         )
@@ -210,25 +214,24 @@ class CollectivesView(QWidget):
         self.set_pricing(analysis.pricing)
 
     def _build_top(self) -> QHBoxLayout:
-        """The header, the two tabs and the hardware picker, in one row."""
+        """The header and the hardware picker, in one row; the two tabs, made here, are
+        laid out above the table, each whole however narrow the dock (the header and the
+        picker's label are cut first)."""
         self.tabs = QTabBar(self)
         for tab, (text, tip) in enumerate(tab_texts(None)):
             self.tabs.addTab(text)
             self.tabs.setTabToolTip(tab, tip)
         self.tabs.setDrawBase(False)
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.setElideMode(Qt.TextElideMode.ElideNone)
+        self.tabs.setExpanding(False)
         self.tabs.currentChanged.connect(self._on_tab)
-        self.hardware = QComboBox(self)
-        self.hardware.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.hardware.setMinimumContentsLength(24)
-        self.hardware.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+        self.hardware = FittedCombo(self)
         self.hardware.setToolTip("The hardware the estimated times and the memory fit are for")
         self.hardware.currentIndexChanged.connect(self._on_hardware)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.header, 1)
-        top.addWidget(self.tabs)
         top.addWidget(QLabel("Hardware:", self))
         top.addWidget(self.hardware)
         return top

@@ -22,8 +22,10 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -166,6 +168,15 @@ class FactorTable(QTableWidget):
         item = self.item(row, column)
         return item.text() if item is not None else ""
 
+    def full_width(self) -> int:
+        """Width that shows every column's text whole without scrolling."""
+        header = self.horizontalHeader()
+        columns = sum(
+            max(self.sizeHintForColumn(c), header.sectionSizeHint(c))
+            for c in range(self.columnCount())
+        )
+        return columns + 2 * self.frameWidth() + 2
+
     def full_height(self) -> int:
         """Height that shows every row without scrolling."""
         return (
@@ -213,6 +224,7 @@ class ConflictsView(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = FactorTable(self)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.cellClicked.connect(self._on_cell)
         self.rule = QLabel(self)
         self.rule.setWordWrap(True)
@@ -224,10 +236,16 @@ class ConflictsView(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         for w in (self.title, self.table, self.rule, self.partitioner):
             box.addWidget(w)
+        # The chosen conflict scrolls where the dock is shorter than it: its lines and
+        # the table's rows keep their heights instead of being drawn over one another.
+        self.detail = QScrollArea(self)
+        self.detail.setWidget(detail)
+        self.detail.setWidgetResizable(True)
+        self.detail.setFrameShape(QFrame.Shape.NoFrame)
         # Side by side: the dock sits wide and short at the bottom of the window.
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.list)
-        split.addWidget(detail)
+        split.addWidget(self.detail)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 2)
         split.setSizes([350, 700])
@@ -342,8 +360,13 @@ class ConflictsView(QWidget):
 
     def _show(self, conflict: Conflict | None) -> None:
         self.table.set_conflict(conflict, self.graph)
-        # Every row of a usual op (two operands, a result) without scrolling.
-        self.table.setMinimumHeight(min(self.table.full_height() + 8, 6 * 30))
+        # Every row of a usual op (two operands, a result) and every column without
+        # scrolling the table: the detail around it scrolls instead.
+        table = self.table
+        shown = min(table.full_height(), 6 * 30)
+        bar = table.verticalScrollBar().sizeHint().width() if shown < table.full_height() else 0
+        table.setFixedHeight(shown)
+        table.setMinimumWidth(table.full_width() + bar)
         visible = conflict is not None
         for w in (self.table, self.rule, self.partitioner):
             w.setVisible(visible)

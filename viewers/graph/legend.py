@@ -296,6 +296,12 @@ class BadgeLegend(QDialog):
         rect = self.legend.sceneRect()
         self.resize(int(rect.width()) + 30, min(int(rect.height()) + 30, 760))
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        # Taller than its window, it opens at its first rows, not at the middle of them.
+        bar = self.view.verticalScrollBar()
+        bar.setValue(bar.minimum())
+
 
 class LegendButton(QToolButton):
     """A small "Legend" button kept in the bottom-left corner of a graph view."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt
@@ -27,6 +28,10 @@ PAGE_PIXELS = MAX_EXPORT_PIXELS
 # The smallest label on a page, in pixels, below which a picture is not readable.
 MIN_LABEL_PIXELS = 9
 TITLE_PIXELS = 32
+# The most pages, and megapixels in all, one picture of the graph may take: each page of
+# PAGE_PIXELS on a side takes seconds to draw and tens of megabytes to write.
+MAX_PAGES = 50
+MAX_MEGAPIXELS = 500
 
 
 @dataclass(frozen=True)
@@ -156,3 +161,28 @@ def page_image(view: GraphView, page: Page, scale: float) -> QImage:
         view.scene().render(painter, QRectF(0, TITLE_PIXELS, width, height), source)
     painter.end()
     return image
+
+
+def fitting_scale(width: float, height: float, scale: float, pages: int | None = None):
+    """``None`` when a drawing of ``width`` x ``height`` scene units at ``scale`` (split
+    into ``pages``, when given) takes at most ``MAX_MEGAPIXELS`` and ``MAX_PAGES``; else a
+    round scale a little under the largest that does."""
+    area = max(width, 1.0) * max(height, 1.0)
+    megapixels = area * scale**2 / 1e6
+    if megapixels <= MAX_MEGAPIXELS and (pages is None or pages <= MAX_PAGES):
+        return None
+    fits = (MAX_MEGAPIXELS * 1e6 / area) ** 0.5
+    if pages is not None and megapixels <= MAX_MEGAPIXELS:
+        fits = scale * MAX_PAGES / pages
+    return float(f"{fits * 0.95:.2g}")
+
+
+def paged_names(out: Path, count: int) -> list[Path]:
+    """The files of a picture of ``count`` pages named ``out``: ``NAME-1.png`` and on."""
+    return [out.with_name(f"{out.stem}-{i}{out.suffix}") for i in range(1, count + 1)]
+
+
+def save_page(view: GraphView, page: Page, scale: float, path: Path) -> None:
+    """Write ``page_image`` to ``path``; an ``OSError`` when Qt cannot."""
+    if not page_image(view, page, scale).save(str(path)):
+        raise OSError(f"Qt could not write {Path(path).name}")

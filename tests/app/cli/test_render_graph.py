@@ -208,9 +208,9 @@ def test_a_scale_too_large_to_draw_is_refused_before_anything_is_written(tmp_pat
 
 
 def test_too_many_pages_are_refused_before_any_is_written(tmp_path, qapp, capsys, monkeypatch):
-    from shardscope.app.cli import render_graph
+    from shardscope.viewers.graph import pages
 
-    monkeypatch.setattr(render_graph, "MAX_PAGES", 1)
+    monkeypatch.setattr(pages, "MAX_PAGES", 1)
     out = tmp_path / "p.png"
     assert main(["render", "example:transformer?layers=24", "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip()

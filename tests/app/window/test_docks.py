@@ -4,9 +4,9 @@ hidden from the View menu, in the default layout, and restored from a saved layo
 import itertools
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow
+from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel, QMainWindow, QWidget
 
 from shardscope.app.window.docks import (
     DOCKS,
@@ -466,3 +466,93 @@ def test_opening_programs_keeps_the_side_docks_widths(make_window, qtbot, monkey
     qtbot.wait(200)
     again = _side_widths(window)
     assert all(abs(again[n] - before[n]) <= 3 for n in SIDE_DOCKS), (before, again)
+
+
+def _rect_in(widget, ancestor):
+    """``widget``'s rectangle in ``ancestor``'s coordinates."""
+    return widget.rect().translated(widget.mapTo(ancestor, widget.rect().topLeft()))
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (1100, 700)])
+def test_the_chosen_conflicts_table_and_rule_line_never_overlap(make_window, qtbot, size):
+    from shardscope.viewers.debugger.conflicts import ConflictsView
+
+    window = make_window("example:conflict")
+    window.resize(*size)
+    window.docks["dock_conflicts"].raise_()
+    view = window.docks.widget("dock_conflicts", ConflictsView)
+    qtbot.waitUntil(lambda: view.list.topLevelItemCount() == 1, timeout=30_000)
+    row = view.list.visualItemRect(view.list.topLevelItem(0))
+    qtbot.mouseClick(
+        view.list.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(10, row.center().y())
+    )
+    table, rule, inserts = view.table, view.rule, view.partitioner
+    qtbot.waitUntil(lambda: table.isVisible() and table.rowCount() == 3)
+
+    def stacked() -> bool:
+        rects = [_rect_in(w, view) for w in (view.title, table, rule, inserts)]
+        return all(a.bottom() < b.top() for a, b in zip(rects, rects[1:], strict=False))
+
+    # the result row whole inside the table, the Rule line under the table
+    qtbot.waitUntil(stacked, timeout=10_000)
+    last = table.visualRect(table.model().index(2, 0))
+    assert table.cell_text(2, 0).startswith("result 0")
+    assert last.top() >= 0 and last.bottom() <= table.viewport().height()
+    # all of it in reach: the chosen conflict scrolls where the dock is shorter
+    view.detail.ensureWidgetVisible(inserts)
+    qtbot.waitUntil(lambda: not inserts.visibleRegion().isEmpty())
+
+
+def _global_rect(widget):
+    return widget.rect().translated(widget.mapToGlobal(widget.rect().topLeft()))
+
+
+@pytest.mark.parametrize("size", [(1600, 1000), (800, 700)])
+def test_the_collectives_dock_keeps_to_its_width_with_both_tabs_whole(make_window, qtbot, size):
+    from PySide6.QtWidgets import QToolButton
+
+    from shardscope.viewers.debugger.collectives_view import CollectivesView
+
+    window = make_window("example:transformer")
+    window.resize(*size)
+    dock = window.docks["dock_collectives"]
+    dock.raise_()
+    view = window.docks.widget("dock_collectives", CollectivesView)
+    qtbot.waitUntil(lambda: view.compiled_table.rowCount() > 0, timeout=120_000)
+    table = view.compiled_table
+    first = table.visualRect(table.model().index(0, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=first.center())
+    qtbot.waitUntil(lambda: view.detail.explain.isVisible())
+    # the user picks the hardware with the longest name from the picker
+    combo = view.hardware
+    longest = max(range(combo.count()), key=lambda i: len(combo.itemText(i)))
+    combo.showPopup()
+    popup = combo.view()
+    qtbot.waitUntil(popup.isVisible)
+    rect = popup.visualRect(popup.model().index(longest, 0))
+    qtbot.mouseClick(popup.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: combo.currentIndex() == longest)
+    label = combo.itemText(longest)
+
+    def within() -> bool:
+        area = _global_rect(dock)
+        # the dock's own rows (what they hold scrolls or is cut inside them)
+        shown = [w for w in view.children() if isinstance(w, QWidget) and w.isVisible()]
+        return all(area.contains(_global_rect(w)) for w in [view, *shown])
+
+    # every part of the dock inside it: nothing drawn over the docks beside it
+    qtbot.waitUntil(within, timeout=10_000)
+    for name in ("dock_source", "dock_provenance", "dock_tensor"):
+        assert not _global_rect(dock).intersects(_global_rect(window.docks[name])), name
+    # both tabs whole, with no scroll arrows
+    tabs = view.tabs
+    for i in range(tabs.count()):
+        assert tabs.rect().contains(tabs.tabRect(i))
+        assert tabs.tabRect(i).width() >= tabs.tabSizeHint(i).width()
+    assert not [b for b in tabs.findChildren(QToolButton) if b.isVisible()]
+    # the picker asks room for its whole label, has it in a wide window, and always
+    # names it whole in its tooltip
+    assert combo.sizeHint().width() > combo.fontMetrics().horizontalAdvance(label)
+    assert label in combo.toolTip()
+    if size[0] >= 1600:
+        assert combo.shown_text == label

@@ -56,3 +56,17 @@ def test_a_predicted_collective_shows_only_its_groups(qtbot):
     assert not detail.explain.isVisible() and not detail.provenance_button.isVisible()
     detail.show_predicted(c, [])
     assert not detail.groups.isVisible()
+
+
+def test_the_chosen_lines_sit_in_one_area_shown_only_with_a_choice(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    from shardscope.viewers.debugger.chosen_collective import ChosenCollective
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    chosen = ChosenCollective(parent)
+    chosen.clear()
+    assert chosen.box.isHidden()
+    inner = chosen.box.widget()
+    assert chosen.groups.parentWidget() is inner and chosen.explain.parentWidget() is inner

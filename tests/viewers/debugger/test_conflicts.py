@@ -2,6 +2,7 @@
 ``render --view conflicts`` draws."""
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
 
 from shardscope.backend.session.document import Session
 from shardscope.viewers.debugger.conflicts import (
@@ -150,3 +151,44 @@ def test_a_dock_given_the_session_follows_its_propagation_until_detached(qtbot):
     assert len(session.events.propagation) == 0  # the dock was its only listener
     session.set_propagation(result)
     assert widget.conflicts == []
+
+
+def _in(widget, ancestor):
+    """``widget``'s rectangle in ``ancestor``'s coordinates."""
+    return widget.rect().translated(widget.mapTo(ancestor, widget.rect().topLeft()))
+
+
+def _stacked(widget, parts) -> bool:
+    """Whether ``parts`` lie one under another, none drawn over the next."""
+    rects = [_in(part, widget) for part in parts]
+    return all(a.bottom() < b.top() for a, b in zip(rects, rects[1:], strict=False))
+
+
+def test_a_short_dock_scrolls_the_factor_table_and_its_lines_instead_of_overlapping(qtbot):
+    result = propagated("example:conflict")
+    # in a holder that sets its size as a dock of the window does, below its minimum
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    holder.resize(1200, 400)
+    widget = ConflictsView(holder)
+    widget.set_result(result)
+    holder.show()
+    table, rule, inserts = widget.table, widget.rule, widget.partitioner
+    for width, height in ((1100, 300), (700, 130)):
+        widget.setGeometry(0, 0, width, height)
+        click_row(qtbot, widget.list, 0)
+        qtbot.waitUntil(lambda: table.isVisible() and rule.isVisible())
+        # the table shows every row: the result row whole, above the Rule line
+        last = table.visualRect(table.model().index(table.rowCount() - 1, 0))
+        assert table.cell_text(table.rowCount() - 1, 0).startswith("result 0")
+        assert 0 <= last.top() and last.bottom() <= table.viewport().height()
+        qtbot.waitUntil(lambda: _stacked(widget, [widget.title, table, rule, inserts]))
+        # every column whole, none cut
+        header = table.horizontalHeader()
+        for c in range(table.columnCount()):
+            assert header.sectionSize(c) >= table.sizeHintForColumn(c)
+        assert header.length() <= table.viewport().width() + 1
+        # in the short dock, the lines below scroll into view
+        widget.detail.ensureWidgetVisible(inserts)
+        qtbot.waitUntil(lambda: not inserts.visibleRegion().isEmpty())
+        widget.list.setCurrentItem(None)

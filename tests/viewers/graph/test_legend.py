@@ -144,3 +144,19 @@ def test_the_legend_names_a_torch_xla_programs_partitioners(panel_for, qtbot):
     )
     assert any("torch_xla's own compile with GSPMD" in e for e in torch)
     assert not any("torch_xla" in e for e in jax)
+
+
+def test_the_legend_opens_at_its_first_rows(panel_for, qtbot):
+    _session, panel = panel_for("example:conflict")
+    button = LegendButton(panel.view)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    dialog = button.dialog
+    qtbot.addWidget(dialog)
+    qtbot.waitExposed(dialog)
+    view = dialog.view
+    bar = view.verticalScrollBar()
+    # taller than its window: it scrolls, and opens at the top, the first entry in sight
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    assert bar.value() == bar.minimum()
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert shown.top() <= dialog.legend.itemsBoundingRect().top() + 1

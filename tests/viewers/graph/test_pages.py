@@ -92,3 +92,31 @@ def test_an_empty_view_is_a_value_error(qtbot):
     qtbot.addWidget(view)
     with pytest.raises(ValueError, match="empty"):
         plan_pages(view, 1.5, "nothing")
+
+
+def test_fitting_scale_is_none_within_bounds_and_under_them_otherwise():
+    from shardscope.viewers.graph.pages import MAX_MEGAPIXELS, MAX_PAGES, fitting_scale
+
+    assert fitting_scale(1000, 1000, 1.0) is None
+    assert fitting_scale(1000, 1000, 1.0, MAX_PAGES) is None
+    # too many megapixels: a scale whose drawing takes fewer than MAX_MEGAPIXELS
+    big = fitting_scale(40_000, 400_000, 1.0)
+    assert big is not None and 40_000 * 400_000 * big**2 / 1e6 < MAX_MEGAPIXELS
+    # too many pages: the scale shrunk as the pages are over
+    few = fitting_scale(1000, 1000, 1.0, MAX_PAGES * 2)
+    assert few is not None and few <= 0.5
+
+
+def test_pages_are_saved_under_numbered_names(panel_for, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from shardscope.viewers.graph.pages import paged_names, save_page
+
+    assert [p.name for p in paged_names(tmp_path / "g.png", 3)] == ["g-1.png", "g-2.png", "g-3.png"]
+    _session, panel = panel_for("example:mlp")
+    (page,) = plan_pages(panel.view, 1.0, "mlp")
+    save_page(panel.view, page, 1.0, tmp_path / "g-1.png")
+    image = QImage(str(tmp_path / "g-1.png"))
+    assert image.height() == int(page.source.height()) + TITLE_PIXELS
+    with pytest.raises(OSError, match="Qt could not write"):
+        save_page(panel.view, page, 1.0, tmp_path / "missing" / "g.png")
