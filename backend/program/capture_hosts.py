@@ -140,10 +140,13 @@ def main(args: list[str]) -> int:
                 proc.kill()
             return 127
     tails = [collections.deque(maxlen=_TAIL) for _ in procs]
+    # Its stderr's own last lines: what it said of its end (its stdout is often buffered
+    # and flushed at exit, after what it wrote to stderr).
+    errs = [collections.deque(maxlen=_TAIL) for _ in procs]
     readers = [
-        threading.Thread(target=_relay, args=(stream, k, tails[k], out, lock), daemon=True)
+        threading.Thread(target=_relay, args=(stream, k, mine, out, lock), daemon=True)
         for k, p in enumerate(procs)
-        for stream in (p.stdout, p.stderr)
+        for stream, mine in ((p.stdout, (tails[k],)), (p.stderr, (tails[k], errs[k])))
     ]
     for reader in readers:
         reader.start()
@@ -153,7 +156,9 @@ def main(args: list[str]) -> int:
     report = {
         "timed_out": ends.pop("timed_out"),
         "lagged": ends.pop("lagged"),
-        "hosts": [{**ends[k], "tail": list(tails[k])} for k in range(hosts)],
+        "hosts": [
+            {**ends[k], "tail": list(tails[k]), "stderr": list(errs[k])} for k in range(hosts)
+        ],
     }
     part = folder / (REPORT + ".part")
     part.write_text(json.dumps(report))
@@ -161,10 +166,12 @@ def main(args: list[str]) -> int:
     return 0
 
 
-def _relay(stream, host: int, tail: collections.deque, out, lock: threading.Lock) -> None:
+def _relay(stream, host: int, tails: tuple, out, lock: threading.Lock) -> None:
     prefix = f"[host {host}] ".encode()
     for line in iter(stream.readline, b""):
-        tail.append(line.decode("utf-8", "replace").rstrip())
+        text = line.decode("utf-8", "replace").rstrip()
+        for tail in tails:
+            tail.append(text)
         with lock:
             out.write(prefix + line if line.endswith(b"\n") else prefix + line + b"\n")
             out.flush()
@@ -244,10 +251,11 @@ class HostEnd:
     host: int
     status: int | None  # its exit code (negative: the signal); None: ended by the capture
     at: float | None  # seconds after the start it ended by itself
-    tail: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)  # its last lines, stdout and stderr
     state: dict = field(default_factory=dict)  # its functions.json, the functions aside
     calls: int = 0  # runs of its jitted functions
     done: float | None = None  # seconds after the start it finished its script
+    stderr: list[str] = field(default_factory=list)  # its stderr's last lines
 
     @property
     def error(self) -> dict:
@@ -274,7 +282,9 @@ class HostEnd:
                 how = f"was killed by signal {-self.status}"
         else:
             how = f"exited with status {self.status}"
-        last = None if self.status == -signal.SIGKILL else _last_words(self.tail)
+        last = None
+        if self.status != -signal.SIGKILL:
+            last = _last_words(self.stderr) or _last_words(self.tail)
         return f"host {self.host} {how}" + (f" ({_flat(last)})" if last else "")
 
     def caused_by_a_peer(self) -> bool:
@@ -290,13 +300,15 @@ class HostEnd:
 
 def _last_words(tail: list[str]) -> str | None:
     """What a host's output last said: the message of an absl fatal line (XLA's check
-    failures), else its last line that is not part of a native stack trace."""
+    failures), else its last line that is neither part of a native stack trace nor gloo's
+    notice of its connections (``[Gloo] Rank 1 is connected to 1 peer ranks. ...``,
+    printed here with jax 0.10.2 on the CPU as a process ends)."""
     for line in reversed(tail):
         if m := _FATAL.match(line.strip()):
             return m.group(1)
     for line in reversed(tail):
         text = line.strip()
-        if text and not text.startswith(("@", "***", "RPC:")):
+        if text and not text.startswith(("@", "***", "RPC:", "[Gloo]")):
             return text
     return None
 
@@ -325,6 +337,7 @@ def read_ends(folder: Path, hosts: int) -> tuple[list[HostEnd], bool, bool] | No
         tail = entry.get("tail") or []
         end = HostEnd(k, entry.get("status"), entry.get("at"), tail, state, calls)
         end.done = entry.get("done")
+        end.stderr = entry.get("stderr") or []
         ends.append(end)
     return ends, bool(report.get("timed_out")), bool(report.get("lagged"))
 

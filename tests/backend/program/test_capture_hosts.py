@@ -91,8 +91,8 @@ def test_a_host_that_hangs_is_named_at_the_time_limit_and_nothing_is_left(monkey
 
 @pytest.mark.slow
 def test_a_host_that_exits_with_a_status_ends_the_capture_at_once_naming_it(monkeypatch):
-    # Host 0 waits for host 1 in its second step, its heartbeats going on: only host 1's
-    # exit, not the time limit, can end the capture with host 1's status.
+    # Host 0 sleeps, its heartbeats going on: only host 1's exit, not the time limit, can
+    # end the capture with host 1's status.
     marker = uuid.uuid4().hex
     monkeypatch.setenv(MARKER, marker)
     with pytest.raises(ProgramError) as info:
@@ -230,3 +230,16 @@ def test_hosts_ended_for_falling_behind_a_finished_peer_name_the_one_behind():
         f"host 1 did not end within {LAG:g} s of every host finishing its script (it "
         "waited at JAX's shutdown)",
     )
+
+
+GLOO = "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1"
+
+
+def test_a_hosts_last_words_are_its_stderrs_not_the_runtimes_notices():
+    # its stdout (flushed at exit) came after what it said on stderr
+    host = end(1, 3, 1.0, tail=["host one gives up", "53.8", GLOO])
+    host.stderr = ["host one gives up"]
+    assert host.reason() == "host 1 exited with status 3 (host one gives up)"
+    # without a stderr line of its own, gloo's notices are passed over in its output
+    quiet = end(1, 3, 1.0, tail=["step 2 of 5", GLOO, GLOO])
+    assert quiet.reason() == "host 1 exited with status 3 (step 2 of 5)"

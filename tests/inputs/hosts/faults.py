@@ -2,9 +2,10 @@
 joining), ``no-init`` (no jax.distributed.initialize()), ``hang`` (host 1 sleeps before
 joining), ``kill`` (host 1 kills itself with SIGKILL after a first step), ``other``
 (host 1 compiles one more function), ``wrong-id`` (passes process_id=0 on every host),
-``exit`` (host 1 leaves through ``sys.exit(3)`` after a first step), ``exit-raise`` (the
-same through ``raise SystemExit(3)``), ``lag`` (host 0 sleeps at the end of the script,
-its heartbeats going on)."""
+``exit`` (host 1 leaves through ``sys.exit(3)`` after a first step while host 0 sleeps,
+its heartbeats going on), ``exit-raise`` (host 1 leaves through ``raise SystemExit(3)``
+while host 0 waits for it in a second step), ``lag`` (host 0 sleeps at the end of the
+script, its heartbeats going on)."""
 
 import os
 import signal
@@ -41,6 +42,8 @@ x = jax.make_array_from_process_local_data(sharding, np.ones((4, 8), np.float32)
 print(float(step(x)), file=sys.stderr)
 if mode == "kill" and host == 1:
     os.kill(os.getpid(), signal.SIGKILL)
+if mode == "exit" and host == 0:
+    time.sleep(3600)
 if mode in ("exit", "exit-raise") and host == 1:
     print("host one gives up", file=sys.stderr)
     if mode == "exit":
