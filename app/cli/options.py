@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Protocol
 
-from shardscope.backend.errors import SpecError
+from shardscope.backend.errors import MeshError, SpecError
 from shardscope.backend.isolation.limits import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.mesh import Mesh, parse_ints, parse_mesh
@@ -86,6 +86,10 @@ class HostsArgs(Protocol):
     dcn: str | None
 
 
+class LaidOutArgs(MeshArgs, HostsArgs, Protocol):
+    """The options that lay a mesh out over hosts."""
+
+
 class HardwareArgs(Protocol):
     """What ``add_hardware_option`` adds."""
 
@@ -130,7 +134,12 @@ def host_count(text: str) -> int:
     return int(text)
 
 
-def add_hosts_options(parser, *, hosts_help: str) -> None:
+# ``--hosts`` of the commands that lay a program's mesh over hosts without running it.
+LAY_OUT_HOSTS_HELP = "lay the mesh's devices over H hosts (device numbers k*N/H.. on host k)"
+PRICE_HOSTS_HELP = "mark the collectives that cross hosts and price them on the slow link"
+
+
+def add_hosts_options(parser, *, hosts_help: str = LAY_OUT_HOSTS_HELP) -> None:
     """``--hosts H`` and ``--dcn AXIS=N,...`` (``sharding.hosts.apply_hosts``)."""
     parser.add_argument("--hosts", type=host_count, default=None, metavar="H", help=hosts_help)
     parser.add_argument(
@@ -141,6 +150,32 @@ def add_hosts_options(parser, *, hosts_help: str) -> None:
         "is laid out as create_hybrid_device_mesh(..., process_is_granule=True) lays it "
         "(the other axes stay within a host); the host count is the product",
     )
+
+
+def hosts_of(args: LaidOutArgs, mesh, program=None):
+    """The mesh laid over ``--hosts``/``--dcn`` (``sharding.hosts.apply_hosts``) and its
+    hosts; (``mesh``, None) without them. Before loading (``program`` None) only a given
+    ``--mesh`` is checked."""
+    if args.hosts is None and not args.dcn:
+        return mesh, None
+    if args.dcn and args.device_order:
+        raise MeshError(
+            "--dcn lays out the device order itself: give --dcn or --device-order, not both"
+        )
+    if mesh is None and program is not None:
+        from shardscope.backend.propagation.propagate import own_mesh
+
+        mesh = own_mesh(program)
+        if mesh is None:
+            raise MeshError(
+                "--hosts needs a mesh and the program has none: give one with --mesh, "
+                "e.g. --mesh data=4,model=2"
+            )
+    if mesh is None:
+        return None, None
+    from shardscope.backend.sharding.hosts import apply_hosts
+
+    return apply_hosts(mesh, args.hosts, args.dcn)
 
 
 def given_mesh(args: MeshArgs) -> Mesh | None:

@@ -7,21 +7,22 @@ import sys
 from typing import Protocol
 
 from shardscope.app.cli.options import (
+    LAY_OUT_HOSTS_HELP,
+    PRICE_HOSTS_HELP,
     HardwareArgs,
     HostsArgs,
-    MeshArgs,
     ProgramArgs,
     add_hardware_option,
     add_hosts_options,
     add_program_options,
     given_mesh,
     hardware_profile,
+    hosts_of,
     note_mesh_override,
     parse_spec_args,
     program_mesh,
 )
 from shardscope.app.cli.torch_forms import add_torch_forms, torch_forms_text
-from shardscope.backend.errors import MeshError
 from shardscope.backend.program.load import load_program
 from shardscope.backend.run.result import operand_label
 from shardscope.backend.sharding.spec import dims_text
@@ -38,10 +39,6 @@ class PropagateArgs(ProgramArgs, HostsArgs, HardwareArgs, Protocol):
     json: bool
 
 
-class _LaidOutArgs(MeshArgs, HostsArgs, Protocol):
-    """The options that lay a mesh out over hosts."""
-
-
 def add_arguments(parser) -> None:
     """Options of ``propagate``."""
     add_program_options(parser, timeout_help="seconds allowed for loading or compiling")
@@ -53,11 +50,7 @@ def add_arguments(parser) -> None:
         "GSPMD, such as a torch_xla capture)",
     )
     add_hardware_option(parser)
-    add_hosts_options(
-        parser,
-        hosts_help="lay the mesh's devices over H hosts (device numbers k*N/H.. on host k): "
-        "mark the collectives that cross hosts and price them on the slow link",
-    )
+    add_hosts_options(parser, hosts_help=LAY_OUT_HOSTS_HELP + ": " + PRICE_HOSTS_HELP)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -70,14 +63,14 @@ def run(args: PropagateArgs) -> int:
 
     hardware = hardware_profile(args)
     # A bad --mesh, --device-order, --hosts or --dcn is told before anything loads.
-    given, _ = _hosts_of(args, given_mesh(args))
+    given, _ = hosts_of(args, given_mesh(args))
     specs = parse_spec_args(args.spec) if args.spec else None
     # With --mesh the device count is known: the compile worker starts its imports and
     # its CPU client while the program loads (``analyse`` ends it where it does not fit).
     started = start_compile(given, args.timeout)
     try:
         program = load_program(args.program, timeout=args.timeout, while_waiting=args.while_loading)
-        mesh, hosts = _hosts_of(args, program_mesh(args, program), program)
+        mesh, hosts = hosts_of(args, program_mesh(args, program), program)
     except BaseException:
         if started is not None:
             started.cancel()
@@ -104,32 +97,6 @@ def run(args: PropagateArgs) -> int:
         return 0
     print(summary(result))
     return 0
-
-
-def _hosts_of(args: _LaidOutArgs, mesh, program=None):
-    """The mesh laid over ``--hosts``/``--dcn`` (``sharding.hosts.apply_hosts``) and its
-    hosts; (``mesh``, None) without them. Before loading (``program`` None) only a given
-    ``--mesh`` is checked."""
-    if args.hosts is None and not args.dcn:
-        return mesh, None
-    if args.dcn and args.device_order:
-        raise MeshError(
-            "--dcn lays out the device order itself: give --dcn or --device-order, not both"
-        )
-    if mesh is None and program is not None:
-        from shardscope.backend.propagation.propagate import own_mesh
-
-        mesh = own_mesh(program)
-        if mesh is None:
-            raise MeshError(
-                "--hosts needs a mesh and the program has none: give one with --mesh, "
-                "e.g. --mesh data=4,model=2"
-            )
-    if mesh is None:
-        return None, None
-    from shardscope.backend.sharding.hosts import apply_hosts
-
-    return apply_hosts(mesh, args.hosts, args.dcn)
 
 
 def _host_lines(result) -> list[str]:

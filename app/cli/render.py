@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Protocol
 
 from shardscope.app.cli.options import (
+    LAY_OUT_HOSTS_HELP,
+    HostsArgs,
     ProgramArgs,
+    add_hosts_options,
     add_program_options,
     given_mesh,
+    hosts_of,
     note_mesh_override,
     parse_spec_args,
     positive_number,
@@ -38,7 +42,7 @@ MAX_WIDTH = 16_384
 PAGE_LIMIT = 8000
 
 
-class RenderArgs(ProgramArgs, GraphPictureArgs, Protocol):
+class RenderArgs(ProgramArgs, HostsArgs, GraphPictureArgs, Protocol):
     """What ``render`` reads of its parsed options."""
 
     out: str
@@ -66,6 +70,11 @@ def add_arguments(parser) -> None:
     _add_picture_options(parser)
     _add_propagation_options(parser)
     _add_animation_options(parser)
+    add_hosts_options(
+        parser,
+        hosts_help=LAY_OUT_HOSTS_HELP + ": --view mesh draws the hosts, and --view run:NAME "
+        "runs on them",
+    )
 
 
 def _add_picture_options(parser) -> None:
@@ -183,7 +192,8 @@ def _session(args: RenderArgs):
     from shardscope.backend.program.load import load_program
     from shardscope.backend.session.document import Session
 
-    given_mesh(args)  # a bad --mesh or --device-order is told before anything loads
+    # A bad --mesh, --device-order, --hosts or --dcn is told before anything loads.
+    hosts_of(args, given_mesh(args))
     program = load_program(
         args.program, timeout=args.timeout, while_waiting=getattr(args, "while_loading", None)
     )
@@ -194,9 +204,9 @@ def _session(args: RenderArgs):
         args.gspmd = args.propagate = True
     session = Session()
     session.set_program(program)
-    mesh = program_mesh(args, program)
+    mesh, hosts = hosts_of(args, program_mesh(args, program), program)
     if mesh is not None:
-        session.set_mesh(mesh, prune=True)
+        session.set_mesh(mesh, prune=True, hosts=_layout(args, mesh, hosts))
     for name, spec in parse_spec_args(args.spec).items():
         value = program.graph.value_by_name(name)
         if value is None:
@@ -210,6 +220,19 @@ def _session(args: RenderArgs):
             propagate(program, session.mesh, session.specs_for_propagation(), strict=False)
         )
     return session
+
+
+def _layout(args: RenderArgs, mesh, hosts):
+    """The session's ``HostLayout`` for ``mesh`` laid over ``hosts`` (``hosts_of``)."""
+    from shardscope.backend.session.host_layout import HostLayout
+    from shardscope.backend.sharding.hosts import parse_dcn
+
+    if hosts is None or hosts.count == 1:
+        return HostLayout()
+    if not args.dcn:
+        return HostLayout(hosts.count)
+    factors = parse_dcn(args.dcn, mesh)
+    return HostLayout(hosts.count, tuple((n, int(factors.get(n, 1))) for n in mesh.axis_names))
 
 
 def _check_propagate(args: RenderArgs) -> None:
@@ -310,6 +333,7 @@ def _view_widget(session, view: str, args: RenderArgs):
 
         editor = MeshEditor()
         editor.set_mesh(session.mesh)
+        editor.set_hosts(session.hosts)
         editor.resize(max(360, args.width // 2), max(360, args.width // 2))
         return editor
     if view.startswith("tiles:"):

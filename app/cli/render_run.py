@@ -41,6 +41,7 @@ def heatmap_sheet(session: Session, name: str, width: int, timeout: float) -> QW
         timeout=timeout,
         runs=1,
         reference=False,
+        hosts=session.hosts.count if session.hosts.multi else None,
     )
     mesh = run_mesh(result)
     view = HeatmapView()

@@ -151,7 +151,12 @@ def run_worker(job: WorkerJob, while_waiting: Callable[[], object] | None = None
             stage = job.first_stage
             if stage is not None:
                 _wait_for_stage(proc, stage)
+            since = time.monotonic()
             code = wait_exit(proc, job.timeout)
+            if time.monotonic() - since > job.timeout:
+                # It ended, but its end was seen after its time (this process was busy
+                # in ``while_waiting`` or not scheduled): a limit is a limit.
+                raise WorkerTimeout(job.timeout)
         return _exit_code(worker, read, code)
     except subprocess.TimeoutExpired:
         raise WorkerTimeout(job.timeout) from None
@@ -204,8 +209,11 @@ def _wait_for_stage(proc: subprocess.Popen | ForkedWorker, stage: FirstStage) ->
 
 
 def wait_pid(pid: int, timeout: float | None) -> int | None:
-    """The wait status of child ``pid`` once it ends (reaped), or None if it still runs
-    after ``timeout`` seconds (None: no limit). Woken by the kernel (a pidfd) where Linux
+    """The wait status of child ``pid`` once it ends (reaped), or None once ``timeout``
+    seconds have passed (None: no limit) without it being seen to end; then it is not
+    reaped, for the caller to kill and reap. The time is looked at before the child, so
+    a child that ended while this process was busy past the limit counts as past it
+    (whichever came first, a limit is a limit). Woken by the kernel (a pidfd) where Linux
     can, else polling."""
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
@@ -215,12 +223,12 @@ def wait_pid(pid: int, timeout: float | None) -> int | None:
     pause = 0.001
     try:
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return None
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
             if ready is not None:
                 select.select([ready], [], [], left)
             else:

@@ -171,9 +171,9 @@ def _capture_hosts(
     found = capture_hosts.read_ends(folder, hosts)
     if code == 127 or found is None:
         raise ProgramError(f"`{command}` could not start as {hosts} processes; check the command")
-    ends, timed_out = found
+    ends, timed_out, lagged = found
     stopped = any((capture_hosts.folder_of(folder, k) / "stopped").exists() for k in range(hosts))
-    ended, fault = capture_hosts.blame(ends, timed_out, timeout, stopped)
+    ended, fault = capture_hosts.blame(ends, timed_out, timeout, stopped, lagged)
     if fault is not None:
         raise ProgramError(f"`{command}` on {hosts} hosts: {fault}")
     own = [capture_hosts.folder_of(folder, k) for k in range(hosts)]

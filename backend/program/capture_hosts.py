@@ -16,8 +16,12 @@ command H times at once, host ``k`` with
 relays each one's output with ``[host k]`` before each line, and once one fails (exits
 other than 0, or is killed) gives the others ``GRACE`` seconds to end on their own, then
 kills those left; likewise at ``--steps`` (a host stopped there) and at the time limit.
-It writes ``hosts.json``: each host's exit status, whether it was ended here, when, and
-its last lines. ``blame`` reads that with each host's ``functions.json``
+Once one host has finished its script (it exited with 0, or it left the ``exiting``
+marker and waits at JAX's shutdown barrier for the others), the others have ``LAG``
+seconds to finish theirs: a host that hangs meanwhile (its heartbeats going on) would hold
+them there for JAX's shutdown time limit. It writes ``hosts.json``: each host's exit
+status, whether it was ended here, when it ended and finished its script, and its last
+lines. ``blame`` reads that with each host's ``functions.json``
 (``capture_site/_shardscope_hosts``) into how the run ended, or the host at fault.
 """
 
@@ -44,6 +48,14 @@ REPORT = "hosts.json"
 # Seconds the other hosts have to end on their own once one has failed: a peer's failure
 # reaches them through the distributed runtime, and whose came first is told by the time.
 GRACE = 1.0
+# Seconds the other hosts have to finish their script once one has finished its own (the
+# hosts of an SPMD program run in step, through their collectives, to the end), and to
+# end once all have: a host left running past that holds the others (which wait for it at
+# JAX's shutdown barrier) and is ended, named as the host that fell behind.
+LAG = 20.0
+# The marker a joined host leaves in its folder as its script ends
+# (``capture_site/_shardscope_hosts.EXITING``; that module imports nothing of ours).
+EXITING = "exiting"
 # Lines of each host's output kept for its report.
 _TAIL = 20
 # How far a host got in ``jax.distributed``, in order (``_shardscope_hosts``).
@@ -128,10 +140,13 @@ def main(args: list[str]) -> int:
                 proc.kill()
             return 127
     tails = [collections.deque(maxlen=_TAIL) for _ in procs]
+    # Its stderr's own last lines: what it said of its end (its stdout is often buffered
+    # and flushed at exit, after what it wrote to stderr).
+    errs = [collections.deque(maxlen=_TAIL) for _ in procs]
     readers = [
-        threading.Thread(target=_relay, args=(stream, k, tails[k], out, lock), daemon=True)
+        threading.Thread(target=_relay, args=(stream, k, mine, out, lock), daemon=True)
         for k, p in enumerate(procs)
-        for stream in (p.stdout, p.stderr)
+        for stream, mine in ((p.stdout, (tails[k],)), (p.stderr, (tails[k], errs[k])))
     ]
     for reader in readers:
         reader.start()
@@ -140,7 +155,10 @@ def main(args: list[str]) -> int:
         reader.join(timeout=1.0)
     report = {
         "timed_out": ends.pop("timed_out"),
-        "hosts": [{**ends[k], "tail": list(tails[k])} for k in range(hosts)],
+        "lagged": ends.pop("lagged"),
+        "hosts": [
+            {**ends[k], "tail": list(tails[k]), "stderr": list(errs[k])} for k in range(hosts)
+        ],
     }
     part = folder / (REPORT + ".part")
     part.write_text(json.dumps(report))
@@ -148,10 +166,12 @@ def main(args: list[str]) -> int:
     return 0
 
 
-def _relay(stream, host: int, tail: collections.deque, out, lock: threading.Lock) -> None:
+def _relay(stream, host: int, tails: tuple, out, lock: threading.Lock) -> None:
     prefix = f"[host {host}] ".encode()
     for line in iter(stream.readline, b""):
-        tail.append(line.decode("utf-8", "replace").rstrip())
+        text = line.decode("utf-8", "replace").rstrip()
+        for tail in tails:
+            tail.append(text)
         with lock:
             out.write(prefix + line if line.endswith(b"\n") else prefix + line + b"\n")
             out.flush()
@@ -159,36 +179,61 @@ def _relay(stream, host: int, tail: collections.deque, out, lock: threading.Lock
 
 def _wait(procs: list[subprocess.Popen], folder: Path, timeout: float) -> dict:
     """Wait for the hosts; end the rest once one failed (after ``GRACE``), one stopped at
-    ``--steps``, or at ``timeout``. Each host's end: its status (None: ended here), when."""
+    ``--steps``, ``LAG`` seconds after one finished while others have not, or at
+    ``timeout``. Each host's end: its status (None: ended here), when, and when it finished
+    its script (``done``)."""
     start = time.monotonic()
     ends: dict = {}
+    done: dict[int, float] = {}
     failed_at = None
-    timed_out = False
+    why = None
     while len(ends) < len(procs):
-        now = time.monotonic()
+        now = time.monotonic() - start
         for k, proc in enumerate(procs):
             if k in ends or (code := proc.poll()) is None:
+                if k not in done and (folder_of(folder, k) / EXITING).exists():
+                    done[k] = now
                 continue
-            ends[k] = {"host": k, "status": code, "killed": False, "at": now - start}
+            ends[k] = {"host": k, "status": code, "killed": False, "at": now}
+            done.setdefault(k, now)
             stopped = (folder_of(folder, k) / "stopped").exists()
             if (code != 0 or stopped) and failed_at is None:
                 failed_at = now if code != 0 else now - GRACE
-        left = len(ends) < len(procs)
-        if left and failed_at is not None and now - failed_at >= GRACE:
+        if len(ends) == len(procs):
             break
-        if left and now - start >= timeout:
-            timed_out = True
+        why = _why_stop(now, failed_at, done, len(procs), timeout)
+        if why is not None:
             break
-        if left:
-            time.sleep(0.02)
+        time.sleep(0.02)
     for k, proc in enumerate(procs):
         if k not in ends:
             with _suppressed():
                 os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             ends[k] = {"host": k, "status": None, "killed": True, "at": None}
-    ends["timed_out"] = timed_out
+    for k, at in done.items():
+        ends[k]["done"] = at
+    ends["timed_out"] = why == "timeout"
+    ends["lagged"] = why == "lag"
     return ends
+
+
+def _why_stop(
+    now: float, failed_at: float | None, done: dict[int, float], hosts: int, timeout: float
+) -> str | None:
+    """Why the hosts still running are to be ended now (``failed``, ``lag``, ``timeout``),
+    or None. A host that finished its script (exited with 0, or waits at JAX's shutdown
+    for its peers) starts the clock: the others have ``LAG`` seconds to finish theirs,
+    and, once all have, ``LAG`` more to end."""
+    if failed_at is not None and now - failed_at >= GRACE:
+        return "failed"
+    if done:
+        since = max(done.values()) if len(done) == hosts else min(done.values())
+        if now - since >= LAG:
+            return "lag"
+    if now >= timeout:
+        return "timeout"
+    return None
 
 
 class _suppressed:
@@ -206,9 +251,11 @@ class HostEnd:
     host: int
     status: int | None  # its exit code (negative: the signal); None: ended by the capture
     at: float | None  # seconds after the start it ended by itself
-    tail: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)  # its last lines, stdout and stderr
     state: dict = field(default_factory=dict)  # its functions.json, the functions aside
     calls: int = 0  # runs of its jitted functions
+    done: float | None = None  # seconds after the start it finished its script
+    stderr: list[str] = field(default_factory=list)  # its stderr's last lines
 
     @property
     def error(self) -> dict:
@@ -235,7 +282,9 @@ class HostEnd:
                 how = f"was killed by signal {-self.status}"
         else:
             how = f"exited with status {self.status}"
-        last = None if self.status == -signal.SIGKILL else _last_words(self.tail)
+        last = None
+        if self.status != -signal.SIGKILL:
+            last = _last_words(self.stderr) or _last_words(self.tail)
         return f"host {self.host} {how}" + (f" ({_flat(last)})" if last else "")
 
     def caused_by_a_peer(self) -> bool:
@@ -251,13 +300,15 @@ class HostEnd:
 
 def _last_words(tail: list[str]) -> str | None:
     """What a host's output last said: the message of an absl fatal line (XLA's check
-    failures), else its last line that is not part of a native stack trace."""
+    failures), else its last line that is neither part of a native stack trace nor gloo's
+    notice of its connections (``[Gloo] Rank 1 is connected to 1 peer ranks. ...``,
+    printed here with jax 0.10.2 on the CPU as a process ends)."""
     for line in reversed(tail):
         if m := _FATAL.match(line.strip()):
             return m.group(1)
     for line in reversed(tail):
         text = line.strip()
-        if text and not text.startswith(("@", "***", "RPC:")):
+        if text and not text.startswith(("@", "***", "RPC:", "[Gloo]")):
             return text
     return None
 
@@ -266,9 +317,10 @@ def _flat(text: str) -> str:
     return " ".join(str(text).split())[:400]
 
 
-def read_ends(folder: Path, hosts: int) -> tuple[list[HostEnd], bool] | None:
-    """Each host's end from ``hosts.json`` and its ``functions.json``, and whether the
-    hosts ran out of time; None where the report is missing (the worker was killed)."""
+def read_ends(folder: Path, hosts: int) -> tuple[list[HostEnd], bool, bool] | None:
+    """Each host's end from ``hosts.json`` and its ``functions.json``, whether the hosts
+    ran out of time, and whether those left were ended for falling behind (``LAG``);
+    None where the report is missing (the worker was killed)."""
     try:
         report = json.loads((folder / REPORT).read_text())
     except (OSError, ValueError):
@@ -282,22 +334,25 @@ def read_ends(folder: Path, hosts: int) -> tuple[list[HostEnd], bool] | None:
         state = state if isinstance(state, dict) else {}
         functions = state.pop("functions", None) or []
         calls = sum(f.get("calls") or 0 for f in functions if isinstance(f, dict))
-        ends.append(
-            HostEnd(k, entry.get("status"), entry.get("at"), entry.get("tail") or [], state, calls)
-        )
-    return ends, bool(report.get("timed_out"))
+        tail = entry.get("tail") or []
+        end = HostEnd(k, entry.get("status"), entry.get("at"), tail, state, calls)
+        end.done = entry.get("done")
+        end.stderr = entry.get("stderr") or []
+        ends.append(end)
+    return ends, bool(report.get("timed_out")), bool(report.get("lagged"))
 
 
 def blame(
-    ends: list[HostEnd], timed_out: bool, timeout: float, stopped: bool
+    ends: list[HostEnd], timed_out: bool, timeout: float, stopped: bool, lagged: bool = False
 ) -> tuple[str, str | None]:
     """How a multi-host run ended (``finished``, ``stopped after --steps``, ...) and, where
     a host is at fault, why, on one line (None otherwise).
 
     The first host that failed by itself is at fault; a failure that reads as a peer's
     (``HostEnd.caused_by_a_peer``) blames the host that was furthest behind among those
-    still running; at the time limit, hosts out of step blame the one behind, and hosts in
-    step stopped as one script would."""
+    still running; hosts ended for falling behind (``lagged``) blame the one furthest
+    behind; at the time limit, hosts out of step blame the one behind, and hosts in step
+    stopped as one script would."""
     failed = sorted(
         (e for e in ends if e.status not in (0, None)), key=lambda e: (e.at or 0.0, e.host)
     )
@@ -321,6 +376,8 @@ def blame(
                 f"waiting for it{why}"
             )
         return "failed", failed[0].reason()
+    if lagged:
+        return "failed", _lag(ends)
     if timed_out:
         if len({_progress(e) for e in ends}) > 1:
             behind = min(ends, key=_progress)
@@ -331,6 +388,36 @@ def blame(
             )
         return f"stopped after {timeout:g} s (--timeout)", None
     return "finished", None
+
+
+def _lag(ends: list[HostEnd]) -> str:
+    """Why hosts ended for falling behind (``LAG``) are at fault, on one line."""
+    first = min((e for e in ends if e.done is not None), key=lambda e: (e.done, e.host))
+    behind = [e for e in ends if e.status is None and e.done is None]
+    if behind:
+        late = min(behind, key=_progress)
+        if first.stage == 0 < max(e.stage for e in behind):
+            return (
+                f"host {first.host} ended its script without joining the others (it "
+                f"{_where(first)}), while host {late.host} {_where(late)}"
+            )
+        if first.calls < max(e.calls for e in behind):
+            # hosts in step make as many runs: the one that made fewer left the others
+            ahead = max(behind, key=lambda e: e.calls)
+            return (
+                f"host {first.host} ended its script early: it {_where(first)}, while host "
+                f"{ahead.host} {_where(ahead)} and was still running {LAG:g} s later"
+            )
+        return (
+            f"host {late.host} fell behind: it was still running {LAG:g} s after host "
+            f"{first.host} finished its script (host {late.host} {_where(late)}, while host "
+            f"{first.host} {_where(first)})"
+        )
+    stuck = next(e for e in ends if e.status is None)
+    return (
+        f"host {stuck.host} did not end within {LAG:g} s of every host finishing its script "
+        f"(it waited at JAX's shutdown)"
+    )
 
 
 def _progress(end: HostEnd) -> tuple[int, int]:

@@ -5,7 +5,8 @@ field announces its changes on ``session.events`` (psygnal), and only on a real 
 Edits go through ``shardscope.backend.session.edits`` so they can be undone. After every
 edit the session writes a recovery file (``persistence``), so a killed process loses no
 edits; which sharding a view shows for a value is decided in ``display``. The hosts the
-mesh lies over (``host_layout.HostLayout``) change with the mesh, in the same edits.
+mesh lies over (``host_layout.HostLayout``) change with the mesh, in the same edits; a
+program whose script ran on several hosts (``capture --hosts``) opens laid over them.
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ def _program_mesh(program: Program) -> Mesh:
     if not program.mesh:
         return DEFAULT_MESH
     return Mesh.from_dict(program.mesh, getattr(program, "device_order", None))
+
+
+def _program_hosts(program: Program, mesh: Mesh) -> HostLayout:
+    """The hosts a program's script ran on (``capture --hosts``), where they split ``mesh``;
+    else one."""
+    layout = HostLayout(getattr(program, "hosts", 1))
+    try:
+        layout.check(mesh)
+    except MeshError:
+        return HostLayout()
+    return layout
 
 
 class SessionEvents(SignalGroup):
@@ -195,6 +207,7 @@ class Session:
             hosts = unpack_hosts(state, mesh)
         else:
             mesh = _program_mesh(program)
+            hosts = _program_hosts(program, mesh)
             specs = {}
             for name, entries in (program.specs or {}).items():
                 value = program.graph.value_by_name(name)

@@ -3,12 +3,14 @@
 The ``"program"`` entry of a saved session holds what loading the source gave: the
 lowered module's text, the program's own mesh, specs and parameters, and the source
 lines around its ops (``snippets``), and for a capture what its framework recorded
-(the mesh's device order, the framework and its partitioner, its own compiled module)::
+(the mesh's device order, the framework and its partitioner, its own compiled module,
+the processes its script ran as: ``hosts``, 1 where a file leaves it out)::
 
     {"name": "mlp", "kind": "example", "path": "/…/mlp.py", "mlir": "module @jit_mlp …",
      "mesh": {"data": 4, "model": 2}, "device_order": null, "framework": "jax",
-     "partitioner": "shardy", "compiled_hlo": null, "specs": {"x": ["data", null]},
-     "params": {}, "sources": {"/…/mlp.py": {"12": "    h = x @ w1", …}}}
+     "partitioner": "shardy", "compiled_hlo": null, "hosts": 1,
+     "specs": {"x": ["data", null]}, "params": {},
+     "sources": {"/…/mlp.py": {"12": "    h = x @ w1", …}}}
 
 ``check_program`` checks its form when the file is read; ``unpack_program`` parses the
 module (in this process, as a ``.mlir`` file is parsed: the module's nesting is checked
@@ -43,6 +45,7 @@ def pack_program(program: Program) -> JsonDict:
         "framework": program.framework,
         "partitioner": program.partitioner,
         "compiled_hlo": program.compiled_hlo,
+        "hosts": program.hosts,
         "def_site": list(program.def_site) if program.def_site else None,
         "specs": {name: list(entries) for name, entries in (program.specs or {}).items()},
         "params": dict(program.params),
@@ -105,6 +108,19 @@ def _mesh_problem(data: dict) -> str | None:
         return f"a program of unknown framework {_shown(data.get('framework'))}"
     if data.get("partitioner", "shardy") not in PARTITIONERS:
         return f"a program of unknown partitioner {_shown(data.get('partitioner'))}"
+    return _hosts_problem(data.get("hosts", 1), mesh)
+
+
+def _hosts_problem(hosts: object, mesh: object) -> str | None:
+    """What is wrong with a saved host count (``capture --hosts``), or None."""
+    from shardscope.backend.session.host_layout import MAX_HOSTS
+
+    if type(hosts) is not int or not 1 <= hosts <= MAX_HOSTS:
+        return (
+            f"a program host count {_shown(hosts)} that is not a whole number from 1 to {MAX_HOSTS}"
+        )
+    if isinstance(mesh, dict) and math.prod(mesh.values()) % hosts:
+        return f"a program host count {hosts} that does not divide its mesh's devices"
     return None
 
 
@@ -205,6 +221,7 @@ def unpack_program(data: JsonDict, source: str, where: str) -> Program:
         framework=str(data.get("framework", "jax")),
         partitioner=str(data.get("partitioner", "shardy")),
         compiled_hlo=data.get("compiled_hlo"),  # type: ignore[arg-type]
+        hosts=int(data.get("hosts", 1)),  # type: ignore[arg-type]
         def_site=tuple(data["def_site"]) if data.get("def_site") else None,  # type: ignore[arg-type]
     )
     parse_program_text(program, f"{where} (its saved program)")

@@ -17,10 +17,16 @@ This module:
 - ends the process at once (``os._exit``) on an uncaught exception, its traceback printed
   first: a process that raised would otherwise wait at JAX's shutdown barrier for peers
   that wait on it in a collective;
+- likewise a joined process that leaves through ``sys.exit`` with a status other than 0
+  (``sys.exit`` raises ``HostExit``, which notes the status the interpreter exits with),
+  once the exit handlers registered after joining have run;
+- marks a joined process's end of script (``exiting`` in its capture folder, before JAX's
+  shutdown barrier), so that ``capture_hosts`` can tell a host waiting there for its
+  peers from one still running;
 - keeps in ``state`` (written to ``functions.json`` by ``sitecustomize``): the host,
   ``distributed`` (``"not called"``, ``"joining"``, ``"joined"``, ``"exiting"``), and the
   ``error`` that ended the process (``kind`` ``"raised"``, ``"no-initialize"`` or
-  ``"arguments"``, and its one-line ``reason``).
+  ``"arguments"``, and its one-line ``reason``; ``"exited"`` and its ``status``).
 
 It imports nothing of shardscope: the script may run in another environment.
 """
@@ -39,8 +45,47 @@ HOST = int(os.environ.get("SHARDSCOPE_CAPTURE_HOST", "0"))
 # The exit status of a process this module ends for a reason of its own.
 STATUS = 3
 
+# The marker of a joined process that ended its script, in its capture folder.
+EXITING = "exiting"
+
 _state: dict = {}
 _write = None
+# The status the interpreter is exiting with, where it left through ``sys.exit``.
+_exit_status: list[int] = []
+
+
+class HostExit(SystemExit):
+    """What ``sys.exit`` raises here: a ``SystemExit`` whose ``code``, read by the
+    interpreter itself as it exits (no Python caller), notes the exit status."""
+
+    @property
+    def code(self):
+        code = _CODE.__get__(self)
+        try:
+            sys._getframe(1)
+        except ValueError:  # no Python frame: the interpreter is ending on this exception
+            _exit_status[:] = [_status_of(code)]
+        return code
+
+    @code.setter
+    def code(self, value) -> None:
+        _CODE.__set__(self, value)
+
+
+_CODE = SystemExit.__dict__["code"]
+
+
+def _status_of(code) -> int:
+    """The exit status the interpreter gives ``SystemExit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    return 1  # any other object: printed, status 1
+
+
+def _exit(status=None, /):
+    raise HostExit(status)
 
 
 def install(jax, state: dict, write) -> None:
@@ -52,6 +97,7 @@ def install(jax, state: dict, write) -> None:
     write()
     _wrap_initialize(jax)
     _watch_backends()
+    sys.exit = _exit
     previous = sys.excepthook
 
     def excepthook(kind, value, tb) -> None:
@@ -125,11 +171,25 @@ def _wrap_initialize(jax) -> None:
 
 
 def _exiting() -> None:
+    """The script has ended (JAX's shutdown barrier is next): mark it, and end the process
+    now where it exits through ``sys.exit`` with a status other than 0 (its peers would
+    wait for it at that barrier, and it for them)."""
     _state["distributed"] = "exiting"
+    status = _exit_status[0] if _exit_status else 0
+    if status:
+        _state["error"] = {"kind": "exited", "status": status}
     try:
-        _write()
+        _write(final=bool(status))
+        folder = os.environ.get("SHARDSCOPE_CAPTURE_DIR")
+        if folder:
+            with open(os.path.join(folder, EXITING), "w") as f:
+                f.write(str(status))
     except OSError:
-        pass
+        pass  # capture's folder is gone: capture itself has ended
+    if status:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
 
 def _watch_backends() -> None:

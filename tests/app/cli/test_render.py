@@ -214,3 +214,27 @@ def test_no_propagate_with_what_needs_propagation_is_one_line(tmp_path, qapp, ca
         "error: --step shows propagation: drop --no-propagate",
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_hosts_and_dcn_lay_the_mesh_over_hosts_as_propagate_does(tmp_path, qapp, capsys):
+    from shardscope.app.cli.main import build_parser
+    from shardscope.app.cli.render import _session
+    from shardscope.backend.session.host_layout import HostLayout
+
+    args = build_parser().parse_args(["render", "example:mlp", "--hosts", "2", "--out", "m.png"])
+    session = _session(args)
+    assert session.hosts == HostLayout(2) and session.mesh.device_order == tuple(range(8))
+    svg = tmp_path / "mesh.svg"
+    argv = ["render", "example:mlp", "--view", "mesh", "--dcn", "data=2", "--out", str(svg)]
+    assert main(argv) == 0
+    words = svg_words(svg)
+    assert words["4 devices per host · DCN data=2"] == 1 and words["h1"] == 4
+    assert words["2 hosts, 4 devices each: h0 0–3 · h1 4–7"] == 1
+    capsys.readouterr()
+    for bad in (["--hosts", "3"], ["--dcn", "model=3"]):
+        assert main(["render", "example:mlp", *bad, "--out", str(tmp_path / "x.png")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error:") for line in err), err
+    assert "do not split evenly among 3 hosts" in err[0]
+    assert "axis model has size 2" in err[1]
+    assert not (tmp_path / "x.png").exists()

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from shardscope.backend.isolation.jobs import run_command, run_worker, wait_exit
+from shardscope.backend.isolation.jobs import run_command, run_worker, wait_exit, wait_pid
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.isolation.registry import cancel_workers
 from shardscope.backend.isolation.worker_job import (
@@ -212,3 +212,50 @@ def test_cancel_workers_ends_what_a_users_command_started_in_a_session_of_its_ow
     finally:
         cancel.cancel()
     assert code == -signal.SIGKILL and _ended(tmp_path / "keep.pid")
+
+
+def _zombie(pid: int) -> bool:
+    """Whether child ``pid`` has ended and waits to be reaped (Linux's /proc)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _until(condition) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "the child never ended"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_wait_pid_past_its_time_leaves_an_ended_child_unreaped_for_the_caller():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    _until(lambda: _zombie(pid))
+    # it ended before the look, but the look came past the time: past it, as always
+    assert wait_pid(pid, 1e-9) is None
+    assert _zombie(pid)  # not reaped: the caller still can
+    assert os.waitstatus_to_exitcode(wait_pid(pid, 30)) == 7
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_whose_end_was_seen_past_its_time_is_past_its_time(tmp_path):
+    # The worker ends while this process is busy in while_waiting for longer than the
+    # worker may take: its exit is there when it is looked at, and the limit still holds.
+    name = worker_module(tmp_path, "quick", "import os\nprint(os.getppid(), flush=True)\n")
+    log = tmp_path / "log.txt"
+
+    def busy_until_it_ended():
+        _until(lambda: log.exists() and log.read_text().strip())
+        relay = int(log.read_text().split()[0])  # the worker's parent: our child
+        _until(lambda: _zombie(relay))
+
+    with pytest.raises(WorkerTimeout):
+        run_worker(worker_job(tmp_path, name, timeout=1e-9), while_waiting=busy_until_it_ended)
+    assert (
+        run_worker(worker_job(tmp_path, name, timeout=30), while_waiting=busy_until_it_ended) == 0
+    )

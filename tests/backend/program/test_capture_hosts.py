@@ -11,6 +11,7 @@ from shardscope.backend.errors import ProgramError
 from shardscope.backend.program.capture import capture_script
 from shardscope.backend.program.capture_file import parse_capture
 from shardscope.backend.program.capture_hosts import (
+    LAG,
     HostEnd,
     blame,
     folder_of,
@@ -89,6 +90,32 @@ def test_a_host_that_hangs_is_named_at_the_time_limit_and_nothing_is_left(monkey
 
 
 @pytest.mark.slow
+def test_a_host_that_exits_with_a_status_ends_the_capture_at_once_naming_it(monkeypatch):
+    # Host 0 sleeps, its heartbeats going on: only host 1's exit, not the time limit, can
+    # end the capture with host 1's status.
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv(MARKER, marker)
+    with pytest.raises(ProgramError) as info:
+        capture_script([sys.executable, FAULTS, "exit"], hosts=2, timeout=120)
+    assert str(info.value).endswith("on 2 hosts: host 1 exited with status 3 (host one gives up)")
+    assert _marked_pids(marker) == []
+
+
+@pytest.mark.slow
+def test_a_host_still_running_long_after_its_peer_finished_is_ended_and_named(monkeypatch):
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv(MARKER, marker)
+    with pytest.raises(ProgramError) as info:
+        capture_script([sys.executable, FAULTS, "lag"], hosts=2, timeout=300)
+    assert str(info.value).endswith(
+        f"on 2 hosts: host 0 fell behind: it was still running {LAG:g} s after host 1 "
+        "finished its script (host 0 had made 2 runs of its jitted functions, while host 1 "
+        "had made 2 runs of its jitted functions and was exiting)"
+    )
+    assert _marked_pids(marker) == []
+
+
+@pytest.mark.slow
 def test_hosts_that_compiled_other_modules_are_warned_of():
     captured = capture_script([sys.executable, FAULTS, "other"], hosts=2)
     assert [f.name for f in captured.functions] == ["step"]
@@ -116,9 +143,9 @@ def test_each_host_gets_the_coordinator_its_index_and_a_folder_of_its_own(tmp_pa
     assert env["PATH"] == "/bin"
 
 
-def end(host, status, at=None, *, tail=(), stage="joined", calls=0, error=None):
+def end(host, status, at=None, *, tail=(), stage="joined", calls=0, error=None, done=None):
     state = {"distributed": stage, **({"error": error} if error else {})}
-    return HostEnd(host, status, at, list(tail), state, calls)
+    return HostEnd(host, status, at, list(tail), state, calls, done)
 
 
 PEER_LOST = "jax.errors.JaxRuntimeError: INTERNAL: Connection closed by peer [127.0.0.1]:4"
@@ -170,3 +197,49 @@ def test_a_reason_every_host_gave_is_said_once():
         "failed",
         "the script used JAX's devices before ... (every host)",
     )
+
+
+def test_hosts_ended_for_falling_behind_a_finished_peer_name_the_one_behind():
+    ends = [end(0, None, calls=1), end(1, None, calls=4, stage="exiting", done=3.0)]
+    assert blame(ends, False, 600, False, lagged=True) == (
+        "failed",
+        f"host 0 fell behind: it was still running {LAG:g} s after host 1 finished its "
+        "script (host 0 had made 1 run of its jitted functions, while host 1 had made 4 "
+        "runs of its jitted functions and was exiting)",
+    )
+    # a host that ended without joining leaves the others waiting for it: it is at fault
+    ends = [end(0, None, stage="joining"), end(1, 0, 0.5, stage="not called", done=0.5)]
+    assert blame(ends, False, 600, False, lagged=True) == (
+        "failed",
+        "host 1 ended its script without joining the others (it had not called "
+        "jax.distributed.initialize()), while host 0 was waiting in "
+        "jax.distributed.initialize() for the others",
+    )
+    # a host that finished with fewer runs than a peer left it waiting: it is at fault
+    ends = [end(0, None, calls=2), end(1, None, calls=1, stage="exiting", done=3.0)]
+    assert blame(ends, False, 600, False, lagged=True) == (
+        "failed",
+        "host 1 ended its script early: it had made 1 run of its jitted functions and was "
+        "exiting, while host 0 had made 2 runs of its jitted functions and was still "
+        f"running {LAG:g} s later",
+    )
+    # every host finished its script, one never ended: stuck at JAX's shutdown
+    ends = [end(0, 0, 2.0, stage="exiting", done=1.0), end(1, None, stage="exiting", done=1.5)]
+    assert blame(ends, False, 600, False, lagged=True) == (
+        "failed",
+        f"host 1 did not end within {LAG:g} s of every host finishing its script (it "
+        "waited at JAX's shutdown)",
+    )
+
+
+GLOO = "[Gloo] Rank 1 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1"
+
+
+def test_a_hosts_last_words_are_its_stderrs_not_the_runtimes_notices():
+    # its stdout (flushed at exit) came after what it said on stderr
+    host = end(1, 3, 1.0, tail=["host one gives up", "53.8", GLOO])
+    host.stderr = ["host one gives up"]
+    assert host.reason() == "host 1 exited with status 3 (host one gives up)"
+    # without a stderr line of its own, gloo's notices are passed over in its output
+    quiet = end(1, 3, 1.0, tail=["step 2 of 5", GLOO, GLOO])
+    assert quiet.reason() == "host 1 exited with status 3 (step 2 of 5)"

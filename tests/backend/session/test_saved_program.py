@@ -241,3 +241,68 @@ def test_the_definition_site_reopens_with_the_program(mlp):
         mlp.def_site = None
     data = json.loads(json.dumps(pack_program(mlp)))
     assert unpack_program(data, "example:mlp", "s.json").def_site is None
+
+
+@pytest.fixture(scope="module")
+def two_host_capture(mlp, tmp_path_factory):
+    """example:mlp's module as a capture of a script run on 2 hosts (``capture --hosts 2``)."""
+    from shardscope.backend.program.capture_file import Capture, CapturedFunction
+    from shardscope.backend.session.persistence import write_json
+
+    function = CapturedFunction("step", "jit_step", mlp.mlir_text, 2, dict(mlp.mesh))
+    capture = Capture(["python", "t.py"], 8, "finished", [function], {}, hosts=2)
+    path = tmp_path_factory.mktemp("hosts") / "cap.json"
+    write_json(path, capture.to_json())
+    return load_program(f"{path}#step")
+
+
+def test_a_multi_host_captures_hosts_survive_saving_and_reopening(two_host_capture, tmp_path):
+    from shardscope.backend.session.host_layout import HostLayout
+
+    assert two_host_capture.hosts == 2
+    s = Session()
+    s.set_program(two_host_capture)
+    assert s.hosts == HostLayout(2)  # opened laid over the hosts its script ran on
+    s.save(tmp_path / "s.json")
+    state = read_state(tmp_path / "s.json")
+    program = unpack_program(state["program"], state["source"], "s.json")
+    assert program.hosts == 2
+    t = Session()
+    t.set_program(program, state=state)
+    assert t.hosts == HostLayout(2) and t.mesh == s.mesh
+    t.set_program(program)  # the program's own layout, without the session's
+    assert t.hosts == HostLayout(2)
+
+
+def test_a_program_saved_before_it_had_hosts_opens_on_one(two_host_capture):
+    from shardscope.backend.session.host_layout import HostLayout
+
+    data = json.loads(json.dumps(pack_program(two_host_capture)))
+    del data["hosts"]
+    assert check_program(data) is None
+    program = unpack_program(data, "cap.json#step", "s.json")
+    assert program.hosts == 1
+    s = Session()
+    s.set_program(program)
+    assert s.hosts == HostLayout()
+
+
+@pytest.mark.parametrize(
+    ("hosts", "problem"),
+    [
+        ("2", "host count '2' that is not a whole number from 1 to 64"),
+        (0, "host count 0 that is not"),
+        (True, "host count True that is not"),
+        (65, "host count 65 that is not"),
+        (3, "host count 3 that does not divide its mesh's devices"),
+    ],
+)
+def test_a_malformed_host_count_is_refused(two_host_capture, tmp_path, hosts, problem):
+    s = Session()
+    s.set_program(two_host_capture)
+    data = {**s.to_json()}
+    data["program"] = {**data["program"], "hosts": hosts}
+    path = write_input(tmp_path, "s.json", json.dumps(data))
+    with pytest.raises(ShardscopeError, match="open a file saved by File > Save") as info:
+        read_state(path)
+    assert problem in str(info.value) and "\n" not in str(info.value)

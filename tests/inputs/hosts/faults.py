@@ -1,7 +1,11 @@
 """``capture --hosts 2`` faults, by the first argument: ``raise`` (host 1 raises after
 joining), ``no-init`` (no jax.distributed.initialize()), ``hang`` (host 1 sleeps before
 joining), ``kill`` (host 1 kills itself with SIGKILL after a first step), ``other``
-(host 1 compiles one more function), ``wrong-id`` (passes process_id=0 on every host)."""
+(host 1 compiles one more function), ``wrong-id`` (passes process_id=0 on every host),
+``exit`` (host 1 leaves through ``sys.exit(3)`` after a first step while host 0 sleeps,
+its heartbeats going on), ``exit-raise`` (host 1 leaves through ``raise SystemExit(3)``
+while host 0 waits for it in a second step), ``lag`` (host 0 sleeps at the end of the
+script, its heartbeats going on)."""
 
 import os
 import signal
@@ -38,6 +42,15 @@ x = jax.make_array_from_process_local_data(sharding, np.ones((4, 8), np.float32)
 print(float(step(x)), file=sys.stderr)
 if mode == "kill" and host == 1:
     os.kill(os.getpid(), signal.SIGKILL)
+if mode == "exit" and host == 0:
+    time.sleep(3600)
+if mode in ("exit", "exit-raise") and host == 1:
+    print("host one gives up", file=sys.stderr)
+    if mode == "exit":
+        sys.exit(3)
+    raise SystemExit(3)
 if mode == "other" and host == 1:
     print(float(jax.jit(lambda v: jnp.max(v))(np.ones(3))), file=sys.stderr)
 print(float(step(x + 1)), file=sys.stderr)
+if mode == "lag" and host == 0:
+    time.sleep(3600)

@@ -69,3 +69,17 @@ def test_one_host_captures_change_nothing(tmp_path):
     proc, state = run_host(tmp_path, "import jax\nprint(len(jax.devices()))", hosts=1)
     assert proc.returncode == 0 and int(proc.stdout) >= 1
     assert "host" not in state and "error" not in state
+
+
+@pytest.mark.slow
+def test_sys_exit_keeps_its_meaning_caught_or_not(tmp_path):
+    code = (
+        "import sys, jax\n"
+        "try:\n    sys.exit(5)\nexcept SystemExit as e:\n    print(e.code, isinstance(e, SystemExit))\n"
+        "sys.exit('gave up')"
+    )
+    proc, state = run_host(tmp_path, code)
+    assert proc.returncode == 1 and proc.stdout.split() == ["5", "True"]
+    assert proc.stderr.strip().splitlines()[-1] == "gave up"
+    # not joined: no JAX shutdown barrier to skip, so nothing of the exit is recorded
+    assert "error" not in state and state["distributed"] == "not called"
