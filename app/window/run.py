@@ -35,6 +35,7 @@ from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
+from shardscope.backend.run.worker_failures import run_failed
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.run.run_panel import RunPanel
 
@@ -275,8 +276,9 @@ class DeviceRuns(QObject):
             if generation != self._generation:
                 return
             self.failures += 1
-            self.panel.set_failed(message)
-            self.messages.error(f"run failed: {message}")
+            said = run_failed(message)
+            self.panel.set_failed(said)
+            self.messages.error(said)
             self.status_bar.showMessage("the run failed (see Messages)", 4000)
 
         self.runner.start(fn, done, failed)
