@@ -166,7 +166,7 @@ def measure(app, window, first: int, tensors: list[int], scopes: list[str]) -> d
 
     # the inspector empty, as when the window opened
     view.scene().clearSelection()
-    window.selected_value = None
+    window.selection.select_value(None)
     window._refresh_inspector()
     settle(app)
     label = f"select into the empty inspector: {name(first)}"
