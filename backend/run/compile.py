@@ -30,10 +30,10 @@ from jax._src.lib import xla_client as xc
 from jaxlib.mlir import ir
 
 from shardscope.backend.hlo.hlo_collectives import read_collectives
-from shardscope.backend.run import early_stop
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.propagation import sdyread
+from shardscope.backend.run import early_stop
 
 # The fields of ``compiled.memory_analysis()`` (a ``CompiledMemoryStats``) reported, by
 # the name they are given (``peak`` is ``peak_memory_in_bytes``, the others

@@ -38,6 +38,10 @@ HEADER = "Shardy's prediction (before compiling)"
 COMPILED_HEADER = "The compiled program's collectives (XLA's SPMD partitioner)"
 EMPTY_STATUS = "No propagation yet: propagate (F5) to see the collectives."
 MEMORY_LABEL = "Memory per device, XLA's CPU buffer assignment"
+MEMORY_MISSING = (
+    "Memory per device: missing, the compile was stopped early (once XLA had partitioned "
+    "the module); propagate again (F5) and let it finish to see it"
+)
 # ``memory`` keys shown, with the words for them.
 MEMORY_PARTS = (
     ("argument", "arguments"),
@@ -254,7 +258,8 @@ def compiled_lines(
         header_tip=header_tip,
         totals=totals,
         traffic=traffic_text(compiled, pricing, hosts),
-        memory=memory_text(result.memory, fit),
+        memory=memory_text(result.memory, fit)
+        or (MEMORY_MISSING if getattr(result.compiled, "early_stopped", False) else ""),
     )
 
 

@@ -228,8 +228,10 @@ class RunPanel(QWidget):
         """Say the last run failed (the result before it, if any, stays shown):
         ``message`` says why, after "the run failed" or in place of it where it begins
         so."""
-        said = message if message.lower().startswith("the run failed") else (
-            f"the run failed: {message}"
+        said = (
+            message
+            if message.lower().startswith("the run failed")
+            else (f"the run failed: {message}")
         )
         self.status.setText(said[:1].upper() + said[1:])
 
