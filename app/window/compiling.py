@@ -196,6 +196,8 @@ class WindowCompiler(QObject):
 
     # (job, result, its CompileOutcome), emitted by the thread that reads the report
     _attached = Signal(object, object, object)
+    # a compile failed (not cancelled): its one line, which the Collectives dock shows
+    compileFailed = Signal(str)
 
     def __init__(
         self,
@@ -356,15 +358,13 @@ class WindowCompiler(QObject):
             error = outcome.reason
             if error == COMPILE_CANCELLED:
                 self.messages.add(f"{error}: the compiled collectives are not listed", "info")
+                self.status_bar.showMessage("the compile was cancelled", 4000)
             else:
                 said = error if "XLA" in error else f"the XLA compile failed: {error}"
                 self.messages.add(said, "warning")
-            self.status_bar.showMessage(
-                "the compile was cancelled"
-                if error == COMPILE_CANCELLED
-                else "the compile failed (see Messages)",
-                4000,
-            )
+                self.status_bar.showMessage(
+                    "the XLA compile failed: the Collectives dock says why", 8000
+                )
         else:
             # From the edit: what the user waited for.
             seconds = time.perf_counter() - job.started_at
@@ -372,6 +372,8 @@ class WindowCompiler(QObject):
             self.status_bar.showMessage(f"compiled in {seconds:.2f} s{early}", 4000)
             self._start_spare(job.devices)
         self.session.set_compiled(result, outcome)
+        if isinstance(outcome, NotCompiled) and outcome.reason != COMPILE_CANCELLED:
+            self.compileFailed.emit(outcome.reason)
 
     def failed(self, job: CompileJob | None) -> None:
         """``job``'s propagation failed or was superseded: its compile ends."""

@@ -278,8 +278,9 @@ class DeviceRuns(QObject):
             self.failures += 1
             said = run_failed(message)
             self.panel.set_failed(said)
+            self.show_dock()  # the dock that waited for the run says why
             self.messages.error(said)
-            self.status_bar.showMessage("the run failed (see Messages)", 4000)
+            self.status_bar.showMessage("the run failed: the Run dock says why", 8000)
 
         self.runner.start(fn, done, failed)
 

@@ -175,7 +175,13 @@ def predicted_lines(
             "The XLA compile was cancelled: propagate again (F5) to see the compiled collectives."
         )
     elif error:
-        status = f"The XLA compile failed: {error}"
+        # said once: most reasons begin "the XLA compile ..." themselves
+        said = (
+            error
+            if error.lower().startswith("the xla compile")
+            else (f"the XLA compile failed: {error}")
+        )
+        status = said[:1].upper() + said[1:]
     elif not compiled and note:
         status = note
     elif n == 0:

@@ -179,6 +179,17 @@ def test_a_failed_compile_says_so_and_leaves_the_session_as_it_was(make_window, 
     assert window.session.spec(x).to_json() == ["data", "model"]
     assert "?" not in window.graph.badge_text(x)
     assert not compile_workers()
+    # where the user looks: the Collectives dock, which waited for the compile, comes up
+    # and says it failed, once, with the fix
+    dock = window.docks["dock_collectives"]
+    qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty(), timeout=10_000)
+    status = window.collectives.status.text()
+    assert status == result.compile_error[:1].upper() + result.compile_error[1:]
+    assert status.lower().count("the xla compile") == 1 and status.endswith("--timeout 900")
+    assert window.collectives.header.text().endswith("the compile failed")
+    assert window.statusBar().currentMessage() == (
+        "the XLA compile failed: the Collectives dock says why"
+    )
 
 
 def test_cancel_ends_the_compile_and_the_result_says_so(make_window, qtbot, drop_axis):

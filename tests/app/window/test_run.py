@@ -164,6 +164,11 @@ def test_a_program_that_raises_at_run_time_leaves_the_session_alone(make_window,
     assert window.run.panel.result is None
     assert window.run.panel.status.text().startswith("The run failed")
     assert not window.run.running
+    # shown where the user looks: the Run dock, on top, says why; the status bar sends
+    # the user there
+    dock = window.docks["dock_run"]
+    qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty(), timeout=10_000)
+    assert window.statusBar().currentMessage() == "the run failed: the Run dock says why"
 
 
 def test_a_mesh_larger_than_the_devices_is_refused(make_window, qtbot, pick, monkeypatch):
