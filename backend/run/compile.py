@@ -73,19 +73,23 @@ def compile_job(job: dict, scratch: Path) -> dict:
     n = int(job["devices"])
     started = time.perf_counter()
     early = job.get("early")
-    watching = None
+    watching, finished = None, threading.Event()
     if early:
         order = [int(i) for i in job.get("device_order") or range(n)]
         watching = early_stop.watch(
-            early, lambda text: _report_early(text, order, n, time.perf_counter() - started)
+            early,
+            lambda text: _report_early(text, order, n, time.perf_counter() - started, finished),
         )
-    executable = compile_module(
-        job["module"], n, job.get("device_order"), Path(early["dump"]) if early else None
-    )
+    try:
+        executable = compile_module(
+            job["module"], n, job.get("device_order"), Path(early["dump"]) if early else None
+        )
+    finally:
+        with _REPORTING:  # an early report being written ends the process meanwhile
+            finished.set()
+        if watching is not None:
+            watching.set()
     compile_s = time.perf_counter() - started
-    _REPORTING.acquire()  # an early report being written ends the process meanwhile
-    if watching is not None:
-        watching.set()
     text = executable.get_hlo_text()  # what ``compiled.as_text()`` returns
     assignment = [int(d.id) for d in executable.local_devices()]
     return {
@@ -98,11 +102,18 @@ def compile_job(job: dict, scratch: Path) -> dict:
     }
 
 
-def _report_early(text: str, assignment: list[int], n: int, seconds: float) -> None:
+def _report_early(
+    text: str, assignment: list[int], n: int, seconds: float, finished: threading.Event
+) -> None:
     """Report the dumped final module ``text`` and end the worker, its compile unfinished
-    (unless the compile finished first and reports itself)."""
-    if not _REPORTING.acquire(blocking=False) or not _OUT:
-        return
+    (unless the compile ``finished`` first and reports itself)."""
+    with _REPORTING:
+        if finished.is_set() or not _OUT:
+            return
+        _write_early(text, assignment, n, seconds)
+
+
+def _write_early(text: str, assignment: list[int], n: int, seconds: float) -> None:
     report = {
         "ok": True,
         "hlo_text": text,

@@ -7,12 +7,13 @@ import pytest
 
 from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.propagation.propagate import prepare
-from shardscope.backend.run.compile import compile_module
+from shardscope.backend.run.compile import compile_job, compile_module
 from shardscope.backend.run.compiled import EARLY_STOPPED, PendingCompile, read_compile
 from shardscope.backend.run.early_stop import (
     AFTER_FINAL,
     FINAL,
     OFFER_S,
+    early_job,
     estimate_s,
     final_module,
     worth_stopping,
@@ -100,3 +101,13 @@ def test_the_estimate_grows_with_the_module_and_with_the_dump():
     assert estimate_s(1_356_101, dumping=True) > estimate_s(1_356_101)
     assert estimate_s(5_000) < 1 and not worth_stopping(5_000)
     assert worth_stopping(1_356_101) and estimate_s(1_356_101) >= OFFER_S
+
+
+def test_a_stoppable_job_left_to_finish_reports_its_memory_each_time(tmp_path):
+    # in this process, twice: the first compile's end leaves nothing held for the next
+    prep = prepare(loaded("example:mlp"), keep_annotated=True)
+    job = {"module": prep.annotated_text, "devices": 8, "early": early_job(tmp_path)}
+    for _ in range(2):
+        report = compile_job(job, tmp_path)
+        assert report["memory"]["peak"] > 0 and "early_stopped" not in report
+    assert final_module(tmp_path / "xla-dump") is not None  # it dumped as it compiled
