@@ -21,6 +21,7 @@ estimate, which the load of the machine and the program's shape move a lot.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -60,8 +61,10 @@ def early_job(scratch: Path) -> dict[str, str]:
 
 
 def request_stop(early: dict[str, str]) -> None:
-    """Ask the worker of the job with ``early`` to stop at the final module."""
-    Path(early["stop"]).touch()
+    """Ask the worker of the job with ``early`` to stop at the final module (nothing
+    where the compile is over and its folder gone)."""
+    with contextlib.suppress(OSError):
+        Path(early["stop"]).touch()
 
 
 def final_module(dump: Path) -> Path | None:

@@ -16,6 +16,7 @@ from shardscope.backend.run.early_stop import (
     early_job,
     estimate_s,
     final_module,
+    request_stop,
     worth_stopping,
 )
 from shardscope.backend.sharding.mesh import Mesh
@@ -111,3 +112,9 @@ def test_a_stoppable_job_left_to_finish_reports_its_memory_each_time(tmp_path):
         report = compile_job(job, tmp_path)
         assert report["memory"]["peak"] > 0 and "early_stopped" not in report
     assert final_module(tmp_path / "xla-dump") is not None  # it dumped as it compiled
+
+
+def test_asking_a_finished_compile_to_stop_does_nothing(tmp_path):
+    early = early_job(tmp_path / "gone")  # its folder removed with the worker
+    request_stop(early)
+    assert not (tmp_path / "gone").exists()
