@@ -31,7 +31,10 @@ class StatusBusy(QObject):
         tooltip: str,
         cancel: Callable[[], object],
         esc: bool = True,
+        extra: QToolButton | None = None,
     ) -> None:
+        """``extra``: a button of the task's own, before Cancel, shown only where the
+        caller shows it (``extra.setVisible``) while the indicator shows."""
         super().__init__(window)
         self.esc = esc
         self._shown = False
@@ -53,10 +56,12 @@ class StatusBusy(QObject):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip(tooltip)
         self.cancel_button.clicked.connect(cancel)
+        self.extra = extra
         # permanent widgets: a passing status message does not hide them
-        for widget in self._widgets:
-            bar.addPermanentWidget(widget)
-            widget.hide()
+        for widget in (self.bar, self.label, extra, self.cancel_button):
+            if widget is not None:
+                bar.addPermanentWidget(widget)
+                widget.hide()
         self.cancel_action = QAction(action, window)
         if esc:
             self.cancel_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
@@ -97,6 +102,8 @@ class StatusBusy(QObject):
     def hide(self) -> None:
         for widget in self._widgets:
             widget.hide()
+        if self.extra is not None:
+            self.extra.hide()
         self._shown = False
         if self in self._showing:
             self._showing.remove(self)

@@ -18,6 +18,12 @@ goes to it once the badges show (the server writes it after the final shardings;
 badges come as fast as with no compile at all, and the compiled collectives in 0.5x-0.7x
 the bare work (Shardy's pipeline plus one default XLA compile).
 
+While it runs, the status bar says for how long it has and, from the module's size, an
+estimate of how long it will (``early_stop.estimate_s``: said to be an estimate). A
+compile estimated long is given so that it can stop early (``PendingCompile.stop_early``):
+its Stop early button ends it once XLA has partitioned the module, with the same
+collectives and no memory.
+
 A newer propagation, another program, closing the window or Cancel ends the compile
 under way at once: its worker is killed, and what it would have reported is never
 applied, to its result or any other. A compile that fails leaves its one-line reason in
@@ -31,8 +37,8 @@ from __future__ import annotations
 import threading
 import time
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QStatusBar, QToolButton
 
 from shardscope.app.window.busy import StatusBusy
 from shardscope.backend.errors import ShardscopeError
@@ -45,6 +51,7 @@ from shardscope.backend.run.compiled import (
     read_compile,
     too_many_devices,
 )
+from shardscope.backend.run.early_stop import estimate_s, worth_stopping
 from shardscope.backend.run.result import CompileOutcome, NotCompiled
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.mesh import Mesh
@@ -96,6 +103,10 @@ class CompileJob:
         self.cancelled = False  # by the user (Cancel), not by a newer edit
         self.result: PropagationResult | None = None  # the propagation's, once it came
         self.given_at: float | None = None
+        # the module's size once given, and whether it can stop early (``stop_early``)
+        self.module_bytes: int | None = None
+        self.stoppable = False
+        self.stopping = False  # asked to stop early
         self._worker_at_edit = worker_at_edit
         self._module_at_once = module_at_once
         self._text: str | None = None
@@ -126,9 +137,35 @@ class CompileJob:
             )
         ready = self._module_at_once or self._final
         if self.pending is not None and self._text is not None and ready:
+            self.module_bytes = len(self._text.encode())
+            self.stoppable = worth_stopping(self.module_bytes)
             self.given_at = time.perf_counter()
-            self.pending.give(self._text, self.device_order)
+            self.pending.give(self._text, self.device_order, stoppable=self.stoppable)
             self._text = None
+
+    def stop_early(self) -> bool:
+        """End the compile once XLA's partitioned module is final; False where it
+        cannot be (a compile estimated short is not dumped)."""
+        with self._lock:
+            pending = self.pending
+        self.stopping = pending is not None and pending.stop_early()
+        return self.stopping
+
+    def progress(self) -> str:
+        """How far along the compile is: its elapsed seconds and, once its module is
+        given, the estimate of its length from the module's size."""
+        now = time.perf_counter()
+        given, size = self.given_at, self.module_bytes
+        if given is None or size is None:
+            return f"{now - self.started_at:.0f} s, waiting for the final shardings"
+        elapsed = now - given
+        estimate = estimate_s(size, dumping=self.stoppable)
+        mb = f"{size / 1e6:.1f} MB" if size >= 1e5 else f"{size / 1e3:.0f} kB"
+        if elapsed <= estimate:
+            said = f"{elapsed:.0f} s of about {estimate:.0f} s"
+        else:
+            said = f"{elapsed:.0f} s, longer than the estimated {estimate:.0f} s"
+        return f"{said} (an estimate from the module's size, {mb})"
 
     def report(self) -> dict:
         """The worker's report (``PendingCompile.report``), once the final shardings came."""
@@ -159,6 +196,8 @@ class WindowCompiler(QObject):
 
     # (job, result, its CompileOutcome), emitted by the thread that reads the report
     _attached = Signal(object, object, object)
+    # a compile failed (not cancelled): its one line, which the Collectives dock shows
+    compileFailed = Signal(str)
 
     def __init__(
         self,
@@ -181,6 +220,13 @@ class WindowCompiler(QObject):
         self.job: CompileJob | None = None
         self._spare: _Spare | None = None
         self._closed = False
+        self.stop_button = QToolButton()
+        self.stop_button.setText("Stop early")
+        self.stop_button.setToolTip(
+            "Stop XLA's compile once it has partitioned the module (about halfway): the "
+            "compiled collectives are listed, the memory is not"
+        )
+        self.stop_button.clicked.connect(self.stop_early)
         self.indicator = StatusBusy(
             status_bar.window(),
             action="Cancel the compile",
@@ -188,7 +234,13 @@ class WindowCompiler(QObject):
             "not listed",
             cancel=self.cancel,
             esc=False,  # it follows every edit: Esc stays the window's
+            extra=self.stop_button,
         )
+        self._what = ""
+        # the indicator's seconds, once a second while a compile runs
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._tick)
         self._attached.connect(self._on_attached)
 
     @property
@@ -218,8 +270,28 @@ class WindowCompiler(QObject):
             worker_at_edit=self.worker_at_edit,
             module_at_once=self.module_at_once,
         )
-        self.indicator.show(f"compiling for {mesh.size} devices…")
+        self._what = f"compiling for {mesh.size} devices"
+        self.indicator.show(f"{self._what}…")
+        self._ticker.start()
         return self.job
+
+    def _tick(self) -> None:
+        job = self.job
+        if job is None:
+            self._ticker.stop()
+            return
+        what = "stopping once XLA has partitioned the module" if job.stopping else self._what
+        self.indicator.show(f"{what}: {job.progress()}")
+        self.stop_button.setVisible(job.stoppable and not job.stopping)
+
+    def stop_early(self) -> bool:
+        """Stop the compile under way once XLA has partitioned the module: its
+        collectives come, its memory does not. False if none can stop so."""
+        job = self.job
+        if job is None or not job.stop_early():
+            return False
+        self._tick()
+        return True
 
     def _take_spare(self, devices: int) -> PendingCompile | None:
         spare, self._spare = self._spare, None
@@ -277,6 +349,7 @@ class WindowCompiler(QObject):
 
     def _applied(self, job: CompileJob, result: PropagationResult, outcome: CompileOutcome) -> None:
         self.job = None
+        self._ticker.stop()
         self.indicator.hide()
         if result is not self.session.propagation:
             return
@@ -285,21 +358,22 @@ class WindowCompiler(QObject):
             error = outcome.reason
             if error == COMPILE_CANCELLED:
                 self.messages.add(f"{error}: the compiled collectives are not listed", "info")
+                self.status_bar.showMessage("the compile was cancelled", 4000)
             else:
                 said = error if "XLA" in error else f"the XLA compile failed: {error}"
                 self.messages.add(said, "warning")
-            self.status_bar.showMessage(
-                "the compile was cancelled"
-                if error == COMPILE_CANCELLED
-                else "the compile failed (see Messages)",
-                4000,
-            )
+                self.status_bar.showMessage(
+                    "the XLA compile failed: the Collectives dock says why", 8000
+                )
         else:
             # From the edit: what the user waited for.
             seconds = time.perf_counter() - job.started_at
-            self.status_bar.showMessage(f"compiled in {seconds:.2f} s", 4000)
+            early = " (stopped early: no memory)" if outcome.early_stopped else ""
+            self.status_bar.showMessage(f"compiled in {seconds:.2f} s{early}", 4000)
             self._start_spare(job.devices)
         self.session.set_compiled(result, outcome)
+        if isinstance(outcome, NotCompiled) and outcome.reason != COMPILE_CANCELLED:
+            self.compileFailed.emit(outcome.reason)
 
     def failed(self, job: CompileJob | None) -> None:
         """``job``'s propagation failed or was superseded: its compile ends."""
@@ -314,6 +388,7 @@ class WindowCompiler(QObject):
             return False
         job.cancelled = True
         job.cancel()
+        self._ticker.stop()
         self.indicator.hide()
         if job.result is not None:
             self._applied(job, job.result, NotCompiled(COMPILE_CANCELLED))
@@ -324,6 +399,7 @@ class WindowCompiler(QObject):
         job, self.job = self.job, None
         if job is not None:
             job.cancel()
+        self._ticker.stop()
         self.indicator.hide()
 
     def close(self, wait: float = 10.0) -> None:
@@ -341,6 +417,7 @@ class WindowCompiler(QObject):
             job.wait(wait)
         if spare is not None:
             spare.pending.wait(wait)
+        self._ticker.stop()
         self.indicator.hide()
 
 

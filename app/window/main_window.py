@@ -198,6 +198,10 @@ class MainWindow(QMainWindow):
         (which follow the session themselves): the pricing of the analysis, the GSPMD
         comparison, and the revealing of the rows chosen in them."""
         self.markers = GraphMarkers(self.graph)
+        # a failed compile: the dock that waited for it comes up, saying why
+        self.propagation.compiler.compileFailed.connect(
+            lambda _reason: self.docks.show("dock_collectives")
+        )
         self.legend_button = LegendButton(self.graph)
         self.conflicts = self.docks.widget("dock_conflicts", ConflictsView)
         self.collectives = self.docks.widget("dock_collectives", CollectivesView)

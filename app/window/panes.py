@@ -316,7 +316,10 @@ class SideBySide(QObject):
         if gspmd.compared_for is not result or gspmd.differences is None:
             if gspmd.comparing:
                 return None, "compiling with GSPMD…"
-            return None, "GSPMD comparison unavailable (see Messages)"
+            if gspmd.failed_for is result and gspmd.failure:
+                # said here, where the pane waited for it
+                return None, f"the GSPMD comparison failed: {gspmd.failure}; showing now"
+            return None, "GSPMD comparison unavailable: showing now"
         for d in gspmd.differences:
             if d.gspmd is not None:
                 shardy[d.id] = as_dims(d.gspmd)

@@ -35,6 +35,7 @@ from shardscope.backend.program.consent import needs_consent
 from shardscope.backend.run.cancel import Cancel
 from shardscope.backend.run.module_run import runs_module
 from shardscope.backend.run.result import RunResult
+from shardscope.backend.run.worker_failures import run_failed
 from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.run.run_panel import RunPanel
 
@@ -275,9 +276,11 @@ class DeviceRuns(QObject):
             if generation != self._generation:
                 return
             self.failures += 1
-            self.panel.set_failed(message)
-            self.messages.error(f"run failed: {message}")
-            self.status_bar.showMessage("the run failed (see Messages)", 4000)
+            said = run_failed(message)
+            self.panel.set_failed(said)
+            self.show_dock()  # the dock that waited for the run says why
+            self.messages.error(said)
+            self.status_bar.showMessage("the run failed: the Run dock says why", 8000)
 
         self.runner.start(fn, done, failed)
 

@@ -188,6 +188,15 @@ def _crossing_under(
     return out
 
 
+def within_hosts_split(pricing: Pricing) -> tuple[int, int]:
+    """Bytes per step within hosts: (of the collectives that stay within hosts, priced on
+    the fast link; of those that cross hosts, whose within-host share is priced with
+    them on the slow link)."""
+    staying = sum(c.bytes_within_hosts for c in pricing.collectives if not c.crosses_hosts)
+    crossing = sum(c.bytes_within_hosts for c in pricing.collectives if c.crosses_hosts)
+    return staying, crossing
+
+
 def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
     """The bytes a step sends across hosts and within them, and the seconds on each
     link, in total and for each of the first ``top`` collectives that cross hosts.
@@ -197,12 +206,19 @@ def traffic_lines(pricing: Pricing, top: int = 10) -> list[str]:
     fast, slow = pricing.links[0].name, pricing.links[1].name
     crossing = [c for c in pricing.collectives if c.crosses_hosts]
     within = [c for c in pricing.collectives if not c.crosses_hosts and c.bytes_within_hosts]
+    staying, beside = within_hosts_split(pricing)
+    also = f", which also send {bytes_text(beside)} within hosts" if beside else ""
+    inside = (
+        f"{bytes_text(staying)} ({_count(within)} on {fast}, "
+        f"{seconds_text(pricing.step_seconds_fast_link)})"
+        if within
+        else "none (no collective stays within hosts)"
+    )
     lines = [
         f"traffic per step on {pricing.hosts} hosts (bytes summed over all devices): "
         f"across hosts: {bytes_text(pricing.step_bytes_across_hosts)} ({_count(crossing)} "
-        f"on {slow}, {seconds_text(pricing.step_seconds_slow_link)}); within hosts: "
-        f"{bytes_text(pricing.step_bytes_within_hosts)} ({_count(within)} on {fast}, "
-        f"{seconds_text(pricing.step_seconds_fast_link)})",
+        f"on {slow}, {seconds_text(pricing.step_seconds_slow_link)}{also}); within hosts: "
+        f"{inside}",
         f"  each host one unit of the slower network, as create_hybrid_device_mesh(..., "
         f"process_is_granule=True) treats each process: a collective whose device groups "
         f"cross hosts is priced on {slow}, the others on {fast}",

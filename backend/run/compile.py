@@ -13,8 +13,10 @@ comes, its threads' stacks sized for the device count (``isolation.thread_stacks
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.isolation.thread_stacks import size_thread_stacks
 from shardscope.backend.propagation import sdyread
+from shardscope.backend.run import early_stop
 
 # The fields of ``compiled.memory_analysis()`` (a ``CompiledMemoryStats``) reported, by
 # the name they are given (``peak`` is ``peak_memory_in_bytes``, the others
@@ -47,6 +50,10 @@ MEMORY_FIELDS = ("argument", "output", "alias", "temp", "generated_code", "peak"
 # tests/backend/run/test_compile.py. The CPU compile of example:transformer?layers=24 on
 # 8 devices takes 23 s of CPU time here instead of 56 s.
 CODEGEN_OPTIONS: dict[str, Any] = {"xla_backend_optimization_level": 0}
+# Where the report goes (the worker's OUT argument), and who writes it: the compile once
+# finished, or the early stop (``early_stop``) once the final module is dumped.
+_OUT: list[str] = []
+_REPORTING = threading.Lock()
 
 
 def main(argv: list[str]) -> int:
@@ -55,6 +62,7 @@ def main(argv: list[str]) -> int:
     for it first (``isolation.thread_stacks``)."""
     if size_thread_stacks():
         xla_bridge.get_backend("cpu")
+    _OUT[:] = argv[1:2]
     return json_worker_main(argv, compile_job, failure="the XLA compile failed")
 
 
@@ -64,7 +72,23 @@ def compile_job(job: dict, scratch: Path) -> dict:
     jax.config.update("jax_enable_compilation_cache", False)
     n = int(job["devices"])
     started = time.perf_counter()
-    executable = compile_module(job["module"], n, job.get("device_order"))
+    early = job.get("early")
+    watching, finished = None, threading.Event()
+    if early:
+        order = [int(i) for i in job.get("device_order") or range(n)]
+        watching = early_stop.watch(
+            early,
+            lambda text: _report_early(text, order, n, time.perf_counter() - started, finished),
+        )
+    try:
+        executable = compile_module(
+            job["module"], n, job.get("device_order"), Path(early["dump"]) if early else None
+        )
+    finally:
+        with _REPORTING:  # an early report being written ends the process meanwhile
+            finished.set()
+        if watching is not None:
+            watching.set()
     compile_s = time.perf_counter() - started
     text = executable.get_hlo_text()  # what ``compiled.as_text()`` returns
     assignment = [int(d.id) for d in executable.local_devices()]
@@ -78,10 +102,40 @@ def compile_job(job: dict, scratch: Path) -> dict:
     }
 
 
-def compile_module(text: str, n: int, device_order: Sequence[int] | None = None) -> Any:
+def _report_early(
+    text: str, assignment: list[int], n: int, seconds: float, finished: threading.Event
+) -> None:
+    """Report the dumped final module ``text`` and end the worker, its compile unfinished
+    (unless the compile ``finished`` first and reports itself)."""
+    with _REPORTING:
+        if finished.is_set() or not _OUT:
+            return
+        _write_early(text, assignment, n, seconds)
+
+
+def _write_early(text: str, assignment: list[int], n: int, seconds: float) -> None:
+    report = {
+        "ok": True,
+        "hlo_text": text,
+        "collectives": read_collectives(text, assignment, n),
+        "memory": None,
+        "compile_s": seconds,
+        "device_assignment": assignment,
+        "early_stopped": True,
+    }
+    Path(_OUT[0]).write_text(json.dumps(report))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def compile_module(
+    text: str, n: int, device_order: Sequence[int] | None = None, dump: Path | None = None
+) -> Any:
     """The module ``text`` compiled and loaded by XLA for ``n`` CPU devices, the mesh's
     devices laid out in ``device_order`` (device id at each row-major mesh position;
-    None: 0, 1, 2...); its ``local_devices()`` are that assignment."""
+    None: 0, 1, 2...); its ``local_devices()`` are that assignment. ``dump``: a folder
+    XLA dumps its modules into as text (``early_stop``)."""
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(text)
         i32 = ir.IntegerType.get_signless(32)
@@ -113,6 +167,8 @@ def compile_module(text: str, n: int, device_order: Sequence[int] | None = None)
         build.allow_spmd_sharding_propagation_to_output = _unannotated(main_func, "res_attrs")
         for key, value in CODEGEN_OPTIONS.items():
             setattr(build.debug_options, key, value)
+        if dump is not None:
+            early_stop.set_dump(build.debug_options, dump)
         return compiler.backend_compile_and_load(
             backend, module, xc.DeviceList(tuple(devices)), options, []
         )

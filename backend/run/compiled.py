@@ -27,6 +27,7 @@ from shardscope.backend.isolation.start import NICE_ENV
 from shardscope.backend.propagation.predicted_collectives import bytes_per_device
 from shardscope.backend.propagation.propagate import own_mesh, start_propagation
 from shardscope.backend.run.cancel import Cancel, RunCancelled
+from shardscope.backend.run.early_stop import early_job, request_stop
 from shardscope.backend.run.explain import USER_OPS, explain
 from shardscope.backend.run.match import match, operand_sources, predicted_refs
 from shardscope.backend.run.op_index import OpIndex
@@ -56,6 +57,11 @@ COMPILE_CANCELLED = "the XLA compile was cancelled"
 # The most CPU devices one process of jaxlib 0.10.2 holds.
 MAX_CPU_DEVICES = 2048
 MEMORY_SOURCE = "XLA's CPU buffer assignment (compiled.memory_analysis()), bytes per device"
+EARLY_STOPPED = (
+    "the compile was stopped early, once XLA had partitioned the module: its collectives "
+    "are listed, its memory is missing (it needs the finished compile; propagate again "
+    "(F5) and let the compile finish to see it)"
+)
 # The compile reports what this compile did: no compile may be taken from the cache.
 _NO_CACHE = {"JAX_ENABLE_COMPILATION_CACHE": "false"}
 _KIND_NAMES = {
@@ -187,6 +193,10 @@ class PendingCompile:
         self._order = [int(d) for d in device_order] if device_order else None
         self._env = {NICE_ENV: "10"} if background else {}
         self._text: str | None = None
+        self._stoppable = False
+        self._early: dict[str, str] | None = None  # the job's, once given
+        self._stop_asked = False
+        self._scratch: Path | None = None
         self._given = threading.Event()
         self._report: dict | None = None
         self._error: BaseException | None = None
@@ -196,11 +206,20 @@ class PendingCompile:
         )
         self._thread.start()
 
-    def give(self, module_text: str | None, device_order: Sequence[int] | None = None) -> None:
+    def give(
+        self,
+        module_text: str | None,
+        device_order: Sequence[int] | None = None,
+        *,
+        stoppable: bool = False,
+    ) -> None:
         """The module to compile (None: nothing to compile; the worker is ended), and the
-        mesh's device order where it was not known when the worker started."""
+        mesh's device order where it was not known when the worker started.
+        ``stoppable``: XLA dumps the module as it compiles (which makes the compile
+        slower), so that ``stop_early`` can end it once the partitioned module is final."""
         if device_order:
             self._order = [int(d) for d in device_order]
+        self._stoppable = stoppable
         self._text = None if self._cancel.cancelled else module_text
         self._given.set()
 
@@ -211,12 +230,34 @@ class PendingCompile:
         job: dict = {"module": self._text, "devices": devices}
         if self._order is not None and self._order != list(range(devices)):
             job["device_order"] = self._order
+        if self._stoppable and self._scratch is not None:
+            job["early"] = self._early = early_job(self._scratch)
+            if self._stop_asked:
+                request_stop(self._early)
         return job
+
+    @property
+    def stoppable(self) -> bool:
+        """Whether ``stop_early`` can end this compile (its module was given so)."""
+        return self._stoppable and not self._cancel.cancelled
+
+    def stop_early(self) -> bool:
+        """End the compile once XLA's partitioned module is final (at once if it is): its
+        report then has the collectives and no memory (``early_stopped``). False where
+        the compile was not given ``stoppable``."""
+        if not self.stoppable:
+            return False
+        self._stop_asked = True
+        early = self._early
+        if early is not None:
+            request_stop(early)
+        return True
 
     def _work(self, devices: int, timeout: float) -> None:
         try:
             # XLA logs its warnings to the worker's file descriptor 2: kept in a file.
             with tempfile.TemporaryDirectory(prefix="shardscope-compile-") as tmp:
+                self._scratch = Path(tmp)
                 log = Path(tmp) / "stderr.txt"
                 report = run_json_worker(
                     WORKER,
@@ -400,7 +441,10 @@ def read_compile(result: PropagationResult, report: dict) -> Compiled:
     )
     memory = report.get("memory")
     by = report.get("compiled_by")
-    warnings = ()
+    warnings: tuple[str, ...] = ()
+    early = bool(report.get("early_stopped"))
+    if early:
+        warnings = (EARLY_STOPPED,)
     if by:
         warnings = (
             f"the collectives are {by}'s own compile of this graph, as the script ran it "
@@ -413,4 +457,5 @@ def read_compile(result: PropagationResult, report: dict) -> Compiled:
         xla_warnings=tuple(xla_warnings),
         compiled_by=by or "shardscope",
         warnings=warnings,
+        early_stopped=early,
     )

@@ -399,6 +399,9 @@ class Compiled:
     # Who compiled: "shardscope" (its own compile), or the framework as the script ran it.
     compiled_by: str = "shardscope"
     warnings: tuple[str, ...] = ()
+    # Stopped once XLA's partitioned module was final (``run.early_stop``): the
+    # collectives are the finished compile's, the memory is missing.
+    early_stopped: bool = False
 
 
 @dataclass(frozen=True)

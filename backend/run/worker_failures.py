@@ -104,6 +104,19 @@ def failure_line(path: str, exc: BaseException) -> str:
     return f"{where}: the run failed: {detail}; fix the program and run it again"
 
 
+RUN_FAILED = "the run failed"
+
+
+def run_failed(message: str) -> str:
+    """``the run failed: MESSAGE``, said once: a ``failure_line`` (``prog.py:5: the run
+    failed: ...``) or a host's (``host 1 of 2: prog.py:5: the run failed: ...``) loses
+    its own ``the run failed``."""
+    text = message.strip()
+    if text.lower().startswith(RUN_FAILED):
+        return RUN_FAILED + text[len(RUN_FAILED) :]
+    return f"{RUN_FAILED}: {text.replace(f': {RUN_FAILED}: ', ': ', 1)}"
+
+
 # Where JAX and jaxlib keep their code: an exception raised there is JAX's own.
 _JAX_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in ("jax", "jaxlib", "jax_plugins"))
 # The note JAX adds where it took its own frames out of a traceback

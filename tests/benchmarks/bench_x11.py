@@ -7,7 +7,8 @@ Opens the window on ``SOURCE`` (default ``example:transformer``) at 1600x1000, l
 load, propagate, compile and paint, then measures in this one run the bytes the app sent
 to the X server for each of these actions and the painting it causes:
 
-- selecting a tensor into the empty inspector (a 3-D one where the view shows one);
+- selecting a tensor into the empty inspector (a 3-D one where the view shows one), and
+  what the Tensor dock and the Provenance dock each draw of it alone;
 - selecting each of a few tensors in view (a 1-D, a 2-D and a 3-D one among them), each
   from the tensor before: every one is printed against the target, not their median;
 - one playback step (median and largest of 12, as the playing timer makes them);
@@ -164,13 +165,30 @@ def measure(app, window, first: int, tensors: list[int], scopes: list[str]) -> d
     def name(v):
         return f"{values[v].display_name} {tuple(values[v].shape or ())}"
 
-    # the inspector empty, as when the window opened
-    view.scene().clearSelection()
-    window.selected_value = None
-    window._refresh_inspector()
-    settle(app)
+    def empty() -> None:
+        # the inspector and the Provenance dock empty, as when the window opened
+        view.scene().clearSelection()
+        window.selection.select_value(None)
+        window._refresh_inspector()
+        window.timeline.select(None)
+        settle(app)
+
+    empty()
     label = f"select into the empty inspector: {name(first)}"
     out[label] = cost(app, window, lambda: select(first), label=label)
+    # what each dock draws of that selection, alone (no target: their sum is the
+    # selection's, less the Source dock and the graph's outline)
+    value = values[first]
+    for dock, show in (
+        ("Tensor", lambda: window._show_inspector(value)),
+        ("Provenance", lambda: window.timeline.select(first)),
+    ):
+        empty()
+        label = f"  of which the {dock} dock alone"
+        out[label] = cost(app, window, show, label=label)
+    empty()
+    select(first)  # as the first selection left it, for the next ones
+    settle(app)
     for v in tensors:
         label = f"select {name(v)}"
         out[label] = cost(app, window, lambda v=v: select(v), label=label)

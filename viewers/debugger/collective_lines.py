@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from shardscope.backend.cost.price import HELD_WORDS, held_bytes
+from shardscope.backend.cost.traffic import within_hosts_split
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES
 from shardscope.backend.run.result import operand_label
 from shardscope.backend.sharding.spec import dims_text
@@ -38,6 +39,10 @@ HEADER = "Shardy's prediction (before compiling)"
 COMPILED_HEADER = "The compiled program's collectives (XLA's SPMD partitioner)"
 EMPTY_STATUS = "No propagation yet: propagate (F5) to see the collectives."
 MEMORY_LABEL = "Memory per device, XLA's CPU buffer assignment"
+MEMORY_MISSING = (
+    "Memory per device: missing, the compile was stopped early (once XLA had partitioned "
+    "the module); propagate again (F5) and let it finish to see it"
+)
 # ``memory`` keys shown, with the words for them.
 MEMORY_PARTS = (
     ("argument", "arguments"),
@@ -74,6 +79,9 @@ class Pricing(Protocol):
     step_seconds: float
     step_bytes: int
     memory: MemoryFit | None
+    step_bytes_across_hosts: int
+    step_seconds_fast_link: float
+    step_seconds_slow_link: float
 
 
 @dataclass(frozen=True)
@@ -167,7 +175,13 @@ def predicted_lines(
             "The XLA compile was cancelled: propagate again (F5) to see the compiled collectives."
         )
     elif error:
-        status = f"The XLA compile failed: {error}"
+        # said once: most reasons begin "the XLA compile ..." themselves
+        said = (
+            error
+            if error.lower().startswith("the xla compile")
+            else (f"the XLA compile failed: {error}")
+        )
+        status = said[:1].upper() + said[1:]
     elif not compiled and note:
         status = note
     elif n == 0:
@@ -254,7 +268,8 @@ def compiled_lines(
         header_tip=header_tip,
         totals=totals,
         traffic=traffic_text(compiled, pricing, hosts),
-        memory=memory_text(result.memory, fit),
+        memory=memory_text(result.memory, fit)
+        or (MEMORY_MISSING if getattr(result.compiled, "early_stopped", False) else ""),
     )
 
 
@@ -272,13 +287,18 @@ def traffic_text(
     links = [link.name for link in getattr(pricing, "links", ())]
     fast = links[0] if links else "the fast link"
     slow = links[-1] if len(links) > 1 else "the slow link"
-    return (
-        f"{text} · per step across hosts "
-        f"{bytes_text(getattr(pricing, 'step_bytes_across_hosts', 0))} ({slow}, "
-        f"{time_text(getattr(pricing, 'step_seconds_slow_link', 0.0))}) · within hosts "
-        f"{bytes_text(getattr(pricing, 'step_bytes_within_hosts', 0))} ({fast}, "
-        f"{time_text(getattr(pricing, 'step_seconds_fast_link', 0.0))})"
+    staying, beside = within_hosts_split(pricing)
+    also = f"; they also send {bytes_text(beside)} within hosts" if beside else ""
+    across = (
+        f"per step across hosts {bytes_text(pricing.step_bytes_across_hosts)} ({slow}, "
+        f"{time_text(pricing.step_seconds_slow_link)}{also})"
     )
+    if crossing == len(compiled):
+        return f"{text} · {across} · none stays within hosts"
+    inside = (
+        f"within hosts {bytes_text(staying)} ({fast}, {time_text(pricing.step_seconds_fast_link)})"
+    )
+    return f"{text} · {across} · {inside}" if crossing else f"{text} · {inside}"
 
 
 def groups_text(what: str, axes: Sequence[str] | None, groups: Sequence[Sequence[int]]) -> str:

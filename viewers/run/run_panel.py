@@ -225,8 +225,15 @@ class RunPanel(QWidget):
         self.cancel_button.setVisible(cancellable)
 
     def set_failed(self, message: str) -> None:
-        """Say the last run failed (the result before it, if any, stays shown)."""
-        self.status.setText(f"The run failed: {message}")
+        """Say the last run failed (the result before it, if any, stays shown):
+        ``message`` says why, after "the run failed" or in place of it where it begins
+        so."""
+        said = (
+            message
+            if message.lower().startswith("the run failed")
+            else (f"the run failed: {message}")
+        )
+        self.status.setText(said[:1].upper() + said[1:])
 
     def detach(self) -> None:
         """Stop following the session."""

@@ -167,8 +167,13 @@ class TimelinePanel(QWidget):
         """The playing speed, the step to jump to and the step count."""
         self.speed_combo = QComboBox(self)
         for s in SPEEDS:
-            self.speed_combo.addItem(f"{s:g} steps/s", s)
+            self.speed_combo.addItem(f"{s:g} {'step' if s == 1 else 'steps'}/s", s)
         self.speed_combo.setToolTip("Playing speed")
+        # hidden while there is nothing to play, keeping its room: showing it then lays
+        # nothing out again
+        policy = self.speed_combo.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.speed_combo.setSizePolicy(policy)
         self.speed_combo.activated.connect(self._on_speed)
         self.jump_box = QSpinBox(self)
         self.jump_box.setToolTip("Jump to step (Enter)")
@@ -272,6 +277,8 @@ class TimelinePanel(QWidget):
     def _enable(self, on: bool) -> None:
         for w in (*self.step_buttons, self.jump_box, self.scrubber):
             w.setEnabled(on)
+        # no playing speed where there is nothing to play
+        self.speed_combo.setVisible(on)
 
     def _select_speed(self, speed: float) -> None:
         i = self.speed_combo.findData(speed)

@@ -2,7 +2,7 @@
 Esc cancels the one shown last, then the one before it."""
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMainWindow, QWidget
+from PySide6.QtWidgets import QMainWindow, QToolButton, QWidget
 
 from shardscope.app.window.busy import StatusBusy
 
@@ -44,6 +44,25 @@ def test_the_cancel_button_and_esc_cancel_what_shows(qtbot):
     assert cancelled == [1, 1]
     busy.hide()
     assert not busy.cancel_button.isVisible() and not busy.cancel_action.isEnabled()
+
+
+def test_a_button_of_the_tasks_own_sits_before_cancel_and_hides_with_the_rest(qtbot):
+    window = _window(qtbot)
+    stopped = []
+    extra = QToolButton()
+    extra.setText("Stop early")
+    extra.clicked.connect(lambda: stopped.append(1))
+    busy = StatusBusy(
+        window, action="Cancel it", tooltip="Stop it", cancel=lambda: None, extra=extra
+    )
+    busy.show("Compiling…")
+    assert not extra.isVisible()  # the task shows it where it applies
+    extra.show()
+    qtbot.mouseClick(extra, Qt.MouseButton.LeftButton)
+    assert stopped == [1]
+    assert extra.geometry().right() < busy.cancel_button.geometry().left()
+    busy.hide()
+    assert not extra.isVisible() and not busy.label.isVisible()
 
 
 def test_with_two_under_way_esc_cancels_the_last_then_the_one_before(qtbot):

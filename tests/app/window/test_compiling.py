@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
+from PySide6.QtCore import Qt
+
 from shardscope.app.window.compiling import WindowCompiler
 from shardscope.backend.hlo.hlo_collectives import read_collectives
 from shardscope.backend.run.compiled import COMPILE_CANCELLED, MAX_CPU_DEVICES, WORKER
@@ -177,6 +179,17 @@ def test_a_failed_compile_says_so_and_leaves_the_session_as_it_was(make_window, 
     assert window.session.spec(x).to_json() == ["data", "model"]
     assert "?" not in window.graph.badge_text(x)
     assert not compile_workers()
+    # where the user looks: the Collectives dock, which waited for the compile, comes up
+    # and says it failed, once, with the fix
+    dock = window.docks["dock_collectives"]
+    qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty(), timeout=10_000)
+    status = window.collectives.status.text()
+    assert status == result.compile_error[:1].upper() + result.compile_error[1:]
+    assert status.lower().count("the xla compile") == 1 and status.endswith("--timeout 900")
+    assert window.collectives.header.text().endswith("the compile failed")
+    assert window.statusBar().currentMessage() == (
+        "the XLA compile failed: the Collectives dock says why"
+    )
 
 
 def test_cancel_ends_the_compile_and_the_result_says_so(make_window, qtbot, drop_axis):
@@ -233,3 +246,44 @@ def test_opening_another_program_ends_the_compile(make_window, qtbot, drop_axis,
     assert all(gone_within(pid, 3) for pid in workers)
     result = wait_compiled(qtbot, window, fired)
     assert kinds(result.compiled_collectives) == jax_compiles(window)
+
+
+def test_a_long_compile_says_its_estimate_and_stops_early_at_the_users_word(
+    make_window, qtbot, monkeypatch
+):
+    from shardscope.backend.run import early_stop
+    from shardscope.viewers.debugger.collective_lines import MEMORY_MISSING
+
+    # every compile counts as long: this one takes a few seconds
+    monkeypatch.setattr(early_stop, "OFFER_S", 0.0)
+    window = make_window("example:transformer?layers=8")
+    compiler: WindowCompiler = window.propagation.compiler
+    fired = watch_compiled(window)
+    qtbot.waitUntil(lambda: compiler.stop_button.isVisible(), timeout=90_000)
+    said = compiler.indicator.label.text()
+    assert said.startswith("compiling for 8 devices: ") and " s of about " in said
+    assert "an estimate from the module's size, 0.5 MB" in said
+    workers = compile_workers()
+    qtbot.mouseClick(compiler.stop_button, Qt.MouseButton.LeftButton)
+    assert not compiler.stop_button.isVisible()
+    assert compiler.indicator.label.text().startswith(
+        "stopping once XLA has partitioned the module: "
+    )
+    result = wait_compiled(qtbot, window, fired)
+    assert result.compiled.early_stopped and result.compile_error is None
+    assert result.memory is None and result.compiled_collectives
+    assert kinds(result.compiled_collectives) == jax_compiles(window)
+    assert window.statusBar().currentMessage().endswith("(stopped early: no memory)")
+    assert window.collectives.memory.text() == MEMORY_MISSING
+    assert not compiler.indicator.showing and not compiler.stop_button.isVisible()
+    # the stopped compile's worker is gone (the spare one for the next edit stays)
+    assert workers and all(gone_within(pid, 10) for pid in workers)
+
+
+def test_a_short_compile_offers_no_early_stop(make_window, qtbot):
+    window = make_window("example:mlp")
+    compiler: WindowCompiler = window.propagation.compiler
+    fired = watch_compiled(window)
+    wait_compiled(qtbot, window, fired)
+    assert not compiler.stop_early() and not compiler.stop_button.isVisible()
+    assert window.session.analysis.memory is not None

@@ -183,7 +183,9 @@ def test_a_failed_gspmd_comparison_leaves_the_pane_on_now(
     window = make_window("example:conflict")
     panes = open_side_by_side(window, pick, find_action)
     qtbot.waitUntil(lambda: not window.gspmd.comparing, timeout=30_000)
-    assert panes.right.header.note.text() == "GSPMD comparison unavailable (see Messages)"
+    note = panes.right.header.note.text()
+    assert note.startswith("the GSPMD comparison failed: ") and "the compiler aborted" in note
+    assert note.endswith("; showing now") and "see Messages" not in note
     assert panes.found == {}
     assert panes.right.view.badge_text(add_result(window)) == "[_, _]"
     assert any("the compiler aborted" in text for text in window.messages.messages("error"))

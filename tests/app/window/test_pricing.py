@@ -59,6 +59,10 @@ def test_hosts_mark_the_collectives_that_cross_and_say_the_host_warnings_once(ma
     assert "--dcn data=4" in warned[0] and "keeps it within each host" in warned[0]
     view.hardware.setCurrentIndex(view.hardware.findData("h100"))  # repriced, said once
     assert [m for m in window.messages.messages("warning") if "crosses hosts" in m] == warned
+    # the one collective crosses hosts: no traffic is claimed for NVLink, the fast link
+    line = view.traffic.text()
+    assert line.startswith("On 4 hosts: 1 of 1 compiled collectives cross hosts")
+    assert line.endswith("none stays within hosts") and "NVLink" not in line
 
 
 def test_the_prediction_tab_flags_each_row_and_a_compile_error_is_one_line(make_window, qtbot):

@@ -164,6 +164,11 @@ def test_a_program_that_raises_at_run_time_leaves_the_session_alone(make_window,
     assert window.run.panel.result is None
     assert window.run.panel.status.text().startswith("The run failed")
     assert not window.run.running
+    # shown where the user looks: the Run dock, on top, says why; the status bar sends
+    # the user there
+    dock = window.docks["dock_run"]
+    qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty(), timeout=10_000)
+    assert window.statusBar().currentMessage() == "the run failed: the Run dock says why"
 
 
 def test_a_mesh_larger_than_the_devices_is_refused(make_window, qtbot, pick, monkeypatch):
@@ -435,12 +440,12 @@ def test_a_callback_that_raises_shows_the_programs_own_error(make_window, qtbot,
     # XLA's CPU runtime would abort the worker 60 s after the callback raised
     qtbot.waitUntil(lambda: window.run.failures == 1, timeout=45_000)
     (error,) = window.messages.messages("error")
-    assert (
-        "run_callback_raises.py:10: the run failed: RuntimeError: the callback's own failure"
-        in (error)
-    )
+    # said once: "the run failed: ...py:10: RuntimeError: ...", never twice
+    assert error.startswith("the run failed: ") and error.count("run failed") == 1
+    assert "run_callback_raises.py:10: RuntimeError: the callback's own failure" in error
     assert "SIGABRT" not in error
     assert window.run.panel.status.text().startswith("The run failed: ")
+    assert window.run.panel.status.text().count("run failed") == 1
     assert not window.run.cancel_button.isVisible()
     assert state_of(window) == before
 
@@ -582,7 +587,7 @@ def test_a_host_that_fails_is_one_line_in_the_run_dock_and_in_messages(
     pick(window, *RUN)
     qtbot.waitUntil(lambda: not window.run.running, timeout=120_000)
     (error,) = window.messages.messages("error")
-    assert error.startswith("run failed: host 1 of 2") and "host 1 refuses to trace" in error
+    assert error.startswith("the run failed: host 1 of 2") and "host 1 refuses to trace" in error
     assert "\n" not in error
     status = window.run.panel.status.text()
     assert status.startswith("The run failed: host 1 of 2") and window.run.panel.result is None

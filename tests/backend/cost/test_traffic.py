@@ -14,6 +14,7 @@ from shardscope.backend.cost.traffic import (
     crossing_warnings,
     step_traffic,
     traffic_lines,
+    within_hosts_split,
 )
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.run.result import mark_crossing
@@ -183,3 +184,31 @@ def test_a_layout_of_another_mesh_is_refused(blocks):
     result, _, _ = blocks
     with pytest.raises(ShardscopeError, match="lay the hosts over its 8 devices"):
         apply_host_layout(result.propagation, result.compile, Hosts(2, 16), "tpu-v5e")
+
+
+def test_where_every_collective_crosses_no_traffic_is_claimed_for_the_fast_link():
+    # 4 hosts of 2 devices: the all-reduce over model (4 devices) and the one over data
+    # (devices 4 apart) both cross hosts; model's also sends within each host
+    mesh, hosts = apply_hosts(MESH, 4, None)
+    result = analyse(loaded(SOURCE), mesh)
+    pricing = price_compiled(result.propagation, result.compile, "tpu-v5e", hosts)
+    assert all(c.crosses_hosts for c in pricing.collectives)
+    staying, beside = within_hosts_split(pricing)
+    assert staying == 0 and beside == pricing.step_bytes_within_hosts > 0
+    head = traffic_lines(pricing)[0]
+    assert f"which also send {bytes_text(beside)} within hosts" in head
+    assert head.endswith("within hosts: none (no collective stays within hosts)")
+
+
+def test_within_hosts_counts_the_collectives_that_stay_there(along_model):
+    result, _, hosts = along_model
+    pricing = price_compiled(result.propagation, result.compile, "tpu-v5e", hosts)
+    staying, beside = within_hosts_split(pricing)
+    assert staying + beside == pricing.step_bytes_within_hosts
+    stays = [c for c in pricing.collectives if not c.crosses_hosts]
+    assert staying == sum(c.bytes_within_hosts for c in stays)
+    fast = seconds_text(pricing.step_seconds_fast_link)
+    assert (
+        f"within hosts: {bytes_text(staying)} (1 collective on ICI, {fast})"
+        in (traffic_lines(pricing)[0])
+    )

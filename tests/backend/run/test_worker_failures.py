@@ -1,6 +1,6 @@
 """A failure of the program the run worker runs, in one line."""
 
-from shardscope.backend.run.worker_failures import failure_line
+from shardscope.backend.run.worker_failures import failure_line, run_failed
 
 
 def _raise(exc):
@@ -118,3 +118,14 @@ def test_a_shard_map_that_keeps_its_first_mesh_is_one_line_with_the_fix(tmp_path
     assert words is not None and words.startswith(f"{path}:{line}: this shard_map takes")
     assert "data=4" in words and "AbstractMesh" not in words and "\n" not in words
     assert shard_map_kept_mesh(str(path), _raise(ValueError("other")), "data=4") is None
+
+
+def test_a_failure_is_said_once_where_the_line_already_says_it():
+    line = failure_line("/p.py", _raise(RuntimeError("boom")))
+    assert run_failed(line) == (
+        "the run failed: /p.py: RuntimeError: boom; fix the program and run it again"
+    )
+    assert run_failed(f"host 1 of 2: {line}").startswith("the run failed: host 1 of 2: /p.py: ")
+    assert run_failed(f"host 1 of 2: {line}").count("run failed") == 1
+    assert run_failed("the worker ran out of time") == "the run failed: the worker ran out of time"
+    assert run_failed("The run failed: x") == "the run failed: x"

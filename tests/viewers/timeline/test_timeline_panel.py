@@ -152,6 +152,28 @@ def test_without_playback_everything_is_off(qtbot):
     assert "-1" not in panel.count_label.text() + panel.step_label.text()
 
 
+def test_the_playing_speed_shows_only_with_steps_to_play_and_reads_right(qtbot):
+    panel = TimelinePanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_playback(None, None, ())
+    qtbot.waitExposed(panel)
+    # an empty window: no "1 steps/s" beside nothing to play
+    assert not panel.speed_combo.isVisible()
+    panel.set_playback(Playback(Timeline([], {}, {})), None, ())
+    assert not panel.speed_combo.isVisible()
+    pb = _playback()
+    panel.set_playback(pb, pb.graph, ("data", "model"))
+    assert panel.speed_combo.isVisible()
+    texts = [panel.speed_combo.itemText(i) for i in range(panel.speed_combo.count())]
+    assert texts[0] == "1 step/s" and texts[1] == "2 steps/s"
+    assert "1 steps/s" not in texts
+    # the user picks a speed from the list
+    panel.speed_combo.setFocus()
+    qtbot.keyClick(panel.speed_combo, Qt.Key.Key_Down)
+    assert pb.speed == panel.speed_combo.currentData()
+
+
 class _LayoutWatch(QObject):
     """Counts the layout requests that reach ``target``."""
 
