@@ -20,3 +20,17 @@ class MeshError(ShardscopeError):
 
 class SpecError(ShardscopeError):
     """A partition spec does not fit its tensor or mesh."""
+
+
+def shortened(value: object, limit: int = 60, *, keep: str = "head", quote: bool = True) -> str:
+    """``value`` as an error quotes it (``repr`` with ``quote``, else as text): whole
+    where it is at most ``limit`` characters, else its first (``keep="head"``) or last
+    (``keep="tail"``, for a path) ``limit - 20`` and how long it is, so no error line
+    echoes a long input."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text) if quote else text
+    part = text[: limit - 20] if keep == "head" else text[-(limit - 20) :]
+    shown = repr(part) if quote else part
+    size = f"({len(text)} characters)"
+    return f"{shown}...{size}" if keep == "head" else f"{size}...{shown}"
