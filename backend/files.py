@@ -32,6 +32,15 @@ from typing import IO
 from shardscope.backend.errors import ShardscopeError, shortened
 
 MiB = 2**20
+# The limits of each kind of file, far above what shardscope writes (the 24-layer
+# transformer lowers to about 1 MiB of module text; its torch_xla capture is about 2 MiB)
+# and below what would exhaust memory while parsing: a module's text (a .mlir file, a
+# module a capture dumped) ...
+MAX_MODULE_BYTES = 256 * MiB
+# ... a file that holds modules with more (a capture, a session) ...
+MAX_CAPTURE_BYTES = 320 * MiB
+# ... and what a capture's hook records about the script's run (its functions, syncs).
+MAX_RECORD_BYTES = 64 * MiB
 # How deep the JSON files shardscope reads nest at most (a session's view, a capture's
 # functions); anything deeper was not written by shardscope.
 MAX_JSON_DEPTH = 64
@@ -65,10 +74,13 @@ def read_bytes(
     *,
     what: str = "file",
     error: type[ShardscopeError] = ShardscopeError,
+    timeout: float | None = None,
 ) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them; ``error`` (one
+    """The bytes of the regular file ``path``, at most ``limit`` of them, read within
+    ``timeout`` seconds where given (a file on a stalled network mount); ``error`` (one
     line naming ``what`` it is and ending in ``fix``) for anything else. A missing file
     is ``FileNotFoundError``, for callers to whom that is no error."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     where = f"{what} {shown_path(path)}"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -92,6 +104,11 @@ def read_bytes(
             size += len(chunk)
             if size > limit:
                 raise error(_too_big(where, size, limit, fix))
+            if deadline is not None and time.monotonic() > deadline:
+                raise error(
+                    f"{where}: reading did not finish within {timeout:g} s; allow more time "
+                    f"with --timeout"
+                )
         return b"".join(chunks)
     except OSError as exc:
         raise error(f"{where}: cannot be read ({exc.strerror}); {fix}") from None

@@ -21,13 +21,12 @@ with GSPMD, so each is marked ``partitioner="gspmd"``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
 from shardscope.backend.isolation.json_worker import run_json_worker
-from shardscope.backend.program.capture_file import Capture, CapturedFunction
+from shardscope.backend.program.capture_file import Capture, CapturedFunction, left_json, left_text
 from shardscope.backend.program.mlir import closing_bracket, count_ops
 from shardscope.backend.program.torch_lines import backward_lines
 
@@ -42,10 +41,7 @@ _ARG = re.compile(r"(?:^|, )(%arg\d+): ")
 def torch_record(folder: Path) -> dict | None:
     """What the hook recorded in ``folder``, or None where the script never imported
     torch_xla (or the record cannot be read)."""
-    try:
-        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = left_json(folder / RECORD, "the capture's record of torch_xla")
     return data if isinstance(data, dict) else None
 
 
@@ -220,7 +216,8 @@ def _compiled(dump: Path, proto_name: str) -> str | None:
     """torch_xla's compiled module of the graph dumped as ``proto_name``, or None."""
     stem = proto_name[: -len(_PROTO)]
     for path in sorted(dump.glob(f"{stem}.*after_optimizations.txt")):
-        return without_op_scopes(path.read_text(encoding="utf-8", errors="replace"))
+        text = left_text(path, "torch_xla's compiled module")
+        return None if text is None else without_op_scopes(text)
     return None
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.files import (
+    MAX_CAPTURE_BYTES,
     pid_alive,
     pid_in,
     read_json,
@@ -56,8 +57,8 @@ if TYPE_CHECKING:
 FORMAT = "shardscope-session"
 FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
-# room for a program at the .mlir limit (256 MiB) and its source lines
-MAX_SESSION_BYTES = 320 * 2**20
+# room for a program at the .mlir limit and its source lines
+MAX_SESSION_BYTES = MAX_CAPTURE_BYTES
 RECOVERY_PREFIX = "recovery-"
 LEGACY_RECOVERY_NAME = "recovery.json"  # the one file all windows shared before
 
