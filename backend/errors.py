@@ -5,6 +5,8 @@ says what is wrong and names the fix; the CLI prints it as is and exits non-zero
 shows it in the messages dock and leaves the session untouched.
 """
 
+import re
+
 
 class ShardscopeError(Exception):
     """Bad input: the message names what is wrong and how to fix it."""
@@ -34,3 +36,13 @@ def shortened(value: object, limit: int = 60, *, keep: str = "head", quote: bool
     shown = repr(part) if quote else part
     size = f"({len(text)} characters)"
     return f"{shown}...{size}" if keep == "head" else f"{size}...{shown}"
+
+
+_WORD = re.compile(r"\S{201,}")
+
+
+def shortened_words(message: str) -> str:
+    """``message`` with each run of over 200 characters without a space (an input quoted
+    whole by a message that did not shorten it, such as one of argparse's) cut to its
+    first and last characters and its length."""
+    return _WORD.sub(lambda m: f"{m[0][:60]}...({len(m[0])} characters)...{m[0][-40:]}", message)

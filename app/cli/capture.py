@@ -12,7 +12,7 @@ from typing import Protocol
 
 from shardscope.app.cli.options import host_count, timeout_seconds
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.files import check_target, write_atomic
+from shardscope.backend.files import check_target, shown_path, write_atomic
 from shardscope.backend.program.capture import (
     DEFAULT_DEVICES,
     DEFAULT_TIMEOUT,
@@ -144,7 +144,7 @@ def run(args: CaptureArgs) -> int:
     out = Path(args.out) if args.out else default_out(command)
     if out.suffix != ".json":
         raise ShardscopeError(
-            f"--out {out}: a capture file ends in .json; give e.g. --out {out.stem}.json"
+            f"--out {shown_path(out)}: a capture file ends in .json; give e.g. --out capture.json"
         )
     fix = "give a file name ending in .json as --out"
     # Before the script runs: a FIFO, device or folder there is left as it is.

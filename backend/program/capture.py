@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from shardscope.backend.errors import ProgramError
+from shardscope.backend.errors import ProgramError, shortened
 from shardscope.backend.isolation.jobs import run_command
 from shardscope.backend.isolation.limits import check_timeout
 from shardscope.backend.isolation.relay import KilledItsParent
@@ -109,7 +109,7 @@ def _check_request(
         )
     if shutil.which(argv[0]) is None:
         raise ProgramError(
-            f"cannot run {argv[0]!r}: no such command; give the command as you would run it, "
+            f"cannot run {shortened(argv[0])}: no such command; give the command as you would run it, "
             f"as in `capture -- python train.py`"
         )
 

@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import ProgramError
+from shardscope.backend.errors import ProgramError, shortened
 from shardscope.backend.files import MAX_CAPTURE_BYTES, MAX_MODULE_BYTES, read_bytes, shown_path
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
 from shardscope.backend.isolation.jobs import run_worker
@@ -197,7 +197,7 @@ def load_program(
         # Only a name from the examples folder: ``example:../../x`` must not run x.py.
         if name not in list_examples() or not path.is_file():
             known = ", ".join(list_examples())
-            raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
+            raise ProgramError(f"no built-in example {shortened(name)}; choose one of: {known}")
         program = _load_python(path, params, timeout, while_waiting)
         program.kind, program.name, program.source = "example", name, source
         return program

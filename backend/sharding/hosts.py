@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from shardscope.backend.errors import MeshError
+from shardscope.backend.errors import MeshError, shortened
 from shardscope.backend.sharding.mesh import Mesh
 
 # How an axis lies across hosts (``axis_spans``).
@@ -167,12 +167,12 @@ def parse_dcn(text: str | Mapping[str, int] | None, mesh: Mesh) -> dict[str, int
             name, sep, value = item.partition("=")
             name = name.strip()
             if not name:
-                raise MeshError(f"--dcn {text!r} has an empty entry: write it like data=2")
+                raise MeshError(f"--dcn {shortened(text)} has an empty entry: write it like data=2")
             if not sep:
                 value = str(mesh.shape.get(name, 1))  # a bare name: the whole axis spans hosts
             if not value.strip().isdigit():
                 raise MeshError(
-                    f"--dcn {name}={value}: give a whole number of hosts, e.g. {name}=2"
+                    f"--dcn {shortened(name + '=' + value)}: give a whole number of hosts, e.g. data=2"
                 )
             given[name] = int(value)
     else:
@@ -181,7 +181,7 @@ def parse_dcn(text: str | Mapping[str, int] | None, mesh: Mesh) -> dict[str, int
     for name, factor in given.items():
         if name not in mesh.shape:
             raise MeshError(
-                f"--dcn names axis {name!r}, which the mesh {mesh.describe()} lacks: use one of "
+                f"--dcn names axis {shortened(name)}, which the mesh {mesh.describe()} lacks: use one of "
                 f"{', '.join(mesh.axis_names)}"
             )
         size = mesh.shape[name]

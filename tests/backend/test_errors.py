@@ -62,3 +62,13 @@ def test_a_long_path_keeps_its_end():
     shown = errors.shortened(path, 60, keep="tail", quote=False)
     assert shown.endswith("/d/name.json") and len(shown) < 70
     assert f"({len(path)} characters)" in shown
+
+
+def test_a_message_quoting_a_long_input_whole_is_cut_to_its_ends():
+    message = f"error: unrecognized arguments: --x {'y' * 10_000}z (see --help)"
+    shown = errors.shortened_words(message)
+    assert len(shown) < 200 and "(10001 characters)" in shown
+    assert shown.startswith("error: unrecognized arguments: --x yyy") and shown.endswith(
+        "yz (see --help)"
+    )
+    assert errors.shortened_words("a short line") == "a short line"
