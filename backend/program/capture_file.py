@@ -40,6 +40,7 @@ from shardscope.backend.files import (
     read_json,
     read_text,
 )
+from shardscope.backend.hlo.syntax import is_hlo_module
 from shardscope.backend.program.mlir import has_utf8, text_problem
 
 FORMAT = "shardscope-capture"
@@ -271,6 +272,11 @@ def _function(i: int, entry: object) -> CapturedFunction:
     compiled = function.compiled_hlo
     if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
         raise _Bad(f"function {i} has a compiled module that is not text")
+    if compiled is not None and not is_hlo_module(compiled):
+        raise _Bad(
+            f"function {i} has a compiled module that is not XLA's HLO text (it does not "
+            f"start with HloModule), so its collectives cannot be read"
+        )
     by = function.sharded_by
     if by is not None and not (
         isinstance(by, dict)

@@ -25,8 +25,15 @@ import re
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.hlo.syntax import is_hlo_module
 from shardscope.backend.isolation.json_worker import run_json_worker
-from shardscope.backend.program.capture_file import Capture, CapturedFunction, left_json, left_text
+from shardscope.backend.program.capture_file import (
+    FOLDER_FIX,
+    Capture,
+    CapturedFunction,
+    left_json,
+    left_text,
+)
 from shardscope.backend.program.mlir import closing_bracket, count_ops
 from shardscope.backend.program.torch_lines import backward_lines
 
@@ -217,6 +224,11 @@ def _compiled(dump: Path, proto_name: str) -> str | None:
     stem = proto_name[: -len(_PROTO)]
     for path in sorted(dump.glob(f"{stem}.*after_optimizations.txt")):
         text = left_text(path, "torch_xla's compiled module")
+        if text is not None and not is_hlo_module(text):
+            raise ProgramError(
+                f"torch_xla's compiled module {path.name} is not XLA's HLO text (it does not "
+                f"start with HloModule); {FOLDER_FIX}"
+            )
         return None if text is None else without_op_scopes(text)
     return None
 

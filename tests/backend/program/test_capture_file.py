@@ -83,6 +83,14 @@ def test_picking_by_name_or_the_largest():
             {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "file": 5}]},
             "function 0 has a file that is not text",
         ),
+        (
+            {
+                "functions": [
+                    {"name": "f", "module": "m", "mlir": "", "ops": 1, "compiled_hlo": "junk {"}
+                ]
+            },
+            "function 0 has a compiled module that is not XLA's HLO text",
+        ),
         ({"skipped": json.loads('{"m": ' + "[" * 70 + "]" * 70 + "}")}, "nests deeper than"),
         (
             {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "mesh": {"a": 0}}]},
