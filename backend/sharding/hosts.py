@@ -175,8 +175,20 @@ def parse_dcn(text: str | Mapping[str, int] | None, mesh: Mesh) -> dict[str, int
                     f"--dcn {shortened(name + '=' + value)}: give a whole number of hosts, e.g. data=2"
                 )
             given[name] = int(value)
+    elif isinstance(text, Mapping):
+        given = {}
+        for name, value in text.items():
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MeshError(
+                    f"dcn {shortened(name)}: {shortened(value)} is not a whole number of hosts: "
+                    f"give e.g. {{'data': 2}}"
+                )
+            given[str(name)] = value
     else:
-        given = {str(k): int(v) for k, v in text.items()}
+        raise MeshError(
+            f"dcn {shortened(text)} is neither text nor a mapping of axes: give e.g. "
+            f"'data=2' or {{'data': 2}}"
+        )
     out = {name: 1 for name in mesh.axis_names}
     for name, factor in given.items():
         if name not in mesh.shape:
