@@ -269,6 +269,33 @@ def write_atomic(
         raise
 
 
+def write_drawn(
+    path: str | Path,
+    draw: Callable[[Path], object],
+    fix: str,
+    *,
+    error: type[ShardscopeError] = ShardscopeError,
+) -> int:
+    """Have ``draw(scratch)`` write a file named like ``path`` (its suffix says its format)
+    in a folder of its own, then write those bytes to ``path`` (``write_atomic``): a
+    drawing library that writes straight to ``path`` would wait forever on a FIFO, or
+    leave half a file where it fails. ``check_target`` first, so nothing is drawn for a
+    target that cannot be written. The bytes written; ``error`` where ``draw`` wrote
+    nothing or raised ``OSError``."""
+    check_target(path, fix, error=error)
+    with tempfile.TemporaryDirectory(prefix="shardscope-draw-") as folder:
+        scratch = Path(folder) / ("drawn" + Path(path).suffix.lower())
+        try:
+            draw(scratch)
+            data = scratch.read_bytes()
+        except OSError as exc:
+            raise error(f"cannot draw {shown_path(path)}: {exc}; {fix}") from None
+    if not data:
+        raise error(f"cannot draw {shown_path(path)}: nothing was drawn; {fix}")
+    write_atomic(path, lambda f: f.write(data), fix, error=error)
+    return len(data)
+
+
 def _reason(exc: OSError, target: Path) -> str:
     parent = target.parent
     while not parent.exists() and parent != parent.parent:

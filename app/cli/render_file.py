@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from shardscope.backend.errors import ShardscopeError
-from shardscope.backend.files import check_target, shown_path, write_atomic
+from shardscope.backend.files import write_drawn
 
 
 def write_out(out: Path, draw) -> None:
-    """Draw into a scratch file, then write it to ``out`` atomically (``write_atomic``):
+    """Draw into a scratch file, then write it to ``out`` atomically (``write_drawn``):
     Qt's writers do not all report a failed write, and a failed one must leave no empty
     file behind; a FIFO, device or folder at ``out`` is refused before anything is
     drawn."""
-    problem = "use a .png or .svg name in a writable folder with free space"
-    check_target(out, problem)
-    with tempfile.TemporaryDirectory(prefix="shardscope-render-") as folder:
-        scratch = Path(folder) / ("render" + out.suffix.lower())
-        try:
-            draw(scratch)
-            data = scratch.read_bytes()
-        except OSError as err:
-            raise ShardscopeError(f"cannot draw {shown_path(out)}: {err}; {problem}") from None
-    if not data:
-        raise ShardscopeError(f"cannot draw {shown_path(out)}: Qt wrote nothing; {problem}")
-    write_atomic(out, lambda f: f.write(data), problem)
+    write_drawn(out, draw, "use a .png or .svg name in a writable folder with free space")
 
 
 def save_widget(widget, path: Path) -> None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import write_drawn
 from shardscope.viewers.graph.graph_panel import export_view
 from shardscope.viewers.graph.view import GraphView
 
@@ -37,7 +39,14 @@ class ViewExporter(FilePart):
     def export(self, path: str | Path) -> bool:
         """Write the graph view to ``path`` (PNG or SVG by its suffix)."""
         try:
-            export_view(self.graph, path)
+            write_drawn(
+                path,
+                lambda scratch: export_view(self.graph, scratch),
+                "choose a .png or .svg name in a writable folder",
+            )
+        except ShardscopeError as exc:
+            self.messages.error(str(exc))
+            return False
         except (OSError, ValueError) as exc:
             self.messages.error(f"cannot export {path}: {exc}")
             return False
