@@ -75,49 +75,60 @@ def read_bytes(
     what: str = "file",
     error: type[ShardscopeError] = ShardscopeError,
     timeout: float | None = None,
+    follow_links: bool = True,
 ) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them, read within
     ``timeout`` seconds where given (a file on a stalled network mount); ``error`` (one
-    line naming ``what`` it is and ending in ``fix``) for anything else. A missing file
-    is ``FileNotFoundError``, for callers to whom that is no error."""
+    line naming ``what`` it is and ending in ``fix``) for anything else, its ``reason``
+    the words after the path (``is a pipe (FIFO), not a regular file``). A missing file
+    is ``FileNotFoundError``, for callers to whom that is no error. ``follow_links``
+    False: a symbolic link is refused too, not followed."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    where = f"{what} {shown_path(path)}"
+
+    def refused(reason: str) -> ShardscopeError:
+        exc = error(f"{what} {shown_path(path)} {reason}; {fix}")
+        exc.reason = reason  # type: ignore[attr-defined]
+        return exc
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise
     except OSError as exc:
         with contextlib.suppress(OSError):
-            mode = os.stat(path).st_mode
+            mode = (os.stat if follow_links else os.lstat)(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise refused("is a symbolic link, not a regular file") from None
             if not stat.S_ISREG(mode):  # a socket cannot be opened
-                raise error(f"{where} is {file_kind(mode)}, not a regular file; {fix}") from None
-        raise error(f"{where}: cannot be read ({exc.strerror}); {fix}") from None
+                raise refused(f"is {file_kind(mode)}, not a regular file") from None
+        raise refused(f"cannot be read ({exc.strerror})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{where} is {file_kind(info.st_mode)}, not a regular file; {fix}")
+            raise refused(f"is {file_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
-            raise error(_too_big(where, info.st_size, limit, fix))
+            raise refused(_too_big(info.st_size, limit))
         chunks, size = [], 0
         while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                raise error(_too_big(where, size, limit, fix))
+                raise refused(_too_big(size, limit))
             if deadline is not None and time.monotonic() > deadline:
                 raise error(
-                    f"{where}: reading did not finish within {timeout:g} s; allow more time "
-                    f"with --timeout"
+                    f"{what} {shown_path(path)}: reading did not finish within {timeout:g} s; "
+                    f"allow more time with --timeout"
                 )
         return b"".join(chunks)
     except OSError as exc:
-        raise error(f"{where}: cannot be read ({exc.strerror}); {fix}") from None
+        raise refused(f"cannot be read ({exc.strerror})") from None
     finally:
         os.close(fd)
 
 
-def _too_big(where: str, size: int, limit: int, fix: str) -> str:
-    return f"{where} is {_size(size)}, over the {_size(limit)} it may be; {fix}"
+def _too_big(size: int, limit: int) -> str:
+    return f"is {_size(size)}, over the {_size(limit)} it may be"
 
 
 def _size(n: int) -> str:
@@ -212,7 +223,7 @@ def check_target(
     except FileNotFoundError:
         return target
     except OSError as exc:
-        raise error(f"cannot write {shown_path(path)}: {exc.strerror}; {fix}") from None
+        raise error(f"cannot write {shown_path(path)}: {_reason(exc, target)}; {fix}") from None
     if not stat.S_ISREG(mode):
         raise error(
             f"cannot write {shown_path(path)}: it is {file_kind(mode)}, not a regular file; {fix}"

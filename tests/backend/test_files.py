@@ -91,7 +91,7 @@ def test_a_text_that_is_not_utf8_is_refused_or_replaced(tmp_path):
 
 def test_depth_counts_lists_and_objects():
     assert files.depth(3) == 0
-    assert files.depth({"a": [1, {"b": []}]}) == 3
+    assert files.depth({"a": [1, {"b": []}]}) == 4
 
 
 def _write(data: bytes):
@@ -196,3 +196,13 @@ def test_a_long_path_is_quoted_by_its_end(tmp_path):
         files.read_bytes(tmp_path / "f.json", 10, FIX)
     assert str(tmp_path) in str(exc.value)
     assert files.shown_path(path).endswith("/missing.json") and len(files.shown_path(path)) < 150
+
+
+def test_a_link_is_refused_where_links_are_not_followed(tmp_path):
+    (tmp_path / "target").write_bytes(b"x")
+    (tmp_path / "link").symlink_to("target")
+    assert files.read_bytes(tmp_path / "link", 10, FIX) == b"x"
+    with pytest.raises(ShardscopeError) as exc:
+        files.read_bytes(tmp_path / "link", 10, FIX, follow_links=False)
+    assert exc.value.reason == "is a symbolic link, not a regular file"
+    assert _one_line(exc).startswith(f"file {tmp_path / 'link'} is a symbolic link")
