@@ -90,19 +90,7 @@ def read_bytes(
         exc.reason = reason  # type: ignore[attr-defined]
         return exc
 
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            mode = (os.stat if follow_links else os.lstat)(path).st_mode
-            if stat.S_ISLNK(mode):
-                raise refused("is a symbolic link, not a regular file") from None
-            if not stat.S_ISREG(mode):  # a socket cannot be opened
-                raise refused(f"is {file_kind(mode)}, not a regular file") from None
-        raise refused(f"cannot be read ({exc.strerror})") from None
+    fd = _open(path, follow_links, refused)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -125,6 +113,39 @@ def read_bytes(
         raise refused(f"cannot be read ({exc.strerror})") from None
     finally:
         os.close(fd)
+
+
+def read_head(path: str | Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of ``path`` where it is a regular file that can be read,
+    None otherwise (a FIFO or device is never read, and opening one does not wait)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _open(path: str | Path, follow_links: bool, refused: Callable[[str], Exception]) -> int:
+    """``path`` opened for reading without waiting (a FIFO without a writer opens at
+    once); ``refused(reason)`` where it cannot be, FileNotFoundError where it is not."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    try:
+        return os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            mode = (os.stat if follow_links else os.lstat)(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise refused("is a symbolic link, not a regular file") from None
+            if not stat.S_ISREG(mode):  # a socket cannot be opened
+                raise refused(f"is {file_kind(mode)}, not a regular file") from None
+        raise refused(f"cannot be read ({exc.strerror})") from None
 
 
 def _too_big(size: int, limit: int) -> str:

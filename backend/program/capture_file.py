@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from shardscope.backend.files import (
     MAX_MODULE_BYTES,
     MAX_RECORD_BYTES,
     depth,
+    read_head,
     read_json,
     read_text,
 )
@@ -162,19 +162,8 @@ class Capture:
 def is_capture_file(path: str | Path) -> bool:
     """Whether ``path`` is a regular file that starts like a capture file (read: its first
     bytes only; a FIFO or device is never read, and opening one does not wait)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        head = os.read(fd, 256)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return SIGNATURE.match(head.decode("utf-8", "replace")) is not None
+    head = read_head(path, 256)
+    return head is not None and SIGNATURE.match(head.decode("utf-8", "replace")) is not None
 
 
 def parse_capture(text: str, where: str) -> Capture:

@@ -206,3 +206,12 @@ def test_a_link_is_refused_where_links_are_not_followed(tmp_path):
         files.read_bytes(tmp_path / "link", 10, FIX, follow_links=False)
     assert exc.value.reason == "is a symbolic link, not a regular file"
     assert _one_line(exc).startswith(f"file {tmp_path / 'link'} is a symbolic link")
+
+
+def test_the_head_of_a_regular_file_only(tmp_path):
+    (tmp_path / "a").write_bytes(b"0123456789")
+    os.mkfifo(tmp_path / "fifo")
+    assert files.read_head(tmp_path / "a", 4) == b"0123"
+    assert files.read_head(tmp_path / "fifo", 4) is None
+    assert files.read_head("/dev/zero", 4) is None
+    assert files.read_head(tmp_path / "missing", 4) is None
