@@ -33,9 +33,9 @@ from shardscope.backend.errors import ShardscopeError, shortened
 
 MiB = 2**20
 # The limits of each kind of file, far above what shardscope writes (the 24-layer
-# transformer lowers to about 1 MiB of module text; its torch_xla capture is about 2 MiB)
-# and below what would exhaust memory while parsing: a module's text (a .mlir file, a
-# module a capture dumped) ...
+# transformer lowers to about 1 MiB of module text; torch_xla captures of training steps
+# made here are 1 to 2 MiB) and below what would exhaust memory while parsing: a module's
+# text (a .mlir file, a module a capture dumped) ...
 MAX_MODULE_BYTES = 256 * MiB
 # ... a file that holds modules with more (a capture, a session) ...
 MAX_CAPTURE_BYTES = 320 * MiB
