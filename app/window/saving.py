@@ -74,7 +74,7 @@ class SessionSaver(FilePart):
         try:
             self.session.save(path)
         except ShardscopeError as exc:
-            self.messages.error(f"cannot save the session: {exc}")
+            self.messages.error(str(exc))  # "cannot write PATH: why; the fix"
             return False
         except OSError as exc:
             self.messages.error(f"cannot save {path}: {exc.strerror}")
