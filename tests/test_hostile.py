@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -79,8 +81,40 @@ def _make_inputs(tmp: Path) -> None:
     (tmp / "full.svg").symlink_to("/dev/full")
     (tmp / "full.png").symlink_to("/dev/full")
     (tmp / "a_file").write_text("not a folder\n")
+    _make_file_inputs(tmp)
     (tmp / "unreadable.py").write_text("PROGRAM = 1\n")
     os.chmod(tmp / "unreadable.py", 0)
+
+
+def _make_file_inputs(tmp: Path) -> None:
+    """What the cases of cases-files.json write to or read: special files to write over
+    and captures made from the repository's."""
+    os.mkfifo(tmp / "fifo.png")
+    os.mkfifo(tmp / "fifo_out.json")
+    (tmp / "null.json").symlink_to("/dev/null")
+    (tmp / "folder.json").mkdir()
+    capture = json.loads((HOSTILE / "capture_text_ok.json").read_text())
+    capture["functions"][0]["line"] = "twelve"
+    (tmp / "capture_line_text.json").write_text(json.dumps(capture))
+    capture["functions"][0]["line"] = None
+    capture["warnings"] = ["DEEP"]
+    deep = "[" * 200_000 + "]" * 200_000
+    (tmp / "capture_deep.json").write_text(json.dumps(capture).replace('"DEEP"', deep))
+    block = json.loads((INPUTS / "torch" / "capture_block.json").read_text())
+    block["functions"] = block["functions"][:1]
+    compiled = block["functions"][0]["compiled_hlo"]
+    block["functions"][0]["compiled_hlo"] = re.sub(
+        r"replica_groups=\{\{[0-9,{}]*\}\}",
+        "replica_groups=[1000000,1000000]<=[1000000000000]",
+        compiled,
+    )
+    (tmp / "capture_huge_groups.json").write_text(json.dumps(block))
+    block["functions"][0]["compiled_hlo"] = "garbage\nnot hlo {{{\n"
+    (tmp / "capture_garbage_hlo.json").write_text(json.dumps(block))
+
+
+# ``LONG:TEXT``: TEXT with its last character repeated to 10,000 characters in all.
+LONG = 10_000
 
 
 def _argv(case: dict, tmp: Path) -> list[str]:
@@ -94,6 +128,9 @@ def _argv(case: dict, tmp: Path) -> list[str]:
     out = []
     for arg in case["argv"]:
         arg = arg.format(**where)
+        if arg.startswith("LONG:"):
+            arg = arg.removeprefix("LONG:")
+            arg += arg[-1] * (LONG - len(arg))
         if arg.startswith("LONGPATH:"):
             arg = str(tmp) + "/" + ("x" * 200 + "/") * 25 + arg.removeprefix("LONGPATH:")
         out.append(arg)
@@ -145,12 +182,26 @@ def _run(case: dict, tmp: Path) -> dict:
         except ProcessLookupError:
             pass
     return {
+        "kinds": {path: _kind(path.format(T=tmp)) for path in case.get("keeps", {})},
         "code": code,
         "stdout": stdout.decode(errors="replace"),
         "stderr": stderr.decode(errors="replace"),
         "left": left,
         "seconds": seconds,
     }
+
+
+def _kind(path: str) -> str:
+    """What ``path`` is (its link's target): fifo, char, folder, file or missing."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISCHR(mode):
+        return "char"
+    return "folder" if stat.S_ISDIR(mode) else "file"
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +237,10 @@ def test_case_works_or_fails_cleanly(case, results):
     assert not run["left"], f"left processes {run['left']}: " + said
     assert "Traceback" not in run["stderr"] + run["stdout"], said
     assert run["code"] in (0, 1, 2), said
+    keeps = case.get("keeps", {})
+    assert run["kinds"] == keeps, f"files changed: {run['kinds']} where {keeps}: " + said
+    longest = max(map(len, (run["stderr"] + run["stdout"]).splitlines()), default=0)
+    assert longest <= case.get("max_line", longest), "a line echoes a long input: " + said
     expect = case["expect"]
     if expect == "ok":
         assert run["code"] == 0, said

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shardscope.backend.analysis.analysis import Analysis
-from shardscope.backend.errors import MeshError, ShardscopeError
+from shardscope.backend.errors import MeshError, ShardscopeError, SpecError, shortened
 from shardscope.backend.program.load import Program, own_mesh, parse_program_text
 from shardscope.backend.propagation.result import ValueInfo
 
@@ -158,13 +158,36 @@ def _out_shardings(out_shardings: Any, mesh: Any) -> Any:
     from shardscope.backend.program.trace import abstract_mesh
 
     abstract = abstract_mesh(mesh) if not isinstance(mesh, jax.sharding.Mesh) else mesh
-    if abstract is None:
-        return out_shardings
+
+    def on_mesh(leaf: Any) -> Any:
+        if leaf is None or isinstance(leaf, jax.sharding.Sharding):
+            return leaf
+        if not isinstance(leaf, PartitionSpec):
+            raise SpecError(
+                f"out_shardings holds {shortened(leaf)}: give PartitionSpecs, NamedShardings "
+                f"or None, as jax.jit takes them"
+            )
+        if abstract is None:
+            return leaf
+        _check_out_spec(leaf, abstract)
+        return NamedSharding(abstract, leaf)
+
     return jax.tree.map(
-        lambda s: NamedSharding(abstract, s) if isinstance(s, PartitionSpec) else s,
-        out_shardings,
-        is_leaf=lambda x: x is None or isinstance(x, PartitionSpec),
+        on_mesh, out_shardings, is_leaf=lambda x: x is None or isinstance(x, PartitionSpec)
     )
+
+
+def _check_out_spec(spec: Any, abstract: Any) -> None:
+    """``SpecError`` naming the fix where the output spec ``spec`` does not fit the mesh
+    ``abstract`` (an axis it lacks, an axis used twice)."""
+    from shardscope.backend.sharding.mesh import Mesh
+    from shardscope.backend.sharding.spec import Spec, validate_spec
+
+    mesh = Mesh.from_dict(dict(zip(abstract.axis_names, abstract.axis_sizes, strict=True)))
+    try:
+        validate_spec(Spec.from_jax(spec), mesh)
+    except SpecError as exc:
+        raise SpecError(f"out_shardings: {exc}") from None
 
 
 def _device_order(own: dict[str, int], mesh: Any, device_order: Any) -> tuple[int, ...] | None:
@@ -276,6 +299,16 @@ def _traced(fn: Any, args: tuple, kwargs: dict, mesh: Any, in_shardings: Any, ou
         import jax
 
         fn = jax.jit(fn, out_shardings=_out_shardings(out_shardings, mesh))
+        try:
+            return lower_function(fn, args, kwargs, mesh=mesh, specs=in_shardings)
+        except ValueError as exc:
+            # jax's words for an out_shardings entry that does not fit its result's rank
+            if "incompatible with its sharding annotation" not in str(exc):
+                raise
+            raise SpecError(
+                f"out_shardings do not fit the results: {shortened(str(exc).splitlines()[0], 200, quote=False)}; "
+                f"give each result a spec of at most its rank"
+            ) from None
     return lower_function(fn, args, kwargs, mesh=mesh, specs=in_shardings)
 
 
@@ -307,6 +340,10 @@ def _lay_over_hosts(program: Program, hosts: int | None, dcn: Any, device_order:
     if dcn and device_order is not None:
         raise MeshError(
             "dcn lays out the device order itself: give dcn= or device_order=, not both"
+        )
+    if hosts is not None and (isinstance(hosts, bool) or not isinstance(hosts, int)):
+        raise MeshError(
+            f"hosts={shortened(hosts)} is not a whole number of hosts: give e.g. hosts=2"
         )
     from shardscope.backend.sharding.hosts import apply_hosts
     from shardscope.backend.sharding.mesh import Mesh

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from shardscope.app.cli.options import host_count, timeout_seconds
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import check_target, shown_path, write_atomic
 from shardscope.backend.program.capture import (
     DEFAULT_DEVICES,
     DEFAULT_TIMEOUT,
@@ -143,19 +144,16 @@ def run(args: CaptureArgs) -> int:
     out = Path(args.out) if args.out else default_out(command)
     if out.suffix != ".json":
         raise ShardscopeError(
-            f"--out {out}: a capture file ends in .json; give e.g. --out {out.stem}.json"
+            f"--out {shown_path(out)}: a capture file ends in .json; give e.g. --out capture.json"
         )
-    if out.is_dir():
-        raise ShardscopeError(f"--out {out}: is a folder; give a file name ending in .json")
-    from shardscope.backend.session.persistence import write_json
-
+    fix = "give a file name ending in .json as --out"
+    # Before the script runs: a FIFO, device or folder there is left as it is.
+    check_target(out, fix)
     capture = capture_script(
         command, devices=args.devices, steps=args.steps, timeout=args.timeout, hosts=args.hosts
     )
-    try:
-        write_json(out, capture.to_json())
-    except OSError as exc:
-        raise ShardscopeError(f"cannot write {out}: {exc.strerror}; give another --out") from None
+    data = json.dumps(capture.to_json(), indent=1).encode()
+    write_atomic(out, lambda f: f.write(data), fix)
     for warning in capture.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:

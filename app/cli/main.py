@@ -11,7 +11,7 @@ import sys
 import threading
 
 from shardscope.app.cli import capture, gui, load, propagate, render, run, shard
-from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.errors import ShardscopeError, shortened, shortened_words
 
 # The subcommands, in the order --help lists them. Each module defines NAME, HELP,
 # add_arguments(parser) and run(args) -> int; LOADS_PROGRAM = True when it loads a program
@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line, like every other error of ours."""
 
     def error(self, message: str):
-        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, shortened_words(f"error: {self.prog}: {message} (see {self.prog} --help)\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,16 +138,15 @@ def _main(args: argparse.Namespace) -> int:
     except ShardscopeError as exc:
         if _interrupted():
             return INTERRUPTED_CODE  # the interrupt's own line says what ended
-        print(f"error: {exc}", file=sys.stderr)
+        print(shortened_words(f"error: {exc}"), file=sys.stderr)
         return 1
     except OSError as exc:
         # Every path option meets this, whichever module declares it (PROGRAM, --out).
         if exc.errno != errno.ENAMETOOLONG:
             raise
         name = str(exc.filename or "")
-        shown = name if len(name) <= 60 else f"{name[:40]}...({len(name)} characters)"
         print(
-            f"error: the path {shown!r} is longer than this system opens: move or rename the file",
+            f"error: the path {shortened(name)} is longer than this system opens: move or rename the file",
             file=sys.stderr,
         )
         return 1

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Protocol
 
-from shardscope.backend.errors import MeshError, SpecError
+from shardscope.backend.errors import MeshError, SpecError, shortened
 from shardscope.backend.isolation.limits import MAX_TIMEOUT
 from shardscope.backend.program.load import DEFAULT_TIMEOUT
 from shardscope.backend.sharding.mesh import Mesh, parse_ints, parse_mesh
@@ -39,7 +39,7 @@ def timeout_seconds(text: str) -> float:
         value = positive_number(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds > 0: give e.g. --timeout 300"
+            f"{shortened(text)} is not a number of seconds > 0: give e.g. --timeout 300"
         ) from None
     if value > MAX_TIMEOUT:
         raise argparse.ArgumentTypeError(
@@ -129,7 +129,7 @@ def host_count(text: str) -> int:
     """argparse type for ``--hosts``: a whole number of hosts from 1 to 64."""
     if not text.isdigit() or not 1 <= int(text) <= 64:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of hosts from 1 to 64: give e.g. --hosts 2"
+            f"{shortened(text)} is not a number of hosts from 1 to 64: give e.g. --hosts 2"
         )
     return int(text)
 
@@ -251,7 +251,8 @@ def parse_spec_args(items: list[str]) -> dict[str, Spec]:
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not name.strip():
-            shown = item if len(item) <= 60 else f"{item[:40]}...({len(item)} characters)"
-            raise SpecError(f'--spec {shown!r} is not NAME=SPEC; write e.g. --spec "x=data,_"')
+            raise SpecError(
+                f'--spec {shortened(item)} is not NAME=SPEC; write e.g. --spec "x=data,_"'
+            )
         out[name.strip()] = parse_spec(text)
     return out

@@ -30,7 +30,8 @@ from shardscope.app.cli.render_graph import (
     draw_graph,
     playback_at,
 )
-from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.errors import ShardscopeError, shortened
+from shardscope.backend.files import shown_path
 from shardscope.backend.sharding.spec import Spec
 
 NAME = "render"
@@ -293,7 +294,7 @@ def render(args: RenderArgs) -> list[Path]:
     if args.animate:
         check_animate(args, out)
     elif out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg"):
-        raise ShardscopeError(f"--out {out} must end in .png or .svg")
+        raise ShardscopeError(f"--out {shown_path(out)} must end in .png or .svg")
     app = QApplication.instance() or QApplication([sys.argv[0]])
     apply_theme(app, args.theme)
     view = args.view
@@ -343,7 +344,9 @@ def _view_widget(session, view: str, args: RenderArgs):
         value = session.graph.value_by_name(name)
         if value is None or value.shape is None:
             names = ", ".join(session.program.arg_names[:6])
-            raise ShardscopeError(f"--view tiles:{name}: no such tensor; use one of {names}")
+            raise ShardscopeError(
+                f"--view tiles:{shortened(name)}: no such tensor; use one of {names}"
+            )
         spec = session.display_spec(value.id)
         grid = TileGridView()
         grid.set_tensor(value.shape, session.mesh, spec if spec is not None else Spec())
@@ -354,7 +357,7 @@ def _view_widget(session, view: str, args: RenderArgs):
 
         return heatmap_sheet(session, view.split(":", 1)[1], args.width, args.timeout)
     raise ShardscopeError(
-        f"--view {view!r} is unknown: use graph, mesh, timeline, tiles:NAME, conflicts or run:NAME"
+        f"--view {shortened(view)} is unknown: use graph, mesh, timeline, tiles:NAME, conflicts or run:NAME"
     )
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Protocol
 
-from shardscope.backend.errors import SpecError
+from shardscope.backend.errors import SpecError, shortened
 
 NAME = "shard"
 HELP = "Show the tiles, kind and HLO/Shardy text of one tensor under a partition spec."
@@ -57,16 +57,16 @@ def _shape(text: str) -> tuple[int, ...]:
         parts.pop()  # (16,) is a Python 1-tuple
     if parts == [""]:
         return ()
-    shown = text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+    shown = shortened(text)
     if not all(p.isascii() and p.isdigit() for p in parts):
         raise SpecError(
-            f"shape {shown!r} is not a list of whole numbers >= 0 in digits 0-9 separated by "
+            f"shape {shown} is not a list of whole numbers >= 0 in digits 0-9 separated by "
             f"single commas: write it like 16,32"
         )
     if len(parts) > MAX_RANK:
         raise SpecError(f"shape has {len(parts)} dims: give at most {MAX_RANK}")
     if any(len(p) > 19 or int(p) > MAX_DIM_SIZE for p in parts):
-        raise SpecError(f"shape {shown!r} has a size over 2**62: give smaller sizes")
+        raise SpecError(f"shape {shown} has a size over 2**62: give smaller sizes")
     return tuple(int(p) for p in parts)
 
 

@@ -26,9 +26,10 @@ from shardscope.app.window.export_dialog import (
     drawing_view,
 )
 from shardscope.app.window.file_dialogs import choose_file
+from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.session.playback import Playback
 from shardscope.viewers.graph.markers import GraphMarkers
-from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie
+from shardscope.viewers.graph.movie import WARN_BYTES, MovieDrawer, plan_movie, write_whole
 from shardscope.viewers.graph.view import GraphView
 
 FILTERS = "GIF (*.gif);;MP4 video (*.mp4)"
@@ -273,14 +274,9 @@ class GifExport(QObject):
     def _write(self, drawer: MovieDrawer, data: bytes) -> None:
         path = drawer.path
         try:
-            path.write_bytes(data)
-        except OSError as exc:
-            try:
-                if path.is_file():
-                    path.unlink()
-            except OSError:
-                pass
-            self._fail(f"cannot export {path}: {exc.strerror or exc}")
+            write_whole(path, data)
+        except ShardscopeError as exc:
+            self._fail(f"cannot export {path.name}: {exc}")
             return
         width, height = drawer.size
         what = f"{drawer.drawn} frames, {width}x{height} px, {len(data) / 1e6:.1f} MB"

@@ -30,6 +30,7 @@ from shardscope.app.window.tasks import TaskRunner
 from shardscope.app.window.undo import UndoBridge
 from shardscope.app.window.view_export import ViewExporter
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import MAX_CAPTURE_BYTES
 from shardscope.backend.program.capture_file import (
     capture_source,
     is_capture_file,
@@ -114,7 +115,9 @@ class FileHandler:
         if not base.endswith(".json") or not is_capture_file(base):
             return source
         try:
-            capture = parse_capture(read_mlir_text(Path(base)), base)
+            capture = parse_capture(
+                read_mlir_text(Path(base), limit=MAX_CAPTURE_BYTES, what="capture"), base
+            )
         except ShardscopeError as exc:
             self.messages.fail(str(exc))
             return None

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.recent_files import RecentMenu
+from shardscope.backend.errors import ShardscopeError
 
 
 class SessionSaver(FilePart):
@@ -72,6 +73,9 @@ class SessionSaver(FilePart):
             return False
         try:
             self.session.save(path)
+        except ShardscopeError as exc:
+            self.messages.error(str(exc))  # "cannot write PATH: why; the fix"
+            return False
         except OSError as exc:
             self.messages.error(f"cannot save {path}: {exc.strerror}")
             return False

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QApplication
 
 from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import write_drawn
 from shardscope.viewers.graph import pages as paging
 from shardscope.viewers.graph.graph_panel import export_view
 from shardscope.viewers.graph.view import GraphView
@@ -55,6 +57,9 @@ class ViewExporter(FilePart):
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             written = self._write(path)
+        except ShardscopeError as exc:
+            self.messages.fail(str(exc))
+            return False
         except (OSError, ValueError) as exc:
             self.messages.fail(f"cannot export {path}: {exc}")
             return False
@@ -73,15 +78,17 @@ class ViewExporter(FilePart):
         """Write ``path`` or its pages; the files written. A ``ValueError`` names what fits
         when the picture would be too large."""
         if path.suffix.lower() == ".svg":
-            export_view(self.graph, path)
+            _write(path, lambda scratch: export_view(self.graph, scratch))
             return [path]
         scale, pages = self._plan()
         if len(pages) == 1:
-            export_view(self.graph, path, scale=scale)
+            _write(path, lambda scratch: export_view(self.graph, scratch, scale=scale))
             return [path]
         files = paging.paged_names(path, len(pages))
         for file, page in zip(files, pages, strict=True):
-            paging.save_page(self.graph, page, scale, file)
+            _write(
+                file, lambda scratch, page=page: paging.save_page(self.graph, page, scale, scratch)
+            )
         return files
 
     def _plan(self) -> tuple[float, list[paging.Page]]:
@@ -110,3 +117,8 @@ class ViewExporter(FilePart):
             f"{paging.MAX_PAGES} pages and {paging.MAX_MEGAPIXELS} megapixels an export "
             "writes: collapse some scopes (View > Collapse all scopes), or export as SVG"
         )
+
+
+def _write(path: Path, draw) -> None:
+    """Draw into a scratch file and write it to ``path`` atomically (``write_drawn``)."""
+    write_drawn(path, draw, "choose a .png or .svg name in a writable folder")

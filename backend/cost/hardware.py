@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.errors import ShardscopeError, shortened
 from shardscope.backend.json_form import JsonForm
 
 DATA = Path(__file__).with_name("hardware.toml")
@@ -175,6 +175,6 @@ def profile(name: str | HardwareProfile | None = None) -> HardwareProfile:
         if p.name == wanted:
             return p
     raise ShardscopeError(
-        f"no hardware profile {wanted!r}: choose one of {', '.join(names())} "
+        f"no hardware profile {shortened(wanted)}: choose one of {', '.join(names())} "
         f"(e.g. --hardware {DEFAULT_PROFILE})"
     )

@@ -10,6 +10,8 @@ import glob
 import os
 from pathlib import Path
 
+from shardscope.backend.files import MAX_MODULE_BYTES, read_text
+
 
 def dump_options(folder: str | Path, pass_name: str) -> dict[str, object]:
     """XLA compile options that dump the HLO module as text around ``pass_name``."""
@@ -28,4 +30,4 @@ def dumped_after(folder: str | Path, pass_name: str) -> str:
     files = sorted(glob.glob(os.path.join(folder, f"*after_{pass_name}*.txt")))
     if not files:
         raise RuntimeError(f"XLA wrote no module after {pass_name}")
-    return Path(files[-1]).read_text()
+    return read_text(files[-1], MAX_MODULE_BYTES, "compile the module again", what="XLA's dump")

@@ -29,6 +29,10 @@ _MESH = re.compile(
     r"\{(?P<over>[^}]*)\}$"
 )
 _MESH_AXIS = re.compile(r"'([^']+)'\s*=\s*(\d+)")
+# The most device positions the groups of one collective may list, all groups together: far
+# above any mesh shardscope lays out (4,096 devices), far below what exhausts memory; a
+# text that expands to more is unreadable (``GroupsError``), not expanded.
+MAX_POSITIONS = 1 << 20
 
 
 class GroupsError(ValueError):
@@ -55,11 +59,26 @@ def _ints(text: str) -> list[int]:
     return [int(t) for t in text.split(",") if t.strip()]
 
 
+def _count(sizes: Sequence[int]) -> int:
+    """How many positions a grid of ``sizes`` holds; GroupsError over ``MAX_POSITIONS``
+    (counted in Python integers: numpy's would overflow)."""
+    count = 1
+    for n in sizes:
+        count *= n
+        if count > MAX_POSITIONS:
+            raise GroupsError(f"device groups of over {MAX_POSITIONS} positions")
+    return count
+
+
 def _iota(shape: Sequence[int], reshape: Sequence[int], perm: Sequence[int] | None) -> np.ndarray:
-    ids = np.arange(int(np.prod(reshape, dtype=np.int64))).reshape(reshape)
-    if perm is not None:
-        ids = ids.transpose(perm)
-    return ids.reshape(shape)
+    _count(shape)
+    try:
+        ids = np.arange(_count(reshape)).reshape(reshape)
+        if perm is not None:
+            ids = ids.transpose(perm)
+        return ids.reshape(shape)
+    except ValueError as exc:  # shapes that do not match, a permutation that is none
+        raise GroupsError(f"malformed iota device groups ({exc})") from None
 
 
 def _explicit(text: str, num_devices: int | None) -> list[list[int]]:
@@ -67,7 +86,9 @@ def _explicit(text: str, num_devices: int | None) -> list[list[int]]:
     if not inner:
         if num_devices is None:
             raise GroupsError("empty replica groups (all devices) need the device count")
-        return [list(range(num_devices))]
+        return [list(range(_count([num_devices])))]
+    if inner.count(",") >= MAX_POSITIONS:
+        raise GroupsError(f"device groups of over {MAX_POSITIONS} positions")
     groups = re.findall(r"\{([^{}]*)\}", inner)
     return [_ints(g) for g in groups]
 
@@ -100,8 +121,11 @@ def _mesh_form(text: str) -> list[list[int]]:
     unknown = [a for a in over if a not in names]
     if unknown:
         raise GroupsError(f"mesh device groups over unknown axes {unknown} in {text[:80]!r}")
-    size = int(np.prod([s for _, s in axes], dtype=np.int64))
-    grid = _device_ids(m["ids"] or "", size).reshape([s for _, s in axes])
+    size = _count([s for _, s in axes])
+    try:
+        grid = _device_ids(m["ids"] or "", size).reshape([s for _, s in axes])
+    except ValueError as exc:
+        raise GroupsError(f"malformed mesh device groups ({exc})") from None
     rest = [i for i, a in enumerate(names) if a not in over]
     moved = grid.transpose(rest + [names.index(a) for a in over])
     per_group = int(np.prod([grid.shape[names.index(a)] for a in over], dtype=np.int64))
@@ -109,5 +133,11 @@ def _mesh_form(text: str) -> list[list[int]]:
 
 
 def to_device_ids(groups: list[list[int]], assignment: Sequence[int]) -> list[list[int]]:
-    """``groups`` of positions as device ids: position ``i`` is device ``assignment[i]``."""
-    return [[int(assignment[p]) for p in g] for g in groups]
+    """``groups`` of positions as device ids: position ``i`` is device ``assignment[i]``;
+    GroupsError for a position the assignment lacks."""
+    try:
+        return [[int(assignment[p]) for p in g] for g in groups]
+    except IndexError:
+        raise GroupsError(
+            f"device groups name positions past the {len(assignment)} assigned"
+        ) from None

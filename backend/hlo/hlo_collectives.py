@@ -253,10 +253,10 @@ def _groups(
     groups_text = _attribute(args_rest, key) or ""
     try:
         groups = parse_groups(groups_text, num_devices) if groups_text else None
+        if groups is not None and assignment is not None:
+            groups = to_device_ids(groups, assignment)
     except GroupsError:
         groups = None
-    if groups is not None and assignment is not None:
-        groups = to_device_ids(groups, assignment)
     return groups, groups_text
 
 

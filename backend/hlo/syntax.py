@@ -17,3 +17,11 @@ OP_NAME = re.compile(r'op_name="([^"]*)"')
 FRAME = re.compile(r"stack_frame_id=(\d+)")
 # A computation's opening line.
 COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%(?P<name>[\w.\-]+)\s.*\{\s*$")
+# How a module's text starts (``HloModule SyncTensorsGraph.699, is_scheduled=true, ...``).
+MODULE = re.compile(r"\s*HloModule\s+\S")
+
+
+def is_hlo_module(text: str) -> bool:
+    """Whether ``text`` starts as XLA writes an HLO module's text; other text (a file a
+    script left where a compiled module belongs) is none the readers here can read."""
+    return MODULE.match(text) is not None

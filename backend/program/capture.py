@@ -23,19 +23,18 @@ process 0 compiled is kept, with a warning where another compiled other modules.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import tempfile
 from pathlib import Path
 
-from shardscope.backend.errors import ProgramError
+from shardscope.backend.errors import ProgramError, shortened
 from shardscope.backend.isolation.jobs import run_command
 from shardscope.backend.isolation.limits import check_timeout
 from shardscope.backend.isolation.relay import KilledItsParent
 from shardscope.backend.isolation.worker_job import WorkerTimeout, worker_env
-from shardscope.backend.program.capture_file import Capture, CapturedFunction
+from shardscope.backend.program.capture_file import Capture, CapturedFunction, left_json, left_text
 from shardscope.backend.program.mlir import count_ops
 
 SITE = Path(__file__).resolve().parent / "capture_site"
@@ -110,7 +109,7 @@ def _check_request(
         )
     if shutil.which(argv[0]) is None:
         raise ProgramError(
-            f"cannot run {argv[0]!r}: no such command; give the command as you would run it, "
+            f"cannot run {shortened(argv[0])}: no such command; give the command as you would run it, "
             f"as in `capture -- python train.py`"
         )
 
@@ -197,7 +196,7 @@ def _compiled(dump: Path) -> list[tuple[str, int]]:
     """Each module a host compiled, in order, as (name, op count)."""
     found = []
     for path in _dumps(dump):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _dumped(path)
         match = _MODULE_NAME.search(text)
         found.append((_module_name(match) if match else path.stem, count_ops(text)))
     return found
@@ -238,7 +237,7 @@ def _collect(
     capture = Capture(list(argv), devices, ended)
     seen: dict[str, int] = {}
     for path in _dumps(dump):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = _dumped(path)
         match = _MODULE_NAME.search(text)
         module = _module_name(match) if match else path.stem
         owners = by_module.get(module)
@@ -259,8 +258,8 @@ def _collect(
                 mlir=text,
                 ops=count_ops(text),
                 mesh=module_mesh_text(text),
-                file=record.get("file"),
-                line=record.get("line"),
+                file=_typed(record.get("file"), str),
+                line=_typed(record.get("line"), int),
                 calls=_calls(record, path.name),
             )
         )
@@ -317,17 +316,28 @@ def _calls(record: dict, dump: str) -> int | None:
     return calls if type(calls) is int else None
 
 
+def _typed(value: object, kind: type) -> object:
+    """``value`` where it is of ``kind`` (a ``bool`` is no ``int``), else None."""
+    return value if type(value) is kind else None
+
+
 def _busiest(records: list[dict]) -> dict:
-    return max(records, key=lambda r: r.get("calls") or 0)
+    return max(records, key=lambda r: _typed(r.get("calls"), int) or 0)
 
 
 def _records(folder: Path) -> list[dict]:
-    try:
-        data = json.loads((folder / "functions.json").read_text())
-    except (OSError, ValueError):
-        return []
+    """What the hook recorded of the script's jitted functions (none where it recorded
+    nothing)."""
+    data = left_json(folder / "functions.json", "the capture's record of jitted functions")
     functions = data.get("functions") if isinstance(data, dict) else None
-    return [f for f in functions or [] if isinstance(f, dict) and isinstance(f.get("name"), str)]
+    if not isinstance(functions, list):
+        return []
+    return [f for f in functions if isinstance(f, dict) and isinstance(f.get("name"), str)]
+
+
+def _dumped(path: Path) -> str:
+    """The text of a module JAX dumped (empty where it is gone)."""
+    return left_text(path, "JAX's dump") or ""
 
 
 def _dumps(dump: Path) -> list[Path]:

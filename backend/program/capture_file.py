@@ -26,12 +26,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.files import (
+    MAX_JSON_DEPTH,
+    MAX_MODULE_BYTES,
+    MAX_RECORD_BYTES,
+    depth,
+    read_head,
+    read_json,
+    read_text,
+)
+from shardscope.backend.hlo.syntax import is_hlo_module
 from shardscope.backend.program.mlir import has_utf8, text_problem
 
 FORMAT = "shardscope-capture"
@@ -42,6 +51,34 @@ FRAMEWORKS = ("jax", "torch_xla")
 # How a capture file starts ("format" comes first), for telling one from a session file
 # without reading it all.
 SIGNATURE = re.compile(rf'\s*\{{\s*"format"\s*:\s*"{FORMAT}"')
+
+
+# What a script is told whose run left something else where a capture keeps its own files
+# (the hook's records, the frameworks' dumps).
+FOLDER_FIX = (
+    "capture a script that does not write into the capture's own folder "
+    "($SHARDSCOPE_CAPTURE_DIR, $JAX_DUMP_IR_TO)"
+)
+
+
+def left_json(path: Path, what: str) -> object | None:
+    """The JSON a capture's hook left at ``path``, None where it left none; ProgramError
+    (one line) where something else is there (a FIFO, a file too large or deep)."""
+    try:
+        return read_json(path, MAX_RECORD_BYTES, FOLDER_FIX, what=what, error=ProgramError)
+    except FileNotFoundError:
+        return None
+
+
+def left_text(path: Path, what: str) -> str | None:
+    """The text of a module a capture's framework dumped at ``path``, None where there is
+    none; ProgramError (one line) where something else is there."""
+    try:
+        return read_text(
+            path, MAX_MODULE_BYTES, FOLDER_FIX, what=what, error=ProgramError, errors="replace"
+        )
+    except FileNotFoundError:
+        return None
 
 
 @dataclass
@@ -125,19 +162,8 @@ class Capture:
 def is_capture_file(path: str | Path) -> bool:
     """Whether ``path`` is a regular file that starts like a capture file (read: its first
     bytes only; a FIFO or device is never read, and opening one does not wait)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        head = os.read(fd, 256)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return SIGNATURE.match(head.decode("utf-8", "replace")) is not None
+    head = read_head(path, 256)
+    return head is not None and SIGNATURE.match(head.decode("utf-8", "replace")) is not None
 
 
 def parse_capture(text: str, where: str) -> Capture:
@@ -153,10 +179,15 @@ class _Bad(Exception):
 
 
 def _parse(text: str) -> Capture:
+    deep = _Bad(f"its JSON nests deeper than the {MAX_JSON_DEPTH} levels a capture may")
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except json.JSONDecodeError:
         raise _Bad("not a capture file (not JSON)") from None
+    except RecursionError:
+        raise deep from None
+    if depth(data) > MAX_JSON_DEPTH:
+        raise deep
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _Bad("not a capture file")
     if data.get("version") not in READABLE_VERSIONS:
@@ -208,6 +239,8 @@ def _function(i: int, entry: object) -> CapturedFunction:
     for key in ("name", "module", "mlir"):
         if not isinstance(getattr(function, key), str):
             raise _Bad(f"function {i} has a {key} that is not text")
+    if function.file is not None and not isinstance(function.file, str):
+        raise _Bad(f"function {i} has a file that is not text")
     problem = text_problem(function.mlir)
     if problem is not None:
         raise _Bad(
@@ -219,12 +252,20 @@ def _function(i: int, entry: object) -> CapturedFunction:
             raise _Bad(f"function {i} has a {key} that is not UTF-8 text (a lone surrogate)")
     if type(function.ops) is not int:
         raise _Bad(f"function {i} has an op count that is not a whole number")
+    for key in ("line", "calls"):
+        if getattr(function, key) is not None and type(getattr(function, key)) is not int:
+            raise _Bad(f"function {i} has a {key} that is not a whole number")
     _check_mesh(i, function.mesh, function.device_order)
     if function.partitioner not in ("shardy", "gspmd"):
         raise _Bad(f"function {i} has an unknown partitioner {function.partitioner!r}")
     compiled = function.compiled_hlo
     if compiled is not None and (not isinstance(compiled, str) or text_problem(compiled)):
         raise _Bad(f"function {i} has a compiled module that is not text")
+    if compiled is not None and not is_hlo_module(compiled):
+        raise _Bad(
+            f"function {i} has a compiled module that is not XLA's HLO text (it does not "
+            f"start with HloModule), so its collectives cannot be read"
+        )
     by = function.sharded_by
     if by is not None and not (
         isinstance(by, dict)

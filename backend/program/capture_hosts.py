@@ -321,19 +321,21 @@ def read_ends(folder: Path, hosts: int) -> tuple[list[HostEnd], bool, bool] | No
     """Each host's end from ``hosts.json`` and its ``functions.json``, whether the hosts
     ran out of time, and whether those left were ended for falling behind (``LAG``);
     None where the report is missing (the worker was killed)."""
-    try:
-        report = json.loads((folder / REPORT).read_text())
-    except (OSError, ValueError):
+    from shardscope.backend.program.capture_file import left_json
+
+    report = left_json(folder / REPORT, "the capture's record of its hosts")
+    if not isinstance(report, dict):
         return None
     ends = []
     for k, entry in enumerate(report.get("hosts", [])[:hosts]):
-        try:
-            state = json.loads((folder_of(folder, k) / "functions.json").read_text())
-        except (OSError, ValueError):
-            state = {}
+        entry = entry if isinstance(entry, dict) else {}
+        state = left_json(folder_of(folder, k) / "functions.json", f"host {k}'s record")
         state = state if isinstance(state, dict) else {}
-        functions = state.pop("functions", None) or []
-        calls = sum(f.get("calls") or 0 for f in functions if isinstance(f, dict))
+        functions = state.pop("functions", None)
+        functions = functions if isinstance(functions, list) else []
+        calls = sum(
+            f["calls"] for f in functions if isinstance(f, dict) and type(f.get("calls")) is int
+        )
         tail = entry.get("tail") or []
         end = HostEnd(k, entry.get("status"), entry.get("at"), tail, state, calls)
         end.done = entry.get("done")

@@ -17,7 +17,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from shardscope.backend.files import MAX_MODULE_BYTES, read_bytes
 from shardscope.backend.isolation.json_worker import json_worker_main
+from shardscope.backend.program.capture_file import FOLDER_FIX
 
 
 def module_proto(data: bytes) -> bytes:
@@ -90,7 +92,8 @@ def import_job(job: dict, scratch: Path) -> dict:
     out = []
     for path in job["protos"]:
         try:
-            out.append({"text": stablehlo_text(Path(path).read_bytes())})
+            data = read_bytes(path, MAX_MODULE_BYTES, FOLDER_FIX, what="torch_xla's graph")
+            out.append({"text": stablehlo_text(data)})
         except Exception as exc:  # noqa: BLE001 - each dump is converted or says why not
             out.append({"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"})
     return {"ok": True, "modules": out}

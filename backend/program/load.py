@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import stat
 import tempfile
-import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import ProgramError
+from shardscope.backend.errors import ProgramError, shortened
+from shardscope.backend.files import MAX_CAPTURE_BYTES, MAX_MODULE_BYTES, read_bytes, shown_path
 from shardscope.backend.isolation.forkserver import ForkServerError, shared_server
 from shardscope.backend.isolation.jobs import run_worker
 from shardscope.backend.isolation.limits import memory_limit, memory_message
@@ -64,9 +63,8 @@ LOWER_WORKER = "shardscope.backend.program.lower"
 EXAMPLES_DIR = PACKAGE_ROOT / "assets" / "examples"
 EXAMPLE_PREFIX = "example:"
 DEFAULT_TIMEOUT = 120.0
-# The largest .mlir file read: far above a lowered 24-layer transformer (about 1 MiB), far
-# below what would exhaust memory while parsing.
-MAX_MLIR_BYTES = 256 * 2**20
+# The largest .mlir file read (``files.MAX_MODULE_BYTES``).
+MAX_MLIR_BYTES = MAX_MODULE_BYTES
 
 
 @dataclass(frozen=True)
@@ -199,7 +197,7 @@ def load_program(
         # Only a name from the examples folder: ``example:../../x`` must not run x.py.
         if name not in list_examples() or not path.is_file():
             known = ", ".join(list_examples())
-            raise ProgramError(f"no built-in example {name!r}; choose one of: {known}")
+            raise ProgramError(f"no built-in example {shortened(name)}; choose one of: {known}")
         program = _load_python(path, params, timeout, while_waiting)
         program.kind, program.name, program.source = "example", name, source
         return program
@@ -259,7 +257,7 @@ def _load_capture(path: Path, name: str | None, source: str, timeout: float) -> 
             f"{path}: not a capture file; a session opens in the window (gui {path}), and "
             f"`capture -- python SCRIPT` writes capture files"
         )
-    capture = parse_capture(read_mlir_text(path, timeout), str(path))
+    capture = parse_capture(read_mlir_text(path, timeout, MAX_CAPTURE_BYTES, "capture"), str(path))
     function = capture.pick(name, str(path))
     # Messages and titles show the name on one line: as a source writes it where it holds
     # a character that does not print (a newline).
@@ -324,59 +322,29 @@ def parse_program_text(program: Program, where: str) -> None:
         ) from None
 
 
-def read_mlir_text(path: Path, timeout: float = DEFAULT_TIMEOUT) -> str:
-    """The text of a ``.mlir`` file: a regular file of at most ``MAX_MLIR_BYTES``, read
-    within ``timeout`` seconds; anything else is a one-line ``ProgramError``."""
-    deadline = time.monotonic() + timeout
+def read_mlir_text(
+    path: Path, timeout: float = DEFAULT_TIMEOUT, limit: int | None = None, what: str = "module"
+) -> str:
+    """The text of a ``.mlir`` file (or a capture file, ``what``): a regular file of at
+    most ``limit`` bytes (``MAX_MLIR_BYTES``), read within ``timeout`` seconds; anything
+    else is a one-line ``ProgramError``."""
+    limit = MAX_MLIR_BYTES if limit is None else limit
+    fix = (
+        "write the capture to a file (`capture --out FILE.json -- python SCRIPT`) and load that"
+        if what == "capture"
+        else "load the module from a regular file, or the Python program instead"
+    )
     try:
-        # Non-blocking: opening a FIFO for reading would wait for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise ProgramError(
-            f"{path}: cannot read the file ({exc.strerror}); check its permissions"
-        ) from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ProgramError(
-                f"{path}: not a regular file (a pipe, device or socket); save the module "
-                f"to a file and load that"
-            )
-        if info.st_size > MAX_MLIR_BYTES:
-            raise ProgramError(_too_big(path))
-        chunks, size = [], 0
-        while True:
-            try:
-                chunk = f.read(1 << 20)
-            except OSError as exc:
-                raise ProgramError(
-                    f"{path}: cannot read the file ({exc.strerror}); check the file"
-                ) from None
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_MLIR_BYTES:
-                raise ProgramError(_too_big(path))
-            if time.monotonic() > deadline:
-                raise ProgramError(
-                    f"{path}: reading did not finish within {timeout:g} s; "
-                    f"allow more time with --timeout"
-                )
+        data = read_bytes(path, limit, fix, what=what, error=ProgramError, timeout=timeout)
+    except FileNotFoundError:
+        raise ProgramError(f"{what} {shown_path(path)}: no such file; check the path") from None
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProgramError(
-            f"{path}: not UTF-8 text (byte {exc.start}); export the module again with "
-            f"jax.jit(f).lower(...).as_text()"
+            f"{shown_path(path)}: not UTF-8 text (byte {exc.start}); export the module again "
+            f"with jax.jit(f).lower(...).as_text()"
         ) from None
-
-
-def _too_big(path: Path) -> str:
-    return (
-        f"{path}: larger than the {MAX_MLIR_BYTES // 2**20} MiB shardscope reads for a .mlir "
-        f"module; load the Python program instead, or a smaller module"
-    )
 
 
 def _mlir_error_message(path: Path | str, exc: ir.MLIRError) -> str:

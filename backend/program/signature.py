@@ -13,7 +13,10 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from pathlib import Path
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import read_text
+from shardscope.backend.program.snippets import MAX_FILE_BYTES
 
 _ROOT = re.compile(r"[A-Za-z_]\w*")
 _PROGRAM = re.compile(r"^PROGRAM\s*=\s*(?:[\w.]+\()?([A-Za-z_]\w*)")
@@ -132,8 +135,8 @@ def signature_site(program) -> tuple[str, int] | None:
     if not path or not str(path).endswith(".py"):
         return None
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError):
+        text = read_text(path, MAX_FILE_BYTES, "")
+    except (OSError, ShardscopeError, ValueError):
         return None
     found = argument_line(text, "")
     return (str(path), found.line) if found is not None else None

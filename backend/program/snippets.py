@@ -10,7 +10,9 @@ that cannot be read, are not UTF-8 text or are larger than ``MAX_FILE_BYTES`` ar
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import read_text
 
 Snippets = dict[str, dict[int, str]]
 
@@ -46,11 +48,8 @@ def read_snippets(locations: Iterable[tuple[str | None, int | None]]) -> Snippet
 
 def _read_lines(path: str) -> list[str] | None:
     try:
-        p = Path(path)
-        if not p.is_file() or p.stat().st_size > MAX_FILE_BYTES:
-            return None
-        return p.read_bytes().decode("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError, ValueError):
+        return read_text(path, MAX_FILE_BYTES, "").splitlines()
+    except (OSError, ShardscopeError, ValueError):
         return None
 
 

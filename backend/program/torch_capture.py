@@ -21,13 +21,19 @@ with GSPMD, so each is marked ``partitioner="gspmd"``.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from shardscope.backend.errors import ProgramError
+from shardscope.backend.hlo.syntax import is_hlo_module
 from shardscope.backend.isolation.json_worker import run_json_worker
-from shardscope.backend.program.capture_file import Capture, CapturedFunction
+from shardscope.backend.program.capture_file import (
+    FOLDER_FIX,
+    Capture,
+    CapturedFunction,
+    left_json,
+    left_text,
+)
 from shardscope.backend.program.mlir import closing_bracket, count_ops
 from shardscope.backend.program.torch_lines import backward_lines
 
@@ -42,10 +48,7 @@ _ARG = re.compile(r"(?:^|, )(%arg\d+): ")
 def torch_record(folder: Path) -> dict | None:
     """What the hook recorded in ``folder``, or None where the script never imported
     torch_xla (or the record cannot be read)."""
-    try:
-        data = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = left_json(folder / RECORD, "the capture's record of torch_xla")
     return data if isinstance(data, dict) else None
 
 
@@ -101,8 +104,8 @@ def collect_torch(folder: Path, capture: Capture, timeout: float) -> bool:
                 mlir=text,
                 ops=count_ops(text),
                 mesh=mesh,
-                file=sync.get("file"),
-                line=sync.get("line"),
+                file=sync["file"] if isinstance(sync.get("file"), str) else None,
+                line=sync["line"] if type(sync.get("line")) is int else None,
                 calls=_calls(sync, syncs),
                 device_order=order,
                 partitioner="gspmd",
@@ -220,7 +223,13 @@ def _compiled(dump: Path, proto_name: str) -> str | None:
     """torch_xla's compiled module of the graph dumped as ``proto_name``, or None."""
     stem = proto_name[: -len(_PROTO)]
     for path in sorted(dump.glob(f"{stem}.*after_optimizations.txt")):
-        return without_op_scopes(path.read_text(encoding="utf-8", errors="replace"))
+        text = left_text(path, "torch_xla's compiled module")
+        if text is not None and not is_hlo_module(text):
+            raise ProgramError(
+                f"torch_xla's compiled module {path.name} is not XLA's HLO text (it does not "
+                f"start with HloModule); {FOLDER_FIX}"
+            )
+        return None if text is None else without_op_scopes(text)
     return None
 
 

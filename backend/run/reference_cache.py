@@ -36,12 +36,13 @@ import json
 import os
 import platform
 import re
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import read_bytes, write_atomic
 
 CACHE_ENV = "SHARDSCOPE_CACHE_DIR"
 # What a run that used kept outputs says of its errors.
@@ -160,17 +161,8 @@ class ReferenceCache:
         fields = {f"arr_{i}": _bytes(a) for i, a in enumerate(arrays)}
         fields[_RECORD] = np.frombuffer(json.dumps(record).encode(), np.uint8)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    np.savez(f, **fields)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        except OSError:
+            write_atomic(path, lambda f: np.savez(f, **fields), "")
+        except (OSError, ShardscopeError):
             return
         self.prune()
 
@@ -220,27 +212,10 @@ def _digest(array: np.ndarray) -> str:
 def _read_bytes(path: Path) -> bytes:
     """The bytes of the regular file ``path``: never a link followed, nor a FIFO or
     device opened for longer than it takes to see it is one (``_Refused``)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if path.is_symlink():
-            raise _Refused("it is a symbolic link") from None
-        raise _Refused(f"it cannot be opened ({exc.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _Refused("it is not a regular file")
-        if info.st_size > MAX_ENTRY_BYTES + (1 << 20):
-            raise _Refused(f"it is larger ({info.st_size} bytes) than an entry may be")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_bytes(path, MAX_ENTRY_BYTES + (1 << 20), "", follow_links=False)
+    except ShardscopeError as exc:
+        raise _Refused(f"it {exc.reason}") from None  # type: ignore[attr-defined]
 
 
 def _read_entry(

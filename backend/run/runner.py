@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import ShardscopeError, SpecError
+from shardscope.backend.errors import ShardscopeError, SpecError, shortened
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.program.consent import runnable_file
 from shardscope.backend.propagation.annotate import SpecLike, as_spec
@@ -273,6 +273,6 @@ def _check_axes(name: str, text: str, mesh: Mesh) -> None:
         base = axis.split(":")[0]
         if base not in mesh.shape:
             raise SpecError(
-                f"the spec on {name} names axis {base!r}, which the mesh {mesh.describe()} "
+                f"the spec on {name} names axis {shortened(base)}, which the mesh {mesh.describe()} "
                 f"lacks: use one of {', '.join(mesh.axis_names)}"
             )

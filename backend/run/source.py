@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError
+from shardscope.backend.errors import MeshError, ProgramError, ShardscopeError, shortened
 from shardscope.backend.isolation.fork import can_fork
 from shardscope.backend.isolation.json_worker import run_json_worker
 from shardscope.backend.isolation.limits import memory_limit, memory_message
@@ -197,7 +197,7 @@ def host_count(hosts: int | None, dcn: str | None) -> int:
                 f"says: give --hosts too, or --mesh, or write {name.strip()}=N"
             )
         if not value.strip().isdigit() or int(value) < 1:
-            raise MeshError(f"--dcn {item}: give a whole number of hosts, e.g. {name.strip()}=2")
+            raise MeshError(f"--dcn {shortened(item)}: give a whole number of hosts, e.g. data=2")
         count *= int(value)
     return count
 

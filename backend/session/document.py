@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 from psygnal import Signal, SignalGroup
 
 from shardscope.backend.analysis.analysis import Analysis
-from shardscope.backend.errors import MeshError, SpecError
+from shardscope.backend.errors import MeshError, ShardscopeError, SpecError
 from shardscope.backend.session.display import (
     FinalSpecs,
     Origin,
@@ -472,7 +472,7 @@ class Session:
                 if self.file is not None:
                     state["file"] = str(self.file)
                 write_json(self.recovery_file, state, private=True)
-            except OSError:
+            except (OSError, ShardscopeError):
                 pass  # a full disk must not break editing; the next edit tries again
 
     def discard_recovery(self) -> None:

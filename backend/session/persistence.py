@@ -29,18 +29,23 @@ no longer runs are what ``orphan_recoveries`` offers at the next start.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
-import re
-import stat
-import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import (
+    MAX_CAPTURE_BYTES,
+    pid_alive,
+    pid_in,
+    read_json,
+    shown_path,
+    write_atomic,
+)
 from shardscope.backend.session.host_layout import HostLayout
 from shardscope.backend.session.saved_program import check_program
 from shardscope.backend.sharding.mesh import Mesh
@@ -52,11 +57,10 @@ if TYPE_CHECKING:
 FORMAT = "shardscope-session"
 FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
-# room for a program at the .mlir limit (256 MiB) and its source lines
-MAX_SESSION_BYTES = 320 * 2**20
+# room for a program at the .mlir limit and its source lines
+MAX_SESSION_BYTES = MAX_CAPTURE_BYTES
 RECOVERY_PREFIX = "recovery-"
 LEGACY_RECOVERY_NAME = "recovery.json"  # the one file all windows shared before
-TEMP_PREFIX = ".shardscope-tmp-"
 
 JsonDict = dict[str, object]
 
@@ -265,45 +269,12 @@ def _parse_saved_spec(spec: object) -> Spec:
 def read_state(path: Path | str) -> SavedState:
     """Read and check a saved session file; ShardscopeError with the fix if it is bad."""
     path = Path(path)
+    fix = "open a file saved by shardscope"
     try:
-        text = _read_regular(path).decode("utf-8")
-    except OSError as exc:
-        raise ShardscopeError(f"cannot read session {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ShardscopeError(
-            f"session {path} is not UTF-8 text: open a file saved by shardscope"
-        ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ShardscopeError(
-            f"session {path} is not JSON (line {exc.lineno}): open a file saved by shardscope"
-        ) from None
-    except RecursionError:
-        raise ShardscopeError(
-            f"session {path} is nested too deeply to be a session: open a file saved by shardscope"
-        ) from None
+        data = read_json(path, MAX_SESSION_BYTES, fix, what="session")
+    except FileNotFoundError:
+        raise ShardscopeError(f"cannot read session {shown_path(path)}: no such file") from None
     return check_saved(data, path)
-
-
-def _read_regular(path: Path) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``MAX_SESSION_BYTES``;
-    ShardscopeError otherwise (a FIFO would block a plain read forever)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ShardscopeError(
-                f"session {path} is not a regular file (a pipe, device or socket): "
-                "open a file saved by shardscope"
-            )
-        data = f.read(MAX_SESSION_BYTES + 1)
-    if len(data) > MAX_SESSION_BYTES:
-        raise ShardscopeError(
-            f"session {path} is larger than the {MAX_SESSION_BYTES // 2**20} MiB a session "
-            "can be: open a file saved by shardscope"
-        )
-    return data
 
 
 def unpack_state(
@@ -377,102 +348,18 @@ def unpack_hosts(state: SavedState, mesh: Mesh | None) -> HostLayout:
 
 
 def write_json(path: Path, data: Mapping[str, object], *, private: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically: a reader sees the old file or the whole new
-    one, and a failed write leaves no temporary file behind.
+    """Write ``data`` to ``path`` atomically (``files.write_atomic``: a reader sees the old
+    file or the whole new one, a symlink stays a symlink, only a regular file or a new
+    path is written); ``private`` (recovery files, which hold the program's text): readable
+    by its owner alone from the moment it is made. ShardscopeError naming why it cannot
+    be written."""
 
-    A symlink stays a symlink (its target is replaced) and the target keeps its mode.
-    Temporary files carry our prefix and pid, so ones left by a killed save are removed
-    by the next save into the same folder.
+    def dump(f) -> None:
+        text = io.TextIOWrapper(f, encoding="utf-8", write_through=True)
+        json.dump(data, text, indent=1)
+        text.detach()  # the file stays open for write_atomic to finish
 
-    ``private`` (recovery files, which hold the program's text): the file is readable by
-    its owner alone (0600) from the moment it is created, and a folder made for it is
-    0700.
-    """
-    target = Path(os.path.realpath(path))
-    # ``mode`` is the made folder's own; the folders above it are made as usual.
-    target.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
-    remove_stale_temps(target.parent)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        mode = 0o666 & ~_UMASK
-    if private:
-        mode = 0o600
-    # mkstemp creates the file 0600; a file that is not private is widened below.
-    fd, tmp = tempfile.mkstemp(
-        dir=target.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=f"-{target.name}"
-    )
-    try:
-        if not private:
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _current_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _current_umask()
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs (one we may not signal still runs)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    return True
-
-
-def _pid_in(name: str, prefix: str) -> int | None:
-    head = name[len(prefix) :].split("-", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-# what ``mkstemp(prefix=NAME, suffix=".tmp")`` made before temporary names carried a pid;
-# only an old-enough one is taken for stale, as its writer cannot be known
-_OLD_TEMP = re.compile(r".+\.json[a-z0-9_]{8}\.tmp")
-
-
-def _older_than(path: Path, seconds: float) -> bool:
-    try:
-        return time.time() - path.stat().st_mtime > seconds
-    except OSError:
-        return False
-
-
-def remove_stale_temps(folder: Path) -> None:
-    """Remove the temporary files that saves by no-longer-running processes left in ``folder``."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(TEMP_PREFIX):
-            pid = _pid_in(name, TEMP_PREFIX)
-            if pid is None or pid_alive(pid):
-                continue
-        elif not (_OLD_TEMP.fullmatch(name) and _older_than(folder / name, 3600)):
-            continue
-        try:
-            (folder / name).unlink()
-        except OSError:
-            pass  # another save removed it first, or the folder is read-only
+    write_atomic(path, dump, "choose another file", private=private)
 
 
 def state_dir() -> Path:
@@ -505,7 +392,7 @@ def orphan_recoveries() -> list[Path]:
         if p.name == LEGACY_RECOVERY_NAME:
             pid = None
         elif p.name.startswith(RECOVERY_PREFIX):
-            pid = _pid_in(p.name, RECOVERY_PREFIX)
+            pid = pid_in(p.name, RECOVERY_PREFIX)
             if pid is None or pid_alive(pid):
                 continue
         else:

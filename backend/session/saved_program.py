@@ -140,7 +140,13 @@ def _compiled_problem(data: dict) -> str | None:
             f"{MAX_MLIR_BYTES // 2**20} MiB shardscope reads"
         )
     problem = text_problem(compiled)
-    return None if problem is None else f"a program whose compiled module holds {problem}"
+    if problem is not None:
+        return f"a program whose compiled module holds {problem}"
+    from shardscope.backend.hlo.syntax import is_hlo_module
+
+    if not is_hlo_module(compiled):
+        return "a program whose compiled module is not XLA's HLO text (no HloModule)"
+    return None
 
 
 def _extras_problem(data: dict) -> str | None:

@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from shardscope.backend.errors import MeshError
+from shardscope.backend.errors import MeshError, shortened
 from shardscope.backend.sharding.mesh import Mesh
 
 # How an axis lies across hosts (``axis_spans``).
@@ -167,21 +167,33 @@ def parse_dcn(text: str | Mapping[str, int] | None, mesh: Mesh) -> dict[str, int
             name, sep, value = item.partition("=")
             name = name.strip()
             if not name:
-                raise MeshError(f"--dcn {text!r} has an empty entry: write it like data=2")
+                raise MeshError(f"--dcn {shortened(text)} has an empty entry: write it like data=2")
             if not sep:
                 value = str(mesh.shape.get(name, 1))  # a bare name: the whole axis spans hosts
             if not value.strip().isdigit():
                 raise MeshError(
-                    f"--dcn {name}={value}: give a whole number of hosts, e.g. {name}=2"
+                    f"--dcn {shortened(name + '=' + value)}: give a whole number of hosts, e.g. data=2"
                 )
             given[name] = int(value)
+    elif isinstance(text, Mapping):
+        given = {}
+        for name, value in text.items():
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MeshError(
+                    f"dcn {shortened(name)}: {shortened(value)} is not a whole number of hosts: "
+                    f"give e.g. {{'data': 2}}"
+                )
+            given[str(name)] = value
     else:
-        given = {str(k): int(v) for k, v in text.items()}
+        raise MeshError(
+            f"dcn {shortened(text)} is neither text nor a mapping of axes: give e.g. "
+            f"'data=2' or {{'data': 2}}"
+        )
     out = {name: 1 for name in mesh.axis_names}
     for name, factor in given.items():
         if name not in mesh.shape:
             raise MeshError(
-                f"--dcn names axis {name!r}, which the mesh {mesh.describe()} lacks: use one of "
+                f"--dcn names axis {shortened(name)}, which the mesh {mesh.describe()} lacks: use one of "
                 f"{', '.join(mesh.axis_names)}"
             )
         size = mesh.shape[name]

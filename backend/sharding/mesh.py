@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from shardscope.backend.errors import MeshError
+from shardscope.backend.errors import MeshError, shortened
 
 if TYPE_CHECKING:  # numpy and jax are imported where used: the CLI starts without them
     import numpy as np
@@ -51,7 +51,7 @@ class AxisType(enum.Enum):
         for member in cls:
             if text.lower() in (member.value.lower(), member.name.lower()):
                 return member
-        raise MeshError(f"unknown axis type {_clip(value)!r}: use one of Auto, Explicit, Manual")
+        raise MeshError(f"unknown axis type {shortened(value)}: use one of Auto, Explicit, Manual")
 
 
 @dataclass(frozen=True)
@@ -271,13 +271,13 @@ def _short(n: int) -> str:
 def _as_size(name: Any, value: Any) -> int:
     if isinstance(value, str) and not _INT_RE.fullmatch(value.strip()):
         raise MeshError(
-            f"mesh axis {name!r} has size {_clip(value)!r}: give a whole number >= 1 in digits 0-9"
+            f"mesh axis {name!r} has size {shortened(value)}: give a whole number >= 1 in digits 0-9"
         )
     try:
         size = int(value)
     except (TypeError, ValueError):
         raise MeshError(
-            f"mesh axis {name!r} has size {_clip(value)!r}: give a whole number >= 1"
+            f"mesh axis {name!r} has size {shortened(value)}: give a whole number >= 1"
         ) from None
     if size != value and not isinstance(value, str):
         raise MeshError(f"mesh axis {name!r} has size {value!r}: give a whole number >= 1")
@@ -329,14 +329,17 @@ def parse_mesh(
         raise MeshError("mesh is empty: give axes as name=size, e.g. --mesh data=4,model=2")
     if "" in items:
         raise MeshError(
-            f"mesh {_clip(text)!r} has an empty entry: separate axes by single commas, "
+            f"mesh {shortened(text)} has an empty entry: separate axes by single commas, "
             f"e.g. data=4,model=2"
         )
     axes: list[MeshAxis] = []
     for item in items:
         name, sep, size = item.partition("=")
         if not sep:
-            raise MeshError(f"mesh axis {item!r} has no size: write it as name=size, e.g. {item}=4")
+            raise MeshError(
+                f"mesh axis {shortened(item)} has no size: write it as name=size, e.g. "
+                f"{item if len(item) <= 20 else 'data'}=4"
+            )
         axes.append(MeshAxis(name.strip(), _as_size(name.strip(), size.strip())))
     return Mesh(tuple(axes), parse_ints(device_order, "device order"), _parse_types(axis_types))
 
@@ -351,16 +354,10 @@ def parse_ints(value: str | Iterable[int] | None, what: str) -> tuple[int, ...]:
             return ()
         if not all(_INT_RE.fullmatch(p) and len(p) <= 12 for p in parts):
             raise MeshError(
-                f"{what} {_clip(value)!r} is not a list of integers: write it like 0,2,4,6"
+                f"{what} {shortened(value)} is not a list of integers: write it like 0,2,4,6"
             )
         return tuple(int(p) for p in parts)
     return tuple(int(v) for v in value)
-
-
-def _clip(value: Any) -> str:
-    """``value`` as text, cut to 60 characters for a one-line message."""
-    text = str(value)
-    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _parse_types(value: str | Sequence[AxisType | str] | None) -> tuple[AxisType, ...]:

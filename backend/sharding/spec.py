@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from shardscope.backend.errors import SpecError
+from shardscope.backend.errors import SpecError, shortened
 from shardscope.backend.sharding.mesh import Mesh
 
 if TYPE_CHECKING:  # jax is imported where used: the CLI starts without it
@@ -224,7 +224,7 @@ def parse_spec(text: str) -> Spec:
 
 def _quote(text: str) -> str:
     """``repr(text)``, cut to fit a one-line message."""
-    return repr(text) if len(text) <= 80 else f"{text[:60]!r}...({len(text)} characters)"
+    return shortened(text, 80)
 
 
 def _clip(text: str) -> str:

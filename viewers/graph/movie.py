@@ -28,6 +28,7 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
+from shardscope.backend.files import write_atomic
 from shardscope.viewers.common.colors import axis_color
 from shardscope.viewers.graph.gif_stream import GifStream
 from shardscope.viewers.graph.pages import MIN_LABEL_PIXELS, label_pixels
@@ -448,8 +449,8 @@ class MovieDrawer:
         self._cached, self._modes, self._selected = [], [], []
 
     def finish(self) -> MovieSummary:
-        """Draw what is left, then write the file whole. Raises OSError when it cannot
-        be written (no file is left then)."""
+        """Draw what is left, then write the file whole. Raises ShardscopeError when it
+        cannot be written (no file is left then)."""
         try:
             while self.draw_next():
                 QApplication.processEvents()
@@ -470,13 +471,6 @@ _NO_CACHE = QGraphicsItem.CacheMode.NoCache
 
 
 def write_whole(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path``; on failure remove what was written and raise OSError."""
-    try:
-        path.write_bytes(data)
-    except OSError:
-        if path.is_file():
-            try:
-                path.unlink()
-            except OSError:
-                pass
-        raise
+    """Write ``data`` to ``path`` atomically (``files.write_atomic``: only a regular file
+    or a new path, nothing left where it fails); ShardscopeError naming why not."""
+    write_atomic(path, lambda f: f.write(data), "choose a .gif or .mp4 name in a writable folder")

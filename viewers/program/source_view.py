@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontDatabase, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
+from shardscope.backend.errors import ShardscopeError
+from shardscope.backend.files import read_text
 from shardscope.backend.program.signature import argument_line
 from shardscope.backend.program.snippets import Snippets, snippet_text
 from shardscope.viewers.common.damage import quiet_change
@@ -166,11 +168,9 @@ class SourceView(QWidget):
         if path in self._cache:
             return self._cache[path]
         try:
-            p = Path(path)
-            if p.stat().st_size > MAX_BYTES:
-                return None
-            content = p.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            # never waits on a FIFO or reads a device a program's locations name
+            content = read_text(path, MAX_BYTES, "", errors="replace")
+        except (OSError, ShardscopeError):
             return None
         self._cache[path] = content
         return content

@@ -258,6 +258,33 @@ def test_out_shardings_are_the_programs_own():
     assert plain.value("result[0]").spec == [[], []]
 
 
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ({"out_shardings": ("P", "data", "data")}, "out_shardings: axis 'data' is used twice"),
+        ({"out_shardings": ("P", "nope")}, "out_shardings: spec dim 0 uses unknown axis 'nope'"),
+        ({"out_shardings": ("P", None, None, None)}, "out_shardings do not fit the results"),
+        ({"out_shardings": 3}, "out_shardings holds '3': give PartitionSpecs"),
+        ({"dcn": 2, "hosts": 2}, "dcn '2' is neither text nor a mapping of axes"),
+        ({"dcn": {"data": "2"}, "hosts": 2}, "'2' is not a whole number of hosts"),
+        ({"hosts": "2"}, "hosts='2' is not a whole number of hosts"),
+    ],
+    ids=["duplicate-axis", "unknown-axis", "rank", "not-a-spec", "dcn-int", "dcn-text", "hosts"],
+)
+def test_bad_out_shardings_hosts_and_dcn_are_one_line_errors(given, said):
+    from jax.sharding import PartitionSpec as P
+
+    import shardscope
+    from shardscope.backend.errors import ShardscopeError
+
+    out = given.get("out_shardings")
+    if isinstance(out, tuple):
+        given = {**given, "out_shardings": P(*out[1:])}
+    with pytest.raises(ShardscopeError) as info:
+        shardscope.inspect(_sin_matmul, *_args(), mesh={"data": 4, "model": 2}, **given)
+    assert said in str(info.value) and "\n" not in str(info.value)
+
+
 def test_without_a_mesh_inspect_says_how_to_give_one():
     import shardscope
     from shardscope.backend.errors import ShardscopeError

@@ -250,3 +250,24 @@ def test_a_large_file_asks_first_and_its_cancel_writes_nothing(
             export.confirm.button(export.confirm.StandardButton.Save), Qt.MouseButton.LeftButton
         )
     assert ended.args == [True] and out.exists()
+
+
+def test_exporting_the_animation_over_a_pipe_says_so_and_leaves_it(
+    make_window, tmp_path, monkeypatch, pick, qtbot
+):
+    import os
+    import stat
+
+    window = make_window("example:mlp")
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    fifo = tmp_path / "anim.gif"
+    os.mkfifo(fifo)  # no reader: writing to it straight would wait forever
+    answer_save(monkeypatch, fifo, [])
+    with qtbot.waitSignal(window.gif_export.finished, timeout=120_000) as ended:
+        pick(window, "&File", "Export propagation a&nimation…")
+        press_export(window, qtbot)
+    assert ended.args == [False]
+    errors = window.messages.messages("error")
+    assert len(errors) == 1 and "is a pipe (FIFO), not a regular file" in errors[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["anim.gif"]

@@ -64,6 +64,29 @@ def test_save_as_then_open_session_through_the_file_menu(
     assert other.windowTitle() == "mlp — shardscope"
 
 
+def test_saving_over_a_pipe_says_so_keeps_it_and_the_edits(
+    make_window, tmp_path, monkeypatch, pick, drop_axis
+):
+    import os
+    import stat
+
+    window = make_window("example:mlp", propagate=False)
+    x = window.session.graph.value_by_name("x").id
+    drop_axis(window, x, 1, "model")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    fifo = folder / "session.json"
+    os.mkfifo(fifo)
+    answer_save(monkeypatch, fifo)
+    pick(window, "&File", "Save session &as…")
+    errors = window.messages.messages("error")
+    assert len(errors) == 1 and "\n" not in errors[0]
+    assert "is a pipe (FIFO), not a regular file" in errors[0] and str(fifo) in errors[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(folder) == ["session.json"]
+    assert window.windowTitle() == "mlp • — shardscope"  # still unsaved
+    assert window.files.session_path != fifo
+
+
 def test_first_save_asks_for_a_file_and_cancel_saves_nothing(
     make_window, tmp_path, monkeypatch, pick
 ):

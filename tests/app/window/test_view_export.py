@@ -87,3 +87,27 @@ def test_a_graph_too_large_for_legible_pages_is_refused_naming_what_fits(
     answer_save(monkeypatch, out / "t.svg")
     pick(window, "&File", "Export view as S&VG…")
     assert "<svg" in (out / "t.svg").read_text()[:2000]
+
+
+def test_exporting_over_a_pipe_or_device_says_so_and_leaves_it(
+    make_window, tmp_path, monkeypatch, pick
+):
+    import os
+    import stat
+
+    window = make_window("example:mlp", propagate=False)
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    fifo = tmp_path / "view.png"
+    os.mkfifo(fifo)  # no reader: Qt writing to it straight would wait forever
+    device = tmp_path / "view.svg"
+    device.symlink_to("/dev/null")
+    for text, path in (("Export view as &PNG…", fifo), ("Export view as S&VG…", device)):
+        answer_save(monkeypatch, path, [])
+        pick(window, "&File", text)
+        errors = window.messages.messages("error")
+        assert "not a regular file" in errors[-1] and "\n" not in errors[-1]
+        assert str(path) in errors[-1]
+    assert len(window.messages.messages("error")) == 2
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.stat(device).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["view.png", "view.svg"]

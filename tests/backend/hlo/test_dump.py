@@ -26,3 +26,13 @@ def test_the_last_module_after_the_pass_is_read(tmp_path):
 def test_no_module_after_the_pass_is_an_error(tmp_path):
     with pytest.raises(RuntimeError, match="XLA wrote no module after sharding-propagation"):
         dumped_after(tmp_path, "sharding-propagation")
+
+
+def test_a_pipe_where_a_dump_belongs_is_an_error_not_a_wait(tmp_path):
+    import os
+
+    from shardscope.backend.errors import ShardscopeError
+
+    os.mkfifo(tmp_path / "module_0001.jit_f.0003.sp.after_sharding-propagation.txt")
+    with pytest.raises(ShardscopeError, match="is a pipe"):
+        dumped_after(tmp_path, "sharding-propagation")

@@ -53,3 +53,26 @@ def test_positions_become_device_ids():
 def test_unknown_forms_are_refused(text):
     with pytest.raises(GroupsError):
         parse_groups(text)
+
+
+@pytest.mark.parametrize(
+    "text, devices",
+    [
+        ("[1000000,1000000]<=[1000000000000]", None),
+        ("[2,4]<=[1000000000000000000000]", None),
+        ("mesh['a'=1000000,'b'=1000000] {'a'}", None),
+        ("{}", 10**12),
+        ("{{" + ",".join(["0"] * ((1 << 20) + 1)) + "}}", None),
+        ("[2,4]<=[4,3]", None),
+        ("[8]<=[2,4]T(0,0)", None),
+    ],
+    ids=["iota", "iota-overflow", "mesh", "all-devices", "explicit", "mismatch", "bad-perm"],
+)
+def test_groups_too_large_or_malformed_are_unreadable_not_expanded(text, devices):
+    with pytest.raises(GroupsError):
+        parse_groups(text, devices)
+
+
+def test_positions_past_the_assignment_are_unreadable():
+    with pytest.raises(GroupsError, match="past the 2 assigned"):
+        to_device_ids([[0, 5]], [7, 8])

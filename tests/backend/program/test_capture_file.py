@@ -72,6 +72,27 @@ def test_picking_by_name_or_the_largest():
         ),
         ({"functions": [{"name": "f", "module": "m", "mlir": "", "ops": "1"}]}, "op count"),
         (
+            {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "line": "12"}]},
+            "function 0 has a line that is not a whole number",
+        ),
+        (
+            {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "calls": 1.5}]},
+            "function 0 has a calls that is not a whole number",
+        ),
+        (
+            {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "file": 5}]},
+            "function 0 has a file that is not text",
+        ),
+        (
+            {
+                "functions": [
+                    {"name": "f", "module": "m", "mlir": "", "ops": 1, "compiled_hlo": "junk {"}
+                ]
+            },
+            "function 0 has a compiled module that is not XLA's HLO text",
+        ),
+        ({"skipped": json.loads('{"m": ' + "[" * 70 + "]" * 70 + "}")}, "nests deeper than"),
+        (
             {"functions": [{"name": "f", "module": "m", "mlir": "", "ops": 1, "mesh": {"a": 0}}]},
             "mesh",
         ),
@@ -103,6 +124,8 @@ def test_a_malformed_capture_is_one_line_naming_the_fix(change, problem):
         parse_capture("[1]", "c.json")
     with pytest.raises(ProgramError, match="not JSON"):
         parse_capture("{", "c.json")
+    with pytest.raises(ProgramError, match="nests deeper than"):
+        parse_capture('{"format": ' + "[" * 200_000 + "]" * 200_000 + "}", "c.json")
 
 
 def test_sources_name_a_function_after_a_hash():

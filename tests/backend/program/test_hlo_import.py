@@ -38,3 +38,12 @@ def test_the_job_reports_each_dump_it_could_not_read(tmp_path):
     report = import_job({"protos": [str(PROTO), str(bad)]}, tmp_path)
     good, failed = report["modules"]
     assert "text" in good and "error" in failed and "\n" not in failed["error"]
+
+
+def test_a_pipe_where_a_dump_belongs_is_reported_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "module_0000.SyncTensorsGraph.1.before_optimizations.hlo.pb"
+    os.mkfifo(fifo)  # no writer: a blocking read would wait forever
+    (failed,) = import_job({"protos": [str(fifo)]}, tmp_path)["modules"]
+    assert "is a pipe (FIFO), not a regular file" in failed["error"]

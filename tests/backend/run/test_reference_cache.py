@@ -156,10 +156,16 @@ def test_only_regular_files_are_opened(tmp_path):
     kept = tmp_path / "elsewhere.npz"
     os.replace(entry, kept)
     entry.symlink_to(kept)
-    assert _lookup_within(cache, key, _inputs()) == (None, "it is a symbolic link")
+    assert _lookup_within(cache, key, _inputs()) == (
+        None,
+        "it is a symbolic link, not a regular file",
+    )
     assert not entry.is_symlink() and kept.exists()
     os.mkfifo(entry)
-    assert _lookup_within(cache, key, _inputs()) == (None, "it is not a regular file")
+    assert _lookup_within(cache, key, _inputs()) == (
+        None,
+        "it is a pipe (FIFO), not a regular file",
+    )
     assert not entry.exists()
     entry.mkdir()
     assert _lookup_within(cache, key, _inputs())[0] is None
@@ -286,4 +292,4 @@ def test_a_run_never_uses_a_kept_reference_that_fails_its_checks(tmp_path):
     fifo = _cli_run(path, cache)
     assert time.monotonic() - started < 60
     assert fifo["outputs"][0]["max_rel_error"] == error
-    assert any("it is not a regular file" in n for n in fifo["notes"])
+    assert any("it is a pipe (FIFO), not a regular file" in n for n in fifo["notes"])

@@ -91,6 +91,17 @@ def test_a_huge_file_is_not_read(view, source, monkeypatch):
     assert view.text.toPlainText() == ""
 
 
+def test_a_location_in_a_pipe_or_device_is_not_read(view, tmp_path):
+    import os
+
+    fifo = tmp_path / "train.py"
+    os.mkfifo(fifo)  # no writer: a plain read would wait forever
+    for path in (str(fifo), "/dev/zero"):
+        view.show_location(path, 7, "stablehlo.add")
+        assert view.header.text() == f"{path}:7 (file not readable here)"
+        assert view.text.toPlainText() == ""
+
+
 def test_a_location_without_a_line_shows_the_file_alone(view, source, tmp_path):
     view.show_location(source, None, "stablehlo.add")
     assert view.header.text() == "model.py  —  stablehlo.add"
