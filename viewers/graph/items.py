@@ -201,6 +201,7 @@ class BadgeItem(QGraphicsItem):
 
     PAD = 4.0
     GAP = 3.0
+    AXIS_GAP = 1.0  # between the axis chips of one dimension
     H = 20.0
 
     def __init__(self, value_ids: tuple[int, ...], style: GraphStyle) -> None:
@@ -245,8 +246,7 @@ class BadgeItem(QGraphicsItem):
         else:
             x = self.PAD + fm.horizontalAdvance("[")
             for d in self.dims:
-                label = "+".join(d) if d else "_"
-                w = max(fm.horizontalAdvance(label) + 8, 16)
+                w = sum(self._axis_widths(fm, d)) + self.AXIS_GAP * max(len(d) - 1, 0)
                 chips.append(QRectF(x, 3, w, self.H - 6))
                 x += w + self.GAP
             total = x - self.GAP + fm.horizontalAdvance("]") + self.PAD
@@ -254,6 +254,24 @@ class BadgeItem(QGraphicsItem):
         self._rect = QRectF(-total / 2, -self.H / 2, total, self.H)
         self.setToolTip(tooltip)
         self.update()
+
+    @staticmethod
+    def _axis_widths(fm: QFontMetricsF, dim: tuple[str, ...]) -> list[float]:
+        """The width of each axis chip of one dimension (one ``_`` chip if it has none)."""
+        return [max(fm.horizontalAdvance(a) + 8, 16) for a in (dim or ("_",))]
+
+    def axis_chips(self, dim: int) -> list[tuple[str, QRectF]]:
+        """Dimension ``dim``'s chips, one per axis in order (``_`` if it has none), each
+        with its rect in the badge's coordinates."""
+        chip = self._chips[dim]
+        d = self.dims[dim]
+        x = chip.left() + self._rect.left()
+        out = []
+        widths = self._axis_widths(QFontMetricsF(self.style.small), d)
+        for axis, w in zip(d or ("_",), widths, strict=True):
+            out.append((axis, QRectF(x, chip.top() + self._rect.top(), w, chip.height())))
+            x += w + self.AXIS_GAP
+        return out
 
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-2, -2, 2, 2)
@@ -308,28 +326,31 @@ class BadgeItem(QGraphicsItem):
             "]",
         )
         for i, (chip, d) in enumerate(zip(self._chips, self.dims, strict=False)):
-            r = chip.translated(origin)
-            if d:
-                color = axis_color(self.axes_names, d[0])
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(color)
-                painter.drawRoundedRect(r, 3, 3)
-                painter.setPen(text_color_on(color))
-            else:
-                painter.setPen(QPen(st.theme.grid, 1.0))
-                painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRoundedRect(r, 3, 3)
-                painter.setPen(st.theme.muted)
+            for axis, r in self.axis_chips(i):
+                self._paint_axis_chip(painter, r, axis if d else None)
             if self.hover_dim == i:
-                painter.save()
                 painter.setPen(QPen(st.theme.highlight, 2.0))
                 painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRoundedRect(r.adjusted(-2, -2, 2, 2), 4, 4)
-                painter.restore()
-            # "_" sits on the baseline; lift it so a replicated dim does not look empty.
-            painter.drawText(
-                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, axes_text(d)
-            )
+                painter.drawRoundedRect(chip.translated(origin).adjusted(-2, -2, 2, 2), 4, 4)
+
+    def _paint_axis_chip(self, painter: QPainter, r: QRectF, axis: str | None) -> None:
+        """One axis chip in its axis's colour; ``None``: the outlined ``_`` of a
+        replicated dimension."""
+        st = self.style
+        if axis is not None:
+            color = axis_color(self.axes_names, axis)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(r, 3, 3)
+            painter.setPen(text_color_on(color))
+            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, axis)
+            return
+        painter.setPen(QPen(st.theme.grid, 1.0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(r, 3, 3)
+        painter.setPen(st.theme.muted)
+        # "_" sits on the baseline; lift it so a replicated dim does not look empty.
+        painter.drawText(r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, axes_text(()))
 
 
 class ScopeBoxItem(QGraphicsItem):

@@ -122,3 +122,36 @@ def test_a_scope_region_is_outlined_with_its_name_strip_tinted_and_its_inside_le
         int(header.left() - bounds.left() + 3), int(header.center().y() - bounds.top() + 1)
     )
     assert strip != back
+
+
+def test_a_dimension_sharded_over_two_axes_is_drawn_as_one_chip_per_axis(panel_for, qtbot):
+    from PySide6.QtGui import QColor
+
+    from shardscope.backend.sharding.spec import Spec
+    from shardscope.viewers.common.colors import axis_color
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec.of(("model", "data"), None))
+    qtbot.waitUntil(lambda: view.badge_text(x) == "[model+data, _]", timeout=5000)
+    (badge,) = view.graph_scene._badges_by_value[x]
+    view.centerOn(badge)
+    chips = badge.axis_chips(0)
+    assert [axis for axis, _ in chips] == ["model", "data"]
+    assert chips[0][1].right() < chips[1][1].left()  # side by side, apart
+    mesh = session.mesh.axis_names
+
+    def color_at(rect) -> QColor:
+        # just inside the chip's left edge, clear of its rounded corner and its text
+        point = badge.mapToScene(QPointF(rect.left() + 2, rect.center().y()))
+        image = view.viewport().grab().toImage()
+        return image.pixelColor(view.mapFromScene(point))
+
+    qtbot.waitUntil(
+        lambda: (
+            [color_at(r) for _, r in chips]
+            == [QColor(axis_color(mesh, "model")), QColor(axis_color(mesh, "data"))]
+        ),
+        timeout=5000,
+    )
