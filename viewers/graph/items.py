@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -374,19 +376,24 @@ class ScopeBoxItem(QGraphicsItem):
         style: GraphStyle,
         avoid: RectIndex | None = None,
         taken: RectIndex | None = None,
+        rows: dict[float, list[float]] | None = None,
     ) -> ScopeBoxItem:
-        """The region of ``box``: the union of its ``nodes``' padded cards. The layered
-        layout interleaves scopes (a parameter sits beside the op that reads it), so a
-        rectangle would take in other scopes' nodes; the union never does. ``taken``: the
-        names of the scopes placed before, which its names keep clear of (and join)."""
+        """The region of ``box``: the union of its ``nodes``' padded cards, each row's
+        cards joined from the first to the last unless a node of another scope stands
+        between (``rows``: ``row_centres`` of the whole layout; without it, joined). The
+        layered layout interleaves scopes (a parameter sits beside the op that reads it),
+        so a rectangle would take in other scopes' nodes; the union never does. ``taken``:
+        the names of the scopes placed before, which its names keep clear of (and join)."""
         pad_x = cls.PAD_X + cls.STEP * outer_levels
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
         # The union of plain rectangles, its corners rounded afterwards: Qt merges curved
         # outlines far more slowly, and a fully unfolded model has thousands of cards.
         path = QPainterPath()
         path.setFillRule(Qt.FillRule.WindingFill)
-        for x, top, bottom in _column_runs(nodes, NODE_H + 2 * pad_y):
-            card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
+        for left, right, top, bottom in _span_runs(nodes, rows or {}, NODE_H + 2 * pad_y):
+            card = QRectF(
+                left - NODE_W / 2, top - NODE_H / 2, right - left + NODE_W, bottom - top + NODE_H
+            )
             path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
         pieces = path.simplified().toSubpathPolygons()
         return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces, taken)
@@ -515,24 +522,61 @@ def _rounded(polygons: list[QPolygonF], radius: float) -> QPainterPath:
     return path
 
 
-def _column_runs(nodes: list[Node], reach: float) -> list[tuple[float, float, float]]:
-    """Nodes of one column whose padded cards overlap (centres less than ``reach`` apart),
-    as ``(x, top centre, bottom centre)`` runs: one rectangle per run instead of one per
-    node keeps the union of a large scope cheap to simplify."""
-    columns: dict[float, list[float]] = {}
+def row_centres(nodes: list[Node]) -> dict[float, list[float]]:
+    """The centres of every node of a layout by row (y), left to right."""
+    rows: dict[float, list[float]] = {}
     for n in nodes:
-        columns.setdefault(n.x, []).append(n.y)
+        rows.setdefault(n.y, []).append(n.x)
+    for xs in rows.values():
+        xs.sort()
+    return rows
+
+
+def _row_spans(
+    nodes: list[Node], every: dict[float, list[float]]
+) -> list[tuple[float, float, float]]:
+    """The scope's nodes of each row as ``(left centre, right centre, y)`` spans: one span
+    from its first node to its last, split only where another node of the row (``every``:
+    ``row_centres`` of the whole layout) stands between two of them. A scope whose nodes
+    share a row is then one region and not a frame around each column of it."""
+    rows: dict[float, list[float]] = {}
+    for n in nodes:
+        rows.setdefault(n.y, []).append(n.x)
+    spans = []
+    for y, xs in rows.items():
+        xs.sort()
+        between = every.get(y, [])
+        left = xs[0]
+        for a, b in itertools.pairwise(xs):
+            k = bisect.bisect_right(between, a)
+            if k < len(between) and between[k] < b:
+                spans.append((left, a, y))
+                left = b
+        spans.append((left, xs[-1], y))
+    return spans
+
+
+def _span_runs(
+    nodes: list[Node], every: dict[float, list[float]], reach: float
+) -> list[tuple[float, float, float, float]]:
+    """The row spans (``_row_spans``) of equal extent whose padded cards overlap (centres
+    less than ``reach`` apart), as ``(left, right, top centre, bottom centre)`` runs: one
+    rectangle per run instead of one per node keeps the union of a large scope cheap to
+    simplify."""
+    columns: dict[tuple[float, float], list[float]] = {}
+    for left, right, y in _row_spans(nodes, every):
+        columns.setdefault((left, right), []).append(y)
     runs = []
-    for x, ys in columns.items():
+    for (left, right), ys in columns.items():
         ys.sort()
         top = bottom = ys[0]
         for y in ys[1:]:
             if y - bottom < reach:
                 bottom = y
                 continue
-            runs.append((x, top, bottom))
+            runs.append((left, right, top, bottom))
             top = bottom = y
-        runs.append((x, top, bottom))
+        runs.append((left, right, top, bottom))
     return runs
 
 

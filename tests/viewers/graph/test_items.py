@@ -155,3 +155,26 @@ def test_a_dimension_sharded_over_two_axes_is_drawn_as_one_chip_per_axis(panel_f
         ),
         timeout=5000,
     )
+
+
+def test_an_unfolded_scope_is_one_frame_with_one_name(panel_for, qtbot):
+    """The mlp's layer1 sits in two columns (the bias broadcast beside the matmul, its
+    inputs in between a row up): one region around all its ops, named once."""
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    view.set_expanded("layer1", True)
+    qtbot.waitUntil(
+        lambda: any(isinstance(i, ScopeBoxItem) for i in view.scene().items()), timeout=5000
+    )
+    (region,) = [
+        i for i in view.scene().items() if isinstance(i, ScopeBoxItem) and i.box.path == "layer1"
+    ]
+    assert len(region._outline.toSubpathPolygons()) == 1
+    assert len(region._headers) == 1
+    nodes = view.layout_.nodes
+    inside = set(region.box.nodes)
+    assert len(inside) > 3
+    for i, node in enumerate(nodes):  # every op of it inside, every other node outside
+        assert region._outline.contains(QPointF(node.x, node.y)) == (i in inside), node.label
