@@ -395,6 +395,8 @@ class ScopeBoxItem(QGraphicsItem):
                 left - NODE_W / 2, top - NODE_H / 2, right - left + NODE_W, bottom - top + NODE_H
             )
             path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
+        for left, right, top, bottom in _row_bridges(nodes, rows or {}):
+            path.addRect(QRectF(left - pad_x, top, right - left + 2 * pad_x, bottom - top))
         pieces = path.simplified().toSubpathPolygons()
         return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces, taken)
 
@@ -554,6 +556,32 @@ def _row_spans(
                 left = b
         spans.append((left, xs[-1], y))
     return spans
+
+
+def _row_bridges(
+    nodes: list[Node], every: dict[float, list[float]]
+) -> list[tuple[float, float, float, float]]:
+    """Where the scope's spans of two neighbouring rows (``_row_spans``; no row of
+    ``every`` between them) do not overlap: a band across the gap between the rows' cards,
+    from the nearer end of one span to that of the other, as ``(left, right, top,
+    bottom)``. The gap between two rows holds no card, so the band takes in no node of
+    another scope, and joins the pieces of the scope into one region."""
+    by_row: dict[float, list[tuple[float, float]]] = {}
+    for left, right, y in _row_spans(nodes, every):
+        by_row.setdefault(y, []).append((left - NODE_W / 2, right + NODE_W / 2))
+    order = sorted(every)
+    bridges = []
+    for y1, y2 in itertools.pairwise(sorted(by_row)):
+        if bisect.bisect_left(order, y2) != bisect.bisect_left(order, y1) + 1:
+            continue  # a row of other nodes between them
+        upper, lower = by_row[y1], by_row[y2]
+        if any(a < d and c < b for a, b in upper for c, d in lower):
+            continue  # they overlap: their padded cards meet
+        _, left, right = min(
+            (max(c - b, a - d), min(b, d), max(a, c)) for a, b in upper for c, d in lower
+        )
+        bridges.append((left, right, y1 + NODE_H / 2, y2 - NODE_H / 2))
+    return bridges
 
 
 def _span_runs(

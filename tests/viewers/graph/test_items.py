@@ -178,3 +178,26 @@ def test_an_unfolded_scope_is_one_frame_with_one_name(panel_for, qtbot):
     assert len(inside) > 3
     for i, node in enumerate(nodes):  # every op of it inside, every other node outside
         assert region._outline.contains(QPointF(node.x, node.y)) == (i in inside), node.label
+
+
+def test_a_scope_shown_alone_is_one_frame_however_its_rows_shift(panel_for, qtbot):
+    """The transformer's MLP shown alone (as ``render --scope`` draws it): its rows step
+    left and right around the values it hands on, and still make one region, named once."""
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    view.show_scope("jvp(layer_0)/mlp")
+    qtbot.waitUntil(
+        lambda: any(isinstance(i, ScopeBoxItem) for i in view.scene().items()), timeout=10_000
+    )
+    (region,) = [
+        i
+        for i in view.scene().items()
+        if isinstance(i, ScopeBoxItem) and i.box.path.endswith("mlp")
+    ]
+    assert len(region._outline.toSubpathPolygons()) == 1
+    assert len(region._headers) == 1
+    inside = set(region.box.nodes)
+    for i, node in enumerate(view.layout_.nodes):
+        assert region._outline.contains(QPointF(node.x, node.y)) == (i in inside), node.label
