@@ -63,7 +63,7 @@ class FileHandler:
         self.undo = undo
         self.settings = settings
         self.messages = messages
-        self.recent_menu = RecentMenu(window, settings, self.open_file)
+        self.recent_menu = RecentMenu(window, settings, self.open_file, messages.fail)
         self.consent = CodeConsent(window, messages)
         context = FileContext(window, session, undo, settings, messages)
         self.saver = SessionSaver(context, self.recent_menu)

@@ -6,12 +6,36 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from shardscope.app.window.file_context import FileContext, FilePart
 from shardscope.app.window.file_dialogs import choose_file
 from shardscope.app.window.recent_files import RecentMenu
 from shardscope.backend.errors import ShardscopeError
+
+
+def ask_unsaved(parent: QWidget, title: str, text: str) -> QMessageBox.StandardButton:
+    """Ask Save / Discard / Cancel (Save the default); the answer. Alt+S saves, Alt+D
+    discards, Esc or closing the prompt cancels."""
+    buttons = QMessageBox.StandardButton
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        title,
+        text,
+        buttons.Save | buttons.Discard | buttons.Cancel,
+        parent,
+    )
+    box.setObjectName("unsaved_prompt")
+    box.setDefaultButton(buttons.Save)
+    box.setEscapeButton(buttons.Cancel)
+    # The platform's own texts may carry no mnemonic: name the keys.
+    box.button(buttons.Save).setText("&Save")
+    box.button(buttons.Discard).setText("&Discard")
+    box.exec()
+    clicked = box.clickedButton()
+    answer = box.standardButton(clicked) if clicked is not None else buttons.Cancel
+    box.deleteLater()
+    return answer
 
 
 class SessionSaver(FilePart):
@@ -36,12 +60,10 @@ class SessionSaver(FilePart):
         if answer is None:
             program = self.session.program
             name = program.name if program is not None else self.session.source
-            answer = QMessageBox.question(
+            answer = ask_unsaved(
                 self.window,
                 "Unsaved edits",
                 f"{name} has edits that are not saved. Save them before {doing}?",
-                buttons.Save | buttons.Discard | buttons.Cancel,
-                buttons.Save,
             )
         if answer == buttons.Save:
             return self.save_session()

@@ -30,7 +30,11 @@ from shardscope.viewers.common.connections import Connections
 from shardscope.viewers.graph.step_overlay import StepOverlay, playback_override
 from shardscope.viewers.graph.view import GraphView
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
-from shardscope.viewers.timeline.timeline_panel import STEP_KEYS, TimelinePanel
+from shardscope.viewers.timeline.timeline_panel import (
+    STEP_KEYS,
+    VIEW_STEPPING_KEYS,
+    TimelinePanel,
+)
 
 # Fastest timer period: one repaint per display frame is all the eye gets.
 MIN_TICK_MS = 16
@@ -100,10 +104,18 @@ class TimelineController(QObject):
         if (
             watched is self.view
             and event.type() == QEvent.Type.KeyPress
-            and self.panel.step_key(event, STEP_KEYS)
+            and self.panel.step_key(event, self._view_keys())
         ):
             return True
         return super().eventFilter(watched, event)
+
+    def _view_keys(self) -> dict:
+        """The timeline's keys on the graph view: the step keys, and while a step is
+        shown Escape, which leaves step mode (else Escape is the view's own)."""
+        playback = self.panel.playback
+        if playback is not None and playback.active:
+            return VIEW_STEPPING_KEYS
+        return STEP_KEYS
 
     def close(self) -> None:
         self.timer.stop()

@@ -214,8 +214,8 @@ def load_program(
         ) from None
     if not exists:
         raise ProgramError(
-            f"{base}: no such file; give a .py or .mlir path, or example:NAME "
-            f"(one of: {', '.join(list_examples())})"
+            f"{base}: no such file; give a .py or .mlir path, a capture .json (FILE.json#NAME "
+            f"for one of its functions), or example:NAME (one of: {', '.join(list_examples())})"
         )
     if path.is_dir():
         raise ProgramError(f"{base}: is a folder; give a .py or .mlir file inside it")

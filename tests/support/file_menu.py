@@ -5,8 +5,9 @@ each time their code runs."""
 import json
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
+from shardscope.app.window import saving
 from tests.support.inputs import write_input
 
 
@@ -31,11 +32,11 @@ def answer_unsaved(monkeypatch, button):
     monkeypatch.delenv("SHARDSCOPE_UNSAVED", raising=False)
     asked = []
 
-    def question(parent, title, text, buttons, default):
+    def ask(parent, title, text):
         asked.append((title, text))
         return button
 
-    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(saving, "ask_unsaved", ask)
     return asked
 
 

@@ -4,8 +4,8 @@
 ``GraphView``: each edit of the query (after a short pause) runs the backend's
 ``find`` (see ``shardscope.backend.session.find`` for the query language), the status
 label counts the matches by kind, and choosing one (a click, or Enter in the box, which
-then steps through them) reveals it: enters the function that holds it and unfolds the
-scopes that hide it. ``reveal`` does that for one match.
+then steps through them) closes the list and reveals it: enters the function that holds
+it and unfolds the scopes that hide it; Down in the box lists the matches again. ``reveal`` does that for one match.
 """
 
 from __future__ import annotations
@@ -161,6 +161,10 @@ class Finder(QObject):
         """Reveal ``match``; the status says so when it cannot be shown."""
         if match in self.list.matches:
             self._row = self.list.matches.index(match)
+        came_from_list = self.list.hasFocus()
+        self.list.hide()  # picked: the graph shows it, uncovered
+        if came_from_list:
+            self.box.setFocus()  # Enter steps on, Down lists the matches again
         shown = reveal(self.view, match)
         if not shown:
             self.status.setText(f"{match.label} is not drawn in any frame")
@@ -194,7 +198,8 @@ class Finder(QObject):
             if obj is self.list:
                 self.box.setFocus()
             return True
-        if obj is self.box and key == Qt.Key.Key_Down and self.list.isVisible():
+        if obj is self.box and key == Qt.Key.Key_Down and self.result and self.list.matches:
+            self._place_list()
             self.list.setFocus()
             self.list.setCurrentRow(max(0, self._row))
             return True

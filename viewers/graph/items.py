@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -201,6 +203,7 @@ class BadgeItem(QGraphicsItem):
 
     PAD = 4.0
     GAP = 3.0
+    AXIS_GAP = 1.0  # between the axis chips of one dimension
     H = 20.0
 
     def __init__(self, value_ids: tuple[int, ...], style: GraphStyle) -> None:
@@ -245,8 +248,7 @@ class BadgeItem(QGraphicsItem):
         else:
             x = self.PAD + fm.horizontalAdvance("[")
             for d in self.dims:
-                label = "+".join(d) if d else "_"
-                w = max(fm.horizontalAdvance(label) + 8, 16)
+                w = sum(self._axis_widths(fm, d)) + self.AXIS_GAP * max(len(d) - 1, 0)
                 chips.append(QRectF(x, 3, w, self.H - 6))
                 x += w + self.GAP
             total = x - self.GAP + fm.horizontalAdvance("]") + self.PAD
@@ -254,6 +256,24 @@ class BadgeItem(QGraphicsItem):
         self._rect = QRectF(-total / 2, -self.H / 2, total, self.H)
         self.setToolTip(tooltip)
         self.update()
+
+    @staticmethod
+    def _axis_widths(fm: QFontMetricsF, dim: tuple[str, ...]) -> list[float]:
+        """The width of each axis chip of one dimension (one ``_`` chip if it has none)."""
+        return [max(fm.horizontalAdvance(a) + 8, 16) for a in (dim or ("_",))]
+
+    def axis_chips(self, dim: int) -> list[tuple[str, QRectF]]:
+        """Dimension ``dim``'s chips, one per axis in order (``_`` if it has none), each
+        with its rect in the badge's coordinates."""
+        chip = self._chips[dim]
+        d = self.dims[dim]
+        x = chip.left() + self._rect.left()
+        out = []
+        widths = self._axis_widths(QFontMetricsF(self.style.small), d)
+        for axis, w in zip(d or ("_",), widths, strict=True):
+            out.append((axis, QRectF(x, chip.top() + self._rect.top(), w, chip.height())))
+            x += w + self.AXIS_GAP
+        return out
 
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-2, -2, 2, 2)
@@ -308,28 +328,31 @@ class BadgeItem(QGraphicsItem):
             "]",
         )
         for i, (chip, d) in enumerate(zip(self._chips, self.dims, strict=False)):
-            r = chip.translated(origin)
-            if d:
-                color = axis_color(self.axes_names, d[0])
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(color)
-                painter.drawRoundedRect(r, 3, 3)
-                painter.setPen(text_color_on(color))
-            else:
-                painter.setPen(QPen(st.theme.grid, 1.0))
-                painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRoundedRect(r, 3, 3)
-                painter.setPen(st.theme.muted)
+            for axis, r in self.axis_chips(i):
+                self._paint_axis_chip(painter, r, axis if d else None)
             if self.hover_dim == i:
-                painter.save()
                 painter.setPen(QPen(st.theme.highlight, 2.0))
                 painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRoundedRect(r.adjusted(-2, -2, 2, 2), 4, 4)
-                painter.restore()
-            # "_" sits on the baseline; lift it so a replicated dim does not look empty.
-            painter.drawText(
-                r if d else r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, axes_text(d)
-            )
+                painter.drawRoundedRect(chip.translated(origin).adjusted(-2, -2, 2, 2), 4, 4)
+
+    def _paint_axis_chip(self, painter: QPainter, r: QRectF, axis: str | None) -> None:
+        """One axis chip in its axis's colour; ``None``: the outlined ``_`` of a
+        replicated dimension."""
+        st = self.style
+        if axis is not None:
+            color = axis_color(self.axes_names, axis)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(r, 3, 3)
+            painter.setPen(text_color_on(color))
+            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, axis)
+            return
+        painter.setPen(QPen(st.theme.grid, 1.0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(r, 3, 3)
+        painter.setPen(st.theme.muted)
+        # "_" sits on the baseline; lift it so a replicated dim does not look empty.
+        painter.drawText(r.translated(0, -3), Qt.AlignmentFlag.AlignCenter, axes_text(()))
 
 
 class ScopeBoxItem(QGraphicsItem):
@@ -353,20 +376,27 @@ class ScopeBoxItem(QGraphicsItem):
         style: GraphStyle,
         avoid: RectIndex | None = None,
         taken: RectIndex | None = None,
+        rows: dict[float, list[float]] | None = None,
     ) -> ScopeBoxItem:
-        """The region of ``box``: the union of its ``nodes``' padded cards. The layered
-        layout interleaves scopes (a parameter sits beside the op that reads it), so a
-        rectangle would take in other scopes' nodes; the union never does. ``taken``: the
-        names of the scopes placed before, which its names keep clear of (and join)."""
+        """The region of ``box``: the union of its ``nodes``' padded cards, each row's
+        cards joined from the first to the last unless a node of another scope stands
+        between (``rows``: ``row_centres`` of the whole layout; without it, joined). The
+        layered layout interleaves scopes (a parameter sits beside the op that reads it),
+        so a rectangle would take in other scopes' nodes; the union never does. ``taken``:
+        the names of the scopes placed before, which its names keep clear of (and join)."""
         pad_x = cls.PAD_X + cls.STEP * outer_levels
         pad_y = cls.PAD_Y + cls.STEP * outer_levels
         # The union of plain rectangles, its corners rounded afterwards: Qt merges curved
         # outlines far more slowly, and a fully unfolded model has thousands of cards.
         path = QPainterPath()
         path.setFillRule(Qt.FillRule.WindingFill)
-        for x, top, bottom in _column_runs(nodes, NODE_H + 2 * pad_y):
-            card = QRectF(x - NODE_W / 2, top - NODE_H / 2, NODE_W, bottom - top + NODE_H)
+        for left, right, top, bottom in _span_runs(nodes, rows or {}, NODE_H + 2 * pad_y):
+            card = QRectF(
+                left - NODE_W / 2, top - NODE_H / 2, right - left + NODE_W, bottom - top + NODE_H
+            )
             path.addRect(card.adjusted(-pad_x, -pad_y, pad_x, pad_y))
+        for left, right, top, bottom in _row_bridges(nodes, rows or {}):
+            path.addRect(QRectF(left - pad_x, top, right - left + 2 * pad_x, bottom - top))
         pieces = path.simplified().toSubpathPolygons()
         return cls(box, _rounded(pieces, cls.RADIUS), style, avoid, pieces, taken)
 
@@ -494,24 +524,87 @@ def _rounded(polygons: list[QPolygonF], radius: float) -> QPainterPath:
     return path
 
 
-def _column_runs(nodes: list[Node], reach: float) -> list[tuple[float, float, float]]:
-    """Nodes of one column whose padded cards overlap (centres less than ``reach`` apart),
-    as ``(x, top centre, bottom centre)`` runs: one rectangle per run instead of one per
-    node keeps the union of a large scope cheap to simplify."""
-    columns: dict[float, list[float]] = {}
+def row_centres(nodes: list[Node]) -> dict[float, list[float]]:
+    """The centres of every node of a layout by row (y), left to right."""
+    rows: dict[float, list[float]] = {}
     for n in nodes:
-        columns.setdefault(n.x, []).append(n.y)
+        rows.setdefault(n.y, []).append(n.x)
+    for xs in rows.values():
+        xs.sort()
+    return rows
+
+
+def _row_spans(
+    nodes: list[Node], every: dict[float, list[float]]
+) -> list[tuple[float, float, float]]:
+    """The scope's nodes of each row as ``(left centre, right centre, y)`` spans: one span
+    from its first node to its last, split only where another node of the row (``every``:
+    ``row_centres`` of the whole layout) stands between two of them. A scope whose nodes
+    share a row is then one region and not a frame around each column of it."""
+    rows: dict[float, list[float]] = {}
+    for n in nodes:
+        rows.setdefault(n.y, []).append(n.x)
+    spans = []
+    for y, xs in rows.items():
+        xs.sort()
+        between = every.get(y, [])
+        left = xs[0]
+        for a, b in itertools.pairwise(xs):
+            k = bisect.bisect_right(between, a)
+            if k < len(between) and between[k] < b:
+                spans.append((left, a, y))
+                left = b
+        spans.append((left, xs[-1], y))
+    return spans
+
+
+def _row_bridges(
+    nodes: list[Node], every: dict[float, list[float]]
+) -> list[tuple[float, float, float, float]]:
+    """Where the scope's spans of two neighbouring rows (``_row_spans``; no row of
+    ``every`` between them) do not overlap: a band across the gap between the rows' cards,
+    from the nearer end of one span to that of the other, as ``(left, right, top,
+    bottom)``. The gap between two rows holds no card, so the band takes in no node of
+    another scope, and joins the pieces of the scope into one region."""
+    by_row: dict[float, list[tuple[float, float]]] = {}
+    for left, right, y in _row_spans(nodes, every):
+        by_row.setdefault(y, []).append((left - NODE_W / 2, right + NODE_W / 2))
+    order = sorted(every)
+    bridges = []
+    for y1, y2 in itertools.pairwise(sorted(by_row)):
+        if bisect.bisect_left(order, y2) != bisect.bisect_left(order, y1) + 1:
+            continue  # a row of other nodes between them
+        upper, lower = by_row[y1], by_row[y2]
+        if any(a < d and c < b for a, b in upper for c, d in lower):
+            continue  # they overlap: their padded cards meet
+        _, left, right = min(
+            (max(c - b, a - d), min(b, d), max(a, c)) for a, b in upper for c, d in lower
+        )
+        bridges.append((left, right, y1 + NODE_H / 2, y2 - NODE_H / 2))
+    return bridges
+
+
+def _span_runs(
+    nodes: list[Node], every: dict[float, list[float]], reach: float
+) -> list[tuple[float, float, float, float]]:
+    """The row spans (``_row_spans``) of equal extent whose padded cards overlap (centres
+    less than ``reach`` apart), as ``(left, right, top centre, bottom centre)`` runs: one
+    rectangle per run instead of one per node keeps the union of a large scope cheap to
+    simplify."""
+    columns: dict[tuple[float, float], list[float]] = {}
+    for left, right, y in _row_spans(nodes, every):
+        columns.setdefault((left, right), []).append(y)
     runs = []
-    for x, ys in columns.items():
+    for (left, right), ys in columns.items():
         ys.sort()
         top = bottom = ys[0]
         for y in ys[1:]:
             if y - bottom < reach:
                 bottom = y
                 continue
-            runs.append((x, top, bottom))
+            runs.append((left, right, top, bottom))
             top = bottom = y
-        runs.append((x, top, bottom))
+        runs.append((left, right, top, bottom))
     return runs
 
 

@@ -28,6 +28,7 @@ from shardscope.viewers.graph.items import (
     GraphStyle,
     NodeItem,
     ScopeBoxItem,
+    row_centres,
     spread_badges,
 )
 from shardscope.viewers.graph.spatial import RectIndex
@@ -160,9 +161,12 @@ class StagedDrawing:
         self.header_index = index
         deepest = max(box.depth for box in layout.boxes)
         names = RectIndex(())  # the scope names placed so far: no name over another
+        rows = row_centres(layout.nodes)
         for box in layout.boxes:
             nodes = [layout.nodes[i] for i in box.nodes]
-            item = ScopeBoxItem.around(box, nodes, deepest - box.depth, self.style, index, names)
+            item = ScopeBoxItem.around(
+                box, nodes, deepest - box.depth, self.style, index, names, rows
+            )
             self.boxes.append(item)
             self._order.append(item)
             if clock.tick(CHECK_EVERY):  # a region costs as much as many cards

@@ -1,7 +1,8 @@
 """Per-device heat maps of one run tensor, laid out like the mesh.
 
-One small picture per device at the device's mesh position (2-D meshes as their grid,
-more axes with the leading ones flattened into rows, 1-D wrapped every ``WRAP`` devices),
+One picture per device at the device's mesh position (2-D meshes as their grid, more axes
+with the leading ones flattened into rows, a mesh of one row wrapped where that draws the
+pictures largest in the room the view has),
 each drawing that device's shard values (``RunResult`` carries them; large shards come as
 block means, ``backend.run.shards``) on one colour scale shared by every device, with a
 legend of the scale's minimum and maximum. Each picture is labelled with its device id and
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from shardscope.backend.run.result import Shard, TensorRun
 
 WRAP = 8
-MAX_TILE = 180
+MAX_TILE = 320
 MIN_TILE = 36
 GAP = 10
 STRIP = 16
@@ -254,22 +255,20 @@ class HeatmapView(QWidget):
             self.setMinimumHeight(top)
             self.updateGeometry()
             return
-        rows, cols = mesh_layout(self.mesh_sizes)
-        width = max(self.width(), 300) - 8
-        tile = int(max(MIN_TILE, min(MAX_TILE, (width - (cols - 1) * GAP) / max(cols, 1))))
         grid_h = max((g.shape[0] for g in self.tiles.values()), default=1)
         grid_w = max((g.shape[1] for g in self.tiles.values()), default=1)
-        # Whole pixels per value, the same on every device, so equal values look equal;
-        # as many as fit the width and the height the view is given (the dock is short).
         text_h = len(self.lines) * (fm.height() + 2) + 4
         parent = self.parentWidget()
         avail_h = parent.height() if parent is not None else self.height()
-        fit_h = (avail_h - top - text_h) // max(rows, 1) - label_h - GAP
-        by_height = fit_h // grid_h if avail_h > 0 else tile
-        smallest = 2 if max(grid_w, grid_h) <= 32 else 1
-        self.pixel = max(smallest, min(tile // max(grid_w, grid_h), by_height))
         labels = [self._label(device) for device in self.device_order]
-        tile_w = max(grid_w * self.pixel, MIN_TILE, *(fm.horizontalAdvance(t) for t in labels))
+        label_w = max(MIN_TILE, *(fm.horizontalAdvance(t) for t in labels))
+        room = (max(self.width(), 300) - 8, avail_h - top - text_h, label_h)
+        rows, cols = max(
+            self._arrangements(label_w, room[0]),
+            key=lambda rc: (self._pixel_for(rc, room, (grid_h, grid_w)), rc[1]),
+        )
+        self.pixel = self._pixel_for((rows, cols), room, (grid_h, grid_w))
+        tile_w = max(grid_w * self.pixel, label_w)
         # A 1-D shard is a strip: taller than its values are wide.
         self.row_px = self.pixel if grid_h > 1 else max(self.pixel, STRIP)
         tile_h = max(grid_h * self.row_px, 8)
@@ -281,6 +280,37 @@ class HeatmapView(QWidget):
         self._size = QSize(8 + cols * step_x, height)
         self.setMinimumHeight(height)
         self.updateGeometry()
+
+    def _arrangements(self, label_w: int, width: int) -> list[tuple[int, int]]:
+        """The rows and columns the pictures may take: the mesh's own grid, and for a
+        mesh of one row (a 1-D mesh) that row wrapped every 1 to n devices, as long as
+        their labels fit the width."""
+        rows, cols = mesh_layout(self.mesh_sizes)
+        n = len(self.device_order)
+        if rows * cols != n or (len(self.mesh_sizes) > 1 and math.prod(self.mesh_sizes[:-1]) > 1):
+            return [(rows, cols)]
+        fits = [c for c in range(1, n + 1) if c * (label_w + GAP) - GAP <= width]
+        return [(math.ceil(n / c), c) for c in fits] or [(n, 1)]
+
+    @staticmethod
+    def _pixel_for(
+        arrangement: tuple[int, int], room: tuple[int, int, int], grid: tuple[int, int]
+    ) -> int:
+        """Pixels a side per value for ``arrangement`` (rows, columns of pictures) in
+        ``room`` (width, height for the pictures, a label's height) of ``grid`` (rows,
+        columns of values): whole pixels, the same on every device so that equal values
+        look equal; as many as fit the width and the height (the dock is short)."""
+        rows, cols = arrangement
+        width, height, label_h = room
+        grid_h, grid_w = grid
+        tile = int(max(MIN_TILE, min(MAX_TILE, (width - (cols - 1) * GAP) / max(cols, 1))))
+        fit_h = height // max(rows, 1) - label_h - GAP
+        # a 1-D shard is drawn as a strip at least STRIP pixels tall
+        by_height = fit_h // grid_h if height > 0 and grid_h > 1 else tile
+        if grid_h == 1 and height > 0 and fit_h < STRIP:
+            by_height = 0
+        smallest = 2 if max(grid_w, grid_h) <= 32 else 1
+        return max(smallest, min(tile // max(grid_w, grid_h), by_height))
 
     def tile_rect(self, device: int) -> QRect:
         """Where device ``device``'s picture is drawn."""

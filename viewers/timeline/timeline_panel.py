@@ -4,7 +4,8 @@
 among the steps; it holds no document data) and redraws from its events. Playing needs a
 clock: the panel emits nothing for that, the window's timer ticks the playback. Keys
 while the panel has focus: space plays or pauses, Left/Right step, Home/End jump to the
-first and last step, Escape shows the final state.
+first and last step, Escape shows the final state (on the graph view too, while a step
+is shown).
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ STEP_KEYS = {
     Qt.Key.Key_Home: "home",
     Qt.Key.Key_End: "end",
 }
-# ... and in the dock, Escape leaves step mode (back to the final state).
+# ... and Escape leaves step mode (back to the final state): in the dock, and in the
+# graph view while a step is shown.
 PANEL_KEYS = {**STEP_KEYS, Qt.Key.Key_Escape: "reset"}
+VIEW_STEPPING_KEYS = PANEL_KEYS
 # What each of those does, as the buttons' tips and the shortcuts list say it.
 KEY_ACTIONS = {
     "toggle": "Play / pause",
@@ -75,7 +78,11 @@ def key_rows() -> list[tuple[str, str, str]]:
     """(keys, action, where) for every key the timeline binds, from the bindings above."""
     rows = []
     for key, action in PANEL_KEYS.items():
-        where = "Timeline dock and graph" if key in STEP_KEYS else "Timeline dock"
+        where = (
+            "Timeline dock and graph"
+            if key in STEP_KEYS
+            else "Timeline dock and graph (while stepping)"
+        )
         rows.append((key_name(action), f"Timeline: {KEY_ACTIONS[action].lower()}", where))
     return rows
 

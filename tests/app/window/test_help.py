@@ -24,7 +24,7 @@ def test_help_lists_every_shortcut_the_window_has_by_menu(make_window, pick, qtb
     assert (
         "Esc",
         f"Cancel expand/collapse all or the run; {timeline_esc}",
-        "window; Timeline dock",
+        "window; Timeline dock and graph (while stepping)",
     ) in rows
     assert ("Ctrl+=, Ctrl++", "Zoom in", "View") in rows
     assert (QKeySequence(QKeySequence.StandardKey.Find).toString(native), "Find", "Edit") in rows
@@ -64,7 +64,8 @@ def test_help_lists_every_key_the_timeline_binds(make_window, qtbot):
         assert name in by_key, name
         text, where = by_key[name]
         assert f"Timeline: {KEY_ACTIONS[action].lower()}" in text
-        assert ("graph" in where) == (key in STEP_KEYS)
+        assert "graph" in where
+        assert ("while stepping" in where) == (key not in STEP_KEYS)
     assert by_key["Space"] == ("Timeline: play / pause", "Timeline dock and graph")
     assert by_key["End"] == ("Timeline: last step", "Timeline dock and graph")
     panel = window.timeline.panel

@@ -8,6 +8,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QDragMoveEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QToolTip, QWidget
 
+from shardscope.app.window import saving
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import DimSpec, Spec, parse_spec
 from shardscope.viewers.common.mime import axis_mime_data
@@ -436,11 +437,11 @@ def quit_answering(window, monkeypatch, pick, button):
     monkeypatch.delenv("SHARDSCOPE_UNSAVED", raising=False)
     asked = []
 
-    def question(parent, title, text, buttons, default):
+    def ask(parent, title, text):
         asked.append(text)
         return button
 
-    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(saving, "ask_unsaved", ask)
     pick(window, "&File", "&Quit")
     return asked
 

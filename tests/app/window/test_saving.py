@@ -3,7 +3,8 @@ lost."""
 
 import json
 
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from shardscope.backend.session.document import Session
 from shardscope.backend.sharding.spec import Spec
@@ -182,3 +183,74 @@ def test_a_session_with_hosts_saves_and_reopens_laid_out_as_it_was(
     assert shown.hosts_spin.value() == 4
     assert [shown.link_text(r) for r in range(2)] == ["both", "DCN"]
     assert shown.grid.boundaries() == window.mesh_editor.grid.boundaries() != []
+
+
+def _press_in_prompt(qtbot, key, modifier, seen):
+    """When the unsaved-edits prompt shows: note its text and buttons (as shown, the
+    mnemonic's ``&`` dropped) in ``seen``, then press ``key`` with ``modifier`` on it. A
+    mnemonic clicks its button a moment later (Qt animates the click); a prompt the key
+    left open is noted as ``still open`` and cancelled, seconds later, so the test ends."""
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox) or not box.isActiveWindow():
+            if isinstance(box, QMessageBox):
+                box.activateWindow()  # as the window manager does when a prompt shows
+            QTimer.singleShot(20, answer)
+            return
+        shown = [b.text().replace("&", "") for b in box.buttons() if b.isVisible()]
+        seen.append((box.windowTitle(), box.text(), sorted(shown)))
+        qtbot.keyClick(box, key, modifier)
+        QTimer.singleShot(10_000, box, lambda: give_up(box))
+
+    def give_up(box):
+        if box.isVisible():
+            seen.append("still open")
+            box.reject()
+
+    QTimer.singleShot(20, answer)
+
+
+def test_the_unsaved_prompt_saves_with_alt_s_and_discards_with_alt_d(
+    make_window, qtbot, tmp_path, monkeypatch, pick, drop_axis
+):
+    window, x = edited_mlp(make_window, drop_axis)
+    path = tmp_path / "saved.json"
+    answer_save(monkeypatch, path)
+    monkeypatch.setattr(QInputDialog, "getItem", lambda *a, **k: ("attention", True))
+    seen = []
+    _press_in_prompt(qtbot, Qt.Key.Key_S, Qt.KeyboardModifier.AltModifier, seen)
+    with monkeypatch.context() as asking:
+        asking.delenv("SHARDSCOPE_UNSAVED")
+        pick(window, "&File", "Open &example…")
+    assert seen == [
+        (
+            "Unsaved edits",
+            "mlp has edits that are not saved. Save them before opening example:attention?",
+            ["Cancel", "Discard", "Save"],
+        )
+    ]
+    # Alt+S saved the edit, then the example opened
+    assert {"value": x, "name": "x", "spec": "data,model"} in Session.read(path)["specs"]
+    qtbot.waitUntil(lambda: window.session.program.name == "attention", timeout=60_000)
+
+    window, x = edited_mlp(make_window, drop_axis)
+    seen = []
+    _press_in_prompt(qtbot, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier, seen)
+    with monkeypatch.context() as asking:
+        asking.delenv("SHARDSCOPE_UNSAVED")
+        pick(window, "&File", "Open &example…")
+    assert len(seen) == 1 and "still open" not in seen
+    qtbot.waitUntil(lambda: window.session.program.name == "attention", timeout=60_000)
+    assert window.qundo.isClean() and window.files.session_path is None
+
+    # Esc keeps the edits and the program
+    window, x = edited_mlp(make_window, drop_axis)
+    seen = []
+    _press_in_prompt(qtbot, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier, seen)
+    with monkeypatch.context() as asking:
+        asking.delenv("SHARDSCOPE_UNSAVED")
+        pick(window, "&File", "Open &example…")
+    assert len(seen) == 1 and "still open" not in seen
+    assert window.files.loading is None and window.session.program.name == "mlp"
+    assert window.session.spec(x) == Spec.of("data", "model")

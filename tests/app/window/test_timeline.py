@@ -303,6 +303,7 @@ def test_the_timeline_keys_work_on_the_graph_view(make_window, qtbot):
     window = make_window("example:mlp")
     pb = window.timeline.playback
     view = window.graph
+    final = _badges(window)
     qtbot.mouseClick(
         view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center()
     )
@@ -322,10 +323,18 @@ def test_the_timeline_keys_work_on_the_graph_view(make_window, qtbot):
     assert pb.playing
     qtbot.keyClick(view, Qt.Key.Key_Space)
     assert not pb.playing
-    # Escape (the dock's "leave step mode") and keys with Ctrl or Alt go on to the graph
-    qtbot.keyClick(view, Qt.Key.Key_Escape)
-    assert pb.active
+    # keys with Ctrl or Alt go on to the graph
     qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
+    assert pb.position == 0
+    # Escape leaves step mode: the badges show the final shardings again
+    assert _badges(window) != final
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert not pb.active
+    assert _badges(window) == final
+    # not stepping, Escape is the view's own again
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert not pb.active
+    qtbot.keyClick(view, Qt.Key.Key_Right)
     assert pb.position == 0
     # the find box keeps its arrows for its text
     find = window.graph_panel.find_box

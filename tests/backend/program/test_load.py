@@ -155,8 +155,9 @@ def test_mlir_files_of_each_annotation_kind(kind):
 
 
 def test_missing_file_names_the_fix(tmp_path):
-    with pytest.raises(ProgramError, match=r"no such file; give a \.py or \.mlir path"):
-        load_program(str(tmp_path / "missing.py"))
+    with pytest.raises(ProgramError, match=r"no such file; give a \.py or \.mlir path") as err:
+        load_program(str(tmp_path / "missing.json#step"))
+    assert "a capture .json (FILE.json#NAME for one of its functions)" in str(err.value)
 
 
 def test_unknown_example_lists_the_examples():

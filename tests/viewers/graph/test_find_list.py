@@ -65,6 +65,9 @@ def test_typing_lists_matches_live_and_choosing_one_reveals_it_in_a_folded_scope
     rect = panel.finder.list.visualItemRect(item)
     qtbot.mouseClick(panel.finder.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert "block_1" in view.expanded() and "block_0" not in view.expanded()
+    # the pick closes the list, uncovering the graph; the box keeps the query
+    assert not panel.finder.list.isVisible()
+    assert panel.find_box.hasFocus() and panel.find_box.text() == "dense"
     (selected,) = view.scene().selectedItems()
     assert (selected.node.kind, selected.node.scope) == ("scope", "block_1/dense")
 
@@ -72,12 +75,23 @@ def test_typing_lists_matches_live_and_choosing_one_reveals_it_in_a_folded_scope
     _type(qtbot, panel, "tan")
     assert panel.find_status.text() == "3 ops"
     assert [r.split("    ")[0] for r in panel.finder.list.rows()] == ["◆ tanh"] * 3
+    assert panel.finder.list.isVisible()
     qtbot.keyClick(panel.find_box, Qt.Key.Key_Return)
+    assert not panel.finder.list.isVisible()
     qtbot.keyClick(panel.find_box, Qt.Key.Key_Return)
     (selected,) = view.scene().selectedItems()
     tanhs = [op.id for op in session.graph.ops if op.short_name == "tanh"]
     assert selected.node.op == tanhs[1]
     assert "block_1/dense" in view.expanded()
+    # Down lists them again, the one shown current; Enter there picks and closes it
+    qtbot.keyClick(panel.find_box, Qt.Key.Key_Down)
+    assert panel.finder.list.isVisible() and panel.finder.list.hasFocus()
+    assert panel.finder.list.currentRow() == 1
+    qtbot.keyClick(panel.finder.list, Qt.Key.Key_Down)
+    qtbot.keyClick(panel.finder.list, Qt.Key.Key_Return)
+    assert not panel.finder.list.isVisible() and panel.find_box.hasFocus()
+    (selected,) = view.scene().selectedItems()
+    assert selected.node.op == tanhs[2]
 
 
 def test_sharding_queries_list_tensors_and_ops_and_reveal_them(panel_for, qtbot):

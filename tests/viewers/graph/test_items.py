@@ -122,3 +122,82 @@ def test_a_scope_region_is_outlined_with_its_name_strip_tinted_and_its_inside_le
         int(header.left() - bounds.left() + 3), int(header.center().y() - bounds.top() + 1)
     )
     assert strip != back
+
+
+def test_a_dimension_sharded_over_two_axes_is_drawn_as_one_chip_per_axis(panel_for, qtbot):
+    from PySide6.QtGui import QColor
+
+    from shardscope.backend.sharding.spec import Spec
+    from shardscope.viewers.common.colors import axis_color
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    x = session.graph.value_by_name("x").id
+    session.set_spec(x, Spec.of(("model", "data"), None))
+    qtbot.waitUntil(lambda: view.badge_text(x) == "[model+data, _]", timeout=5000)
+    (badge,) = view.graph_scene._badges_by_value[x]
+    view.centerOn(badge)
+    chips = badge.axis_chips(0)
+    assert [axis for axis, _ in chips] == ["model", "data"]
+    assert chips[0][1].right() < chips[1][1].left()  # side by side, apart
+    mesh = session.mesh.axis_names
+
+    def color_at(rect) -> QColor:
+        # just inside the chip's left edge, clear of its rounded corner and its text
+        point = badge.mapToScene(QPointF(rect.left() + 2, rect.center().y()))
+        image = view.viewport().grab().toImage()
+        return image.pixelColor(view.mapFromScene(point))
+
+    qtbot.waitUntil(
+        lambda: (
+            [color_at(r) for _, r in chips]
+            == [QColor(axis_color(mesh, "model")), QColor(axis_color(mesh, "data"))]
+        ),
+        timeout=5000,
+    )
+
+
+def test_an_unfolded_scope_is_one_frame_with_one_name(panel_for, qtbot):
+    """The mlp's layer1 sits in two columns (the bias broadcast beside the matmul, its
+    inputs in between a row up): one region around all its ops, named once."""
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:mlp")
+    view = panel.view
+    view.set_expanded("layer1", True)
+    qtbot.waitUntil(
+        lambda: any(isinstance(i, ScopeBoxItem) for i in view.scene().items()), timeout=5000
+    )
+    (region,) = [
+        i for i in view.scene().items() if isinstance(i, ScopeBoxItem) and i.box.path == "layer1"
+    ]
+    assert len(region._outline.toSubpathPolygons()) == 1
+    assert len(region._headers) == 1
+    nodes = view.layout_.nodes
+    inside = set(region.box.nodes)
+    assert len(inside) > 3
+    for i, node in enumerate(nodes):  # every op of it inside, every other node outside
+        assert region._outline.contains(QPointF(node.x, node.y)) == (i in inside), node.label
+
+
+def test_a_scope_shown_alone_is_one_frame_however_its_rows_shift(panel_for, qtbot):
+    """The transformer's MLP shown alone (as ``render --scope`` draws it): its rows step
+    left and right around the values it hands on, and still make one region, named once."""
+    from shardscope.viewers.graph.items import ScopeBoxItem
+
+    session, panel = panel_for("example:transformer?layers=2")
+    view = panel.view
+    view.show_scope("jvp(layer_0)/mlp")
+    qtbot.waitUntil(
+        lambda: any(isinstance(i, ScopeBoxItem) for i in view.scene().items()), timeout=10_000
+    )
+    (region,) = [
+        i
+        for i in view.scene().items()
+        if isinstance(i, ScopeBoxItem) and i.box.path.endswith("mlp")
+    ]
+    assert len(region._outline.toSubpathPolygons()) == 1
+    assert len(region._headers) == 1
+    inside = set(region.box.nodes)
+    for i, node in enumerate(view.layout_.nodes):
+        assert region._outline.contains(QPointF(node.x, node.y)) == (i in inside), node.label

@@ -183,3 +183,34 @@ def test_a_device_whose_tile_is_all_padding_draws_no_picture(view, qtbot):
     assert sorted(view.tiles) == [0, 1, 2] and view.scale == (0.0, 11.0)
     assert view.lines == []
     view.grab()  # paints every device's box, the empty one too
+
+
+def test_a_one_row_mesh_wraps_to_use_a_short_wide_dock_and_a_grid_keeps_its_shape(qtbot):
+    from PySide6.QtWidgets import QScrollArea
+
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    view = HeatmapView()
+    area.setWidget(view)
+    qtbot.addWidget(area)
+    area.resize(900, 300)  # the Run dock's heat map tab: wide and short
+    area.show()
+    data = np.arange(32 * 16, dtype=np.float64).reshape(32, 16)
+    view.set_tensor(tensor_of(data, {d: (4 * d, 4 * d + 4) for d in range(8)}), (8,))
+    qtbot.waitUntil(lambda: view.width() > 800, timeout=5000)
+    rects = [view.tile_rect(d) for d in range(8)]
+    rows = sorted({r.y() for r in rects})
+    assert len(rows) > 1  # wrapped, not one row of small pictures
+    # bigger than one row of eight would allow, and all on screen without scrolling
+    assert all(r.width() > 900 / 8 for r in rects)
+    assert not area.verticalScrollBar().isVisible()
+    assert not area.horizontalScrollBar().isVisible()
+    # row-major: device order reads left to right, then down
+    assert [(r.y(), r.x()) for r in rects] == sorted((r.y(), r.x()) for r in rects)
+
+    # a 2-D mesh keeps its grid: data=2 rows of model=4
+    view.set_tensor(
+        tensor_of(data[:16], {d: (8 * (d // 4), 8 * (d // 4) + 8) for d in range(8)}), (2, 4)
+    )
+    rects = [view.tile_rect(d) for d in range(8)]
+    assert len({r.y() for r in rects}) == 2 and len({r.x() for r in rects}) == 4
