@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from shardscope.backend.errors import ShardscopeError, shortened
+from shardscope.backend.units import bytes_text
 
 MiB = 2**20
 # The limits of each kind of file, far above what shardscope writes (the 24-layer
@@ -149,11 +150,7 @@ def _open(path: str | Path, follow_links: bool, refused: Callable[[str], Excepti
 
 
 def _too_big(size: int, limit: int) -> str:
-    return f"is {_size(size)}, over the {_size(limit)} it may be"
-
-
-def _size(n: int) -> str:
-    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+    return f"is {bytes_text(size)}, over the {bytes_text(limit)} it may be"
 
 
 def read_text(

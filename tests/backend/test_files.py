@@ -58,7 +58,7 @@ def test_a_file_over_its_limit_is_refused_before_it_is_read(tmp_path):
     path.write_bytes(b"[" + b"0," * 3 * files.MiB + b"0]")
     with pytest.raises(ShardscopeError) as exc:
         files.read_json(path, 2 * files.MiB, FIX)
-    assert "is 6 MiB, over the 2 MiB it may be" in _one_line(exc)
+    assert "is 6.0 MiB, over the 2.0 MiB it may be" in _one_line(exc)
 
 
 @pytest.mark.parametrize("depth", [65, 200_000])

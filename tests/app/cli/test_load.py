@@ -63,7 +63,7 @@ def test_a_mlir_file_over_the_limit_names_the_limit(tmp_path, capsys, monkeypatc
     monkeypatch.setattr(load, "MAX_MLIR_BYTES", 2**20)
     big = tmp_path / "big.mlir"
     big.write_text("// padding\n" * 200_000)
-    assert "is 2 MiB, over the 1 MiB it may be" in _one_line_error(capsys, ["load", str(big)])
+    assert "MiB, over the 1.0 MiB it may be" in _one_line_error(capsys, ["load", str(big)])
 
 
 def test_timeout_bounds_reading_a_mlir_file(tmp_path, capsys):
