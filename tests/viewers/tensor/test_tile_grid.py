@@ -176,15 +176,16 @@ def test_a_rank3_tensor_after_a_matrix_shows_its_slider_and_leaves_the_plot_wher
     view.show()
     qtbot.waitExposed(view)
     wait_painted(qtbot, view)
-    plot = view.plot.geometry()
+    box, corner = view.plot_box.geometry(), view.plot.pos()
     assert view.sliders == {}
     view.set_tensor((16, 8, 4), parse_mesh("data=4,model=2"), parse_spec("data,_,model"))
     wait_painted(qtbot, view)
     ((dim, slider),) = view.sliders.items()
     assert slider.isVisible() and view._slider_labels[dim].text().startswith(f"dim {dim}")
-    # the slider takes the row kept for it: the plot neither moves nor shrinks
-    assert view.plot.geometry() == plot
+    # the slider takes the row kept for it: the plot's box neither moves nor shrinks,
+    # the plot stays in its corner
+    assert view.plot_box.geometry() == box and view.plot.pos() == corner
     assert on_screen(view) == fresh(view)
     view.set_tensor((64, 32), parse_mesh("data=4,model=2"), parse_spec("data,model"))
     wait_painted(qtbot, view)
-    assert view.sliders == {} and view.plot.geometry() == plot
+    assert view.sliders == {} and view.plot_box.geometry() == box

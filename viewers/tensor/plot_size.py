@@ -1,0 +1,50 @@
+"""How large the tile plot draws a tensor: by the tensor's aspect, no taller or wider than
+a cap, and large enough that every tile's label fits.
+
+``tiles_area(room, aspect, grid, label)`` answers in pixels of the plot's data area
+(inside its axes); the tile grid widget sizes its plot by it.
+"""
+
+from __future__ import annotations
+
+import math
+
+# the data area is at most this many pixels tall and wide (the axes come on top of it)
+MAX_HEIGHT = 128
+MAX_WIDTH = 2 * MAX_HEIGHT
+# and never flatter or narrower than this (a 8 x 65536 tensor is drawn 1 : 6)
+MAX_ASPECT = 6.0
+# the smallest data area drawn, whatever the tensor
+MIN_SIDE = 48
+# around a tile's label: its width and height plus this many pixels
+LABEL_MARGIN = 4
+
+
+def tiles_area(
+    room: tuple[int, int],
+    aspect: float,
+    grid: tuple[int, int],
+    label: tuple[int, int] | None,
+) -> tuple[int, int]:
+    """(width, height) of the data area in pixels.
+
+    ``room``: the widest and tallest the area may be; ``aspect``: the tensor's height over
+    its width, in elements, as drawn; ``grid``: (rows, cols) of tiles drawn; ``label``:
+    (width, height) of the widest tile label, or None where labels are not drawn.
+    """
+    width_room = max(1, min(room[0], MAX_WIDTH))
+    height_room = max(1, min(room[1], MAX_HEIGHT))
+    aspect = min(max(aspect, 1.0 / MAX_ASPECT), MAX_ASPECT) if aspect > 0 else 1.0
+    width = float(width_room)
+    height = width * aspect
+    if height > height_room:
+        height = float(height_room)
+        width = height / aspect
+    least_w, least_h = MIN_SIDE, MIN_SIDE
+    if label is not None:
+        rows, cols = grid
+        least_w = max(least_w, cols * (label[0] + LABEL_MARGIN))
+        least_h = max(least_h, rows * (label[1] + LABEL_MARGIN))
+    width = max(width, min(least_w, width_room))
+    height = max(height, min(least_h, height_room))
+    return math.ceil(width), math.ceil(height)
