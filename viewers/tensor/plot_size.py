@@ -1,5 +1,6 @@
 """How large the tile plot draws a tensor: by the tensor's aspect, no taller or wider than
-a cap, and large enough that every tile's label fits.
+a cap, and large enough that every tile's label fits (wider than the cap where the room
+allows, so that a grid of many columns keeps its labels).
 
 ``tiles_area(room, aspect, grid, label)`` answers in pixels of the plot's data area
 (inside its axes); the tile grid widget sizes its plot by it.
@@ -45,6 +46,7 @@ def tiles_area(
         rows, cols = grid
         least_w = max(least_w, cols * (label[0] + LABEL_MARGIN))
         least_h = max(least_h, rows * (label[1] + LABEL_MARGIN))
-    width = max(width, min(least_w, width_room))
+    # labels may widen it past the cap, as far as the room goes
+    width = max(width, min(least_w, max(1, room[0])))
     height = max(height, min(least_h, height_room))
     return math.ceil(width), math.ceil(height)

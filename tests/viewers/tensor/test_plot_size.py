@@ -37,8 +37,11 @@ def test_every_label_fits_where_the_aspect_alone_would_squeeze_it():
     # 4 columns of a tall one: each a label's width and margin wide
     width, height = tiles_area(ROOM, 4.0, (1, 4), LABEL)
     assert width == 4 * (LABEL[0] + LABEL_MARGIN) and height == MAX_HEIGHT
-    # never past the caps: labels that cannot fit there are drawn smaller
-    assert tiles_area(ROOM, 1.0, (64, 64), LABEL) == (MAX_WIDTH, MAX_HEIGHT)
+    # many columns: wider than the cap, as far as the room goes (16 of them fit in 400)
+    assert tiles_area(ROOM, 1.0, (1, 10), LABEL) == (10 * (LABEL[0] + LABEL_MARGIN), MAX_HEIGHT)
+    # never past the room nor the height cap: labels that cannot fit there are drawn
+    # smaller
+    assert tiles_area(ROOM, 1.0, (64, 64), LABEL) == (ROOM[0], MAX_HEIGHT)
 
 
 def test_extreme_aspects_are_drawn_no_flatter_than_the_limit():
