@@ -3,12 +3,17 @@ a cap, and large enough that every tile's label fits (wider than the cap where t
 allows, so that a grid of many columns keeps its labels).
 
 ``tiles_area(room, aspect, grid, label)`` answers in pixels of the plot's data area
-(inside its axes); the tile grid widget sizes its plot by it.
+(inside its axes), ``plot_margins(plot)`` what the plot takes around that area; the tile
+grid widget sizes its plot by them, in a ``PlotBox``.
 """
 
 from __future__ import annotations
 
 import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 # the data area is at most this many pixels tall and wide (the axes come on top of it)
 MAX_HEIGHT = 128
@@ -50,3 +55,25 @@ def tiles_area(
     width = max(width, min(least_w, max(1, room[0])))
     height = max(height, min(least_h, height_room))
     return math.ceil(width), math.ceil(height)
+
+
+class PlotBox(QWidget):
+    """The plot's place: as wide as the dock, one height for every tensor, the plot in
+    its top left corner."""
+
+    def __init__(self, plot: QWidget, height: int) -> None:
+        super().__init__()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(plot, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setFixedHeight(height)
+        self.setMinimumWidth(160)
+
+
+def plot_margins(plot: pg.PlotWidget) -> tuple[int, int]:
+    """(width, height) ``plot`` takes beyond its data area: axes and margins."""
+    item = plot.getPlotItem()
+    item.resize(400, 300)
+    item.layout.activate()
+    box = item.getViewBox().geometry()
+    return 400 - math.floor(box.width()), 300 - math.floor(box.height())

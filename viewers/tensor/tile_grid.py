@@ -44,7 +44,7 @@ from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
 from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.common.layouts import column_layout
-from shardscope.viewers.tensor.plot_size import MAX_HEIGHT, tiles_area
+from shardscope.viewers.tensor.plot_size import MAX_HEIGHT, PlotBox, plot_margins, tiles_area
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -64,19 +64,6 @@ class _GridPlot(pg.PlotWidget):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(240, 180)
-
-
-class _PlotBox(QWidget):
-    """The plot's place: as wide as the dock, one height for every tensor, the plot in
-    its top left corner."""
-
-    def __init__(self, plot: QWidget, height: int) -> None:
-        super().__init__()
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(plot, 0, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.setFixedHeight(height)
-        self.setMinimumWidth(160)
 
 
 class TileGridView(QWidget):
@@ -189,8 +176,8 @@ class TileGridView(QWidget):
             )
         )
         bottom.setLabel("")
-        self._plot_margins = self._measure_plot_margins()
-        self.plot_box = _PlotBox(self.plot, MAX_HEIGHT + self._plot_margins[1])
+        self._plot_margins = plot_margins(self.plot)
+        self.plot_box = PlotBox(self.plot, MAX_HEIGHT + self._plot_margins[1])
         self.plot_box.installEventFilter(self)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
@@ -284,14 +271,6 @@ class TileGridView(QWidget):
 
     def _place_hint(self) -> None:
         self.hint.setGeometry(self.plot.viewport().rect())
-
-    def _measure_plot_margins(self) -> tuple[int, int]:
-        """(width, height) the plot takes beyond its data area: axes and margins."""
-        item = self.plot.getPlotItem()
-        item.resize(400, 300)
-        item.layout.activate()
-        box = self.view_box.geometry()
-        return 400 - math.floor(box.width()), 300 - math.floor(box.height())
 
     def _fit_plot(self) -> None:
         """Size the plot to its tensor (its whole box when there is none)."""

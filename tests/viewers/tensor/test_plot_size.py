@@ -1,11 +1,16 @@
 """The tile plot's data area: the tensor's aspect, within the caps, every label fitting."""
 
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QSize
+
 from shardscope.viewers.tensor.plot_size import (
     LABEL_MARGIN,
     MAX_ASPECT,
     MAX_HEIGHT,
     MAX_WIDTH,
     MIN_SIDE,
+    PlotBox,
+    plot_margins,
     tiles_area,
 )
 
@@ -54,3 +59,20 @@ def test_extreme_aspects_are_drawn_no_flatter_than_the_limit():
 def test_no_room_or_no_aspect_still_gives_an_area():
     assert tiles_area((0, 0), 0.0, (1, 1), None) == (1, 1)
     assert tiles_area(ROOM, 0.0, (1, 1), None) == (MAX_HEIGHT, MAX_HEIGHT)
+
+
+def test_a_plot_sized_by_its_margins_has_the_data_area_asked_for_in_its_box(qtbot):
+    plot = pg.PlotWidget()
+    margins = plot_margins(plot)
+    assert margins[0] > 0 and margins[1] > 0
+    box = PlotBox(plot, MAX_HEIGHT + margins[1])
+    qtbot.addWidget(box)
+    box.resize(500, 400)
+    plot.setFixedSize(200 + margins[0], 80 + margins[1])
+    box.show()
+    qtbot.waitExposed(box)
+    qtbot.waitUntil(lambda: plot.getPlotItem().getViewBox().geometry().width() < 300)
+    data = plot.getPlotItem().getViewBox().geometry()
+    assert QSize(round(data.width()), round(data.height())) == QSize(200, 80)
+    # the box keeps its height, the plot its top left corner
+    assert box.height() == MAX_HEIGHT + margins[1] and plot.pos() == QPoint(0, 0)
