@@ -31,15 +31,17 @@ def tiles_area(
     aspect: float,
     grid: tuple[int, int],
     label: tuple[int, int] | None,
+    caps: tuple[int, int] = (MAX_WIDTH, MAX_HEIGHT),
 ) -> tuple[int, int]:
     """(width, height) of the data area in pixels.
 
     ``room``: the widest and tallest the area may be; ``aspect``: the tensor's height over
     its width, in elements, as drawn; ``grid``: (rows, cols) of tiles drawn; ``label``:
-    (width, height) of the widest tile label, or None where labels are not drawn.
+    (width, height) of the widest tile label, or None where labels are not drawn;
+    ``caps``: the widest and tallest the tensor's aspect alone makes it.
     """
-    width_room = max(1, min(room[0], MAX_WIDTH))
-    height_room = max(1, min(room[1], MAX_HEIGHT))
+    width_room = max(1, min(room[0], caps[0]))
+    height_room = max(1, min(room[1], caps[1]))
     aspect = min(max(aspect, 1.0 / MAX_ASPECT), MAX_ASPECT) if aspect > 0 else 1.0
     width = float(width_room)
     height = width * aspect

@@ -44,7 +44,13 @@ from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
 from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.common.layouts import column_layout
-from shardscope.viewers.tensor.plot_size import MAX_HEIGHT, PlotBox, plot_margins, tiles_area
+from shardscope.viewers.tensor.plot_size import (
+    MAX_HEIGHT,
+    MAX_WIDTH,
+    PlotBox,
+    plot_margins,
+    tiles_area,
+)
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -96,9 +102,11 @@ class TileGridView(QWidget):
         self._build_sliders()
         self._build_plot()
         self._build_labels()
-        column_layout(
+        layout = column_layout(
             self, [top, self.summary, self._slider_box, self.plot_box, self.status], spacing=4
         )
+        # room to spare goes below: the plot keeps the size its tensor asks for
+        layout.addStretch(1)
         self._apply_theme()
         self._set_status_idle()
 
@@ -177,6 +185,7 @@ class TileGridView(QWidget):
         )
         bottom.setLabel("")
         self._plot_margins = plot_margins(self.plot)
+        self._caps = (MAX_WIDTH, MAX_HEIGHT)
         self.plot_box = PlotBox(self.plot, MAX_HEIGHT + self._plot_margins[1])
         self.plot_box.installEventFilter(self)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -272,6 +281,13 @@ class TileGridView(QWidget):
     def _place_hint(self) -> None:
         self.hint.setGeometry(self.plot.viewport().rect())
 
+    def set_largest_plot(self, width: int, height: int) -> None:
+        """Let the tensor's aspect make the tiles' area up to ``width`` x ``height``
+        pixels (a picture of the tiles alone, as ``render`` draws it)."""
+        self._caps = (width, height)
+        self.plot_box.setFixedHeight(height + self._plot_margins[1])
+        self._fit_plot()
+
     def _fit_plot(self) -> None:
         """Size the plot to its tensor (its whole box when there is none)."""
         room = self.plot_box.width(), self.plot_box.height()
@@ -285,6 +301,7 @@ class TileGridView(QWidget):
                 rows * tr / max(cols * tc, 1e-9),
                 (rows, cols),
                 self._label_size(),
+                self._caps,
             )
             size = QSize(area[0] + margin_w, area[1] + margin_h)
         if self.plot.size() != size:

@@ -258,3 +258,14 @@ def test_the_empty_plot_shows_its_hint_where_the_tiles_go_on_the_docks_backgroun
     image = view.grab().toImage()
     below = view.plot_box.mapTo(view, view.plot_box.rect().bottomRight() - QPoint(3, 3))
     assert image.pixelColor(below) == dock
+
+
+def test_a_picture_of_the_tiles_alone_may_draw_them_larger(qtbot):
+    view = make(qtbot, (32, 64), "data=4,model=2", "data,_", size=(1200, 840))
+    _shown(qtbot, view)
+    small = view.view_box.sceneBoundingRect()
+    view.set_largest_plot(1100, 680)
+    qtbot.waitUntil(lambda: view.view_box.sceneBoundingRect().width() > 1000)
+    large = view.view_box.sceneBoundingRect()
+    assert large.height() == pytest.approx(large.width() / 2, abs=2)
+    assert large.width() > 3 * small.width() and _labels_at_full_size(view)
