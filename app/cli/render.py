@@ -351,6 +351,7 @@ def _view_widget(session, view: str, args: RenderArgs):
         grid = TileGridView()
         grid.set_tensor(value.shape, session.mesh, spec if spec is not None else Spec())
         grid.resize(args.width, int(args.width * 0.7))
+        grid.set_largest_plot(args.width - 100, int(args.width * 0.7) - 160)
         return grid
     if view.startswith("run:"):
         from shardscope.app.cli.render_run import heatmap_sheet

@@ -96,6 +96,7 @@ class TimelineController(QObject):
         self._links.connect(ev.propagation, self._on_propagation)
         self._links.connect(ev.compiled, self._on_compiled)
         provenance.stepClicked.connect(self.seek_step)
+        provenance.dimClicked.connect(self._on_dim_link)
         # the timeline's keys work on the graph view too, while there is a timeline (else
         # the arrows and Home/End scroll the view as usual)
         view.installEventFilter(self)
@@ -281,6 +282,11 @@ class TimelineController(QObject):
         self._provenance_timer.stop()
         self._show_provenance()
 
+    def _on_dim_link(self, dim: int) -> None:
+        """A dimension's link in the Provenance dock: its chain (-1: every dimension)."""
+        if self.selected is not None:
+            self.select(self.selected[0], None if dim < 0 else dim)
+
     def _show_provenance(self) -> None:
         view = self.provenance_view
         graph = self.session.graph
@@ -310,4 +316,6 @@ class TimelineController(QObject):
             at_step=at,
             last_step=pb.all_indices[-1] if pb is not None and pb.all_indices else None,
             playing=pb is not None and pb.playing,
+            summary=dim is None,
+            chosen=dim is not None,
         )

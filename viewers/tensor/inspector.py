@@ -80,7 +80,7 @@ class TensorInspector(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.facts)
         layout.addWidget(slot_box)
-        layout.addWidget(self.tile_grid, 1)
+        layout.addWidget(self.tile_grid)
         layout.addWidget(self.details)
         layout.addStretch(0)
         # No tensor: the same widgets in the same places, the grid empty with a hint in

@@ -6,7 +6,9 @@ element coordinates (padded extent, so every tile block has the tile's length an
 padding shows as a hatched band past the real edge), and reports the hovered tile.
 Pixel values index a 256-colour device LUT with fixed levels, so redraws stay on
 pyqtgraph's fast path. How the image, lines, padding and labels are drawn lives in
-``tile_layers``.
+``tile_layers``. The plot is as large as the tensor's aspect asks (``plot_size``), within
+a box of one height for every tensor, on the dock's own background: another tensor
+changes the tiles and axes, not what lies around them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QApplication,
@@ -42,6 +44,13 @@ from shardscope.backend.sharding.tiles import TileMap
 from shardscope.viewers.common.colors import LUT_SIZE, lut_for, text_color_on, theme_for
 from shardscope.viewers.common.damage import DiffedView
 from shardscope.viewers.common.layouts import column_layout
+from shardscope.viewers.tensor.plot_size import (
+    MAX_HEIGHT,
+    MAX_WIDTH,
+    PlotBox,
+    plot_margins,
+    tiles_area,
+)
 from shardscope.viewers.tensor.tile_layers import Cell, TileLayers
 
 MAX_LABELLED_TILES = 4096
@@ -57,7 +66,7 @@ SUMMARY_ROOM = "8 tiles \u00b7 each on 2 devices \u00b7 uneven: dim 0 pads 2"
 
 
 class _GridPlot(pg.PlotWidget):
-    """A plot that asks for little and grows into whatever room its dock has."""
+    """A plot that asks for little: the grid sizes it to its tensor."""
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(240, 180)
@@ -93,9 +102,11 @@ class TileGridView(QWidget):
         self._build_sliders()
         self._build_plot()
         self._build_labels()
-        column_layout(
-            self, [top, self.summary, self._slider_box, (self.plot, 1), self.status], spacing=4
+        layout = column_layout(
+            self, [top, self.summary, self._slider_box, self.plot_box, self.status], spacing=4
         )
+        # room to spare goes below: the plot keeps the size its tensor asks for
+        layout.addStretch(1)
         self._apply_theme()
         self._set_status_idle()
 
@@ -146,7 +157,6 @@ class TileGridView(QWidget):
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=True, y=True)
         self.plot.invertY(True)
-        self.plot.setMinimumSize(160, 120)
         self.view_box = self.plot.getPlotItem().getViewBox()
         self.layers = TileLayers(self.plot)
         # the left axis as wide for every tensor (numbers up to WIDEST_TICK and its
@@ -174,6 +184,10 @@ class TileGridView(QWidget):
             )
         )
         bottom.setLabel("")
+        self._plot_margins = plot_margins(self.plot)
+        self._caps = (MAX_WIDTH, MAX_HEIGHT)
+        self.plot_box = PlotBox(self.plot, MAX_HEIGHT + self._plot_margins[1])
+        self.plot_box.installEventFilter(self)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.viewport().installEventFilter(self)
         # a refit to another tensor's size redraws the whole plot in Qt's eyes, though
@@ -189,11 +203,11 @@ class TileGridView(QWidget):
         self._summary_probe = QLabel(SUMMARY_ROOM)
         self._summary_probe.setWordWrap(True)
         self.summary.installEventFilter(self)
-        # shown inside the empty plot, where the tiles will be: the first tensor then
-        # changes what any later one changes, not the whole plot's background
+        # shown inside the empty plot at its top, where the tiles will be drawn: the
+        # first tensor then changes what any later one changes, and little else
         self.hint = QLabel(self.plot.viewport())
         self.hint.setWordWrap(True)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignHCenter)
         self.hint.setContentsMargins(12, 12, 12, 12)
         self.hint.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.hint.setAutoFillBackground(True)
@@ -259,12 +273,49 @@ class TileGridView(QWidget):
             pi.setLabel(name, "")
             pi.getAxis(name).setTicks([[]])
         self.hint.setText(hint)
+        self._fit_plot()
         self._place_hint()
         self.hint.show()
         self.plot.scene().prepareForPaint()
 
     def _place_hint(self) -> None:
         self.hint.setGeometry(self.plot.viewport().rect())
+
+    def set_largest_plot(self, width: int, height: int) -> None:
+        """Let the tensor's aspect make the tiles' area up to ``width`` x ``height``
+        pixels (a picture of the tiles alone, as ``render`` draws it)."""
+        self._caps = (width, height)
+        self.plot_box.setFixedHeight(height + self._plot_margins[1])
+        self._fit_plot()
+
+    def _fit_plot(self) -> None:
+        """Size the plot to its tensor (its whole box when there is none)."""
+        room = self.plot_box.width(), self.plot_box.height()
+        margin_w, margin_h = self._plot_margins
+        if self.tile_map is None:
+            size = QSize(*room)
+        else:
+            rows, cols, tr, tc, _, _ = self._grid_shape()
+            area = tiles_area(
+                (room[0] - margin_w, room[1] - margin_h),
+                rows * tr / max(cols * tc, 1e-9),
+                (rows, cols),
+                self._label_size(),
+                self._caps,
+            )
+            size = QSize(area[0] + margin_w, area[1] + margin_h)
+        if self.plot.size() != size:
+            self.plot.setFixedSize(size)
+            self._place_hint()
+
+    def _label_size(self) -> tuple[int, int] | None:
+        """(width, height) of the widest tile label drawn, None where none is."""
+        labels = self.layers.labels
+        texts = labels.texts
+        if not texts:
+            return None
+        metrics = QFontMetrics(labels.font)
+        return max(metrics.horizontalAdvance(t) for t in texts) + 4, metrics.height()
 
     def set_display_dims(self, row_dim: int | None, col_dim: int) -> None:
         """Draw tensor dim ``row_dim`` down the rows and ``col_dim`` across."""
@@ -447,6 +498,7 @@ class TileGridView(QWidget):
         self._hover_key = None
         self.layers.clear_hover()
         if refit:
+            self._fit_plot()
             extent = (full.width(), full.height())
             if extent != self._fitted_extent:
                 self._set_zoom_limits(full)
@@ -576,6 +628,8 @@ class TileGridView(QWidget):
             return True
         if event.type() == QEvent.Type.Resize and obj is self.plot.viewport():
             self._place_hint()
+        if event.type() == QEvent.Type.Resize and obj is self.plot_box:
+            self._fit_plot()
         if event.type() == QEvent.Type.Resize and obj is self.summary:
             self._keep_summary_room()
         if event.type() == QEvent.Type.Leave and self._hover_key is not None:
@@ -605,7 +659,8 @@ class TileGridView(QWidget):
 
     def _apply_theme(self) -> None:
         theme = theme_for(self)
-        self.plot.setBackground(theme.background)
+        # the dock's own colour: where the plot grows or shrinks, nothing changes colour
+        self.plot.setBackground(self.palette().window().color())
         pi = self.plot.getPlotItem()
         for name in ("left", "bottom"):
             axis = pi.getAxis(name)

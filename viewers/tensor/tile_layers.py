@@ -52,6 +52,11 @@ class TileLabelsItem(QGraphicsItem):
         self._notes = notes
         self.update()
 
+    @property
+    def texts(self) -> list[str]:
+        """The labels' texts, the tiles' and the notes'."""
+        return [text for _, text, _ in self._cells + self._notes]
+
     def boundingRect(self) -> QRectF:
         return self._rect
 

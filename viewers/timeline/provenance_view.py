@@ -5,6 +5,11 @@ the steps that carried it, newest first, back to the annotation it came from; fo
 dimension without axes, why it is replicated. A step link emits ``stepClicked(index)``,
 a tensor link ``valueClicked(value_id)``, a conflict link ``conflictClicked(i)``.
 
+For a whole tensor it shows one short line per dimension (what it holds and whose
+annotation that was, or that it is replicated), each with a link to the dimension's full
+chain (``dimClicked(dim)``); for one dimension, that chain (``dimClicked(-1)``: back to
+every dimension).
+
 It says which time it explains, as the Tensor dock shows it: the final state, or a step
 of the timeline, where it explains only what propagation had found by that step (an axis
 that arrives later is named with the step it arrives at).
@@ -40,6 +45,7 @@ class ProvenanceView(QTextBrowser):
     stepClicked = Signal(int)
     valueClicked = Signal(int)
     conflictClicked = Signal(int)
+    dimClicked = Signal(int)  # a dimension's full chain; -1: every dimension, one line each
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,17 +83,26 @@ class ProvenanceView(QTextBrowser):
         at_step: int | None = None,
         last_step: int | None = None,
         playing: bool = False,
+        summary: bool = False,
+        chosen: bool = False,
     ) -> None:
         """Show ``records`` for the tensor called ``title``; ``name_of(value_id)`` names
         the tensors along the chains. ``at_step``: explain the state after that timeline
         step (None: the final state, after ``last_step`` when given); ``playing``: the
-        timeline plays on from there (the header says so)."""
+        timeline plays on from there (the header says so); ``summary``: one line per
+        record, each linking to its chain, instead of the chains; ``chosen``: the
+        records are of one dimension the user picked (a link leads back to every one)."""
         self.records = list(records)
         self.links = []
         when = _when(at_step, last_step)
         if playing:
             when = f"{when}. Playing on from here: pause (space) to explain the step shown"
         out = [f"<h3>{html.escape(title)}</h3>", f"<p><i>{when}</i></p>"]
+        if summary:
+            for rec in records:
+                out += self._record_html(rec, axis_names, at_step, short=True)
+            self.show_html("".join(out))
+            return
         for rec in records:
             out += self._record_html(rec, axis_names, at_step)
             chains = rec.chains
@@ -95,13 +110,21 @@ class ProvenanceView(QTextBrowser):
                 chains = tuple(c for c in rec.chains if _arrival(c) <= at_step)
             for chain in chains:
                 out += self._chain_html(chain, name_of, axis_names)
+        if chosen:
+            out.append(f"<p>{self._link('dim:-1', 'Every dimension')} of {html.escape(title)}</p>")
         self.show_html("".join(out))
 
     def _record_html(
-        self, rec: DimProvenance, axis_names: tuple[str, ...], at_step: int | None
+        self,
+        rec: DimProvenance,
+        axis_names: tuple[str, ...],
+        at_step: int | None,
+        *,
+        short: bool = False,
     ) -> list[str]:
         """What one dim holds at ``at_step`` (or why it is replicated), and the axes that
-        arrive later."""
+        arrive later; ``short``: whose annotation it holds, and a link to its chain in
+        place of the reason it is replicated."""
         chains = rec.chains
         later: list[tuple[str, int]] = []
         if at_step is not None:
@@ -112,7 +135,18 @@ class ProvenanceView(QTextBrowser):
             out.append(f"<p><b>dim {rec.dim}</b> holds no axis yet</p>")
         elif rec.axes:
             chips = " ".join(_chip(c.axis, axis_names) for c in chains)
-            out.append(f"<p><b>dim {rec.dim}</b> holds {chips}</p>")
+            whose = ""
+            if short:
+                sources = dict.fromkeys(SOURCES.get(c.source, c.source) for c in chains)
+                how = self._link(f"dim:{rec.dim}", "How?")
+                whose = f" from {html.escape(' and '.join(sources))}. {how}"
+            out.append(f"<p><b>dim {rec.dim}</b> holds {chips}{whose}</p>")
+        elif short:
+            why = self._link(f"dim:{rec.dim}", "Why?")
+            out.append(f"<p><b>dim {rec.dim}</b> is replicated. {why}")
+            for i in rec.conflicts:
+                out.append(" " + self._link(f"conflict:{i}", f"[conflict {i}]"))
+            out.append("</p>")
         else:
             out.append(f"<p><b>dim {rec.dim}</b> is replicated. <i>Why?</i> ")
             out.append(html.escape(rec.replicated_because or ""))
@@ -157,7 +191,8 @@ class ProvenanceView(QTextBrowser):
         return f'<a href="{target}">{html.escape(text)}</a>'
 
     def activate(self, target: str) -> None:
-        """Follow a link as a click would (``step:N``, ``value:V``, ``conflict:I``)."""
+        """Follow a link as a click would (``step:N``, ``value:V``, ``conflict:I``,
+        ``dim:D``)."""
         kind, _, number = target.partition(":")
         if not number.lstrip("-").isdigit():
             return
@@ -168,6 +203,8 @@ class ProvenanceView(QTextBrowser):
             self.valueClicked.emit(n)
         elif kind == "conflict":
             self.conflictClicked.emit(n)
+        elif kind == "dim":
+            self.dimClicked.emit(n)
 
     def _on_anchor(self, url: QUrl) -> None:
         self.activate(url.toString())

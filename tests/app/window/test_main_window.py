@@ -865,7 +865,12 @@ def test_the_first_click_on_a_tensor_fills_the_empty_inspector_in_place(make_win
     # before any selection: the grid's empty plot with the hint inside it, texts dashed
     assert ins.title.text() == "No tensor selected" and ins.hint.isVisible()
     assert grid.plot.isVisible() and ins.text_labels["kind"].text() == "\u2014"
-    places = (grid.geometry(), grid.plot.geometry(), ins.details.geometry())
+    # the plot's box and its corner (the plot is as large as its tensor asks)
+
+    def where():
+        return grid.geometry(), grid.plot_box.geometry(), grid.plot.pos(), ins.details.geometry()
+
+    places = where()
     badge = next(b for b in view.badges if b.value_id is not None and b.isVisible())
     view.centerOn(badge)
     at = view.mapFromScene(badge.sceneBoundingRect().center())
@@ -873,14 +878,14 @@ def test_the_first_click_on_a_tensor_fills_the_empty_inspector_in_place(make_win
     qtbot.waitUntil(lambda: window.selected_value == badge.value_id)
     wait_painted(qtbot, window)
     assert ins.title.text() != "No tensor selected" and not ins.hint.isVisible()
-    assert (grid.geometry(), grid.plot.geometry(), ins.details.geometry()) == places
+    assert where() == places
     assert on_screen(ins) == fresh(ins)
     # another program clears the selection: back to the empty state, in the same places
     window.open_program("example:transformer")
     qtbot.waitUntil(lambda: ins.title.text() == "No tensor selected", timeout=60_000)
     wait_painted(qtbot, window)
     assert ins.hint.isVisible() and ins.slots == []
-    assert (grid.geometry(), grid.plot.geometry(), ins.details.geometry()) == places
+    assert where() == places
     assert on_screen(ins) == fresh(ins)
 
 

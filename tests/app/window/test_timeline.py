@@ -197,13 +197,30 @@ def test_provenance_chain_with_clickable_links(make_window, qtbot):
     graph = window.session.graph
     b1 = graph.value_by_name("params['b1']").id
     window.graph.select_value(b1, center=True)
-    # click dim 0 of the tensor in the inspector
+    view = window.timeline.provenance_view
+    # the tensor alone: one short line per dimension, each linking to its chain
+    lines = [" ".join(t.split()) for t in view.toPlainText().splitlines()]
+    rank = graph.values[b1].rank
+    assert [t.split(" holds")[0] for t in lines if t.startswith("dim ")] == [
+        f"dim {d}" for d in range(rank)
+    ]
+    assert "each tensor from the next" not in view.toPlainText()
+    assert [link for link in view.links if link.startswith("dim:")] == [
+        f"dim:{d}" for d in range(rank)
+    ]
+    # click dim 0 of the tensor in the inspector: its chain
     slot = window.inspector.slot(0)
     qtbot.mouseClick(slot, Qt.MouseButton.LeftButton)
-    view = window.timeline.provenance_view
     text = view.toPlainText()
     assert "dim 0 holds" in text and "model" in text
     assert "your spec" in text and "params['w1']" in text
+    assert "each tensor from the next" in text
+    # its "Every dimension" link: the short lines again, and the "How?" of dim 0 its
+    # chain again
+    view.activate("dim:-1")
+    assert "each tensor from the next" not in view.toPlainText()
+    view.activate("dim:0")
+    assert view.toPlainText() == text
     steps = [link for link in view.links if link.startswith("step:")]
     assert steps
     # a step link seeks the timeline there

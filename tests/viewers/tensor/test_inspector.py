@@ -175,10 +175,13 @@ def _empty(qtbot, width=600):
 
 def _places(ins):
     grid = ins.tile_grid
+    # the plot's box, and the plot's and its tiles' top left corners (the plot is as
+    # large as its tensor's aspect asks)
     return (
         grid.geometry(),
-        grid.plot.geometry(),
-        grid.view_box.sceneBoundingRect(),
+        grid.plot_box.geometry(),
+        grid.plot.pos(),
+        grid.view_box.sceneBoundingRect().topLeft(),
         ins.details.geometry(),
     )
 

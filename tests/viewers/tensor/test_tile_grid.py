@@ -176,15 +176,96 @@ def test_a_rank3_tensor_after_a_matrix_shows_its_slider_and_leaves_the_plot_wher
     view.show()
     qtbot.waitExposed(view)
     wait_painted(qtbot, view)
-    plot = view.plot.geometry()
+    box, corner = view.plot_box.geometry(), view.plot.pos()
     assert view.sliders == {}
     view.set_tensor((16, 8, 4), parse_mesh("data=4,model=2"), parse_spec("data,_,model"))
     wait_painted(qtbot, view)
     ((dim, slider),) = view.sliders.items()
     assert slider.isVisible() and view._slider_labels[dim].text().startswith(f"dim {dim}")
-    # the slider takes the row kept for it: the plot neither moves nor shrinks
-    assert view.plot.geometry() == plot
+    # the slider takes the row kept for it: the plot's box neither moves nor shrinks,
+    # the plot stays in its corner
+    assert view.plot_box.geometry() == box and view.plot.pos() == corner
     assert on_screen(view) == fresh(view)
     view.set_tensor((64, 32), parse_mesh("data=4,model=2"), parse_spec("data,model"))
     wait_painted(qtbot, view)
-    assert view.sliders == {} and view.plot.geometry() == plot
+    assert view.sliders == {} and view.plot_box.geometry() == box
+
+
+def _shown(qtbot, view):
+    from tests.support.paints import wait_painted
+
+    view.show()
+    qtbot.waitExposed(view)
+    wait_painted(qtbot, view)
+
+
+def _labels_at_full_size(view) -> bool:
+    labels = view.layers.labels
+    placed = labels.placed(labels.deviceTransform(view.plot.viewportTransform()))
+    return len(placed) == len(labels.texts) and all(
+        size == labels.font.pointSizeF() for *_, size in placed
+    )
+
+
+def test_the_plot_takes_the_tensors_aspect_and_every_label_fits(qtbot):
+    view = make(qtbot, (8, 32, 64), "data=4,model=2", "data,_,_")
+    _shown(qtbot, view)
+    box = view.view_box.sceneBoundingRect()
+    # rows dim 0 (8), cols dim 1 (32): a flat picture, far less than the dock's width
+    assert view.display_dims == (0, 1)
+    assert box.width() >= 2.5 * box.height() and box.width() < view.plot_box.width()
+    assert _labels_at_full_size(view)
+    # the user steps the rows picker down twice (dim 1 swaps the two, then dim 2): dim 2
+    # (64) down the rows, dim 0 (8) across, a tall, narrow picture
+    view.row_combo.setFocus()
+    qtbot.keyClick(view.row_combo, Qt.Key.Key_Down)
+    qtbot.keyClick(view.row_combo, Qt.Key.Key_Down)
+    assert view.display_dims == (2, 0)
+    qtbot.waitUntil(lambda: view.view_box.sceneBoundingRect() != box)
+    tall = view.view_box.sceneBoundingRect()
+    assert tall.height() > tall.width() and tall.topLeft() == box.topLeft()
+    assert _labels_at_full_size(view)
+    # a square tensor: a square picture
+    view.set_tensor((64, 64), parse_mesh("data=4,model=2"), parse_spec("data,model"))
+    square = view.view_box.sceneBoundingRect()
+    assert square.width() == pytest.approx(square.height(), abs=2)
+    assert _labels_at_full_size(view)
+
+
+def test_many_row_tiles_on_a_flat_tensor_still_get_room_for_their_labels(qtbot):
+    view = make(qtbot, (8, 64), "data=8", "data,_")
+    _shown(qtbot, view)
+    assert view.image_data().shape == (8, 1)
+    assert _labels_at_full_size(view)
+
+
+def test_the_empty_plot_shows_its_hint_where_the_tiles_go_on_the_docks_background(qtbot):
+    view = make(qtbot, (8, 32), "data=4,model=2", "data,_")
+    view.show_empty("Select a tensor")
+    _shown(qtbot, view)
+    hint = view.hint.geometry()
+    assert view.hint.isVisible() and hint.top() == 0
+    dock = view.palette().window().color()
+    image = view.grab().toImage()
+    corner = view.plot.mapTo(view, view.plot.rect().bottomRight() - QPoint(3, 3))
+    assert image.pixelColor(corner) == dock
+    # the first tensor's tiles are drawn where the hint's text was, from its top
+    view.set_tensor((8, 32), parse_mesh("data=4,model=2"), parse_spec("data,_"))
+    _shown(qtbot, view)
+    tiles = view.view_box.sceneBoundingRect().toRect()
+    assert not view.hint.isVisible() and tiles.top() <= hint.top() + 12
+    # and around the smaller plot the dock's colour, as before
+    image = view.grab().toImage()
+    below = view.plot_box.mapTo(view, view.plot_box.rect().bottomRight() - QPoint(3, 3))
+    assert image.pixelColor(below) == dock
+
+
+def test_a_picture_of_the_tiles_alone_may_draw_them_larger(qtbot):
+    view = make(qtbot, (32, 64), "data=4,model=2", "data,_", size=(1200, 840))
+    _shown(qtbot, view)
+    small = view.view_box.sceneBoundingRect()
+    view.set_largest_plot(1100, 680)
+    qtbot.waitUntil(lambda: view.view_box.sceneBoundingRect().width() > 1000)
+    large = view.view_box.sceneBoundingRect()
+    assert large.height() == pytest.approx(large.width() / 2, abs=2)
+    assert large.width() > 3 * small.width() and _labels_at_full_size(view)

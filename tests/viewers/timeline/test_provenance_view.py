@@ -1,5 +1,7 @@
 """The provenance view: chains as text with links, and what a click on each link emits."""
 
+from PySide6.QtCore import Qt
+
 from shardscope.backend.propagation.provenance import AxisChain, DimProvenance, Link
 from shardscope.viewers.timeline.provenance_view import HINT, ProvenanceView
 from tests.support.paints import PaintLog, fresh, on_screen, wait_painted
@@ -37,6 +39,56 @@ def test_chains_and_reasons_show_with_links(qtbot):
     assert view.links == ["value:5", "step:3", "value:2", "conflict:0"]
 
 
+def click_link(qtbot, view: ProvenanceView, text: str) -> None:
+    """Click the link that reads ``text``, where the view draws it."""
+    cursor = view.document().find(text)
+    assert not cursor.isNull(), f"no {text!r} in {view.toPlainText()!r}"
+    cursor.setPosition(cursor.selectionStart() + 1)
+    qtbot.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=view.cursorRect(cursor).center()
+    )
+
+
+def test_a_whole_tensor_shows_one_line_per_dimension_each_linking_to_its_chain(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data", "model"), summary=True)
+    text = view.toPlainText().splitlines()
+    lines = [" ".join(line.split()) for line in text if line.startswith("dim ")]
+    assert lines == [
+        "dim 0 holds data from your spec. How?",
+        "dim 1 is replicated. Why? [conflict 0]",
+    ]
+    assert "got it across" not in view.toPlainText()
+    assert view.links == ["dim:0", "dim:1", "conflict:0"]
+    got = []
+    view.dimClicked.connect(got.append)
+    view.conflictClicked.connect(lambda i: got.append(("conflict", i)))
+    click_link(qtbot, view, "How?")
+    click_link(qtbot, view, "Why?")
+    click_link(qtbot, view, "[conflict 0]")
+    assert got == [0, 1, ("conflict", 0)]
+    # one dimension the user picked: its chain, and a link back to every dimension
+    view.set_records("add %5", _records()[:1], names.__getitem__, ("data",), chosen=True)
+    assert "each tensor from the next" in view.toPlainText()
+    assert view.toPlainText().splitlines()[-1] == "Every dimension of add %5"
+    click_link(qtbot, view, "Every dimension")
+    assert got[-1] == -1
+
+
+def test_at_a_step_the_short_lines_say_what_arrives_later(qtbot):
+    view = ProvenanceView()
+    qtbot.addWidget(view)
+    names = {5: "add %5", 2: "x"}
+    view.set_records("add %5", _records(), names.__getitem__, ("data",), at_step=2, summary=True)
+    text = view.toPlainText()
+    assert "dim 0 holds no axis yet" in text and "arrives later, at step 3" in text
+    assert view.links == ["step:3", "dim:1", "conflict:0"]
+
+
 def test_a_step_from_a_tensor_the_next_entry_does_not_name_says_which(qtbot):
     view = ProvenanceView()
     qtbot.addWidget(view)
@@ -61,9 +113,10 @@ def test_links_emit_what_they_name(qtbot):
     view.stepClicked.connect(lambda n: got.append(("step", n)))
     view.valueClicked.connect(lambda n: got.append(("value", n)))
     view.conflictClicked.connect(lambda n: got.append(("conflict", n)))
-    for target in ("step:3", "value:5", "conflict:0", "step:x", "other:1"):
+    view.dimClicked.connect(lambda n: got.append(("dim", n)))
+    for target in ("step:3", "value:5", "conflict:0", "dim:1", "dim:-1", "step:x", "other:1"):
         view.activate(target)
-    assert got == [("step", 3), ("value", 5), ("conflict", 0)]
+    assert got == [("step", 3), ("value", 5), ("conflict", 0), ("dim", 1), ("dim", -1)]
     view.show_message("nothing here")
     assert view.toPlainText() == "nothing here" and view.links == []
 
