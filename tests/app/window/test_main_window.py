@@ -517,6 +517,19 @@ def test_closing_during_a_hung_load_returns_at_once(qtbot, tmp_path):
     assert window.runner.wait(0)  # the load has ended
 
 
+def _settled(qtbot, window) -> None:
+    """Until the window's background work for its program is over: its compile has come
+    (a compile that ends during a measured selection repaints the window), no load or
+    propagation is pending; limits far above any real need, for a machine under load."""
+    qtbot.waitUntil(lambda: window.session.analysis.compiled is not None, timeout=180_000)
+    qtbot.waitUntil(
+        lambda: not window.runner.busy
+        and not window.propagation.pending
+        and not window.propagation.compiler.compiling,
+        timeout=180_000,
+    )
+
+
 def _click_badge(qtbot, window, value_id):
     view = window.graph
     badge = view.badge_for(value_id)
@@ -529,6 +542,7 @@ def _click_badge(qtbot, window, value_id):
 
 def test_a_selection_repaints_only_the_docks_it_changed(make_window, qtbot):
     window = make_window("example:mlp")
+    _settled(qtbot, window)
     graph = window.session.graph
     x, w1 = graph.value_by_name("x").id, graph.value_by_name("params['w1']").id
     _click_badge(qtbot, window, x)
@@ -570,6 +584,7 @@ def test_selecting_another_tensor_repaints_each_widget_once_and_little_of_the_in
     make_window, qtbot
 ):
     window = make_window("example:mlp")
+    _settled(qtbot, window)
     view, graph = window.graph, window.session.graph
     badges = _badges_in_view(view)
     ranks = {}
@@ -605,6 +620,7 @@ def test_selecting_a_tensor_of_the_same_shape_and_sharding_repaints_its_texts_on
     make_window, qtbot
 ):
     window = make_window("example:mlp")
+    _settled(qtbot, window)
     view, graph, session = window.graph, window.session.graph, window.session
     badges = _badges_in_view(view)
     by_look = {}
