@@ -523,9 +523,11 @@ def _settled(qtbot, window) -> None:
     propagation is pending; limits far above any real need, for a machine under load."""
     qtbot.waitUntil(lambda: window.session.analysis.compiled is not None, timeout=180_000)
     qtbot.waitUntil(
-        lambda: not window.runner.busy
-        and not window.propagation.pending
-        and not window.propagation.compiler.compiling,
+        lambda: (
+            not window.runner.busy
+            and not window.propagation.pending
+            and not window.propagation.compiler.compiling
+        ),
         timeout=180_000,
     )
 
