@@ -128,9 +128,9 @@ DOCKS: tuple[DockSpec, ...] = (
     # The left and right columns stand above the bottom docks, so their smallest heights
     # cap the bottom docks' height: docks whose content is tall scroll instead of
     # reserving it (the Run dock needs the height after a run).
-    # The mesh grid is what a user draws on first: it gets its height, the Program dock
-    # below takes what is left.
-    DockSpec("Mesh", "dock_mesh", LEFT, mesh_editor, width=330, height=300, scrolls=True),
+    # The mesh grid is what a user draws on first: it gets the height that shows the
+    # axes and a grid of four rows of devices, the Program dock below takes what is left.
+    DockSpec("Mesh", "dock_mesh", LEFT, mesh_editor, width=330, height=390, scrolls=True),
     DockSpec("Spec palette", "dock_palette", LEFT, spec_palette, below="dock_mesh"),
     # Scrolls rather than squeezing the tile grid when the dock is short: wrapped
     # sharding texts need more height at narrow widths than the dock first reserved.
@@ -267,7 +267,9 @@ def _arrange(window: QMainWindow, docks: Docks) -> None:
     """Dock every dock where the default layout puts it: its area, below or tabbed with
     the dock its spec names, each tab group showing its ``on_top`` dock."""
     window.setCorner(Qt.Corner.BottomRightCorner, RIGHT)
-    window.setCorner(Qt.Corner.BottomLeftCorner, BOTTOM)
+    # The left column too: the mesh grid and the program outline need its height more
+    # than the bottom docks need its width.
+    window.setCorner(Qt.Corner.BottomLeftCorner, LEFT)
     for spec in docks.specs:
         window.addDockWidget(spec.area, docks[spec.name])
     for spec in docks.specs:

@@ -16,7 +16,9 @@ def marks(item, kind) -> list:
 
 
 def click_tree_row(qtbot, tree, row: int) -> None:
-    rect = tree.visualItemRect(tree.topLevelItem(row))
+    """Click row ``row`` where a user would: on its part in sight (a row wider than a
+    narrow list runs past its right edge)."""
+    rect = tree.visualItemRect(tree.topLevelItem(row)).intersected(tree.viewport().rect())
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 

@@ -556,3 +556,27 @@ def test_the_collectives_dock_keeps_to_its_width_with_both_tabs_whole(make_windo
     assert label in combo.toolTip()
     if size[0] >= 1600:
         assert combo.shown_text == label
+
+
+def test_the_mesh_grid_shows_every_device_and_the_program_dock_many_rows(make_window, qtbot):
+    from PySide6.QtGui import QRegion
+
+    from shardscope.viewers.mesh.editor import MeshEditor
+    from shardscope.viewers.program.outline import ProgramOutline
+
+    window = make_window("example:mlp", propagate=False)  # data=4 x model=2: four rows
+    window.resize(1600, 1000)
+    settled(qtbot, window)
+    grid = window.docks.widget("dock_mesh", MeshEditor).grid
+
+    def all_cells_shown() -> bool:
+        seen = grid.visibleRegion()
+        return all(
+            seen.intersected(QRegion(grid.cell_rect(p))) == QRegion(grid.cell_rect(p))
+            for p in range(8)
+        )
+
+    qtbot.waitUntil(all_cells_shown, timeout=5000)
+    tree = window.docks.widget("dock_program", ProgramOutline).tree
+    row = tree.fontMetrics().height()
+    assert tree.viewport().height() >= 12 * row, (tree.viewport().height(), row)
