@@ -11,9 +11,9 @@ measures it): the default heights of the bottom docks shrink to leave it that mu
 height (``_apply_sizes``; the side columns' 750 px leave it half the width of windows from
 1,500 px wide), a dock given room after a run (``make_room``) takes no more of the graph's
 height than that, and a dock whose contents could grow wide (``DockSpec.cut_wide``) cuts
-them instead of widening its column. The right column runs the window's full height (it
-owns the bottom-right corner), so the Tensor, Source and Provenance docks all get readable
-heights while the bottom docks span the left column and the graph. Once the window is laid
+them instead of widening its column. Both side columns run the window's full height (they
+own the bottom corners), so the Mesh, Program, Tensor, Source and Provenance docks all get
+readable heights while the bottom docks sit under the graph. Once the window is laid
 out, each side column is split as a whole (``_column_heights``), so that a new window and
 ``reset_layout``, which puts every dock back where ``build_docks`` put it, look the same.
 """
@@ -125,9 +125,8 @@ def history_view(_context: DockContext) -> QUndoView:
 
 # Registry order is the order of the View menu's dock toggles.
 DOCKS: tuple[DockSpec, ...] = (
-    # The left and right columns stand above the bottom docks, so their smallest heights
-    # cap the bottom docks' height: docks whose content is tall scroll instead of
-    # reserving it (the Run dock needs the height after a run).
+    # Docks whose content is tall scroll instead of reserving its height: the side columns
+    # share theirs among several docks, and the Run dock needs the height after a run.
     # The mesh grid is what a user draws on first: it gets the height that shows the
     # axes and a grid of four rows of devices, the Program dock below takes what is left.
     DockSpec("Mesh", "dock_mesh", LEFT, mesh_editor, width=330, height=390, scrolls=True),
