@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.files import MAX_MODULE_BYTES, read_bytes
 from shardscope.backend.isolation.json_worker import json_worker_main
 from shardscope.backend.program.capture_file import FOLDER_FIX
@@ -94,6 +95,8 @@ def import_job(job: dict, scratch: Path) -> dict:
         try:
             data = read_bytes(path, MAX_MODULE_BYTES, FOLDER_FIX, what="torch_xla's graph")
             out.append({"text": stablehlo_text(data)})
+        except ShardscopeError as exc:  # its own line names the file and the fix
+            out.append({"error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - each dump is converted or says why not
             out.append({"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"})
     return {"ok": True, "modules": out}

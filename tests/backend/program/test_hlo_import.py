@@ -47,3 +47,4 @@ def test_a_pipe_where_a_dump_belongs_is_reported_not_waited_on(tmp_path):
     os.mkfifo(fifo)  # no writer: a blocking read would wait forever
     (failed,) = import_job({"protos": [str(fifo)]}, tmp_path)["modules"]
     assert "is a pipe (FIFO), not a regular file" in failed["error"]
+    assert not failed["error"].startswith("ShardscopeError")  # its own line, not a class name
