@@ -190,7 +190,7 @@ def test_the_host_count_before_the_mesh_is_known():
     assert host_count(None, "data=2,model=2") == 4
     with pytest.raises(MeshError, match="^--dcn data lays the whole axis over hosts"):
         host_count(None, "data")
-    with pytest.raises(MeshError, match="^--dcn data=x: give a whole number of hosts"):
+    with pytest.raises(MeshError, match="^--dcn 'data=x': give a whole number of hosts"):
         host_count(None, "data=x")
 
 
