@@ -174,8 +174,7 @@ def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
     """Draw the graph (one ``--scope`` of it, at ``--step``) to ``out`` or, too large for
     one page, to numbered pages; returns the files written."""
     from shardscope.app.cli.render_debugger import mark_graph
-    from shardscope.viewers.graph.graph_panel import export_view
-    from shardscope.viewers.graph.pages import paged_names, plan_pages, save_page
+    from shardscope.viewers.graph.pages import plan_pages, write_picture
     from shardscope.viewers.graph.view import GraphView
 
     scale = args.scale
@@ -194,13 +193,7 @@ def draw_graph(session, args: GraphPictureArgs, out: Path) -> list[Path]:
         pages = plan_pages(graph, scale, title)
         rect = graph.scene().sceneRect()
         _check_size(rect.width(), rect.height(), scale, out, len(pages))
-        if len(pages) == 1 or out.suffix.lower() == ".svg":
-            write_out(out, lambda path: export_view(graph, path, scale=scale))
-            return [out]
-        files = paged_names(out, len(pages))
-        for file, page in zip(files, pages, strict=True):
-            write_out(file, lambda path, page=page: save_page(graph, page, scale, path))
-        return files
+        return write_picture(graph, pages, scale, out, write_out)
     finally:
         if overlay is not None:
             overlay.close()

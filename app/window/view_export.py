@@ -19,7 +19,6 @@ from shardscope.app.window.file_dialogs import choose_file
 from shardscope.backend.errors import ShardscopeError
 from shardscope.backend.files import write_drawn
 from shardscope.viewers.graph import pages as paging
-from shardscope.viewers.graph.graph_panel import export_view
 from shardscope.viewers.graph.view import GraphView
 
 # The scale a raster export draws at: labels as the view draws them at 100%.
@@ -78,18 +77,10 @@ class ViewExporter(FilePart):
         """Write ``path`` or its pages; the files written. A ``ValueError`` names what fits
         when the picture would be too large."""
         if path.suffix.lower() == ".svg":
-            _write(path, lambda scratch: export_view(self.graph, scratch))
-            return [path]
-        scale, pages = self._plan()
-        if len(pages) == 1:
-            _write(path, lambda scratch: export_view(self.graph, scratch, scale=scale))
-            return [path]
-        files = paging.paged_names(path, len(pages))
-        for file, page in zip(files, pages, strict=True):
-            _write(
-                file, lambda scratch, page=page: paging.save_page(self.graph, page, scale, scratch)
-            )
-        return files
+            scale, pages = EXPORT_SCALE, []
+        else:
+            scale, pages = self._plan()
+        return paging.write_picture(self.graph, pages, scale, path, _write)
 
     def _plan(self) -> tuple[float, list[paging.Page]]:
         """The scale and pages of the raster picture: at ``EXPORT_SCALE``, or smaller where

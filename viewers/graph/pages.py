@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QFont, QFontInfo, QImage, QPainter
 
-from shardscope.viewers.graph.graph_panel import MAX_EXPORT_PIXELS, drawn_plain
+from shardscope.viewers.graph.graph_panel import MAX_EXPORT_PIXELS, drawn_plain, export_view
 
 if TYPE_CHECKING:
     from shardscope.viewers.graph.view import GraphView
@@ -186,3 +186,16 @@ def save_page(view: GraphView, page: Page, scale: float, path: Path) -> None:
     """Write ``page_image`` to ``path``; an ``OSError`` when Qt cannot."""
     if not page_image(view, page, scale).save(str(path)):
         raise OSError(f"Qt could not write {Path(path).name}")
+
+
+def write_picture(view: GraphView, pages: list[Page], scale: float, out: Path, write) -> list[Path]:
+    """Write ``view``'s drawing at ``scale`` to ``out`` (an SVG, or a picture of one page)
+    or to its numbered pages beside it (``paged_names``); each file through
+    ``write(path, draw)``, where ``draw(scratch)`` draws it. The files written."""
+    if len(pages) == 1 or out.suffix.lower() == ".svg":
+        write(out, lambda path: export_view(view, path, scale=scale))
+        return [out]
+    files = paged_names(out, len(pages))
+    for file, page in zip(files, pages, strict=True):
+        write(file, lambda path, page=page: save_page(view, page, scale, path))
+    return files
